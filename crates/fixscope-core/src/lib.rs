@@ -1,0 +1,24 @@
+//! fixscope's pipeline, shared by every source:
+//!
+//! ```text
+//! source (pcap / live eBPF) ──Segment──▶ reassembly ──bytes+ts──▶ fix::framing ──message──▶
+//!   correlate ──latency──▶ stats (HDR histograms, counters) ──snapshot──▶ report (text, JSON, …)
+//! ```
+//!
+//! The crate has no root, BPF or terminal dependencies: every stage is tested alone.
+
+pub mod correlate;
+pub mod decode;
+pub mod fix;
+pub mod pcap;
+pub mod pcap_writer;
+pub mod pipeline;
+pub mod ports;
+pub mod reassembly;
+pub mod report;
+pub mod segment;
+pub mod stats;
+
+// pub use pipeline::{Pipeline, PipelineConfig};
+pub use ports::{PortSet, Role};
+pub use segment::{ConnectionKey, Direction, Endpoint, FlowKey, Segment, TcpFlags};
