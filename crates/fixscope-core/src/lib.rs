@@ -19,6 +19,6 @@ pub mod report;
 pub mod segment;
 pub mod stats;
 
-// pub use pipeline::{Pipeline, PipelineConfig};
+pub use pipeline::{Pipeline, PipelineConfig};
 pub use ports::{PortSet, Role};
 pub use segment::{ConnectionKey, Direction, Endpoint, FlowKey, Segment, TcpFlags};

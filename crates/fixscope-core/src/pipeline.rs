@@ -1,1 +1,590 @@
-//! TODO
+//! The shared pipeline: segments in, latencies recorded, reports out.
+//!
+//! ```text
+//! Segment ─▶ connection table ─▶ StreamReassembler (per direction)
+//!          ─▶ StreamFramer (per direction) ─▶ MessageFacts ─▶ Correlator ─▶ Stats ─▶ Reporter
+//! ```
+//!
+//! Timing rule: a request's time is that of the segment carrying its last byte (the
+//! application cannot act on it earlier); a response's time is that of the segment carrying
+//! its first byte (the application has answered by then). Sources and reporters plug in at
+//! the ends; nothing in between knows where segments came from or where figures go.
+
+use std::io;
+
+use hashbrown::HashMap;
+
+use crate::correlate::{
+    is_response_type, Correlator, CorrelatorLimits, KeySpec, MessageFacts, RequestType, Stage,
+};
+use crate::fix::framing::{FramedMessage, FramingCounters, StreamFramer};
+use crate::reassembly::{ReassemblyCounters, ReassemblyLimits, StreamEvent, StreamReassembler};
+use crate::report::{Counters, IntervalReport, Reporter, SummaryReport};
+use crate::segment::{ConnectionKey, Direction, Segment};
+use crate::stats::Stats;
+
+/// Everything the pipeline can be tuned by.
+#[derive(Clone, Debug)]
+pub struct PipelineConfig {
+    pub key: KeySpec,
+    pub correlation: CorrelatorLimits,
+    pub reassembly: ReassemblyLimits,
+    /// Top of the histograms' range (`-x`); larger values are counted as over range.
+    pub highest_ns: u64,
+    /// Interval report period (`-r`); 0 disables interval reports.
+    pub interval_ns: u64,
+    /// Connections silent this long are forgotten (FIX heartbeats are typically 30 s).
+    pub idle_connection_ns: u64,
+}
+
+impl Default for PipelineConfig {
+    fn default() -> Self {
+        PipelineConfig {
+            key: KeySpec::default(),
+            correlation: CorrelatorLimits::default(),
+            reassembly: ReassemblyLimits::default(),
+            highest_ns: 10_000_000_000,
+            interval_ns: 1_000_000_000,
+            idle_connection_ns: 600_000_000_000,
+        }
+    }
+}
+
+#[derive(Default)]
+struct HalfStream {
+    reassembler: StreamReassembler,
+    framer: StreamFramer,
+    /// Sequence number of this direction's SYN, to tell a retransmitted SYN from port reuse.
+    syn_seq: Option<u32>,
+}
+
+struct Connection {
+    session: u64,
+    request: HalfStream,
+    response: HalfStream,
+    last_seen_ns: u64,
+    payload_seen: bool,
+}
+
+impl Connection {
+    fn new(session: u64, now_ns: u64) -> Self {
+        let mut c = Connection {
+            session,
+            request: HalfStream::default(),
+            response: HalfStream::default(),
+            last_seen_ns: now_ns,
+            payload_seen: false,
+        };
+        // A capture may start in the middle of a message: look for the first `8=FIX`.
+        c.request.framer.resync();
+        c.response.framer.resync();
+        c
+    }
+
+    fn finished(&self) -> bool {
+        self.request.reassembler.finished() && self.response.reassembler.finished()
+    }
+}
+
+/// The pipeline of one run.
+pub struct Pipeline {
+    config: PipelineConfig,
+    connections: HashMap<ConnectionKey, Connection>,
+    next_session: u64,
+    correlator: Correlator,
+    stats: Stats,
+    framing: FramingCounters,
+    reassembly: ReassemblyCounters,
+    segments: u64,
+    first_ts_ns: Option<u64>,
+    now_ns: u64,
+    interval_start_ns: Option<u64>,
+    last_sweep_ns: u64,
+}
+
+impl Pipeline {
+    pub fn new(config: PipelineConfig) -> Self {
+        Pipeline {
+            correlator: Correlator::new(config.key.clone(), config.correlation),
+            stats: Stats::new(config.highest_ns),
+            config,
+            connections: HashMap::new(),
+            next_session: 1,
+            framing: FramingCounters::default(),
+            reassembly: ReassemblyCounters::default(),
+            segments: 0,
+            first_ts_ns: None,
+            now_ns: 0,
+            interval_start_ns: None,
+            last_sweep_ns: 0,
+        }
+    }
+
+    pub fn config(&self) -> &PipelineConfig {
+        &self.config
+    }
+
+    pub fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    /// Latest timestamp seen.
+    pub fn now_ns(&self) -> u64 {
+        self.now_ns
+    }
+
+    /// Feeds one segment.
+    pub fn on_segment(&mut self, seg: &Segment<'_>) {
+        self.segments += 1;
+        self.now_ns = self.now_ns.max(seg.ts_ns);
+        self.first_ts_ns.get_or_insert(seg.ts_ns);
+        let key = seg.connection();
+
+        let Pipeline {
+            connections,
+            next_session,
+            correlator,
+            stats,
+            framing,
+            reassembly,
+            config,
+            ..
+        } = self;
+
+        let conn = connections.entry(key).or_insert_with(|| {
+            let session = *next_session;
+            *next_session += 1;
+            stats.open_session(session, key);
+            Connection::new(session, seg.ts_ns)
+        });
+        // A SYN with a new initial sequence number on a known 4-tuple is a new connection
+        // (port reuse): start a new session so old and new ClOrdIDs never mix.
+        let half = match seg.direction {
+            Direction::Request => &conn.request,
+            Direction::Response => &conn.response,
+        };
+        let reused = seg.flags.syn()
+            && half
+                .syn_seq
+                .map_or(conn.payload_seen, |first_syn| first_syn != seg.seq);
+        if reused {
+            let session = *next_session;
+            *next_session += 1;
+            stats.open_session(session, key);
+            *conn = Connection::new(session, seg.ts_ns);
+        }
+        conn.payload_seen |= !seg.payload.is_empty();
+        conn.last_seen_ns = seg.ts_ns;
+        let session = conn.session;
+        let half = match seg.direction {
+            Direction::Request => &mut conn.request,
+            Direction::Response => &mut conn.response,
+        };
+        if seg.flags.syn() {
+            half.syn_seq = Some(seg.seq);
+        }
+        let HalfStream {
+            reassembler,
+            framer,
+            ..
+        } = half;
+        let direction = seg.direction;
+        reassembler.push(
+            seg.seq,
+            seg.flags.syn(),
+            seg.flags.fin() || seg.flags.rst(),
+            seg.payload,
+            seg.missing_tail,
+            seg.ts_ns,
+            &config.reassembly,
+            reassembly,
+            |event| match event {
+                StreamEvent::Data { bytes, ts_ns } => framer.push(bytes, ts_ns, framing, |msg| {
+                    on_message(direction, session, &msg, &config.key, correlator, stats)
+                }),
+                StreamEvent::Gap { .. } => framer.resync(),
+            },
+        );
+        if seg.flags.rst() || conn.finished() {
+            connections.remove(&key);
+        }
+        self.correlator.expire(self.now_ns);
+        if self.now_ns.saturating_sub(self.last_sweep_ns) > 1_000_000_000 {
+            self.sweep_idle();
+        }
+    }
+
+    /// Forgets connections idle for longer than the configured limit.
+    fn sweep_idle(&mut self) {
+        self.last_sweep_ns = self.now_ns;
+        let cutoff = self.now_ns.saturating_sub(self.config.idle_connection_ns);
+        self.connections.retain(|_, c| c.last_seen_ns >= cutoff);
+    }
+
+    /// Advances time without a segment (live: the clock moves while the wire is quiet):
+    /// expires pending requests and emits the interval reports that are due.
+    pub fn advance_to(&mut self, now_ns: u64, reporter: &mut dyn Reporter) -> io::Result<()> {
+        self.now_ns = self.now_ns.max(now_ns);
+        self.correlator.expire(self.now_ns);
+        self.report_due_intervals(self.now_ns, reporter)
+    }
+
+    /// Emits the interval report if `now_ns` has passed the end of the current interval.
+    /// Sources call this before feeding a segment with that timestamp.
+    pub fn report_due_intervals(
+        &mut self,
+        now_ns: u64,
+        reporter: &mut dyn Reporter,
+    ) -> io::Result<()> {
+        if self.config.interval_ns == 0 {
+            return Ok(());
+        }
+        let start = *self.interval_start_ns.get_or_insert(now_ns);
+        let end = start + self.config.interval_ns;
+        if now_ns < end {
+            return Ok(());
+        }
+        self.emit_interval(start, end, reporter)?;
+        // Quiet stretches produce no flood of empty lines: jump to the interval holding now.
+        let skipped = (now_ns - end) / self.config.interval_ns;
+        self.interval_start_ns = Some(end + skipped * self.config.interval_ns);
+        Ok(())
+    }
+
+    fn emit_interval(
+        &mut self,
+        start_ns: u64,
+        end_ns: u64,
+        reporter: &mut dyn Reporter,
+    ) -> io::Result<()> {
+        let counters = self.counters();
+        let report = IntervalReport::new(start_ns, end_ns, &self.stats, counters);
+        reporter.interval(&report)?;
+        self.stats.reset_interval();
+        Ok(())
+    }
+
+    /// Ends the run: delivers data held behind holes, reports the last partial interval and
+    /// the cumulative summary. `source` holds the source's own counters (capture or kernel).
+    pub fn finish(
+        &mut self,
+        source: &[(&'static str, u64)],
+        reporter: &mut dyn Reporter,
+    ) -> io::Result<()> {
+        self.flush_streams();
+        if self.config.interval_ns > 0 {
+            if let Some(start) = self.interval_start_ns {
+                if self.now_ns > start {
+                    self.emit_interval(start, self.now_ns, reporter)?;
+                }
+            }
+        }
+        let counters = self.counters();
+        let duration_ns = self
+            .now_ns
+            .saturating_sub(self.first_ts_ns.unwrap_or(self.now_ns));
+        let summary = SummaryReport::new(&self.stats, counters, source, duration_ns);
+        reporter.summary(&summary)
+    }
+
+    /// Builds the cumulative summary now (live: the SPACE key) without ending the run.
+    pub fn summary_now(
+        &self,
+        source: &[(&'static str, u64)],
+        reporter: &mut dyn Reporter,
+    ) -> io::Result<()> {
+        let duration_ns = self
+            .now_ns
+            .saturating_sub(self.first_ts_ns.unwrap_or(self.now_ns));
+        let summary = SummaryReport::new(&self.stats, self.counters(), source, duration_ns);
+        reporter.summary(&summary)
+    }
+
+    /// Clears all recorded latencies and counters of the statistics (live: the `r` key).
+    pub fn reset_stats(&mut self) {
+        self.stats.reset_all();
+    }
+
+    fn flush_streams(&mut self) {
+        let Pipeline {
+            connections,
+            correlator,
+            stats,
+            framing,
+            reassembly,
+            config,
+            ..
+        } = self;
+        for conn in connections.values_mut() {
+            let session = conn.session;
+            for (direction, half) in [
+                (Direction::Request, &mut conn.request),
+                (Direction::Response, &mut conn.response),
+            ] {
+                let HalfStream {
+                    reassembler,
+                    framer,
+                    ..
+                } = half;
+                reassembler.flush(reassembly, |event| match event {
+                    StreamEvent::Data { bytes, ts_ns } => {
+                        framer.push(bytes, ts_ns, framing, |msg| {
+                            on_message(direction, session, &msg, &config.key, correlator, stats)
+                        })
+                    }
+                    StreamEvent::Gap { .. } => framer.resync(),
+                });
+            }
+        }
+    }
+
+    /// A snapshot of every pipeline counter.
+    pub fn counters(&self) -> Counters {
+        let c = &self.correlator.counters;
+        let over_range = Stage::ALL
+            .iter()
+            .map(|&s| self.stats.cumulative(s).distribution().over_range)
+            .sum();
+        Counters {
+            segments: self.segments,
+            connections: self.next_session - 1,
+            open_connections: self.connections.len() as u64,
+            messages: self.framing.messages,
+            requests: c.requests,
+            responses: c.responses,
+            matched: c.matched,
+            unmatched_responses: c.unmatched_responses,
+            duplicate_requests: c.duplicate_requests,
+            timed_out: c.timed_out,
+            expired_after_response: c.expired_after_response,
+            evicted: c.evicted,
+            pending: self.correlator.pending() as u64,
+            missing_key: c.missing_key,
+            bad_checksum: self.framing.bad_checksum,
+            bad_body_length: self.framing.bad_body_length,
+            skipped_bytes: self.framing.skipped_bytes,
+            tcp_gaps: self.reassembly.gaps,
+            tcp_gap_bytes: self.reassembly.gap_bytes,
+            retransmitted_bytes: self.reassembly.retransmitted_bytes,
+            out_of_order_segments: self.reassembly.out_of_order_segments,
+            over_range,
+        }
+    }
+}
+
+/// Routes one framed message: requests and responses go to the correlator, latencies to
+/// the statistics; session-level messages only name the session.
+fn on_message(
+    direction: Direction,
+    session: u64,
+    msg: &FramedMessage<'_>,
+    key: &KeySpec,
+    correlator: &mut Correlator,
+    stats: &mut Stats,
+) {
+    let facts = MessageFacts::extract(msg.bytes, key);
+    match direction {
+        Direction::Request => {
+            if let Some(s) = stats.session_mut(session) {
+                if s.sender_comp_id.is_empty() && !facts.sender_comp_id.is_empty() {
+                    s.sender_comp_id = String::from_utf8_lossy(facts.sender_comp_id).into_owned();
+                    s.target_comp_id = String::from_utf8_lossy(facts.target_comp_id).into_owned();
+                }
+            }
+            if let Some(request_type) = RequestType::from_msg_type(facts.msg_type) {
+                if let Some(s) = stats.session_mut(session) {
+                    s.requests += 1;
+                }
+                correlator.on_request(session, request_type, &facts, msg.last_byte_ts_ns);
+            }
+        }
+        Direction::Response => {
+            if is_response_type(facts.msg_type) {
+                if let Some(s) = stats.session_mut(session) {
+                    s.responses += 1;
+                }
+                correlator.on_response(session, &facts, msg.first_byte_ts_ns, |latency| {
+                    stats.record(latency)
+                });
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fix::encode::FixEncoder;
+    use crate::report::{IntervalReport, SummaryReport};
+    use crate::segment::{Endpoint, FlowKey, TcpFlags};
+    use crate::stats::Distribution;
+
+    #[derive(Default)]
+    struct Collect {
+        intervals: Vec<(u64, u64, [u64; 4])>,
+        summary: Option<([Distribution; 4], Counters)>,
+    }
+
+    impl Reporter for Collect {
+        fn interval(&mut self, r: &IntervalReport<'_>) -> io::Result<()> {
+            self.intervals
+                .push((r.start_ns, r.end_ns, r.stages.map(|s| s.count)));
+            Ok(())
+        }
+        fn summary(&mut self, r: &SummaryReport<'_>) -> io::Result<()> {
+            self.summary = Some((r.stages.map(|s| s.dist), r.counters));
+            Ok(())
+        }
+    }
+
+    fn ep(port: u16) -> Endpoint {
+        Endpoint {
+            addr: "10.0.0.1".parse().unwrap(),
+            port,
+        }
+    }
+
+    fn fix(fields: &[(u32, &str)]) -> Vec<u8> {
+        let mut enc = FixEncoder::new();
+        enc.start(fields[0].1.as_bytes());
+        for &(t, v) in &fields[1..] {
+            enc.field_str(t, v);
+        }
+        let mut out = Vec::new();
+        enc.finish(b"FIX.4.4", &mut out);
+        out
+    }
+
+    struct Conn {
+        client: Endpoint,
+        server: Endpoint,
+        cseq: u32,
+        sseq: u32,
+    }
+
+    impl Conn {
+        fn seg<'a>(&mut self, dir: Direction, payload: &'a [u8], ts: u64) -> Segment<'a> {
+            let (flow, seq) = match dir {
+                Direction::Request => (
+                    FlowKey {
+                        src: self.client,
+                        dst: self.server,
+                    },
+                    &mut self.cseq,
+                ),
+                Direction::Response => (
+                    FlowKey {
+                        src: self.server,
+                        dst: self.client,
+                    },
+                    &mut self.sseq,
+                ),
+            };
+            let s = Segment {
+                ts_ns: ts,
+                flow,
+                direction: dir,
+                seq: *seq,
+                flags: TcpFlags(TcpFlags::ACK),
+                payload,
+                missing_tail: 0,
+            };
+            *seq = seq.wrapping_add(payload.len() as u32);
+            s
+        }
+    }
+
+    #[test]
+    fn request_last_byte_to_response_first_byte() {
+        let mut p = Pipeline::new(PipelineConfig::default());
+        let mut c = Conn {
+            client: ep(40000),
+            server: ep(9878),
+            cseq: 1000,
+            sseq: 5000,
+        };
+        let order = fix(&[(35, "D"), (49, "C1"), (56, "EX"), (11, "ORD1")]);
+        let ack = fix(&[(35, "8"), (11, "ORD1"), (150, "0"), (39, "0")]);
+        let fill = fix(&[(35, "8"), (11, "ORD1"), (150, "F"), (39, "2")]);
+        let mut both = ack.clone();
+        both.extend_from_slice(&fill);
+        // The order arrives in two segments; ack and fill together in one response segment
+        // split in the middle of the fill.
+        let cut = both.len() - 10;
+        for s in [
+            c.seg(Direction::Request, &order[..7], 1_000),
+            c.seg(Direction::Request, &order[7..], 2_000),
+            c.seg(Direction::Response, &both[..cut], 9_000),
+            c.seg(Direction::Response, &both[cut..], 15_000),
+        ] {
+            p.on_segment(&s);
+        }
+        let mut r = Collect::default();
+        p.finish(&[], &mut r).unwrap();
+        let (stages, counters) = r.summary.unwrap();
+        assert_eq!(stages[Stage::FirstResponse.index()].max_ns, 7_000);
+        assert_eq!(stages[Stage::Ack.index()].max_ns, 7_000);
+        // The fill's first byte travelled in the 9 µs segment.
+        assert_eq!(stages[Stage::Fill.index()].max_ns, 7_000);
+        assert_eq!(stages[Stage::AckToFill.index()].count, 1);
+        assert_eq!(counters.matched, 1);
+        assert_eq!(counters.messages, 3);
+    }
+
+    #[test]
+    fn intervals_follow_capture_time() {
+        let mut p = Pipeline::new(PipelineConfig {
+            interval_ns: 1_000,
+            ..PipelineConfig::default()
+        });
+        let mut c = Conn {
+            client: ep(40000),
+            server: ep(9878),
+            cseq: 1,
+            sseq: 1,
+        };
+        let mut r = Collect::default();
+        for i in 0..5u64 {
+            let id = format!("O{i}");
+            let order = fix(&[(35, "D"), (11, &id)]);
+            let ack = fix(&[(35, "8"), (11, &id), (150, "0"), (39, "0")]);
+            let t = i * 600;
+            let s = c.seg(Direction::Request, &order, t);
+            p.report_due_intervals(t, &mut r).unwrap();
+            p.on_segment(&s);
+            let s = c.seg(Direction::Response, &ack, t + 10);
+            p.report_due_intervals(t + 10, &mut r).unwrap();
+            p.on_segment(&s);
+        }
+        p.finish(&[], &mut r).unwrap();
+        let firsts: Vec<_> = r.intervals.iter().map(|i| (i.0, i.2[0])).collect();
+        assert_eq!(firsts, vec![(0, 2), (1000, 2), (2000, 1)]);
+    }
+
+    #[test]
+    fn port_reuse_starts_a_new_session() {
+        let mut p = Pipeline::new(PipelineConfig::default());
+        let mut c = Conn {
+            client: ep(40000),
+            server: ep(9878),
+            cseq: 1,
+            sseq: 1,
+        };
+        let order = fix(&[(35, "D"), (11, "SAME")]);
+        let s = c.seg(Direction::Request, &order, 10);
+        p.on_segment(&s);
+        // New connection on the same 4-tuple: SYN with another ISN, then the same ClOrdID.
+        let syn = Segment {
+            flags: TcpFlags(TcpFlags::SYN),
+            seq: 777,
+            payload: &[],
+            ..c.seg(Direction::Request, &[], 20)
+        };
+        p.on_segment(&syn);
+        c.cseq = 778;
+        let s = c.seg(Direction::Request, &order, 30);
+        p.on_segment(&s);
+        assert_eq!(p.counters().duplicate_requests, 0);
+        assert_eq!(p.counters().connections, 2);
+    }
+}

@@ -23,7 +23,9 @@ impl FromStr for Role {
         match s {
             "server" => Ok(Role::Server),
             "client" => Ok(Role::Client),
-            other => Err(format!("unknown role '{other}' (expected 'server' or 'client')")),
+            other => Err(format!(
+                "unknown role '{other}' (expected 'server' or 'client')"
+            )),
         }
     }
 }
@@ -158,10 +160,22 @@ mod tests {
     #[test]
     fn rejects_nonsense() {
         assert_eq!("".parse::<PortSet>(), Err(PortSetError::Empty));
-        assert!(matches!("0".parse::<PortSet>(), Err(PortSetError::BadPort(_))));
-        assert!(matches!("70000".parse::<PortSet>(), Err(PortSetError::BadPort(_))));
-        assert!(matches!("x-9".parse::<PortSet>(), Err(PortSetError::BadPort(_))));
-        assert!(matches!("10-9".parse::<PortSet>(), Err(PortSetError::Reversed(_))));
+        assert!(matches!(
+            "0".parse::<PortSet>(),
+            Err(PortSetError::BadPort(_))
+        ));
+        assert!(matches!(
+            "70000".parse::<PortSet>(),
+            Err(PortSetError::BadPort(_))
+        ));
+        assert!(matches!(
+            "x-9".parse::<PortSet>(),
+            Err(PortSetError::BadPort(_))
+        ));
+        assert!(matches!(
+            "10-9".parse::<PortSet>(),
+            Err(PortSetError::Reversed(_))
+        ));
     }
 
     #[test]

@@ -1,1 +1,484 @@
-//! TODO
+//! TCP stream reassembly for one direction of one connection.
+//!
+//! Turns segments (which may repeat, overlap, arrive out of order or go missing) into the
+//! in-order byte stream the application read, each run of bytes tagged with the time it
+//! became readable. Sequence numbers are mapped to 64-bit stream offsets so wrap-around
+//! needs no special cases. Out-of-order data is held in a bounded buffer; when the hole
+//! before it does not fill in time (or the buffer is full) the hole is declared a gap and
+//! the consumer resynchronises.
+
+use std::collections::BTreeMap;
+
+/// Limits of the out-of-order buffer of one stream.
+#[derive(Clone, Copy, Debug)]
+pub struct ReassemblyLimits {
+    /// Bytes held waiting for a hole to fill.
+    pub max_buffered_bytes: usize,
+    /// Segments held waiting for a hole to fill.
+    pub max_buffered_segments: usize,
+    /// A hole still open this long after data behind it arrived is given up as a gap.
+    pub hole_timeout_ns: u64,
+}
+
+impl Default for ReassemblyLimits {
+    fn default() -> Self {
+        ReassemblyLimits {
+            max_buffered_bytes: 4 << 20,
+            max_buffered_segments: 1024,
+            // Longer than Linux's minimum RTO (200 ms) so a real retransmission can fill it.
+            hole_timeout_ns: 1_000_000_000,
+        }
+    }
+}
+
+/// Reassembly statistics, summed over streams.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReassemblyCounters {
+    /// Payload bytes seen again (retransmissions and overlaps), counted once.
+    pub retransmitted_bytes: u64,
+    /// Segments that arrived ahead of a hole.
+    pub out_of_order_segments: u64,
+    /// Holes given up on (lost segments, capture drops, snaplen cuts).
+    pub gaps: u64,
+    /// Stream bytes never seen because of gaps.
+    pub gap_bytes: u64,
+}
+
+/// What the reassembler hands on, in stream order.
+#[derive(Debug, PartialEq, Eq)]
+pub enum StreamEvent<'a> {
+    /// Contiguous stream bytes that became readable at `ts_ns`.
+    Data { bytes: &'a [u8], ts_ns: u64 },
+    /// `bytes` stream bytes are missing here; what follows is not contiguous with what came
+    /// before.
+    Gap { bytes: u64 },
+}
+
+#[derive(Debug)]
+struct HeldSegment {
+    ts_ns: u64,
+    data: Vec<u8>,
+    /// Bytes after `data` that were on the wire but not captured.
+    missing_tail: u32,
+}
+
+/// One direction of one TCP connection.
+#[derive(Debug, Default)]
+pub struct StreamReassembler {
+    /// Sequence number of the next expected byte, once known.
+    next_seq: Option<u32>,
+    /// Stream offset of the next expected byte (bytes delivered or skipped so far).
+    next_offset: u64,
+    /// Segments beyond a hole, by stream offset.
+    held: BTreeMap<u64, HeldSegment>,
+    held_bytes: usize,
+    /// When the oldest held segment arrived.
+    hole_since_ns: u64,
+    /// Set by FIN or RST: later data is not part of this stream.
+    finished: bool,
+}
+
+impl StreamReassembler {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// True once FIN or RST was seen.
+    pub fn finished(&self) -> bool {
+        self.finished
+    }
+
+    /// Bytes currently held behind a hole.
+    pub fn held_bytes(&self) -> usize {
+        self.held_bytes
+    }
+
+    /// Processes one segment of this direction.
+    #[allow(clippy::too_many_arguments)]
+    pub fn push<F>(
+        &mut self,
+        seq: u32,
+        syn: bool,
+        fin_or_rst: bool,
+        payload: &[u8],
+        missing_tail: u32,
+        ts_ns: u64,
+        limits: &ReassemblyLimits,
+        counters: &mut ReassemblyCounters,
+        mut out: F,
+    ) where
+        F: FnMut(StreamEvent<'_>),
+    {
+        let data_seq = if syn { seq.wrapping_add(1) } else { seq };
+        let next_seq = *self.next_seq.get_or_insert(data_seq);
+        if payload.is_empty() && missing_tail == 0 {
+            if fin_or_rst {
+                self.finished = true;
+            }
+            self.expire_hole(ts_ns, limits, counters, &mut out);
+            return;
+        }
+        // Position relative to the next expected byte, in a window of ±2 GiB.
+        let delta = data_seq.wrapping_sub(next_seq) as i32 as i64;
+        let wire_len = payload.len() as i64 + missing_tail as i64;
+        if delta + wire_len <= 0 {
+            counters.retransmitted_bytes += wire_len as u64;
+        } else if delta <= 0 {
+            let dup = (-delta) as usize;
+            counters.retransmitted_bytes += dup as u64;
+            let (data, tail) = if dup <= payload.len() {
+                (&payload[dup..], missing_tail)
+            } else {
+                (&payload[..0], missing_tail - (dup - payload.len()) as u32)
+            };
+            self.deliver(data, tail, ts_ns, counters, &mut out);
+            self.drain_held(ts_ns, counters, &mut out);
+        } else {
+            self.hold(delta as u64, payload, missing_tail, ts_ns, counters);
+            self.enforce_limits(ts_ns, limits, counters, &mut out);
+        }
+        if fin_or_rst {
+            self.finished = true;
+        }
+        self.expire_hole(ts_ns, limits, counters, &mut out);
+    }
+
+    /// Gives up on any open hole and delivers everything held (end of capture).
+    pub fn flush<F>(&mut self, counters: &mut ReassemblyCounters, mut out: F)
+    where
+        F: FnMut(StreamEvent<'_>),
+    {
+        while !self.held.is_empty() {
+            self.skip_to_first_held(counters, &mut out);
+            self.drain_held(0, counters, &mut out);
+        }
+    }
+
+    fn deliver<F>(
+        &mut self,
+        data: &[u8],
+        missing_tail: u32,
+        ts_ns: u64,
+        counters: &mut ReassemblyCounters,
+        out: &mut F,
+    ) where
+        F: FnMut(StreamEvent<'_>),
+    {
+        if !data.is_empty() {
+            out(StreamEvent::Data { bytes: data, ts_ns });
+            self.advance(data.len() as u64);
+        }
+        if missing_tail > 0 {
+            counters.gaps += 1;
+            counters.gap_bytes += missing_tail as u64;
+            out(StreamEvent::Gap {
+                bytes: missing_tail as u64,
+            });
+            self.advance(missing_tail as u64);
+        }
+    }
+
+    fn advance(&mut self, n: u64) {
+        self.next_offset += n;
+        if let Some(seq) = self.next_seq.as_mut() {
+            *seq = seq.wrapping_add(n as u32);
+        }
+    }
+
+    fn hold(
+        &mut self,
+        ahead: u64,
+        payload: &[u8],
+        missing_tail: u32,
+        ts_ns: u64,
+        counters: &mut ReassemblyCounters,
+    ) {
+        counters.out_of_order_segments += 1;
+        let offset = self.next_offset + ahead;
+        if self.held.is_empty() {
+            self.hole_since_ns = ts_ns;
+        }
+        // A retransmission of something already held: keep the longer copy.
+        if let Some(existing) = self.held.get(&offset) {
+            if existing.data.len() + existing.missing_tail as usize
+                >= payload.len() + missing_tail as usize
+            {
+                counters.retransmitted_bytes += payload.len() as u64 + missing_tail as u64;
+                return;
+            }
+            self.held_bytes -= existing.data.len();
+        }
+        self.held_bytes += payload.len();
+        self.held.insert(
+            offset,
+            HeldSegment {
+                ts_ns,
+                data: payload.to_vec(),
+                missing_tail,
+            },
+        );
+    }
+
+    /// Delivers held segments that are now contiguous. They became readable when the hole
+    /// closed, so they carry the later of their own time and `now_ns`.
+    fn drain_held<F>(&mut self, now_ns: u64, counters: &mut ReassemblyCounters, out: &mut F)
+    where
+        F: FnMut(StreamEvent<'_>),
+    {
+        while let Some(entry) = self.held.first_entry() {
+            let offset = *entry.key();
+            if offset > self.next_offset {
+                break;
+            }
+            let seg = entry.remove();
+            self.held_bytes -= seg.data.len();
+            let overlap = self.next_offset - offset;
+            let wire_len = seg.data.len() as u64 + seg.missing_tail as u64;
+            if overlap >= wire_len {
+                counters.retransmitted_bytes += wire_len;
+                continue;
+            }
+            counters.retransmitted_bytes += overlap;
+            let ts = seg.ts_ns.max(now_ns);
+            let (data, tail) = if (overlap as usize) <= seg.data.len() {
+                (&seg.data[overlap as usize..], seg.missing_tail)
+            } else {
+                (
+                    &seg.data[..0],
+                    seg.missing_tail - (overlap as usize - seg.data.len()) as u32,
+                )
+            };
+            self.deliver(data, tail, ts, counters, out);
+        }
+        // What is still held now waits behind a new hole, which starts now.
+        if !self.held.is_empty() && now_ns > self.hole_since_ns {
+            self.hole_since_ns = now_ns;
+        }
+    }
+
+    fn skip_to_first_held<F>(&mut self, counters: &mut ReassemblyCounters, out: &mut F)
+    where
+        F: FnMut(StreamEvent<'_>),
+    {
+        if let Some((&offset, _)) = self.held.first_key_value() {
+            if offset > self.next_offset {
+                let missing = offset - self.next_offset;
+                counters.gaps += 1;
+                counters.gap_bytes += missing;
+                out(StreamEvent::Gap { bytes: missing });
+                self.advance(missing);
+            }
+        }
+    }
+
+    fn enforce_limits<F>(
+        &mut self,
+        now_ns: u64,
+        limits: &ReassemblyLimits,
+        counters: &mut ReassemblyCounters,
+        out: &mut F,
+    ) where
+        F: FnMut(StreamEvent<'_>),
+    {
+        while self.held_bytes > limits.max_buffered_bytes
+            || self.held.len() > limits.max_buffered_segments
+        {
+            self.skip_to_first_held(counters, out);
+            self.drain_held(now_ns, counters, out);
+        }
+    }
+
+    fn expire_hole<F>(
+        &mut self,
+        now_ns: u64,
+        limits: &ReassemblyLimits,
+        counters: &mut ReassemblyCounters,
+        out: &mut F,
+    ) where
+        F: FnMut(StreamEvent<'_>),
+    {
+        while !self.held.is_empty()
+            && now_ns.saturating_sub(self.hole_since_ns) > limits.hole_timeout_ns
+        {
+            self.skip_to_first_held(counters, out);
+            self.drain_held(now_ns, counters, out);
+            if !self.held.is_empty() {
+                // The next hole starts now: it gets a full timeout of its own.
+                self.hole_since_ns = now_ns;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, PartialEq, Eq)]
+    enum Ev {
+        Data(Vec<u8>, u64),
+        Gap(u64),
+    }
+
+    struct Harness {
+        r: StreamReassembler,
+        limits: ReassemblyLimits,
+        counters: ReassemblyCounters,
+        events: Vec<Ev>,
+    }
+
+    impl Harness {
+        fn new() -> Self {
+            Harness {
+                r: StreamReassembler::new(),
+                limits: ReassemblyLimits::default(),
+                counters: ReassemblyCounters::default(),
+                events: Vec::new(),
+            }
+        }
+        fn push(&mut self, seq: u32, data: &[u8], ts: u64) {
+            self.push_full(seq, false, data, 0, ts);
+        }
+        fn push_full(&mut self, seq: u32, syn: bool, data: &[u8], tail: u32, ts: u64) {
+            let events = &mut self.events;
+            self.r.push(
+                seq,
+                syn,
+                false,
+                data,
+                tail,
+                ts,
+                &self.limits,
+                &mut self.counters,
+                |e| match e {
+                    StreamEvent::Data { bytes, ts_ns } => {
+                        events.push(Ev::Data(bytes.to_vec(), ts_ns))
+                    }
+                    StreamEvent::Gap { bytes } => events.push(Ev::Gap(bytes)),
+                },
+            );
+        }
+        fn stream(&self) -> Vec<u8> {
+            let mut s = Vec::new();
+            for e in &self.events {
+                if let Ev::Data(d, _) = e {
+                    s.extend_from_slice(d);
+                }
+            }
+            s
+        }
+    }
+
+    #[test]
+    fn in_order_with_syn_and_wraparound() {
+        let mut h = Harness::new();
+        let isn = u32::MAX - 3;
+        h.push_full(isn, true, b"", 0, 1);
+        h.push(isn.wrapping_add(1), b"abcdef", 2);
+        h.push(isn.wrapping_add(7), b"gh", 3);
+        assert_eq!(
+            h.events,
+            vec![Ev::Data(b"abcdef".to_vec(), 2), Ev::Data(b"gh".to_vec(), 3)]
+        );
+    }
+
+    #[test]
+    fn retransmissions_and_overlaps_are_counted_once() {
+        let mut h = Harness::new();
+        h.push(100, b"abcd", 1);
+        h.push(100, b"abcd", 2); // full retransmission
+        h.push(102, b"cdef", 3); // overlap of 2
+        assert_eq!(h.stream(), b"abcdef");
+        assert_eq!(h.counters.retransmitted_bytes, 6);
+    }
+
+    #[test]
+    fn out_of_order_is_delivered_when_hole_fills_at_fill_time() {
+        let mut h = Harness::new();
+        h.push(0, b"ab", 1);
+        h.push(4, b"ef", 2);
+        h.push(6, b"gh", 3);
+        assert_eq!(h.stream(), b"ab");
+        h.push(2, b"cd", 4);
+        assert_eq!(h.stream(), b"abcdefgh");
+        assert_eq!(
+            h.events[1..],
+            [
+                Ev::Data(b"cd".to_vec(), 4),
+                Ev::Data(b"ef".to_vec(), 4),
+                Ev::Data(b"gh".to_vec(), 4)
+            ]
+        );
+        assert_eq!(h.counters.out_of_order_segments, 2);
+        assert_eq!(h.counters.gaps, 0);
+    }
+
+    #[test]
+    fn hole_times_out_into_a_gap() {
+        let mut h = Harness::new();
+        h.push(0, b"ab", 0);
+        h.push(10, b"kl", 1_000);
+        assert_eq!(h.stream(), b"ab");
+        h.push(12, b"mn", 2_000_000_000);
+        assert_eq!(h.events[1], Ev::Gap(8));
+        assert_eq!(h.stream(), b"abklmn");
+        assert_eq!((h.counters.gaps, h.counters.gap_bytes), (1, 8));
+    }
+
+    #[test]
+    fn buffer_limit_forces_gap() {
+        let mut h = Harness::new();
+        h.limits.max_buffered_segments = 2;
+        h.push(0, b"a", 0);
+        h.push(5, b"f", 1);
+        h.push(6, b"g", 2);
+        h.push(7, b"h", 3); // third held segment: give up on the hole
+        assert_eq!(h.stream(), b"afgh");
+        assert_eq!(h.counters.gap_bytes, 4);
+    }
+
+    #[test]
+    fn snaplen_cut_is_a_gap_of_exact_size() {
+        let mut h = Harness::new();
+        h.push_full(0, false, b"abc", 5, 1);
+        h.push(8, b"xyz", 2);
+        assert_eq!(
+            h.events,
+            vec![
+                Ev::Data(b"abc".to_vec(), 1),
+                Ev::Gap(5),
+                Ev::Data(b"xyz".to_vec(), 2)
+            ]
+        );
+    }
+
+    #[test]
+    fn overlapping_held_segments_are_trimmed() {
+        let mut h = Harness::new();
+        h.push(0, b"a", 0);
+        h.push(3, b"defg", 1);
+        h.push(2, b"cdefghij", 2); // covers the held one and more
+        h.push(1, b"b", 3);
+        assert_eq!(h.stream(), b"abcdefghij");
+    }
+
+    #[test]
+    fn flush_delivers_everything_held() {
+        let mut h = Harness::new();
+        h.push(0, b"a", 0);
+        h.push(3, b"d", 1);
+        let events = &mut h.events;
+        h.r.flush(&mut h.counters, |e| match e {
+            StreamEvent::Data { bytes, ts_ns } => events.push(Ev::Data(bytes.to_vec(), ts_ns)),
+            StreamEvent::Gap { bytes } => events.push(Ev::Gap(bytes)),
+        });
+        assert_eq!(
+            h.events,
+            vec![
+                Ev::Data(b"a".to_vec(), 0),
+                Ev::Gap(2),
+                Ev::Data(b"d".to_vec(), 1)
+            ]
+        );
+    }
+}

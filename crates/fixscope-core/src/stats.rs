@@ -1,1 +1,301 @@
-//! TODO
+//! Recording latencies: HDR histograms (3 significant digits) per stage, cumulative and
+//! per interval, per request type and per session.
+//!
+//! Values above the histogram's range are never dropped: they are recorded at the top of the
+//! range (so percentile ranks stay true), counted in `over_range`, and the exact maximum is
+//! kept beside the histogram. Count, sum, min and max are exact; percentiles are the
+//! histogram's (within 0.1%).
+
+use hashbrown::HashMap;
+use hdrhistogram::Histogram;
+
+use crate::correlate::{Latency, RequestType, Stage};
+use crate::segment::ConnectionKey;
+
+/// Percentiles every summary reports, with their JSON field names.
+pub const PERCENTILES: [(f64, &str); 6] = [
+    (50.0, "p50_ns"),
+    (90.0, "p90_ns"),
+    (99.0, "p99_ns"),
+    (99.9, "p99_9_ns"),
+    (99.99, "p99_99_ns"),
+    (99.999, "p99_999_ns"),
+];
+
+/// Histogram precision of the main stage histograms.
+const SIGNIFICANT_DIGITS: u8 = 3;
+/// Per-session histograms are many; two digits keep each near 25 KB.
+const SESSION_SIGNIFICANT_DIGITS: u8 = 2;
+/// Sessions broken down individually; later ones are summed into the overall figures only.
+pub const MAX_TRACKED_SESSIONS: usize = 4096;
+
+/// One latency distribution.
+#[derive(Clone, Debug)]
+pub struct LatencyRecorder {
+    hist: Histogram<u64>,
+    count: u64,
+    sum_ns: u128,
+    min_ns: u64,
+    max_ns: u64,
+    over_range: u64,
+}
+
+/// Figures of one distribution, ready to report.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Distribution {
+    pub count: u64,
+    pub min_ns: u64,
+    pub mean_ns: f64,
+    pub max_ns: u64,
+    /// Values at the percentiles of [`PERCENTILES`], in that order.
+    pub percentiles_ns: [u64; 6],
+    pub over_range: u64,
+}
+
+impl LatencyRecorder {
+    pub fn new(highest_ns: u64, significant_digits: u8) -> Self {
+        // 1 ns resolution at the bottom; `highest_ns` is validated by the config (>= 2).
+        let hist = Histogram::new_with_bounds(1, highest_ns.max(2), significant_digits)
+            .unwrap_or_else(|_| Histogram::new(significant_digits.clamp(1, 5)).expect("valid"));
+        LatencyRecorder {
+            hist,
+            count: 0,
+            sum_ns: 0,
+            min_ns: u64::MAX,
+            max_ns: 0,
+            over_range: 0,
+        }
+    }
+
+    #[inline]
+    pub fn record(&mut self, ns: u64) {
+        self.count += 1;
+        self.sum_ns += ns as u128;
+        self.min_ns = self.min_ns.min(ns);
+        self.max_ns = self.max_ns.max(ns);
+        let high = self.hist.high();
+        let value = if ns > high {
+            self.over_range += 1;
+            high
+        } else {
+            ns
+        };
+        // Cannot fail: the value is within the histogram's bounds.
+        let _ = self.hist.record(value);
+    }
+
+    pub fn reset(&mut self) {
+        self.hist.reset();
+        self.count = 0;
+        self.sum_ns = 0;
+        self.min_ns = u64::MAX;
+        self.max_ns = 0;
+        self.over_range = 0;
+    }
+
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    pub fn histogram(&self) -> &Histogram<u64> {
+        &self.hist
+    }
+
+    pub fn distribution(&self) -> Distribution {
+        if self.count == 0 {
+            return Distribution::default();
+        }
+        let mut percentiles_ns = [0; 6];
+        for (slot, (q, _)) in percentiles_ns.iter_mut().zip(PERCENTILES) {
+            // The histogram reports a bucket's upper edge; never beyond the true extremes.
+            *slot = self
+                .hist
+                .value_at_quantile(q / 100.0)
+                .clamp(self.min_ns, self.max_ns);
+        }
+        Distribution {
+            count: self.count,
+            min_ns: self.min_ns,
+            mean_ns: self.sum_ns as f64 / self.count as f64,
+            max_ns: self.max_ns,
+            percentiles_ns,
+            over_range: self.over_range,
+        }
+    }
+}
+
+/// A session (connection) as shown in the per-session table.
+#[derive(Clone, Debug)]
+pub struct SessionStats {
+    pub id: u64,
+    pub connection: ConnectionKey,
+    /// SenderCompID/TargetCompID of the requests (the client's view).
+    pub sender_comp_id: String,
+    pub target_comp_id: String,
+    pub requests: u64,
+    pub responses: u64,
+    pub first_response: LatencyRecorder,
+}
+
+/// All latency statistics of a run.
+pub struct Stats {
+    highest_ns: u64,
+    cumulative: [LatencyRecorder; 4],
+    interval: [LatencyRecorder; 4],
+    by_request_type: [[LatencyRecorder; 4]; 3],
+    sessions: HashMap<u64, SessionStats>,
+    untracked_sessions: u64,
+}
+
+impl Stats {
+    /// `highest_ns` is the top of the histograms' range (`-x`).
+    pub fn new(highest_ns: u64) -> Self {
+        let stage = || LatencyRecorder::new(highest_ns, SIGNIFICANT_DIGITS);
+        Stats {
+            highest_ns,
+            cumulative: std::array::from_fn(|_| stage()),
+            interval: std::array::from_fn(|_| stage()),
+            by_request_type: std::array::from_fn(|_| std::array::from_fn(|_| stage())),
+            sessions: HashMap::new(),
+            untracked_sessions: 0,
+        }
+    }
+
+    #[inline]
+    pub fn record(&mut self, latency: Latency) {
+        let s = latency.stage.index();
+        self.cumulative[s].record(latency.ns);
+        self.interval[s].record(latency.ns);
+        self.by_request_type[latency.request_type.index()][s].record(latency.ns);
+        if latency.stage == Stage::FirstResponse {
+            if let Some(session) = self.sessions.get_mut(&latency.session) {
+                session.first_response.record(latency.ns);
+            }
+        }
+    }
+
+    /// Registers a session for the per-session table (bounded).
+    pub fn open_session(&mut self, id: u64, connection: ConnectionKey) {
+        if self.sessions.len() >= MAX_TRACKED_SESSIONS {
+            self.untracked_sessions += 1;
+            return;
+        }
+        self.sessions.entry(id).or_insert_with(|| SessionStats {
+            id,
+            connection,
+            sender_comp_id: String::new(),
+            target_comp_id: String::new(),
+            requests: 0,
+            responses: 0,
+            first_response: LatencyRecorder::new(self.highest_ns, SESSION_SIGNIFICANT_DIGITS),
+        });
+    }
+
+    pub fn session_mut(&mut self, id: u64) -> Option<&mut SessionStats> {
+        self.sessions.get_mut(&id)
+    }
+
+    /// Sessions in the order they were first seen.
+    pub fn sessions(&self) -> Vec<&SessionStats> {
+        let mut v: Vec<_> = self.sessions.values().collect();
+        v.sort_by_key(|s| s.id);
+        v
+    }
+
+    /// Sessions seen beyond [`MAX_TRACKED_SESSIONS`].
+    pub fn untracked_sessions(&self) -> u64 {
+        self.untracked_sessions
+    }
+
+    pub fn cumulative(&self, stage: Stage) -> &LatencyRecorder {
+        &self.cumulative[stage.index()]
+    }
+
+    pub fn interval(&self, stage: Stage) -> &LatencyRecorder {
+        &self.interval[stage.index()]
+    }
+
+    pub fn by_request_type(&self, t: RequestType, stage: Stage) -> &LatencyRecorder {
+        &self.by_request_type[t.index()][stage.index()]
+    }
+
+    /// Starts a new interval.
+    pub fn reset_interval(&mut self) {
+        for r in &mut self.interval {
+            r.reset();
+        }
+    }
+
+    /// Clears everything recorded (the live `r` key); sessions stay known.
+    pub fn reset_all(&mut self) {
+        for r in self
+            .cumulative
+            .iter_mut()
+            .chain(self.interval.iter_mut())
+            .chain(self.by_request_type.iter_mut().flatten())
+        {
+            r.reset();
+        }
+        for s in self.sessions.values_mut() {
+            s.first_response.reset();
+            s.requests = 0;
+            s.responses = 0;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exact_count_min_mean_max_and_percentiles() {
+        let mut r = LatencyRecorder::new(1_000_000_000, 3);
+        for v in 1..=1000u64 {
+            r.record(v * 1000);
+        }
+        let d = r.distribution();
+        assert_eq!(d.count, 1000);
+        assert_eq!(d.min_ns, 1000);
+        assert_eq!(d.max_ns, 1_000_000);
+        assert!((d.mean_ns - 500_500.0).abs() < 1e-6);
+        let p50 = d.percentiles_ns[0] as f64;
+        assert!((p50 - 500_000.0).abs() / 500_000.0 < 0.001, "p50 {p50}");
+        let p99 = d.percentiles_ns[2] as f64;
+        assert!((p99 - 990_000.0).abs() / 990_000.0 < 0.001, "p99 {p99}");
+        assert_eq!(d.over_range, 0);
+    }
+
+    #[test]
+    fn values_above_range_are_counted_not_dropped() {
+        let mut r = LatencyRecorder::new(1_000_000, 3);
+        r.record(10);
+        r.record(5_000_000);
+        let d = r.distribution();
+        assert_eq!(d.count, 2);
+        assert_eq!(d.over_range, 1);
+        assert_eq!(d.max_ns, 5_000_000);
+        assert!(d.percentiles_ns[5] >= 1_000_000);
+    }
+
+    #[test]
+    fn interval_resets_but_cumulative_keeps() {
+        let mut s = Stats::new(1_000_000_000);
+        let l = |ns| Latency {
+            stage: Stage::Ack,
+            request_type: RequestType::NewOrder,
+            session: 1,
+            ns,
+        };
+        s.record(l(100));
+        s.reset_interval();
+        s.record(l(300));
+        assert_eq!(s.interval(Stage::Ack).distribution().count, 1);
+        assert_eq!(s.cumulative(Stage::Ack).distribution().count, 2);
+        assert_eq!(
+            s.by_request_type(RequestType::NewOrder, Stage::Ack).count(),
+            2
+        );
+        assert_eq!(s.cumulative(Stage::Fill).count(), 0);
+    }
+}

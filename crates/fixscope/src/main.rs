@@ -1,1 +1,31 @@
-fn main() {}
+//! `fixscope`: FIX request→response latency from TCP traffic — live (eBPF), offline (pcap),
+//! and a built-in FIX exchange simulator to try it on.
+
+mod cli;
+mod cmd_pcap;
+mod output;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(err) => {
+            if output::is_broken_pipe(&err) {
+                return ExitCode::SUCCESS;
+            }
+            // One line, with the chain of causes.
+            eprintln!("fixscope: error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        cli::Command::Pcap(args) => cmd_pcap::run(&args),
+    }
+}

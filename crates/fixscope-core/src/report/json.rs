@@ -1,0 +1,129 @@
+//! JSON lines: one object per interval, then one summary object. The schema is
+//! docs/output-json.md; field names are a contract with users' scripts.
+
+use std::io::{self, Write};
+
+use serde_json::{json, Map, Value};
+
+use super::{IntervalReport, Reporter, StageSummary, SummaryReport};
+use crate::stats::{Distribution, PERCENTILES};
+
+/// Writes JSON lines to any `Write`.
+pub struct JsonReporter<W: Write> {
+    out: W,
+}
+
+impl<W: Write> JsonReporter<W> {
+    pub fn new(out: W) -> Self {
+        JsonReporter { out }
+    }
+
+    pub fn into_inner(self) -> W {
+        self.out
+    }
+
+    fn line(&mut self, v: &Value) -> io::Result<()> {
+        serde_json::to_writer(&mut self.out, v)?;
+        self.out.write_all(b"\n")?;
+        self.out.flush()
+    }
+}
+
+/// `null` for figures of an empty distribution, so nobody mistakes "no data" for 0 ns.
+fn some_if(count: u64, v: Value) -> Value {
+    if count == 0 {
+        Value::Null
+    } else {
+        v
+    }
+}
+
+/// A stage's (or session's) distribution as the schema's object.
+pub fn distribution_json(name_field: (&str, &str), d: &Distribution) -> Value {
+    let mut m = Map::new();
+    m.insert(name_field.0.into(), name_field.1.into());
+    m.insert("count".into(), d.count.into());
+    m.insert("min_ns".into(), some_if(d.count, d.min_ns.into()));
+    m.insert("mean_ns".into(), some_if(d.count, json!(d.mean_ns)));
+    for ((_, field), v) in PERCENTILES.iter().zip(d.percentiles_ns) {
+        m.insert((*field).into(), some_if(d.count, v.into()));
+    }
+    m.insert("max_ns".into(), some_if(d.count, d.max_ns.into()));
+    m.insert("over_range".into(), d.over_range.into());
+    Value::Object(m)
+}
+
+fn stages_json(stages: &[StageSummary]) -> Value {
+    stages
+        .iter()
+        .map(|s| distribution_json(("stage", s.stage.name()), &s.dist))
+        .collect()
+}
+
+impl<W: Write> Reporter for JsonReporter<W> {
+    fn interval(&mut self, r: &IntervalReport<'_>) -> io::Result<()> {
+        let stages: Vec<Value> = r
+            .stages
+            .iter()
+            .map(|s| {
+                json!({
+                    "stage": s.stage.name(),
+                    "count": s.count,
+                    "rate_per_s": s.rate_per_s,
+                    "min_ns": some_if(s.count, s.min_ns.into()),
+                    "mean_ns": some_if(s.count, json!(s.mean_ns)),
+                    "max_ns": some_if(s.count, s.max_ns.into()),
+                })
+            })
+            .collect();
+        let v = json!({
+            "type": "interval",
+            "start_ns": r.start_ns,
+            "end_ns": r.end_ns,
+            "duration_s": (r.end_ns - r.start_ns) as f64 / 1e9,
+            "stages": stages,
+            "counters": r.counters,
+        });
+        self.line(&v)
+    }
+
+    fn summary(&mut self, r: &SummaryReport<'_>) -> io::Result<()> {
+        let by_type: Vec<Value> = r
+            .by_request_type
+            .iter()
+            .map(|(t, stages)| json!({"msg_type": t.msg_type(), "stages": stages_json(stages)}))
+            .collect();
+        let sessions: Vec<Value> = r
+            .sessions
+            .iter()
+            .map(|s| {
+                json!({
+                    "session": s.id,
+                    "client": s.client,
+                    "server": s.server,
+                    "sender_comp_id": s.sender_comp_id,
+                    "target_comp_id": s.target_comp_id,
+                    "requests": s.requests,
+                    "responses": s.responses,
+                    "first_response": distribution_json(("stage", "first_response"), &s.first_response),
+                })
+            })
+            .collect();
+        let source: Map<String, Value> = r
+            .source
+            .iter()
+            .map(|&(k, v)| (k.to_string(), v.into()))
+            .collect();
+        let v = json!({
+            "type": "summary",
+            "duration_s": r.duration_ns as f64 / 1e9,
+            "stages": stages_json(&r.stages),
+            "by_msg_type": by_type,
+            "sessions": sessions,
+            "untracked_sessions": r.untracked_sessions,
+            "counters": r.counters,
+            "source": source,
+        });
+        self.line(&v)
+    }
+}

@@ -1,0 +1,275 @@
+//! Human-readable reports: interval lines, the cumulative table, the per-type and
+//! per-session breakdowns, counters and an ASCII histogram.
+
+use std::io::{self, Write};
+
+use hdrhistogram::Histogram;
+
+use super::{human_ns, Counters, IntervalReport, Reporter, StageSummary, SummaryReport};
+use crate::correlate::Stage;
+use crate::stats::{Distribution, PERCENTILES};
+
+/// Writes text reports to any `Write`.
+pub struct TextReporter<W: Write> {
+    out: W,
+    /// Which stage the ASCII histogram shows.
+    histogram_stage: Stage,
+    histogram_rows: usize,
+}
+
+impl<W: Write> TextReporter<W> {
+    pub fn new(out: W) -> Self {
+        TextReporter {
+            out,
+            histogram_stage: Stage::FirstResponse,
+            histogram_rows: 20,
+        }
+    }
+
+    pub fn into_inner(self) -> W {
+        self.out
+    }
+}
+
+impl<W: Write> Reporter for TextReporter<W> {
+    fn interval(&mut self, r: &IntervalReport<'_>) -> io::Result<()> {
+        let c = &r.counters;
+        writeln!(
+            self.out,
+            "--- {:>10.3}s  msgs {}  req {}  resp {}  matched {}  unmatched {}  pending {}  timed-out {}  gaps {}",
+            (r.end_ns - r.start_ns) as f64 / 1e9,
+            c.messages,
+            c.requests,
+            c.responses,
+            c.matched,
+            c.unmatched_responses,
+            c.pending,
+            c.timed_out,
+            c.tcp_gaps,
+        )?;
+        for s in &r.stages {
+            if s.count == 0 {
+                writeln!(self.out, "  {:<15} {:>9}", s.stage.name(), "-")?;
+                continue;
+            }
+            writeln!(
+                self.out,
+                "  {:<15} {:>9} {:>11.0}/s  MIN {:>9}  AVG {:>9}  MAX {:>9}",
+                s.stage.name(),
+                s.count,
+                s.rate_per_s,
+                human_ns(s.min_ns as f64),
+                human_ns(s.mean_ns),
+                human_ns(s.max_ns as f64),
+            )?;
+        }
+        self.out.flush()
+    }
+
+    fn summary(&mut self, r: &SummaryReport<'_>) -> io::Result<()> {
+        let out = &mut self.out;
+        writeln!(
+            out,
+            "\n=== fixscope summary: {:.3}s, {} messages, {} requests, {} matched ===",
+            r.duration_ns as f64 / 1e9,
+            r.counters.messages,
+            r.counters.requests,
+            r.counters.matched
+        )?;
+        write_stage_header(out, "stage")?;
+        for s in &r.stages {
+            write_stage_row(out, s.stage.name(), &s.dist)?;
+        }
+        if !r.by_request_type.is_empty() {
+            writeln!(out, "\nby request type:")?;
+            write_stage_header(out, "type/stage")?;
+            for (t, stages) in &r.by_request_type {
+                for s in stages.iter().filter(|s| s.dist.count > 0) {
+                    write_stage_row(
+                        out,
+                        &format!("{} {}", t.msg_type(), s.stage.name()),
+                        &s.dist,
+                    )?;
+                }
+            }
+        }
+        if !r.sessions.is_empty() {
+            writeln!(out, "\nsessions (first_response):")?;
+            writeln!(
+                out,
+                "  {:>4} {:<24} {:<44} {:>9} {:>9} {:>9} {:>9} {:>9}",
+                "#",
+                "sender->target",
+                "client -> server",
+                "requests",
+                "responses",
+                "p50",
+                "p99",
+                "max"
+            )?;
+            for s in &r.sessions {
+                let d = &s.first_response;
+                let names = if s.sender_comp_id.is_empty() {
+                    "?".to_string()
+                } else {
+                    format!("{}->{}", s.sender_comp_id, s.target_comp_id)
+                };
+                writeln!(
+                    out,
+                    "  {:>4} {:<24} {:<44} {:>9} {:>9} {:>9} {:>9} {:>9}",
+                    s.id,
+                    names,
+                    format!("{} -> {}", s.client, s.server),
+                    s.requests,
+                    s.responses,
+                    opt_ns(d, d.percentiles_ns[0]),
+                    opt_ns(d, d.percentiles_ns[2]),
+                    opt_ns(d, d.max_ns),
+                )?;
+            }
+            if r.untracked_sessions > 0 {
+                writeln!(
+                    out,
+                    "  (+{} more sessions not broken down)",
+                    r.untracked_sessions
+                )?;
+            }
+        }
+        write_counters(out, &r.counters, r.source)?;
+        let stage = self.histogram_stage;
+        let dist = &r.stages[stage.index()].dist;
+        if dist.count > 0 {
+            writeln!(out, "\nhistogram ({}):", stage.name())?;
+            write_ascii_histogram(out, r.histograms[stage.index()], dist, self.histogram_rows)?;
+        }
+        out.flush()
+    }
+}
+
+fn opt_ns(d: &Distribution, v: u64) -> String {
+    if d.count == 0 {
+        "-".into()
+    } else {
+        human_ns(v as f64)
+    }
+}
+
+fn write_stage_header(out: &mut impl Write, first: &str) -> io::Result<()> {
+    write!(out, "{first:<22} {:>9} {:>9} {:>9}", "count", "min", "mean")?;
+    for (q, _) in PERCENTILES {
+        write!(out, " {:>9}", format!("p{q}"))?;
+    }
+    writeln!(out, " {:>9}", "max")
+}
+
+fn write_stage_row(out: &mut impl Write, name: &str, d: &Distribution) -> io::Result<()> {
+    write!(out, "{name:<22} {:>9}", d.count)?;
+    if d.count == 0 {
+        return writeln!(out);
+    }
+    write!(
+        out,
+        " {:>9} {:>9}",
+        human_ns(d.min_ns as f64),
+        human_ns(d.mean_ns)
+    )?;
+    for p in d.percentiles_ns {
+        write!(out, " {:>9}", human_ns(p as f64))?;
+    }
+    write!(out, " {:>9}", human_ns(d.max_ns as f64))?;
+    if d.over_range > 0 {
+        write!(out, "  ({} above histogram range)", d.over_range)?;
+    }
+    writeln!(out)
+}
+
+fn write_counters(
+    out: &mut impl Write,
+    c: &Counters,
+    source: &[(&'static str, u64)],
+) -> io::Result<()> {
+    writeln!(out, "\ncounters:")?;
+    let rows: [(&str, u64); 22] = [
+        ("segments", c.segments),
+        ("connections", c.connections),
+        ("messages framed", c.messages),
+        ("requests", c.requests),
+        ("responses", c.responses),
+        ("matched", c.matched),
+        ("unmatched responses", c.unmatched_responses),
+        ("duplicate requests", c.duplicate_requests),
+        ("timed out (no response)", c.timed_out),
+        ("expired after response", c.expired_after_response),
+        ("evicted (capacity)", c.evicted),
+        ("still pending", c.pending),
+        ("missing key tag", c.missing_key),
+        ("bad checksum", c.bad_checksum),
+        ("bad body length", c.bad_body_length),
+        ("bytes skipped (resync)", c.skipped_bytes),
+        ("tcp gaps", c.tcp_gaps),
+        ("tcp gap bytes", c.tcp_gap_bytes),
+        ("retransmitted bytes", c.retransmitted_bytes),
+        ("out-of-order segments", c.out_of_order_segments),
+        ("above histogram range", c.over_range),
+        ("open connections", c.open_connections),
+    ];
+    for (name, v) in rows.iter().copied().chain(source.iter().copied()) {
+        writeln!(out, "  {name:<28} {v}")?;
+    }
+    Ok(())
+}
+
+/// Draws the distribution as log-spaced rows between min and max.
+fn write_ascii_histogram(
+    out: &mut impl Write,
+    hist: &Histogram<u64>,
+    dist: &Distribution,
+    rows: usize,
+) -> io::Result<()> {
+    const WIDTH: u64 = 50;
+    let lo = (dist.min_ns.max(1)) as f64;
+    let hi = (dist.max_ns.max(dist.min_ns + 1)) as f64;
+    let ratio = (hi / lo).powf(1.0 / rows as f64);
+    let mut counts = vec![0u64; rows];
+    for v in hist.iter_recorded() {
+        let value = (v.value_iterated_to() as f64).clamp(lo, hi);
+        let row = ((value / lo).ln() / ratio.ln()).floor() as usize;
+        counts[row.min(rows - 1)] += v.count_since_last_iteration();
+    }
+    let total: u64 = counts.iter().sum::<u64>().max(1);
+    let peak = counts.iter().copied().max().unwrap_or(1).max(1);
+    let mut edge = lo;
+    for count in counts {
+        let next = edge * ratio;
+        let bar = (count * WIDTH).div_ceil(peak) as usize;
+        writeln!(
+            out,
+            "  {:>9} - {:>9} |{:<50}| {:>10} {:>6.2}%",
+            human_ns(edge),
+            human_ns(next),
+            "#".repeat(bar),
+            count,
+            count as f64 * 100.0 / total as f64
+        )?;
+        edge = next;
+    }
+    Ok(())
+}
+
+/// Summary of one stage as `count min/mean/p50/p99/max`, for compact displays.
+pub fn stage_line(s: &StageSummary) -> String {
+    let d = &s.dist;
+    if d.count == 0 {
+        return format!("{}: -", s.stage.name());
+    }
+    format!(
+        "{}: n={} min={} avg={} p50={} p99={} max={}",
+        s.stage.name(),
+        d.count,
+        human_ns(d.min_ns as f64),
+        human_ns(d.mean_ns),
+        human_ns(d.percentiles_ns[0] as f64),
+        human_ns(d.percentiles_ns[2] as f64),
+        human_ns(d.max_ns as f64)
+    )
+}

@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * fixscope live capture: TC/TCX ingress+egress programs that copy the TCP payload of
+ * watched ports into one ring buffer, with a CLOCK_MONOTONIC timestamp.
+ *
+ * Never changes a packet's fate: every path returns TC_ACT_UNSPEC (== TCX_NEXT).
+ * Never wakes user space per record: BPF_RB_NO_WAKEUP unless the ring holds at least
+ * cfg_wakeup_bytes. A full ring drops the record and counts it.
+ */
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/in.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/pkt_cls.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+#include "fixscope.h"
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+#define PASS TC_ACT_UNSPEC /* == TCX_NEXT */
+
+#define TCPF_FIN 0x01
+#define TCPF_SYN 0x02
+#define TCPF_RST 0x04
+
+/* Configuration, set by the loader before load (rodata: the verifier prunes on it). */
+const volatile __u32 cfg_role = FXS_ROLE_SERVER;
+const volatile __u32 cfg_nranges = 0;
+const volatile __u16 cfg_port_lo[FXS_MAX_RANGES] = {};
+const volatile __u16 cfg_port_hi[FXS_MAX_RANGES] = {};
+const volatile __u32 cfg_l2_len = ETH_HLEN; /* 14 for Ethernet/loopback, 0 for L3 devices */
+const volatile __u32 cfg_ip_family = 0;     /* 0: no address filter, 4 or 6 */
+const volatile __u32 cfg_ip[4] = {};        /* network order; IPv4 in cfg_ip[0] */
+const volatile __u64 cfg_wakeup_bytes = 0;  /* 0: wake on every record */
+
+/* Per-CPU staging area for one record; its BTF also gives the skeleton `types::fxs_rec`. */
+struct fxs_scratch {
+	struct fxs_rec hdr;
+	__u8 data[FXS_CHUNK];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 22); /* resized by the loader */
+} fxs_ring SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fxs_counters);
+} fxs_counters SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fxs_scratch);
+} fxs_scratch SEC(".maps");
+
+static __always_inline int port_watched(__u16 port)
+{
+	for (int i = 0; i < FXS_MAX_RANGES; i++) {
+		if (i >= cfg_nranges)
+			break;
+		if (port >= cfg_port_lo[i] && port <= cfg_port_hi[i])
+			return 1;
+	}
+	return 0;
+}
+
+static __always_inline int handle(struct __sk_buff *skb, const int hook)
+{
+	__u32 zero = 0;
+	struct fxs_counters *c = bpf_map_lookup_elem(&fxs_counters, &zero);
+	if (!c)
+		return PASS;
+	c->hook_calls++; /* per-CPU value, softirq/BH context: no atomics needed */
+
+	/* ---- L2: skip the Ethernet header and in-packet 802.1Q/802.1ad tags. An offloaded
+	 * tag (skb->vlan_tci) is not in the data and skb->protocol is already the inner type. */
+	__u32 off = cfg_l2_len;
+	__u16 proto = skb->protocol;
+	if (cfg_l2_len) {
+		for (int i = 0; i < 2; i++) {
+			if (proto != bpf_htons(ETH_P_8021Q) && proto != bpf_htons(ETH_P_8021AD))
+				break;
+			if (bpf_skb_load_bytes(skb, off + 2, &proto, sizeof(proto)))
+				return PASS;
+			off += 4;
+		}
+	}
+
+	__u32 skb_len = skb->len;
+	__u32 saddr[4] = {}, daddr[4] = {};
+	__u32 l4off, l4len, family;
+
+	/* ---- L3 */
+	if (proto == bpf_htons(ETH_P_IP)) {
+		struct iphdr ip;
+		if (bpf_skb_load_bytes(skb, off, &ip, sizeof(ip)))
+			return PASS;
+		if (ip.protocol != IPPROTO_TCP || (ip.frag_off & bpf_htons(0x3fff)))
+			return PASS; /* not TCP, or a fragment */
+		__u32 ihl = ip.ihl * 4;
+		__u32 iplen = bpf_ntohs(ip.tot_len);
+		if (iplen == 0 || iplen > skb_len - off) /* 0: GSO > 64 KiB */
+			iplen = skb_len - off;
+		if (ihl < sizeof(ip) || ihl > iplen || off > skb_len)
+			return PASS;
+		saddr[0] = ip.saddr;
+		daddr[0] = ip.daddr;
+		family = 4;
+		l4off = off + ihl;
+		l4len = iplen - ihl;
+	} else if (proto == bpf_htons(ETH_P_IPV6)) {
+		struct ipv6hdr ip6;
+		if (bpf_skb_load_bytes(skb, off, &ip6, sizeof(ip6)))
+			return PASS;
+		if (off > skb_len)
+			return PASS;
+		__u32 iplen = bpf_ntohs(ip6.payload_len) + sizeof(ip6);
+		if (iplen == sizeof(ip6) || iplen > skb_len - off) /* 0: jumbo / BIG TCP */
+			iplen = skb_len - off;
+		__u8 nh = ip6.nexthdr;
+		l4off = off + sizeof(ip6);
+		for (int i = 0; i < 4; i++) {
+			if (nh != 0 && nh != 43 && nh != 60) /* hop-by-hop, routing, dest opts */
+				break;
+			__u8 ext[2];
+			if (bpf_skb_load_bytes(skb, l4off, ext, sizeof(ext)))
+				return PASS;
+			nh = ext[0];
+			l4off += (ext[1] + 1) * 8;
+		}
+		if (nh != IPPROTO_TCP || l4off - off > iplen)
+			return PASS;
+		__builtin_memcpy(saddr, &ip6.saddr, 16);
+		__builtin_memcpy(daddr, &ip6.daddr, 16);
+		family = 6;
+		l4len = iplen - (l4off - off);
+	} else {
+		return PASS;
+	}
+
+	/* ---- L4 */
+	__u8 th[20];
+	if (bpf_skb_load_bytes(skb, l4off, th, sizeof(th)))
+		return PASS;
+	__u16 sport = ((__u16)th[0] << 8) | th[1];
+	__u16 dport = ((__u16)th[2] << 8) | th[3];
+	__u32 seq = ((__u32)th[4] << 24) | ((__u32)th[5] << 16) | ((__u32)th[6] << 8) | th[7];
+	__u32 thl = (th[12] >> 4) * 4;
+	__u8 flags = th[13];
+	if (thl < sizeof(th) || thl > l4len)
+		return PASS;
+
+	/* ---- Role + ports: each packet is taken at exactly one hook, even on loopback where
+	 * it crosses egress then ingress. A packet between two watched ports is a request. */
+	__u8 dir;
+	int dst_watched = port_watched(dport);
+	if ((hook == FXS_HOOK_INGRESS) == (cfg_role == FXS_ROLE_SERVER)) {
+		if (!dst_watched)
+			return PASS;
+		dir = FXS_DIR_REQUEST;
+	} else {
+		if (dst_watched || !port_watched(sport))
+			return PASS;
+		dir = FXS_DIR_RESPONSE;
+	}
+
+	if (cfg_ip_family) {
+		if (family != cfg_ip_family)
+			return PASS;
+		int s = saddr[0] == cfg_ip[0] && saddr[1] == cfg_ip[1] && saddr[2] == cfg_ip[2] &&
+			saddr[3] == cfg_ip[3];
+		int d = daddr[0] == cfg_ip[0] && daddr[1] == cfg_ip[1] && daddr[2] == cfg_ip[2] &&
+			daddr[3] == cfg_ip[3];
+		if (!s && !d)
+			return PASS;
+	}
+
+	if (dir == FXS_DIR_REQUEST)
+		c->requests_in_range++;
+	else
+		c->responses_in_range++;
+
+	__u32 plen = l4len - thl;
+	__u32 poff = l4off + thl;
+	if (plen == 0 && !(flags & (TCPF_SYN | TCPF_FIN | TCPF_RST)))
+		return PASS; /* pure ACK */
+	c->payload_bytes += plen;
+
+	struct fxs_scratch *s = bpf_map_lookup_elem(&fxs_scratch, &zero);
+	if (!s)
+		return PASS;
+	s->hdr.ts_ns = bpf_ktime_get_ns();
+	__builtin_memcpy(s->hdr.saddr, saddr, 16);
+	__builtin_memcpy(s->hdr.daddr, daddr, 16);
+	s->hdr.seg_len = plen;
+	s->hdr.ifindex = skb->ifindex;
+	s->hdr.sport = sport;
+	s->hdr.dport = dport;
+	s->hdr.family = family;
+	s->hdr.dir = dir;
+	s->hdr.hook = hook;
+
+	/* ---- Payload, in chunks of at most FXS_CHUNK bytes (GSO/GRO skbs reach 64 KiB). */
+	__u32 done = 0;
+	for (int i = 0; i < FXS_MAX_CHUNKS; i++) {
+		__u32 rest = plen - done;
+		__u32 n = rest > FXS_CHUNK ? FXS_CHUNK : rest;
+		int last = rest <= FXS_CHUNK || i == FXS_MAX_CHUNKS - 1;
+		__u8 f = flags;
+		if (i > 0)
+			f &= ~TCPF_SYN;
+		if (!last)
+			f &= ~(TCPF_FIN | TCPF_RST);
+		s->hdr.seq = seq + done + ((flags & TCPF_SYN) && i > 0 ? 1 : 0);
+		s->hdr.offset = done;
+		s->hdr.flags = f;
+		s->hdr.cut = last ? rest - n : 0;
+		if (n > 0 && bpf_skb_load_bytes(skb, poff + done, s->data, n)) {
+			c->load_errors++;
+			n = 0;
+			s->hdr.cut = rest;
+			last = 1;
+		}
+		s->hdr.len = n;
+
+		__u64 size = sizeof(s->hdr) + n;
+		__u64 wf = BPF_RB_NO_WAKEUP;
+		if (cfg_wakeup_bytes == 0 ||
+		    bpf_ringbuf_query(&fxs_ring, BPF_RB_AVAIL_DATA) + size >= cfg_wakeup_bytes) {
+			wf = BPF_RB_FORCE_WAKEUP;
+			c->wakeups++;
+		}
+		if (bpf_ringbuf_output(&fxs_ring, s, size, wf)) {
+			if (dir == FXS_DIR_REQUEST)
+				c->ring_drops_request++;
+			else
+				c->ring_drops_response++;
+			c->dropped_bytes += n;
+		} else {
+			c->records++;
+		}
+		c->cut_bytes += s->hdr.cut;
+		done += n;
+		if (last)
+			break;
+	}
+	return PASS;
+}
+
+SEC("tcx/ingress")
+int fxs_ingress(struct __sk_buff *skb)
+{
+	return handle(skb, FXS_HOOK_INGRESS);
+}
+
+SEC("tcx/egress")
+int fxs_egress(struct __sk_buff *skb)
+{
+	return handle(skb, FXS_HOOK_EGRESS);
+}

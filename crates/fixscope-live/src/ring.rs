@@ -1,0 +1,161 @@
+//! A consumer for a `BPF_MAP_TYPE_RINGBUF` map, reading the mmap'ed ring directly.
+//!
+//! libbpf's `ring_buffer` takes a callback fixed at creation; we need a different one on
+//! every `poll`, and the busy-poll path wants nothing but two loads when the ring is empty.
+//! The layout (kernel/bpf/ringbuf.c): page 0 holds the consumer position (read-write for
+//! us); from page 1 on, the producer position page, then the data area mapped twice so a
+//! record that wraps is still contiguous. Each record has an 8-byte header
+//! (`u32 len | BUSY | DISCARD`, `u32 page offset`) and is padded to 8 bytes.
+
+use std::io;
+use std::os::fd::RawFd;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+const BUSY_BIT: u32 = 1 << 31;
+const DISCARD_BIT: u32 = 1 << 30;
+const HDR_SZ: u64 = 8;
+
+pub(crate) struct Ring {
+    fd: RawFd,
+    page: usize,
+    size: usize,
+    mask: u64,
+    consumer: NonNull<u8>,
+    producer: NonNull<u8>,
+}
+
+// SAFETY: the mappings are owned by this value and only touched through `&mut self`
+// (consume) or atomics (avail); moving it to another thread is fine.
+unsafe impl Send for Ring {}
+
+impl Ring {
+    /// Maps ring-buffer map `fd` of `size` bytes (its max_entries). The caller keeps `fd`
+    /// open for as long as this `Ring` lives.
+    pub(crate) fn new(fd: RawFd, size: usize) -> io::Result<Ring> {
+        // SAFETY: sysconf has no memory-safety preconditions.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        let page = usize::try_from(page).unwrap_or(4096);
+        if !size.is_power_of_two() || size < page {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, "bad ring size"));
+        }
+        // SAFETY: mapping a fresh region of a valid ringbuf fd; the result is checked.
+        let consumer = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                page,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                fd,
+                0,
+            )
+        };
+        if consumer == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: as above; the kernel only allows read-only mappings past page 0.
+        let producer = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                page + 2 * size,
+                libc::PROT_READ,
+                libc::MAP_SHARED,
+                fd,
+                page as libc::off_t,
+            )
+        };
+        if producer == libc::MAP_FAILED {
+            let e = io::Error::last_os_error();
+            // SAFETY: unmapping exactly the region mapped above.
+            unsafe { libc::munmap(consumer, page) };
+            return Err(e);
+        }
+        Ok(Ring {
+            fd,
+            page,
+            size,
+            mask: size as u64 - 1,
+            // SAFETY: mmap never returns NULL on success (MAP_FAILED is checked above).
+            consumer: unsafe { NonNull::new_unchecked(consumer.cast()) },
+            // SAFETY: as above.
+            producer: unsafe { NonNull::new_unchecked(producer.cast()) },
+        })
+    }
+
+    pub(crate) fn fd(&self) -> RawFd {
+        self.fd
+    }
+
+    fn consumer_pos(&self) -> &AtomicU64 {
+        // SAFETY: page 0 of the mapping holds the 8-aligned u64 consumer position and
+        // lives as long as `self`.
+        unsafe { &*(self.consumer.as_ptr() as *const AtomicU64) }
+    }
+
+    fn producer_pos(&self) -> &AtomicU64 {
+        // SAFETY: as for consumer_pos, on the producer page.
+        unsafe { &*(self.producer.as_ptr() as *const AtomicU64) }
+    }
+
+    /// Bytes written by the kernel and not yet consumed.
+    pub(crate) fn avail(&self) -> u64 {
+        let prod = self.producer_pos().load(Ordering::Acquire);
+        let cons = self.consumer_pos().load(Ordering::Relaxed);
+        prod.saturating_sub(cons)
+    }
+
+    /// Hands every committed record to `f`, in ring order, releasing each record's space
+    /// after `f` returns. Stops at the first record still being written, when the ring is
+    /// empty, or after one ring's worth of bytes (so a fast producer cannot keep us here).
+    /// Returns the number of records passed to `f`.
+    pub(crate) fn consume(&mut self, f: &mut dyn FnMut(&[u8])) -> usize {
+        let data = self.producer.as_ptr().wrapping_add(self.page);
+        let cons_pos = self.consumer_pos();
+        let mut cons = cons_pos.load(Ordering::Relaxed);
+        let budget_end = cons + self.size as u64;
+        let mut n = 0;
+        loop {
+            let prod = self.producer_pos().load(Ordering::Acquire);
+            if cons >= prod || cons >= budget_end {
+                return n;
+            }
+            while cons < prod {
+                // SAFETY: `cons & mask` is inside the first copy of the data area; the
+                // header is 8-aligned because records are.
+                let hdr = unsafe { &*(data.add((cons & self.mask) as usize) as *const AtomicU32) };
+                let len = hdr.load(Ordering::Acquire);
+                if len & BUSY_BIT != 0 {
+                    return n;
+                }
+                let rec_len = u64::from(len & !(BUSY_BIT | DISCARD_BIT));
+                if len & DISCARD_BIT == 0 && rec_len <= self.size as u64 {
+                    // SAFETY: the committed record's `rec_len` bytes follow its header;
+                    // the double mapping keeps them contiguous even across the wrap, and
+                    // the kernel does not reuse them until we advance the consumer
+                    // position below.
+                    let rec = unsafe {
+                        std::slice::from_raw_parts(
+                            data.add(((cons & self.mask) + HDR_SZ) as usize),
+                            rec_len as usize,
+                        )
+                    };
+                    f(rec);
+                    n += 1;
+                }
+                cons += (rec_len + HDR_SZ + 7) & !7;
+                cons_pos.store(cons, Ordering::Release);
+            }
+        }
+    }
+}
+
+impl Drop for Ring {
+    fn drop(&mut self) {
+        // SAFETY: unmapping exactly the two regions mapped in `new`; no references into
+        // them outlive `&mut self`.
+        unsafe {
+            libc::munmap(self.consumer.as_ptr().cast(), self.page);
+            libc::munmap(self.producer.as_ptr().cast(), self.page + 2 * self.size);
+        }
+    }
+}

@@ -1,0 +1,727 @@
+//! The FIX session layer shared by the exchange (acceptor) and the client (initiator):
+//! Logon/Logout, Heartbeat/TestRequest, MsgSeqNum checking, ResendRequest answered with
+//! SequenceReset-GapFill.
+//!
+//! Gap policy (deliberately lenient, the simulator must not lose orders): a MsgSeqNum above
+//! the expected one triggers a ResendRequest, but the message is still processed and the
+//! expected number moves past it; the resent/gap-filled messages that follow (PossDup=Y)
+//! are then ignored. A number below the expected one without PossDup is fatal.
+
+use fixscope_core::fix::encode::FixEncoder;
+use fixscope_core::fix::message::Fields;
+
+use crate::clock::UtcClock;
+
+pub mod tags {
+    pub const BEGIN_SEQ_NO: u32 = 7;
+    pub const END_SEQ_NO: u32 = 16;
+    pub const NEW_SEQ_NO: u32 = 36;
+    pub const POSS_DUP_FLAG: u32 = 43;
+    pub const SENDING_TIME: u32 = 52;
+    pub const TEXT: u32 = 58;
+    pub const ENCRYPT_METHOD: u32 = 98;
+    pub const HEART_BT_INT: u32 = 108;
+    pub const TEST_REQ_ID: u32 = 112;
+    pub const ORIG_SENDING_TIME: u32 = 122;
+    pub const GAP_FILL_FLAG: u32 = 123;
+    pub const RESET_SEQ_NUM_FLAG: u32 = 141;
+    pub const REF_SEQ_NUM: u32 = 45;
+    pub const SESSION_REJECT_REASON: u32 = 373;
+    pub const DEFAULT_APPL_VER_ID: u32 = 1137;
+}
+
+use fixscope_core::fix::tag::{BEGIN_STRING, MSG_SEQ_NUM, MSG_TYPE, SENDER_COMP_ID, TARGET_COMP_ID};
+use tags::*;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    Acceptor,
+    Initiator,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum State {
+    AwaitingLogon,
+    Active,
+    LogoutSent,
+    Closed,
+}
+
+/// What the caller must do with an inbound message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Inbound<'a> {
+    /// An application message of this MsgType, to be processed by the caller.
+    App(&'a [u8]),
+    /// Session-level message, fully handled (any reply was appended to `out`).
+    Handled,
+    /// The Logon handshake completed.
+    LoggedOn,
+    /// The peer logged out (our Logout reply, if needed, is in `out`): close after flushing.
+    LoggedOut,
+    /// Protocol violation (a Logout may have been appended): close after flushing.
+    Disconnect(&'static str),
+}
+
+/// Whether a periodic check wants the connection dropped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tick {
+    Ok,
+    Disconnect(&'static str),
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SessionStats {
+    pub gaps_detected: u64,
+    pub resend_requests_sent: u64,
+    pub resend_requests_received: u64,
+    pub gap_fills_sent: u64,
+    pub sequence_resets_received: u64,
+    pub heartbeats_sent: u64,
+    pub test_requests_sent: u64,
+    pub test_requests_answered: u64,
+    pub rejects_received: u64,
+    pub rejects_sent: u64,
+}
+
+/// Everything an outgoing message needs besides the session: the encoder, the SendingTime
+/// source and the buffer to append to.
+pub struct Tx<'a> {
+    pub enc: &'a mut FixEncoder,
+    pub clock: &'a mut UtcClock,
+    pub out: &'a mut Vec<u8>,
+}
+
+#[derive(Debug)]
+pub struct Session {
+    role: Role,
+    state: State,
+    begin_string: Vec<u8>,
+    sender: Vec<u8>,
+    target: Vec<u8>,
+    appl_ver_id: Vec<u8>,
+    next_out: u64,
+    next_in: u64,
+    hb_ns: u64,
+    last_recv_ns: u64,
+    last_send_ns: u64,
+    test_req_sent_ns: Option<u64>,
+    pub stats: SessionStats,
+}
+
+/// The session-relevant fields of one message.
+#[derive(Default)]
+struct Header<'a> {
+    begin: &'a [u8],
+    msg_type: &'a [u8],
+    seq: Option<u64>,
+    poss_dup: bool,
+    sender: &'a [u8],
+    target: &'a [u8],
+    begin_seq: u64,
+    new_seq: u64,
+    gap_fill: bool,
+    test_req_id: &'a [u8],
+    heartbeat_secs: Option<u64>,
+    reset_seq: bool,
+    appl_ver_id: &'a [u8],
+}
+
+/// Header tags: parsing of an application message stops at the first tag not in here.
+fn is_header_tag(tag: u32) -> bool {
+    matches!(
+        tag,
+        8 | 9 | 35 | 49 | 56 | 34 | 43 | 52 | 97 | 122 | 115 | 128 | 50 | 57 | 142 | 143 | 1128 | 1129
+    )
+}
+
+pub fn is_session_msg_type(t: &[u8]) -> bool {
+    matches!(t, b"0" | b"1" | b"2" | b"3" | b"4" | b"5" | b"A")
+}
+
+pub fn parse_uint(v: &[u8]) -> Option<u64> {
+    if v.is_empty() || v.len() > 19 {
+        return None;
+    }
+    let mut n = 0u64;
+    for &b in v {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        n = n * 10 + (b - b'0') as u64;
+    }
+    Some(n)
+}
+
+fn parse_header(msg: &[u8]) -> Header<'_> {
+    let mut h = Header::default();
+    let mut app = false;
+    for (tag, v) in Fields::new(msg) {
+        match tag {
+            BEGIN_STRING => h.begin = v,
+            MSG_TYPE => {
+                h.msg_type = v;
+                app = !is_session_msg_type(v);
+            }
+            MSG_SEQ_NUM => h.seq = parse_uint(v),
+            POSS_DUP_FLAG => h.poss_dup = v == b"Y",
+            SENDER_COMP_ID => h.sender = v,
+            TARGET_COMP_ID => h.target = v,
+            t if app && !is_header_tag(t) => break,
+            BEGIN_SEQ_NO => h.begin_seq = parse_uint(v).unwrap_or(0),
+            NEW_SEQ_NO => h.new_seq = parse_uint(v).unwrap_or(0),
+            GAP_FILL_FLAG => h.gap_fill = v == b"Y",
+            TEST_REQ_ID => h.test_req_id = v,
+            HEART_BT_INT => h.heartbeat_secs = parse_uint(v),
+            RESET_SEQ_NUM_FLAG => h.reset_seq = v == b"Y",
+            DEFAULT_APPL_VER_ID => h.appl_ver_id = v,
+            _ => {}
+        }
+    }
+    h
+}
+
+impl Session {
+    /// An acceptor learns BeginString, CompIDs and heartbeat interval from the Logon.
+    pub fn acceptor(comp_id: &str) -> Self {
+        Self::new(Role::Acceptor, b"", comp_id.as_bytes(), b"", 30)
+    }
+
+    pub fn initiator(begin_string: &str, sender: &str, target: &str, heartbeat_secs: u32) -> Self {
+        Self::new(
+            Role::Initiator,
+            begin_string.as_bytes(),
+            sender.as_bytes(),
+            target.as_bytes(),
+            heartbeat_secs,
+        )
+    }
+
+    fn new(role: Role, begin: &[u8], sender: &[u8], target: &[u8], hb_secs: u32) -> Self {
+        let appl_ver_id = if begin == b"FIXT.1.1" { b"9".to_vec() } else { Vec::new() };
+        Session {
+            role,
+            state: State::AwaitingLogon,
+            begin_string: begin.to_vec(),
+            sender: sender.to_vec(),
+            target: target.to_vec(),
+            appl_ver_id,
+            next_out: 1,
+            next_in: 1,
+            hb_ns: hb_secs as u64 * 1_000_000_000,
+            last_recv_ns: 0,
+            last_send_ns: 0,
+            test_req_sent_ns: None,
+            stats: SessionStats::default(),
+        }
+    }
+
+    pub fn state(&self) -> State {
+        self.state
+    }
+    pub fn role(&self) -> Role {
+        self.role
+    }
+    pub fn begin_string(&self) -> &[u8] {
+        &self.begin_string
+    }
+    pub fn sender_comp_id(&self) -> &[u8] {
+        &self.sender
+    }
+    pub fn target_comp_id(&self) -> &[u8] {
+        &self.target
+    }
+    pub fn next_out_seq(&self) -> u64 {
+        self.next_out
+    }
+    pub fn next_in_seq(&self) -> u64 {
+        self.next_in
+    }
+    /// True for FIX.4.2 (whose ExecType codes differ from 4.4's).
+    pub fn is_fix42(&self) -> bool {
+        self.begin_string == b"FIX.4.2"
+    }
+
+    /// Starts an outgoing message with the standard header (35, 49, 56, 34, 52); add body
+    /// fields to the returned encoder, then call [`Session::finish`].
+    pub fn header<'e>(
+        &mut self,
+        enc: &'e mut FixEncoder,
+        clock: &mut UtcClock,
+        msg_type: &[u8],
+    ) -> &'e mut FixEncoder {
+        let seq = self.next_out;
+        self.next_out += 1;
+        enc.start(msg_type)
+            .field(SENDER_COMP_ID, &self.sender)
+            .field(TARGET_COMP_ID, &self.target)
+            .field_uint(MSG_SEQ_NUM, seq)
+            .field(SENDING_TIME, clock.now())
+    }
+
+    /// Appends the message begun with [`Session::header`] to `out`.
+    pub fn finish(&mut self, enc: &mut FixEncoder, out: &mut Vec<u8>, now_ns: u64) -> usize {
+        self.last_send_ns = now_ns;
+        enc.finish(&self.begin_string, out)
+    }
+
+    /// Initiator: sends Logon (with ResetSeqNumFlag, and DefaultApplVerID for FIXT.1.1).
+    pub fn logon(&mut self, tx: Tx<'_>, now_ns: u64) {
+        self.next_out = 1;
+        self.next_in = 1;
+        self.state = State::AwaitingLogon;
+        let hb = self.hb_ns / 1_000_000_000;
+        let enc = self.header(tx.enc, tx.clock, b"A");
+        enc.field(ENCRYPT_METHOD, b"0")
+            .field_uint(HEART_BT_INT, hb)
+            .field(RESET_SEQ_NUM_FLAG, b"Y");
+        if !self.appl_ver_id.is_empty() {
+            enc.field(DEFAULT_APPL_VER_ID, &self.appl_ver_id);
+        }
+        self.finish(tx.enc, tx.out, now_ns);
+        self.last_recv_ns = now_ns;
+    }
+
+    /// Sends Logout; the session waits for the peer's Logout before closing.
+    pub fn logout(&mut self, tx: Tx<'_>, now_ns: u64, text: &str) {
+        let enc = self.header(tx.enc, tx.clock, b"5");
+        if !text.is_empty() {
+            enc.field_str(TEXT, text);
+        }
+        self.finish(tx.enc, tx.out, now_ns);
+        self.state = State::LogoutSent;
+    }
+
+    /// Session-level Reject (35=3) of message `ref_seq` with SessionRejectReason `reason`.
+    pub fn reject(&mut self, tx: Tx<'_>, now_ns: u64, ref_seq: u64, reason: u64, text: &str) {
+        self.header(tx.enc, tx.clock, b"3")
+            .field_uint(REF_SEQ_NUM, ref_seq)
+            .field_uint(SESSION_REJECT_REASON, reason)
+            .field_str(TEXT, text);
+        self.finish(tx.enc, tx.out, now_ns);
+        self.stats.rejects_sent += 1;
+    }
+
+    /// Handles one framed inbound message.
+    pub fn on_message<'m>(&mut self, msg: &'m [u8], now_ns: u64, tx: Tx<'_>) -> Inbound<'m> {
+        let h = parse_header(msg);
+        self.last_recv_ns = now_ns;
+        self.test_req_sent_ns = None;
+        let Some(seq) = h.seq else {
+            return self.fail(tx, now_ns, "missing or bad MsgSeqNum (34)");
+        };
+        let msg_type = h.msg_type;
+        if self.state == State::Closed {
+            return Inbound::Disconnect("message after Logout");
+        }
+        if self.state == State::AwaitingLogon {
+            if msg_type != b"A" {
+                // Spec: a first message that is not a Logon gets a disconnect, no Logout.
+                return Inbound::Disconnect("first message was not Logon");
+            }
+            return self.on_logon(&h, seq, now_ns, tx);
+        }
+        // SequenceReset-Reset ignores MsgSeqNum entirely.
+        if msg_type == b"4" && !h.gap_fill {
+            self.stats.sequence_resets_received += 1;
+            if h.new_seq > self.next_in {
+                self.next_in = h.new_seq;
+            }
+            return Inbound::Handled;
+        }
+        if seq < self.next_in {
+            if h.poss_dup || msg_type == b"4" {
+                return Inbound::Handled; // A resend we already have: ignore.
+            }
+            return self.fail(tx, now_ns, "MsgSeqNum too low");
+        }
+        if seq > self.next_in {
+            self.stats.gaps_detected += 1;
+            // A Logout or ResendRequest is answered regardless; everything else too (see
+            // the module docs), after asking for the missing range.
+            self.send_resend_request(tx.enc, tx.clock, tx.out, now_ns, self.next_in);
+        }
+        self.next_in = seq + 1;
+        match msg_type {
+            b"0" => Inbound::Handled,
+            b"1" => {
+                self.header(tx.enc, tx.clock, b"0").field(TEST_REQ_ID, h.test_req_id);
+                self.finish(tx.enc, tx.out, now_ns);
+                self.stats.test_requests_answered += 1;
+                Inbound::Handled
+            }
+            b"2" => {
+                self.stats.resend_requests_received += 1;
+                self.gap_fill(tx, now_ns, h.begin_seq.max(1));
+                Inbound::Handled
+            }
+            b"3" => {
+                self.stats.rejects_received += 1;
+                Inbound::Handled
+            }
+            b"4" => {
+                self.stats.sequence_resets_received += 1;
+                if h.new_seq > self.next_in {
+                    self.next_in = h.new_seq;
+                }
+                Inbound::Handled
+            }
+            b"5" => {
+                if self.state != State::LogoutSent {
+                    self.header(tx.enc, tx.clock, b"5");
+                    self.finish(tx.enc, tx.out, now_ns);
+                }
+                self.state = State::Closed;
+                Inbound::LoggedOut
+            }
+            b"A" => self.fail(tx, now_ns, "unexpected Logon"),
+            t => Inbound::App(t),
+        }
+    }
+
+    fn on_logon(&mut self, h: &Header<'_>, seq: u64, now_ns: u64, tx: Tx<'_>) -> Inbound<'static> {
+        if self.role == Role::Acceptor {
+            if !h.begin.starts_with(b"FIX") {
+                return Inbound::Disconnect("bad BeginString");
+            }
+            self.begin_string.clear();
+            self.begin_string.extend_from_slice(h.begin);
+            // Our SenderCompID is whatever they addressed; theirs becomes our target.
+            if !h.target.is_empty() {
+                self.sender.clear();
+                self.sender.extend_from_slice(h.target);
+            }
+            self.target.clear();
+            self.target.extend_from_slice(h.sender);
+            self.hb_ns = h.heartbeat_secs.unwrap_or(30) * 1_000_000_000;
+            self.appl_ver_id.clear();
+            if h.begin == b"FIXT.1.1" {
+                let v: &[u8] = if h.appl_ver_id.is_empty() { b"9" } else { h.appl_ver_id };
+                self.appl_ver_id.extend_from_slice(v);
+            }
+            if h.reset_seq {
+                self.next_out = 1;
+                self.next_in = 1;
+            }
+        }
+        if seq < self.next_in {
+            return self.fail(tx, now_ns, "MsgSeqNum too low");
+        }
+        let gap_from = (seq > self.next_in).then_some(self.next_in);
+        self.next_in = seq + 1;
+        self.state = State::Active;
+        if self.role == Role::Acceptor {
+            let hb = self.hb_ns / 1_000_000_000;
+            let enc = self.header(tx.enc, tx.clock, b"A");
+            enc.field(ENCRYPT_METHOD, b"0").field_uint(HEART_BT_INT, hb);
+            if h.reset_seq {
+                enc.field(RESET_SEQ_NUM_FLAG, b"Y");
+            }
+            if !self.appl_ver_id.is_empty() {
+                enc.field(DEFAULT_APPL_VER_ID, &self.appl_ver_id);
+            }
+            self.finish(tx.enc, tx.out, now_ns);
+        }
+        if let Some(from) = gap_from {
+            self.stats.gaps_detected += 1;
+            self.send_resend_request(tx.enc, tx.clock, tx.out, now_ns, from);
+        }
+        Inbound::LoggedOn
+    }
+
+    fn send_resend_request(
+        &mut self,
+        enc: &mut FixEncoder,
+        clock: &mut UtcClock,
+        out: &mut Vec<u8>,
+        now_ns: u64,
+        from: u64,
+    ) {
+        // EndSeqNo 0 = "everything after BeginSeqNo" (FIX.4.2 and later).
+        self.header(enc, clock, b"2")
+            .field_uint(BEGIN_SEQ_NO, from)
+            .field_uint(END_SEQ_NO, 0);
+        self.finish(enc, out, now_ns);
+        self.stats.resend_requests_sent += 1;
+    }
+
+    /// Answers a ResendRequest: we never replay application messages (stale orders are
+    /// worse than none), so the whole range is covered by one SequenceReset-GapFill.
+    fn gap_fill(&mut self, tx: Tx<'_>, now_ns: u64, begin: u64) {
+        if begin >= self.next_out {
+            return;
+        }
+        let now = tx.clock.now();
+        tx.enc
+            .start(b"4")
+            .field(SENDER_COMP_ID, &self.sender)
+            .field(TARGET_COMP_ID, &self.target)
+            .field_uint(MSG_SEQ_NUM, begin)
+            .field(POSS_DUP_FLAG, b"Y")
+            .field(SENDING_TIME, now)
+            .field(ORIG_SENDING_TIME, now)
+            .field(GAP_FILL_FLAG, b"Y")
+            .field_uint(NEW_SEQ_NO, self.next_out);
+        self.finish(tx.enc, tx.out, now_ns);
+        self.stats.gap_fills_sent += 1;
+    }
+
+    fn fail(&mut self, tx: Tx<'_>, now_ns: u64, why: &'static str) -> Inbound<'static> {
+        if matches!(self.state, State::Active) {
+            self.logout(tx, now_ns, why);
+        }
+        self.state = State::Closed;
+        Inbound::Disconnect(why)
+    }
+
+    /// Periodic housekeeping: Heartbeat when we have been quiet, TestRequest when the peer
+    /// has, and disconnect when a TestRequest went unanswered.
+    pub fn on_tick(&mut self, now_ns: u64, tx: Tx<'_>) -> Tick {
+        if self.state != State::Active || self.hb_ns == 0 {
+            return Tick::Ok;
+        }
+        if let Some(sent) = self.test_req_sent_ns {
+            if now_ns.saturating_sub(sent) >= self.hb_ns {
+                self.state = State::Closed;
+                return Tick::Disconnect("TestRequest not answered");
+            }
+        } else if now_ns.saturating_sub(self.last_recv_ns) >= self.hb_ns + self.hb_ns / 5 {
+            self.header(tx.enc, tx.clock, b"1")
+                .field_uint(TEST_REQ_ID, now_ns);
+            self.test_req_sent_ns = Some(now_ns);
+            self.stats.test_requests_sent += 1;
+            self.finish(tx.enc, tx.out, now_ns);
+            return Tick::Ok;
+        }
+        if now_ns.saturating_sub(self.last_send_ns) >= self.hb_ns {
+            self.header(tx.enc, tx.clock, b"0");
+            self.finish(tx.enc, tx.out, now_ns);
+            self.stats.heartbeats_sent += 1;
+        }
+        Tick::Ok
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fixscope_core::fix::framing::{frame_one, Frame};
+    use fixscope_core::fix::message::{display, find_field};
+
+    struct Rig {
+        enc: FixEncoder,
+        clock: UtcClock,
+        out: Vec<u8>,
+    }
+
+    impl Rig {
+        fn new() -> Self {
+            Rig {
+                enc: FixEncoder::new(),
+                clock: UtcClock::new(),
+                out: Vec::new(),
+            }
+        }
+        fn tx(&mut self) -> Tx<'_> {
+            Tx {
+                enc: &mut self.enc,
+                clock: &mut self.clock,
+                out: &mut self.out,
+            }
+        }
+        /// Splits and validates everything sent so far, then clears it.
+        fn take(&mut self) -> Vec<Vec<u8>> {
+            let mut msgs = Vec::new();
+            let mut rest = &self.out[..];
+            while !rest.is_empty() {
+                match frame_one(rest) {
+                    Frame::Message { len, checksum_ok } => {
+                        assert!(checksum_ok, "{}", display(&rest[..len]));
+                        msgs.push(rest[..len].to_vec());
+                        rest = &rest[len..];
+                    }
+                    other => panic!("bad output {other:?}: {}", display(rest)),
+                }
+            }
+            self.out.clear();
+            msgs
+        }
+    }
+
+    fn msg(begin: &str, fields: &[(u32, &str)]) -> Vec<u8> {
+        let mut enc = FixEncoder::new();
+        enc.start(fields[0].1.as_bytes());
+        for &(t, v) in &fields[1..] {
+            enc.field_str(t, v);
+        }
+        let mut out = Vec::new();
+        enc.finish(begin.as_bytes(), &mut out);
+        out
+    }
+
+    fn field(m: &[u8], tag: u32) -> String {
+        String::from_utf8_lossy(find_field(m, tag).unwrap_or(b"<none>")).into_owned()
+    }
+
+    fn logged_on(begin: &str, extra: &[(u32, &str)]) -> (Session, Rig) {
+        let mut s = Session::acceptor("EXCH");
+        let mut rig = Rig::new();
+        let mut f = vec![(35, "A"), (49, "CLIENT1"), (56, "EXCH"), (34, "1"), (108, "30"), (141, "Y")];
+        f.extend_from_slice(extra);
+        assert_eq!(s.on_message(&msg(begin, &f), 1, rig.tx()), Inbound::LoggedOn);
+        (s, rig)
+    }
+
+    #[test]
+    fn acceptor_answers_logon_for_each_begin_string() {
+        for begin in ["FIX.4.2", "FIX.4.4", "FIXT.1.1"] {
+            let extra: &[(u32, &str)] = if begin == "FIXT.1.1" { &[(1137, "9")] } else { &[] };
+            let (s, mut rig) = logged_on(begin, extra);
+            let out = rig.take();
+            assert_eq!(out.len(), 1);
+            let m = &out[0];
+            assert_eq!(field(m, 8), begin);
+            assert_eq!(field(m, 35), "A");
+            assert_eq!(field(m, 49), "EXCH");
+            assert_eq!(field(m, 56), "CLIENT1");
+            assert_eq!(field(m, 34), "1");
+            assert_eq!(field(m, 108), "30");
+            assert_eq!(field(m, 52).len(), 21);
+            if begin == "FIXT.1.1" {
+                assert_eq!(field(m, 1137), "9");
+            } else {
+                assert_eq!(field(m, 1137), "<none>");
+            }
+            assert_eq!(s.state(), State::Active);
+            assert_eq!(s.is_fix42(), begin == "FIX.4.2");
+        }
+    }
+
+    #[test]
+    fn first_message_must_be_logon() {
+        let mut s = Session::acceptor("EXCH");
+        let mut rig = Rig::new();
+        let d = msg("FIX.4.4", &[(35, "D"), (49, "C"), (56, "EXCH"), (34, "1")]);
+        assert!(matches!(s.on_message(&d, 1, rig.tx()), Inbound::Disconnect(_)));
+        assert!(rig.take().is_empty());
+    }
+
+    #[test]
+    fn test_request_gets_heartbeat_with_id() {
+        let (mut s, mut rig) = logged_on("FIX.4.4", &[]);
+        rig.take();
+        let tr = msg("FIX.4.4", &[(35, "1"), (49, "CLIENT1"), (56, "EXCH"), (34, "2"), (112, "abc")]);
+        assert_eq!(s.on_message(&tr, 2, rig.tx()), Inbound::Handled);
+        let out = rig.take();
+        assert_eq!(out.len(), 1);
+        assert_eq!(field(&out[0], 35), "0");
+        assert_eq!(field(&out[0], 112), "abc");
+        assert_eq!(field(&out[0], 34), "2");
+        assert_eq!(s.stats.test_requests_answered, 1);
+    }
+
+    #[test]
+    fn gap_triggers_resend_request_and_message_still_delivered() {
+        let (mut s, mut rig) = logged_on("FIX.4.4", &[]);
+        rig.take();
+        let d = msg("FIX.4.4", &[(35, "D"), (49, "CLIENT1"), (56, "EXCH"), (34, "5"), (11, "X")]);
+        assert_eq!(s.on_message(&d, 2, rig.tx()), Inbound::App(b"D"));
+        let out = rig.take();
+        assert_eq!(out.len(), 1);
+        assert_eq!(field(&out[0], 35), "2");
+        assert_eq!(field(&out[0], 7), "2");
+        assert_eq!(field(&out[0], 16), "0");
+        assert_eq!(s.next_in_seq(), 6);
+        assert_eq!(s.stats.gaps_detected, 1);
+        // The peer's GapFill for the range (PossDup, below the expected number) is ignored,
+        // as is a PossDup resend.
+        let gf = msg(
+            "FIX.4.4",
+            &[(35, "4"), (49, "CLIENT1"), (56, "EXCH"), (34, "2"), (43, "Y"), (123, "Y"), (36, "5")],
+        );
+        assert_eq!(s.on_message(&gf, 3, rig.tx()), Inbound::Handled);
+        assert_eq!(s.next_in_seq(), 6);
+        // A GapFill at the expected number moves it forward.
+        let gf = msg("FIX.4.4", &[(35, "4"), (49, "CLIENT1"), (56, "EXCH"), (34, "6"), (123, "Y"), (36, "9")]);
+        assert_eq!(s.on_message(&gf, 4, rig.tx()), Inbound::Handled);
+        assert_eq!(s.next_in_seq(), 9);
+        assert!(rig.take().is_empty());
+    }
+
+    #[test]
+    fn too_low_without_poss_dup_is_fatal() {
+        let (mut s, mut rig) = logged_on("FIX.4.4", &[]);
+        rig.take();
+        let d = msg("FIX.4.4", &[(35, "D"), (49, "CLIENT1"), (56, "EXCH"), (34, "1")]);
+        assert!(matches!(s.on_message(&d, 2, rig.tx()), Inbound::Disconnect(_)));
+        let out = rig.take();
+        assert_eq!(field(&out[0], 35), "5");
+    }
+
+    #[test]
+    fn resend_request_answered_with_gap_fill() {
+        let (mut s, mut rig) = logged_on("FIX.4.4", &[]);
+        // Send a few more messages so there is something to fill.
+        for _ in 0..3 {
+            s.header(&mut rig.enc, &mut rig.clock, b"0");
+            s.finish(&mut rig.enc, &mut rig.out, 1);
+        }
+        rig.take();
+        assert_eq!(s.next_out_seq(), 5);
+        let rr = msg("FIX.4.4", &[(35, "2"), (49, "CLIENT1"), (56, "EXCH"), (34, "2"), (7, "2"), (16, "0")]);
+        assert_eq!(s.on_message(&rr, 2, rig.tx()), Inbound::Handled);
+        let out = rig.take();
+        assert_eq!(out.len(), 1);
+        let m = &out[0];
+        assert_eq!(field(m, 35), "4");
+        assert_eq!(field(m, 34), "2");
+        assert_eq!(field(m, 123), "Y");
+        assert_eq!(field(m, 43), "Y");
+        assert_eq!(field(m, 36), "5");
+        // The gap fill does not consume a sequence number.
+        assert_eq!(s.next_out_seq(), 5);
+        assert_eq!(s.stats.gap_fills_sent, 1);
+    }
+
+    #[test]
+    fn heartbeat_and_test_request_timers() {
+        let (mut s, mut rig) = logged_on("FIX.4.4", &[]);
+        rig.take();
+        let sec = 1_000_000_000u64;
+        // We sent the Logon at t=1; after 30s of silence we owe a Heartbeat... but the peer
+        // has been quiet even longer (36s), so a TestRequest goes first.
+        assert_eq!(s.on_tick(31 * sec, rig.tx()), Tick::Ok);
+        let out = rig.take();
+        assert_eq!(field(&out[0], 35), "0");
+        assert_eq!(s.on_tick(37 * sec, rig.tx()), Tick::Ok);
+        let out = rig.take();
+        assert_eq!(field(&out[0], 35), "1");
+        assert_ne!(field(&out[0], 112), "<none>");
+        // Unanswered for another interval: disconnect.
+        assert!(matches!(s.on_tick(68 * sec, rig.tx()), Tick::Disconnect(_)));
+    }
+
+    #[test]
+    fn logout_is_answered_and_initiated_logout_completes() {
+        let (mut s, mut rig) = logged_on("FIX.4.4", &[]);
+        rig.take();
+        let lo = msg("FIX.4.4", &[(35, "5"), (49, "CLIENT1"), (56, "EXCH"), (34, "2")]);
+        assert_eq!(s.on_message(&lo, 2, rig.tx()), Inbound::LoggedOut);
+        let out = rig.take();
+        assert_eq!(field(&out[0], 35), "5");
+
+        // Initiator side: Logon, Logon reply, our Logout, their Logout -> LoggedOut, no reply.
+        let mut c = Session::initiator("FIXT.1.1", "CLIENT1", "EXCH", 30);
+        c.logon(rig.tx(), 1);
+        let out = rig.take();
+        assert_eq!(field(&out[0], 1137), "9");
+        assert_eq!(field(&out[0], 141), "Y");
+        let reply = msg("FIXT.1.1", &[(35, "A"), (49, "EXCH"), (56, "CLIENT1"), (34, "1"), (108, "30")]);
+        assert_eq!(c.on_message(&reply, 2, rig.tx()), Inbound::LoggedOn);
+        c.logout(rig.tx(), 3, "");
+        assert_eq!(c.state(), State::LogoutSent);
+        rig.take();
+        let lo = msg("FIXT.1.1", &[(35, "5"), (49, "EXCH"), (56, "CLIENT1"), (34, "2")]);
+        assert_eq!(c.on_message(&lo, 4, rig.tx()), Inbound::LoggedOut);
+        assert!(rig.take().is_empty());
+    }
+}
