@@ -296,6 +296,11 @@ impl<W: Write> CaptureWriter<W> {
         Ok(self.out)
     }
 
+    /// The sink, e.g. to see how many bytes a `Vec` sink holds so far.
+    pub fn get_ref(&self) -> &W {
+        &self.out
+    }
+
     /// The sink, as is.
     pub fn into_inner(self) -> W {
         self.out
@@ -627,14 +632,14 @@ fn push_vlans(f: &mut Vec<u8>, tags: &[u16], ethertype: u16) {
 /// The Internet checksum over the concatenation of `parts` (each of even length except
 /// possibly the last).
 fn checksum(parts: &[&[u8]]) -> u16 {
-    let mut sum: u32 = 0;
+    let mut sum: u64 = 0;
     for part in parts {
         let mut chunks = part.chunks_exact(2);
         for c in &mut chunks {
-            sum += u32::from(u16::from_be_bytes([c[0], c[1]]));
+            sum += u64::from(u16::from_be_bytes([c[0], c[1]]));
         }
         if let [last] = chunks.remainder() {
-            sum += u32::from(*last) << 8;
+            sum += u64::from(*last) << 8;
         }
     }
     while sum > 0xFFFF {

@@ -138,6 +138,8 @@ impl Pipeline {
         self.segments += 1;
         self.now_ns = self.now_ns.max(seg.ts_ns);
         self.first_ts_ns.get_or_insert(seg.ts_ns);
+        // Requests older than the time-to-live at this moment cannot be answered by it.
+        self.correlator.expire(self.now_ns);
         let key = seg.connection();
 
         let Pipeline {
@@ -208,7 +210,6 @@ impl Pipeline {
         if seg.flags.rst() || conn.finished() {
             connections.remove(&key);
         }
-        self.correlator.expire(self.now_ns);
         if self.now_ns.saturating_sub(self.last_sweep_ns) > 1_000_000_000 {
             self.sweep_idle();
         }

@@ -622,8 +622,14 @@ fn attach_tc_both(skel: &FixscopeSkel<'static>, ifindex: u32) -> Result<Vec<TcHo
             .handle(TC_HANDLE)
             .priority(TC_PRIORITY)
             .attach_point(ap);
-        // Creates the clsact qdisc if missing (we never delete it: others may use it).
-        let res = hook.create().and_then(|mut h| h.attach());
+        // Attach first (quiet when clsact exists); create the clsact qdisc only when that
+        // fails for another reason than a clash. We never delete it: others may use it.
+        let res = match hook.attach() {
+            Err(e) if e.kind() != libbpf_rs::ErrorKind::AlreadyExists => {
+                hook.create().and_then(|mut h| h.attach())
+            }
+            other => other,
+        };
         match res {
             Ok(h) => hooks.push(h),
             Err(e) => {

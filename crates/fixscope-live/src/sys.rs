@@ -9,6 +9,8 @@ use libbpf_rs::libbpf_sys;
 
 use crate::LiveError;
 
+const ARPHRD_RAWIP: u16 = 519; // not in the libc crate
+
 pub(crate) const CAP_NET_ADMIN: u32 = 12;
 pub(crate) const CAP_SYS_ADMIN: u32 = 21;
 pub(crate) const CAP_BPF: u32 = 39;
@@ -114,7 +116,7 @@ pub(crate) fn l2_header_len(name: &str) -> Result<u32, LiveError> {
     match hw_type {
         libc::ARPHRD_ETHER | libc::ARPHRD_LOOPBACK => Ok(14),
         libc::ARPHRD_NONE
-        | libc::ARPHRD_RAWIP
+        | ARPHRD_RAWIP
         | libc::ARPHRD_TUNNEL
         | libc::ARPHRD_TUNNEL6
         | libc::ARPHRD_IPGRE

@@ -12,7 +12,7 @@ use fixscope_core::correlate::{CorrelatorLimits, KeySpec};
 use fixscope_core::{PipelineConfig, PortSet, Role};
 
 #[derive(Parser, Debug)]
-#[command(name = "fixscope", version, about = "FIX request→response latency from TCP traffic", long_about = None)]
+#[command(name = "fixscope", version, about = "FIX request→response latency from TCP traffic", long_about = None, allow_negative_numbers = true)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -39,7 +39,8 @@ pub struct AnalysisArgs {
         short = 'r',
         long = "interval",
         default_value = "1",
-        value_name = "SECS"
+        value_name = "SECS",
+        allow_negative_numbers = true
     )]
     pub interval_s: f64,
     /// Most requests waiting for a response; the oldest is evicted beyond it.
@@ -50,7 +51,8 @@ pub struct AnalysisArgs {
         short = 't',
         long = "timeout",
         default_value = "0.5",
-        value_name = "SECS"
+        value_name = "SECS",
+        allow_negative_numbers = true
     )]
     pub timeout_s: f64,
     /// Top of the histogram range in milliseconds; larger latencies are counted as over range.
@@ -58,7 +60,8 @@ pub struct AnalysisArgs {
         short = 'x',
         long = "max-ms",
         default_value = "10000",
-        value_name = "MS"
+        value_name = "MS",
+        allow_negative_numbers = true
     )]
     pub max_ms: f64,
     /// Correlation key: FIX tag(s), e.g. `11` (ClOrdID), `41`, or a compound `11,1`.

@@ -1,0 +1,614 @@
+//! The exchange's order handling: requests in, ExecutionReports / OrderCancelRejects out,
+//! delays through a timer queue, ground truth stamped when responses hit the socket.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use fixscope_core::fix::encode::FixEncoder;
+use fixscope_core::fix::message::Fields;
+use fixscope_core::fix::tag;
+
+use super::orders::{OrderBook, Slot};
+use super::ExchangeSummary;
+use crate::clock::UtcClock;
+use crate::delay::DelaySpec;
+use crate::outbuf::OutBuf;
+use crate::rng::Rng;
+use crate::session::{parse_uint, Inbound, Session, Tx};
+use crate::truth::TruthWriter;
+
+const SYMBOL: u32 = 55;
+const SIDE: u32 = 54;
+const ORDER_QTY: u32 = 38;
+const PRICE: u32 = 44;
+const ORDER_ID: u32 = 37;
+const EXEC_ID: u32 = 17;
+const EXEC_TRANS_TYPE: u32 = 20;
+const LAST_QTY: u32 = 32;
+const LAST_PX: u32 = 31;
+const LEAVES_QTY: u32 = 151;
+const CUM_QTY: u32 = 14;
+const AVG_PX: u32 = 6;
+const TRANSACT_TIME: u32 = 60;
+const TEXT: u32 = 58;
+const ORD_REJ_REASON: u32 = 103;
+const CXL_REJ_RESPONSE_TO: u32 = 434;
+const CXL_REJ_REASON: u32 = 102;
+
+/// Price used when an order has none (market orders still need a LastPx).
+const DEFAULT_PRICE: &[u8] = b"100";
+
+pub const TIMER_ACK: u8 = 0;
+pub const TIMER_FILL: u8 = 1;
+const STAGE_ACK: u64 = 0;
+const STAGE_FILL: u64 = 1;
+
+/// A due event; ordered by due time, then insertion order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Timer {
+    pub due: u64,
+    pub seq: u64,
+    pub conn: u32,
+    pub conn_gen: u32,
+    pub slot: u32,
+    pub slot_gen: u32,
+    pub token: u32,
+    pub kind: u8,
+}
+
+pub struct Cfg {
+    pub ack_delay: DelaySpec,
+    pub fill_delay: DelaySpec,
+    pub partial_fills: u32,
+    pub no_fill: bool,
+    pub max_live: usize,
+}
+
+/// One connection's FIX state.
+pub struct ConnState {
+    pub peer: String,
+    pub session: Session,
+    pub out: OutBuf,
+    pub book: OrderBook,
+    /// Close once the output is flushed (Logout exchanged or protocol error).
+    pub closing: bool,
+}
+
+/// State shared by all connections of one exchange.
+pub struct Ctx {
+    pub enc: FixEncoder,
+    pub clock: UtcClock,
+    pub rng: Rng,
+    pub timers: BinaryHeap<Reverse<Timer>>,
+    timer_seq: u64,
+    pub cfg: Cfg,
+    pub stats: ExchangeSummary,
+    pub truth: Option<TruthWriter>,
+    next_order_id: u64,
+    next_exec_id: u64,
+}
+
+/// An ExecutionReport to encode.
+struct Er<'a> {
+    clordid: &'a [u8],
+    orig: &'a [u8],
+    order_id: u64,
+    exec_type: &'a [u8],
+    ord_status: &'a [u8],
+    symbol: &'a [u8],
+    side: u8,
+    qty: u64,
+    cum: u64,
+    price: &'a [u8],
+    last_qty: u64,
+    text: &'a str,
+}
+
+fn stamp_tag(idx: u32, stage: u64) -> u64 {
+    (idx as u64) << 1 | stage
+}
+
+/// Parses an OrderQty; a decimal part is ignored (the simulator trades whole units).
+fn parse_qty(v: &[u8]) -> u64 {
+    let int = v.split(|&b| b == b'.').next().unwrap_or(v);
+    parse_uint(int).unwrap_or(0)
+}
+
+impl ConnState {
+    pub fn new(peer: String, session: Session, order_capacity: usize) -> Self {
+        ConnState {
+            peer,
+            session,
+            out: OutBuf::with_capacity(64 * 1024, 1024),
+            book: OrderBook::with_capacity(order_capacity),
+            closing: false,
+        }
+    }
+}
+
+impl Ctx {
+    pub fn new(cfg: Cfg, seed: u64, truth: Option<TruthWriter>, stats: ExchangeSummary) -> Self {
+        Ctx {
+            enc: FixEncoder::new(),
+            clock: UtcClock::new(),
+            rng: Rng::new(seed),
+            timers: BinaryHeap::with_capacity(64 * 1024),
+            timer_seq: 0,
+            cfg,
+            stats,
+            truth,
+            next_order_id: 1,
+            next_exec_id: 1,
+        }
+    }
+
+    /// Handles one framed inbound message that arrived at `now` (CLOCK_MONOTONIC right after
+    /// the read() that returned its last byte).
+    pub fn on_message(&mut self, conn: (u32, u32), st: &mut ConnState, msg: &[u8], now: u64) {
+        self.stats.messages_in += 1;
+        let tx = Tx {
+            enc: &mut self.enc,
+            clock: &mut self.clock,
+            out: st.out.buf(),
+        };
+        match st.session.on_message(msg, now, tx) {
+            Inbound::App(t) => self.on_app(conn, st, msg, t, now),
+            Inbound::Handled => {}
+            Inbound::LoggedOn => self.stats.logons += 1,
+            Inbound::LoggedOut => {
+                self.stats.logouts += 1;
+                st.closing = true;
+            }
+            Inbound::Disconnect(_) => {
+                self.stats.protocol_errors += 1;
+                st.closing = true;
+            }
+        }
+    }
+
+    fn on_app(&mut self, conn: (u32, u32), st: &mut ConnState, msg: &[u8], t: &[u8], now: u64) {
+        let msg_type = match t {
+            b"D" => b'D',
+            b"F" => b'F',
+            b"G" => b'G',
+            _ => {
+                let seq = Fields::new(msg)
+                    .find(|&(tg, _)| tg == tag::MSG_SEQ_NUM)
+                    .and_then(|(_, v)| parse_uint(v))
+                    .unwrap_or(0);
+                let tx = Tx {
+                    enc: &mut self.enc,
+                    clock: &mut self.clock,
+                    out: st.out.buf(),
+                };
+                // 373=11: invalid MsgType.
+                st.session.reject(tx, now, seq, 11, "unsupported MsgType");
+                return;
+            }
+        };
+        let idx = st.book.alloc();
+        let s = st.book.get_mut(idx);
+        s.msg_type = msg_type;
+        s.request_ns = now;
+        for (tg, v) in Fields::new(msg) {
+            match tg {
+                tag::CL_ORD_ID => s.clordid.extend_from_slice(v),
+                tag::ORIG_CL_ORD_ID => s.orig_clordid.extend_from_slice(v),
+                SYMBOL => s.symbol.extend_from_slice(v),
+                SIDE => s.side = v.first().copied().unwrap_or(0),
+                ORDER_QTY => s.qty = parse_qty(v),
+                PRICE => s.price.extend_from_slice(v),
+                _ => {}
+            }
+        }
+        match msg_type {
+            b'D' => {
+                self.stats.orders += 1;
+                s.reject = if s.clordid.is_empty() {
+                    Some("missing ClOrdID (11)")
+                } else if s.symbol.is_empty() {
+                    Some("missing Symbol (55)")
+                } else if !matches!(s.side, b'1'..=b'9') {
+                    Some("bad Side (54)")
+                } else if s.qty == 0 {
+                    Some("bad OrderQty (38)")
+                } else {
+                    None
+                };
+                if s.price.is_empty() {
+                    s.price.extend_from_slice(DEFAULT_PRICE);
+                }
+            }
+            b'F' => self.stats.cancels += 1,
+            _ => self.stats.replaces += 1,
+        }
+        if s.clordid.is_empty() {
+            s.clordid.extend_from_slice(b"NONE");
+        }
+        let delay = self.cfg.ack_delay.sample(&mut self.rng);
+        if delay == 0 {
+            self.respond(st, idx, now);
+        } else {
+            self.arm(conn, st.book.get_mut(idx), idx, now + delay, TIMER_ACK);
+        }
+    }
+
+    fn arm(&mut self, conn: (u32, u32), s: &mut Slot, idx: u32, due: u64, kind: u8) {
+        s.timer_armed = true;
+        s.timer_token = s.timer_token.wrapping_add(1);
+        self.timer_seq += 1;
+        self.timers.push(Reverse(Timer {
+            due,
+            seq: self.timer_seq,
+            conn: conn.0,
+            conn_gen: conn.1,
+            slot: idx,
+            slot_gen: s.gen,
+            token: s.timer_token,
+            kind,
+        }));
+    }
+
+    /// A timer of this connection is due (the caller checked the connection generation).
+    pub fn on_timer(&mut self, t: Timer, st: &mut ConnState, now: u64) {
+        let s = st.book.get_mut(t.slot);
+        if !s.in_use || s.gen != t.slot_gen || s.timer_token != t.token || !s.timer_armed {
+            return;
+        }
+        s.timer_armed = false;
+        let conn = (t.conn, t.conn_gen);
+        if t.kind == TIMER_ACK {
+            self.respond(conn, st, t.slot, now);
+        } else if self.fill(st, t.slot, now) {
+            self.fill_chain(conn, st, t.slot, now);
+        }
+        self.try_complete(st, t.slot);
+    }
+
+    /// The processing delay of request `idx` is over: answer it.
+    fn respond(&mut self, conn: (u32, u32), st: &mut ConnState, idx: u32, now: u64) {
+        match st.book.get(idx).msg_type {
+            b'D' => self.respond_new(conn, st, idx, now),
+            b'F' => self.respond_cancel(st, idx, now),
+            _ => self.respond_replace(conn, st, idx, now),
+        }
+        self.try_complete(st, idx);
+    }
+
+    fn respond_new(&mut self, conn: (u32, u32), st: &mut ConnState, idx: u32, now: u64) {
+        let mut reject = st.book.get(idx).reject;
+        if reject.is_none() && st.book.live_count() >= self.cfg.max_live {
+            reject = Some("order book full");
+        }
+        if reject.is_none() && !st.book.insert_live(idx) {
+            reject = Some("duplicate ClOrdID");
+        }
+        if reject.is_none() {
+            st.book.get_mut(idx).order_id = self.next_order_id;
+            self.next_order_id += 1;
+        }
+        let s = st.book.get(idx);
+        let code: &[u8] = if reject.is_some() { b"8" } else { b"0" };
+        let er = Er {
+            clordid: &s.clordid,
+            orig: b"",
+            order_id: s.order_id,
+            exec_type: code,
+            ord_status: code,
+            symbol: &s.symbol,
+            side: s.side,
+            qty: s.qty,
+            cum: 0,
+            price: &s.price,
+            last_qty: 0,
+            text: reject.unwrap_or(""),
+        };
+        self.exec_report(&mut st.session, &mut st.out, &er, now, reject.is_some());
+        self.stamp(st, idx, STAGE_ACK);
+        if reject.is_some() {
+            self.stats.rejects += 1;
+            st.book.get_mut(idx).finalize = true;
+        } else {
+            self.stats.acks += 1;
+            if self.cfg.no_fill {
+                st.book.get_mut(idx).finalize = true;
+            } else {
+                self.fill_chain(conn, st, idx, now);
+            }
+        }
+    }
+
+    fn respond_cancel(&mut self, st: &mut ConnState, idx: u32, now: u64) {
+        let target = st.book.find_live(&st.book.get(idx).orig_clordid);
+        let Some(o) = target else {
+            self.cancel_reject(st, idx, now, b"1", "unknown order");
+            return;
+        };
+        st.book.remove_live(o);
+        let (req, ord) = st.book.pair_mut(idx, o);
+        let er = Er {
+            clordid: &req.clordid,
+            orig: &req.orig_clordid,
+            order_id: ord.order_id,
+            exec_type: b"4",
+            ord_status: b"4",
+            symbol: &ord.symbol,
+            side: ord.side,
+            qty: ord.qty,
+            cum: ord.cum_qty,
+            price: &ord.price,
+            last_qty: 0,
+            text: "",
+        };
+        let leaves_override = Some(0);
+        self.exec_report_with(&mut st.session, &mut st.out, &er, now, false, leaves_override);
+        // The cancelled order's pending fill (if any) is void; its record is complete.
+        ord.timer_armed = false;
+        ord.finalize = true;
+        req.finalize = true;
+        self.stats.cancelled += 1;
+        self.stamp(st, idx, STAGE_ACK);
+        self.try_complete(st, o);
+    }
+
+    fn respond_replace(&mut self, conn: (u32, u32), st: &mut ConnState, idx: u32, now: u64) {
+        let req = st.book.get(idx);
+        let Some(o) = st.book.find_live(&req.orig_clordid) else {
+            self.cancel_reject(st, idx, now, b"2", "unknown order");
+            return;
+        };
+        if st.book.find_live(&req.clordid).is_some() {
+            self.cancel_reject(st, idx, now, b"2", "duplicate ClOrdID");
+            return;
+        }
+        let ord = st.book.get(o);
+        let new_qty = if req.qty == 0 { ord.qty } else { req.qty };
+        if new_qty <= ord.cum_qty {
+            self.cancel_reject(st, idx, now, b"2", "quantity not above filled");
+            return;
+        }
+        st.book.remove_live(o);
+        let (req, ord) = st.book.pair_mut(idx, o);
+        // The request takes over the order (same OrderID, fills so far), with the new
+        // quantity and price.
+        req.qty = new_qty;
+        req.symbol.clone_from(&ord.symbol);
+        req.side = ord.side;
+        if req.price.is_empty() {
+            req.price.clone_from(&ord.price);
+        }
+        req.order_id = ord.order_id;
+        req.cum_qty = ord.cum_qty;
+        req.fills_done = ord.fills_done;
+        ord.timer_armed = false;
+        ord.finalize = true;
+        st.book.insert_live(idx);
+        let (req, _) = st.book.pair_mut(idx, o);
+        let fix42 = st.session.is_fix42();
+        let status: &[u8] = if fix42 {
+            b"5"
+        } else if req.cum_qty > 0 {
+            b"1"
+        } else {
+            b"0"
+        };
+        let er = Er {
+            clordid: &req.clordid,
+            orig: &req.orig_clordid,
+            order_id: req.order_id,
+            exec_type: b"5",
+            ord_status: status,
+            symbol: &req.symbol,
+            side: req.side,
+            qty: req.qty,
+            cum: req.cum_qty,
+            price: &req.price,
+            last_qty: 0,
+            text: "",
+        };
+        self.exec_report(&mut st.session, &mut st.out, &er, now, false);
+        self.stats.replaced += 1;
+        self.stamp(st, idx, STAGE_ACK);
+        self.try_complete(st, o);
+        if self.cfg.no_fill {
+            st.book.get_mut(idx).finalize = true;
+        } else {
+            self.fill_chain(conn, st, idx, now);
+        }
+    }
+
+    /// OrderCancelReject (35=9) for F (`to` = 1) or G (`to` = 2).
+    fn cancel_reject(&mut self, st: &mut ConnState, idx: u32, now: u64, to: &[u8], text: &str) {
+        let s = st.book.get(idx);
+        let enc = st.session.header(&mut self.enc, &mut self.clock, b"9");
+        enc.field(ORDER_ID, b"NONE")
+            .field(tag::CL_ORD_ID, &s.clordid)
+            .field(tag::ORIG_CL_ORD_ID, &s.orig_clordid)
+            .field(tag::ORD_STATUS, b"8")
+            .field(CXL_REJ_RESPONSE_TO, to)
+            .field(CXL_REJ_REASON, b"1")
+            .field_str(TEXT, text);
+        st.session.finish(&mut self.enc, st.out.buf(), now);
+        self.stats.messages_out += 1;
+        self.stats.cancel_rejects += 1;
+        st.book.get_mut(idx).finalize = true;
+        self.stamp(st, idx, STAGE_ACK);
+    }
+
+    /// Schedules the next fill of `idx`, filling right away while the sampled delay is 0.
+    fn fill_chain(&mut self, conn: (u32, u32), st: &mut ConnState, idx: u32, now: u64) {
+        // Bounded: every round fills at least one unit or stops.
+        for _ in 0..=self.cfg.partial_fills {
+            let delay = self.cfg.fill_delay.sample(&mut self.rng);
+            if delay > 0 {
+                self.arm(conn, st.book.get_mut(idx), idx, now + delay, TIMER_FILL);
+                return;
+            }
+            if !self.fill(st, idx, now) {
+                return;
+            }
+        }
+    }
+
+    /// Sends one (partial or final) fill of resting order `idx`; true if more remain.
+    fn fill(&mut self, st: &mut ConnState, idx: u32, now: u64) -> bool {
+        let partials = self.cfg.partial_fills;
+        let s = st.book.get_mut(idx);
+        let leaves = s.qty.saturating_sub(s.cum_qty);
+        if !s.live || leaves == 0 {
+            return false;
+        }
+        let last = if s.fills_done < partials {
+            (s.qty / (partials as u64 + 1)).max(1).min(leaves)
+        } else {
+            leaves
+        };
+        s.cum_qty += last;
+        s.fills_done += 1;
+        let full = s.cum_qty >= s.qty;
+        let fix42 = st.session.is_fix42();
+        let exec_type: &[u8] = match (fix42, full) {
+            (true, true) => b"2",
+            (true, false) => b"1",
+            (false, _) => b"F",
+        };
+        let s = st.book.get(idx);
+        let er = Er {
+            clordid: &s.clordid,
+            orig: &s.orig_clordid,
+            order_id: s.order_id,
+            exec_type,
+            ord_status: if full { b"2" } else { b"1" },
+            symbol: &s.symbol,
+            side: s.side,
+            qty: s.qty,
+            cum: s.cum_qty,
+            price: &s.price,
+            last_qty: last,
+            text: "",
+        };
+        self.exec_report(&mut st.session, &mut st.out, &er, now, false);
+        self.stats.fills += 1;
+        self.stamp(st, idx, STAGE_FILL);
+        // The first fill completes the truth record.
+        st.book.get_mut(idx).finalize = true;
+        if full {
+            self.stats.filled_orders += 1;
+            st.book.remove_live(idx);
+        }
+        !full
+    }
+
+    fn exec_report(&mut self, sess: &mut Session, out: &mut OutBuf, er: &Er<'_>, now: u64, rej: bool) {
+        self.exec_report_with(sess, out, er, now, rej, None)
+    }
+
+    fn exec_report_with(
+        &mut self,
+        sess: &mut Session,
+        out: &mut OutBuf,
+        er: &Er<'_>,
+        now: u64,
+        rejected: bool,
+        leaves_override: Option<u64>,
+    ) {
+        let fix42 = sess.is_fix42();
+        let exec_id = self.next_exec_id;
+        self.next_exec_id += 1;
+        let leaves = leaves_override.unwrap_or(if rejected { 0 } else { er.qty.saturating_sub(er.cum) });
+        let enc = sess.header(&mut self.enc, &mut self.clock, b"8");
+        if er.order_id == 0 {
+            enc.field(ORDER_ID, b"NONE");
+        } else {
+            enc.field_uint(ORDER_ID, er.order_id);
+        }
+        enc.field(tag::CL_ORD_ID, er.clordid);
+        if !er.orig.is_empty() {
+            enc.field(tag::ORIG_CL_ORD_ID, er.orig);
+        }
+        enc.field_uint(EXEC_ID, exec_id);
+        if fix42 {
+            enc.field(EXEC_TRANS_TYPE, b"0");
+        }
+        enc.field(tag::EXEC_TYPE, er.exec_type)
+            .field(tag::ORD_STATUS, er.ord_status)
+            .field(SYMBOL, er.symbol)
+            .field(SIDE, &[er.side])
+            .field_uint(ORDER_QTY, er.qty)
+            .field(PRICE, er.price);
+        if er.last_qty > 0 {
+            enc.field_uint(LAST_QTY, er.last_qty).field(LAST_PX, er.price);
+        }
+        enc.field_uint(LEAVES_QTY, leaves)
+            .field_uint(CUM_QTY, er.cum)
+            .field(AVG_PX, if er.cum > 0 { er.price } else { b"0" })
+            .field(TRANSACT_TIME, self.clock.now());
+        if rejected {
+            // 103=99: other.
+            enc.field(ORD_REJ_REASON, b"99");
+        }
+        if !er.text.is_empty() {
+            enc.field_str(TEXT, er.text);
+        }
+        sess.finish(&mut self.enc, out.buf(), now);
+        self.stats.messages_out += 1;
+    }
+
+    /// Tags the message just encoded so its slot learns when it was written.
+    fn stamp(&mut self, st: &mut ConnState, idx: u32, stage: u64) {
+        st.out.stamp(stamp_tag(idx, stage));
+        st.book.get_mut(idx).pending_stamps += 1;
+    }
+
+    /// A tagged message was written at `ts` (CLOCK_MONOTONIC just before the write()).
+    pub fn on_sent(&mut self, book: &mut OrderBook, peer: &str, tag: u64, ts: u64) {
+        let idx = (tag >> 1) as u32;
+        let s = book.get_mut(idx);
+        s.pending_stamps = s.pending_stamps.saturating_sub(1);
+        let slot = if tag & 1 == STAGE_ACK { &mut s.ack_ns } else { &mut s.fill_ns };
+        if slot.is_none() {
+            *slot = Some(ts);
+        }
+        complete(book, &mut self.truth, &mut self.stats, peer, idx);
+    }
+
+    fn try_complete(&mut self, st: &mut ConnState, idx: u32) {
+        complete(&mut st.book, &mut self.truth, &mut self.stats, &st.peer, idx);
+    }
+
+    /// The connection is going away: write the records not yet written.
+    pub fn close(&mut self, st: &mut ConnState) {
+        let idxs: Vec<u32> = st.book.in_use().collect();
+        for idx in idxs {
+            let s = st.book.get_mut(idx);
+            s.finalize = true;
+            s.pending_stamps = 0;
+            complete(&mut st.book, &mut self.truth, &mut self.stats, &st.peer, idx);
+        }
+    }
+}
+
+/// Writes the truth record of `idx` once it is complete, and recycles the slot once nothing
+/// refers to it.
+fn complete(
+    book: &mut OrderBook,
+    truth: &mut Option<TruthWriter>,
+    stats: &mut ExchangeSummary,
+    peer: &str,
+    idx: u32,
+) {
+    let s = book.get_mut(idx);
+    if s.finalize && !s.written && s.pending_stamps == 0 {
+        s.written = true;
+        if let Some(w) = truth {
+            let mt = [s.msg_type];
+            let nums = [Some(s.request_ns), s.ack_ns, s.fill_ns];
+            if w.write([&s.clordid, peer.as_bytes(), &mt], &nums).is_err() {
+                stats.truth_errors += 1;
+            }
+        }
+    }
+    if s.releasable() {
+        book.release(idx);
+    }
+}

@@ -1,0 +1,589 @@
+//! End to end: capture files written by the test support (every format, link type and TCP
+//! oddity the issue lists) analysed by the real `fixscope pcap` binary, compared with the
+//! exact latencies the traffic was scripted with.
+
+mod support;
+
+use fixscope_core::decode::LinkType;
+use fixscope_core::pcap_writer::{CaptureFormat, FrameOptions, SyntheticConnection};
+use fixscope_core::TcpFlags;
+use support::*;
+
+fn tmp() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap()
+}
+
+fn plain() -> FrameOptions {
+    FrameOptions::default()
+}
+
+#[test]
+fn every_capture_format_gives_the_exact_latencies() {
+    let dir = tmp();
+    let formats: [(&str, CaptureFormat, u64); 7] = [
+        ("pcap-us-le", CaptureFormat::Pcap { nanos: false, big_endian: false }, 1000),
+        ("pcap-us-be", CaptureFormat::Pcap { nanos: false, big_endian: true }, 1000),
+        ("pcap-ns-le", CaptureFormat::Pcap { nanos: true, big_endian: false }, 1),
+        ("pcap-ns-be", CaptureFormat::Pcap { nanos: true, big_endian: true }, 1),
+        ("pcapng-us", CaptureFormat::PcapNg { tsresol: 6, big_endian: false }, 1000),
+        ("pcapng-ns-be", CaptureFormat::PcapNg { tsresol: 9, big_endian: true }, 1),
+        ("pcapng-100ns", CaptureFormat::PcapNg { tsresol: 7, big_endian: false }, 100),
+    ];
+    for (name, format, granularity_ns) in formats {
+        let spec = ScenarioSpec { granularity_ns, ..ScenarioSpec::default() };
+        let (packets, truth) = build_scenario(&spec);
+        let path = dir.path().join(format!("{name}.cap"));
+        write_capture(&path, &packets, format, LinkType::Ethernet, &plain(), None);
+        let (_, summary) = analyse(&[&path], &[]);
+        assert_truth(&summary, &truth);
+    }
+}
+
+#[test]
+fn pcapng_with_two_interfaces_of_different_resolution() {
+    let dir = tmp();
+    let spec = ScenarioSpec { granularity_ns: 1000, ..ScenarioSpec::default() };
+    let (packets, truth) = build_scenario(&spec);
+    let path = dir.path().join("two-if.pcapng");
+    // Requests on an ns interface, responses on a µs one (0x80|20 would be 2^-20 s).
+    write_capture(
+        &path,
+        &packets,
+        CaptureFormat::PcapNg { tsresol: 9, big_endian: false },
+        LinkType::Ethernet,
+        &plain(),
+        Some(6),
+    );
+    let (_, summary) = analyse(&[&path], &[]);
+    assert_truth(&summary, &truth);
+}
+
+#[test]
+fn every_link_type_vlan_stack_and_header_options() {
+    let dir = tmp();
+    let cases: Vec<(&str, LinkType, FrameOptions, bool)> = vec![
+        ("eth-vlan", LinkType::Ethernet, FrameOptions { vlan_tags: vec![100], ..plain() }, false),
+        ("eth-qinq", LinkType::Ethernet, FrameOptions { vlan_tags: vec![10, 20], ..plain() }, false),
+        ("sll", LinkType::LinuxSll, plain(), false),
+        ("sll2", LinkType::LinuxSll2, plain(), false),
+        ("raw-v4-options", LinkType::RawIp, FrameOptions { ip_options: true, tcp_options: true, ..plain() }, false),
+        ("eth-v6", LinkType::Ethernet, FrameOptions { tcp_options: true, ..plain() }, true),
+        ("sll2-v6", LinkType::LinuxSll2, plain(), true),
+        ("raw-v6", LinkType::RawIp, plain(), true),
+    ];
+    for (name, link, opts, ipv6) in cases {
+        let spec = ScenarioSpec { ipv6, sessions: 2, orders_per_session: 50, ..ScenarioSpec::default() };
+        let (packets, truth) = build_scenario(&spec);
+        let path = dir.path().join(format!("{name}.pcap"));
+        write_capture(&path, &packets, CaptureFormat::pcap_nanos(), link, &opts, None);
+        let (_, summary) = analyse(&[&path], &[]);
+        assert_truth(&summary, &truth);
+    }
+}
+
+#[test]
+fn split_clordid_long_ids_and_colliding_ids_across_sessions() {
+    let dir = tmp();
+    let spec = ScenarioSpec {
+        split_in_clordid: true,
+        colliding_clordids: true,
+        clordid_len: 100,
+        ..ScenarioSpec::default()
+    };
+    let (packets, truth) = build_scenario(&spec);
+    let path = dir.path().join("split.pcap");
+    write_capture(&path, &packets, CaptureFormat::pcap_nanos(), LinkType::Ethernet, &plain(), None);
+    let (_, summary) = analyse(&[&path], &[]);
+    // The request's time is its last segment's: the truth is measured from there.
+    assert_truth(&summary, &truth);
+    let sessions = summary["sessions"].as_array().unwrap();
+    assert_eq!(sessions.len(), 3);
+    for s in sessions {
+        assert_eq!(s["requests"], 200);
+        assert_eq!(s["first_response"]["count"], 200);
+        assert!(s["sender_comp_id"].as_str().unwrap().starts_with("CLIENT"));
+        assert_eq!(s["target_comp_id"], "EXCH");
+    }
+}
+
+#[test]
+fn older_fix_versions_and_fixt() {
+    let dir = tmp();
+    for begin in ["FIX.4.0", "FIX.4.2", "FIX.4.4", "FIXT.1.1"] {
+        let spec = ScenarioSpec { begin_string: begin, sessions: 1, orders_per_session: 30, ..ScenarioSpec::default() };
+        let (packets, truth) = build_scenario(&spec);
+        let path = dir.path().join(format!("{begin}.pcap"));
+        write_capture(&path, &packets, CaptureFormat::pcap_nanos(), LinkType::Ethernet, &plain(), None);
+        let (_, summary) = analyse(&[&path], &[]);
+        assert_truth(&summary, &truth);
+    }
+}
+
+#[test]
+fn fix42_fill_exec_type_2_counts_as_fill() {
+    let dir = tmp();
+    let client = endpoint(false, 2, 40000);
+    let server = endpoint(false, 1, SERVER_PORT);
+    let mut conn = SyntheticConnection::new(client, server);
+    let mut packets = Vec::new();
+    let t = 1_000_000_000u64;
+    for p in conn.handshake() {
+        packets.push(TimedPacket { ts_ns: t, spec: p, iface: 0 });
+    }
+    let b = "FIX.4.2";
+    let order = fix_message(b, &[(35, "D"), (11, "A1")]);
+    let partial = fix_message(b, &[(35, "8"), (11, "A1"), (150, "1"), (39, "1")]);
+    let full = fix_message(b, &[(35, "8"), (11, "A1"), (150, "2"), (39, "2")]);
+    packets.push(TimedPacket { ts_ns: t + 100, spec: conn.client_sends(&order), iface: 0 });
+    packets.push(TimedPacket { ts_ns: t + 350, spec: conn.server_sends(&partial), iface: 0 });
+    packets.push(TimedPacket { ts_ns: t + 900, spec: conn.server_sends(&full), iface: 0 });
+    let path = dir.path().join("fix42.pcap");
+    write_capture(&path, &packets, CaptureFormat::pcap_nanos(), LinkType::Ethernet, &plain(), None);
+    let (_, summary) = analyse(&[&path], &[]);
+    assert_eq!(stage(&summary, "fill")["max_ns"], 250);
+    assert_eq!(stage(&summary, "ack")["count"], 0);
+    // The second report matched the still-open order: not an unmatched response.
+    assert_eq!(counter(&summary, "unmatched_responses"), 0);
+}
+
+/// Retransmissions, overlaps and reordering must not change a single latency.
+#[test]
+fn retransmissions_overlaps_and_reordering() {
+    let dir = tmp();
+    let spec = ScenarioSpec { sessions: 1, orders_per_session: 100, ..ScenarioSpec::default() };
+    let (mut packets, truth) = build_scenario(&spec);
+    let mut extra = Vec::new();
+    for (i, p) in packets.iter().enumerate() {
+        if p.spec.payload.is_empty() {
+            continue;
+        }
+        match i % 5 {
+            // An exact retransmission shortly after.
+            0 => extra.push(TimedPacket { ts_ns: p.ts_ns + 1, spec: p.spec.clone(), iface: p.iface }),
+            // A retransmission of the tail half, overlapping the original.
+            1 => {
+                let mut s = p.spec.clone();
+                let half = s.payload.len() / 2;
+                s.seq = s.seq.wrapping_add(half as u32);
+                s.payload = s.payload[half..].to_vec();
+                extra.push(TimedPacket { ts_ns: p.ts_ns + 2, spec: s, iface: p.iface })
+            }
+            _ => {}
+        }
+    }
+    let retransmitted: usize = extra.iter().map(|p| p.spec.payload.len()).sum();
+    packets.extend(extra);
+    packets.sort_by_key(|p| p.ts_ns);
+    let path = dir.path().join("retrans.pcap");
+    write_capture(&path, &packets, CaptureFormat::pcap_nanos(), LinkType::Ethernet, &plain(), None);
+    let (_, summary) = analyse(&[&path], &[]);
+    assert_truth(&summary, &truth);
+    assert_eq!(counter(&summary, "retransmitted_bytes"), retransmitted as u64);
+}
+
+#[test]
+fn out_of_order_segments_are_timed_when_the_hole_fills() {
+    let dir = tmp();
+    let client = endpoint(false, 2, 40000);
+    let server = endpoint(false, 1, SERVER_PORT);
+    let mut conn = SyntheticConnection::new(client, server);
+    let mut packets = Vec::new();
+    for p in conn.handshake() {
+        packets.push(TimedPacket { ts_ns: 0, spec: p, iface: 0 });
+    }
+    let order = fix_message("FIX.4.4", &[(35, "D"), (11, "OOO-1"), (55, "IBM")]);
+    let first = conn.client_sends(&order[..40]);
+    let second = conn.client_sends(&order[40..]);
+    // The tail arrives first (t=1000), the head later (t=5000): the request is complete,
+    // i.e. readable by the application, at 5000.
+    packets.push(TimedPacket { ts_ns: 1_000, spec: second, iface: 0 });
+    packets.push(TimedPacket { ts_ns: 5_000, spec: first, iface: 0 });
+    let ack = fix_message("FIX.4.4", &[(35, "8"), (11, "OOO-1"), (150, "0"), (39, "0")]);
+    packets.push(TimedPacket { ts_ns: 12_000, spec: conn.server_sends(&ack), iface: 0 });
+    let path = dir.path().join("ooo.pcap");
+    write_capture(&path, &packets, CaptureFormat::pcap_nanos(), LinkType::Ethernet, &plain(), None);
+    let (_, summary) = analyse(&[&path], &[]);
+    assert_eq!(stage(&summary, "ack")["max_ns"], 7_000);
+    assert_eq!(counter(&summary, "out_of_order_segments"), 1);
+}
+
+#[test]
+fn lost_segment_is_a_counted_gap_then_resync() {
+    let dir = tmp();
+    let spec = ScenarioSpec { sessions: 1, orders_per_session: 40, ..ScenarioSpec::default() };
+    let (packets, truth) = build_scenario(&spec);
+    // Drop the 10th order's segment (a request). Everything after must still match.
+    let requests: Vec<usize> = packets
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.iface == 0 && p.spec.payload.starts_with(b"8=FIX") && find(&p.spec.payload, b"\x0135=D\x01").is_some())
+        .map(|(i, _)| i)
+        .collect();
+    let dropped = requests[10];
+    let lost_bytes = packets[dropped].spec.payload.len() as u64;
+    let kept: Vec<TimedPacket> = packets.into_iter().enumerate().filter(|(i, _)| *i != dropped).map(|(_, p)| p).collect();
+    let path = dir.path().join("gap.pcap");
+    write_capture(&path, &kept, CaptureFormat::pcap_nanos(), LinkType::Ethernet, &plain(), None);
+    let (_, summary) = analyse(&[&path], &["-t", "10"]);
+    assert_eq!(counter(&summary, "tcp_gaps"), 1);
+    assert_eq!(counter(&summary, "tcp_gap_bytes"), lost_bytes);
+    assert_eq!(counter(&summary, "matched"), truth.requests - 1);
+    // Its ack and fill have no request: two unmatched responses, nothing else lost.
+    assert_eq!(counter(&summary, "unmatched_responses"), 2);
+}
+
+#[test]
+fn capture_starting_mid_connection_and_mid_message() {
+    let dir = tmp();
+    let spec = ScenarioSpec { sessions: 1, orders_per_session: 20, ..ScenarioSpec::default() };
+    let (packets, truth) = build_scenario(&spec);
+    // Drop the handshake and logon; cut the first order's segment in half.
+    let mut kept: Vec<TimedPacket> = packets.into_iter().skip(4).collect();
+    let first = &mut kept[0].spec;
+    let half = first.payload.len() / 2;
+    first.seq = first.seq.wrapping_add(half as u32);
+    first.payload = first.payload[half..].to_vec();
+    let path = dir.path().join("midstream.pcap");
+    write_capture(&path, &kept, CaptureFormat::pcap_nanos(), LinkType::Ethernet, &plain(), None);
+    let (_, summary) = analyse(&[&path], &[]);
+    assert_eq!(counter(&summary, "matched"), truth.requests - 1);
+    assert_eq!(counter(&summary, "unmatched_responses"), 2);
+    assert_eq!(counter(&summary, "tcp_gaps"), 0);
+}
+
+#[test]
+fn fin_rst_and_port_reuse_keep_sessions_apart() {
+    let dir = tmp();
+    let client = endpoint(false, 2, 40000);
+    let server = endpoint(false, 1, SERVER_PORT);
+    let mut packets = Vec::new();
+    let mut t = 1_000u64;
+    for (round, isn) in [(0u64, 1_000u32), (1, 50_000)] {
+        let mut conn = SyntheticConnection::with_isns(client, server, isn, isn + 7);
+        for p in conn.handshake() {
+            packets.push(TimedPacket { ts_ns: t, spec: p, iface: 0 });
+        }
+        let order = fix_message("FIX.4.4", &[(35, "D"), (11, "REUSED")]);
+        let ack = fix_message("FIX.4.4", &[(35, "8"), (11, "REUSED"), (150, "0"), (39, "0")]);
+        packets.push(TimedPacket { ts_ns: t + 10, spec: conn.client_sends(&order), iface: 0 });
+        packets.push(TimedPacket { ts_ns: t + 10 + 100 * (round + 1), spec: conn.server_sends(&ack), iface: 0 });
+        packets.push(TimedPacket { ts_ns: t + 1000, spec: conn.client_fin(), iface: 0 });
+        let last = if round == 0 { conn.server_fin() } else { conn.server_rst() };
+        packets.push(TimedPacket { ts_ns: t + 1001, spec: last, iface: 0 });
+        t += 10_000;
+    }
+    let path = dir.path().join("reuse.pcap");
+    write_capture(&path, &packets, CaptureFormat::pcap_nanos(), LinkType::Ethernet, &plain(), None);
+    let (_, summary) = analyse(&[&path], &[]);
+    assert_eq!(counter(&summary, "connections"), 2);
+    assert_eq!(counter(&summary, "open_connections"), 0);
+    assert_eq!(counter(&summary, "duplicate_requests"), 0);
+    let first = stage(&summary, "first_response");
+    assert_eq!((first["min_ns"].as_u64(), first["max_ns"].as_u64()), (Some(100), Some(200)));
+}
+
+#[test]
+fn timeouts_and_capacity_eviction_are_counted() {
+    let dir = tmp();
+    let spec = ScenarioSpec { sessions: 1, orders_per_session: 100, ..ScenarioSpec::default() };
+    let (packets, _) = build_scenario(&spec);
+    let path = dir.path().join("t.pcap");
+    write_capture(&path, &packets, CaptureFormat::pcap_nanos(), LinkType::Ethernet, &plain(), None);
+    // Acks take 5–42 µs: with a 20 µs TTL some orders time out before any response.
+    let (_, summary) = analyse(&[&path], &["-t", "0.00002"]);
+    let timed_out = counter(&summary, "timed_out");
+    assert!(timed_out > 0);
+    assert_eq!(counter(&summary, "matched") + timed_out, 100);
+    // A timed-out order loses its ack and fill; an order expired after its ack loses its fill.
+    assert_eq!(
+        counter(&summary, "unmatched_responses"),
+        2 * timed_out + counter(&summary, "expired_after_response")
+    );
+    assert!(stage(&summary, "ack")["max_ns"].as_u64().unwrap() <= 20_000);
+    // Orders are 50 µs apart and acked within 42 µs, but some fills come after the next
+    // order: with one pending slot those orders are evicted and lose exactly their fill.
+    let (_, summary) = analyse(&[&path], &["-m", "1"]);
+    let evicted = counter(&summary, "evicted");
+    assert!(evicted > 0);
+    assert_eq!(counter(&summary, "matched"), 100);
+    assert_eq!(counter(&summary, "unmatched_responses"), evicted);
+    assert_eq!(stage(&summary, "fill")["count"].as_u64().unwrap(), 100 - evicted);
+}
+
+#[test]
+fn eviction_at_capacity_is_oldest_first() {
+    let dir = tmp();
+    let client = endpoint(false, 2, 40000);
+    let server = endpoint(false, 1, SERVER_PORT);
+    let mut conn = SyntheticConnection::new(client, server);
+    let mut packets = Vec::new();
+    for p in conn.handshake() {
+        packets.push(TimedPacket { ts_ns: 0, spec: p, iface: 0 });
+    }
+    for i in 0..3 {
+        let order = fix_message("FIX.4.4", &[(35, "D"), (11, &format!("E{i}"))]);
+        packets.push(TimedPacket { ts_ns: 10 + i, spec: conn.client_sends(&order), iface: 0 });
+    }
+    for i in 0..3 {
+        let ack = fix_message("FIX.4.4", &[(35, "8"), (11, &format!("E{i}")), (150, "0"), (39, "0")]);
+        packets.push(TimedPacket { ts_ns: 100 + i, spec: conn.server_sends(&ack), iface: 0 });
+    }
+    let path = dir.path().join("evict.pcap");
+    write_capture(&path, &packets, CaptureFormat::pcap_nanos(), LinkType::Ethernet, &plain(), None);
+    let (_, summary) = analyse(&[&path], &["-m", "2"]);
+    assert_eq!(counter(&summary, "evicted"), 1);
+    assert_eq!(counter(&summary, "matched"), 2);
+    assert_eq!(counter(&summary, "unmatched_responses"), 1);
+    // E0 was evicted: the matched ones are E1 (100+1-11=90) and E2 (102-12=90).
+    assert_eq!(stage(&summary, "ack")["min_ns"], 90);
+}
+
+#[test]
+fn alternative_correlation_key() {
+    let dir = tmp();
+    let client = endpoint(false, 2, 40000);
+    let server = endpoint(false, 1, SERVER_PORT);
+    let mut conn = SyntheticConnection::new(client, server);
+    let mut packets = Vec::new();
+    // Requests keyed by 41 (OrigClOrdID) only.
+    let req = fix_message("FIX.4.4", &[(35, "F"), (11, "NEW1"), (41, "ORIG1")]);
+    let resp = fix_message("FIX.4.4", &[(35, "8"), (11, "OTHER"), (41, "ORIG1"), (150, "4"), (39, "4")]);
+    packets.push(TimedPacket { ts_ns: 10, spec: conn.client_sends(&req), iface: 0 });
+    packets.push(TimedPacket { ts_ns: 75, spec: conn.server_sends(&resp), iface: 0 });
+    let path = dir.path().join("key.pcap");
+    write_capture(&path, &packets, CaptureFormat::pcap_nanos(), LinkType::Ethernet, &plain(), None);
+    let (_, summary) = analyse(&[&path], &[]);
+    assert_eq!(counter(&summary, "matched"), 0);
+    let (_, summary) = analyse(&[&path], &["--key", "41"]);
+    assert_eq!(counter(&summary, "matched"), 1);
+    assert_eq!(stage(&summary, "ack")["max_ns"], 65);
+    let by_type = summary["by_msg_type"].as_array().unwrap();
+    assert_eq!(by_type[0]["msg_type"], "F");
+}
+
+#[test]
+fn role_client_reads_the_same_capture_the_same_way() {
+    let dir = tmp();
+    let (packets, truth) = build_scenario(&ScenarioSpec::default());
+    let path = dir.path().join("role.pcap");
+    write_capture(&path, &packets, CaptureFormat::pcap_nanos(), LinkType::Ethernet, &plain(), None);
+    let (_, summary) = analyse(&[&path], &["--role", "client"]);
+    assert_truth(&summary, &truth);
+}
+
+#[test]
+fn port_ranges_and_lists_select_traffic() {
+    let dir = tmp();
+    let (packets, truth) = build_scenario(&ScenarioSpec::default());
+    let path = dir.path().join("ports.pcap");
+    write_capture(&path, &packets, CaptureFormat::pcap_nanos(), LinkType::Ethernet, &plain(), None);
+    let (_, summary) = analyse(&[&path], &["-p", "9000-9999"]);
+    assert_truth(&summary, &truth);
+    let (_, summary) = analyse(&[&path], &["-p", "1,9878"]);
+    assert_truth(&summary, &truth);
+    let (_, summary) = analyse(&[&path], &["-p", "9879-9999"]);
+    assert_eq!(counter(&summary, "messages"), 0);
+}
+
+#[test]
+fn intervals_follow_capture_time_and_sum_to_the_total() {
+    let dir = tmp();
+    let spec = ScenarioSpec { sessions: 1, orders_per_session: 200, ..ScenarioSpec::default() };
+    let (packets, truth) = build_scenario(&spec);
+    let path = dir.path().join("iv.pcap");
+    write_capture(&path, &packets, CaptureFormat::pcap_nanos(), LinkType::Ethernet, &plain(), None);
+    // Orders every 50 µs over 10 ms: 1 ms intervals.
+    let (intervals, summary) = analyse(&[&path], &["-r", "0.001"]);
+    assert!(intervals.len() >= 10, "{} intervals", intervals.len());
+    let total: u64 = intervals
+        .iter()
+        .map(|i| i["stages"][0]["count"].as_u64().unwrap())
+        .sum();
+    assert_eq!(total, truth.requests);
+    assert_eq!(stage(&summary, "first_response")["count"].as_u64().unwrap(), truth.requests);
+    for i in &intervals {
+        let s = &i["stages"][0];
+        if s["count"].as_u64().unwrap() > 0 {
+            assert!(s["min_ns"].as_u64() <= s["max_ns"].as_u64());
+            assert!(s["rate_per_s"].as_f64().unwrap() > 0.0);
+        }
+    }
+}
+
+#[test]
+fn several_files_form_one_timeline() {
+    let dir = tmp();
+    let (packets, truth) = build_scenario(&ScenarioSpec::default());
+    let mid = packets.len() / 2;
+    let a = dir.path().join("a.pcap");
+    let b = dir.path().join("b.pcapng");
+    write_capture(&a, &packets[..mid], CaptureFormat::pcap_nanos(), LinkType::Ethernet, &plain(), None);
+    write_capture(&b, &packets[mid..], CaptureFormat::pcapng_nanos(), LinkType::Ethernet, &plain(), None);
+    let (_, summary) = analyse(&[&a, &b], &[]);
+    assert_truth(&summary, &truth);
+}
+
+#[test]
+fn json_summary_keeps_the_documented_contract() {
+    let dir = tmp();
+    let (packets, _) = build_scenario(&ScenarioSpec::default());
+    let path = dir.path().join("schema.pcap");
+    write_capture(&path, &packets, CaptureFormat::pcap_nanos(), LinkType::Ethernet, &plain(), None);
+    let (_, summary) = analyse(&[&path], &[]);
+    let names: Vec<&str> = summary["stages"].as_array().unwrap().iter().map(|s| s["stage"].as_str().unwrap()).collect();
+    assert_eq!(names, ["first_response", "ack", "fill", "ack_to_fill"]);
+    for s in summary["stages"].as_array().unwrap() {
+        for field in ["count", "min_ns", "mean_ns", "p50_ns", "p90_ns", "p99_ns", "p99_9_ns", "p99_99_ns", "p99_999_ns", "max_ns"] {
+            assert!(s[field].is_number(), "{field} in {s}");
+        }
+    }
+    for c in ["messages", "requests", "responses", "matched", "unmatched_responses", "duplicate_requests", "timed_out", "evicted", "bad_checksum", "bad_body_length", "tcp_gaps", "retransmitted_bytes"] {
+        assert!(summary["counters"][c].is_u64(), "counter {c}");
+    }
+}
+
+#[test]
+fn text_report_has_table_counters_and_histogram() {
+    let dir = tmp();
+    let (packets, _) = build_scenario(&ScenarioSpec::default());
+    let path = dir.path().join("text.pcap");
+    write_capture(&path, &packets, CaptureFormat::pcap_nanos(), LinkType::Ethernet, &plain(), None);
+    let out = fixscope(&["pcap", path.to_str().unwrap(), "-p", "9878", "-r", "0.005"]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    for needle in ["first_response", "p99.999", "MIN", "AVG", "MAX", "unmatched responses", "histogram (first_response)", "CLIENT0->EXCH", "|#"] {
+        assert!(text.contains(needle), "missing {needle:?} in:\n{text}");
+    }
+}
+
+#[test]
+fn bad_checksum_and_garbage_between_messages() {
+    let dir = tmp();
+    let client = endpoint(false, 2, 40000);
+    let server = endpoint(false, 1, SERVER_PORT);
+    let mut conn = SyntheticConnection::new(client, server);
+    let mut packets = Vec::new();
+    let good = fix_message("FIX.4.4", &[(35, "D"), (11, "G1")]);
+    let mut bad = fix_message("FIX.4.4", &[(35, "D"), (11, "B1")]);
+    let n = bad.len();
+    bad[n - 2] = if bad[n - 2] == b'0' { b'1' } else { b'0' };
+    let mut stream = b"\x00\x01garbage 8=O\x019=3\x01".to_vec();
+    stream.extend_from_slice(&bad);
+    stream.extend_from_slice(b"more junk");
+    stream.extend_from_slice(&good);
+    packets.push(TimedPacket { ts_ns: 10, spec: conn.client_sends(&stream), iface: 0 });
+    for id in ["G1", "B1"] {
+        let ack = fix_message("FIX.4.4", &[(35, "8"), (11, id), (150, "0"), (39, "0")]);
+        packets.push(TimedPacket { ts_ns: 50, spec: conn.server_sends(&ack), iface: 0 });
+    }
+    let path = dir.path().join("garbage.pcap");
+    write_capture(&path, &packets, CaptureFormat::pcap_nanos(), LinkType::Ethernet, &plain(), None);
+    let (_, summary) = analyse(&[&path], &[]);
+    assert_eq!(counter(&summary, "bad_checksum"), 1);
+    assert_eq!(counter(&summary, "matched"), 1);
+    assert_eq!(counter(&summary, "unmatched_responses"), 1);
+    assert!(counter(&summary, "skipped_bytes") > 0);
+}
+
+#[test]
+fn snaplen_truncated_packets_are_gaps_not_garbage() {
+    let dir = tmp();
+    let spec = ScenarioSpec { sessions: 1, orders_per_session: 10, ..ScenarioSpec::default() };
+    let (packets, _) = build_scenario(&spec);
+    let path = dir.path().join("snap.pcap");
+    let file = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+    let mut w = fixscope_core::pcap_writer::CaptureWriter::new(file, CaptureFormat::pcap_nanos(), LinkType::Ethernet).unwrap();
+    let mut truncated = 0;
+    for (i, p) in packets.iter().enumerate() {
+        let frame = p.spec.frame(LinkType::Ethernet, &plain());
+        if i == 10 && !p.spec.payload.is_empty() {
+            // Capture only the first 80 bytes of this frame.
+            w.write_packet_on(0, p.ts_ns, &frame[..80], Some(frame.len() as u32)).unwrap();
+            truncated += 1;
+        } else {
+            w.write_packet(p.ts_ns, &frame).unwrap();
+        }
+    }
+    w.finish().unwrap();
+    assert_eq!(truncated, 1);
+    let (_, summary) = analyse(&[&path], &[]);
+    assert_eq!(counter(&summary, "tcp_gaps"), 1);
+    assert!(counter(&summary, "matched") >= 9);
+    assert_eq!(summary["source"]["capture_truncated_segments"], 1);
+}
+
+#[test]
+fn unreadable_input_and_nonsense_flags_fail_with_one_line() {
+    let dir = tmp();
+    let garbage = dir.path().join("garbage.pcap");
+    std::fs::write(&garbage, b"this is not a capture file at all, just text\n").unwrap();
+    let missing = dir.path().join("missing.pcap");
+    let cases: Vec<Vec<String>> = vec![
+        vec!["pcap".into(), missing.display().to_string(), "-p".into(), "9878".into()],
+        vec!["pcap".into(), garbage.display().to_string(), "-p".into(), "9878".into()],
+        vec!["pcap".into(), garbage.display().to_string(), "-p".into(), "0".into()],
+        vec!["pcap".into(), garbage.display().to_string(), "-p".into(), "10-5".into()],
+        vec!["pcap".into(), garbage.display().to_string(), "-p".into(), "9878".into(), "-t".into(), "-1".into()],
+        vec!["pcap".into(), garbage.display().to_string(), "-p".into(), "9878".into(), "-x".into(), "0".into()],
+        vec!["pcap".into(), garbage.display().to_string(), "-p".into(), "9878".into(), "--key".into(), "abc".into()],
+        vec!["pcap".into(), garbage.display().to_string(), "-p".into(), "9878".into(), "--role".into(), "middle".into()],
+        vec!["pcap".into(), garbage.display().to_string()],
+    ];
+    for args in cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = fixscope(&args);
+        assert!(!out.status.success(), "{args:?} succeeded");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
+        assert!(out.stdout.is_empty(), "{args:?} printed a report");
+        if args.contains(&"-t") || args.contains(&"-x") || args.iter().any(|a| a.contains("missing")) || args.contains(&"--key") {
+            assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+        }
+    }
+}
+
+#[test]
+fn capture_cut_off_mid_packet_is_analysed_up_to_there() {
+    let dir = tmp();
+    let spec = ScenarioSpec { sessions: 1, orders_per_session: 20, ..ScenarioSpec::default() };
+    let (packets, _) = build_scenario(&spec);
+    let path = dir.path().join("cut.pcap");
+    write_capture(&path, &packets, CaptureFormat::pcap_nanos(), LinkType::Ethernet, &plain(), None);
+    let bytes = std::fs::read(&path).unwrap();
+    std::fs::write(&path, &bytes[..bytes.len() - 30]).unwrap();
+    let out = fixscope(&["pcap", path.to_str().unwrap(), "-p", "9878", "--json"]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("truncated"));
+    let summary: serde_json::Value = serde_json::from_str(String::from_utf8(out.stdout).unwrap().lines().last().unwrap()).unwrap();
+    assert_eq!(counter(&summary, "matched"), 20);
+}
+
+#[test]
+fn public_fix_captures_are_read_without_error() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fix-captures/ndpi");
+    let one = root.join("ndpi_fix.pcap");
+    if !one.exists() {
+        panic!("public FIX captures not found at {} (shared/ beside the checkout)", root.display());
+    }
+    let (_, summary) = analyse(&[&one], &["-p", "4000"]);
+    // 34 FIX.4.1 session messages (tshark's dissector agrees); the rest is a binary variant.
+    assert_eq!(counter(&summary, "messages"), 34);
+    let (_, summary) = analyse(&[&root.join("ndpi_fix2.pcap")], &["-p", "1-65535"]);
+    assert!(counter(&summary, "messages") > 0);
+    assert!(counter(&summary, "retransmitted_bytes") > 0);
+}
+
+#[test]
+fn syn_without_data_and_tcp_flags_only_packets_are_fine() {
+    // Keeps TcpFlags in use for readers of this file: a SYN-only capture yields an empty,
+    // valid report rather than an error.
+    let dir = tmp();
+    let mut conn = SyntheticConnection::new(endpoint(false, 2, 40000), endpoint(false, 1, SERVER_PORT));
+    let packets: Vec<TimedPacket> = conn.handshake().into_iter().map(|p| TimedPacket { ts_ns: 5, spec: p, iface: 0 }).collect();
+    assert!(packets[0].spec.flags.0 & TcpFlags::SYN != 0);
+    let path = dir.path().join("syn.pcap");
+    write_capture(&path, &packets, CaptureFormat::pcap_nanos(), LinkType::Ethernet, &plain(), None);
+    let (_, summary) = analyse(&[&path], &[]);
+    assert_eq!(counter(&summary, "messages"), 0);
+    assert!(stage(&summary, "first_response")["min_ns"].is_null());
+}

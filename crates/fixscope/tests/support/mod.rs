@@ -1,0 +1,261 @@
+//! Test support: scripted FIX traffic with exact known latencies, written as real capture
+//! files, and a runner for the `fixscope` binary.
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use fixscope_core::decode::LinkType;
+use fixscope_core::fix::encode::FixEncoder;
+use fixscope_core::pcap_writer::{
+    CaptureFormat, CaptureWriter, FrameOptions, SyntheticConnection, TcpPacketSpec,
+};
+use fixscope_core::Endpoint;
+use serde_json::Value;
+
+pub const SERVER_PORT: u16 = 9878;
+
+/// What the capture holds, and what fixscope must report for it.
+#[derive(Default, Debug)]
+pub struct Truth {
+    pub first_response: Vec<u64>,
+    pub ack: Vec<u64>,
+    pub fill: Vec<u64>,
+    pub ack_to_fill: Vec<u64>,
+    pub requests: u64,
+}
+
+/// How to script the traffic.
+#[derive(Clone, Debug)]
+pub struct ScenarioSpec {
+    pub sessions: usize,
+    pub orders_per_session: usize,
+    /// Latencies are multiples of this (1000 for µs captures).
+    pub granularity_ns: u64,
+    /// Split every order in two segments at this offset inside the ClOrdID value.
+    pub split_in_clordid: bool,
+    /// Every session uses the same ClOrdIDs.
+    pub colliding_clordids: bool,
+    pub clordid_len: usize,
+    pub ipv6: bool,
+    pub begin_string: &'static str,
+}
+
+impl Default for ScenarioSpec {
+    fn default() -> Self {
+        ScenarioSpec {
+            sessions: 3,
+            orders_per_session: 200,
+            granularity_ns: 1,
+            split_in_clordid: false,
+            colliding_clordids: false,
+            clordid_len: 12,
+            ipv6: false,
+            begin_string: "FIX.4.4",
+        }
+    }
+}
+
+/// One packet of the scenario, on interface `iface`.
+pub struct TimedPacket {
+    pub ts_ns: u64,
+    pub spec: TcpPacketSpec,
+    pub iface: u32,
+}
+
+pub fn endpoint(ipv6: bool, host: u8, port: u16) -> Endpoint {
+    let addr = if ipv6 {
+        format!("fd00::{host}").parse().unwrap()
+    } else {
+        format!("10.9.0.{host}").parse().unwrap()
+    };
+    Endpoint { addr, port }
+}
+
+pub fn fix_message(begin: &str, fields: &[(u32, &str)]) -> Vec<u8> {
+    let mut enc = FixEncoder::new();
+    enc.start(fields[0].1.as_bytes());
+    for &(t, v) in &fields[1..] {
+        enc.field_str(t, v);
+    }
+    let mut out = Vec::new();
+    enc.finish(begin.as_bytes(), &mut out);
+    out
+}
+
+pub fn clordid(spec: &ScenarioSpec, session: usize, i: usize) -> String {
+    let base = if spec.colliding_clordids {
+        format!("ORD{i}-")
+    } else {
+        format!("S{session}-ORD{i}-")
+    };
+    let mut id = base;
+    while id.len() < spec.clordid_len {
+        id.push('x');
+    }
+    id
+}
+
+/// Scripts the traffic: every order is acked after a varying delay and filled after
+/// another; packets are returned in time order with the exact expected latencies.
+pub fn build_scenario(spec: &ScenarioSpec) -> (Vec<TimedPacket>, Truth) {
+    let g = spec.granularity_ns;
+    let server = endpoint(spec.ipv6, 1, SERVER_PORT);
+    let mut packets = Vec::new();
+    let mut truth = Truth::default();
+    for s in 0..spec.sessions {
+        let client = endpoint(spec.ipv6, 2 + s as u8, 40000 + s as u16);
+        let mut conn = SyntheticConnection::new(client, server);
+        let t0 = 1_700_000_000_000_000_000u64 + s as u64 * 1_000 * g;
+        for p in conn.handshake() {
+            packets.push(TimedPacket { ts_ns: t0, spec: p, iface: 0 });
+        }
+        let sender = format!("CLIENT{s}");
+        let logon = fix_message(spec.begin_string, &[(35, "A"), (49, &sender), (56, "EXCH"), (98, "0"), (108, "30")]);
+        packets.push(TimedPacket { ts_ns: t0 + g, spec: conn.client_sends(&logon), iface: 0 });
+        for i in 0..spec.orders_per_session {
+            let t = t0 + (10 + i as u64 * 50) * 1000 * g;
+            let id = clordid(spec, s, i);
+            let order = fix_message(
+                spec.begin_string,
+                &[(35, "D"), (49, &sender), (56, "EXCH"), (11, &id), (55, "IBM"), (54, "1"), (38, "100"), (40, "2"), (44, "10.5")],
+            );
+            let ack_ns = (5_000 + (i as u64 * 7919 % 1000) * 37) * g;
+            let fill_ns = (1_000 + (i as u64 * 104_729 % 700) * 53) * g;
+            if spec.split_in_clordid {
+                let cut = find(&order, b"\x0111=").unwrap() + 4 + id.len() / 2;
+                packets.push(TimedPacket { ts_ns: t - 3 * g, spec: conn.client_sends(&order[..cut]), iface: 0 });
+            }
+            let rest_start = if spec.split_in_clordid {
+                find(&order, b"\x0111=").unwrap() + 4 + id.len() / 2
+            } else {
+                0
+            };
+            packets.push(TimedPacket { ts_ns: t, spec: conn.client_sends(&order[rest_start..]), iface: 0 });
+            let ack = fix_message(spec.begin_string, &[(35, "8"), (49, "EXCH"), (56, &sender), (11, &id), (37, "X"), (17, "E1"), (150, "0"), (39, "0")]);
+            let fill = fix_message(spec.begin_string, &[(35, "8"), (49, "EXCH"), (56, &sender), (11, &id), (37, "X"), (17, "E2"), (150, "F"), (39, "2")]);
+            packets.push(TimedPacket { ts_ns: t + ack_ns, spec: conn.server_sends(&ack), iface: 1 });
+            packets.push(TimedPacket { ts_ns: t + ack_ns + fill_ns, spec: conn.server_sends(&fill), iface: 1 });
+            truth.first_response.push(ack_ns);
+            truth.ack.push(ack_ns);
+            truth.fill.push(ack_ns + fill_ns);
+            truth.ack_to_fill.push(fill_ns);
+            truth.requests += 1;
+        }
+    }
+    packets.sort_by_key(|p| p.ts_ns);
+    (packets, truth)
+}
+
+pub fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+/// Writes packets as a capture file. With pcapng, interface 1 (responses) gets its own
+/// interface block with `second_tsresol`.
+pub fn write_capture(
+    path: &Path,
+    packets: &[TimedPacket],
+    format: CaptureFormat,
+    link: LinkType,
+    opts: &FrameOptions,
+    second_tsresol: Option<u8>,
+) {
+    let file = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    let mut w = CaptureWriter::new(file, format, link).unwrap();
+    let second = second_tsresol.map(|r| w.add_interface(link, r).unwrap());
+    for p in packets {
+        let frame = p.spec.frame(link, opts);
+        match (second, p.iface) {
+            (Some(if_id), 1) => w.write_packet_on(if_id, p.ts_ns, &frame, None).unwrap(),
+            _ => w.write_packet(p.ts_ns, &frame).unwrap(),
+        }
+    }
+    w.finish().unwrap();
+}
+
+pub fn fixscope(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fixscope"))
+        .args(args)
+        .output()
+        .expect("run fixscope")
+}
+
+/// Runs `fixscope pcap --json` and returns (interval objects, summary object).
+pub fn analyse(paths: &[&Path], extra: &[&str]) -> (Vec<Value>, Value) {
+    let mut args = vec!["pcap", "--json"];
+    let path_strs: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    args.extend(path_strs.iter().map(String::as_str));
+    if !extra.iter().any(|a| *a == "-p") {
+        args.extend(["-p", "9878"]);
+    }
+    args.extend(extra);
+    let out = fixscope(&args);
+    assert!(
+        out.status.success(),
+        "fixscope failed: {}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let lines: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("every line is JSON"))
+        .collect();
+    let (summary, intervals) = lines.split_last().expect("a summary line");
+    assert_eq!(summary["type"], "summary");
+    assert!(intervals.iter().all(|l| l["type"] == "interval"));
+    (intervals.to_vec(), summary.clone())
+}
+
+pub fn stage<'a>(summary: &'a Value, name: &str) -> &'a Value {
+    summary["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["stage"] == name)
+        .unwrap_or_else(|| panic!("stage {name} missing"))
+}
+
+/// The value at quantile `q` as HDR histograms define it.
+pub fn exact_percentile(sorted: &[u64], q: f64) -> u64 {
+    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    sorted[rank - 1]
+}
+
+/// Asserts one stage of the summary against the exact expected latencies: count, min,
+/// max and mean exact; percentiles within the histogram's 0.1%.
+pub fn assert_stage(summary: &Value, name: &str, expected: &[u64]) {
+    let s = stage(summary, name);
+    let mut sorted = expected.to_vec();
+    sorted.sort_unstable();
+    assert_eq!(s["count"].as_u64().unwrap(), sorted.len() as u64, "{name} count");
+    assert_eq!(s["min_ns"].as_u64().unwrap(), sorted[0], "{name} min");
+    assert_eq!(s["max_ns"].as_u64().unwrap(), *sorted.last().unwrap(), "{name} max");
+    let mean = sorted.iter().sum::<u64>() as f64 / sorted.len() as f64;
+    let got_mean = s["mean_ns"].as_f64().unwrap();
+    assert!((got_mean - mean).abs() <= mean * 1e-9 + 1e-6, "{name} mean {got_mean} vs {mean}");
+    for (q, field) in [(0.5, "p50_ns"), (0.9, "p90_ns"), (0.99, "p99_ns"), (0.999, "p99_9_ns")] {
+        let want = exact_percentile(&sorted, q) as f64;
+        let got = s[field].as_u64().unwrap() as f64;
+        assert!((got - want).abs() <= want * 0.001 + 1.0, "{name} {field}: {got} vs exact {want}");
+    }
+}
+
+pub fn counter(summary: &Value, name: &str) -> u64 {
+    summary["counters"][name]
+        .as_u64()
+        .unwrap_or_else(|| panic!("counter {name} missing"))
+}
+
+pub fn assert_truth(summary: &Value, truth: &Truth) {
+    assert_stage(summary, "first_response", &truth.first_response);
+    assert_stage(summary, "ack", &truth.ack);
+    assert_stage(summary, "fill", &truth.fill);
+    assert_stage(summary, "ack_to_fill", &truth.ack_to_fill);
+    assert_eq!(counter(summary, "requests"), truth.requests);
+    assert_eq!(counter(summary, "matched"), truth.requests);
+    assert_eq!(counter(summary, "unmatched_responses"), 0);
+    assert_eq!(counter(summary, "duplicate_requests"), 0);
+    assert_eq!(counter(summary, "bad_checksum"), 0);
+}
