@@ -265,6 +265,16 @@ fn recover<R: PcapReaderIterator + ?Sized>(
     capacity: &mut usize,
     stats: &mut CaptureStats,
 ) -> Result<bool, Failure> {
+    if matches!(next, Next::Refill | Next::Truncated) {
+        // pcap-parser's block parsers report a malformed body inside a complete block as
+        // "incomplete": with the whole block buffered, that is corruption.
+        let data = reader.data();
+        if let Some(len) = declared_len(data) {
+            if len <= data.len() {
+                return Err(corrupt(reader.consumed(), "malformed block"));
+            }
+        }
+    }
     match next {
         Next::End => Ok(false),
         Next::Truncated => {
@@ -472,43 +482,81 @@ impl NgState {
     }
 }
 
-/// A complete EPB at the start of `d`, parsed without allocating.
-struct Epb<'a> {
-    len: usize,
+/// A packet block, parsed from the reader's buffer without allocating.
+struct PacketBlock<'a> {
     if_id: u32,
     units: u64,
     data: &'a [u8],
 }
 
-/// Ok(None) when `d` does not start with a complete EPB (let pcap-parser handle it).
-fn fast_epb(d: &[u8], big_endian: bool) -> Result<Option<Epb<'_>>, String> {
+/// What the block at the start of the buffer is, as far as we handle it ourselves.
+enum Peek<'a> {
+    /// A complete EPB (or obsolete Packet Block) of `len` bytes.
+    Packet(PacketBlock<'a>, usize),
+    /// A complete block we have no use for (statistics, name resolution, custom, ...).
+    Skip(usize),
+    /// Section/interface headers, simple packets, or a block not yet fully buffered: left
+    /// to pcap-parser, which also asks for more data.
+    Parser,
+}
+
+const IDB_TYPE: u32 = 1;
+const OBSOLETE_PB_TYPE: u32 = 2;
+const SPB_TYPE: u32 = 3;
+
+fn peek_block(d: &[u8], big_endian: bool) -> Result<Peek<'_>, String> {
     let (Some(block_type), Some(len)) = (read_u32(d, 0, big_endian), read_u32(d, 4, big_endian))
     else {
-        return Ok(None);
+        return Ok(Peek::Parser);
     };
-    let len = len as usize;
-    if block_type != EPB_TYPE || d.len() < len {
-        return Ok(None);
+    // The section header's type reads the same in both byte orders.
+    if matches!(block_type, SHB_MAGIC | IDB_TYPE | SPB_TYPE) {
+        return Ok(Peek::Parser);
     }
-    if len < 32 || len % 4 != 0 {
-        return Err(format!("enhanced packet block length {len} is invalid"));
+    let len = len as usize;
+    if len < 12 || len % 4 != 0 {
+        return Err(format!("block of type {block_type:#x} has invalid length {len}"));
+    }
+    if d.len() < len {
+        return Ok(Peek::Parser);
     }
     let field = |at| read_u32(d, at, big_endian).unwrap_or(0);
     if field(len - 4) as usize != len {
-        return Err("enhanced packet block's trailing length differs from its leading one".into());
+        return Err(format!(
+            "block of type {block_type:#x}: trailing length differs from leading length {len}"
+        ));
+    }
+    if !matches!(block_type, EPB_TYPE | OBSOLETE_PB_TYPE) {
+        return Ok(Peek::Skip(len));
+    }
+    if len < 32 {
+        return Err(format!("packet block length {len} is too short"));
     }
     let caplen = field(20) as usize;
     if caplen > len - 32 {
         return Err(format!(
-            "enhanced packet block of {len} bytes claims {caplen} captured bytes"
+            "packet block of {len} bytes claims {caplen} captured bytes"
         ));
     }
-    Ok(Some(Epb {
+    let if_id = if block_type == EPB_TYPE {
+        field(8)
+    } else {
+        // Obsolete Packet Block: a 16-bit interface id, then a drops count.
+        let b = [d[8], d[9]];
+        u32::from(if big_endian {
+            u16::from_be_bytes(b)
+        } else {
+            u16::from_le_bytes(b)
+        })
+    };
+    Ok(Peek::Packet(
+        PacketBlock {
+            if_id,
+            units: (u64::from(field(12)) << 32) | u64::from(field(16)),
+            data: &d[28..28 + caplen],
+        },
         len,
-        if_id: field(8),
-        units: (u64::from(field(12)) << 32) | u64::from(field(16)),
-        data: &d[28..28 + caplen],
-    }))
+    ))
 }
 
 fn read_pcapng<R: Read>(
@@ -528,17 +576,21 @@ fn read_pcapng<R: Read>(
     };
     loop {
         let offset = reader.consumed();
-        // Fast path: the common complete EPB, straight from the buffer.
-        match fast_epb(reader.data(), st.big_endian) {
-            Ok(Some(epb)) => {
-                if let Some(ts) = st.packet(sink, epb.if_id, Some(epb.units), epb.data) {
+        // Fast path: complete EPBs (nearly every block) and blocks we skip, straight
+        // from the buffer.
+        match peek_block(reader.data(), st.big_endian) {
+            Ok(Peek::Packet(p, len)) => {
+                if let Some(ts) = st.packet(sink, p.if_id, Some(p.units), p.data) {
                     st.last_ts_ns = ts;
                 }
-                let len = epb.len;
                 reader.consume(len);
                 continue;
             }
-            Ok(None) => {}
+            Ok(Peek::Skip(len)) => {
+                reader.consume(len);
+                continue;
+            }
+            Ok(Peek::Parser) => {}
             Err(detail) => return Err(corrupt(offset, detail)),
         }
         let next = match reader.next() {
@@ -552,7 +604,7 @@ fn read_pcapng<R: Read>(
                         st.interfaces.push(interface(&idb, st.big_endian, offset)?);
                     }
                     Block::EnhancedPacket(epb) => {
-                        // Normally taken by the fast path; kept for completeness.
+                        // Taken by the fast path; kept in case pcap-parser sees one first.
                         let data = epb_data(&epb);
                         let units = (u64::from(epb.ts_high) << 32) | u64::from(epb.ts_low);
                         if let Some(ts) = st.packet(sink, epb.if_id, Some(units), data) {
@@ -1017,10 +1069,8 @@ mod tests {
         bytes.extend_from_slice(&w.finish().unwrap());
 
         let path = write_file(dir.path(), "multi.pcapng", &bytes);
-        std::fs::write("/tmp/multi-dbg.pcapng", &bytes).unwrap();
         let (r, seen, stats) = read(&path, &fix_port());
         r.unwrap();
-        eprintln!("DBG {stats:?}");
         assert_eq!(seen, want);
         assert_eq!(
             stats,

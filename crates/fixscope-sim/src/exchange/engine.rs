@@ -227,7 +227,7 @@ impl Ctx {
         }
         let delay = self.cfg.ack_delay.sample(&mut self.rng);
         if delay == 0 {
-            self.respond(st, idx, now);
+            self.respond(conn, st, idx, now);
         } else {
             self.arm(conn, st.book.get_mut(idx), idx, now + delay, TIMER_ACK);
         }
