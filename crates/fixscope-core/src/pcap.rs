@@ -74,6 +74,8 @@ pub enum CaptureError {
 
 /// The reader's starting buffer; it grows for records that do not fit.
 const BUFFER_SIZE: usize = 2 << 20;
+/// The smallest starting buffer, for small files.
+const MIN_BUFFER_SIZE: usize = 64 << 10;
 /// A record claiming more than this is a corrupt length field, not a packet.
 const MAX_RECORD: usize = 64 << 20;
 /// libpcap's largest snaplen; legacy records may be this long whatever the header says.
@@ -114,6 +116,14 @@ pub fn read_capture(
             })
         }
     };
+    // Small files get a small buffer (a big one costs time to zero); pipes get the default.
+    let capacity = match file.metadata() {
+        Ok(m) if m.is_file() => usize::try_from(m.len())
+            .unwrap_or(BUFFER_SIZE)
+            .saturating_add(1)
+            .clamp(MIN_BUFFER_SIZE, BUFFER_SIZE),
+        _ => BUFFER_SIZE,
+    };
     let mut source = Source {
         inner: io::Cursor::new(magic).chain(file),
         error: None,
@@ -124,8 +134,8 @@ pub fn read_capture(
         on_segment,
     };
     let result = match kind {
-        Kind::Pcap => read_pcap(&mut source, &mut sink),
-        Kind::PcapNg => read_pcapng(&mut source, &mut sink),
+        Kind::Pcap => read_pcap(&mut source, capacity, &mut sink),
+        Kind::PcapNg => read_pcapng(&mut source, capacity, &mut sink),
     };
     result.map_err(|e| match e {
         Failure::Read => source.take_error(path),
@@ -332,14 +342,14 @@ fn read_u32(b: &[u8], at: usize, big_endian: bool) -> Option<u32> {
 
 fn read_pcap<R: Read>(
     source: R,
+    mut capacity: usize,
     sink: &mut Sink<'_, impl FnMut(&Segment<'_>)>,
 ) -> Result<(), Failure> {
-    let mut reader = LegacyPcapReader::new(BUFFER_SIZE, source).map_err(|e| match e {
+    let mut reader = LegacyPcapReader::new(capacity, source).map_err(|e| match e {
         PcapError::ReadError => Failure::Read,
         PcapError::Incomplete(_) | PcapError::Eof => corrupt(0, "file header cut short"),
         e => corrupt(0, format!("bad file header ({e})")),
     })?;
-    let mut capacity = BUFFER_SIZE;
     let mut link = LinkType::Ethernet;
     let mut frac_ns: u64 = 1000;
     let mut big_endian = false;
@@ -514,8 +524,10 @@ fn peek_block(d: &[u8], big_endian: bool) -> Result<Peek<'_>, String> {
         return Ok(Peek::Parser);
     }
     let len = len as usize;
-    if len < 12 || len % 4 != 0 {
-        return Err(format!("block of type {block_type:#x} has invalid length {len}"));
+    if len < 12 || len & 3 != 0 {
+        return Err(format!(
+            "block of type {block_type:#x} has invalid length {len}"
+        ));
     }
     if d.len() < len {
         return Ok(Peek::Parser);
@@ -561,14 +573,14 @@ fn peek_block(d: &[u8], big_endian: bool) -> Result<Peek<'_>, String> {
 
 fn read_pcapng<R: Read>(
     source: R,
+    mut capacity: usize,
     sink: &mut Sink<'_, impl FnMut(&Segment<'_>)>,
 ) -> Result<(), Failure> {
-    let mut reader = PcapNGReader::new(BUFFER_SIZE, source).map_err(|e| match e {
+    let mut reader = PcapNGReader::new(capacity, source).map_err(|e| match e {
         PcapError::ReadError => Failure::Read,
         PcapError::Incomplete(_) | PcapError::Eof => corrupt(0, "section header cut short"),
         e => corrupt(0, format!("bad section header ({e})")),
     })?;
-    let mut capacity = BUFFER_SIZE;
     let mut st = NgState {
         big_endian: false,
         interfaces: Vec::new(),
@@ -852,8 +864,7 @@ mod tests {
             for link in ALL_LINKS {
                 for opts in frame_variants() {
                     for v6 in [false, true] {
-                        let mut w =
-                            CaptureWriter::new(Vec::new(), format, link).unwrap();
+                        let mut w = CaptureWriter::new(Vec::new(), format, link).unwrap();
                         let mut want = Vec::new();
                         let mut ts = BASE_NS + 7 * step;
                         for spec in script(v6) {
@@ -912,13 +923,14 @@ mod tests {
             let ifaces = [
                 0,
                 w.add_interface(LinkType::RawIp, 10).unwrap(),
-                w.add_interface_with_offset(LinkType::RawIp, 12, 1_600_000_000)
+                w.add_interface_with_offset(LinkType::RawIp, 12, 1_699_999_990)
                     .unwrap(),
                 w.add_interface_with_offset(LinkType::RawIp, 0x80 | 40, 1_700_000_000)
                     .unwrap(),
                 w.add_interface_with_offset(LinkType::RawIp, 0x80 | 60, 1_700_000_000)
                     .unwrap(),
-                w.add_interface_with_offset(LinkType::RawIp, 9, -1_000).unwrap(),
+                w.add_interface_with_offset(LinkType::RawIp, 9, -1_000)
+                    .unwrap(),
                 w.add_interface_with_offset(LinkType::RawIp, 18, 1_700_000_000)
                     .unwrap(),
             ];
@@ -943,7 +955,10 @@ mod tests {
     #[test]
     fn timestamp_scaling_is_exact_integer_math() {
         let s = |r| TsScale::from_tsresol(r).unwrap();
-        assert_eq!(s(6).to_ns(1_700_000_000_123_456, 0), Some(1_700_000_000_123_456_000));
+        assert_eq!(
+            s(6).to_ns(1_700_000_000_123_456, 0),
+            Some(1_700_000_000_123_456_000)
+        );
         assert_eq!(s(9).to_ns(u64::MAX, 0), Some(u64::MAX));
         assert_eq!(s(0).to_ns(3, 0), Some(3_000_000_000));
         assert_eq!(s(12).to_ns(1_999, 0), Some(1));
@@ -971,7 +986,7 @@ mod tests {
     fn ng_block(block_type: u32, body: &[u8]) -> Vec<u8> {
         let mut b = Vec::new();
         let mut body = body.to_vec();
-        while body.len() % 4 != 0 {
+        while body.len() & 3 != 0 {
             body.push(0);
         }
         let len = (body.len() + 12) as u32;
@@ -1010,7 +1025,9 @@ mod tests {
         )
         .unwrap();
         let sll2 = w.add_interface(LinkType::LinuxSll2, 6).unwrap();
-        let raw = w.add_interface_with_offset(LinkType::RawIp, 9, 1_000).unwrap();
+        let raw = w
+            .add_interface_with_offset(LinkType::RawIp, 9, 1_000)
+            .unwrap();
         let mut ts = BASE_NS;
         for (i, spec) in conn.handshake().into_iter().enumerate() {
             let if_id = [0, sll2, raw][i];
@@ -1061,8 +1078,8 @@ mod tests {
         second.extend_from_slice(&epb);
         bytes.extend_from_slice(&second);
         // And a third, little-endian section again.
-        let mut w = CaptureWriter::new(Vec::new(), CaptureFormat::pcapng_nanos(), LinkType::Null)
-            .unwrap();
+        let mut w =
+            CaptureWriter::new(Vec::new(), CaptureFormat::pcapng_nanos(), LinkType::Null).unwrap();
         let spec = conn.client_fin();
         w.write_tcp(ts + 5, &spec).unwrap();
         want.push(expected(&spec, ts + 5));
@@ -1181,7 +1198,8 @@ mod tests {
             let n = 25_000u64;
             for i in 0..n {
                 let payload = vec![b'0' + (i % 10) as u8; 50 + (i % 150) as usize];
-                w.write_tcp(BASE_NS + i, &conn.client_sends(&payload)).unwrap();
+                w.write_tcp(BASE_NS + i, &conn.client_sends(&payload))
+                    .unwrap();
             }
             let bytes = w.finish().unwrap();
             assert!(bytes.len() > 2 * BUFFER_SIZE);
@@ -1212,8 +1230,7 @@ mod tests {
         let (c, s) = endpoints(false);
         let mut conn = SyntheticConnection::new(c, s);
         let mut w =
-            CaptureWriter::new(Vec::new(), CaptureFormat::pcapng_nanos(), LinkType::RawIp)
-                .unwrap();
+            CaptureWriter::new(Vec::new(), CaptureFormat::pcapng_nanos(), LinkType::RawIp).unwrap();
         let small = conn.client_sends(b"before");
         w.write_tcp(BASE_NS, &small).unwrap();
         let big = conn.client_sends(&vec![b'G'; 3 << 20]);
@@ -1376,6 +1393,58 @@ mod tests {
         t.join().unwrap();
         r.unwrap();
         assert_eq!(seen, want);
+    }
+
+    #[test]
+    fn header_only_captures_are_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        for format in [CaptureFormat::pcap_micros(), CaptureFormat::pcapng_nanos()] {
+            let bytes = CaptureWriter::new(Vec::new(), format, LinkType::Ethernet)
+                .unwrap()
+                .finish()
+                .unwrap();
+            let path = write_file(dir.path(), "empty.cap", &bytes);
+            let (r, seen, stats) = read(&path, &fix_port());
+            r.unwrap();
+            assert!(seen.is_empty());
+            assert_eq!(stats, CaptureStats::default());
+        }
+    }
+
+    /// `cargo test --release -p fixscope-core --lib -- --ignored --nocapture throughput`
+    #[test]
+    #[ignore = "benchmark; run in release"]
+    fn throughput() {
+        let dir = tempfile::tempdir().unwrap();
+        let n = 2_000_000u64;
+        for format in [CaptureFormat::pcap_nanos(), CaptureFormat::pcapng_nanos()] {
+            let (c, s) = endpoints(false);
+            let mut conn = SyntheticConnection::new(c, s);
+            let path = dir.path().join("bench.cap");
+            let file = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+            let mut w = CaptureWriter::new(file, format, LinkType::Ethernet).unwrap();
+            let msg = [b'F'; 180];
+            for i in 0..n {
+                let spec = if i % 2 == 0 {
+                    conn.client_sends(&msg)
+                } else {
+                    conn.server_sends(&msg)
+                };
+                w.write_tcp(BASE_NS + i * 1000, &spec).unwrap();
+            }
+            w.finish().unwrap();
+            let start = std::time::Instant::now();
+            let mut stats = CaptureStats::default();
+            let mut bytes = 0usize;
+            read_capture(&path, &fix_port(), &mut stats, |s| bytes += s.payload.len()).unwrap();
+            let secs = start.elapsed().as_secs_f64();
+            assert_eq!(stats.segments_in_port_range, n);
+            eprintln!(
+                "{format:?}: {n} packets in {secs:.3}s = {:.2} M packets/s, {:.0} MB/s",
+                n as f64 / secs / 1e6,
+                std::fs::metadata(&path).unwrap().len() as f64 / secs / 1e6
+            );
+        }
     }
 
     fn ndpi(name: &str) -> Option<PathBuf> {

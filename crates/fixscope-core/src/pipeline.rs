@@ -86,8 +86,25 @@ impl Connection {
     }
 }
 
+/// One framed request or response, for `--trace` (cross-checks against engine logs and
+/// other tools).
+#[derive(Clone, Copy, Debug)]
+pub struct MessageEvent<'a> {
+    /// The timing rule's time: last byte for requests, first byte for responses.
+    pub ts_ns: u64,
+    pub session: u64,
+    pub direction: Direction,
+    pub msg_type: &'a [u8],
+    /// The correlation key's value (tag values joined by SOH); empty when absent.
+    pub key: &'a [u8],
+}
+
+/// Receives every correlated message when tracing is on.
+pub type MessageObserver = Box<dyn FnMut(&MessageEvent<'_>)>;
+
 /// The pipeline of one run.
 pub struct Pipeline {
+    observer: Option<MessageObserver>,
     config: PipelineConfig,
     connections: HashMap<ConnectionKey, Connection>,
     next_session: u64,
@@ -105,6 +122,7 @@ pub struct Pipeline {
 impl Pipeline {
     pub fn new(config: PipelineConfig) -> Self {
         Pipeline {
+            observer: None,
             correlator: Correlator::new(config.key.clone(), config.correlation),
             stats: Stats::new(config.highest_ns),
             config,
@@ -118,6 +136,11 @@ impl Pipeline {
             interval_start_ns: None,
             last_sweep_ns: 0,
         }
+    }
+
+    /// Calls `observer` for every request and response (D/F/G, 8/9) framed.
+    pub fn set_message_observer(&mut self, observer: MessageObserver) {
+        self.observer = Some(observer);
     }
 
     pub fn config(&self) -> &PipelineConfig {
@@ -150,6 +173,7 @@ impl Pipeline {
             framing,
             reassembly,
             config,
+            observer,
             ..
         } = self;
 
@@ -202,7 +226,7 @@ impl Pipeline {
             reassembly,
             |event| match event {
                 StreamEvent::Data { bytes, ts_ns } => framer.push(bytes, ts_ns, framing, |msg| {
-                    on_message(direction, session, &msg, &config.key, correlator, stats)
+                    on_message(direction, session, &msg, &config.key, correlator, stats, observer)
                 }),
                 StreamEvent::Gap { .. } => framer.resync(),
             },
@@ -314,6 +338,7 @@ impl Pipeline {
             framing,
             reassembly,
             config,
+            observer,
             ..
         } = self;
         for conn in connections.values_mut() {
@@ -330,7 +355,7 @@ impl Pipeline {
                 reassembler.flush(reassembly, |event| match event {
                     StreamEvent::Data { bytes, ts_ns } => {
                         framer.push(bytes, ts_ns, framing, |msg| {
-                            on_message(direction, session, &msg, &config.key, correlator, stats)
+                            on_message(direction, session, &msg, &config.key, correlator, stats, observer)
                         })
                     }
                     StreamEvent::Gap { .. } => framer.resync(),
@@ -382,8 +407,30 @@ fn on_message(
     key: &KeySpec,
     correlator: &mut Correlator,
     stats: &mut Stats,
+    observer: &mut Option<MessageObserver>,
 ) {
     let facts = MessageFacts::extract(msg.bytes, key);
+    if let Some(observe) = observer {
+        let is_request = RequestType::from_msg_type(facts.msg_type).is_some();
+        let correlated = match direction {
+            Direction::Request => is_request,
+            Direction::Response => is_response_type(facts.msg_type),
+        };
+        if correlated {
+            let mut key_buf = Vec::new();
+            facts.key_into(key, &mut key_buf);
+            observe(&MessageEvent {
+                ts_ns: match direction {
+                    Direction::Request => msg.last_byte_ts_ns,
+                    Direction::Response => msg.first_byte_ts_ns,
+                },
+                session,
+                direction,
+                msg_type: facts.msg_type,
+                key: &key_buf,
+            });
+        }
+    }
     match direction {
         Direction::Request => {
             if let Some(s) = stats.session_mut(session) {

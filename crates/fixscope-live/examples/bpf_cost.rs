@@ -16,7 +16,11 @@ use fixscope_live::{enable_bpf_stats, LiveCapture, LiveConfig};
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().collect();
     let exchanges: usize = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(20_000);
-    let msg_len: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(300).max(16);
+    let msg_len: usize = args
+        .get(2)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(300)
+        .max(16);
     let _stats = enable_bpf_stats()?;
     for watched in [true, false] {
         run(exchanges, msg_len, watched)?;
@@ -27,7 +31,11 @@ fn main() -> anyhow::Result<()> {
 fn run(exchanges: usize, msg_len: usize, watched: bool) -> anyhow::Result<()> {
     let listener = TcpListener::bind("127.0.0.1:0")?;
     let port = listener.local_addr()?.port();
-    let watch = if watched { port } else { port.wrapping_add(1).max(1) };
+    let watch = if watched {
+        port
+    } else {
+        port.wrapping_add(1).max(1)
+    };
     let cap = LiveCapture::open(&LiveConfig::new("lo", PortSet::single(watch)))?;
 
     let server = std::thread::spawn(move || -> std::io::Result<()> {
@@ -66,13 +74,19 @@ fn run(exchanges: usize, msg_len: usize, watched: bool) -> anyhow::Result<()> {
     }
     let wall = t0.elapsed();
     drop(c);
-    server.join().map_err(|_| anyhow::anyhow!("server panicked"))??;
+    server
+        .join()
+        .map_err(|_| anyhow::anyhow!("server panicked"))??;
     let _ = stop_tx.send(());
-    let (cap, seen) = consumer.join().map_err(|_| anyhow::anyhow!("consumer panicked"))??;
+    let (cap, seen) = consumer
+        .join()
+        .map_err(|_| anyhow::anyhow!("consumer panicked"))??;
 
     let k = cap.counters()?;
     let stats = cap.program_stats()?;
-    let (ns, cnt) = stats.iter().fold((0u64, 0u64), |a, p| (a.0 + p.run_time_ns, a.1 + p.run_cnt));
+    let (ns, cnt) = stats
+        .iter()
+        .fold((0u64, 0u64), |a, p| (a.0 + p.run_time_ns, a.1 + p.run_cnt));
     println!(
         "{} port, {exchanges} exchanges of {msg_len}-byte messages on lo ({:.1} us/round trip)",
         if watched { "watched" } else { "unwatched" },

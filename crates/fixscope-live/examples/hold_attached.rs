@@ -35,7 +35,11 @@ fn main() {
         Ok(c) => c,
         Err(e) => {
             eprintln!("ERROR {e}");
-            let code = if matches!(e, LiveError::NotPrivileged(_)) { 3 } else { 4 };
+            let code = if matches!(e, LiveError::NotPrivileged(_)) {
+                3
+            } else {
+                4
+            };
             std::process::exit(code);
         }
     };

@@ -52,7 +52,11 @@ fn lo_ipv4_client_role_captures_every_byte_once() {
     if !root_or_skip("lo_ipv4_client_role_captures_every_byte_once") {
         return;
     }
-    exchange_and_verify(v4(), cfg(Role::Client, AttachMode::Auto));
+    // Also exercises the busy-poll strategy with a pinned consumer thread.
+    let mut c = cfg(Role::Client, AttachMode::Auto);
+    c.idle = fixscope_live::IdleStrategy::Spin;
+    c.cpu = Some(0);
+    exchange_and_verify(v4(), c);
 }
 
 #[test]
@@ -84,9 +88,16 @@ fn lo_tc_filter_fallback_captures_every_byte_once() {
     {
         let (_, cap) = exchange_and_verify(v4(), cfg(Role::Server, AttachMode::TcFilter));
         assert_eq!(cap.attach_kind(), "tc");
-        assert_eq!(fixscope_live::fixscope_tc_filters_on("lo").expect("query").len(), 2);
+        assert_eq!(
+            fixscope_live::fixscope_tc_filters_on("lo")
+                .expect("query")
+                .len(),
+            2
+        );
     }
-    assert!(fixscope_live::fixscope_tc_filters_on("lo").expect("query").is_empty());
+    assert!(fixscope_live::fixscope_tc_filters_on("lo")
+        .expect("query")
+        .is_empty());
     let shown = run("tc", &["filter", "show", "dev", "lo", "ingress"])
         + &run("tc", &["filter", "show", "dev", "lo", "egress"]);
     assert!(!shown.contains("fxs_"), "no fixscope filter left: {shown}");
@@ -112,8 +123,14 @@ fn ip_filter_keeps_only_matching_addresses() {
     let client = spawn_client(None, addr, vec![vec![10, 20], vec![30]]);
     client.join().expect("client thread").expect("client");
     server.join().expect("server thread").expect("server");
-    let caps = collect(&mut cap, Duration::from_millis(300), Duration::ZERO, |_| false);
-    assert!(caps.is_empty(), "address filter let {} segments through", caps.len());
+    let caps = collect(&mut cap, Duration::from_millis(300), Duration::ZERO, |_| {
+        false
+    });
+    assert!(
+        caps.is_empty(),
+        "address filter let {} segments through",
+        caps.len()
+    );
     let k = cap.counters().expect("counters");
     assert_eq!(k.requests_in_range + k.responses_in_range, 0);
 }
@@ -140,9 +157,12 @@ fn ring_full_drops_are_counted_not_fatal() {
     assert!(k.ring_drops_response > 0, "response records dropped: {k:?}");
     assert!(k.dropped_bytes > 0);
     // What did fit still decodes, and the capture keeps working.
-    let caps = collect(&mut cap, Duration::from_millis(200), Duration::ZERO, |_| false);
+    let caps = collect(&mut cap, Duration::from_millis(200), Duration::ZERO, |_| {
+        false
+    });
     assert!(!caps.is_empty() && caps.len() < 4096 / 72 + 1);
-    let captured = payload_bytes(&caps, Direction::Request) + payload_bytes(&caps, Direction::Response);
+    let captured =
+        payload_bytes(&caps, Direction::Request) + payload_bytes(&caps, Direction::Response);
     assert!(captured < clog.sent.len() + slog.sent.len());
     assert_eq!(cap.malformed_records(), 0);
 }

@@ -18,7 +18,9 @@ use fixscope_live::{
 const PORT: &str = "47123";
 
 fn lo_links() -> usize {
-    fixscope_links_on(ifindex_of("lo").expect("lo")).expect("link query").len()
+    fixscope_links_on(ifindex_of("lo").expect("lo"))
+        .expect("link query")
+        .len()
 }
 
 fn lo_filters() -> usize {
@@ -44,7 +46,11 @@ fn spawn_holder(mode: &str, secs: &str) -> Child {
     let stdout = child.stdout.take().expect("stdout");
     let mut line = String::new();
     BufReader::new(stdout).read_line(&mut line).expect("read");
-    let want = if mode == "tc" { "ATTACHED tc " } else { "ATTACHED tcx " };
+    let want = if mode == "tc" {
+        "ATTACHED tc "
+    } else {
+        "ATTACHED tcx "
+    };
     if !line.starts_with(want) {
         let _ = child.kill();
         let _ = child.wait();
@@ -55,7 +61,9 @@ fn spawn_holder(mode: &str, secs: &str) -> Child {
 
 fn assert_tc_shows_nothing_of_ours() {
     for dir in ["ingress", "egress"] {
-        let out = Command::new("tc").args(["filter", "show", "dev", "lo", dir]).output();
+        let out = Command::new("tc")
+            .args(["filter", "show", "dev", "lo", dir])
+            .output();
         if let Ok(out) = out {
             let s = String::from_utf8_lossy(&out.stdout);
             assert!(!s.contains("fxs_"), "tc still shows a fixscope filter: {s}");
@@ -77,7 +85,12 @@ fn tcx_links_vanish_on_drop() {
     assert_eq!(ours.len(), before + 2, "{ours:?}");
     let dirs: Vec<_> = ours.iter().map(|l| l.direction).collect();
     assert!(dirs.contains(&"ingress") && dirs.contains(&"egress"));
-    let ids: Vec<u32> = cap.program_stats().expect("stats").iter().map(|p| p.id).collect();
+    let ids: Vec<u32> = cap
+        .program_stats()
+        .expect("stats")
+        .iter()
+        .map(|p| p.id)
+        .collect();
     assert!(ours.iter().all(|l| ids.contains(&l.prog_id)));
     cap.check_interface().expect("lo is there");
     drop(cap);
@@ -102,7 +115,11 @@ fn tc_filters_vanish_on_drop() {
         Err(e) => panic!("expected Attach error, got {e}"),
         Ok(_) => panic!("second tc capture must not attach"),
     }
-    assert_eq!(lo_filters(), 2, "the failed open left the first capture alone");
+    assert_eq!(
+        lo_filters(),
+        2,
+        "the failed open left the first capture alone"
+    );
     drop(cap);
     assert_eq!(lo_filters(), 0);
     assert_tc_shows_nothing_of_ours();
@@ -161,7 +178,10 @@ fn unknown_interface_is_reported() {
         Err(e) => panic!("expected NoSuchInterface, got {e}"),
         Ok(_) => panic!("opened a capture on a missing interface"),
     }
-    assert!(matches!(detach_leftovers("fxs-nope0"), Err(LiveError::NoSuchInterface(_))));
+    assert!(matches!(
+        detach_leftovers("fxs-nope0"),
+        Err(LiveError::NoSuchInterface(_))
+    ));
 }
 
 #[test]
@@ -192,7 +212,14 @@ fn missing_capabilities_give_not_privileged() {
         .output()
         .expect("capsh");
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(3), "exit code for NotPrivileged; stderr: {err}");
-    assert!(err.contains("CAP_BPF") && err.contains("CAP_NET_ADMIN"), "{err}");
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "exit code for NotPrivileged; stderr: {err}"
+    );
+    assert!(
+        err.contains("CAP_BPF") && err.contains("CAP_NET_ADMIN"),
+        "{err}"
+    );
     assert_eq!(lo_filters(), 0);
 }

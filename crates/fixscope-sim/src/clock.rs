@@ -58,8 +58,21 @@ impl UtcClock {
 
     /// The current time as SendingTime bytes.
     pub fn now(&mut self) -> &[u8] {
+        self.refresh();
+        &self.buf
+    }
+
+    /// Re-reads the clock; the loops call this once per turn and encode with [`cached`].
+    ///
+    /// [`cached`]: UtcClock::cached
+    pub fn refresh(&mut self) {
         let ns = read_clock(libc::CLOCK_REALTIME);
-        self.format(ns)
+        self.format(ns);
+    }
+
+    /// The time of the last [`refresh`](UtcClock::refresh) (millisecond resolution anyway).
+    pub fn cached(&self) -> &[u8] {
+        &self.buf
     }
 
     /// Formats a CLOCK_REALTIME nanosecond value.

@@ -6,7 +6,7 @@ use std::io::{self, Read};
 use fixscope_core::fix::framing::{find_begin, frame_one, Frame, MAX_BODY_LENGTH};
 
 pub enum ReadOutcome {
-    Data(usize),
+    Data,
     WouldBlock,
     Closed,
 }
@@ -27,6 +27,15 @@ impl InBuf {
     pub fn with_capacity(n: usize) -> Self {
         InBuf {
             buf: vec![0; n.max(1024)],
+            start: 0,
+            end: 0,
+        }
+    }
+
+    /// A zero-capacity stand-in (does not allocate).
+    pub fn empty() -> Self {
+        InBuf {
+            buf: Vec::new(),
             start: 0,
             end: 0,
         }
@@ -53,7 +62,7 @@ impl InBuf {
                 Ok(0) => return Ok(ReadOutcome::Closed),
                 Ok(n) => {
                     self.end += n;
-                    return Ok(ReadOutcome::Data(n));
+                    return Ok(ReadOutcome::Data);
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(ReadOutcome::WouldBlock),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -121,7 +130,7 @@ mod tests {
         for chunk in stream.chunks(7) {
             let mut r = chunk;
             while !r.is_empty() {
-                if let Ok(ReadOutcome::Data(_)) = ib.read_from(&mut r) {
+                if let Ok(ReadOutcome::Data) = ib.read_from(&mut r) {
                     ib.drain(&mut stats, |msg| got.push(msg.to_vec()));
                 }
             }

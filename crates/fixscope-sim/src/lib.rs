@@ -21,7 +21,7 @@ mod sys;
 pub mod truth;
 
 pub use args::{ClientArgs, ExchangeArgs, Mix};
-// pub use client::{run_client, ClientReport, StageStats};
+pub use client::{run_client, ClientReport, StageStats};
 pub use clock::monotonic_ns;
 pub use delay::DelaySpec;
 pub use exchange::{run_exchange, ExchangeSummary};

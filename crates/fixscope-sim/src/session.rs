@@ -255,7 +255,7 @@ impl Session {
             .field(SENDER_COMP_ID, &self.sender)
             .field(TARGET_COMP_ID, &self.target)
             .field_uint(MSG_SEQ_NUM, seq)
-            .field(SENDING_TIME, clock.now())
+            .field(SENDING_TIME, clock.cached())
     }
 
     /// Appends the message begun with [`Session::header`] to `out`.

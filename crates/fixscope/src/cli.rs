@@ -70,6 +70,10 @@ pub struct AnalysisArgs {
     /// JSON lines instead of text (schema: docs/output-json.md).
     #[arg(long)]
     pub json: bool,
+    /// Also write every request and response (time, session, direction, MsgType, key) as
+    /// CSV to FILE, to compare message by message with an engine's logs.
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
 }
 
 impl AnalysisArgs {

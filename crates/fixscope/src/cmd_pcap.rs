@@ -9,6 +9,7 @@ use fixscope_core::Pipeline;
 
 use crate::cli::PcapArgs;
 use crate::output;
+use crate::trace::TraceFile;
 
 pub fn run(args: &PcapArgs) -> Result<ExitCode> {
     let config = args.analysis.pipeline_config()?;
@@ -17,6 +18,10 @@ pub fn run(args: &PcapArgs) -> Result<ExitCode> {
         std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
     }
     let mut pipeline = Pipeline::new(config);
+    let trace = match &args.analysis.trace {
+        Some(path) => Some(TraceFile::attach(path, &mut pipeline)?),
+        None => None,
+    };
     let mut reporter = output::stdout_reporter(args.analysis.json);
     let mut stats = CaptureStats::default();
     for path in &args.captures {
@@ -37,6 +42,9 @@ pub fn run(args: &PcapArgs) -> Result<ExitCode> {
     }
     let source = capture_counters(&stats);
     pipeline.finish(&source, reporter.as_mut())?;
+    if let Some(trace) = trace {
+        trace.finish()?;
+    }
     if stats.truncated_file {
         eprintln!("fixscope: warning: a capture ended in the middle of a packet (truncated file); analysed up to there");
     }

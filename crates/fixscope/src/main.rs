@@ -4,6 +4,7 @@
 mod cli;
 mod cmd_pcap;
 mod output;
+mod trace;
 
 use std::process::ExitCode;
 

@@ -36,11 +36,8 @@ const volatile __u32 cfg_ip_family = 0;     /* 0: no address filter, 4 or 6 */
 const volatile __u32 cfg_ip[4] = {};        /* network order; IPv4 in cfg_ip[0] */
 const volatile __u64 cfg_wakeup_bytes = 0;  /* 0: wake on every record */
 
-/* Per-CPU staging area for one record; its BTF also gives the skeleton `types::fxs_rec`. */
-struct fxs_scratch {
-	struct fxs_rec hdr;
-	__u8 data[FXS_CHUNK];
-};
+/* Not used by the programs: puts the record layout into the skeleton (types::fxs_rec). */
+const volatile struct fxs_rec fxs_rec_layout = {};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -54,12 +51,41 @@ struct {
 	__type(value, struct fxs_counters);
 } fxs_counters SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct fxs_scratch);
-} fxs_scratch SEC(".maps");
+/*
+ * Emits one record with room for CAP payload bytes, copying the payload straight from the
+ * skb into the ring (bpf_ringbuf_reserve needs a constant size, hence a few size classes;
+ * the record's `len` says how much of the room is used). Returns 0, or -1 if the ring was
+ * full.
+ */
+#define DEFINE_EMIT(CAP)                                                                      \
+	static __always_inline int emit_##CAP(struct __sk_buff *skb, struct fxs_rec *h,        \
+					      __u32 off, __u32 n, __u64 wf,                    \
+					      struct fxs_counters *c)                          \
+	{                                                                                      \
+		struct {                                                                       \
+			struct fxs_rec hdr;                                                    \
+			__u8 data[CAP];                                                        \
+		} *r = bpf_ringbuf_reserve(&fxs_ring, sizeof(*r), 0);                          \
+		if (!r)                                                                        \
+			return -1;                                                             \
+		if (n > CAP)                                                                   \
+			n = CAP;                                                               \
+		if (n > 0 && bpf_skb_load_bytes(skb, off, r->data, n)) {                       \
+			c->load_errors++;                                                      \
+			h->cut += n;                                                           \
+			n = 0;                                                                 \
+		}                                                                              \
+		h->len = n;                                                                    \
+		__builtin_memcpy(&r->hdr, h, sizeof(*h));                                      \
+		bpf_ringbuf_submit(r, wf);                                                     \
+		return 0;                                                                      \
+	}
+
+DEFINE_EMIT(128)
+DEFINE_EMIT(512)
+DEFINE_EMIT(2048)
+DEFINE_EMIT(16384) /* == FXS_CHUNK */
+_Static_assert(FXS_CHUNK == 16384, "emit_16384 must match FXS_CHUNK");
 
 static __always_inline int port_watched(__u16 port)
 {
@@ -194,19 +220,17 @@ static __always_inline int handle(struct __sk_buff *skb, const int hook)
 		return PASS; /* pure ACK */
 	c->payload_bytes += plen;
 
-	struct fxs_scratch *s = bpf_map_lookup_elem(&fxs_scratch, &zero);
-	if (!s)
-		return PASS;
-	s->hdr.ts_ns = bpf_ktime_get_ns();
-	__builtin_memcpy(s->hdr.saddr, saddr, 16);
-	__builtin_memcpy(s->hdr.daddr, daddr, 16);
-	s->hdr.seg_len = plen;
-	s->hdr.ifindex = skb->ifindex;
-	s->hdr.sport = sport;
-	s->hdr.dport = dport;
-	s->hdr.family = family;
-	s->hdr.dir = dir;
-	s->hdr.hook = hook;
+	struct fxs_rec h = {};
+	h.ts_ns = bpf_ktime_get_ns();
+	__builtin_memcpy(h.saddr, saddr, 16);
+	__builtin_memcpy(h.daddr, daddr, 16);
+	h.seg_len = plen;
+	h.ifindex = skb->ifindex;
+	h.sport = sport;
+	h.dport = dport;
+	h.family = family;
+	h.dir = dir;
+	h.hook = hook;
 
 	/* ---- Payload, in chunks of at most FXS_CHUNK bytes (GSO/GRO skbs reach 64 KiB). */
 	__u32 done = 0;
@@ -219,26 +243,28 @@ static __always_inline int handle(struct __sk_buff *skb, const int hook)
 			f &= ~TCPF_SYN;
 		if (!last)
 			f &= ~(TCPF_FIN | TCPF_RST);
-		s->hdr.seq = seq + done + ((flags & TCPF_SYN) && i > 0 ? 1 : 0);
-		s->hdr.offset = done;
-		s->hdr.flags = f;
-		s->hdr.cut = last ? rest - n : 0;
-		if (n > 0 && bpf_skb_load_bytes(skb, poff + done, s->data, n)) {
-			c->load_errors++;
-			n = 0;
-			s->hdr.cut = rest;
-			last = 1;
-		}
-		s->hdr.len = n;
+		h.seq = seq + done + ((flags & TCPF_SYN) && i > 0 ? 1 : 0);
+		h.offset = done;
+		h.flags = f;
+		h.cut = last ? rest - n : 0;
 
-		__u64 size = sizeof(s->hdr) + n;
 		__u64 wf = BPF_RB_NO_WAKEUP;
 		if (cfg_wakeup_bytes == 0 ||
-		    bpf_ringbuf_query(&fxs_ring, BPF_RB_AVAIL_DATA) + size >= cfg_wakeup_bytes) {
+		    bpf_ringbuf_query(&fxs_ring, BPF_RB_AVAIL_DATA) + n >= cfg_wakeup_bytes) {
 			wf = BPF_RB_FORCE_WAKEUP;
 			c->wakeups++;
 		}
-		if (bpf_ringbuf_output(&fxs_ring, s, size, wf)) {
+		__u32 at = poff + done;
+		int err;
+		if (n <= 128)
+			err = emit_128(skb, &h, at, n, wf, c);
+		else if (n <= 512)
+			err = emit_512(skb, &h, at, n, wf, c);
+		else if (n <= 2048)
+			err = emit_2048(skb, &h, at, n, wf, c);
+		else
+			err = emit_16384(skb, &h, at, n, wf, c);
+		if (err) {
 			if (dir == FXS_DIR_REQUEST)
 				c->ring_drops_request++;
 			else
@@ -246,8 +272,8 @@ static __always_inline int handle(struct __sk_buff *skb, const int hook)
 			c->dropped_bytes += n;
 		} else {
 			c->records++;
+			c->cut_bytes += h.cut;
 		}
-		c->cut_bytes += s->hdr.cut;
 		done += n;
 		if (last)
 			break;

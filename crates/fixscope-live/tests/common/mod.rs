@@ -181,7 +181,10 @@ pub fn spawn_client(
             while got < group.len() {
                 let n = s.read(&mut chunk)?;
                 if n == 0 {
-                    return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "server closed"));
+                    return Err(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        "server closed",
+                    ));
                 }
                 inbuf.extend_from_slice(&chunk[..n]);
                 got += take_messages(&mut inbuf).len();
@@ -242,7 +245,10 @@ pub fn collect(
 }
 
 pub fn payload_bytes(caps: &[Cap], dir: Direction) -> usize {
-    caps.iter().filter(|c| c.dir == dir).map(|c| c.payload.len()).sum()
+    caps.iter()
+        .filter(|c| c.dir == dir)
+        .map(|c| c.payload.len())
+        .sum()
 }
 
 /// Checks one direction: a SYN was captured; payload segments arrive in stream order,
@@ -260,7 +266,10 @@ pub fn verify_direction(caps: &[Cap], dir: Direction, expected: &[u8]) -> Vec<us
     let mut owner = vec![usize::MAX; expected.len()];
     for &i in &mine {
         let c = &caps[i];
-        assert!(c.ts >= last_ts, "{dir:?}: timestamp went back at segment {i}");
+        assert!(
+            c.ts >= last_ts,
+            "{dir:?}: timestamp went back at segment {i}"
+        );
         last_ts = c.ts;
         assert_eq!(c.missing, 0, "{dir:?}: segment {i} lost bytes");
         if c.payload.is_empty() {
@@ -271,7 +280,10 @@ pub fn verify_direction(caps: &[Cap], dir: Direction, expected: &[u8]) -> Vec<us
             off, next,
             "{dir:?}: segment {i} at stream offset {off}, expected {next} (duplicate, gap or reorder)"
         );
-        assert!(next + c.payload.len() <= expected.len(), "{dir:?}: more bytes than sent");
+        assert!(
+            next + c.payload.len() <= expected.len(),
+            "{dir:?}: more bytes than sent"
+        );
         assert_eq!(
             &c.payload[..],
             &expected[next..next + c.payload.len()],
@@ -280,7 +292,12 @@ pub fn verify_direction(caps: &[Cap], dir: Direction, expected: &[u8]) -> Vec<us
         owner[next..next + c.payload.len()].fill(i);
         next += c.payload.len();
     }
-    assert_eq!(next, expected.len(), "{dir:?}: captured {next} of {} bytes", expected.len());
+    assert_eq!(
+        next,
+        expected.len(),
+        "{dir:?}: captured {next} of {} bytes",
+        expected.len()
+    );
     owner
 }
 
@@ -295,14 +312,24 @@ pub fn verify_exchange(caps: &[Cap], server: SocketAddr, client: &Log, srv: &Log
     }
     let req_owner = verify_direction(caps, Direction::Request, &client.sent);
     let resp_owner = verify_direction(caps, Direction::Response, &srv.sent);
-    assert_eq!(client.msgs.len(), srv.msgs.len(), "one response per request");
+    assert_eq!(
+        client.msgs.len(),
+        srv.msgs.len(),
+        "one response per request"
+    );
     for (k, (req, resp)) in client.msgs.iter().zip(&srv.msgs).enumerate() {
         let req_ts = caps[req_owner[req.1 - 1]].ts;
         let resp_ts = caps[resp_owner[resp.0]].ts;
-        assert!(req_ts <= resp_ts, "message {k}: response captured before its request");
+        assert!(
+            req_ts <= resp_ts,
+            "message {k}: response captured before its request"
+        );
     }
     let fins = |d| caps.iter().filter(|c| c.dir == d && c.flags.fin()).count();
-    assert!(fins(Direction::Request) >= 1 && fins(Direction::Response) >= 1, "FINs captured");
+    assert!(
+        fins(Direction::Request) >= 1 && fins(Direction::Response) >= 1,
+        "FINs captured"
+    );
 }
 
 /// Runs the default exchange against a capture configured by `cfg` (ports are filled in
@@ -316,9 +343,15 @@ pub fn exchange_and_verify(bind: SocketAddr, mut cfg: LiveConfig) -> (Vec<Cap>, 
     let clog = client.join().expect("client thread").expect("client");
     let slog = server.join().expect("server thread").expect("server");
     let (rq, rs) = (clog.sent.len(), slog.sent.len());
-    let caps = collect(&mut cap, Duration::from_secs(15), Duration::from_millis(200), |c| {
-        payload_bytes(c, Direction::Request) >= rq && payload_bytes(c, Direction::Response) >= rs
-    });
+    let caps = collect(
+        &mut cap,
+        Duration::from_secs(15),
+        Duration::from_millis(200),
+        |c| {
+            payload_bytes(c, Direction::Request) >= rq
+                && payload_bytes(c, Direction::Response) >= rs
+        },
+    );
     verify_exchange(&caps, addr, &clog, &slog);
     let k = cap.counters().expect("counters");
     assert_eq!(k.ring_drops(), 0, "no ring drops: {k:?}");
@@ -329,7 +362,10 @@ pub fn exchange_and_verify(bind: SocketAddr, mut cfg: LiveConfig) -> (Vec<Cap>, 
 
 /// Runs a command, panicking with its output on failure.
 pub fn run(cmd: &str, args: &[&str]) -> String {
-    let out = Command::new(cmd).args(args).output().unwrap_or_else(|e| panic!("{cmd}: {e}"));
+    let out = Command::new(cmd)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("{cmd}: {e}"));
     assert!(
         out.status.success(),
         "{cmd} {args:?} failed: {}",
@@ -389,7 +425,10 @@ impl ClsactCleanup {
             .output()
             .map(|o| String::from_utf8_lossy(&o.stdout).contains("clsact"))
             .unwrap_or(true);
-        ClsactCleanup { dev: dev.to_string(), had }
+        ClsactCleanup {
+            dev: dev.to_string(),
+            had,
+        }
     }
 }
 
@@ -400,12 +439,17 @@ impl Drop for ClsactCleanup {
         }
         let mut filters = String::new();
         for dir in ["ingress", "egress"] {
-            if let Ok(o) = Command::new("tc").args(["filter", "show", "dev", &self.dev, dir]).output() {
+            if let Ok(o) = Command::new("tc")
+                .args(["filter", "show", "dev", &self.dev, dir])
+                .output()
+            {
                 filters.push_str(&String::from_utf8_lossy(&o.stdout));
             }
         }
         if filters.trim().is_empty() {
-            let _ = Command::new("tc").args(["qdisc", "del", "dev", &self.dev, "clsact"]).output();
+            let _ = Command::new("tc")
+                .args(["qdisc", "del", "dev", &self.dev, "clsact"])
+                .output();
         }
     }
 }

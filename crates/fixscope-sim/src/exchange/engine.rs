@@ -542,7 +542,7 @@ impl Ctx {
         enc.field_uint(LEAVES_QTY, leaves)
             .field_uint(CUM_QTY, er.cum)
             .field(AVG_PX, if er.cum > 0 { er.price } else { b"0" })
-            .field(TRANSACT_TIME, self.clock.now());
+            .field(TRANSACT_TIME, self.clock.cached());
         if rejected {
             // 103=99: other.
             enc.field(ORD_REJ_REASON, b"99");

@@ -211,6 +211,7 @@ impl Exchange {
         // Bounded by time: ends at the deadline/shutdown plus LOGOUT_GRACE_NS.
         loop {
             let now = monotonic_ns();
+            self.ctx.clock.refresh();
             if stop_by.is_none() && (now >= deadline || shutdown.is_triggered()) {
                 stop_by = Some(now + LOGOUT_GRACE_NS);
                 self.begin_stop(now)?;
@@ -371,7 +372,7 @@ impl Exchange {
         if sys::is_readable(events) || sys::is_error_or_hup(events) {
             for _ in 0..MAX_READS_PER_EVENT {
                 match conn.inbuf.read_from(&mut conn.stream) {
-                    Ok(ReadOutcome::Data(_)) => {
+                    Ok(ReadOutcome::Data) => {
                         // request_ns: right after the read() that returned the last byte.
                         let ts = monotonic_ns();
                         let ctx = &mut self.ctx;

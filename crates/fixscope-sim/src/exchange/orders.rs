@@ -136,10 +136,6 @@ impl OrderBook {
         self.live
     }
 
-    pub fn slot_count(&self) -> usize {
-        self.slots.len()
-    }
-
     /// The resting order with this ClOrdID.
     pub fn find_live(&self, clordid: &[u8]) -> Option<u32> {
         let h = self.hasher.hash_one(clordid);
