@@ -135,6 +135,7 @@ fn bench_pipeline(c: &mut Criterion) {
                         flow: s.flow,
                         direction: s.direction,
                         seq: s.seq,
+                        ack: 0,
                         flags: TcpFlags(TcpFlags::ACK | TcpFlags::PSH),
                         payload: &s.payload,
                         missing_tail: 0,

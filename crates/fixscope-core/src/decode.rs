@@ -71,6 +71,7 @@ impl LinkType {
 pub struct TcpPacket<'a> {
     pub flow: FlowKey,
     pub seq: u32,
+    pub ack: u32,
     pub flags: TcpFlags,
     /// The captured payload bytes (never includes link-layer padding).
     pub payload: &'a [u8],
@@ -325,6 +326,7 @@ fn tcp(
             },
         },
         seq: be32(t, 4),
+        ack: be32(t, 8),
         flags: TcpFlags(t[13]),
         payload: &b[payload_start..captured_end],
         // An IP length is at most 64 KiB (or the captured length), so this fits.

@@ -2,9 +2,10 @@
 //!
 //! Files are streamed through `pcap-parser`'s circular-buffer readers, so memory stays
 //! constant however large the capture. Timestamps become nanoseconds since the epoch with
-//! integer arithmetic only. Enhanced Packet Blocks (nearly every packet of a pcapng file) are
-//! parsed here straight from the reader's buffer rather than by `pcap-parser`, whose EPB
-//! parser allocates a `Vec` for the options of every packet.
+//! integer arithmetic only. Enhanced Packet Blocks (nearly every packet of a pcapng file) and
+//! blocks we have no use for are handled here straight from the reader's buffer rather than
+//! by `pcap-parser`, whose EPB parser allocates a `Vec` for the options of every packet and
+//! whose other block parsers mistake a malformed body for a truncated file.
 //!
 //! A capture that ends in the middle of a record (tcpdump was killed) is read up to that
 //! record and flagged in [`CaptureStats::truncated_file`]; damage anywhere else is a
@@ -234,6 +235,7 @@ impl<F: FnMut(&Segment<'_>)> Sink<'_, F> {
                     flow: t.flow,
                     direction,
                     seq: t.seq,
+                    ack: t.ack,
                     flags: t.flags,
                     payload: t.payload,
                     missing_tail: t.missing_tail,

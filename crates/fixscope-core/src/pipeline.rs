@@ -202,19 +202,42 @@ impl Pipeline {
         conn.payload_seen |= !seg.payload.is_empty();
         conn.last_seen_ns = seg.ts_ns;
         let session = conn.session;
-        let half = match seg.direction {
+        if seg.flags.syn() {
+            match seg.direction {
+                Direction::Request => conn.request.syn_seq = Some(seg.seq),
+                Direction::Response => conn.response.syn_seq = Some(seg.seq),
+            }
+        }
+        let direction = seg.direction;
+        // This segment's ACK tells what the peer received of the other direction: settle
+        // holes there first, so a request the capture lost part of is framed before the
+        // response this segment may carry.
+        if seg.flags.ack() {
+            let (other, other_direction) = match direction {
+                Direction::Request => (&mut conn.response, Direction::Response),
+                Direction::Response => (&mut conn.request, Direction::Request),
+            };
+            let HalfStream {
+                reassembler,
+                framer,
+                ..
+            } = other;
+            reassembler.peer_acked(seg.ack, reassembly, |event| match event {
+                StreamEvent::Data { bytes, ts_ns } => framer.push(bytes, ts_ns, framing, |msg| {
+                    on_message(other_direction, session, &msg, &config.key, correlator, stats, observer)
+                }),
+                StreamEvent::Gap { .. } => framer.resync(),
+            });
+        }
+        let half = match direction {
             Direction::Request => &mut conn.request,
             Direction::Response => &mut conn.response,
         };
-        if seg.flags.syn() {
-            half.syn_seq = Some(seg.seq);
-        }
         let HalfStream {
             reassembler,
             framer,
             ..
         } = half;
-        let direction = seg.direction;
         reassembler.push(
             seg.seq,
             seg.flags.syn(),
@@ -533,7 +556,8 @@ mod tests {
                 flow,
                 direction: dir,
                 seq: *seq,
-                flags: TcpFlags(TcpFlags::ACK),
+                ack: 0,
+                flags: TcpFlags(TcpFlags::PSH),
                 payload,
                 missing_tail: 0,
             };

@@ -143,6 +143,34 @@ impl StreamReassembler {
         self.expire_hole(ts_ns, limits, counters, &mut out);
     }
 
+    /// The peer acknowledged everything before `ack_seq`. If that covers a hole, the host
+    /// received bytes the capture never saw (a capture drop, not a network loss — no
+    /// retransmission will come): give the hole up as a gap now and deliver what was held
+    /// behind it with its own timestamps, which are when the host really had those bytes.
+    pub fn peer_acked<F>(&mut self, ack_seq: u32, counters: &mut ReassemblyCounters, mut out: F)
+    where
+        F: FnMut(StreamEvent<'_>),
+    {
+        let Some(next_seq) = self.next_seq else {
+            return;
+        };
+        if self.held.is_empty() {
+            return;
+        }
+        let acked_ahead = ack_seq.wrapping_sub(next_seq) as i32;
+        if acked_ahead <= 0 {
+            return;
+        }
+        let acked_until = self.next_offset + acked_ahead as u64;
+        while let Some((&offset, _)) = self.held.first_key_value() {
+            if offset > acked_until {
+                break;
+            }
+            self.skip_to_first_held(counters, &mut out);
+            self.drain_held(0, counters, &mut out);
+        }
+    }
+
     /// Gives up on any open hole and delivers everything held (end of capture).
     pub fn flush<F>(&mut self, counters: &mut ReassemblyCounters, mut out: F)
     where
@@ -460,6 +488,32 @@ mod tests {
         h.push(2, b"cdefghij", 2); // covers the held one and more
         h.push(1, b"b", 3);
         assert_eq!(h.stream(), b"abcdefghij");
+    }
+
+    #[test]
+    fn acknowledged_hole_is_a_capture_gap_with_original_times() {
+        let mut h = Harness::new();
+        h.push(0, b"ab", 1);
+        h.push(4, b"ef", 2);
+        h.push(8, b"ij", 3);
+        let events = &mut h.events;
+        let mut sink = |e: StreamEvent<'_>| match e {
+            StreamEvent::Data { bytes, ts_ns } => events.push(Ev::Data(bytes.to_vec(), ts_ns)),
+            StreamEvent::Gap { bytes } => events.push(Ev::Gap(bytes)),
+        };
+        // An ACK that does not reach past the hole changes nothing.
+        h.r.peer_acked(2, &mut h.counters, &mut sink);
+        // The peer acknowledged up to byte 6: the hole at 2..4 was received, not lost.
+        h.r.peer_acked(6, &mut h.counters, &mut sink);
+        assert_eq!(
+            h.events,
+            vec![
+                Ev::Data(b"ab".to_vec(), 1),
+                Ev::Gap(2),
+                Ev::Data(b"ef".to_vec(), 2)
+            ]
+        );
+        assert_eq!(h.r.held_bytes(), 2);
     }
 
     #[test]

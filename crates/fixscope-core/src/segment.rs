@@ -55,6 +55,9 @@ impl TcpFlags {
     pub fn fin(self) -> bool {
         self.0 & Self::FIN != 0
     }
+    pub fn ack(self) -> bool {
+        self.0 & Self::ACK != 0
+    }
     pub fn syn(self) -> bool {
         self.0 & Self::SYN != 0
     }
@@ -73,6 +76,10 @@ pub struct Segment<'a> {
     pub direction: Direction,
     /// TCP sequence number of the first payload byte (of the SYN itself when SYN is set).
     pub seq: u32,
+    /// TCP acknowledgement number (meaningful when `flags` has ACK): tells reassembly of the
+    /// other direction which bytes the peer has received, so a hole the peer has already
+    /// acknowledged is known to be a capture loss rather than a network loss.
+    pub ack: u32,
     pub flags: TcpFlags,
     /// The captured payload bytes.
     pub payload: &'a [u8],

@@ -694,6 +694,7 @@ fn segment_from_record(rec: &[u8]) -> Option<Segment<'_>> {
             Direction::Response
         },
         seq: h.seq,
+        ack: h.ack,
         flags: TcpFlags(h.flags),
         payload: &rec[REC_HDR..REC_HDR + len],
         missing_tail: h.cut,
@@ -874,7 +875,7 @@ mod tests {
 
     #[test]
     fn header_matches_c_layout() {
-        assert_eq!(REC_HDR, 72);
+        assert_eq!(REC_HDR, 80);
         assert_eq!(size_of::<types::fxs_counters>(), 11 * 8);
     }
 }

@@ -196,7 +196,10 @@ impl FromStr for Mix {
             let (k, v) = part
                 .split_once('=')
                 .ok_or_else(|| format!("bad mix entry {part:?} (want e.g. D=90)"))?;
-            let v: u32 = v.trim().parse().map_err(|_| format!("bad weight in {part:?}"))?;
+            let v: u32 = v
+                .trim()
+                .parse()
+                .map_err(|_| format!("bad weight in {part:?}"))?;
             match k.trim() {
                 "D" => mix.d = v,
                 "F" => mix.f = v,
@@ -226,7 +229,8 @@ mod tests {
         let e = ExchangeArgs::default();
         assert_eq!(e.listen.port(), 9878);
         assert_eq!(e.ack_delay, DelaySpec::Zero);
-        let e = ExchangeArgs::from_flags(["--ack-delay", "fixed:200us", "--listen", "[::1]:0"]).unwrap();
+        let e = ExchangeArgs::from_flags(["--ack-delay", "fixed:200us", "--listen", "[::1]:0"])
+            .unwrap();
         assert_eq!(e.ack_delay, DelaySpec::Fixed(200_000));
         assert!(e.listen.is_ipv6());
         assert!(ExchangeArgs::from_flags(["--ack-delay", "bogus"]).is_err());

@@ -7,16 +7,30 @@ use std::str::FromStr;
 use crate::rng::Rng;
 
 /// A delay distribution; all values in nanoseconds.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub enum DelaySpec {
+    #[default]
     Zero,
     Fixed(u64),
-    Uniform { lo: u64, hi: u64 },
-    Normal { mean: u64, stddev: u64 },
+    Uniform {
+        lo: u64,
+        hi: u64,
+    },
+    Normal {
+        mean: u64,
+        stddev: u64,
+    },
     /// `median * exp(sigma * N(0,1))`.
-    LogNormal { median: u64, sigma: f64 },
+    LogNormal {
+        median: u64,
+        sigma: f64,
+    },
     /// `base`, or `tail` with probability `p`.
-    Bimodal { base: u64, tail: u64, p: f64 },
+    Bimodal {
+        base: u64,
+        tail: u64,
+        p: f64,
+    },
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -25,12 +39,6 @@ pub enum DelayError {
     Duration(String),
     #[error("bad delay spec {0:?}: {1}")]
     Spec(String, &'static str),
-}
-
-impl Default for DelaySpec {
-    fn default() -> Self {
-        DelaySpec::Zero
-    }
 }
 
 impl DelaySpec {
@@ -215,7 +223,13 @@ mod tests {
                 p: 0.05
             })
         );
-        for bad in ["uniform:80us-20us", "bimodal:1us,2us,1.5", "normal:5us", "gamma:1us", "x"] {
+        for bad in [
+            "uniform:80us-20us",
+            "bimodal:1us,2us,1.5",
+            "normal:5us",
+            "gamma:1us",
+            "x",
+        ] {
             assert!(bad.parse::<DelaySpec>().is_err(), "{bad}");
         }
         // Display round-trips.
@@ -241,7 +255,10 @@ mod tests {
         assert!((median - 50_000.0).abs() < 1_000.0, "{median}");
         // p84 of a lognormal is median * e^sigma.
         let p84 = v[(n as f64 * 0.8413) as usize] as f64;
-        assert!((p84 / (50_000.0 * 0.5f64.exp()) - 1.0).abs() < 0.03, "{p84}");
+        assert!(
+            (p84 / (50_000.0 * 0.5f64.exp()) - 1.0).abs() < 0.03,
+            "{p84}"
+        );
 
         let (_, _, v) = stats(&"bimodal:40us,300us,0.05".parse().unwrap(), n, 4);
         let tail = v.iter().filter(|&&x| x == 300_000).count() as f64 / n as f64;

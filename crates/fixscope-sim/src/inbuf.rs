@@ -52,7 +52,10 @@ impl InBuf {
                 // One message bigger than the buffer: grow (rare; bounded by framing).
                 let new_len = (self.buf.len() * 2).min(MAX_BODY_LENGTH + 4096);
                 if new_len <= self.buf.len() {
-                    return Err(io::Error::new(io::ErrorKind::InvalidData, "message too large"));
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        "message too large",
+                    ));
                 }
                 self.buf.resize(new_len, 0);
             }
@@ -64,7 +67,9 @@ impl InBuf {
                     self.end += n;
                     return Ok(ReadOutcome::Data);
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(ReadOutcome::WouldBlock),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    return Ok(ReadOutcome::WouldBlock)
+                }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(e),
             }

@@ -152,10 +152,16 @@ mod tests {
             budget: 6,
         };
         let mut sent = Vec::new();
-        assert_eq!(ob.flush(&mut w, |t, _| sent.push(t)).unwrap(), Flushed::Blocked);
+        assert_eq!(
+            ob.flush(&mut w, |t, _| sent.push(t)).unwrap(),
+            Flushed::Blocked
+        );
         assert_eq!(sent, vec![1]);
         w.budget = 100;
-        assert_eq!(ob.flush(&mut w, |t, _| sent.push(t)).unwrap(), Flushed::Done);
+        assert_eq!(
+            ob.flush(&mut w, |t, _| sent.push(t)).unwrap(),
+            Flushed::Done
+        );
         assert_eq!(sent, vec![1, 2]);
         assert_eq!(w.got, b"aaaabbbb");
         assert_eq!(ob.pending(), 0);

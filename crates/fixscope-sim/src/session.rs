@@ -30,7 +30,9 @@ pub mod tags {
     pub const DEFAULT_APPL_VER_ID: u32 = 1137;
 }
 
-use fixscope_core::fix::tag::{BEGIN_STRING, MSG_SEQ_NUM, MSG_TYPE, SENDER_COMP_ID, TARGET_COMP_ID};
+use fixscope_core::fix::tag::{
+    BEGIN_STRING, MSG_SEQ_NUM, MSG_TYPE, SENDER_COMP_ID, TARGET_COMP_ID,
+};
 use tags::*;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -130,7 +132,23 @@ struct Header<'a> {
 fn is_header_tag(tag: u32) -> bool {
     matches!(
         tag,
-        8 | 9 | 35 | 49 | 56 | 34 | 43 | 52 | 97 | 122 | 115 | 128 | 50 | 57 | 142 | 143 | 1128 | 1129
+        8 | 9
+            | 35
+            | 49
+            | 56
+            | 34
+            | 43
+            | 52
+            | 97
+            | 122
+            | 115
+            | 128
+            | 50
+            | 57
+            | 142
+            | 143
+            | 1128
+            | 1129
     )
 }
 
@@ -197,7 +215,11 @@ impl Session {
     }
 
     fn new(role: Role, begin: &[u8], sender: &[u8], target: &[u8], hb_secs: u32) -> Self {
-        let appl_ver_id = if begin == b"FIXT.1.1" { b"9".to_vec() } else { Vec::new() };
+        let appl_ver_id = if begin == b"FIXT.1.1" {
+            b"9".to_vec()
+        } else {
+            Vec::new()
+        };
         Session {
             role,
             state: State::AwaitingLogon,
@@ -344,7 +366,8 @@ impl Session {
         match msg_type {
             b"0" => Inbound::Handled,
             b"1" => {
-                self.header(tx.enc, tx.clock, b"0").field(TEST_REQ_ID, h.test_req_id);
+                self.header(tx.enc, tx.clock, b"0")
+                    .field(TEST_REQ_ID, h.test_req_id);
                 self.finish(tx.enc, tx.out, now_ns);
                 self.stats.test_requests_answered += 1;
                 Inbound::Handled
@@ -395,7 +418,11 @@ impl Session {
             self.hb_ns = h.heartbeat_secs.unwrap_or(30) * 1_000_000_000;
             self.appl_ver_id.clear();
             if h.begin == b"FIXT.1.1" {
-                let v: &[u8] = if h.appl_ver_id.is_empty() { b"9" } else { h.appl_ver_id };
+                let v: &[u8] = if h.appl_ver_id.is_empty() {
+                    b"9"
+                } else {
+                    h.appl_ver_id
+                };
                 self.appl_ver_id.extend_from_slice(v);
             }
             if h.reset_seq {
@@ -565,16 +592,30 @@ mod tests {
     fn logged_on(begin: &str, extra: &[(u32, &str)]) -> (Session, Rig) {
         let mut s = Session::acceptor("EXCH");
         let mut rig = Rig::new();
-        let mut f = vec![(35, "A"), (49, "CLIENT1"), (56, "EXCH"), (34, "1"), (108, "30"), (141, "Y")];
+        let mut f = vec![
+            (35, "A"),
+            (49, "CLIENT1"),
+            (56, "EXCH"),
+            (34, "1"),
+            (108, "30"),
+            (141, "Y"),
+        ];
         f.extend_from_slice(extra);
-        assert_eq!(s.on_message(&msg(begin, &f), 1, rig.tx()), Inbound::LoggedOn);
+        assert_eq!(
+            s.on_message(&msg(begin, &f), 1, rig.tx()),
+            Inbound::LoggedOn
+        );
         (s, rig)
     }
 
     #[test]
     fn acceptor_answers_logon_for_each_begin_string() {
         for begin in ["FIX.4.2", "FIX.4.4", "FIXT.1.1"] {
-            let extra: &[(u32, &str)] = if begin == "FIXT.1.1" { &[(1137, "9")] } else { &[] };
+            let extra: &[(u32, &str)] = if begin == "FIXT.1.1" {
+                &[(1137, "9")]
+            } else {
+                &[]
+            };
             let (s, mut rig) = logged_on(begin, extra);
             let out = rig.take();
             assert_eq!(out.len(), 1);
@@ -601,7 +642,10 @@ mod tests {
         let mut s = Session::acceptor("EXCH");
         let mut rig = Rig::new();
         let d = msg("FIX.4.4", &[(35, "D"), (49, "C"), (56, "EXCH"), (34, "1")]);
-        assert!(matches!(s.on_message(&d, 1, rig.tx()), Inbound::Disconnect(_)));
+        assert!(matches!(
+            s.on_message(&d, 1, rig.tx()),
+            Inbound::Disconnect(_)
+        ));
         assert!(rig.take().is_empty());
     }
 
@@ -609,7 +653,16 @@ mod tests {
     fn test_request_gets_heartbeat_with_id() {
         let (mut s, mut rig) = logged_on("FIX.4.4", &[]);
         rig.take();
-        let tr = msg("FIX.4.4", &[(35, "1"), (49, "CLIENT1"), (56, "EXCH"), (34, "2"), (112, "abc")]);
+        let tr = msg(
+            "FIX.4.4",
+            &[
+                (35, "1"),
+                (49, "CLIENT1"),
+                (56, "EXCH"),
+                (34, "2"),
+                (112, "abc"),
+            ],
+        );
         assert_eq!(s.on_message(&tr, 2, rig.tx()), Inbound::Handled);
         let out = rig.take();
         assert_eq!(out.len(), 1);
@@ -623,7 +676,16 @@ mod tests {
     fn gap_triggers_resend_request_and_message_still_delivered() {
         let (mut s, mut rig) = logged_on("FIX.4.4", &[]);
         rig.take();
-        let d = msg("FIX.4.4", &[(35, "D"), (49, "CLIENT1"), (56, "EXCH"), (34, "5"), (11, "X")]);
+        let d = msg(
+            "FIX.4.4",
+            &[
+                (35, "D"),
+                (49, "CLIENT1"),
+                (56, "EXCH"),
+                (34, "5"),
+                (11, "X"),
+            ],
+        );
         assert_eq!(s.on_message(&d, 2, rig.tx()), Inbound::App(b"D"));
         let out = rig.take();
         assert_eq!(out.len(), 1);
@@ -636,12 +698,30 @@ mod tests {
         // as is a PossDup resend.
         let gf = msg(
             "FIX.4.4",
-            &[(35, "4"), (49, "CLIENT1"), (56, "EXCH"), (34, "2"), (43, "Y"), (123, "Y"), (36, "5")],
+            &[
+                (35, "4"),
+                (49, "CLIENT1"),
+                (56, "EXCH"),
+                (34, "2"),
+                (43, "Y"),
+                (123, "Y"),
+                (36, "5"),
+            ],
         );
         assert_eq!(s.on_message(&gf, 3, rig.tx()), Inbound::Handled);
         assert_eq!(s.next_in_seq(), 6);
         // A GapFill at the expected number moves it forward.
-        let gf = msg("FIX.4.4", &[(35, "4"), (49, "CLIENT1"), (56, "EXCH"), (34, "6"), (123, "Y"), (36, "9")]);
+        let gf = msg(
+            "FIX.4.4",
+            &[
+                (35, "4"),
+                (49, "CLIENT1"),
+                (56, "EXCH"),
+                (34, "6"),
+                (123, "Y"),
+                (36, "9"),
+            ],
+        );
         assert_eq!(s.on_message(&gf, 4, rig.tx()), Inbound::Handled);
         assert_eq!(s.next_in_seq(), 9);
         assert!(rig.take().is_empty());
@@ -651,8 +731,14 @@ mod tests {
     fn too_low_without_poss_dup_is_fatal() {
         let (mut s, mut rig) = logged_on("FIX.4.4", &[]);
         rig.take();
-        let d = msg("FIX.4.4", &[(35, "D"), (49, "CLIENT1"), (56, "EXCH"), (34, "1")]);
-        assert!(matches!(s.on_message(&d, 2, rig.tx()), Inbound::Disconnect(_)));
+        let d = msg(
+            "FIX.4.4",
+            &[(35, "D"), (49, "CLIENT1"), (56, "EXCH"), (34, "1")],
+        );
+        assert!(matches!(
+            s.on_message(&d, 2, rig.tx()),
+            Inbound::Disconnect(_)
+        ));
         let out = rig.take();
         assert_eq!(field(&out[0], 35), "5");
     }
@@ -667,7 +753,17 @@ mod tests {
         }
         rig.take();
         assert_eq!(s.next_out_seq(), 5);
-        let rr = msg("FIX.4.4", &[(35, "2"), (49, "CLIENT1"), (56, "EXCH"), (34, "2"), (7, "2"), (16, "0")]);
+        let rr = msg(
+            "FIX.4.4",
+            &[
+                (35, "2"),
+                (49, "CLIENT1"),
+                (56, "EXCH"),
+                (34, "2"),
+                (7, "2"),
+                (16, "0"),
+            ],
+        );
         assert_eq!(s.on_message(&rr, 2, rig.tx()), Inbound::Handled);
         let out = rig.take();
         assert_eq!(out.len(), 1);
@@ -704,7 +800,10 @@ mod tests {
     fn logout_is_answered_and_initiated_logout_completes() {
         let (mut s, mut rig) = logged_on("FIX.4.4", &[]);
         rig.take();
-        let lo = msg("FIX.4.4", &[(35, "5"), (49, "CLIENT1"), (56, "EXCH"), (34, "2")]);
+        let lo = msg(
+            "FIX.4.4",
+            &[(35, "5"), (49, "CLIENT1"), (56, "EXCH"), (34, "2")],
+        );
         assert_eq!(s.on_message(&lo, 2, rig.tx()), Inbound::LoggedOut);
         let out = rig.take();
         assert_eq!(field(&out[0], 35), "5");
@@ -715,12 +814,24 @@ mod tests {
         let out = rig.take();
         assert_eq!(field(&out[0], 1137), "9");
         assert_eq!(field(&out[0], 141), "Y");
-        let reply = msg("FIXT.1.1", &[(35, "A"), (49, "EXCH"), (56, "CLIENT1"), (34, "1"), (108, "30")]);
+        let reply = msg(
+            "FIXT.1.1",
+            &[
+                (35, "A"),
+                (49, "EXCH"),
+                (56, "CLIENT1"),
+                (34, "1"),
+                (108, "30"),
+            ],
+        );
         assert_eq!(c.on_message(&reply, 2, rig.tx()), Inbound::LoggedOn);
         c.logout(rig.tx(), 3, "");
         assert_eq!(c.state(), State::LogoutSent);
         rig.take();
-        let lo = msg("FIXT.1.1", &[(35, "5"), (49, "EXCH"), (56, "CLIENT1"), (34, "2")]);
+        let lo = msg(
+            "FIXT.1.1",
+            &[(35, "5"), (49, "EXCH"), (56, "CLIENT1"), (34, "2")],
+        );
         assert_eq!(c.on_message(&lo, 4, rig.tx()), Inbound::LoggedOut);
         assert!(rig.take().is_empty());
     }

@@ -50,7 +50,8 @@ impl Shutdown {
     }
 
     pub fn is_triggered(&self) -> bool {
-        self.flag.load(Ordering::Relaxed) || (self.watch_signals && SIGNALLED.load(Ordering::Relaxed))
+        self.flag.load(Ordering::Relaxed)
+            || (self.watch_signals && SIGNALLED.load(Ordering::Relaxed))
     }
 }
 

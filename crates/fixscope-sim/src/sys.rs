@@ -33,7 +33,14 @@ impl Epoll {
         })
     }
 
-    fn ctl(&self, op: libc::c_int, fd: RawFd, readable: bool, writable: bool, token: u64) -> io::Result<()> {
+    fn ctl(
+        &self,
+        op: libc::c_int,
+        fd: RawFd,
+        readable: bool,
+        writable: bool,
+        token: u64,
+    ) -> io::Result<()> {
         let mut flags = 0u32;
         if readable {
             flags |= libc::EPOLLIN as u32 | libc::EPOLLRDHUP as u32;
@@ -111,7 +118,10 @@ impl TimerFd {
     pub fn new() -> io::Result<Self> {
         // SAFETY: plain syscall; on success it returns a fresh fd we take ownership of.
         let fd = cvt(unsafe {
-            libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC)
+            libc::timerfd_create(
+                libc::CLOCK_MONOTONIC,
+                libc::TFD_NONBLOCK | libc::TFD_CLOEXEC,
+            )
         })?;
         Ok(TimerFd {
             // SAFETY: `fd` was just returned by timerfd_create and is owned by nobody else.
@@ -175,5 +185,5 @@ pub fn ms_until(now_ns: u64, due_ns: u64, cap_ms: i32) -> i32 {
     if due_ns <= now_ns {
         return 0;
     }
-    (((due_ns - now_ns) + 999_999) / 1_000_000).min(cap_ms as u64) as i32
+    (due_ns - now_ns).div_ceil(1_000_000).min(cap_ms as u64) as i32
 }

@@ -71,7 +71,11 @@ fn read_lines<T>(
         }
         // ClOrdIDs may contain commas in theory; the other fields never do.
         let parts: Vec<&str> = line.rsplitn(cols, ',').collect();
-        anyhow::ensure!(parts.len() == cols, "{path_s} line {}: want {cols} fields", i + 1);
+        anyhow::ensure!(
+            parts.len() == cols,
+            "{path_s} line {}: want {cols} fields",
+            i + 1
+        );
         let fields: Vec<&str> = parts.into_iter().rev().collect();
         out.push(parse(&fields, i + 1)?);
     }
@@ -117,8 +121,7 @@ pub struct TruthWriter {
 
 impl TruthWriter {
     pub fn create(path: &Path, header: &str) -> anyhow::Result<Self> {
-        let file =
-            File::create(path).with_context(|| format!("creating {}", path.display()))?;
+        let file = File::create(path).with_context(|| format!("creating {}", path.display()))?;
         let mut out = BufWriter::with_capacity(1 << 20, file);
         out.write_all(header.as_bytes())?;
         out.write_all(b"\n")?;
@@ -163,8 +166,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("t.csv");
         let mut w = TruthWriter::create(&p, EXCHANGE_HEADER).unwrap();
-        w.write([b"A1", b"127.0.0.1:5000", b"D"], &[Some(1), Some(2), None]).unwrap();
-        w.write([b"A,2", b"[::1]:5001", b"F"], &[Some(3), None, None]).unwrap();
+        w.write([b"A1", b"127.0.0.1:5000", b"D"], &[Some(1), Some(2), None])
+            .unwrap();
+        w.write([b"A,2", b"[::1]:5001", b"F"], &[Some(3), None, None])
+            .unwrap();
         w.flush().unwrap();
         let recs = read_truth(&p).unwrap();
         assert_eq!(recs.len(), 2);

@@ -179,6 +179,7 @@ static __always_inline int handle(struct __sk_buff *skb, const int hook)
 	__u16 sport = ((__u16)th[0] << 8) | th[1];
 	__u16 dport = ((__u16)th[2] << 8) | th[3];
 	__u32 seq = ((__u32)th[4] << 24) | ((__u32)th[5] << 16) | ((__u32)th[6] << 8) | th[7];
+	__u32 ack = ((__u32)th[8] << 24) | ((__u32)th[9] << 16) | ((__u32)th[10] << 8) | th[11];
 	__u32 thl = (th[12] >> 4) * 4;
 	__u8 flags = th[13];
 	if (thl < sizeof(th) || thl > l4len)
@@ -224,6 +225,7 @@ static __always_inline int handle(struct __sk_buff *skb, const int hook)
 	h.ts_ns = bpf_ktime_get_ns();
 	__builtin_memcpy(h.saddr, saddr, 16);
 	__builtin_memcpy(h.daddr, daddr, 16);
+	h.ack = ack;
 	h.seg_len = plen;
 	h.ifindex = skb->ifindex;
 	h.sport = sport;

@@ -27,6 +27,7 @@ struct fxs_rec {
 	__u8 saddr[16];   /* network order; IPv4 uses the first 4 bytes */
 	__u8 daddr[16];
 	__u32 seq;        /* host order: sequence number of the first payload byte (of the SYN if SYN) */
+	__u32 ack;        /* host order: acknowledgement number (valid with the ACK flag) */
 	__u32 len;        /* payload bytes following this header */
 	__u32 offset;     /* offset of this chunk within the skb's TCP payload */
 	__u32 cut;        /* payload bytes after this chunk that were not captured (last chunk only) */

@@ -44,10 +44,7 @@ pub fn fix_msg(msg_type: &str, seq: usize, pad: usize) -> Vec<u8> {
 /// Splits complete messages off the front of `buf` (ends at "\x0110=NNN\x01").
 pub fn take_messages(buf: &mut Vec<u8>) -> Vec<Vec<u8>> {
     let mut out = Vec::new();
-    loop {
-        let Some(pos) = buf.windows(4).position(|w| w == b"\x0110=") else {
-            break;
-        };
+    while let Some(pos) = buf.windows(4).position(|w| w == b"\x0110=") {
         let end = pos + 4 + 4;
         if buf.len() < end {
             break;

@@ -150,7 +150,16 @@ fn push_clordid(out: &mut Vec<u8>, prefix: &[u8], width: usize, num: u64) {
 
 fn parse_clordid(prefix: &[u8], id: &[u8]) -> Option<u64> {
     let digits = id.strip_prefix(prefix)?;
-    if digits.is_empty() || digits.len() > 19 || !digits.iter().all(u8::is_ascii_digit) {
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    // Long ClOrdIDs are mostly zero padding.
+    let first = digits
+        .iter()
+        .position(|&b| b != b'0')
+        .unwrap_or(digits.len());
+    let digits = &digits[first..];
+    if digits.len() > 19 {
         return None;
     }
     Some(digits.iter().fold(0u64, |n, &b| n * 10 + (b - b'0') as u64))
@@ -230,7 +239,10 @@ impl Ctx {
 
     /// Encodes (and in split mode sends) one request scheduled at `sched_ns`.
     fn send_order(&mut self, s: &mut Sess, sched_ns: u64) -> io::Result<()> {
-        let roll = self.rng.below(100 * (self.mix[0] + self.mix[1] + self.mix[2]) as u64) / 100;
+        let roll = self
+            .rng
+            .below(100 * (self.mix[0] + self.mix[1] + self.mix[2]) as u64)
+            / 100;
         let mut kind = if roll < self.mix[0] as u64 {
             b'D'
         } else if roll < (self.mix[0] + self.mix[1]) as u64 {
@@ -279,7 +291,7 @@ impl Ctx {
             enc.field(21, b"1");
         }
         enc.field(55, SYMBOL)
-            .field(54, if num % 2 == 0 { b"1" } else { b"2" })
+            .field(54, if num.is_multiple_of(2) { b"1" } else { b"2" })
             .field(60, self.clock.cached());
         match kind {
             b'F' => {
@@ -355,7 +367,10 @@ impl Ctx {
                 _ => {}
             }
             // Our exchange puts 11 and 41 before 150/39 (35=9 has no 150): stop early.
-            if !clordid.is_empty() && !status.is_empty() && (!exec_type.is_empty() || msg_type == b"9") {
+            if !clordid.is_empty()
+                && !status.is_empty()
+                && (!exec_type.is_empty() || msg_type == b"9")
+            {
                 break;
             }
         }
@@ -366,7 +381,11 @@ impl Ctx {
             return;
         };
         let sched = o.sched_ns.min(now);
-        let send = if o.send_ns == 0 { now } else { o.send_ns.min(now) };
+        let send = if o.send_ns == 0 {
+            now
+        } else {
+            o.send_ns.min(now)
+        };
         if o.first_ns == 0 {
             o.first_ns = now;
             self.lat.record(STAGE_FIRST, now - sched, now - send);
@@ -454,7 +473,7 @@ pub fn run_client(args: &ClientArgs, shutdown: &Shutdown) -> anyhow::Result<Clie
         }
     }
     let window = match (args.rate, args.window) {
-        (None, Some(w)) if w == 0 => bail!("--window must be at least 1"),
+        (None, Some(0)) => bail!("--window must be at least 1"),
         (None, w) => Some(w.unwrap_or(1)),
         (Some(_), _) => None,
     };
@@ -580,7 +599,11 @@ impl Client {
         let deadline = monotonic_ns() + LOGON_TIMEOUT.as_nanos() as u64;
         loop {
             self.flush_all()?;
-            if self.sessions.iter().all(|s| s.session.state() == State::Active) {
+            if self
+                .sessions
+                .iter()
+                .all(|s| s.session.state() == State::Active)
+            {
                 return Ok(());
             }
             if self.sessions.iter().any(|s| s.closed) {
@@ -590,7 +613,9 @@ impl Client {
             if now >= deadline || shutdown.is_triggered() {
                 bail!("logon timed out");
             }
-            let n = self.epoll.wait(sys::ms_until(now, deadline, MAX_SLEEP_MS))?;
+            let n = self
+                .epoll
+                .wait(sys::ms_until(now, deadline, MAX_SLEEP_MS))?;
             self.handle_events(n)?;
         }
     }
@@ -607,12 +632,15 @@ impl Client {
         let mut phase = Phase::Sending;
         let mut next_tick = monotonic_ns() + TICK_NS;
         let mut i: u64 = 0; // open-loop order index
-        // Bounded by time: send deadline/count, then drain_ns, then LOGOUT_GRACE_NS.
+                            // Bounded by time: send deadline/count, then drain_ns, then LOGOUT_GRACE_NS.
         loop {
             let now = monotonic_ns();
             self.ctx.clock.refresh();
             if shutdown.is_triggered() && !matches!(phase, Phase::LoggingOut { .. }) {
                 phase = self.logout_all(now);
+            }
+            if self.sessions.iter().all(|s| s.closed) {
+                return Ok(()); // the exchange logged us out or went away
             }
             let mut next_due: Option<u64> = None;
             match phase {
@@ -804,8 +832,12 @@ impl Client {
         for s in &mut self.sessions {
             add_session_stats(&mut session, &s.session.stats);
             // Requests still waiting get their (partial) truth records too.
-            let waiting: Vec<Order> =
-                s.ring.iter().filter(|o| o.num != 0 && !o.done).copied().collect();
+            let waiting: Vec<Order> = s
+                .ring
+                .iter()
+                .filter(|o| o.num != 0 && !o.done)
+                .copied()
+                .collect();
             for o in &waiting {
                 self.ctx.write_truth(s, o);
             }
@@ -851,5 +883,24 @@ impl Client {
             stages: self.ctx.lat.stats(),
             session,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clordids_round_trip() {
+        for (prefix, width) in [(&b"S1-"[..], 17usize), (b"", 1), (b"X", 63)] {
+            for num in [1u64, 9, 10, 123_456_789, u64::MAX / 10] {
+                let mut id = Vec::new();
+                push_clordid(&mut id, prefix, width, num);
+                assert!(id.len() >= prefix.len() + width);
+                assert_eq!(parse_clordid(prefix, &id), Some(num));
+            }
+        }
+        assert_eq!(parse_clordid(b"S1-", b"S2-001"), None);
+        assert_eq!(parse_clordid(b"S1-", b"S1-0x1"), None);
     }
 }

@@ -138,7 +138,10 @@ impl fmt::Display for ClientReport {
             self.send_elapsed_s,
             self.achieved_rate,
             match self.target_rate {
-                Some(r) => format!(" (target {r:.0}/s, max send lag {:.1}us)", us(self.max_send_lag_ns)),
+                Some(r) => format!(
+                    " (target {r:.0}/s, max send lag {:.1}us)",
+                    us(self.max_send_lag_ns)
+                ),
                 None => String::new(),
             }
         )?;

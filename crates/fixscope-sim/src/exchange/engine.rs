@@ -227,7 +227,7 @@ impl Ctx {
         }
         let delay = self.cfg.ack_delay.sample(&mut self.rng);
         if delay == 0 {
-            self.respond(conn, st, idx, now);
+            self.respond(st, idx, now);
         } else {
             self.arm(conn, st.book.get_mut(idx), idx, now + delay, TIMER_ACK);
         }
@@ -256,26 +256,25 @@ impl Ctx {
             return;
         }
         s.timer_armed = false;
-        let conn = (t.conn, t.conn_gen);
         if t.kind == TIMER_ACK {
-            self.respond(conn, st, t.slot, now);
+            self.respond(st, t.slot, now);
         } else if self.fill(st, t.slot, now) {
-            self.fill_chain(conn, st, t.slot, now);
+            self.fill_chain(st, t.slot, now);
         }
         self.try_complete(st, t.slot);
     }
 
     /// The processing delay of request `idx` is over: answer it.
-    fn respond(&mut self, conn: (u32, u32), st: &mut ConnState, idx: u32, now: u64) {
+    fn respond(&mut self, st: &mut ConnState, idx: u32, now: u64) {
         match st.book.get(idx).msg_type {
-            b'D' => self.respond_new(conn, st, idx, now),
+            b'D' => self.respond_new(st, idx, now),
             b'F' => self.respond_cancel(st, idx, now),
-            _ => self.respond_replace(conn, st, idx, now),
+            _ => self.respond_replace(st, idx, now),
         }
         self.try_complete(st, idx);
     }
 
-    fn respond_new(&mut self, conn: (u32, u32), st: &mut ConnState, idx: u32, now: u64) {
+    fn respond_new(&mut self, st: &mut ConnState, idx: u32, now: u64) {
         let mut reject = st.book.get(idx).reject;
         if reject.is_none() && st.book.live_count() >= self.cfg.max_live {
             reject = Some("order book full");
@@ -313,7 +312,7 @@ impl Ctx {
             if self.cfg.no_fill {
                 st.book.get_mut(idx).finalize = true;
             } else {
-                self.fill_chain(conn, st, idx, now);
+                self.fill_chain(st, idx, now);
             }
         }
     }
@@ -341,9 +340,17 @@ impl Ctx {
             text: "",
         };
         let leaves_override = Some(0);
-        self.exec_report_with(&mut st.session, &mut st.out, &er, now, false, leaves_override);
+        self.exec_report_with(
+            &mut st.session,
+            &mut st.out,
+            &er,
+            now,
+            false,
+            leaves_override,
+        );
         // The cancelled order's pending fill (if any) is void; its record is complete.
         ord.timer_armed = false;
+        ord.next_fill_delay = 0;
         ord.finalize = true;
         req.finalize = true;
         self.stats.cancelled += 1;
@@ -351,7 +358,7 @@ impl Ctx {
         self.try_complete(st, o);
     }
 
-    fn respond_replace(&mut self, conn: (u32, u32), st: &mut ConnState, idx: u32, now: u64) {
+    fn respond_replace(&mut self, st: &mut ConnState, idx: u32, now: u64) {
         let req = st.book.get(idx);
         let Some(o) = st.book.find_live(&req.orig_clordid) else {
             self.cancel_reject(st, idx, now, b"2", "unknown order");
@@ -381,6 +388,7 @@ impl Ctx {
         req.cum_qty = ord.cum_qty;
         req.fills_done = ord.fills_done;
         ord.timer_armed = false;
+        ord.next_fill_delay = 0;
         ord.finalize = true;
         st.book.insert_live(idx);
         let (req, _) = st.book.pair_mut(idx, o);
@@ -413,7 +421,7 @@ impl Ctx {
         if self.cfg.no_fill {
             st.book.get_mut(idx).finalize = true;
         } else {
-            self.fill_chain(conn, st, idx, now);
+            self.fill_chain(st, idx, now);
         }
     }
 
@@ -436,12 +444,14 @@ impl Ctx {
     }
 
     /// Schedules the next fill of `idx`, filling right away while the sampled delay is 0.
-    fn fill_chain(&mut self, conn: (u32, u32), st: &mut ConnState, idx: u32, now: u64) {
+    /// A non-zero delay is armed when the response just encoded has been written (see
+    /// [`Ctx::on_sent`]), so it separates the two writes.
+    fn fill_chain(&mut self, st: &mut ConnState, idx: u32, now: u64) {
         // Bounded: every round fills at least one unit or stops.
         for _ in 0..=self.cfg.partial_fills {
             let delay = self.cfg.fill_delay.sample(&mut self.rng);
             if delay > 0 {
-                self.arm(conn, st.book.get_mut(idx), idx, now + delay, TIMER_FILL);
+                st.book.get_mut(idx).next_fill_delay = delay;
                 return;
             }
             if !self.fill(st, idx, now) {
@@ -499,7 +509,14 @@ impl Ctx {
         !full
     }
 
-    fn exec_report(&mut self, sess: &mut Session, out: &mut OutBuf, er: &Er<'_>, now: u64, rej: bool) {
+    fn exec_report(
+        &mut self,
+        sess: &mut Session,
+        out: &mut OutBuf,
+        er: &Er<'_>,
+        now: u64,
+        rej: bool,
+    ) {
         self.exec_report_with(sess, out, er, now, rej, None)
     }
 
@@ -515,7 +532,11 @@ impl Ctx {
         let fix42 = sess.is_fix42();
         let exec_id = self.next_exec_id;
         self.next_exec_id += 1;
-        let leaves = leaves_override.unwrap_or(if rejected { 0 } else { er.qty.saturating_sub(er.cum) });
+        let leaves = leaves_override.unwrap_or(if rejected {
+            0
+        } else {
+            er.qty.saturating_sub(er.cum)
+        });
         let enc = sess.header(&mut self.enc, &mut self.clock, b"8");
         if er.order_id == 0 {
             enc.field(ORDER_ID, b"NONE");
@@ -537,7 +558,8 @@ impl Ctx {
             .field_uint(ORDER_QTY, er.qty)
             .field(PRICE, er.price);
         if er.last_qty > 0 {
-            enc.field_uint(LAST_QTY, er.last_qty).field(LAST_PX, er.price);
+            enc.field_uint(LAST_QTY, er.last_qty)
+                .field(LAST_PX, er.price);
         }
         enc.field_uint(LEAVES_QTY, leaves)
             .field_uint(CUM_QTY, er.cum)
@@ -561,19 +583,42 @@ impl Ctx {
     }
 
     /// A tagged message was written at `ts` (CLOCK_MONOTONIC just before the write()).
-    pub fn on_sent(&mut self, book: &mut OrderBook, peer: &str, tag: u64, ts: u64) {
+    pub fn on_sent(
+        &mut self,
+        conn: (u32, u32),
+        book: &mut OrderBook,
+        peer: &str,
+        tag: u64,
+        ts: u64,
+    ) {
         let idx = (tag >> 1) as u32;
         let s = book.get_mut(idx);
         s.pending_stamps = s.pending_stamps.saturating_sub(1);
-        let slot = if tag & 1 == STAGE_ACK { &mut s.ack_ns } else { &mut s.fill_ns };
+        let slot = if tag & 1 == STAGE_ACK {
+            &mut s.ack_ns
+        } else {
+            &mut s.fill_ns
+        };
         if slot.is_none() {
             *slot = Some(ts);
+        }
+        if s.pending_stamps == 0 && s.next_fill_delay > 0 {
+            let delay = std::mem::take(&mut s.next_fill_delay);
+            if s.live {
+                self.arm(conn, s, idx, ts + delay, TIMER_FILL);
+            }
         }
         complete(book, &mut self.truth, &mut self.stats, peer, idx);
     }
 
     fn try_complete(&mut self, st: &mut ConnState, idx: u32) {
-        complete(&mut st.book, &mut self.truth, &mut self.stats, &st.peer, idx);
+        complete(
+            &mut st.book,
+            &mut self.truth,
+            &mut self.stats,
+            &st.peer,
+            idx,
+        );
     }
 
     /// The connection is going away: write the records not yet written.
@@ -583,7 +628,14 @@ impl Ctx {
             let s = st.book.get_mut(idx);
             s.finalize = true;
             s.pending_stamps = 0;
-            complete(&mut st.book, &mut self.truth, &mut self.stats, &st.peer, idx);
+            s.next_fill_delay = 0;
+            complete(
+                &mut st.book,
+                &mut self.truth,
+                &mut self.stats,
+                &st.peer,
+                idx,
+            );
         }
     }
 }

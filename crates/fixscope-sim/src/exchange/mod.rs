@@ -125,7 +125,7 @@ struct Conn {
 }
 
 fn conn_token(idx: u32, gen: u32) -> u64 {
-    CONN_BASE + idx as u64 | (gen as u64) << 32
+    (CONN_BASE + idx as u64) | ((gen as u64) << 32)
 }
 
 struct Exchange {
@@ -340,7 +340,8 @@ impl Exchange {
                 }
             };
             let gen = self.gens[idx as usize];
-            self.epoll.add(stream.as_raw_fd(), conn_token(idx, gen), false)?;
+            self.epoll
+                .add(stream.as_raw_fd(), conn_token(idx, gen), false)?;
             let st = ConnState::new(
                 peer.to_string(),
                 Session::acceptor(&self.comp_id),
@@ -416,8 +417,13 @@ impl Exchange {
             };
             conn.dirty = false;
             let ctx = &mut self.ctx;
-            let ConnState { out, book, peer, .. } = &mut conn.st;
-            let result = out.flush(&mut conn.stream, |tag, ts| ctx.on_sent(book, peer, tag, ts));
+            let ConnState {
+                out, book, peer, ..
+            } = &mut conn.st;
+            let id = (idx, conn.gen);
+            let result = out.flush(&mut conn.stream, |tag, ts| {
+                ctx.on_sent(id, book, peer, tag, ts)
+            });
             match result {
                 Ok(Flushed::Done) => {
                     if conn.st.closing {
@@ -426,15 +432,21 @@ impl Exchange {
                     }
                     if conn.writable_armed {
                         conn.writable_armed = false;
-                        self.epoll
-                            .modify(conn.stream.as_raw_fd(), conn_token(idx, conn.gen), false)?;
+                        self.epoll.modify(
+                            conn.stream.as_raw_fd(),
+                            conn_token(idx, conn.gen),
+                            false,
+                        )?;
                     }
                 }
                 Ok(Flushed::Blocked) => {
                     if !conn.writable_armed {
                         conn.writable_armed = true;
-                        self.epoll
-                            .modify(conn.stream.as_raw_fd(), conn_token(idx, conn.gen), true)?;
+                        self.epoll.modify(
+                            conn.stream.as_raw_fd(),
+                            conn_token(idx, conn.gen),
+                            true,
+                        )?;
                     }
                 }
                 Err(_) => self.close_conn(idx),
@@ -459,10 +471,15 @@ impl Exchange {
     fn finish(mut self) -> anyhow::Result<ExchangeSummary> {
         for idx in 0..self.conns.len() as u32 {
             if let Some(Some(conn)) = self.conns.get_mut(idx as usize) {
-                let ConnState { out, book, peer, .. } = &mut conn.st;
+                let ConnState {
+                    out, book, peer, ..
+                } = &mut conn.st;
                 let ctx = &mut self.ctx;
                 // Best effort: whatever is still queued (e.g. our Logout) goes out now.
-                let _ = out.flush(&mut conn.stream, |tag, ts| ctx.on_sent(book, peer, tag, ts));
+                let id = (idx, conn.gen);
+                let _ = out.flush(&mut conn.stream, |tag, ts| {
+                    ctx.on_sent(id, book, peer, tag, ts)
+                });
             }
             self.close_conn(idx);
         }

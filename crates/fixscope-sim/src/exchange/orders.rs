@@ -33,6 +33,9 @@ pub struct Slot {
     pub timer_armed: bool,
     pub timer_token: u32,
     pub fills_done: u32,
+    /// Delay of the next fill, armed once the previous response is written (so the gap
+    /// between the two writes is at least the delay).
+    pub next_fill_delay: u64,
     /// Responses encoded but not yet written.
     pub pending_stamps: u32,
     /// The truth record is complete once `pending_stamps` drains.
@@ -58,6 +61,7 @@ impl Slot {
         self.live = false;
         self.timer_armed = false;
         self.fills_done = 0;
+        self.next_fill_delay = 0;
         self.pending_stamps = 0;
         self.finalize = false;
         self.written = false;
@@ -65,7 +69,11 @@ impl Slot {
 
     /// Nothing refers to the slot any more and its record is out.
     pub fn releasable(&self) -> bool {
-        self.written && !self.live && !self.timer_armed && self.pending_stamps == 0
+        self.written
+            && !self.live
+            && !self.timer_armed
+            && self.pending_stamps == 0
+            && self.next_fill_delay == 0
     }
 }
 

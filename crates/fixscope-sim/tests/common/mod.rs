@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 use fixscope_core::fix::encode::FixEncoder;
 use fixscope_core::fix::framing::{frame_one, Frame};
 use fixscope_core::fix::message::find_field;
-use fixscope_sim::{run_client, run_exchange, ClientArgs, ClientReport, ExchangeArgs, ExchangeSummary, Shutdown};
+use fixscope_sim::{
+    run_client, run_exchange, ClientArgs, ClientReport, ExchangeArgs, ExchangeSummary, Shutdown,
+};
 
 pub struct Exchange {
     pub addr: SocketAddr,
@@ -31,7 +33,9 @@ impl Exchange {
                 let _ = tx.send(a);
             })
         });
-        let addr = rx.recv_timeout(Duration::from_secs(5)).expect("exchange ready");
+        let addr = rx
+            .recv_timeout(Duration::from_secs(5))
+            .expect("exchange ready");
         Exchange {
             addr,
             shutdown,
