@@ -271,10 +271,15 @@ impl Pipeline {
 
     /// Advances time without a segment (live: the clock moves while the wire is quiet):
     /// expires pending requests and emits the interval reports that are due.
-    pub fn advance_to(&mut self, now_ns: u64, reporter: &mut dyn Reporter) -> io::Result<()> {
+    pub fn advance_to(
+        &mut self,
+        now_ns: u64,
+        source: &[(&'static str, u64)],
+        reporter: &mut dyn Reporter,
+    ) -> io::Result<()> {
         self.now_ns = self.now_ns.max(now_ns);
         self.correlator.expire(self.now_ns);
-        self.report_due_intervals(self.now_ns, reporter)
+        self.report_due_intervals(self.now_ns, source, reporter)
     }
 
     /// Emits the interval report if `now_ns` has passed the end of the current interval.
@@ -282,6 +287,7 @@ impl Pipeline {
     pub fn report_due_intervals(
         &mut self,
         now_ns: u64,
+        source: &[(&'static str, u64)],
         reporter: &mut dyn Reporter,
     ) -> io::Result<()> {
         if self.config.interval_ns == 0 {
@@ -292,7 +298,7 @@ impl Pipeline {
         if now_ns < end {
             return Ok(());
         }
-        self.emit_interval(start, end, reporter)?;
+        self.emit_interval(start, end, source, reporter)?;
         // Quiet stretches produce no flood of empty lines: jump to the interval holding now.
         let skipped = (now_ns - end) / self.config.interval_ns;
         self.interval_start_ns = Some(end + skipped * self.config.interval_ns);
@@ -303,10 +309,11 @@ impl Pipeline {
         &mut self,
         start_ns: u64,
         end_ns: u64,
+        source: &[(&'static str, u64)],
         reporter: &mut dyn Reporter,
     ) -> io::Result<()> {
         let counters = self.counters();
-        let report = IntervalReport::new(start_ns, end_ns, &self.stats, counters);
+        let report = IntervalReport::new(start_ns, end_ns, &self.stats, counters, source);
         reporter.interval(&report)?;
         self.stats.reset_interval();
         Ok(())
@@ -323,7 +330,7 @@ impl Pipeline {
         if self.config.interval_ns > 0 {
             if let Some(start) = self.interval_start_ns {
                 if self.now_ns > start {
-                    self.emit_interval(start, self.now_ns, reporter)?;
+                    self.emit_interval(start, self.now_ns, source, reporter)?;
                 }
             }
         }
@@ -622,10 +629,10 @@ mod tests {
             let ack = fix(&[(35, "8"), (11, &id), (150, "0"), (39, "0")]);
             let t = i * 600;
             let s = c.seg(Direction::Request, &order, t);
-            p.report_due_intervals(t, &mut r).unwrap();
+            p.report_due_intervals(t, &[], &mut r).unwrap();
             p.on_segment(&s);
             let s = c.seg(Direction::Response, &ack, t + 10);
-            p.report_due_intervals(t + 10, &mut r).unwrap();
+            p.report_due_intervals(t + 10, &[], &mut r).unwrap();
             p.on_segment(&s);
         }
         p.finish(&[], &mut r).unwrap();

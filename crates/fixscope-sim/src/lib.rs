@@ -5,7 +5,9 @@
 //! request and answered it, which fixscope's measurements are checked against.
 //!
 //! Run them in-process with [`run_exchange`] and [`run_client`], or from the `fixscope sim`
-//! subcommands.
+//! subcommands. Delays are applied from a timer queue on CLOCK_MONOTONIC: the loops sleep in
+//! epoll (woken by a timerfd) until `--spin` (default 50us) before the next due event, then
+//! spin, so an idle exchange does not burn a core but delays stay precise.
 
 pub mod args;
 pub mod client;
@@ -26,7 +28,3 @@ pub use clock::monotonic_ns;
 pub use delay::DelaySpec;
 pub use exchange::{run_exchange, ExchangeSummary};
 pub use shutdown::Shutdown;
-
-/// How close (ns) to a due time the loops stop sleeping in epoll and spin instead: waking
-/// from a sleep costs tens of microseconds of jitter, spinning costs a core.
-pub const DEFAULT_SPIN_NS: u64 = 50_000;

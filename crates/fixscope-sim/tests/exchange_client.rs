@@ -123,9 +123,8 @@ fn open_loop_rate_is_achieved() {
 
 #[test]
 fn slow_exchange_cannot_hide_latency_in_open_loop() {
-    // Ack after 2ms each, one at a time is not enforced by the exchange, but the client
-    // falls behind if it sends faster than the loop allows: measured from the schedule,
-    // latency must include any lateness of the write.
+    // Every ack takes 2ms; measured from the schedule the client must see all of it
+    // (and any lateness of its own writes), never less.
     let ex = Exchange::start(&["--ack-delay", "fixed:2ms", "--no-fill"]);
     let r = client(ex.addr, &["--rate", "2000", "--count", "200", "--no-fill"]);
     ex.stop();

@@ -20,8 +20,19 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
+    /// One-command demo: the built-in exchange and client on loopback, measured live
+    /// (needs root), compared with the exchange's own ground truth.
+    Demo(DemoArgs),
+    /// Measure live: attach eBPF programs to an interface's TC hooks (needs root).
+    Live(LiveArgs),
     /// Analyse pcap/pcapng captures (tcpdump, tshark, taps).
     Pcap(PcapArgs),
+    /// The built-in FIX exchange simulator and load client.
+    #[command(subcommand)]
+    Sim(SimCommand),
+    /// Remove tc filters left by a fixscope that was killed with SIGKILL (older kernels
+    /// without TCX; TCX links vanish by themselves).
+    Detach(DetachArgs),
 }
 
 /// Options shared by every analysing command (pcap, live).
@@ -125,4 +136,154 @@ pub struct PcapArgs {
     pub captures: Vec<PathBuf>,
     #[command(flatten)]
     pub analysis: AnalysisArgs,
+}
+
+/// `-s`: how the ring is polled.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IdleArg {
+    /// Busy-poll a pinned core (`-c`): lowest delay, one core busy.
+    Spin,
+    /// Sleep progressively while idle (default): little CPU.
+    Backoff,
+}
+
+/// `--attach`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AttachArg {
+    /// TCX on Linux >= 6.6, tc (clsact) filters otherwise.
+    Auto,
+    Tcx,
+    Tc,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct LiveArgs {
+    /// Network interface to attach to (e.g. eth0, bond0, eth0.100, lo).
+    #[arg(short = 'i', long = "interface", value_name = "IFACE")]
+    pub iface: String,
+    #[command(flatten)]
+    pub analysis: AnalysisArgs,
+    /// Pin the ring consumer to this CPU.
+    #[arg(short = 'c', long = "cpu", value_name = "CPU")]
+    pub cpu: Option<usize>,
+    /// Idle strategy of the ring consumer.
+    #[arg(short = 's', long = "idle", value_enum, default_value = "backoff")]
+    pub idle: IdleArg,
+    /// Stop after this many seconds (default: until Ctrl-C / SIGTERM / `q`).
+    #[arg(long = "duration", value_name = "SECS", allow_negative_numbers = true)]
+    pub duration_s: Option<f64>,
+    /// Ring-buffer size in MiB (records are dropped and counted when it is full).
+    #[arg(long = "ring-mb", default_value_t = 16, value_name = "MIB")]
+    pub ring_mb: usize,
+    /// Only traffic with this IP address at either end.
+    #[arg(long = "ip", value_name = "ADDR")]
+    pub ip: Option<std::net::IpAddr>,
+    /// How to attach the BPF programs.
+    #[arg(long = "attach", value_enum, default_value = "auto")]
+    pub attach: AttachArg,
+}
+
+impl LiveArgs {
+    /// Validates the live flags into the capture's configuration.
+    pub fn live_config(&self) -> Result<fixscope_live::LiveConfig> {
+        if let Some(d) = self.duration_s {
+            if !(d.is_finite() && d > 0.0) {
+                bail!("--duration must be a positive number of seconds, got {d}");
+            }
+        }
+        if self.ring_mb == 0 || self.ring_mb > 1024 {
+            bail!("--ring-mb must be between 1 and 1024, got {}", self.ring_mb);
+        }
+        if let Some(cpu) = self.cpu {
+            let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+            if cpu >= cpus {
+                bail!("-c/--cpu {cpu} does not exist (this host has CPUs 0-{})", cpus - 1);
+            }
+        }
+        let ring_bytes = self.ring_mb << 20;
+        let mut cfg = fixscope_live::LiveConfig::new(self.iface.clone(), self.analysis.ports.clone());
+        cfg.role = self.analysis.role;
+        cfg.ring_bytes = ring_bytes;
+        cfg.idle = match self.idle {
+            IdleArg::Spin => fixscope_live::IdleStrategy::Spin,
+            IdleArg::Backoff => fixscope_live::IdleStrategy::Backoff,
+        };
+        cfg.cpu = self.cpu;
+        cfg.ip_filter = self.ip;
+        cfg.attach = match self.attach {
+            AttachArg::Auto => fixscope_live::AttachMode::Auto,
+            AttachArg::Tcx => fixscope_live::AttachMode::Tcx,
+            AttachArg::Tc => fixscope_live::AttachMode::TcFilter,
+        };
+        // Wake a sleeping consumer when a quarter of the ring is used, never per record.
+        cfg.wakeup_threshold_bytes = ring_bytes / 4;
+        Ok(cfg)
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct DetachArgs {
+    /// Interface to clean up.
+    #[arg(short = 'i', long = "interface", value_name = "IFACE")]
+    pub iface: String,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum SimCommand {
+    /// FIX acceptor: acks and fills orders after configurable delays, writes ground truth.
+    Exchange(fixscope_sim::ExchangeArgs),
+    /// FIX initiator: sends orders open-loop at a rate or closed-loop with a window.
+    Client(fixscope_sim::ClientArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct DemoArgs {
+    /// Seconds of order flow.
+    #[arg(long, default_value_t = 5.0)]
+    pub duration: f64,
+    /// Orders per second (open loop).
+    #[arg(long, default_value_t = 20_000)]
+    pub rate: u64,
+    /// Client sessions (TCP connections).
+    #[arg(long, default_value_t = 4)]
+    pub sessions: usize,
+    /// The exchange's delay before acking (see `fixscope sim exchange --help`).
+    #[arg(long, default_value = "lognormal:40us,0.5")]
+    pub ack_delay: String,
+    /// The exchange's delay between ack and fill.
+    #[arg(long, default_value = "uniform:20us-150us")]
+    pub fill_delay: String,
+}
+
+impl AnalysisArgs {
+    /// The demo's analysis settings: 1 s intervals, text output, defaults elsewhere.
+    pub fn demo(ports: PortSet) -> Self {
+        AnalysisArgs {
+            ports,
+            role: Role::Server,
+            interval_s: 1.0,
+            max_pending: 1 << 20,
+            timeout_s: 0.5,
+            max_ms: 10_000.0,
+            key: "11".into(),
+            json: false,
+            trace: None,
+        }
+    }
+}
+
+impl LiveArgs {
+    /// The demo's live settings on lo.
+    pub fn demo(analysis: AnalysisArgs) -> Self {
+        LiveArgs {
+            iface: "lo".into(),
+            analysis,
+            cpu: None,
+            idle: IdleArg::Backoff,
+            duration_s: None,
+            ring_mb: 16,
+            ip: None,
+            attach: AttachArg::Auto,
+        }
+    }
 }

@@ -30,7 +30,7 @@ pub fn run(args: &PcapArgs) -> Result<ExitCode> {
             if report_error.is_some() {
                 return;
             }
-            if let Err(e) = pipeline.report_due_intervals(segment.ts_ns, reporter.as_mut()) {
+            if let Err(e) = pipeline.report_due_intervals(segment.ts_ns, &[], reporter.as_mut()) {
                 report_error = Some(e);
             }
             pipeline.on_segment(segment);

@@ -2,7 +2,11 @@
 //! and a built-in FIX exchange simulator to try it on.
 
 mod cli;
+mod cmd_demo;
+mod cmd_live;
 mod cmd_pcap;
+mod cmd_sim;
+mod keys;
 mod output;
 mod trace;
 
@@ -28,5 +32,13 @@ fn main() -> ExitCode {
 fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         cli::Command::Pcap(args) => cmd_pcap::run(&args),
+        cli::Command::Demo(args) => cmd_demo::run(&args),
+        cli::Command::Live(args) => cmd_live::run(&args),
+        cli::Command::Sim(cmd) => cmd_sim::run(&cmd),
+        cli::Command::Detach(args) => {
+            let removed = fixscope_live::detach_leftovers(&args.iface)?;
+            println!("removed {removed} fixscope tc filter(s) from {}", args.iface);
+            Ok(std::process::ExitCode::SUCCESS)
+        }
     }
 }

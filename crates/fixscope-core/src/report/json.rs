@@ -83,6 +83,7 @@ impl<W: Write> Reporter for JsonReporter<W> {
             "duration_s": (r.end_ns - r.start_ns) as f64 / 1e9,
             "stages": stages,
             "counters": r.counters,
+            "source": r.source.iter().map(|&(k, v)| (k.to_string(), Value::from(v))).collect::<Map<String, Value>>(),
         });
         self.line(&v)
     }

@@ -61,12 +61,20 @@ pub struct IntervalReport<'a> {
     pub end_ns: u64,
     pub stages: [IntervalStage; 4],
     pub counters: Counters,
+    /// The source's own counters worth watching per interval (e.g. kernel ring drops).
+    pub source: &'a [(&'static str, u64)],
     /// The interval's histogram per stage, indexed by [`Stage::index`].
     pub histograms: [&'a Histogram<u64>; 4],
 }
 
 impl<'a> IntervalReport<'a> {
-    pub fn new(start_ns: u64, end_ns: u64, stats: &'a Stats, counters: Counters) -> Self {
+    pub fn new(
+        start_ns: u64,
+        end_ns: u64,
+        stats: &'a Stats,
+        counters: Counters,
+        source: &'a [(&'static str, u64)],
+    ) -> Self {
         let seconds = (end_ns.saturating_sub(start_ns)) as f64 / 1e9;
         let stages = Stage::ALL.map(|stage| {
             let d = stats.interval(stage).distribution();
@@ -88,6 +96,7 @@ impl<'a> IntervalReport<'a> {
             end_ns,
             stages,
             counters,
+            source,
             histograms: Stage::ALL.map(|s| stats.interval(s).histogram()),
         }
     }

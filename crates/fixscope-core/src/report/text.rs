@@ -47,6 +47,10 @@ impl<W: Write> Reporter for TextReporter<W> {
             c.timed_out,
             c.tcp_gaps,
         )?;
+        if !r.source.is_empty() {
+            let parts: Vec<String> = r.source.iter().map(|(k, v)| format!("{k} {v}")).collect();
+            writeln!(self.out, "    {}", parts.join("  "))?;
+        }
         for s in &r.stages {
             if s.count == 0 {
                 writeln!(self.out, "  {:<15} {:>9}", s.stage.name(), "-")?;

@@ -139,13 +139,9 @@ fn kind_index(kind: u8) -> usize {
 /// Appends `prefix` + `num` zero-padded to `width` digits.
 fn push_clordid(out: &mut Vec<u8>, prefix: &[u8], width: usize, num: u64) {
     out.extend_from_slice(prefix);
-    let start = out.len();
+    let digits = num.checked_ilog10().unwrap_or(0) as usize + 1;
+    out.resize(out.len() + width.saturating_sub(digits), b'0');
     push_uint(out, num);
-    let digits = out.len() - start;
-    if digits < width {
-        let pad = width - digits;
-        out.splice(start..start, std::iter::repeat_n(b'0', pad));
-    }
 }
 
 fn parse_clordid(prefix: &[u8], id: &[u8]) -> Option<u64> {

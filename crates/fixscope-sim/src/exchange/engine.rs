@@ -186,6 +186,10 @@ impl Ctx {
                 return;
             }
         };
+        if self.stats.first_request_ns == 0 {
+            self.stats.first_request_ns = now;
+        }
+        self.stats.last_request_ns = now;
         let idx = st.book.alloc();
         let s = st.book.get_mut(idx);
         s.msg_type = msg_type;

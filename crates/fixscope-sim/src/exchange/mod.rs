@@ -63,6 +63,9 @@ pub struct ExchangeSummary {
     pub bad_checksum: u64,
     pub skipped_bytes: u64,
     pub truth_records: u64,
+    /// CLOCK_MONOTONIC of the first and last D/F/G received (their span gives the rate).
+    pub first_request_ns: u64,
+    pub last_request_ns: u64,
     pub truth_errors: u64,
     /// Session-layer counters summed over all sessions.
     pub session: SessionStats,
@@ -70,9 +73,10 @@ pub struct ExchangeSummary {
 
 impl fmt::Display for ExchangeSummary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let span_s = self.last_request_ns.saturating_sub(self.first_request_ns) as f64 / 1e9;
         let rate = |n: u64| {
-            if self.elapsed_s > 0.0 {
-                n as f64 / self.elapsed_s
+            if span_s > 0.0 {
+                n.saturating_sub(1) as f64 / span_s
             } else {
                 0.0
             }
@@ -84,7 +88,7 @@ impl fmt::Display for ExchangeSummary {
         )?;
         writeln!(
             f,
-            "  requests: {} D ({:.0}/s), {} F, {} G; {} messages in",
+            "  requests: {} D ({:.0}/s between first and last request), {} F, {} G; {} messages in",
             self.orders,
             rate(self.orders),
             self.cancels,

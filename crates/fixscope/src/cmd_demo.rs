@@ -1,0 +1,171 @@
+//! `fixscope demo`: the whole tool in one command — the built-in exchange and client talk
+//! FIX over loopback while `fixscope live` measures them from the kernel's TC hooks; at the
+//! end fixscope's figures are set beside the exchange's own ground truth.
+
+use std::process::ExitCode;
+use std::sync::mpsc;
+use std::thread;
+use std::time::Duration;
+
+use anyhow::{anyhow, Context, Result};
+use fixscope_core::correlate::Stage;
+use fixscope_core::report::human_ns;
+use fixscope_core::{Pipeline, PortSet};
+use fixscope_sim::{run_client, run_exchange, ClientArgs, ExchangeArgs, Shutdown};
+
+use crate::cli::{AnalysisArgs, DemoArgs};
+use crate::cmd_live::{run_with, RunControl};
+use crate::output;
+
+pub fn run(args: &DemoArgs) -> Result<ExitCode> {
+    if !(args.duration > 0.0 && args.duration <= 3600.0) {
+        anyhow::bail!("--duration must be between 0 and 3600 seconds");
+    }
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        anyhow::bail!("the demo attaches eBPF programs to lo and needs root: run `sudo make demo`");
+    }
+    let stop = Shutdown::on_signals()?;
+    let dir = tempdir()?;
+    let truth_path = dir.join("exchange-truth.csv");
+
+    // 1. The exchange, on an ephemeral port of 127.0.0.1.
+    let exchange_args = ExchangeArgs::from_flags([
+        "--listen",
+        "127.0.0.1:0",
+        "--ack-delay",
+        &args.ack_delay,
+        "--fill-delay",
+        &args.fill_delay,
+        "--truth",
+        truth_path.to_str().context("temporary path is not UTF-8")?,
+    ])?;
+    let (addr_tx, addr_rx) = mpsc::channel();
+    let exchange_stop = Shutdown::new();
+    let exchange = {
+        let stop = exchange_stop.clone();
+        thread::spawn(move || run_exchange(&exchange_args, &stop, |addr| {
+            let _ = addr_tx.send(addr);
+        }))
+    };
+    let addr = addr_rx
+        .recv_timeout(Duration::from_secs(10))
+        .map_err(|_| anyhow!("the simulated exchange did not start"))?;
+
+    // 2. fixscope live on lo for that port; 3. the client starts once we are attached.
+    let analysis = AnalysisArgs::demo(PortSet::single(addr.port()));
+    let live_args = crate::cli::LiveArgs::demo(analysis.clone());
+    let mut config = live_args.live_config()?;
+    config.iface = "lo".into();
+    let mut pipeline = Pipeline::new(analysis.pipeline_config()?);
+    let control = RunControl {
+        duration: Some(Duration::from_secs_f64(args.duration + 1.0)),
+        trace: None,
+    };
+    eprintln!(
+        "fixscope demo: exchange on {addr} (ack delay {}, fill delay {}); client: {} sessions, {} orders/s for {}s",
+        args.ack_delay, args.fill_delay, args.sessions, args.rate, args.duration
+    );
+    let client_args = ClientArgs::from_flags([
+        "--connect".to_string(),
+        addr.to_string(),
+        "--sessions".into(),
+        args.sessions.to_string(),
+        "--rate".into(),
+        args.rate.to_string(),
+        "--duration".into(),
+        args.duration.to_string(),
+        "--pad".into(),
+        "60".into(),
+    ])?;
+    let mut client: Option<thread::JoinHandle<Result<fixscope_sim::ClientReport>>> = None;
+    let client_stop = stop.clone();
+    let mut reporter = output::stdout_reporter(false);
+    let outcome = run_with(&config, &mut pipeline, &control, &stop, reporter.as_mut(), &mut || {
+        let args = client_args.clone();
+        let stop = client_stop.clone();
+        client = Some(thread::spawn(move || run_client(&args, &stop)));
+    });
+    drop(reporter);
+    let client_report = client.map(|c| c.join());
+    exchange_stop.trigger();
+    let exchange_summary = exchange.join();
+    let outcome = outcome?;
+    let client_report = match client_report {
+        Some(Ok(r)) => Some(r?),
+        Some(Err(_)) => return Err(anyhow!("the simulated client panicked")),
+        None => None,
+    };
+    match exchange_summary {
+        Ok(r) => {
+            r?;
+        }
+        Err(_) => return Err(anyhow!("the simulated exchange panicked")),
+    }
+    if let Some(report) = client_report {
+        println!("\n--- the load client's own view (round trips from its socket) ---\n{report}");
+    }
+    compare_with_truth(&pipeline, &truth_path)?;
+    let _ = std::fs::remove_dir_all(&dir);
+    output::flush_stdout();
+    Ok(outcome)
+}
+
+/// Prints fixscope's ack and fill latencies beside the exchange's own (ground truth).
+fn compare_with_truth(pipeline: &Pipeline, truth_path: &std::path::Path) -> Result<()> {
+    let truth = fixscope_sim::truth::read_truth(truth_path)?;
+    let mut ack: Vec<u64> = truth
+        .iter()
+        .filter_map(|t| t.ack_ns.map(|a| a.saturating_sub(t.request_ns)))
+        .collect();
+    let mut fill: Vec<u64> = truth
+        .iter()
+        .filter_map(|t| t.fill_ns.map(|f| f.saturating_sub(t.request_ns)))
+        .collect();
+    ack.sort_unstable();
+    fill.sort_unstable();
+    println!("\n--- fixscope (kernel TC hooks) vs the exchange's own clock (ground truth) ---");
+    println!(
+        "{:<8} {:>22} {:>10} {:>10} {:>10} {:>10}",
+        "stage", "source", "orders", "p50", "p99", "max"
+    );
+    for (stage, exact) in [(Stage::Ack, &ack), (Stage::Fill, &fill)] {
+        let d = pipeline.stats().cumulative(stage).distribution();
+        let pct = |v: &[u64], q: f64| -> String {
+            if v.is_empty() {
+                return "-".into();
+            }
+            let rank = ((q * v.len() as f64).ceil() as usize).clamp(1, v.len());
+            human_ns(v[rank - 1] as f64)
+        };
+        println!(
+            "{:<8} {:>22} {:>10} {:>10} {:>10} {:>10}",
+            stage.name(),
+            "exchange (truth)",
+            exact.len(),
+            pct(exact, 0.5),
+            pct(exact, 0.99),
+            exact.last().map_or("-".into(), |&m| human_ns(m as f64))
+        );
+        println!(
+            "{:<8} {:>22} {:>10} {:>10} {:>10} {:>10}",
+            "",
+            "fixscope (wire)",
+            d.count,
+            human_ns(d.percentiles_ns[0] as f64),
+            human_ns(d.percentiles_ns[2] as f64),
+            human_ns(d.max_ns as f64)
+        );
+    }
+    println!(
+        "fixscope sees the request when it enters the host and the response when it leaves: \
+         the difference is the kernel's TCP/IP path on both sides of the application."
+    );
+    Ok(())
+}
+
+fn tempdir() -> Result<std::path::PathBuf> {
+    let dir = std::env::temp_dir().join(format!("fixscope-demo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    Ok(dir)
+}
