@@ -148,10 +148,12 @@ pub struct MessageFacts<'a> {
 }
 
 impl<'a> MessageFacts<'a> {
-    /// Reads the fields correlation needs from a framed message.
+    /// Reads the fields correlation needs from a framed message, stopping as soon as it
+    /// has them (ExecutionReports carry 20+ fields; we need four).
     #[inline]
     pub fn extract(message: &'a [u8], key: &KeySpec) -> Self {
         let mut facts = MessageFacts::default();
+        let key_len = key.tags.len() as u8;
         for (t, value) in crate::fix::message::Fields::new(message) {
             match t {
                 tag::MSG_TYPE => facts.msg_type = value,
@@ -167,8 +169,26 @@ impl<'a> MessageFacts<'a> {
                     facts.key_found += 1;
                 }
             }
+            if facts.complete(key_len) {
+                break;
+            }
         }
         facts
+    }
+
+    /// Whether every field this message's type needs has been read.
+    #[inline]
+    fn complete(&self, key_len: u8) -> bool {
+        let names = !self.sender_comp_id.is_empty() && !self.target_comp_id.is_empty();
+        let key = self.key_found == key_len;
+        match self.msg_type {
+            b"" => false,
+            b"D" | b"F" | b"G" => key && names,
+            b"8" => key && self.exec_type.is_some() && self.ord_status.is_some(),
+            b"9" => key && self.ord_status.is_some(),
+            // Session-level and other messages: only the session's names are used.
+            _ => names,
+        }
     }
 
     /// Writes the correlation key into `buf`; false when a key tag is missing.

@@ -1,8 +1,30 @@
 //! Reading the fields of one framed FIX message.
 
-use memchr::memchr;
-
 use super::SOH;
+
+/// Position of the first SOH in `bytes`.
+///
+/// Hand-written because FIX values are short (typically 1–20 bytes): memchr's SIMD search
+/// costs more in call and setup overhead than it saves (it was a quarter of the pipeline's
+/// time in profiles). This reads 8 bytes at a time and finds a 0x01 byte with the classic
+/// "has zero byte" bit trick, whose lowest flagged byte is always exact.
+#[inline]
+fn find_soh(bytes: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let mut i = 0;
+    while i + 8 <= bytes.len() {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(&bytes[i..i + 8]);
+        let x = u64::from_le_bytes(word) ^ ONES;
+        let found = x.wrapping_sub(ONES) & !x & HIGHS;
+        if found != 0 {
+            return Some(i + (found.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    bytes[i..].iter().position(|&b| b == SOH).map(|p| i + p)
+}
 
 /// Iterates `(tag, value)` over the `tag=value<SOH>` fields of `bytes`.
 ///
@@ -37,7 +59,7 @@ impl<'a> Iterator for Fields<'a> {
             return None;
         }
         let value_start = i + 1;
-        let Some(len) = memchr(SOH, &rest[value_start..]) else {
+        let Some(len) = find_soh(&rest[value_start..]) else {
             self.rest = &[];
             return None;
         };
@@ -91,6 +113,26 @@ mod tests {
         assert_eq!(Fields::new(b"99999999999=1\x01").next(), None);
         assert_eq!(Fields::new(b"11=abc").next(), None);
         assert_eq!(Fields::new(b"=abc\x01").next(), None);
+    }
+
+    #[test]
+    fn find_soh_agrees_with_a_plain_search() {
+        let mut bytes: Vec<u8> = (0..64u8).map(|i| b'a' + i % 26).collect();
+        assert_eq!(find_soh(&bytes), None);
+        for pos in 0..bytes.len() {
+            let saved = bytes[pos];
+            bytes[pos] = SOH;
+            for start in 0..=pos {
+                assert_eq!(find_soh(&bytes[start..]), Some(pos - start));
+            }
+            // A byte that differs from SOH only in the high bit, just before it.
+            if pos > 0 {
+                bytes[pos - 1] = 0x81;
+                assert_eq!(find_soh(&bytes), Some(pos));
+                bytes[pos - 1] = b'a';
+            }
+            bytes[pos] = saved;
+        }
     }
 
     #[test]
