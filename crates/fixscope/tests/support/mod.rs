@@ -186,7 +186,7 @@ pub fn analyse(paths: &[&Path], extra: &[&str]) -> (Vec<Value>, Value) {
     let mut args = vec!["pcap", "--json"];
     let path_strs: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
     args.extend(path_strs.iter().map(String::as_str));
-    if !extra.iter().any(|a| *a == "-p") {
+    if !extra.contains(&"-p") {
         args.extend(["-p", "9878"]);
     }
     args.extend(extra);
