@@ -149,46 +149,65 @@ pub struct MessageFacts<'a> {
 
 impl<'a> MessageFacts<'a> {
     /// Reads the fields correlation needs from a framed message, stopping as soon as it
-    /// has them (ExecutionReports carry 20+ fields; we need four).
+    /// has them (ExecutionReports carry 20+ fields; we need four). What is needed depends on
+    /// the MsgType, which FIX puts third, so the check is a bitmask compare per field.
     #[inline]
     pub fn extract(message: &'a [u8], key: &KeySpec) -> Self {
+        const TYPE: u8 = 1;
+        const KEY: u8 = 2;
+        const EXEC: u8 = 4;
+        const STATUS: u8 = 8;
+        const SENDER: u8 = 16;
+        const TARGET: u8 = 32;
         let mut facts = MessageFacts::default();
         let key_len = key.tags.len() as u8;
+        let mut found = 0u8;
+        let mut needed = TYPE;
         for (t, value) in crate::fix::message::Fields::new(message) {
             match t {
-                tag::MSG_TYPE => facts.msg_type = value,
-                tag::EXEC_TYPE => facts.exec_type = value.first().copied(),
-                tag::ORD_STATUS => facts.ord_status = value.first().copied(),
-                tag::SENDER_COMP_ID => facts.sender_comp_id = value,
-                tag::TARGET_COMP_ID => facts.target_comp_id = value,
+                tag::MSG_TYPE => {
+                    facts.msg_type = value;
+                    found |= TYPE;
+                    needed = match value {
+                        b"D" | b"F" | b"G" => TYPE | KEY | SENDER | TARGET,
+                        b"8" => TYPE | KEY | EXEC | STATUS,
+                        b"9" => TYPE | KEY | STATUS,
+                        // Session-level and other messages: only the session's names.
+                        _ => TYPE | SENDER | TARGET,
+                    };
+                }
+                tag::EXEC_TYPE => {
+                    facts.exec_type = value.first().copied();
+                    found |= EXEC;
+                }
+                tag::ORD_STATUS => {
+                    facts.ord_status = value.first().copied();
+                    found |= STATUS;
+                }
+                tag::SENDER_COMP_ID => {
+                    facts.sender_comp_id = value;
+                    found |= SENDER;
+                }
+                tag::TARGET_COMP_ID => {
+                    facts.target_comp_id = value;
+                    found |= TARGET;
+                }
                 _ => {}
             }
             if let Some(i) = key.tags.iter().position(|&k| k == t) {
                 if facts.key_parts[i].is_empty() && !value.is_empty() {
                     facts.key_parts[i] = value;
                     facts.key_found += 1;
+                    if facts.key_found == key_len {
+                        found |= KEY;
+                    }
                 }
             }
-            if facts.complete(key_len) {
+            if found & needed == needed && found & TYPE != 0 {
                 break;
             }
         }
         facts
-    }
-
-    /// Whether every field this message's type needs has been read.
-    #[inline]
-    fn complete(&self, key_len: u8) -> bool {
-        let names = !self.sender_comp_id.is_empty() && !self.target_comp_id.is_empty();
-        let key = self.key_found == key_len;
-        match self.msg_type {
-            b"" => false,
-            b"D" | b"F" | b"G" => key && names,
-            b"8" => key && self.exec_type.is_some() && self.ord_status.is_some(),
-            b"9" => key && self.ord_status.is_some(),
-            // Session-level and other messages: only the session's names are used.
-            _ => names,
-        }
     }
 
     /// Writes the correlation key into `buf`; false when a key tag is missing.

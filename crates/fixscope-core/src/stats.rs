@@ -6,7 +6,6 @@
 //! kept beside the histogram. Count, sum, min and max are exact; percentiles are the
 //! histogram's (within 0.1%).
 
-use hashbrown::HashMap;
 use hdrhistogram::Histogram;
 
 use crate::correlate::{Latency, RequestType, Stage};
@@ -143,7 +142,9 @@ pub struct Stats {
     cumulative: [LatencyRecorder; 4],
     interval: [LatencyRecorder; 4],
     by_request_type: [[LatencyRecorder; 4]; 3],
-    sessions: HashMap<u64, SessionStats>,
+    /// Session `id` lives at index `id - 1`: ids are handed out in order from 1, so the
+    /// per-message lookup is an index, not a hash.
+    sessions: Vec<SessionStats>,
     untracked_sessions: u64,
 }
 
@@ -156,7 +157,7 @@ impl Stats {
             cumulative: std::array::from_fn(|_| stage()),
             interval: std::array::from_fn(|_| stage()),
             by_request_type: std::array::from_fn(|_| std::array::from_fn(|_| stage())),
-            sessions: HashMap::new(),
+            sessions: Vec::new(),
             untracked_sessions: 0,
         }
     }
@@ -168,19 +169,19 @@ impl Stats {
         self.interval[s].record(latency.ns);
         self.by_request_type[latency.request_type.index()][s].record(latency.ns);
         if latency.stage == Stage::FirstResponse {
-            if let Some(session) = self.sessions.get_mut(&latency.session) {
+            if let Some(session) = self.session_mut(latency.session) {
                 session.first_response.record(latency.ns);
             }
         }
     }
 
-    /// Registers a session for the per-session table (bounded).
+    /// Registers session `id` (the next id in order) for the per-session table (bounded).
     pub fn open_session(&mut self, id: u64, connection: ConnectionKey) {
-        if self.sessions.len() >= MAX_TRACKED_SESSIONS {
+        if self.sessions.len() >= MAX_TRACKED_SESSIONS || id != self.sessions.len() as u64 + 1 {
             self.untracked_sessions += 1;
             return;
         }
-        self.sessions.entry(id).or_insert_with(|| SessionStats {
+        self.sessions.push(SessionStats {
             id,
             connection,
             sender_comp_id: String::new(),
@@ -191,15 +192,14 @@ impl Stats {
         });
     }
 
+    #[inline]
     pub fn session_mut(&mut self, id: u64) -> Option<&mut SessionStats> {
-        self.sessions.get_mut(&id)
+        self.sessions.get_mut((id as usize).wrapping_sub(1))
     }
 
     /// Sessions in the order they were first seen.
-    pub fn sessions(&self) -> Vec<&SessionStats> {
-        let mut v: Vec<_> = self.sessions.values().collect();
-        v.sort_by_key(|s| s.id);
-        v
+    pub fn sessions(&self) -> &[SessionStats] {
+        &self.sessions
     }
 
     /// Sessions seen beyond [`MAX_TRACKED_SESSIONS`].
@@ -236,7 +236,7 @@ impl Stats {
         {
             r.reset();
         }
-        for s in self.sessions.values_mut() {
+        for s in self.sessions.iter_mut() {
             s.first_response.reset();
             s.requests = 0;
             s.responses = 0;

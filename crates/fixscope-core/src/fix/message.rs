@@ -49,9 +49,14 @@ impl<'a> Iterator for Fields<'a> {
         let rest = self.rest;
         let mut tag: u32 = 0;
         let mut i = 0;
-        // Tags are short: parse digits by hand instead of searching for '=' first.
+        // Tags are short: parse digits by hand instead of searching for '=' first. At most
+        // 9 digits, so the u32 cannot overflow; a longer "tag" is garbage.
         while i < rest.len() && rest[i].is_ascii_digit() {
-            tag = tag.checked_mul(10)?.checked_add((rest[i] - b'0') as u32)?;
+            if i == 9 {
+                self.rest = &[];
+                return None;
+            }
+            tag = tag * 10 + (rest[i] - b'0') as u32;
             i += 1;
         }
         if i == 0 || i >= rest.len() || rest[i] != b'=' {

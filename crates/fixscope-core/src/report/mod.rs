@@ -164,7 +164,7 @@ impl<'a> SummaryReport<'a> {
             .collect();
         let sessions = stats
             .sessions()
-            .into_iter()
+            .iter()
             .map(|s| SessionSummary {
                 id: s.id,
                 client: s.connection.client.to_string(),
