@@ -55,10 +55,8 @@ pub fn frame_one(buf: &[u8]) -> Frame {
         return NEED_MORE;
     }
     // BeginString value up to SOH.
-    let Some(begin_end) = buf[2..buf.len().min(2 + MAX_BEGIN_STRING + 1)]
-        .iter()
-        .position(|&b| b == SOH)
-        .map(|p| p + 2)
+    let Some(begin_end) =
+        super::message::find_soh(&buf[2..buf.len().min(2 + MAX_BEGIN_STRING + 1)]).map(|p| p + 2)
     else {
         return if buf.len() < 2 + MAX_BEGIN_STRING + 1 {
             NEED_MORE

@@ -9,7 +9,7 @@ use super::SOH;
 /// time in profiles). This reads 8 bytes at a time and finds a 0x01 byte with the classic
 /// "has zero byte" bit trick, whose lowest flagged byte is always exact.
 #[inline]
-fn find_soh(bytes: &[u8]) -> Option<usize> {
+pub(crate) fn find_soh(bytes: &[u8]) -> Option<usize> {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGHS: u64 = 0x8080_8080_8080_8080;
     let mut i = 0;

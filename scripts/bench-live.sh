@@ -1,0 +1,340 @@
+#!/usr/bin/env bash
+# Live-capture benchmarks for BENCHMARKS.md (needs root: BPF, network namespaces).
+#
+#   sudo scripts/bench-live.sh                 # all sections
+#   sudo SECTIONS="a c" RUNS=5 scripts/bench-live.sh
+#
+# a  BPF cost per hooked packet (kernel accounting, BPF_ENABLE_STATS):
+#    a1: crates/fixscope-live/examples/bpf_cost.rs (300-byte ping-pong on lo), RUNS times;
+#    a2: kernel.bpf_stats_enabled=1 and bpftool's run_time_ns/run_cnt of this run's
+#        fxs_ingress/fxs_egress while `fixscope sim client --rate 50000 --pad ...` (300-byte
+#        orders) runs on lo, RUNS times. The sysctl is restored on exit.
+# b  Sustained load on lo with `fixscope live -i lo` attached (default idle strategy):
+#    an open-loop ramp (RAMP_RATES) to find the highest rate the simulator drives here
+#    (achieved >= 95% of target, every order complete), then RUNS runs at that rate and
+#    one closed-loop run (--window); RUNS runs at 10k orders/s. Per run: kernel ring drops,
+#    requests vs matched, fixscope's CPU time (utime+stime from /proc/PID/stat, sampled
+#    when the client starts and when it ends), messages, ns of CPU per message (d).
+# c  Observer effect over a veth pair between two network namespaces created here
+#    (10.201.0.1 exchange, 10.201.0.2 client; deleted on exit): closed-loop order rate and
+#    client round-trip p50/p99 without and with fixscope attached to the exchange-side
+#    veth, alternated B/A/B/A..., OBS_PAIRS pairs.
+#
+# Everything started here is killed by PID in the exit trap; fixscope detaches on exit.
+# Results: $BENCH_DIR/live-*.tsv and a markdown summary on stdout.
+set -euo pipefail
+
+SECTIONS=${SECTIONS:-"a b c"}
+RUNS=${RUNS:-5}
+PORT=${PORT:-29878}
+PAD=${PAD:-130}                    # 58=Text bytes: the client's 35=D is 166 bytes unpadded
+                                   # (measured with tcpdump), +4+130 = 300 bytes on the wire
+ORDER_BYTES=${ORDER_BYTES:-300}
+SESSIONS=${SESSIONS:-4}
+RUN_S=${RUN_S:-6}                  # seconds of order flow per run
+RAMP_RATES=${RAMP_RATES:-"100000 200000 300000 400000 600000"}
+WINDOW=${WINDOW:-32}               # closed-loop outstanding orders per session
+OBS_PAIRS=${OBS_PAIRS:-4}
+BENCH_DIR=${BENCH_DIR:-/tmp/fixscope-bench}
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-/tmp/target-bench}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+FIXSCOPE=$CARGO_TARGET_DIR/release/fixscope
+BPF_COST=$CARGO_TARGET_DIR/release/examples/bpf_cost
+CLK_TCK=$(getconf CLK_TCK)
+NS_EX=fxsbench-ex-$$
+NS_CL=fxsbench-cl-$$
+VETH_EX=fxbex$$
+VETH_CL=fxbcl$$
+
+(( EUID == 0 )) || { echo "needs root" >&2; exit 2; }
+(( RUNS >= 1 && RUNS <= 20 && OBS_PAIRS >= 1 && OBS_PAIRS <= 20 )) || { echo "RUNS/OBS_PAIRS out of range" >&2; exit 2; }
+mkdir -p "$BENCH_DIR"
+W=$BENCH_DIR/live-work
+mkdir -p "$W"
+
+PIDS=()
+STATS_BEFORE=""
+cleanup() {
+    set +e
+    local p
+    for p in "${PIDS[@]}"; do
+        if kill -0 "$p" 2>/dev/null; then kill -INT "$p" 2>/dev/null; fi
+    done
+    sleep 0.5
+    for p in "${PIDS[@]}"; do
+        if kill -0 "$p" 2>/dev/null; then kill -TERM "$p" 2>/dev/null; sleep 0.2; fi
+        if kill -0 "$p" 2>/dev/null; then kill -KILL "$p" 2>/dev/null; fi
+    done
+    [[ -n $STATS_BEFORE ]] && sysctl -qw kernel.bpf_stats_enabled="$STATS_BEFORE"
+    ip netns list 2>/dev/null | grep -qw "$NS_EX" && ip netns del "$NS_EX"
+    ip netns list 2>/dev/null | grep -qw "$NS_CL" && ip netns del "$NS_CL"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+echo "== building (release)" >&2
+(cd "$ROOT" && cargo build --release -q -p fixscope && cargo build --release -q -p fixscope-live --example bpf_cost)
+
+load1() { cut -d' ' -f1 /proc/loadavg; }
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+forget_pid() { local p=$1 q; local keep=(); for q in "${PIDS[@]}"; do [[ $q == "$p" ]] || keep+=("$q"); done; PIDS=("${keep[@]}"); }
+
+# start_exchange NETNS ADDR -> sets EX_PID
+start_exchange() {
+    local ns=$1 addr=$2
+    if [[ -n $ns ]]; then
+        ip netns exec "$ns" "$FIXSCOPE" sim exchange --listen "$addr:$PORT" </dev/null >"$W/exchange.out" 2>"$W/exchange.err" &
+    else
+        "$FIXSCOPE" sim exchange --listen "$addr:$PORT" </dev/null >"$W/exchange.out" 2>"$W/exchange.err" &
+    fi
+    EX_PID=$!; PIDS+=("$EX_PID")
+    local i
+    for (( i = 0; i < 100; i++ )); do
+        grep -q "listening" "$W/exchange.err" 2>/dev/null && return 0
+        sleep 0.05
+    done
+    echo "exchange did not start: $(cat "$W/exchange.err")" >&2; return 1
+}
+stop_pid() { # SIGINT, bounded wait, then TERM
+    local p=$1 i
+    kill -INT "$p" 2>/dev/null || true
+    for (( i = 0; i < 100; i++ )); do kill -0 "$p" 2>/dev/null || break; sleep 0.05; done
+    kill -0 "$p" 2>/dev/null && kill -TERM "$p" 2>/dev/null
+    wait "$p" 2>/dev/null || true
+    forget_pid "$p"
+}
+# start_fixscope NETNS IFACE [extra flags] -> sets FX_PID; output in $W/fixscope.{out,err}
+start_fixscope() {
+    local ns=$1 iface=$2; shift 2
+    if [[ -n $ns ]]; then
+        ip netns exec "$ns" "$FIXSCOPE" live -i "$iface" -p "$PORT" --json -r 0 "$@" </dev/null >"$W/fixscope.out" 2>"$W/fixscope.err" &
+    else
+        "$FIXSCOPE" live -i "$iface" -p "$PORT" --json -r 0 "$@" </dev/null >"$W/fixscope.out" 2>"$W/fixscope.err" &
+    fi
+    FX_PID=$!; PIDS+=("$FX_PID")
+    local i
+    for (( i = 0; i < 200; i++ )); do
+        grep -q "watching" "$W/fixscope.err" 2>/dev/null && return 0
+        kill -0 "$FX_PID" 2>/dev/null || break
+        sleep 0.05
+    done
+    echo "fixscope did not attach: $(cat "$W/fixscope.err")" >&2; return 1
+}
+# run_client NETNS ADDR FLAGS... -> client report in $W/client.out
+run_client() {
+    local ns=$1 addr=$2; shift 2
+    if [[ -n $ns ]]; then
+        ip netns exec "$ns" "$FIXSCOPE" sim client --connect "$addr:$PORT" --sessions "$SESSIONS" "$@" </dev/null >"$W/client.out" 2>"$W/client.err"
+    else
+        "$FIXSCOPE" sim client --connect "$addr:$PORT" --sessions "$SESSIONS" "$@" </dev/null >"$W/client.out" 2>"$W/client.err"
+    fi
+}
+# Client report -> "achieved_rate sent complete incomplete p50_us p99_us"
+client_fields() {
+    awk '
+        /achieved/ { for (i = 1; i <= NF; i++) { if ($i == "sent") sent = $(i+1); if ($i == "achieved" || $i ~ /^achieved/) { split($(i-1), a, "/"); rate = a[1] } } }
+        /complete,/ { for (i = 1; i <= NF; i++) { if ($i == "complete,") comp = $(i-1); if ($i == "incomplete,") inc = $(i-1) } }
+        $1 == "first" && $2 == "from" && $3 == "write" { p50 = $5; p99 = $7 }
+        END { printf "%s %s %s %s %s %s\n", rate, sent, comp, inc, p50, p99 }' "$W/client.out"
+}
+# fixscope JSON summary -> "requests matched messages drops_req drops_resp records"
+fixscope_fields() {
+    tail -n 1 "$W/fixscope.out" | python3 -c '
+import json, sys
+d = json.load(sys.stdin); c = d["counters"]; s = d["source"]
+print(c["requests"], c["matched"], c["messages"], s["kernel_ring_drops_request"], s["kernel_ring_drops_response"], s["kernel_records"])'
+}
+
+# One measured run on lo: exchange + fixscope live + client. Appends a row to $1.
+# live_run TSV LABEL IDLE CLIENT_FLAGS...
+live_run() {
+    local tsv=$1 label=$2 idle=$3; shift 3
+    local l0 l1 c0 c1 t0 t1
+    start_exchange "" 127.0.0.1
+    start_fixscope "" lo -s "$idle"
+    l0=$(load1); c0=$(cpu_ticks "$FX_PID"); t0=$(date +%s%N)
+    run_client "" 127.0.0.1 "$@"
+    c1=$(cpu_ticks "$FX_PID"); t1=$(date +%s%N); l1=$(load1)
+    sleep 0.3
+    stop_pid "$FX_PID"
+    stop_pid "$EX_PID"
+    read -r rate sent comp inc p50 p99 < <(client_fields)
+    read -r req matched msgs dreq dresp recs < <(fixscope_fields)
+    python3 - "$tsv" "$label" "$idle" "$rate" "$sent" "$comp" "$inc" "$req" "$matched" "$msgs" "$dreq" "$dresp" "$recs" "$c0" "$c1" "$t0" "$t1" "$CLK_TCK" "$l0" "$l1" <<'EOF'
+import os, sys
+(tsv, label, idle, rate, sent, comp, inc, req, matched, msgs, dreq, dresp, recs,
+ c0, c1, t0, t1, tck, l0, l1) = sys.argv[1:]
+cpu_s = (float(c1) - float(c0)) / float(tck)
+wall_s = (int(t1) - int(t0)) / 1e9
+msgs_s = int(msgs) / wall_s
+row = [label, idle, rate, sent, comp, inc, req, matched, msgs, dreq, dresp, recs,
+       f"{wall_s:.3f}", f"{cpu_s:.2f}", f"{100*cpu_s/wall_s:.1f}", f"{msgs_s:.0f}",
+       f"{cpu_s*1e9/int(msgs):.0f}" if int(msgs) else "nan",
+       f"{100*cpu_s/wall_s/(msgs_s/1e5):.2f}" if msgs_s else "nan", l0, l1]
+new = not os.path.exists(tsv)
+with open(tsv, "a") as f:
+    if new:
+        f.write("\t".join(["label", "idle", "achieved_rate", "sent", "complete", "incomplete",
+            "requests", "matched", "messages", "drops_req", "drops_resp", "kernel_records",
+            "wall_s", "cpu_s", "cpu_pct", "msgs_per_s", "cpu_ns_per_msg",
+            "cpu_pct_per_100k_msgs_s", "load1_before", "load1_after"]) + "\n")
+    f.write("\t".join(row) + "\n")
+print("  " + " ".join(f"{k}={v}" for k, v in zip(["label","idle","rate","sent","complete","incomplete","req","matched","msgs","drop_req","drop_resp","records","wall","cpu_s","cpu%","msgs/s","ns/msg","cpu%/100k","load","load"], row)), file=sys.stderr)
+EOF
+}
+
+STATS_BEFORE=$(sysctl -n kernel.bpf_stats_enabled)
+echo "machine: $(nproc) vCPU, kernel $(uname -r), load $(cat /proc/loadavg)" >&2
+
+# ---------------------------------------------------------------- a: BPF cost
+if [[ " $SECTIONS " == *" a "* ]]; then
+    echo "== a1: bpf_cost example, $RUNS runs" >&2
+    A1=$BENCH_DIR/live-a1-bpf-cost.tsv
+    printf 'run\twatched\tns_per_packet\trun_cnt\tus_per_round_trip\tload1\n' >"$A1"
+    for (( i = 1; i <= RUNS; i++ )); do
+        "$BPF_COST" 20000 "$ORDER_BYTES" >"$W/bpf_cost.out" 2>&1
+        awk -v run="$i" -v load="$(load1)" '
+            /^watched port/ { w = "watched"; split($0, a, "("); split(a[2], b, " "); rt[w] = b[1] }
+            /^unwatched port/ { w = "unwatched"; split($0, a, "("); split(a[2], b, " "); rt[w] = b[1] }
+            $1 == "both" { printf "%d\t%s\t%s\t%s\t%s\t%s\n", run, w, $(NF-1), $3, rt[w], load }' \
+            "$W/bpf_cost.out" >>"$A1"
+        grep -E "port|both" "$W/bpf_cost.out" | sed 's/^/  /' >&2
+    done
+
+    echo "== a2: bpftool run_time_ns/run_cnt under sim at 50k orders/s, $RUNS runs" >&2
+    A2=$BENCH_DIR/live-a2-bpf-stats.tsv
+    printf 'run\tprog\trun_cnt\trun_time_ns\tns_per_packet\torder_rate\tload1\n' >"$A2"
+    sysctl -qw kernel.bpf_stats_enabled=1
+    for (( i = 1; i <= RUNS; i++ )); do
+        start_exchange "" 127.0.0.1
+        start_fixscope "" lo
+        run_client "" 127.0.0.1 --rate 50000 --duration "$RUN_S" --pad "$PAD"
+        bpftool prog show --json >"$W/progs.json"
+        stop_pid "$FX_PID"; stop_pid "$EX_PID"
+        read -r rate _ < <(client_fields)
+        python3 - "$W/progs.json" "$FX_PID" "$i" "$rate" "$(load1)" >>"$A2" <<'EOF'
+import json, sys
+progs, pid, run, rate, load = json.load(open(sys.argv[1])), int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+mine = [p for p in progs if p.get("name") in ("fxs_ingress", "fxs_egress")
+        and any(q.get("pid") == pid for q in p.get("pids", []))]
+tot_c = tot_t = 0
+for p in mine:
+    c, t = p.get("run_cnt", 0), p.get("run_time_ns", 0)
+    tot_c += c; tot_t += t
+    print(f"{run}\t{p['name']}\t{c}\t{t}\t{t/c if c else 0:.0f}\t{rate}\t{load}")
+print(f"{run}\tboth\t{tot_c}\t{tot_t}\t{tot_t/tot_c if tot_c else 0:.0f}\t{rate}\t{load}")
+EOF
+        tail -n 1 "$A2" | sed 's/^/  /' >&2
+    done
+    sysctl -qw kernel.bpf_stats_enabled="$STATS_BEFORE"
+fi
+
+# ---------------------------------------------------------------- b: sustained on lo
+if [[ " $SECTIONS " == *" b "* ]]; then
+    B=$BENCH_DIR/live-b-sustained.tsv
+    rm -f "$B"
+    echo "== b: open-loop ramp with fixscope attached: $RAMP_RATES" >&2
+    MAX_RATE=""
+    for r in $RAMP_RATES; do
+        live_run "$B" "ramp-$r" backoff --rate "$r" --duration "$RUN_S" --pad "$PAD"
+        ok=$(tail -n 1 "$B" | awk -F'\t' -v r="$r" '{ print ($3 >= 0.95 * r && $6 == 0) ? 1 : 0 }')
+        if [[ $ok == 1 ]]; then MAX_RATE=$r; else break; fi
+    done
+    MAX_RATE=${MAX_RATE:-100000}
+    echo "== b: highest open-loop rate driven: $MAX_RATE/s; $RUNS runs there" >&2
+    for (( i = 1; i <= RUNS; i++ )); do
+        live_run "$B" "max-$MAX_RATE" backoff --rate "$MAX_RATE" --duration "$RUN_S" --pad "$PAD"
+    done
+    echo "== b: closed loop, window $WINDOW x $SESSIONS sessions" >&2
+    live_run "$B" "closed-w$WINDOW" backoff --window "$WINDOW" --duration "$RUN_S" --pad "$PAD"
+    echo "== b: 10k orders/s, default idle strategy, $RUNS runs" >&2
+    for (( i = 1; i <= RUNS; i++ )); do
+        live_run "$B" "rate-10000" backoff --rate 10000 --duration "$RUN_S" --pad "$PAD"
+    done
+fi
+
+# ---------------------------------------------------------------- c: observer effect
+if [[ " $SECTIONS " == *" c "* ]]; then
+    C=$BENCH_DIR/live-c-observer.tsv
+    printf 'pair\tfixscope\tachieved_rate\tsent\tcomplete\tincomplete\tp50_us\tp99_us\tload1\n' >"$C"
+    echo "== c: veth $VETH_EX ($NS_EX, 10.201.0.1) <-> $VETH_CL ($NS_CL, 10.201.0.2)" >&2
+    ip netns add "$NS_EX"
+    ip netns add "$NS_CL"
+    ip link add "$VETH_EX" netns "$NS_EX" type veth peer name "$VETH_CL" netns "$NS_CL"
+    ip -n "$NS_EX" addr add 10.201.0.1/24 dev "$VETH_EX"
+    ip -n "$NS_CL" addr add 10.201.0.2/24 dev "$VETH_CL"
+    for ns in "$NS_EX" "$NS_CL"; do ip -n "$ns" link set lo up; done
+    ip -n "$NS_EX" link set "$VETH_EX" up
+    ip -n "$NS_CL" link set "$VETH_CL" up
+    for (( i = 1; i <= OBS_PAIRS; i++ )); do
+        for with in no yes; do
+            start_exchange "$NS_EX" 10.201.0.1
+            [[ $with == yes ]] && start_fixscope "$NS_EX" "$VETH_EX"
+            l=$(load1)
+            run_client "$NS_CL" 10.201.0.1 --window "$WINDOW" --duration "$RUN_S" --pad "$PAD"
+            if [[ $with == yes ]]; then
+                sleep 0.3; stop_pid "$FX_PID"
+                read -r req matched _ dreq dresp _ < <(fixscope_fields)
+                echo "  fixscope: requests $req matched $matched drops $dreq/$dresp" >&2
+            fi
+            stop_pid "$EX_PID"
+            read -r rate sent comp inc p50 p99 < <(client_fields)
+            printf '%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$i" "$with" "$rate" "$sent" "$comp" "$inc" "$p50" "$p99" "$l" >>"$C"
+            echo "  pair $i fixscope=$with rate $rate p50 ${p50}us p99 ${p99}us load $l" >&2
+        done
+    done
+    ip netns del "$NS_EX"; ip netns del "$NS_CL"
+fi
+
+echo
+echo "machine: $(nproc) vCPU, kernel $(uname -r), load now $(cat /proc/loadavg)"
+python3 - "$BENCH_DIR" "$SECTIONS" <<'EOF'
+import csv, os, statistics as st, sys
+d, sections = sys.argv[1], sys.argv[2].split()
+def rows(name):
+    p = os.path.join(d, name)
+    return list(csv.DictReader(open(p), delimiter="\t")) if os.path.exists(p) else []
+def med(xs): return st.median(xs) if xs else float("nan")
+def rng(xs): return f"{min(xs):.0f}–{max(xs):.0f}" if xs else "-"
+if "a" in sections:
+    print("\n### a. BPF cost per hooked packet")
+    r = rows("live-a1-bpf-cost.tsv")
+    for w in ("watched", "unwatched"):
+        xs = [float(x["ns_per_packet"]) for x in r if x["watched"] == w]
+        if xs: print(f"- bpf_cost example, {w} port: median {med(xs):.0f} ns/packet (range {rng(xs)}), {len(xs)} runs")
+    r = [x for x in rows("live-a2-bpf-stats.tsv") if x["prog"] == "both"]
+    xs = [float(x["ns_per_packet"]) for x in r]
+    if xs: print(f"- sim 50k orders/s on lo, bpftool stats: median {med(xs):.0f} ns/packet (range {rng(xs)}), {len(xs)} runs")
+if "b" in sections:
+    print("\n### b/d. Sustained on lo with fixscope attached")
+    print("| run | achieved orders/s | requests | matched | ring drops req/resp | msgs/s | fixscope CPU % | CPU % per 100k msgs/s | ns CPU/msg | load1 |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for x in rows("live-b-sustained.tsv"):
+        print(f"| {x['label']} | {float(x['achieved_rate']):,.0f} | {x['requests']} | {x['matched']} | {x['drops_req']}/{x['drops_resp']} | "
+              f"{float(x['msgs_per_s']):,.0f} | {x['cpu_pct']} | {x['cpu_pct_per_100k_msgs_s']} | {x['cpu_ns_per_msg']} | {x['load1_before']}–{x['load1_after']} |")
+    for lab in sorted({x["label"] for x in rows("live-b-sustained.tsv")}):
+        g = [x for x in rows("live-b-sustained.tsv") if x["label"] == lab]
+        if len(g) < 2: continue
+        f = lambda k: [float(x[k]) for x in g]
+        print(f"- {lab}: {len(g)} runs; medians: rate {med(f('achieved_rate')):,.0f}/s, CPU {med(f('cpu_pct')):.1f}% "
+              f"(range {min(f('cpu_pct')):.1f}–{max(f('cpu_pct')):.1f}), CPU%/100k msgs/s {med(f('cpu_pct_per_100k_msgs_s')):.2f}, "
+              f"{med(f('cpu_ns_per_msg')):.0f} ns/msg (range {rng(f('cpu_ns_per_msg'))}); drops total {sum(f('drops_req'))+sum(f('drops_resp')):.0f}; "
+              f"matched==requests in {sum(1 for x in g if x['matched']==x['requests'])}/{len(g)}")
+if "c" in sections:
+    r = rows("live-c-observer.tsv")
+    print("\n### c. Observer effect (veth between namespaces, closed loop)")
+    print("| fixscope | runs | orders/s median (range) | p50 us median | p99 us median |")
+    print("|---|---|---|---|---|")
+    m = {}
+    for w in ("no", "yes"):
+        g = [x for x in r if x["fixscope"] == w]
+        rate = [float(x["achieved_rate"]) for x in g]
+        p50 = [float(x["p50_us"]) for x in g]; p99 = [float(x["p99_us"]) for x in g]
+        m[w] = (rate, p50, p99)
+        if g: print(f"| {'attached' if w == 'yes' else 'not attached'} | {len(g)} | {med(rate):,.0f} ({rng(rate)}) | {med(p50):.1f} | {med(p99):.1f} |")
+    if m.get("no") and m["no"][0] and m["yes"][0]:
+        pairs = [y / n for n, y in zip(m["no"][0], m["yes"][0])]
+        print(f"\nwith/without: ratio of medians {med(m['yes'][0])/med(m['no'][0]):.3f}; per pair median {med(pairs):.3f} (range {min(pairs):.3f}–{max(pairs):.3f})")
+    loads = [float(x["load1"]) for x in r]
+    if loads: print(f"load1 during c: median {med(loads):.2f} (range {min(loads):.2f}–{max(loads):.2f})")
+EOF
