@@ -81,6 +81,9 @@ pub struct AnalysisArgs {
     /// JSON lines instead of text (schema: docs/output-json.md).
     #[arg(long)]
     pub json: bool,
+    /// Verbose: say what is being read/attached and the source's counters on stderr.
+    #[arg(short = 'v', long)]
+    pub verbose: bool,
     /// Also write every request and response (time, session, direction, MsgType, key) as
     /// CSV to FILE, to compare message by message with an engine's logs.
     #[arg(long, value_name = "FILE")]
@@ -267,6 +270,7 @@ impl AnalysisArgs {
             max_ms: 10_000.0,
             key: "11".into(),
             json: false,
+            verbose: false,
             trace: None,
         }
     }

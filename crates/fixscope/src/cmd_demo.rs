@@ -60,6 +60,7 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode> {
     let mut pipeline = Pipeline::new(analysis.pipeline_config()?);
     let control = RunControl {
         duration: Some(Duration::from_secs_f64(args.duration + 1.0)),
+        verbose: false,
         trace: None,
     };
     eprintln!(

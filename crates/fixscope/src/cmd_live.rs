@@ -27,6 +27,7 @@ pub fn run(args: &LiveArgs) -> Result<ExitCode> {
     let mut pipeline = Pipeline::new(pipeline_config);
     let control = RunControl {
         duration: args.duration_s.map(Duration::from_secs_f64),
+        verbose: args.analysis.verbose,
         trace: args.analysis.trace.clone(),
     };
     let outcome = run_with(&config, &mut pipeline, &control, &stop, reporter.as_mut(), &mut || {})?;
@@ -37,6 +38,7 @@ pub fn run(args: &LiveArgs) -> Result<ExitCode> {
 /// How long a live run lasts and what it writes besides the report.
 pub struct RunControl {
     pub duration: Option<Duration>,
+    pub verbose: bool,
     pub trace: Option<std::path::PathBuf>,
 }
 
@@ -54,6 +56,7 @@ pub fn run_with(
         Some(path) => Some(TraceFile::attach(path, pipeline)?),
         None => None,
     };
+    let verbose = control.verbose;
     let mut capture = LiveCapture::open(config).map_err(explain)?;
     on_attached();
     eprintln!(
@@ -63,6 +66,16 @@ pub fn run_with(
         config.role,
         capture.attach_kind()
     );
+    if verbose {
+        eprintln!(
+            "fixscope: ifindex {}, ring {} MiB (wakeup at {} KiB queued), idle {:?}, cpu {:?}",
+            capture.ifindex(),
+            config.ring_bytes >> 20,
+            config.wakeup_threshold_bytes >> 10,
+            config.idle,
+            config.cpu
+        );
+    }
     let mut keys = KeyReader::new();
     if keys.interactive() {
         eprintln!("fixscope: {HELP}");

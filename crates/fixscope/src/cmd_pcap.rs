@@ -25,6 +25,9 @@ pub fn run(args: &PcapArgs) -> Result<ExitCode> {
     let mut reporter = output::stdout_reporter(args.analysis.json);
     let mut stats = CaptureStats::default();
     for path in &args.captures {
+        if args.analysis.verbose {
+            eprintln!("fixscope: reading {}", path.display());
+        }
         let mut report_error: Option<io::Error> = None;
         read_capture(path, &args.analysis.ports, &mut stats, |segment| {
             if report_error.is_some() {
@@ -38,6 +41,15 @@ pub fn run(args: &PcapArgs) -> Result<ExitCode> {
         .map_err(anyhow::Error::new)?;
         if let Some(e) = report_error {
             return Err(e.into());
+        }
+        if args.analysis.verbose {
+            eprintln!(
+                "fixscope: {} so far: {} packets, {} TCP segments in port range, {} decode errors",
+                path.display(),
+                stats.packets,
+                stats.segments_in_port_range,
+                stats.decode_errors
+            );
         }
     }
     let source = capture_counters(&stats);

@@ -151,7 +151,9 @@ impl Proc {
                 std::thread::sleep(Duration::from_millis(50));
             }
             let err = self.stderr();
-            if let Some(line) = err.lines().find(|l| l.contains(needle)) {
+            // Complete lines only: the reader may have caught half of one.
+            let complete = &err[..err.rfind('\n').map_or(0, |i| i + 1)];
+            if let Some(line) = complete.lines().find(|l| l.contains(needle)) {
                 return line.to_string();
             }
             if let Some(st) = exited {
@@ -880,7 +882,11 @@ pub fn check_against_truth(r: &RunResult, tol: &Tolerance) -> Measured {
             );
             assert!(
                 got <= hi + hdr(hi) + eps,
-                "[{label}] {stage_name} {field} {got} above the client's own round trip {hi}"
+                "[{label}] {stage_name} {field} {got} above the client's own round trip {hi} \
+                 (exact wire quantile {}, top wire {:?}, top client {:?})",
+                quantile(wire, q),
+                &wire[wire.len().saturating_sub(3)..],
+                &client_rt[client_rt.len().saturating_sub(3)..]
             );
             let limit = match field {
                 "p50_ns" => tol.p50_ns,
