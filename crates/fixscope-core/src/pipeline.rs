@@ -330,7 +330,8 @@ impl Pipeline {
         if self.config.interval_ns > 0 {
             if let Some(start) = self.interval_start_ns {
                 if self.now_ns > start {
-                    self.emit_interval(start, self.now_ns, source, reporter)?;
+                    // The summary right after carries the source counters in full.
+                    self.emit_interval(start, self.now_ns, &[], reporter)?;
                 }
             }
         }
