@@ -224,7 +224,15 @@ impl Pipeline {
             } = other;
             reassembler.peer_acked(seg.ack, reassembly, |event| match event {
                 StreamEvent::Data { bytes, ts_ns } => framer.push(bytes, ts_ns, framing, |msg| {
-                    on_message(other_direction, session, &msg, &config.key, correlator, stats, observer)
+                    on_message(
+                        other_direction,
+                        session,
+                        &msg,
+                        &config.key,
+                        correlator,
+                        stats,
+                        observer,
+                    )
                 }),
                 StreamEvent::Gap { .. } => framer.resync(),
             });
@@ -249,7 +257,15 @@ impl Pipeline {
             reassembly,
             |event| match event {
                 StreamEvent::Data { bytes, ts_ns } => framer.push(bytes, ts_ns, framing, |msg| {
-                    on_message(direction, session, &msg, &config.key, correlator, stats, observer)
+                    on_message(
+                        direction,
+                        session,
+                        &msg,
+                        &config.key,
+                        correlator,
+                        stats,
+                        observer,
+                    )
                 }),
                 StreamEvent::Gap { .. } => framer.resync(),
             },
@@ -386,7 +402,15 @@ impl Pipeline {
                 reassembler.flush(reassembly, |event| match event {
                     StreamEvent::Data { bytes, ts_ns } => {
                         framer.push(bytes, ts_ns, framing, |msg| {
-                            on_message(direction, session, &msg, &config.key, correlator, stats, observer)
+                            on_message(
+                                direction,
+                                session,
+                                &msg,
+                                &config.key,
+                                correlator,
+                                stats,
+                                observer,
+                            )
                         })
                     }
                     StreamEvent::Gap { .. } => framer.resync(),

@@ -200,11 +200,15 @@ impl LiveArgs {
         if let Some(cpu) = self.cpu {
             let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
             if cpu >= cpus {
-                bail!("-c/--cpu {cpu} does not exist (this host has CPUs 0-{})", cpus - 1);
+                bail!(
+                    "-c/--cpu {cpu} does not exist (this host has CPUs 0-{})",
+                    cpus - 1
+                );
             }
         }
         let ring_bytes = self.ring_mb << 20;
-        let mut cfg = fixscope_live::LiveConfig::new(self.iface.clone(), self.analysis.ports.clone());
+        let mut cfg =
+            fixscope_live::LiveConfig::new(self.iface.clone(), self.analysis.ports.clone());
         cfg.role = self.analysis.role;
         cfg.ring_bytes = ring_bytes;
         cfg.idle = match self.idle {

@@ -44,9 +44,11 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode> {
     let exchange_stop = Shutdown::new();
     let exchange = {
         let stop = exchange_stop.clone();
-        thread::spawn(move || run_exchange(&exchange_args, &stop, |addr| {
-            let _ = addr_tx.send(addr);
-        }))
+        thread::spawn(move || {
+            run_exchange(&exchange_args, &stop, |addr| {
+                let _ = addr_tx.send(addr);
+            })
+        })
     };
     let addr = addr_rx
         .recv_timeout(Duration::from_secs(10))
@@ -82,11 +84,18 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode> {
     let mut client: Option<thread::JoinHandle<Result<fixscope_sim::ClientReport>>> = None;
     let client_stop = stop.clone();
     let mut reporter = output::stdout_reporter(false);
-    let outcome = run_with(&config, &mut pipeline, &control, &stop, reporter.as_mut(), &mut || {
-        let args = client_args.clone();
-        let stop = client_stop.clone();
-        client = Some(thread::spawn(move || run_client(&args, &stop)));
-    });
+    let outcome = run_with(
+        &config,
+        &mut pipeline,
+        &control,
+        &stop,
+        reporter.as_mut(),
+        &mut || {
+            let args = client_args.clone();
+            let stop = client_stop.clone();
+            client = Some(thread::spawn(move || run_client(&args, &stop)));
+        },
+    );
     drop(reporter);
     let client_report = client.map(|c| c.join());
     exchange_stop.trigger();

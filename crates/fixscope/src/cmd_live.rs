@@ -10,8 +10,8 @@ use fixscope_live::{KernelCounters, LiveCapture, LiveConfig, LiveError};
 
 use crate::cli::LiveArgs;
 use crate::keys::{Key, KeyReader, HELP};
-use crate::trace::TraceFile;
 use crate::output;
+use crate::trace::TraceFile;
 use fixscope_sim::Shutdown;
 
 /// How long one `poll` may wait for records before the loop looks at keys and signals.
@@ -30,7 +30,14 @@ pub fn run(args: &LiveArgs) -> Result<ExitCode> {
         verbose: args.analysis.verbose,
         trace: args.analysis.trace.clone(),
     };
-    let outcome = run_with(&config, &mut pipeline, &control, &stop, reporter.as_mut(), &mut || {})?;
+    let outcome = run_with(
+        &config,
+        &mut pipeline,
+        &control,
+        &stop,
+        reporter.as_mut(),
+        &mut || {},
+    )?;
     output::flush_stdout();
     Ok(outcome)
 }
@@ -93,7 +100,9 @@ pub fn run_with(
         }
         capture
             .poll(POLL_WAIT, &mut |segment| {
-                if let Err(e) = pipeline.report_due_intervals(segment.ts_ns, &interval_source, reporter) {
+                if let Err(e) =
+                    pipeline.report_due_intervals(segment.ts_ns, &interval_source, reporter)
+                {
                     report_error.get_or_insert(e);
                 }
                 pipeline.on_segment(segment);
@@ -166,7 +175,9 @@ pub fn run_with(
 /// Adds what a user can do about the common failures.
 fn explain(e: LiveError) -> anyhow::Error {
     let hint = match &e {
-        LiveError::NotPrivileged(_) => " (run as root, or grant CAP_BPF, CAP_NET_ADMIN and CAP_PERFMON)",
+        LiveError::NotPrivileged(_) => {
+            " (run as root, or grant CAP_BPF, CAP_NET_ADMIN and CAP_PERFMON)"
+        }
         LiveError::NoSuchInterface(_) => " (see `ip link` for the interfaces of this host)",
         LiveError::NoBtfOrBpf(_) => " (needs Linux 5.15+ with BPF ring buffers)",
         _ => "",

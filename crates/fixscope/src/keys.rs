@@ -15,7 +15,8 @@ pub enum Key {
     Help,
 }
 
-pub const HELP: &str = "keys: SPACE cumulative percentiles + histogram   r reset   q/ESC quit   ? help";
+pub const HELP: &str =
+    "keys: SPACE cumulative percentiles + histogram   r reset   q/ESC quit   ? help";
 
 /// Reads keys without blocking when stdin is a terminal; does nothing otherwise.
 pub struct KeyReader {

@@ -37,7 +37,10 @@ fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
         cli::Command::Sim(cmd) => cmd_sim::run(&cmd),
         cli::Command::Detach(args) => {
             let removed = fixscope_live::detach_leftovers(&args.iface)?;
-            println!("removed {removed} fixscope tc filter(s) from {}", args.iface);
+            println!(
+                "removed {removed} fixscope tc filter(s) from {}",
+                args.iface
+            );
             Ok(std::process::ExitCode::SUCCESS)
         }
     }

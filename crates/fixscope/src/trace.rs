@@ -20,7 +20,8 @@ pub struct TraceFile {
 impl TraceFile {
     /// Creates the file and hooks it to the pipeline.
     pub fn attach(path: &Path, pipeline: &mut Pipeline) -> Result<Self> {
-        let file = File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+        let file =
+            File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
         let out = Rc::new(RefCell::new(BufWriter::new(file)));
         writeln!(out.borrow_mut(), "ts_ns,session,direction,msg_type,key")?;
         let sink = Rc::clone(&out);

@@ -21,16 +21,68 @@ fn plain() -> FrameOptions {
 fn every_capture_format_gives_the_exact_latencies() {
     let dir = tmp();
     let formats: [(&str, CaptureFormat, u64); 7] = [
-        ("pcap-us-le", CaptureFormat::Pcap { nanos: false, big_endian: false }, 1000),
-        ("pcap-us-be", CaptureFormat::Pcap { nanos: false, big_endian: true }, 1000),
-        ("pcap-ns-le", CaptureFormat::Pcap { nanos: true, big_endian: false }, 1),
-        ("pcap-ns-be", CaptureFormat::Pcap { nanos: true, big_endian: true }, 1),
-        ("pcapng-us", CaptureFormat::PcapNg { tsresol: 6, big_endian: false }, 1000),
-        ("pcapng-ns-be", CaptureFormat::PcapNg { tsresol: 9, big_endian: true }, 1),
-        ("pcapng-100ns", CaptureFormat::PcapNg { tsresol: 7, big_endian: false }, 100),
+        (
+            "pcap-us-le",
+            CaptureFormat::Pcap {
+                nanos: false,
+                big_endian: false,
+            },
+            1000,
+        ),
+        (
+            "pcap-us-be",
+            CaptureFormat::Pcap {
+                nanos: false,
+                big_endian: true,
+            },
+            1000,
+        ),
+        (
+            "pcap-ns-le",
+            CaptureFormat::Pcap {
+                nanos: true,
+                big_endian: false,
+            },
+            1,
+        ),
+        (
+            "pcap-ns-be",
+            CaptureFormat::Pcap {
+                nanos: true,
+                big_endian: true,
+            },
+            1,
+        ),
+        (
+            "pcapng-us",
+            CaptureFormat::PcapNg {
+                tsresol: 6,
+                big_endian: false,
+            },
+            1000,
+        ),
+        (
+            "pcapng-ns-be",
+            CaptureFormat::PcapNg {
+                tsresol: 9,
+                big_endian: true,
+            },
+            1,
+        ),
+        (
+            "pcapng-100ns",
+            CaptureFormat::PcapNg {
+                tsresol: 7,
+                big_endian: false,
+            },
+            100,
+        ),
     ];
     for (name, format, granularity_ns) in formats {
-        let spec = ScenarioSpec { granularity_ns, ..ScenarioSpec::default() };
+        let spec = ScenarioSpec {
+            granularity_ns,
+            ..ScenarioSpec::default()
+        };
         let (packets, truth) = build_scenario(&spec);
         let path = dir.path().join(format!("{name}.cap"));
         write_capture(&path, &packets, format, LinkType::Ethernet, &plain(), None);
@@ -42,14 +94,20 @@ fn every_capture_format_gives_the_exact_latencies() {
 #[test]
 fn pcapng_with_two_interfaces_of_different_resolution() {
     let dir = tmp();
-    let spec = ScenarioSpec { granularity_ns: 1000, ..ScenarioSpec::default() };
+    let spec = ScenarioSpec {
+        granularity_ns: 1000,
+        ..ScenarioSpec::default()
+    };
     let (packets, truth) = build_scenario(&spec);
     let path = dir.path().join("two-if.pcapng");
     // Requests on an ns interface, responses on a µs one (0x80|20 would be 2^-20 s).
     write_capture(
         &path,
         &packets,
-        CaptureFormat::PcapNg { tsresol: 9, big_endian: false },
+        CaptureFormat::PcapNg {
+            tsresol: 9,
+            big_endian: false,
+        },
         LinkType::Ethernet,
         &plain(),
         Some(6),
@@ -62,20 +120,65 @@ fn pcapng_with_two_interfaces_of_different_resolution() {
 fn every_link_type_vlan_stack_and_header_options() {
     let dir = tmp();
     let cases: Vec<(&str, LinkType, FrameOptions, bool)> = vec![
-        ("eth-vlan", LinkType::Ethernet, FrameOptions { vlan_tags: vec![100], ..plain() }, false),
-        ("eth-qinq", LinkType::Ethernet, FrameOptions { vlan_tags: vec![10, 20], ..plain() }, false),
+        (
+            "eth-vlan",
+            LinkType::Ethernet,
+            FrameOptions {
+                vlan_tags: vec![100],
+                ..plain()
+            },
+            false,
+        ),
+        (
+            "eth-qinq",
+            LinkType::Ethernet,
+            FrameOptions {
+                vlan_tags: vec![10, 20],
+                ..plain()
+            },
+            false,
+        ),
         ("sll", LinkType::LinuxSll, plain(), false),
         ("sll2", LinkType::LinuxSll2, plain(), false),
-        ("raw-v4-options", LinkType::RawIp, FrameOptions { ip_options: true, tcp_options: true, ..plain() }, false),
-        ("eth-v6", LinkType::Ethernet, FrameOptions { tcp_options: true, ..plain() }, true),
+        (
+            "raw-v4-options",
+            LinkType::RawIp,
+            FrameOptions {
+                ip_options: true,
+                tcp_options: true,
+                ..plain()
+            },
+            false,
+        ),
+        (
+            "eth-v6",
+            LinkType::Ethernet,
+            FrameOptions {
+                tcp_options: true,
+                ..plain()
+            },
+            true,
+        ),
         ("sll2-v6", LinkType::LinuxSll2, plain(), true),
         ("raw-v6", LinkType::RawIp, plain(), true),
     ];
     for (name, link, opts, ipv6) in cases {
-        let spec = ScenarioSpec { ipv6, sessions: 2, orders_per_session: 50, ..ScenarioSpec::default() };
+        let spec = ScenarioSpec {
+            ipv6,
+            sessions: 2,
+            orders_per_session: 50,
+            ..ScenarioSpec::default()
+        };
         let (packets, truth) = build_scenario(&spec);
         let path = dir.path().join(format!("{name}.pcap"));
-        write_capture(&path, &packets, CaptureFormat::pcap_nanos(), link, &opts, None);
+        write_capture(
+            &path,
+            &packets,
+            CaptureFormat::pcap_nanos(),
+            link,
+            &opts,
+            None,
+        );
         let (_, summary) = analyse(&[&path], &[]);
         assert_truth(&summary, &truth);
     }
@@ -92,7 +195,14 @@ fn split_clordid_long_ids_and_colliding_ids_across_sessions() {
     };
     let (packets, truth) = build_scenario(&spec);
     let path = dir.path().join("split.pcap");
-    write_capture(&path, &packets, CaptureFormat::pcap_nanos(), LinkType::Ethernet, &plain(), None);
+    write_capture(
+        &path,
+        &packets,
+        CaptureFormat::pcap_nanos(),
+        LinkType::Ethernet,
+        &plain(),
+        None,
+    );
     let (_, summary) = analyse(&[&path], &[]);
     // The request's time is its last segment's: the truth is measured from there.
     assert_truth(&summary, &truth);
@@ -110,10 +220,22 @@ fn split_clordid_long_ids_and_colliding_ids_across_sessions() {
 fn older_fix_versions_and_fixt() {
     let dir = tmp();
     for begin in ["FIX.4.0", "FIX.4.2", "FIX.4.4", "FIXT.1.1"] {
-        let spec = ScenarioSpec { begin_string: begin, sessions: 1, orders_per_session: 30, ..ScenarioSpec::default() };
+        let spec = ScenarioSpec {
+            begin_string: begin,
+            sessions: 1,
+            orders_per_session: 30,
+            ..ScenarioSpec::default()
+        };
         let (packets, truth) = build_scenario(&spec);
         let path = dir.path().join(format!("{begin}.pcap"));
-        write_capture(&path, &packets, CaptureFormat::pcap_nanos(), LinkType::Ethernet, &plain(), None);
+        write_capture(
+            &path,
+            &packets,
+            CaptureFormat::pcap_nanos(),
+            LinkType::Ethernet,
+            &plain(),
+            None,
+        );
         let (_, summary) = analyse(&[&path], &[]);
         assert_truth(&summary, &truth);
     }
@@ -128,17 +250,40 @@ fn fix42_fill_exec_type_2_counts_as_fill() {
     let mut packets = Vec::new();
     let t = 1_000_000_000u64;
     for p in conn.handshake() {
-        packets.push(TimedPacket { ts_ns: t, spec: p, iface: 0 });
+        packets.push(TimedPacket {
+            ts_ns: t,
+            spec: p,
+            iface: 0,
+        });
     }
     let b = "FIX.4.2";
     let order = fix_message(b, &[(35, "D"), (11, "A1")]);
     let partial = fix_message(b, &[(35, "8"), (11, "A1"), (150, "1"), (39, "1")]);
     let full = fix_message(b, &[(35, "8"), (11, "A1"), (150, "2"), (39, "2")]);
-    packets.push(TimedPacket { ts_ns: t + 100, spec: conn.client_sends(&order), iface: 0 });
-    packets.push(TimedPacket { ts_ns: t + 350, spec: conn.server_sends(&partial), iface: 0 });
-    packets.push(TimedPacket { ts_ns: t + 900, spec: conn.server_sends(&full), iface: 0 });
+    packets.push(TimedPacket {
+        ts_ns: t + 100,
+        spec: conn.client_sends(&order),
+        iface: 0,
+    });
+    packets.push(TimedPacket {
+        ts_ns: t + 350,
+        spec: conn.server_sends(&partial),
+        iface: 0,
+    });
+    packets.push(TimedPacket {
+        ts_ns: t + 900,
+        spec: conn.server_sends(&full),
+        iface: 0,
+    });
     let path = dir.path().join("fix42.pcap");
-    write_capture(&path, &packets, CaptureFormat::pcap_nanos(), LinkType::Ethernet, &plain(), None);
+    write_capture(
+        &path,
+        &packets,
+        CaptureFormat::pcap_nanos(),
+        LinkType::Ethernet,
+        &plain(),
+        None,
+    );
     let (_, summary) = analyse(&[&path], &[]);
     assert_eq!(stage(&summary, "fill")["max_ns"], 250);
     assert_eq!(stage(&summary, "ack")["count"], 0);
@@ -150,7 +295,11 @@ fn fix42_fill_exec_type_2_counts_as_fill() {
 #[test]
 fn retransmissions_overlaps_and_reordering() {
     let dir = tmp();
-    let spec = ScenarioSpec { sessions: 1, orders_per_session: 100, ..ScenarioSpec::default() };
+    let spec = ScenarioSpec {
+        sessions: 1,
+        orders_per_session: 100,
+        ..ScenarioSpec::default()
+    };
     let (mut packets, truth) = build_scenario(&spec);
     let mut extra = Vec::new();
     for (i, p) in packets.iter().enumerate() {
@@ -159,14 +308,22 @@ fn retransmissions_overlaps_and_reordering() {
         }
         match i % 5 {
             // An exact retransmission shortly after.
-            0 => extra.push(TimedPacket { ts_ns: p.ts_ns + 1, spec: p.spec.clone(), iface: p.iface }),
+            0 => extra.push(TimedPacket {
+                ts_ns: p.ts_ns + 1,
+                spec: p.spec.clone(),
+                iface: p.iface,
+            }),
             // A retransmission of the tail half, overlapping the original.
             1 => {
                 let mut s = p.spec.clone();
                 let half = s.payload.len() / 2;
                 s.seq = s.seq.wrapping_add(half as u32);
                 s.payload = s.payload[half..].to_vec();
-                extra.push(TimedPacket { ts_ns: p.ts_ns + 2, spec: s, iface: p.iface })
+                extra.push(TimedPacket {
+                    ts_ns: p.ts_ns + 2,
+                    spec: s,
+                    iface: p.iface,
+                })
             }
             _ => {}
         }
@@ -175,10 +332,20 @@ fn retransmissions_overlaps_and_reordering() {
     packets.extend(extra);
     packets.sort_by_key(|p| p.ts_ns);
     let path = dir.path().join("retrans.pcap");
-    write_capture(&path, &packets, CaptureFormat::pcap_nanos(), LinkType::Ethernet, &plain(), None);
+    write_capture(
+        &path,
+        &packets,
+        CaptureFormat::pcap_nanos(),
+        LinkType::Ethernet,
+        &plain(),
+        None,
+    );
     let (_, summary) = analyse(&[&path], &[]);
     assert_truth(&summary, &truth);
-    assert_eq!(counter(&summary, "retransmitted_bytes"), retransmitted as u64);
+    assert_eq!(
+        counter(&summary, "retransmitted_bytes"),
+        retransmitted as u64
+    );
 }
 
 #[test]
@@ -189,19 +356,45 @@ fn out_of_order_segments_are_timed_when_the_hole_fills() {
     let mut conn = SyntheticConnection::new(client, server);
     let mut packets = Vec::new();
     for p in conn.handshake() {
-        packets.push(TimedPacket { ts_ns: 0, spec: p, iface: 0 });
+        packets.push(TimedPacket {
+            ts_ns: 0,
+            spec: p,
+            iface: 0,
+        });
     }
     let order = fix_message("FIX.4.4", &[(35, "D"), (11, "OOO-1"), (55, "IBM")]);
     let first = conn.client_sends(&order[..40]);
     let second = conn.client_sends(&order[40..]);
     // The tail arrives first (t=1000), the head later (t=5000): the request is complete,
     // i.e. readable by the application, at 5000.
-    packets.push(TimedPacket { ts_ns: 1_000, spec: second, iface: 0 });
-    packets.push(TimedPacket { ts_ns: 5_000, spec: first, iface: 0 });
-    let ack = fix_message("FIX.4.4", &[(35, "8"), (11, "OOO-1"), (150, "0"), (39, "0")]);
-    packets.push(TimedPacket { ts_ns: 12_000, spec: conn.server_sends(&ack), iface: 0 });
+    packets.push(TimedPacket {
+        ts_ns: 1_000,
+        spec: second,
+        iface: 0,
+    });
+    packets.push(TimedPacket {
+        ts_ns: 5_000,
+        spec: first,
+        iface: 0,
+    });
+    let ack = fix_message(
+        "FIX.4.4",
+        &[(35, "8"), (11, "OOO-1"), (150, "0"), (39, "0")],
+    );
+    packets.push(TimedPacket {
+        ts_ns: 12_000,
+        spec: conn.server_sends(&ack),
+        iface: 0,
+    });
     let path = dir.path().join("ooo.pcap");
-    write_capture(&path, &packets, CaptureFormat::pcap_nanos(), LinkType::Ethernet, &plain(), None);
+    write_capture(
+        &path,
+        &packets,
+        CaptureFormat::pcap_nanos(),
+        LinkType::Ethernet,
+        &plain(),
+        None,
+    );
     let (_, summary) = analyse(&[&path], &[]);
     assert_eq!(stage(&summary, "ack")["max_ns"], 7_000);
     assert_eq!(counter(&summary, "out_of_order_segments"), 1);
@@ -210,20 +403,40 @@ fn out_of_order_segments_are_timed_when_the_hole_fills() {
 #[test]
 fn lost_segment_is_a_counted_gap_then_resync() {
     let dir = tmp();
-    let spec = ScenarioSpec { sessions: 1, orders_per_session: 40, ..ScenarioSpec::default() };
+    let spec = ScenarioSpec {
+        sessions: 1,
+        orders_per_session: 40,
+        ..ScenarioSpec::default()
+    };
     let (packets, truth) = build_scenario(&spec);
     // Drop the 10th order's segment (a request). Everything after must still match.
     let requests: Vec<usize> = packets
         .iter()
         .enumerate()
-        .filter(|(_, p)| p.iface == 0 && p.spec.payload.starts_with(b"8=FIX") && find(&p.spec.payload, b"\x0135=D\x01").is_some())
+        .filter(|(_, p)| {
+            p.iface == 0
+                && p.spec.payload.starts_with(b"8=FIX")
+                && find(&p.spec.payload, b"\x0135=D\x01").is_some()
+        })
         .map(|(i, _)| i)
         .collect();
     let dropped = requests[10];
     let lost_bytes = packets[dropped].spec.payload.len() as u64;
-    let kept: Vec<TimedPacket> = packets.into_iter().enumerate().filter(|(i, _)| *i != dropped).map(|(_, p)| p).collect();
+    let kept: Vec<TimedPacket> = packets
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| *i != dropped)
+        .map(|(_, p)| p)
+        .collect();
     let path = dir.path().join("gap.pcap");
-    write_capture(&path, &kept, CaptureFormat::pcap_nanos(), LinkType::Ethernet, &plain(), None);
+    write_capture(
+        &path,
+        &kept,
+        CaptureFormat::pcap_nanos(),
+        LinkType::Ethernet,
+        &plain(),
+        None,
+    );
     let (_, summary) = analyse(&[&path], &["-t", "10"]);
     assert_eq!(counter(&summary, "tcp_gaps"), 1);
     assert_eq!(counter(&summary, "tcp_gap_bytes"), lost_bytes);
@@ -235,7 +448,11 @@ fn lost_segment_is_a_counted_gap_then_resync() {
 #[test]
 fn capture_starting_mid_connection_and_mid_message() {
     let dir = tmp();
-    let spec = ScenarioSpec { sessions: 1, orders_per_session: 20, ..ScenarioSpec::default() };
+    let spec = ScenarioSpec {
+        sessions: 1,
+        orders_per_session: 20,
+        ..ScenarioSpec::default()
+    };
     let (packets, truth) = build_scenario(&spec);
     // Drop the handshake and logon; cut the first order's segment in half.
     let mut kept: Vec<TimedPacket> = packets.into_iter().skip(4).collect();
@@ -244,7 +461,14 @@ fn capture_starting_mid_connection_and_mid_message() {
     first.seq = first.seq.wrapping_add(half as u32);
     first.payload = first.payload[half..].to_vec();
     let path = dir.path().join("midstream.pcap");
-    write_capture(&path, &kept, CaptureFormat::pcap_nanos(), LinkType::Ethernet, &plain(), None);
+    write_capture(
+        &path,
+        &kept,
+        CaptureFormat::pcap_nanos(),
+        LinkType::Ethernet,
+        &plain(),
+        None,
+    );
     let (_, summary) = analyse(&[&path], &[]);
     assert_eq!(counter(&summary, "matched"), truth.requests - 1);
     assert_eq!(counter(&summary, "unmatched_responses"), 2);
@@ -261,34 +485,82 @@ fn fin_rst_and_port_reuse_keep_sessions_apart() {
     for (round, isn) in [(0u64, 1_000u32), (1, 50_000)] {
         let mut conn = SyntheticConnection::with_isns(client, server, isn, isn + 7);
         for p in conn.handshake() {
-            packets.push(TimedPacket { ts_ns: t, spec: p, iface: 0 });
+            packets.push(TimedPacket {
+                ts_ns: t,
+                spec: p,
+                iface: 0,
+            });
         }
         let order = fix_message("FIX.4.4", &[(35, "D"), (11, "REUSED")]);
-        let ack = fix_message("FIX.4.4", &[(35, "8"), (11, "REUSED"), (150, "0"), (39, "0")]);
-        packets.push(TimedPacket { ts_ns: t + 10, spec: conn.client_sends(&order), iface: 0 });
-        packets.push(TimedPacket { ts_ns: t + 10 + 100 * (round + 1), spec: conn.server_sends(&ack), iface: 0 });
-        packets.push(TimedPacket { ts_ns: t + 1000, spec: conn.client_fin(), iface: 0 });
-        let last = if round == 0 { conn.server_fin() } else { conn.server_rst() };
-        packets.push(TimedPacket { ts_ns: t + 1001, spec: last, iface: 0 });
+        let ack = fix_message(
+            "FIX.4.4",
+            &[(35, "8"), (11, "REUSED"), (150, "0"), (39, "0")],
+        );
+        packets.push(TimedPacket {
+            ts_ns: t + 10,
+            spec: conn.client_sends(&order),
+            iface: 0,
+        });
+        packets.push(TimedPacket {
+            ts_ns: t + 10 + 100 * (round + 1),
+            spec: conn.server_sends(&ack),
+            iface: 0,
+        });
+        packets.push(TimedPacket {
+            ts_ns: t + 1000,
+            spec: conn.client_fin(),
+            iface: 0,
+        });
+        let last = if round == 0 {
+            conn.server_fin()
+        } else {
+            conn.server_rst()
+        };
+        packets.push(TimedPacket {
+            ts_ns: t + 1001,
+            spec: last,
+            iface: 0,
+        });
         t += 10_000;
     }
     let path = dir.path().join("reuse.pcap");
-    write_capture(&path, &packets, CaptureFormat::pcap_nanos(), LinkType::Ethernet, &plain(), None);
+    write_capture(
+        &path,
+        &packets,
+        CaptureFormat::pcap_nanos(),
+        LinkType::Ethernet,
+        &plain(),
+        None,
+    );
     let (_, summary) = analyse(&[&path], &[]);
     assert_eq!(counter(&summary, "connections"), 2);
     assert_eq!(counter(&summary, "open_connections"), 0);
     assert_eq!(counter(&summary, "duplicate_requests"), 0);
     let first = stage(&summary, "first_response");
-    assert_eq!((first["min_ns"].as_u64(), first["max_ns"].as_u64()), (Some(100), Some(200)));
+    assert_eq!(
+        (first["min_ns"].as_u64(), first["max_ns"].as_u64()),
+        (Some(100), Some(200))
+    );
 }
 
 #[test]
 fn timeouts_and_capacity_eviction_are_counted() {
     let dir = tmp();
-    let spec = ScenarioSpec { sessions: 1, orders_per_session: 100, ..ScenarioSpec::default() };
+    let spec = ScenarioSpec {
+        sessions: 1,
+        orders_per_session: 100,
+        ..ScenarioSpec::default()
+    };
     let (packets, _) = build_scenario(&spec);
     let path = dir.path().join("t.pcap");
-    write_capture(&path, &packets, CaptureFormat::pcap_nanos(), LinkType::Ethernet, &plain(), None);
+    write_capture(
+        &path,
+        &packets,
+        CaptureFormat::pcap_nanos(),
+        LinkType::Ethernet,
+        &plain(),
+        None,
+    );
     // Acks take 5–42 µs: with a 20 µs TTL some orders time out before any response.
     let (_, summary) = analyse(&[&path], &["-t", "0.00002"]);
     let timed_out = counter(&summary, "timed_out");
@@ -307,7 +579,10 @@ fn timeouts_and_capacity_eviction_are_counted() {
     assert!(evicted > 0);
     assert_eq!(counter(&summary, "matched"), 100);
     assert_eq!(counter(&summary, "unmatched_responses"), evicted);
-    assert_eq!(stage(&summary, "fill")["count"].as_u64().unwrap(), 100 - evicted);
+    assert_eq!(
+        stage(&summary, "fill")["count"].as_u64().unwrap(),
+        100 - evicted
+    );
 }
 
 #[test]
@@ -318,18 +593,40 @@ fn eviction_at_capacity_is_oldest_first() {
     let mut conn = SyntheticConnection::new(client, server);
     let mut packets = Vec::new();
     for p in conn.handshake() {
-        packets.push(TimedPacket { ts_ns: 0, spec: p, iface: 0 });
+        packets.push(TimedPacket {
+            ts_ns: 0,
+            spec: p,
+            iface: 0,
+        });
     }
     for i in 0..3 {
         let order = fix_message("FIX.4.4", &[(35, "D"), (11, &format!("E{i}"))]);
-        packets.push(TimedPacket { ts_ns: 10 + i, spec: conn.client_sends(&order), iface: 0 });
+        packets.push(TimedPacket {
+            ts_ns: 10 + i,
+            spec: conn.client_sends(&order),
+            iface: 0,
+        });
     }
     for i in 0..3 {
-        let ack = fix_message("FIX.4.4", &[(35, "8"), (11, &format!("E{i}")), (150, "0"), (39, "0")]);
-        packets.push(TimedPacket { ts_ns: 100 + i, spec: conn.server_sends(&ack), iface: 0 });
+        let ack = fix_message(
+            "FIX.4.4",
+            &[(35, "8"), (11, &format!("E{i}")), (150, "0"), (39, "0")],
+        );
+        packets.push(TimedPacket {
+            ts_ns: 100 + i,
+            spec: conn.server_sends(&ack),
+            iface: 0,
+        });
     }
     let path = dir.path().join("evict.pcap");
-    write_capture(&path, &packets, CaptureFormat::pcap_nanos(), LinkType::Ethernet, &plain(), None);
+    write_capture(
+        &path,
+        &packets,
+        CaptureFormat::pcap_nanos(),
+        LinkType::Ethernet,
+        &plain(),
+        None,
+    );
     let (_, summary) = analyse(&[&path], &["-m", "2"]);
     assert_eq!(counter(&summary, "evicted"), 1);
     assert_eq!(counter(&summary, "matched"), 2);
@@ -347,11 +644,35 @@ fn alternative_correlation_key() {
     let mut packets = Vec::new();
     // Requests keyed by 41 (OrigClOrdID) only.
     let req = fix_message("FIX.4.4", &[(35, "F"), (11, "NEW1"), (41, "ORIG1")]);
-    let resp = fix_message("FIX.4.4", &[(35, "8"), (11, "OTHER"), (41, "ORIG1"), (150, "4"), (39, "4")]);
-    packets.push(TimedPacket { ts_ns: 10, spec: conn.client_sends(&req), iface: 0 });
-    packets.push(TimedPacket { ts_ns: 75, spec: conn.server_sends(&resp), iface: 0 });
+    let resp = fix_message(
+        "FIX.4.4",
+        &[
+            (35, "8"),
+            (11, "OTHER"),
+            (41, "ORIG1"),
+            (150, "4"),
+            (39, "4"),
+        ],
+    );
+    packets.push(TimedPacket {
+        ts_ns: 10,
+        spec: conn.client_sends(&req),
+        iface: 0,
+    });
+    packets.push(TimedPacket {
+        ts_ns: 75,
+        spec: conn.server_sends(&resp),
+        iface: 0,
+    });
     let path = dir.path().join("key.pcap");
-    write_capture(&path, &packets, CaptureFormat::pcap_nanos(), LinkType::Ethernet, &plain(), None);
+    write_capture(
+        &path,
+        &packets,
+        CaptureFormat::pcap_nanos(),
+        LinkType::Ethernet,
+        &plain(),
+        None,
+    );
     let (_, summary) = analyse(&[&path], &[]);
     assert_eq!(counter(&summary, "matched"), 0);
     let (_, summary) = analyse(&[&path], &["--key", "41"]);
@@ -366,7 +687,14 @@ fn role_client_reads_the_same_capture_the_same_way() {
     let dir = tmp();
     let (packets, truth) = build_scenario(&ScenarioSpec::default());
     let path = dir.path().join("role.pcap");
-    write_capture(&path, &packets, CaptureFormat::pcap_nanos(), LinkType::Ethernet, &plain(), None);
+    write_capture(
+        &path,
+        &packets,
+        CaptureFormat::pcap_nanos(),
+        LinkType::Ethernet,
+        &plain(),
+        None,
+    );
     let (_, summary) = analyse(&[&path], &["--role", "client"]);
     assert_truth(&summary, &truth);
 }
@@ -376,7 +704,14 @@ fn port_ranges_and_lists_select_traffic() {
     let dir = tmp();
     let (packets, truth) = build_scenario(&ScenarioSpec::default());
     let path = dir.path().join("ports.pcap");
-    write_capture(&path, &packets, CaptureFormat::pcap_nanos(), LinkType::Ethernet, &plain(), None);
+    write_capture(
+        &path,
+        &packets,
+        CaptureFormat::pcap_nanos(),
+        LinkType::Ethernet,
+        &plain(),
+        None,
+    );
     let (_, summary) = analyse(&[&path], &["-p", "9000-9999"]);
     assert_truth(&summary, &truth);
     let (_, summary) = analyse(&[&path], &["-p", "1,9878"]);
@@ -388,10 +723,21 @@ fn port_ranges_and_lists_select_traffic() {
 #[test]
 fn intervals_follow_capture_time_and_sum_to_the_total() {
     let dir = tmp();
-    let spec = ScenarioSpec { sessions: 1, orders_per_session: 200, ..ScenarioSpec::default() };
+    let spec = ScenarioSpec {
+        sessions: 1,
+        orders_per_session: 200,
+        ..ScenarioSpec::default()
+    };
     let (packets, truth) = build_scenario(&spec);
     let path = dir.path().join("iv.pcap");
-    write_capture(&path, &packets, CaptureFormat::pcap_nanos(), LinkType::Ethernet, &plain(), None);
+    write_capture(
+        &path,
+        &packets,
+        CaptureFormat::pcap_nanos(),
+        LinkType::Ethernet,
+        &plain(),
+        None,
+    );
     // Orders every 50 µs over 10 ms: 1 ms intervals.
     let (intervals, summary) = analyse(&[&path], &["-r", "0.001"]);
     assert!(intervals.len() >= 10, "{} intervals", intervals.len());
@@ -400,7 +746,10 @@ fn intervals_follow_capture_time_and_sum_to_the_total() {
         .map(|i| i["stages"][0]["count"].as_u64().unwrap())
         .sum();
     assert_eq!(total, truth.requests);
-    assert_eq!(stage(&summary, "first_response")["count"].as_u64().unwrap(), truth.requests);
+    assert_eq!(
+        stage(&summary, "first_response")["count"].as_u64().unwrap(),
+        truth.requests
+    );
     for i in &intervals {
         let s = &i["stages"][0];
         if s["count"].as_u64().unwrap() > 0 {
@@ -417,8 +766,22 @@ fn several_files_form_one_timeline() {
     let mid = packets.len() / 2;
     let a = dir.path().join("a.pcap");
     let b = dir.path().join("b.pcapng");
-    write_capture(&a, &packets[..mid], CaptureFormat::pcap_nanos(), LinkType::Ethernet, &plain(), None);
-    write_capture(&b, &packets[mid..], CaptureFormat::pcapng_nanos(), LinkType::Ethernet, &plain(), None);
+    write_capture(
+        &a,
+        &packets[..mid],
+        CaptureFormat::pcap_nanos(),
+        LinkType::Ethernet,
+        &plain(),
+        None,
+    );
+    write_capture(
+        &b,
+        &packets[mid..],
+        CaptureFormat::pcapng_nanos(),
+        LinkType::Ethernet,
+        &plain(),
+        None,
+    );
     let (_, summary) = analyse(&[&a, &b], &[]);
     assert_truth(&summary, &truth);
 }
@@ -428,16 +791,52 @@ fn json_summary_keeps_the_documented_contract() {
     let dir = tmp();
     let (packets, _) = build_scenario(&ScenarioSpec::default());
     let path = dir.path().join("schema.pcap");
-    write_capture(&path, &packets, CaptureFormat::pcap_nanos(), LinkType::Ethernet, &plain(), None);
+    write_capture(
+        &path,
+        &packets,
+        CaptureFormat::pcap_nanos(),
+        LinkType::Ethernet,
+        &plain(),
+        None,
+    );
     let (_, summary) = analyse(&[&path], &[]);
-    let names: Vec<&str> = summary["stages"].as_array().unwrap().iter().map(|s| s["stage"].as_str().unwrap()).collect();
+    let names: Vec<&str> = summary["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["stage"].as_str().unwrap())
+        .collect();
     assert_eq!(names, ["first_response", "ack", "fill", "ack_to_fill"]);
     for s in summary["stages"].as_array().unwrap() {
-        for field in ["count", "min_ns", "mean_ns", "p50_ns", "p90_ns", "p99_ns", "p99_9_ns", "p99_99_ns", "p99_999_ns", "max_ns"] {
+        for field in [
+            "count",
+            "min_ns",
+            "mean_ns",
+            "p50_ns",
+            "p90_ns",
+            "p99_ns",
+            "p99_9_ns",
+            "p99_99_ns",
+            "p99_999_ns",
+            "max_ns",
+        ] {
             assert!(s[field].is_number(), "{field} in {s}");
         }
     }
-    for c in ["messages", "requests", "responses", "matched", "unmatched_responses", "duplicate_requests", "timed_out", "evicted", "bad_checksum", "bad_body_length", "tcp_gaps", "retransmitted_bytes"] {
+    for c in [
+        "messages",
+        "requests",
+        "responses",
+        "matched",
+        "unmatched_responses",
+        "duplicate_requests",
+        "timed_out",
+        "evicted",
+        "bad_checksum",
+        "bad_body_length",
+        "tcp_gaps",
+        "retransmitted_bytes",
+    ] {
         assert!(summary["counters"][c].is_u64(), "counter {c}");
     }
 }
@@ -447,11 +846,28 @@ fn text_report_has_table_counters_and_histogram() {
     let dir = tmp();
     let (packets, _) = build_scenario(&ScenarioSpec::default());
     let path = dir.path().join("text.pcap");
-    write_capture(&path, &packets, CaptureFormat::pcap_nanos(), LinkType::Ethernet, &plain(), None);
+    write_capture(
+        &path,
+        &packets,
+        CaptureFormat::pcap_nanos(),
+        LinkType::Ethernet,
+        &plain(),
+        None,
+    );
     let out = fixscope(&["pcap", path.to_str().unwrap(), "-p", "9878", "-r", "0.005"]);
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
-    for needle in ["first_response", "p99.999", "MIN", "AVG", "MAX", "unmatched responses", "histogram (first_response)", "CLIENT0->EXCH", "|#"] {
+    for needle in [
+        "first_response",
+        "p99.999",
+        "MIN",
+        "AVG",
+        "MAX",
+        "unmatched responses",
+        "histogram (first_response)",
+        "CLIENT0->EXCH",
+        "|#",
+    ] {
         assert!(text.contains(needle), "missing {needle:?} in:\n{text}");
     }
 }
@@ -471,13 +887,28 @@ fn bad_checksum_and_garbage_between_messages() {
     stream.extend_from_slice(&bad);
     stream.extend_from_slice(b"more junk");
     stream.extend_from_slice(&good);
-    packets.push(TimedPacket { ts_ns: 10, spec: conn.client_sends(&stream), iface: 0 });
+    packets.push(TimedPacket {
+        ts_ns: 10,
+        spec: conn.client_sends(&stream),
+        iface: 0,
+    });
     for id in ["G1", "B1"] {
         let ack = fix_message("FIX.4.4", &[(35, "8"), (11, id), (150, "0"), (39, "0")]);
-        packets.push(TimedPacket { ts_ns: 50, spec: conn.server_sends(&ack), iface: 0 });
+        packets.push(TimedPacket {
+            ts_ns: 50,
+            spec: conn.server_sends(&ack),
+            iface: 0,
+        });
     }
     let path = dir.path().join("garbage.pcap");
-    write_capture(&path, &packets, CaptureFormat::pcap_nanos(), LinkType::Ethernet, &plain(), None);
+    write_capture(
+        &path,
+        &packets,
+        CaptureFormat::pcap_nanos(),
+        LinkType::Ethernet,
+        &plain(),
+        None,
+    );
     let (_, summary) = analyse(&[&path], &[]);
     assert_eq!(counter(&summary, "bad_checksum"), 1);
     assert_eq!(counter(&summary, "matched"), 1);
@@ -488,17 +919,27 @@ fn bad_checksum_and_garbage_between_messages() {
 #[test]
 fn snaplen_truncated_packets_are_gaps_not_garbage() {
     let dir = tmp();
-    let spec = ScenarioSpec { sessions: 1, orders_per_session: 10, ..ScenarioSpec::default() };
+    let spec = ScenarioSpec {
+        sessions: 1,
+        orders_per_session: 10,
+        ..ScenarioSpec::default()
+    };
     let (packets, _) = build_scenario(&spec);
     let path = dir.path().join("snap.pcap");
     let file = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
-    let mut w = fixscope_core::pcap_writer::CaptureWriter::new(file, CaptureFormat::pcap_nanos(), LinkType::Ethernet).unwrap();
+    let mut w = fixscope_core::pcap_writer::CaptureWriter::new(
+        file,
+        CaptureFormat::pcap_nanos(),
+        LinkType::Ethernet,
+    )
+    .unwrap();
     let mut truncated = 0;
     for (i, p) in packets.iter().enumerate() {
         let frame = p.spec.frame(LinkType::Ethernet, &plain());
         if i == 10 && !p.spec.payload.is_empty() {
             // Capture only the first 80 bytes of this frame.
-            w.write_packet_on(0, p.ts_ns, &frame[..80], Some(frame.len() as u32)).unwrap();
+            w.write_packet_on(0, p.ts_ns, &frame[..80], Some(frame.len() as u32))
+                .unwrap();
             truncated += 1;
         } else {
             w.write_packet(p.ts_ns, &frame).unwrap();
@@ -519,14 +960,62 @@ fn unreadable_input_and_nonsense_flags_fail_with_one_line() {
     std::fs::write(&garbage, b"this is not a capture file at all, just text\n").unwrap();
     let missing = dir.path().join("missing.pcap");
     let cases: Vec<Vec<String>> = vec![
-        vec!["pcap".into(), missing.display().to_string(), "-p".into(), "9878".into()],
-        vec!["pcap".into(), garbage.display().to_string(), "-p".into(), "9878".into()],
-        vec!["pcap".into(), garbage.display().to_string(), "-p".into(), "0".into()],
-        vec!["pcap".into(), garbage.display().to_string(), "-p".into(), "10-5".into()],
-        vec!["pcap".into(), garbage.display().to_string(), "-p".into(), "9878".into(), "-t".into(), "-1".into()],
-        vec!["pcap".into(), garbage.display().to_string(), "-p".into(), "9878".into(), "-x".into(), "0".into()],
-        vec!["pcap".into(), garbage.display().to_string(), "-p".into(), "9878".into(), "--key".into(), "abc".into()],
-        vec!["pcap".into(), garbage.display().to_string(), "-p".into(), "9878".into(), "--role".into(), "middle".into()],
+        vec![
+            "pcap".into(),
+            missing.display().to_string(),
+            "-p".into(),
+            "9878".into(),
+        ],
+        vec![
+            "pcap".into(),
+            garbage.display().to_string(),
+            "-p".into(),
+            "9878".into(),
+        ],
+        vec![
+            "pcap".into(),
+            garbage.display().to_string(),
+            "-p".into(),
+            "0".into(),
+        ],
+        vec![
+            "pcap".into(),
+            garbage.display().to_string(),
+            "-p".into(),
+            "10-5".into(),
+        ],
+        vec![
+            "pcap".into(),
+            garbage.display().to_string(),
+            "-p".into(),
+            "9878".into(),
+            "-t".into(),
+            "-1".into(),
+        ],
+        vec![
+            "pcap".into(),
+            garbage.display().to_string(),
+            "-p".into(),
+            "9878".into(),
+            "-x".into(),
+            "0".into(),
+        ],
+        vec![
+            "pcap".into(),
+            garbage.display().to_string(),
+            "-p".into(),
+            "9878".into(),
+            "--key".into(),
+            "abc".into(),
+        ],
+        vec![
+            "pcap".into(),
+            garbage.display().to_string(),
+            "-p".into(),
+            "9878".into(),
+            "--role".into(),
+            "middle".into(),
+        ],
         vec!["pcap".into(), garbage.display().to_string()],
     ];
     for args in cases {
@@ -536,7 +1025,11 @@ fn unreadable_input_and_nonsense_flags_fail_with_one_line() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
         assert!(out.stdout.is_empty(), "{args:?} printed a report");
-        if args.contains(&"-t") || args.contains(&"-x") || args.iter().any(|a| a.contains("missing")) || args.contains(&"--key") {
+        if args.contains(&"-t")
+            || args.contains(&"-x")
+            || args.iter().any(|a| a.contains("missing"))
+            || args.contains(&"--key")
+        {
             assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
         }
     }
@@ -545,25 +1038,47 @@ fn unreadable_input_and_nonsense_flags_fail_with_one_line() {
 #[test]
 fn capture_cut_off_mid_packet_is_analysed_up_to_there() {
     let dir = tmp();
-    let spec = ScenarioSpec { sessions: 1, orders_per_session: 20, ..ScenarioSpec::default() };
+    let spec = ScenarioSpec {
+        sessions: 1,
+        orders_per_session: 20,
+        ..ScenarioSpec::default()
+    };
     let (packets, _) = build_scenario(&spec);
     let path = dir.path().join("cut.pcap");
-    write_capture(&path, &packets, CaptureFormat::pcap_nanos(), LinkType::Ethernet, &plain(), None);
+    write_capture(
+        &path,
+        &packets,
+        CaptureFormat::pcap_nanos(),
+        LinkType::Ethernet,
+        &plain(),
+        None,
+    );
     let bytes = std::fs::read(&path).unwrap();
     std::fs::write(&path, &bytes[..bytes.len() - 30]).unwrap();
     let out = fixscope(&["pcap", path.to_str().unwrap(), "-p", "9878", "--json"]);
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("truncated"));
-    let summary: serde_json::Value = serde_json::from_str(String::from_utf8(out.stdout).unwrap().lines().last().unwrap()).unwrap();
+    let summary: serde_json::Value = serde_json::from_str(
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .last()
+            .unwrap(),
+    )
+    .unwrap();
     assert_eq!(counter(&summary, "matched"), 20);
 }
 
 #[test]
 fn public_fix_captures_are_read_without_error() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fix-captures/ndpi");
+    let root =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fix-captures/ndpi");
     let one = root.join("ndpi_fix.pcap");
     if !one.exists() {
-        panic!("public FIX captures not found at {} (shared/ beside the checkout)", root.display());
+        panic!(
+            "public FIX captures not found at {} (shared/ beside the checkout)",
+            root.display()
+        );
     }
     let (_, summary) = analyse(&[&one], &["-p", "4000"]);
     // 34 FIX.4.1 session messages (tshark's dissector agrees); the rest is a binary variant.
@@ -578,11 +1093,27 @@ fn syn_without_data_and_tcp_flags_only_packets_are_fine() {
     // Keeps TcpFlags in use for readers of this file: a SYN-only capture yields an empty,
     // valid report rather than an error.
     let dir = tmp();
-    let mut conn = SyntheticConnection::new(endpoint(false, 2, 40000), endpoint(false, 1, SERVER_PORT));
-    let packets: Vec<TimedPacket> = conn.handshake().into_iter().map(|p| TimedPacket { ts_ns: 5, spec: p, iface: 0 }).collect();
+    let mut conn =
+        SyntheticConnection::new(endpoint(false, 2, 40000), endpoint(false, 1, SERVER_PORT));
+    let packets: Vec<TimedPacket> = conn
+        .handshake()
+        .into_iter()
+        .map(|p| TimedPacket {
+            ts_ns: 5,
+            spec: p,
+            iface: 0,
+        })
+        .collect();
     assert!(packets[0].spec.flags.0 & TcpFlags::SYN != 0);
     let path = dir.path().join("syn.pcap");
-    write_capture(&path, &packets, CaptureFormat::pcap_nanos(), LinkType::Ethernet, &plain(), None);
+    write_capture(
+        &path,
+        &packets,
+        CaptureFormat::pcap_nanos(),
+        LinkType::Ethernet,
+        &plain(),
+        None,
+    );
     let (_, summary) = analyse(&[&path], &[]);
     assert_eq!(counter(&summary, "messages"), 0);
     assert!(stage(&summary, "first_response")["min_ns"].is_null());

@@ -20,14 +20,18 @@ fn require(tool: &str) {
         .output()
         .map(|o| o.status.success())
         .unwrap_or(false);
-    assert!(found, "{tool} is required for this test: run scripts/install-deps.sh (make test does)");
+    assert!(
+        found,
+        "{tool} is required for this test: run scripts/install-deps.sh (make test does)"
+    );
 }
 
 /// Answers every NewOrderSingle with an ack and a fill, in one write or two.
 fn serve(listener: TcpListener, orders: usize) {
     let (mut sock, _) = listener.accept().unwrap();
     sock.set_nodelay(true).unwrap();
-    sock.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    sock.set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
     let mut framer = StreamFramer::new();
     let mut counters = FramingCounters::default();
     let mut buf = vec![0u8; 65536];
@@ -38,8 +42,28 @@ fn serve(listener: TcpListener, orders: usize) {
         let mut replies: Vec<Vec<u8>> = Vec::new();
         framer.push(&buf[..n], 0, &mut counters, |m| {
             let id = String::from_utf8_lossy(find_field(m.bytes, 11).unwrap()).into_owned();
-            let ack = fix_message("FIX.4.4", &[(35, "8"), (49, "EXCH"), (56, "CLI"), (11, &id), (150, "0"), (39, "0")]);
-            let fill = fix_message("FIX.4.4", &[(35, "8"), (49, "EXCH"), (56, "CLI"), (11, &id), (150, "F"), (39, "2")]);
+            let ack = fix_message(
+                "FIX.4.4",
+                &[
+                    (35, "8"),
+                    (49, "EXCH"),
+                    (56, "CLI"),
+                    (11, &id),
+                    (150, "0"),
+                    (39, "0"),
+                ],
+            );
+            let fill = fix_message(
+                "FIX.4.4",
+                &[
+                    (35, "8"),
+                    (49, "EXCH"),
+                    (56, "CLI"),
+                    (11, &id),
+                    (150, "F"),
+                    (39, "2"),
+                ],
+            );
             replies.push(ack);
             replies.push(fill);
         });
@@ -78,7 +102,10 @@ fn tcpdump_capture_matches_tshark_dissector() {
     let deadline = Instant::now() + Duration::from_secs(10);
     while !line.contains("listening on") {
         line.clear();
-        assert!(err.read_line(&mut line).unwrap() > 0 && Instant::now() < deadline, "tcpdump did not start");
+        assert!(
+            err.read_line(&mut line).unwrap() > 0 && Instant::now() < deadline,
+            "tcpdump did not start"
+        );
     }
     const ORDERS: usize = 500;
     let server = std::thread::spawn(move || serve(listener, ORDERS));
@@ -87,7 +114,17 @@ fn tcpdump_capture_matches_tshark_dissector() {
     let mut sent_ids = Vec::new();
     for i in 0..ORDERS {
         let id = format!("REAL-{i:05}-{}", "k".repeat(i % 40));
-        let order = fix_message("FIX.4.4", &[(35, "D"), (49, "CLI"), (56, "EXCH"), (11, &id), (55, "IBM"), (38, "100")]);
+        let order = fix_message(
+            "FIX.4.4",
+            &[
+                (35, "D"),
+                (49, "CLI"),
+                (56, "EXCH"),
+                (11, &id),
+                (55, "IBM"),
+                (38, "100"),
+            ],
+        );
         if i % 3 == 0 {
             // Split inside the ClOrdID: two segments.
             let cut = find(&order, b"\x0111=").unwrap() + 6;
@@ -113,7 +150,10 @@ fn tcpdump_capture_matches_tshark_dissector() {
 
     // fixscope
     let trace = dir.path().join("trace.csv");
-    let (_, summary) = analyse(&[&cap], &["-p", &port.to_string(), "--trace", trace.to_str().unwrap()]);
+    let (_, summary) = analyse(
+        &[&cap],
+        &["-p", &port.to_string(), "--trace", trace.to_str().unwrap()],
+    );
     assert_eq!(counter(&summary, "requests"), ORDERS as u64);
     assert_eq!(counter(&summary, "responses"), 2 * ORDERS as u64);
     assert_eq!(counter(&summary, "matched"), ORDERS as u64);
@@ -122,26 +162,58 @@ fn tcpdump_capture_matches_tshark_dissector() {
     let mut fixscope_ids: BTreeMap<(String, String), usize> = BTreeMap::new();
     for line in std::fs::read_to_string(&trace).unwrap().lines().skip(1) {
         let cols: Vec<&str> = line.split(',').collect();
-        *fixscope_ids.entry((cols[3].to_string(), cols[4].to_string())).or_default() += 1;
+        *fixscope_ids
+            .entry((cols[3].to_string(), cols[4].to_string()))
+            .or_default() += 1;
     }
 
     // tshark's FIX dissector on the same file.
     let out = Command::new("tshark")
-        .args(["-r", cap.to_str().unwrap(), "-d", &format!("tcp.port=={port},fix"), "-Y", "fix", "-T", "fields", "-E", "occurrence=a", "-E", "aggregator=;", "-e", "fix.MsgType", "-e", "fix.ClOrdID"])
+        .args([
+            "-r",
+            cap.to_str().unwrap(),
+            "-d",
+            &format!("tcp.port=={port},fix"),
+            "-Y",
+            "fix",
+            "-T",
+            "fields",
+            "-E",
+            "occurrence=a",
+            "-E",
+            "aggregator=;",
+            "-e",
+            "fix.MsgType",
+            "-e",
+            "fix.ClOrdID",
+        ])
         .output()
         .unwrap();
-    assert!(out.status.success(), "tshark failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "tshark failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let mut tshark_ids: BTreeMap<(String, String), usize> = BTreeMap::new();
     for line in String::from_utf8(out.stdout).unwrap().lines() {
         let mut cols = line.split('\t');
         let types: Vec<&str> = cols.next().unwrap_or("").split(';').collect();
         let ids: Vec<&str> = cols.next().unwrap_or("").split(';').collect();
         for (t, id) in types.iter().zip(ids.iter()) {
-            *tshark_ids.entry((t.to_string(), id.to_string())).or_default() += 1;
+            *tshark_ids
+                .entry((t.to_string(), id.to_string()))
+                .or_default() += 1;
         }
     }
-    assert_eq!(tshark_ids.values().sum::<usize>(), 3 * ORDERS, "tshark message count");
-    assert_eq!(fixscope_ids, tshark_ids, "fixscope and tshark disagree on messages");
+    assert_eq!(
+        tshark_ids.values().sum::<usize>(),
+        3 * ORDERS,
+        "tshark message count"
+    );
+    assert_eq!(
+        fixscope_ids, tshark_ids,
+        "fixscope and tshark disagree on messages"
+    );
     for id in &sent_ids {
         assert_eq!(fixscope_ids.get(&("D".to_string(), id.clone())), Some(&1));
     }

@@ -43,7 +43,8 @@ pub fn checksum(bytes: &[u8]) -> u8 {
             lanes += (x & LOW_BYTES) + ((x >> 8) & LOW_BYTES);
             n += 1;
         }
-        total += (lanes & 0xffff) + ((lanes >> 16) & 0xffff) + ((lanes >> 32) & 0xffff) + (lanes >> 48);
+        total +=
+            (lanes & 0xffff) + ((lanes >> 16) & 0xffff) + ((lanes >> 32) & 0xffff) + (lanes >> 48);
         if n < 128 {
             break;
         }
@@ -56,7 +57,9 @@ pub fn checksum(bytes: &[u8]) -> u8 {
 mod tests {
     #[test]
     fn checksum_matches_a_plain_sum_for_every_length() {
-        let bytes: Vec<u8> = (0..5000u32).map(|i| (i * 7919 % 251) as u8 | 0x80).collect();
+        let bytes: Vec<u8> = (0..5000u32)
+            .map(|i| (i * 7919 % 251) as u8 | 0x80)
+            .collect();
         for len in (0..100).chain([1023, 1024, 1025, 2047, 2048, 4999, 5000]) {
             let plain = bytes[..len].iter().map(|&b| b as u64).sum::<u64>() % 256;
             assert_eq!(super::checksum(&bytes[..len]) as u64, plain, "length {len}");

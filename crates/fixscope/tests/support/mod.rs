@@ -108,34 +108,101 @@ pub fn build_scenario(spec: &ScenarioSpec) -> (Vec<TimedPacket>, Truth) {
         let mut conn = SyntheticConnection::new(client, server);
         let t0 = 1_700_000_000_000_000_000u64 + s as u64 * 1_000 * g;
         for p in conn.handshake() {
-            packets.push(TimedPacket { ts_ns: t0, spec: p, iface: 0 });
+            packets.push(TimedPacket {
+                ts_ns: t0,
+                spec: p,
+                iface: 0,
+            });
         }
         let sender = format!("CLIENT{s}");
-        let logon = fix_message(spec.begin_string, &[(35, "A"), (49, &sender), (56, "EXCH"), (98, "0"), (108, "30")]);
-        packets.push(TimedPacket { ts_ns: t0 + g, spec: conn.client_sends(&logon), iface: 0 });
+        let logon = fix_message(
+            spec.begin_string,
+            &[
+                (35, "A"),
+                (49, &sender),
+                (56, "EXCH"),
+                (98, "0"),
+                (108, "30"),
+            ],
+        );
+        packets.push(TimedPacket {
+            ts_ns: t0 + g,
+            spec: conn.client_sends(&logon),
+            iface: 0,
+        });
         for i in 0..spec.orders_per_session {
             let t = t0 + (10 + i as u64 * 50) * 1000 * g;
             let id = clordid(spec, s, i);
             let order = fix_message(
                 spec.begin_string,
-                &[(35, "D"), (49, &sender), (56, "EXCH"), (11, &id), (55, "IBM"), (54, "1"), (38, "100"), (40, "2"), (44, "10.5")],
+                &[
+                    (35, "D"),
+                    (49, &sender),
+                    (56, "EXCH"),
+                    (11, &id),
+                    (55, "IBM"),
+                    (54, "1"),
+                    (38, "100"),
+                    (40, "2"),
+                    (44, "10.5"),
+                ],
             );
             let ack_ns = (5_000 + (i as u64 * 7919 % 1000) * 37) * g;
             let fill_ns = (1_000 + (i as u64 * 104_729 % 700) * 53) * g;
             if spec.split_in_clordid {
                 let cut = find(&order, b"\x0111=").unwrap() + 4 + id.len() / 2;
-                packets.push(TimedPacket { ts_ns: t - 3 * g, spec: conn.client_sends(&order[..cut]), iface: 0 });
+                packets.push(TimedPacket {
+                    ts_ns: t - 3 * g,
+                    spec: conn.client_sends(&order[..cut]),
+                    iface: 0,
+                });
             }
             let rest_start = if spec.split_in_clordid {
                 find(&order, b"\x0111=").unwrap() + 4 + id.len() / 2
             } else {
                 0
             };
-            packets.push(TimedPacket { ts_ns: t, spec: conn.client_sends(&order[rest_start..]), iface: 0 });
-            let ack = fix_message(spec.begin_string, &[(35, "8"), (49, "EXCH"), (56, &sender), (11, &id), (37, "X"), (17, "E1"), (150, "0"), (39, "0")]);
-            let fill = fix_message(spec.begin_string, &[(35, "8"), (49, "EXCH"), (56, &sender), (11, &id), (37, "X"), (17, "E2"), (150, "F"), (39, "2")]);
-            packets.push(TimedPacket { ts_ns: t + ack_ns, spec: conn.server_sends(&ack), iface: 1 });
-            packets.push(TimedPacket { ts_ns: t + ack_ns + fill_ns, spec: conn.server_sends(&fill), iface: 1 });
+            packets.push(TimedPacket {
+                ts_ns: t,
+                spec: conn.client_sends(&order[rest_start..]),
+                iface: 0,
+            });
+            let ack = fix_message(
+                spec.begin_string,
+                &[
+                    (35, "8"),
+                    (49, "EXCH"),
+                    (56, &sender),
+                    (11, &id),
+                    (37, "X"),
+                    (17, "E1"),
+                    (150, "0"),
+                    (39, "0"),
+                ],
+            );
+            let fill = fix_message(
+                spec.begin_string,
+                &[
+                    (35, "8"),
+                    (49, "EXCH"),
+                    (56, &sender),
+                    (11, &id),
+                    (37, "X"),
+                    (17, "E2"),
+                    (150, "F"),
+                    (39, "2"),
+                ],
+            );
+            packets.push(TimedPacket {
+                ts_ns: t + ack_ns,
+                spec: conn.server_sends(&ack),
+                iface: 1,
+            });
+            packets.push(TimedPacket {
+                ts_ns: t + ack_ns + fill_ns,
+                spec: conn.server_sends(&fill),
+                iface: 1,
+            });
             truth.first_response.push(ack_ns);
             truth.ack.push(ack_ns);
             truth.fill.push(ack_ns + fill_ns);
@@ -229,16 +296,35 @@ pub fn assert_stage(summary: &Value, name: &str, expected: &[u64]) {
     let s = stage(summary, name);
     let mut sorted = expected.to_vec();
     sorted.sort_unstable();
-    assert_eq!(s["count"].as_u64().unwrap(), sorted.len() as u64, "{name} count");
+    assert_eq!(
+        s["count"].as_u64().unwrap(),
+        sorted.len() as u64,
+        "{name} count"
+    );
     assert_eq!(s["min_ns"].as_u64().unwrap(), sorted[0], "{name} min");
-    assert_eq!(s["max_ns"].as_u64().unwrap(), *sorted.last().unwrap(), "{name} max");
+    assert_eq!(
+        s["max_ns"].as_u64().unwrap(),
+        *sorted.last().unwrap(),
+        "{name} max"
+    );
     let mean = sorted.iter().sum::<u64>() as f64 / sorted.len() as f64;
     let got_mean = s["mean_ns"].as_f64().unwrap();
-    assert!((got_mean - mean).abs() <= mean * 1e-9 + 1e-6, "{name} mean {got_mean} vs {mean}");
-    for (q, field) in [(0.5, "p50_ns"), (0.9, "p90_ns"), (0.99, "p99_ns"), (0.999, "p99_9_ns")] {
+    assert!(
+        (got_mean - mean).abs() <= mean * 1e-9 + 1e-6,
+        "{name} mean {got_mean} vs {mean}"
+    );
+    for (q, field) in [
+        (0.5, "p50_ns"),
+        (0.9, "p90_ns"),
+        (0.99, "p99_ns"),
+        (0.999, "p99_9_ns"),
+    ] {
         let want = exact_percentile(&sorted, q) as f64;
         let got = s[field].as_u64().unwrap() as f64;
-        assert!((got - want).abs() <= want * 0.001 + 1.0, "{name} {field}: {got} vs exact {want}");
+        assert!(
+            (got - want).abs() <= want * 0.001 + 1.0,
+            "{name} {field}: {got} vs exact {want}"
+        );
     }
 }
 
