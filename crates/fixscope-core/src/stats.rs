@@ -53,9 +53,13 @@ pub struct Distribution {
 
 impl LatencyRecorder {
     pub fn new(highest_ns: u64, significant_digits: u8) -> Self {
-        // 1 ns resolution at the bottom; `highest_ns` is validated by the config (>= 2).
-        let hist = Histogram::new_with_bounds(1, highest_ns.max(2), significant_digits)
-            .unwrap_or_else(|_| Histogram::new(significant_digits.clamp(1, 5)).expect("valid"));
+        // 1 ns resolution at the bottom. The bounds are made valid here (high >= 2 x low,
+        // 1..=5 digits), so construction cannot fail and no error path is needed.
+        let digits = significant_digits.clamp(1, 5);
+        let hist = match Histogram::new_with_bounds(1, highest_ns.max(2), digits) {
+            Ok(h) => h,
+            Err(_) => unreachable!("bounds 1..{highest_ns} with {digits} digits are valid"),
+        };
         LatencyRecorder {
             hist,
             count: 0,

@@ -252,8 +252,11 @@ fn lifecycle_leaves_nothing_attached() {
         let elapsed = t0.elapsed();
         assert!(elapsed < Duration::from_secs(6), "{attach}: --duration 1 took {elapsed:?}");
         let (intervals, summary) = parse_report(&f.stdout);
-        assert!(!intervals.is_empty(), "{attach}: interval lines every 0.2 s");
-        assert!(summary["duration_s"].as_f64().unwrap() > 0.5, "{summary}");
+        // Intervals are wall time live (the summary's duration_s is the span of the traffic
+        // seen, 0 here): 1 s in intervals of 0.2 s.
+        let covered: f64 = intervals.iter().map(|i| i["duration_s"].as_f64().unwrap()).sum();
+        assert!((0.7..=1.5).contains(&covered), "{attach}: intervals cover {covered} s");
+        assert_eq!(summary["counters"]["requests"], 0);
         assert_nothing_left(&live.prog_ids, Some("lo"), lo_ifindex());
 
         // 2. SIGTERM: exit code 0 and a final summary.
