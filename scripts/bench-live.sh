@@ -72,10 +72,31 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-echo "== building (release)" >&2
-(cd "$ROOT" && cargo build --release -q -p fixscope && cargo build --release -q -p fixscope-live --example bpf_cost)
+if [[ -z ${SKIP_BUILD:-} ]]; then
+    echo "== building (release)" >&2
+    (cd "$ROOT" && cargo build --release -q -p fixscope && cargo build --release -q -p fixscope-live --example bpf_cost)
+fi
+# Run from a snapshot of the binaries: the tree may change (and cargo rebuild) meanwhile.
+REV=$(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null || echo unknown)
+[[ -n $(cd "$ROOT" && git status --porcelain -uno 2>/dev/null) ]] && REV=$REV-dirty
+mkdir -p "$BENCH_DIR/bin"
+cp "$FIXSCOPE" "$BENCH_DIR/bin/fixscope-live-$$"; FIXSCOPE=$BENCH_DIR/bin/fixscope-live-$$
+cp "$BPF_COST" "$BENCH_DIR/bin/bpf_cost-$$"; BPF_COST=$BENCH_DIR/bin/bpf_cost-$$
+echo "fixscope $REV ($("$FIXSCOPE" --version)), binaries snapshotted in $BENCH_DIR/bin" >&2
 
 load1() { cut -d' ' -f1 /proc/loadavg; }
+# "prog_id name run_cnt run_time_ns" for each BPF program fd that process $1 holds.
+prog_stats() {
+    local fd id name
+    for fd in /proc/"$1"/fd/*; do
+        [[ $(readlink "$fd" 2>/dev/null) == "anon_inode:bpf-prog" ]] || continue
+        local info=/proc/$1/fdinfo/${fd##*/}
+        id=$(awk '$1 == "prog_id:" {print $2}' "$info")
+        name=$(bpftool prog show id "$id" --json | python3 -c 'import json,sys; print(json.load(sys.stdin).get("name","?"))')
+        [[ $name == fxs_* ]] || continue
+        awk -v id="$id" -v n="$name" '$1 == "run_cnt:" {c = $2} $1 == "run_time_ns:" {t = $2} END {print id, n, c + 0, t + 0}' "$info"
+    done
+}
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 forget_pid() { local p=$1 q; local keep=(); for q in "${PIDS[@]}"; do [[ $q == "$p" ]] || keep+=("$q"); done; PIDS=("${keep[@]}"); }
 
@@ -142,7 +163,7 @@ fixscope_fields() {
     tail -n 1 "$W/fixscope.out" | python3 -c '
 import json, sys
 d = json.load(sys.stdin); c = d["counters"]; s = d["source"]
-print(c["requests"], c["matched"], c["messages"], s["kernel_ring_drops_request"], s["kernel_ring_drops_response"], s["kernel_records"])'
+print(c["requests"], c["matched"], c["messages"], s["kernel_ring_drops_request"], s["kernel_ring_drops_response"], s["kernel_records"], s["kernel_requests_in_range"], s["kernel_hook_calls"], c["tcp_gaps"], c["segments"])'
 }
 
 # One measured run on lo: exchange + fixscope live + client. Appends a row to $1.
@@ -159,7 +180,8 @@ live_run() {
     stop_pid "$FX_PID"
     stop_pid "$EX_PID"
     read -r rate sent comp inc p50 p99 < <(client_fields)
-    read -r req matched msgs dreq dresp recs < <(fixscope_fields)
+    read -r req matched msgs dreq dresp recs kreq hooks gaps segs < <(fixscope_fields)
+    echo "  kernel: requests_in_range $kreq hook_calls $hooks records $recs; pipeline segments $segs tcp_gaps $gaps" >&2
     python3 - "$tsv" "$label" "$idle" "$rate" "$sent" "$comp" "$inc" "$req" "$matched" "$msgs" "$dreq" "$dresp" "$recs" "$c0" "$c1" "$t0" "$t1" "$CLK_TCK" "$l0" "$l1" <<'EOF'
 import os, sys
 (tsv, label, idle, rate, sent, comp, inc, req, matched, msgs, dreq, dresp, recs,
@@ -209,21 +231,23 @@ if [[ " $SECTIONS " == *" a "* ]]; then
         start_exchange "" 127.0.0.1
         start_fixscope "" lo
         run_client "" 127.0.0.1 --rate 50000 --duration "$RUN_S" --pad "$PAD"
-        bpftool prog show --json >"$W/progs.json"
+        # This run's programs: the bpf-prog fds fixscope holds; their fdinfo carries the
+        # kernel's run_time_ns/run_cnt (other engineers' fixscopes may be attached too).
+        prog_stats "$FX_PID" >"$W/progs.txt"
         stop_pid "$FX_PID"; stop_pid "$EX_PID"
         read -r rate _ < <(client_fields)
-        python3 - "$W/progs.json" "$FX_PID" "$i" "$rate" "$(load1)" >>"$A2" <<'EOF'
-import json, sys
-progs, pid, run, rate, load = json.load(open(sys.argv[1])), int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
-mine = [p for p in progs if p.get("name") in ("fxs_ingress", "fxs_egress")
-        and any(q.get("pid") == pid for q in p.get("pids", []))]
+        python3 - "$W/progs.txt" "$i" "$rate" "$(load1)" >>"$A2" <<'EOF2'
+import sys
+lines, run, rate, load = open(sys.argv[1]).read().split("\n"), sys.argv[2], sys.argv[3], sys.argv[4]
 tot_c = tot_t = 0
-for p in mine:
-    c, t = p.get("run_cnt", 0), p.get("run_time_ns", 0)
+for l in lines:
+    if not l.strip(): continue
+    pid, name, c, t = l.split()
+    c, t = int(c), int(t)
     tot_c += c; tot_t += t
-    print(f"{run}\t{p['name']}\t{c}\t{t}\t{t/c if c else 0:.0f}\t{rate}\t{load}")
+    print(f"{run}\t{name}\t{c}\t{t}\t{t/c if c else 0:.0f}\t{rate}\t{load}")
 print(f"{run}\tboth\t{tot_c}\t{tot_t}\t{tot_t/tot_c if tot_c else 0:.0f}\t{rate}\t{load}")
-EOF
+EOF2
         tail -n 1 "$A2" | sed 's/^/  /' >&2
     done
     sysctl -qw kernel.bpf_stats_enabled="$STATS_BEFORE"
@@ -274,7 +298,7 @@ if [[ " $SECTIONS " == *" c "* ]]; then
             run_client "$NS_CL" 10.201.0.1 --window "$WINDOW" --duration "$RUN_S" --pad "$PAD"
             if [[ $with == yes ]]; then
                 sleep 0.3; stop_pid "$FX_PID"
-                read -r req matched _ dreq dresp _ < <(fixscope_fields)
+                read -r req matched _ dreq dresp _ _ _ _ _ < <(fixscope_fields)
                 echo "  fixscope: requests $req matched $matched drops $dreq/$dresp" >&2
             fi
             stop_pid "$EX_PID"
@@ -287,7 +311,7 @@ if [[ " $SECTIONS " == *" c "* ]]; then
 fi
 
 echo
-echo "machine: $(nproc) vCPU, kernel $(uname -r), load now $(cat /proc/loadavg)"
+echo "fixscope $REV; machine: $(nproc) vCPU, kernel $(uname -r), load now $(cat /proc/loadavg)"
 python3 - "$BENCH_DIR" "$SECTIONS" <<'EOF'
 import csv, os, statistics as st, sys
 d, sections = sys.argv[1], sys.argv[2].split()

@@ -158,18 +158,7 @@ fn bench_pipeline(c: &mut Criterion) {
         b.iter_batched(
             || Pipeline::new(PipelineConfig::default()),
             |mut pipeline| {
-                for s in &segments {
-                    pipeline.on_segment(&Segment {
-                        ts_ns: s.ts_ns,
-                        flow: s.flow,
-                        direction: s.direction,
-                        seq: s.seq,
-                        ack: 0,
-                        flags: TcpFlags(TcpFlags::ACK | TcpFlags::PSH),
-                        payload: &s.payload,
-                        missing_tail: 0,
-                    });
-                }
+                feed(&mut pipeline, &segments);
                 assert_eq!(pipeline.counters().matched, (messages / 3) as u64);
                 pipeline
             },

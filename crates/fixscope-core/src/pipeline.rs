@@ -208,45 +208,31 @@ impl Pipeline {
                 Direction::Response => conn.response.syn_seq = Some(seg.seq),
             }
         }
+        let mut sink = MessageSink {
+            key: &config.key,
+            framing,
+            correlator,
+            stats,
+            observer,
+        };
         let direction = seg.direction;
+        let (this, other) = match direction {
+            Direction::Request => (&mut conn.request, &mut conn.response),
+            Direction::Response => (&mut conn.response, &mut conn.request),
+        };
         // This segment's ACK tells what the peer received of the other direction: settle
         // holes there first, so a request the capture lost part of is framed before the
         // response this segment may carry.
         if seg.flags.ack() {
-            let (other, other_direction) = match direction {
-                Direction::Request => (&mut conn.response, Direction::Response),
-                Direction::Response => (&mut conn.request, Direction::Request),
+            let other_direction = match direction {
+                Direction::Request => Direction::Response,
+                Direction::Response => Direction::Request,
             };
-            let HalfStream {
-                reassembler,
-                framer,
-                ..
-            } = other;
-            reassembler.peer_acked(seg.ack, reassembly, |event| match event {
-                StreamEvent::Data { bytes, ts_ns } => framer.push(bytes, ts_ns, framing, |msg| {
-                    on_message(
-                        other_direction,
-                        session,
-                        &msg,
-                        &config.key,
-                        correlator,
-                        stats,
-                        observer,
-                    )
-                }),
-                StreamEvent::Gap { .. } => framer.resync(),
+            other.reassembler.peer_acked(seg.ack, reassembly, |event| {
+                sink.stream_event(event, &mut other.framer, other_direction, session)
             });
         }
-        let half = match direction {
-            Direction::Request => &mut conn.request,
-            Direction::Response => &mut conn.response,
-        };
-        let HalfStream {
-            reassembler,
-            framer,
-            ..
-        } = half;
-        reassembler.push(
+        this.reassembler.push(
             seg.seq,
             seg.flags.syn(),
             seg.flags.fin() || seg.flags.rst(),
@@ -255,20 +241,7 @@ impl Pipeline {
             seg.ts_ns,
             &config.reassembly,
             reassembly,
-            |event| match event {
-                StreamEvent::Data { bytes, ts_ns } => framer.push(bytes, ts_ns, framing, |msg| {
-                    on_message(
-                        direction,
-                        session,
-                        &msg,
-                        &config.key,
-                        correlator,
-                        stats,
-                        observer,
-                    )
-                }),
-                StreamEvent::Gap { .. } => framer.resync(),
-            },
+            |event| sink.stream_event(event, &mut this.framer, direction, session),
         );
         if seg.flags.rst() || conn.finished() {
             connections.remove(&key);
@@ -388,32 +361,21 @@ impl Pipeline {
             observer,
             ..
         } = self;
+        let mut sink = MessageSink {
+            key: &config.key,
+            framing,
+            correlator,
+            stats,
+            observer,
+        };
         for conn in connections.values_mut() {
             let session = conn.session;
             for (direction, half) in [
                 (Direction::Request, &mut conn.request),
                 (Direction::Response, &mut conn.response),
             ] {
-                let HalfStream {
-                    reassembler,
-                    framer,
-                    ..
-                } = half;
-                reassembler.flush(reassembly, |event| match event {
-                    StreamEvent::Data { bytes, ts_ns } => {
-                        framer.push(bytes, ts_ns, framing, |msg| {
-                            on_message(
-                                direction,
-                                session,
-                                &msg,
-                                &config.key,
-                                correlator,
-                                stats,
-                                observer,
-                            )
-                        })
-                    }
-                    StreamEvent::Gap { .. } => framer.resync(),
+                half.reassembler.flush(reassembly, |event| {
+                    sink.stream_event(event, &mut half.framer, direction, session)
                 });
             }
         }
@@ -449,6 +411,42 @@ impl Pipeline {
             retransmitted_bytes: self.reassembly.retransmitted_bytes,
             out_of_order_segments: self.reassembly.out_of_order_segments,
             over_range,
+        }
+    }
+}
+
+/// Where framed messages go: the correlator, the statistics and the optional tracer.
+struct MessageSink<'p> {
+    key: &'p KeySpec,
+    framing: &'p mut FramingCounters,
+    correlator: &'p mut Correlator,
+    stats: &'p mut Stats,
+    observer: &'p mut Option<MessageObserver>,
+}
+
+impl MessageSink<'_> {
+    /// Frames one reassembled stream event of one direction and routes its messages.
+    fn stream_event(
+        &mut self,
+        event: StreamEvent<'_>,
+        framer: &mut StreamFramer,
+        direction: Direction,
+        session: u64,
+    ) {
+        match event {
+            StreamEvent::Data { bytes, ts_ns } => {
+                let MessageSink {
+                    key,
+                    framing,
+                    correlator,
+                    stats,
+                    observer,
+                } = self;
+                framer.push(bytes, ts_ns, framing, |msg| {
+                    on_message(direction, session, &msg, key, correlator, stats, observer)
+                })
+            }
+            StreamEvent::Gap { .. } => framer.resync(),
         }
     }
 }

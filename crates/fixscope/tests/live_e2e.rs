@@ -21,22 +21,29 @@ use std::time::{Duration, Instant};
 use support_live::*;
 
 /// Tolerances on loopback / veth, for the unoptimised binary `cargo test` builds, on a
-/// 2-core VM where other work runs too. What they bound is the time the kernel's TCP path
-/// and the simulator's own wake-up + parsing take between the wire and the exchange's
-/// timestamps. Measured on this VM (debug build; 1000 orders at 1000/s, 2 sessions; see
-/// the report printed by each test): per-order excess p50 35-85 µs, p99 65 µs-1.0 ms, max
-/// 0.16-4.3 ms (the tail is the debug-build exchange being descheduled: the request waits
-/// in its socket). Bounds are ~4-6x that so that a noisy CI neighbour does not fail them,
-/// while a real error (a wrong hook, a response matched to the wrong request, a latency
-/// taken from the wrong segment) shows up as an order-by-order violation of the bracket,
-/// which has no tolerance beyond clock slack.
+/// 2-core VM where other work (compilers, other test suites) runs too. They bound the time
+/// the kernel's TCP path and the simulator's own wake-up + parsing take between the wire
+/// and the exchange's timestamps (the wire sees a request before the exchange's read()
+/// returns, a response after its write() began).
+///
+/// Measured on this VM (debug build, 900-1200 orders per run at 1000-1500/s, 2-3 sessions):
+/// - quiet machine: per-order excess p50 33-85 µs, p99 65 µs-1.0 ms, max 0.12-4.3 ms;
+/// - load average 5 on the 2 cores (two rustc + tshark of other engineers): p50 89 µs,
+///   but fixscope's p99 18.7 ms against the truth's 1.0 ms and a max excess of 20.8 ms: the
+///   debug-build exchange is descheduled while requests wait in its socket.
+///
+/// So the median is bounded tightly (a wrong hook or a latency taken from the wrong segment
+/// moves it), the tail only loosely (a response matched to a much later one, a timeout).
+/// The precise checks are elsewhere and have no tolerance beyond clock slack: every
+/// order's wire times lie inside [client write, exchange read] and [exchange write, client
+/// read], and every reported quantile lies between the truth's and the client's.
 const TOL: Tolerance = Tolerance {
     // Same clock; bpf_ktime_get_ns uses the NMI-safe fast accessor, allow 1 µs.
     eps_ns: 1_000,
     median_excess_ns: 400_000,
     p50_ns: 400_000,
-    p99_ns: 6_000_000,
-    max_ns: 25_000_000,
+    p99_ns: 40_000_000,
+    max_ns: 100_000_000,
 };
 
 fn lo_ifindex() -> u32 {
@@ -65,7 +72,10 @@ fn loopback_delay_distributions_match_truth_order_by_order() {
         let m = check_against_truth(&r, &TOL);
         eprintln!("{}", describe(ack, &m));
         assert_eq!(r.truth.len(), 1000);
-        assert!(r.truth.iter().all(|t| t.fill_ns.is_some()), "every order filled");
+        assert!(
+            r.truth.iter().all(|t| t.fill_ns.is_some()),
+            "every order filled"
+        );
         assert!(
             r.live_stderr.contains("as server via tcx"),
             "attached with TCX as the acceptor: {}",
@@ -98,7 +108,12 @@ fn client_role_and_ipv6_match_truth() {
         let r = run_scenario(&RunSpec {
             label,
             listen,
-            exchange_args: &["--ack-delay", "uniform:50us-150us", "--fill-delay", "fixed:50us"],
+            exchange_args: &[
+                "--ack-delay",
+                "uniform:50us-150us",
+                "--fill-delay",
+                "fixed:50us",
+            ],
             client_args: &["--sessions", "3", "--rate", "1500", "--count", "900"],
             live_args: &["--role", role],
             ..RunSpec::default()
@@ -115,7 +130,10 @@ fn client_role_and_ipv6_match_truth() {
         for s in sessions {
             let server = s["server"].as_str().unwrap();
             assert_eq!(server, r.exchange_addr.to_string(), "{s}");
-            assert!(s["sender_comp_id"].as_str().unwrap().starts_with("CLIENT"), "{s}");
+            assert!(
+                s["sender_comp_id"].as_str().unwrap().starts_with("CLIENT"),
+                "{s}"
+            );
             assert_eq!(s["target_comp_id"], "EXCH");
             assert_eq!(s["requests"], 300);
         }
@@ -136,7 +154,12 @@ fn split_writes_colliding_clordids_fix42_fixt_and_dfg_mix() {
     for begin in ["FIX.4.2", "FIXT.1.1"] {
         let r = run_scenario(&RunSpec {
             label: begin,
-            exchange_args: &["--ack-delay", "uniform:30us-120us", "--fill-delay", "uniform:2ms-6ms"],
+            exchange_args: &[
+                "--ack-delay",
+                "uniform:30us-120us",
+                "--fill-delay",
+                "uniform:2ms-6ms",
+            ],
             client_args: &[
                 "--sessions",
                 "3",
@@ -160,7 +183,10 @@ fn split_writes_colliding_clordids_fix42_fixt_and_dfg_mix() {
         let (d, f, g) = (count("D"), count("F"), count("G"));
         eprintln!("[{begin}] truth: {d} D, {f} F, {g} G");
         assert_eq!(d + f + g, r.truth.len());
-        assert!(f >= 30 && g >= 30, "the mix produced cancels and replaces: {d}/{f}/{g}");
+        assert!(
+            f >= 30 && g >= 30,
+            "the mix produced cancels and replaces: {d}/{f}/{g}"
+        );
         // Colliding ClOrdIDs: the same id on several sessions, each matched on its own.
         let mut ids: Vec<&str> = r.truth.iter().map(|t| t.clordid.as_str()).collect();
         assert!(ids.iter().all(|i| i.starts_with("SAME")), "{:?}", &ids[..3]);
@@ -185,7 +211,11 @@ fn split_writes_colliding_clordids_fix42_fixt_and_dfg_mix() {
                 .iter()
                 .find(|s| s["stage"] == "first_response")
                 .unwrap();
-            assert_eq!(first["count"].as_u64().unwrap(), want as u64, "[{begin}] {t}");
+            assert_eq!(
+                first["count"].as_u64().unwrap(),
+                want as u64,
+                "[{begin}] {t}"
+            );
         }
         let sessions = r.summary["sessions"].as_array().unwrap();
         assert_eq!(sessions.len(), 3);
@@ -215,18 +245,29 @@ fn veth_between_namespaces_matches_truth() {
         exchange_netns: Some(&net.ns_a),
         live_netns: Some(&net.ns_a),
         client_netns: Some(&net.ns_b),
-        exchange_args: &["--ack-delay", "lognormal:80us,0.4", "--fill-delay", "uniform:20us-60us"],
+        exchange_args: &[
+            "--ack-delay",
+            "lognormal:80us,0.4",
+            "--fill-delay",
+            "uniform:20us-60us",
+        ],
         client_args: &["--sessions", "2", "--rate", "1000", "--count", "1000"],
         ..RunSpec::default()
     });
     let m = check_against_truth(&r, &TOL);
     eprintln!("{}", describe("veth", &m));
-    assert!(r.truth.iter().all(|t| t.session.starts_with(&format!("{}:", net.ip_b))));
+    assert!(r
+        .truth
+        .iter()
+        .all(|t| t.session.starts_with(&format!("{}:", net.ip_b))));
     assert!(r.live_stderr.contains(&net.veth_a), "{}", r.live_stderr);
     assert_nothing_left(&r.prog_ids, None, ifindex);
     drop(net);
     let left = run_ok("ip", &["netns", "list"]);
-    assert!(!left.contains(&format!("fxs-e2e-{}-1", std::process::id())), "{left}");
+    assert!(
+        !left.contains(&format!("fxs-e2e-{}-1", std::process::id())),
+        "{left}"
+    );
 }
 
 /// Scenario 6: nothing attached is left after a `--duration` exit, after SIGTERM (exit 0,
@@ -245,17 +286,40 @@ fn lifecycle_leaves_nothing_attached() {
         let mut args = attach_args.to_vec();
         args.extend(["--duration", "1"]);
         let mut live = start_live(None, "lo", port, &args);
-        assert!(live.watching.ends_with(&format!("via {attach}; Ctrl-C to stop")), "{}", live.watching);
-        assert_eq!(fixscope_on_lo(attach, &live.prog_ids), 2, "{attach}: attached twice");
+        assert!(
+            live.watching
+                .ends_with(&format!("via {attach}; Ctrl-C to stop")),
+            "{}",
+            live.watching
+        );
+        assert_eq!(
+            fixscope_on_lo(attach, &live.prog_ids),
+            2,
+            "{attach}: attached twice"
+        );
         let f = live.proc.finish(Duration::from_secs(10));
-        assert_eq!(f.status.code(), Some(0), "{attach} --duration: {}", f.stderr);
+        assert_eq!(
+            f.status.code(),
+            Some(0),
+            "{attach} --duration: {}",
+            f.stderr
+        );
         let elapsed = t0.elapsed();
-        assert!(elapsed < Duration::from_secs(6), "{attach}: --duration 1 took {elapsed:?}");
+        assert!(
+            elapsed < Duration::from_secs(6),
+            "{attach}: --duration 1 took {elapsed:?}"
+        );
         let (intervals, summary) = parse_report(&f.stdout);
         // Intervals are wall time live (the summary's duration_s is the span of the traffic
         // seen, 0 here): 1 s in intervals of 0.2 s.
-        let covered: f64 = intervals.iter().map(|i| i["duration_s"].as_f64().unwrap()).sum();
-        assert!((0.7..=1.5).contains(&covered), "{attach}: intervals cover {covered} s");
+        let covered: f64 = intervals
+            .iter()
+            .map(|i| i["duration_s"].as_f64().unwrap())
+            .sum();
+        assert!(
+            (0.7..=1.5).contains(&covered),
+            "{attach}: intervals cover {covered} s"
+        );
         assert_eq!(summary["counters"]["requests"], 0);
         assert_nothing_left(&live.prog_ids, Some("lo"), lo_ifindex());
 
@@ -284,7 +348,9 @@ fn lifecycle_leaves_nothing_attached() {
             std::thread::sleep(Duration::from_millis(200));
             let ours = fixscope_live::fixscope_tc_filters_on("lo").expect("filter query");
             assert_eq!(
-                ours.iter().filter(|x| live.prog_ids.contains(&x.prog_id)).count(),
+                ours.iter()
+                    .filter(|x| live.prog_ids.contains(&x.prog_id))
+                    .count(),
                 2,
                 "tc filters outlive a SIGKILLed fixscope: {ours:?}"
             );
@@ -294,13 +360,28 @@ fn lifecycle_leaves_nothing_attached() {
                 "`tc filter show dev lo` lists them:\n{shown}"
             );
             // ... until `fixscope detach -i lo`, which is idempotent.
-            let out = fixscope_cmd(None, &["detach", "-i", "lo"]).output().expect("detach");
+            let out = fixscope_cmd(None, &["detach", "-i", "lo"])
+                .output()
+                .expect("detach");
             let said = String::from_utf8_lossy(&out.stdout);
-            assert!(out.status.success(), "detach: {}", String::from_utf8_lossy(&out.stderr));
-            assert!(said.contains("removed 2 fixscope tc filter(s) from lo"), "{said}");
+            assert!(
+                out.status.success(),
+                "detach: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert!(
+                said.contains("removed 2 fixscope tc filter(s) from lo"),
+                "{said}"
+            );
             assert_nothing_left(&live.prog_ids, Some("lo"), lo_ifindex());
-            assert!(!tc_filter_show("lo").contains("fxs_"), "{}", tc_filter_show("lo"));
-            let out = fixscope_cmd(None, &["detach", "-i", "lo"]).output().expect("detach");
+            assert!(
+                !tc_filter_show("lo").contains("fxs_"),
+                "{}",
+                tc_filter_show("lo")
+            );
+            let out = fixscope_cmd(None, &["detach", "-i", "lo"])
+                .output()
+                .expect("detach");
             assert!(out.status.success());
             assert!(String::from_utf8_lossy(&out.stdout).contains("removed 0"));
         }
@@ -340,35 +421,71 @@ fn interface_vanishing_mid_run_stops_cleanly() {
         &dir.path().join("exchange.csv"),
         &["--ack-delay", "fixed:50us"],
     );
-    let mut live = start_live(Some(&net.ns_a), &net.veth_a, exchange.addr.port(), &["--json"]);
+    let mut live = start_live(
+        Some(&net.ns_a),
+        &net.veth_a,
+        exchange.addr.port(),
+        &["--json"],
+    );
     let addr = exchange.addr.to_string();
     let mut client = Proc::spawn(
         "sim client",
         fixscope_cmd(
             Some(&net.ns_b),
-            &["sim", "client", "--connect", &addr, "--rate", "500", "--duration", "20"],
+            &[
+                "sim",
+                "client",
+                "--connect",
+                &addr,
+                "--rate",
+                "500",
+                "--duration",
+                "20",
+            ],
         ),
     );
     // Let orders flow through the capture for a moment (bounded: 10 s).
-    wait_until("interval reports with requests", Duration::from_secs(10), || {
-        live.proc
-            .stdout()
-            .lines()
-            .any(|l| l.contains("\"interval\"") && !l.contains("\"requests\":0"))
-    });
+    wait_until(
+        "interval reports with requests",
+        Duration::from_secs(10),
+        || {
+            live.proc
+                .stdout()
+                .lines()
+                .any(|l| l.contains("\"interval\"") && !l.contains("\"requests\":0"))
+        },
+    );
     let t0 = Instant::now();
     run_ok("ip", &["-n", &net.ns_a, "link", "del", &net.veth_a]);
     let f = live.proc.finish(Duration::from_secs(10));
     let took = t0.elapsed();
     eprintln!("fixscope live stopped {took:?} after the interface was deleted");
-    assert!(took < Duration::from_secs(3), "stopped by itself within 3 s, took {took:?}");
+    assert!(
+        took < Duration::from_secs(3),
+        "stopped by itself within 3 s, took {took:?}"
+    );
     assert!(!f.status.success(), "exit code non-zero: {}", f.status);
-    assert_eq!(f.status.code(), Some(1), "an error exit, not a signal: {}", f.status);
-    let msg = format!("network interface {} disappeared; stopped and detached", net.veth_a);
-    assert!(f.stderr.contains(&msg), "clear message on stderr:\n{}", f.stderr);
+    assert_eq!(
+        f.status.code(),
+        Some(1),
+        "an error exit, not a signal: {}",
+        f.status
+    );
+    let msg = format!(
+        "network interface {} disappeared; stopped and detached",
+        net.veth_a
+    );
+    assert!(
+        f.stderr.contains(&msg),
+        "clear message on stderr:\n{}",
+        f.stderr
+    );
     assert!(!f.stderr.contains("panicked"), "{}", f.stderr);
     let (_, summary) = parse_report(&f.stdout);
-    assert!(counter(&summary, "requests") > 0, "final report with the orders seen");
+    assert!(
+        counter(&summary, "requests") > 0,
+        "final report with the orders seen"
+    );
     assert!(counter(&summary, "matched") > 0, "{}", summary["counters"]);
     assert_nothing_left(&live.prog_ids, None, ifindex);
     // The client lost its exchange: stop it and the exchange (by pid).
@@ -388,7 +505,11 @@ fn bad_input_is_rejected_clearly() {
         let out = cmd.output().expect("run fixscope");
         let err = String::from_utf8_lossy(&out.stderr).into_owned();
         assert!(!err.contains("panicked"), "panic: {err}");
-        assert!(out.stdout.is_empty(), "no report on bad input: {:?}", out.stdout);
+        assert!(
+            out.stdout.is_empty(),
+            "no report on bad input: {:?}",
+            out.stdout
+        );
         (out.status.code(), err)
     };
     let one_line = |err: &str| -> String {
@@ -398,19 +519,40 @@ fn bad_input_is_rejected_clearly() {
     };
 
     // Unknown interface: one line naming it.
-    let (code, err) = run(&mut fixscope_cmd(None, &["live", "-i", "nosuchif0", "-p", "1"]));
+    let (code, err) = run(&mut fixscope_cmd(
+        None,
+        &["live", "-i", "nosuchif0", "-p", "1"],
+    ));
     assert_eq!(code, Some(1), "{err}");
     let line = one_line(&err);
-    assert!(line.starts_with("fixscope: error: ") && line.contains("nosuchif0"), "{line}");
+    assert!(
+        line.starts_with("fixscope: error: ") && line.contains("nosuchif0"),
+        "{line}"
+    );
     assert!(line.contains("no such network interface"), "{line}");
 
     // Flag values rejected before anything is loaded.
     for (args, want) in [
-        (&["-p", "1", "--duration", "-1"][..], "--duration must be a positive number of seconds, got -1"),
-        (&["-p", "1", "--duration", "0"], "--duration must be a positive number"),
-        (&["-p", "1", "--ring-mb", "0"], "--ring-mb must be between 1 and 1024, got 0"),
-        (&["-p", "1", "-t", "0"], "-t/--timeout must be between 0 and 3600 seconds"),
-        (&["-p", "1", "--cpu", "4096"], "-c/--cpu 4096 does not exist"),
+        (
+            &["-p", "1", "--duration", "-1"][..],
+            "--duration must be a positive number of seconds, got -1",
+        ),
+        (
+            &["-p", "1", "--duration", "0"],
+            "--duration must be a positive number",
+        ),
+        (
+            &["-p", "1", "--ring-mb", "0"],
+            "--ring-mb must be between 1 and 1024, got 0",
+        ),
+        (
+            &["-p", "1", "-t", "0"],
+            "-t/--timeout must be between 0 and 3600 seconds",
+        ),
+        (
+            &["-p", "1", "--cpu", "4096"],
+            "-c/--cpu 4096 does not exist",
+        ),
     ] {
         let mut all = vec!["live", "-i", "lo"];
         all.extend_from_slice(args);
@@ -420,18 +562,31 @@ fn bad_input_is_rejected_clearly() {
         assert!(line.contains(want), "{args:?}: {line}");
     }
     // Port syntax is a usage error (clap, exit 2), naming the bad value.
-    for (port, want) in [("0", "'0' is not a port"), ("70000", "'70000' is not a port"), ("x", "--port")] {
+    for (port, want) in [
+        ("0", "'0' is not a port"),
+        ("70000", "'70000' is not a port"),
+        ("x", "--port"),
+    ] {
         let (code, err) = run(&mut fixscope_cmd(None, &["live", "-i", "lo", "-p", port]));
         assert_eq!(code, Some(2), "-p {port}: {err}");
         let first = err.lines().next().unwrap_or_default();
-        assert!(first.starts_with("error: ") && first.contains(want), "-p {port}: {err}");
+        assert!(
+            first.starts_with("error: ") && first.contains(want),
+            "-p {port}: {err}"
+        );
     }
 
     // Without privileges (uid/gid nobody, no capabilities): a clear message, exit 1.
-    let before = fixscope_live::fixscope_links_on(lo_ifindex()).expect("links").len();
-    for sub in [&["live", "-i", "lo", "-p", "1", "--duration", "1"][..], &["detach", "-i", "lo"]] {
+    let before = fixscope_live::fixscope_links_on(lo_ifindex())
+        .expect("links")
+        .len();
+    for sub in [
+        &["live", "-i", "lo", "-p", "1", "--duration", "1"][..],
+        &["detach", "-i", "lo"],
+    ] {
         let mut cmd = std::process::Command::new("setpriv");
-        cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups", BIN]).args(sub);
+        cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups", BIN])
+            .args(sub);
         let (code, err) = run(&mut cmd);
         assert_eq!(code, Some(1), "{sub:?} as nobody: {err}");
         let line = one_line(&err);
@@ -440,6 +595,8 @@ fn bad_input_is_rejected_clearly() {
             "{sub:?}: {line}"
         );
     }
-    let after = fixscope_live::fixscope_links_on(lo_ifindex()).expect("links").len();
+    let after = fixscope_live::fixscope_links_on(lo_ifindex())
+        .expect("links")
+        .len();
     assert!(after <= before, "nothing attached by the failed runs");
 }

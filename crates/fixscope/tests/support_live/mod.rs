@@ -419,10 +419,34 @@ impl NetnsPair {
         let (va, vb) = (p.veth_a.clone(), p.veth_b.clone());
         run_ok(
             "ip",
-            &["-n", &a, "link", "add", &va, "type", "veth", "peer", "name", &vb, "netns", &b],
+            &[
+                "-n", &a, "link", "add", &va, "type", "veth", "peer", "name", &vb, "netns", &b,
+            ],
         );
-        run_ok("ip", &["-n", &a, "addr", "add", &format!("{}/24", p.ip_a), "dev", &va]);
-        run_ok("ip", &["-n", &b, "addr", "add", &format!("{}/24", p.ip_b), "dev", &vb]);
+        run_ok(
+            "ip",
+            &[
+                "-n",
+                &a,
+                "addr",
+                "add",
+                &format!("{}/24", p.ip_a),
+                "dev",
+                &va,
+            ],
+        );
+        run_ok(
+            "ip",
+            &[
+                "-n",
+                &b,
+                "addr",
+                "add",
+                &format!("{}/24", p.ip_b),
+                "dev",
+                &vb,
+            ],
+        );
         for (ns, dev) in [(&a, &va), (&b, &vb)] {
             run_ok("ip", &["-n", ns, "link", "set", dev, "up"]);
             run_ok("ip", &["-n", ns, "link", "set", "lo", "up"]);
@@ -432,7 +456,10 @@ impl NetnsPair {
 
     /// The ifindex of the exchange-side veth inside namespace A.
     pub fn ifindex_a(&self) -> u32 {
-        let out = run_ok("ip", &["-n", &self.ns_a, "-o", "link", "show", "dev", &self.veth_a]);
+        let out = run_ok(
+            "ip",
+            &["-n", &self.ns_a, "-o", "link", "show", "dev", &self.veth_a],
+        );
         out.split(':')
             .next()
             .and_then(|n| n.trim().parse().ok())
@@ -559,11 +586,21 @@ pub fn run_scenario(spec: &RunSpec<'_>) -> RunResult {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = |name: &str| -> PathBuf { dir.path().join(name) };
     let (ex_truth, cl_truth, trace) = (path("exchange.csv"), path("client.csv"), path("trace.csv"));
-    let mut exchange = start_exchange(spec.exchange_netns, spec.listen, &ex_truth, spec.exchange_args);
+    let mut exchange = start_exchange(
+        spec.exchange_netns,
+        spec.listen,
+        &ex_truth,
+        spec.exchange_args,
+    );
     let trace_s = trace.to_str().expect("utf-8").to_string();
     let mut live_args = vec!["--json", "--trace", &trace_s];
     live_args.extend_from_slice(spec.live_args);
-    let mut live = start_live(spec.live_netns, spec.iface, exchange.addr.port(), &live_args);
+    let mut live = start_live(
+        spec.live_netns,
+        spec.iface,
+        exchange.addr.port(),
+        &live_args,
+    );
 
     let addr = exchange.addr.to_string();
     let cl_truth_s = cl_truth.to_str().expect("utf-8").to_string();
@@ -594,7 +631,13 @@ pub fn run_scenario(spec: &RunSpec<'_>) -> RunResult {
     assert!(!l.stderr.contains("panicked"), "{}", l.stderr);
     exchange.proc.signal(libc::SIGTERM);
     let e = exchange.proc.finish(Duration::from_secs(10));
-    assert!(e.status.success(), "[{}] exchange: {}\n{}", spec.label, e.status, e.stderr);
+    assert!(
+        e.status.success(),
+        "[{}] exchange: {}\n{}",
+        spec.label,
+        e.status,
+        e.stderr
+    );
 
     let (intervals, summary) = parse_report(&l.stdout);
     let truth = read_truth(&ex_truth).expect("exchange truth");
@@ -700,7 +743,12 @@ pub fn check_against_truth(r: &RunResult, tol: &Tolerance) -> Measured {
         ("skipped_bytes", 0),
         ("evicted", 0),
     ] {
-        assert_eq!(counter(s, name), want, "[{label}] counter {name}: {}", s["counters"]);
+        assert_eq!(
+            counter(s, name),
+            want,
+            "[{label}] counter {name}: {}",
+            s["counters"]
+        );
     }
     for name in [
         "kernel_ring_drops_request",
@@ -735,7 +783,10 @@ pub fn check_against_truth(r: &RunResult, tol: &Tolerance) -> Measured {
     truth_sessions.dedup();
     let mut seen: Vec<&str> = sessions.values().map(String::as_str).collect();
     seen.sort_unstable();
-    assert_eq!(seen, truth_sessions, "[{label}] fixscope's sessions are the exchange's peers");
+    assert_eq!(
+        seen, truth_sessions,
+        "[{label}] fixscope's sessions are the exchange's peers"
+    );
 
     // ---- Per order, through --trace: (client addr, ClOrdID) → request time, responses.
     let mut req: HashMap<(&str, &str), u64> = HashMap::new();
@@ -756,7 +807,10 @@ pub fn check_against_truth(r: &RunResult, tol: &Tolerance) -> Measured {
             resp.entry(k).or_default().push(t.ts_ns);
         }
     }
-    assert_eq!(trace_requests, n, "[{label}] trace has one request per truth row");
+    assert_eq!(
+        trace_requests, n,
+        "[{label}] trace has one request per truth row"
+    );
     let client: HashMap<(&str, &str), &ClientTruthRecord> = r
         .client_truth
         .iter()
@@ -865,14 +919,24 @@ pub fn check_against_truth(r: &RunResult, tol: &Tolerance) -> Measured {
             continue;
         }
         // The summary is exactly the trace's latencies (min/max exact, percentiles 0.1%).
-        assert_eq!(st["min_ns"].as_u64().unwrap(), wire[0], "[{label}] {stage_name} min");
+        assert_eq!(
+            st["min_ns"].as_u64().unwrap(),
+            wire[0],
+            "[{label}] {stage_name} min"
+        );
         assert_eq!(
             st["max_ns"].as_u64().unwrap(),
             *wire.last().unwrap(),
             "[{label}] {stage_name} max"
         );
         let hdr = |v: u64| v / 1000 + 1; // HDR histogram: 3 significant digits
-        for (pct, field) in [(50.0, "p50_ns"), (90.0, "p90_ns"), (99.0, "p99_ns"), (99.9, "p99_9_ns"), (100.0, "max_ns")] {
+        for (pct, field) in [
+            (50.0, "p50_ns"),
+            (90.0, "p90_ns"),
+            (99.0, "p99_ns"),
+            (99.9, "p99_9_ns"),
+            (100.0, "max_ns"),
+        ] {
             // The same rank as fixscope's: it asks the histogram for `pct / 100.0`, and
             // 99.9 / 100.0 == 0.9990000000000001 (one rank past p99.9 when the count is a
             // multiple of 1000: a product bug, see tests/percentile_rank.rs). The bracket
@@ -945,9 +1009,11 @@ pub fn describe(label: &str, m: &Measured) -> String {
 /// are freed (so no TCX link and no tc filter can run them), none of lo's fixscope links or
 /// filters use them, and `tc filter show` does not list them.
 pub fn assert_nothing_left(prog_ids: &[u32], iface_on_host: Option<&str>, ifindex: u32) {
-    wait_until("the programs of the finished fixscope are freed", Duration::from_secs(5), || {
-        prog_ids.iter().all(|&id| !bpf_prog_exists(id))
-    });
+    wait_until(
+        "the programs of the finished fixscope are freed",
+        Duration::from_secs(5),
+        || prog_ids.iter().all(|&id| !bpf_prog_exists(id)),
+    );
     let links = fixscope_live::fixscope_links_on(ifindex).expect("TCX link query");
     assert!(
         links.iter().all(|l| !prog_ids.contains(&l.prog_id)),
