@@ -176,9 +176,11 @@ live_run() {
     l0=$(load1); c0=$(cpu_ticks "$FX_PID"); t0=$(date +%s%N)
     run_client "" 127.0.0.1 "$@"
     c1=$(cpu_ticks "$FX_PID"); t1=$(date +%s%N); l1=$(load1)
-    sleep 0.3
+    sleep 1
     stop_pid "$FX_PID"
     stop_pid "$EX_PID"
+    RUN_NO=$(( ${RUN_NO:-0} + 1 ))
+    cp "$W/fixscope.out" "$W/run$RUN_NO-$label.fixscope.json"; cp "$W/client.out" "$W/run$RUN_NO-$label.client.txt"
     read -r rate sent comp inc p50 p99 < <(client_fields)
     read -r req matched msgs dreq dresp recs kreq hooks gaps segs < <(fixscope_fields)
     echo "  kernel: requests_in_range $kreq hook_calls $hooks records $recs; pipeline segments $segs tcp_gaps $gaps" >&2

@@ -11,14 +11,16 @@ use hdrhistogram::Histogram;
 use crate::correlate::{Latency, RequestType, Stage};
 use crate::segment::ConnectionKey;
 
-/// Percentiles every summary reports, with their JSON field names.
-pub const PERCENTILES: [(f64, &str); 6] = [
-    (50.0, "p50_ns"),
-    (90.0, "p90_ns"),
-    (99.0, "p99_ns"),
-    (99.9, "p99_9_ns"),
-    (99.99, "p99_99_ns"),
-    (99.999, "p99_999_ns"),
+/// Percentiles every summary reports: the quantile as a fraction (never `pct / 100.0`:
+/// `99.9 / 100.0` is 0.9990000000000001 in f64, one rank too high whenever the count is a
+/// multiple of 1000), the label people read, and the JSON field name.
+pub const PERCENTILES: [(f64, &str, &str); 6] = [
+    (0.5, "p50", "p50_ns"),
+    (0.9, "p90", "p90_ns"),
+    (0.99, "p99", "p99_ns"),
+    (0.999, "p99.9", "p99_9_ns"),
+    (0.9999, "p99.99", "p99_99_ns"),
+    (0.99999, "p99.999", "p99_999_ns"),
 ];
 
 /// Histogram precision of the main stage histograms.
@@ -109,11 +111,11 @@ impl LatencyRecorder {
             return Distribution::default();
         }
         let mut percentiles_ns = [0; 6];
-        for (slot, (q, _)) in percentiles_ns.iter_mut().zip(PERCENTILES) {
+        for (slot, (q, _, _)) in percentiles_ns.iter_mut().zip(PERCENTILES) {
             // The histogram reports a bucket's upper edge; never beyond the true extremes.
             *slot = self
                 .hist
-                .value_at_quantile(q / 100.0)
+                .value_at_quantile(q)
                 .clamp(self.min_ns, self.max_ns);
         }
         Distribution {

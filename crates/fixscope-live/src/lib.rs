@@ -47,6 +47,20 @@ pub const TC_HANDLE: u32 = 0xF1C5;
 pub const TC_PRIORITY: u32 = 0xF1C5;
 /// Names of the BPF programs (as the kernel reports them).
 pub const PROGRAM_NAMES: [&str; 2] = ["fxs_ingress", "fxs_egress"];
+/// Routes libbpf's own messages: only with `verbose` (otherwise harmless notices such as
+/// "Parent Qdisc doesn't exists" on a first tc attach would reach the user's terminal;
+/// real failures come back as [`LiveError`]s either way).
+pub fn set_libbpf_logging(verbose: bool) {
+    if verbose {
+        libbpf_rs::set_print(Some((
+            libbpf_rs::PrintLevel::Warn,
+            |_level, msg: String| eprint!("libbpf: {msg}"),
+        )));
+    } else {
+        libbpf_rs::set_print(None);
+    }
+}
+
 /// Most port ranges the kernel filter takes.
 pub const MAX_PORT_RANGES: usize = 8;
 

@@ -175,9 +175,6 @@ pub fn run_with(
 /// Adds what a user can do about the common failures.
 fn explain(e: LiveError) -> anyhow::Error {
     let hint = match &e {
-        LiveError::NotPrivileged(_) => {
-            " (run as root, or grant CAP_BPF, CAP_NET_ADMIN and CAP_PERFMON)"
-        }
         LiveError::NoSuchInterface(_) => " (see `ip link` for the interfaces of this host)",
         LiveError::NoBtfOrBpf(_) => " (needs Linux 5.15+ with BPF ring buffers)",
         _ => "",

@@ -30,6 +30,11 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
+    let verbose = match &cli.command {
+        cli::Command::Live(args) => args.analysis.verbose,
+        _ => false,
+    };
+    fixscope_live::set_libbpf_logging(verbose);
     match cli.command {
         cli::Command::Pcap(args) => cmd_pcap::run(&args),
         cli::Command::Demo(args) => cmd_demo::run(&args),

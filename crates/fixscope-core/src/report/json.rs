@@ -45,7 +45,7 @@ pub fn distribution_json(name_field: (&str, &str), d: &Distribution) -> Value {
     m.insert("count".into(), d.count.into());
     m.insert("min_ns".into(), some_if(d.count, d.min_ns.into()));
     m.insert("mean_ns".into(), some_if(d.count, json!(d.mean_ns)));
-    for ((_, field), v) in PERCENTILES.iter().zip(d.percentiles_ns) {
+    for ((_, _, field), v) in PERCENTILES.iter().zip(d.percentiles_ns) {
         m.insert((*field).into(), some_if(d.count, v.into()));
     }
     m.insert("max_ns".into(), some_if(d.count, d.max_ns.into()));

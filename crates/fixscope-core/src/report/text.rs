@@ -160,8 +160,8 @@ fn opt_ns(d: &Distribution, v: u64) -> String {
 
 fn write_stage_header(out: &mut impl Write, first: &str) -> io::Result<()> {
     write!(out, "{first:<22} {:>9} {:>9} {:>9}", "count", "min", "mean")?;
-    for (q, _) in PERCENTILES {
-        write!(out, " {:>9}", format!("p{q}"))?;
+    for (_, label, _) in PERCENTILES {
+        write!(out, " {label:>9}")?;
     }
     writeln!(out, " {:>9}", "max")
 }
