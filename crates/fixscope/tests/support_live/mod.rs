@@ -930,18 +930,15 @@ pub fn check_against_truth(r: &RunResult, tol: &Tolerance) -> Measured {
             "[{label}] {stage_name} max"
         );
         let hdr = |v: u64| v / 1000 + 1; // HDR histogram: 3 significant digits
-        for (pct, field) in [
-            (50.0, "p50_ns"),
-            (90.0, "p90_ns"),
-            (99.0, "p99_ns"),
-            (99.9, "p99_9_ns"),
-            (100.0, "max_ns"),
+        for (q, field) in [
+            (0.5, "p50_ns"),
+            (0.9, "p90_ns"),
+            (0.99, "p99_ns"),
+            (0.999, "p99_9_ns"),
+            (1.0, "max_ns"),
         ] {
-            // The same rank as fixscope's: it asks the histogram for `pct / 100.0`, and
-            // 99.9 / 100.0 == 0.9990000000000001 (one rank past p99.9 when the count is a
-            // multiple of 1000: a product bug, see tests/percentile_rank.rs). The bracket
-            // below compares like with like.
-            let q = pct / 100.0;
+            // The same rank as fixscope's: HDR's nearest rank ceil(q * n) of the exact
+            // fraction (tests/percentile_rank.rs guards that it is not `pct / 100.0`).
             let got = st[field].as_u64().unwrap();
             let (lo, hi) = (quantile(exact, q), quantile(client_rt, q));
             // Paired per order truth <= wire <= client round trip, so every quantile too.
