@@ -90,7 +90,11 @@ impl LatencyRecorder {
     }
 
     pub fn reset(&mut self) {
-        self.hist.reset();
+        // Clearing a histogram writes all its counts (~170 KB): skip it when empty, which
+        // quiet intervals mostly are.
+        if self.count > 0 {
+            self.hist.reset();
+        }
         self.count = 0;
         self.sum_ns = 0;
         self.min_ns = u64::MAX;
@@ -139,7 +143,18 @@ pub struct SessionStats {
     pub target_comp_id: String,
     pub requests: u64,
     pub responses: u64,
-    pub first_response: LatencyRecorder,
+    /// Allocated with the session's first latency: sessions that never see an order (port
+    /// scans, heartbeats-only, SYN floods) cost no histogram.
+    first_response: Option<LatencyRecorder>,
+}
+
+impl SessionStats {
+    /// The session's request → first response distribution.
+    pub fn first_response(&self) -> Distribution {
+        self.first_response
+            .as_ref()
+            .map_or_else(Distribution::default, LatencyRecorder::distribution)
+    }
 }
 
 /// All latency statistics of a run.
@@ -175,8 +190,14 @@ impl Stats {
         self.interval[s].record(latency.ns);
         self.by_request_type[latency.request_type.index()][s].record(latency.ns);
         if latency.stage == Stage::FirstResponse {
+            let highest_ns = self.highest_ns;
             if let Some(session) = self.session_mut(latency.session) {
-                session.first_response.record(latency.ns);
+                session
+                    .first_response
+                    .get_or_insert_with(|| {
+                        LatencyRecorder::new(highest_ns, SESSION_SIGNIFICANT_DIGITS)
+                    })
+                    .record(latency.ns);
             }
         }
     }
@@ -194,7 +215,7 @@ impl Stats {
             target_comp_id: String::new(),
             requests: 0,
             responses: 0,
-            first_response: LatencyRecorder::new(self.highest_ns, SESSION_SIGNIFICANT_DIGITS),
+            first_response: None,
         });
     }
 
@@ -243,7 +264,7 @@ impl Stats {
             r.reset();
         }
         for s in self.sessions.iter_mut() {
-            s.first_response.reset();
+            s.first_response = None;
             s.requests = 0;
             s.responses = 0;
         }

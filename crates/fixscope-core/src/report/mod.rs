@@ -173,7 +173,7 @@ impl<'a> SummaryReport<'a> {
                 target_comp_id: s.target_comp_id.clone(),
                 requests: s.requests,
                 responses: s.responses,
-                first_response: s.first_response.distribution(),
+                first_response: s.first_response(),
             })
             .collect();
         SummaryReport {
