@@ -35,6 +35,9 @@ pub struct PipelineConfig {
     pub interval_ns: u64,
     /// Connections silent this long are forgotten (FIX heartbeats are typically 30 s).
     pub idle_connection_ns: u64,
+    /// Connections tracked at once; beyond it the least recently active half is dropped
+    /// (a port scan or SYN flood must not grow memory without bound).
+    pub max_connections: usize,
 }
 
 impl Default for PipelineConfig {
@@ -46,6 +49,7 @@ impl Default for PipelineConfig {
             highest_ns: 10_000_000_000,
             interval_ns: 1_000_000_000,
             idle_connection_ns: 600_000_000_000,
+            max_connections: 1 << 16,
         }
     }
 }
@@ -117,6 +121,7 @@ pub struct Pipeline {
     now_ns: u64,
     interval_start_ns: Option<u64>,
     last_sweep_ns: u64,
+    shed_connections: u64,
 }
 
 impl Pipeline {
@@ -135,6 +140,7 @@ impl Pipeline {
             now_ns: 0,
             interval_start_ns: None,
             last_sweep_ns: 0,
+            shed_connections: 0,
         }
     }
 
@@ -249,6 +255,9 @@ impl Pipeline {
         if self.now_ns.saturating_sub(self.last_sweep_ns) > 1_000_000_000 {
             self.sweep_idle();
         }
+        if self.connections.len() > self.config.max_connections {
+            self.shed_connections();
+        }
     }
 
     /// Forgets connections idle for longer than the configured limit.
@@ -256,6 +265,17 @@ impl Pipeline {
         self.last_sweep_ns = self.now_ns;
         let cutoff = self.now_ns.saturating_sub(self.config.idle_connection_ns);
         self.connections.retain(|_, c| c.last_seen_ns >= cutoff);
+    }
+
+    /// Drops the least recently active half of the connections (O(n), once per
+    /// `max_connections / 2` new ones, so O(1) amortised).
+    fn shed_connections(&mut self) {
+        let mut last_seen: Vec<u64> = self.connections.values().map(|c| c.last_seen_ns).collect();
+        let mid = last_seen.len() / 2;
+        let (_, &mut median, _) = last_seen.select_nth_unstable(mid);
+        let before = self.connections.len();
+        self.connections.retain(|_, c| c.last_seen_ns > median);
+        self.shed_connections += (before - self.connections.len()) as u64;
     }
 
     /// Advances time without a segment (live: the clock moves while the wire is quiet):
@@ -392,6 +412,7 @@ impl Pipeline {
             segments: self.segments,
             connections: self.next_session - 1,
             open_connections: self.connections.len() as u64,
+            shed_connections: self.shed_connections,
             messages: self.framing.messages,
             requests: c.requests,
             responses: c.responses,
@@ -829,5 +850,38 @@ mod robustness {
         }
         p.finish(&[], &mut r).unwrap();
         assert!(p.counters().messages > 0);
+    }
+
+    #[test]
+    fn connection_table_is_bounded() {
+        let mut p = Pipeline::new(PipelineConfig {
+            max_connections: 100,
+            ..PipelineConfig::default()
+        });
+        let server = Endpoint {
+            addr: "10.0.0.1".parse().unwrap(),
+            port: 9878,
+        };
+        for i in 0..10_000u32 {
+            let client = Endpoint {
+                addr: "10.0.0.2".parse().unwrap(),
+                port: (i % 60_000) as u16 + 1,
+            };
+            p.on_segment(&Segment {
+                ts_ns: i as u64,
+                flow: FlowKey {
+                    src: client,
+                    dst: server,
+                },
+                direction: Direction::Request,
+                seq: i,
+                ack: 0,
+                flags: TcpFlags(TcpFlags::SYN),
+                payload: &[],
+                missing_tail: 0,
+            });
+            assert!(p.connections.len() <= 100);
+        }
+        assert!(p.counters().shed_connections >= 9_800);
     }
 }

@@ -23,6 +23,8 @@ pub struct Counters {
     pub segments: u64,
     pub connections: u64,
     pub open_connections: u64,
+    /// Connections dropped because more than the limit were open at once.
+    pub shed_connections: u64,
     pub messages: u64,
     pub requests: u64,
     pub responses: u64,

@@ -193,7 +193,7 @@ fn write_counters(
     source: &[(&'static str, u64)],
 ) -> io::Result<()> {
     writeln!(out, "\ncounters:")?;
-    let rows: [(&str, u64); 22] = [
+    let rows: [(&str, u64); 23] = [
         ("segments", c.segments),
         ("connections", c.connections),
         ("messages framed", c.messages),
@@ -216,6 +216,7 @@ fn write_counters(
         ("out-of-order segments", c.out_of_order_segments),
         ("above histogram range", c.over_range),
         ("open connections", c.open_connections),
+        ("connections shed (limit)", c.shed_connections),
     ];
     for (name, v) in rows.iter().copied().chain(source.iter().copied()) {
         writeln!(out, "  {name:<28} {v}")?;
