@@ -134,7 +134,7 @@ impl AnalysisArgs {
 
 #[derive(Args, Debug)]
 pub struct PcapArgs {
-    /// Capture files, read in order as one timeline.
+    /// Capture files, read in order as one timeline (`-` for stdin).
     #[arg(required = true, value_name = "CAPTURE")]
     pub captures: Vec<PathBuf>,
     #[command(flatten)]

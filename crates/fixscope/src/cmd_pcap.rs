@@ -1,6 +1,7 @@
 //! `fixscope pcap`: the pipeline fed from capture files.
 
 use std::io;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
@@ -13,7 +14,13 @@ use crate::trace::TraceFile;
 
 pub fn run(args: &PcapArgs) -> Result<ExitCode> {
     let config = args.analysis.pipeline_config()?;
-    for path in &args.captures {
+    // `-` reads a capture streamed on stdin (`tcpdump -w - | fixscope pcap - -p 9878`).
+    let captures: Vec<PathBuf> = args
+        .captures
+        .iter()
+        .map(|p| if p.as_os_str() == "-" { PathBuf::from("/dev/stdin") } else { p.clone() })
+        .collect();
+    for path in &captures {
         // Fail before printing anything when a file cannot even be opened.
         std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
     }
@@ -24,7 +31,7 @@ pub fn run(args: &PcapArgs) -> Result<ExitCode> {
     };
     let mut reporter = output::stdout_reporter(args.analysis.json);
     let mut stats = CaptureStats::default();
-    for path in &args.captures {
+    for path in &captures {
         if args.analysis.verbose {
             eprintln!("fixscope: reading {}", path.display());
         }

@@ -1118,3 +1118,34 @@ fn syn_without_data_and_tcp_flags_only_packets_are_fine() {
     assert_eq!(counter(&summary, "messages"), 0);
     assert!(stage(&summary, "first_response")["min_ns"].is_null());
 }
+
+#[test]
+fn capture_streamed_on_stdin() {
+    use std::io::Write;
+    let dir = tmp();
+    let (packets, truth) = build_scenario(&ScenarioSpec::default());
+    let path = dir.path().join("stdin.pcapng");
+    write_capture(
+        &path,
+        &packets,
+        CaptureFormat::pcapng_nanos(),
+        LinkType::Ethernet,
+        &plain(),
+        None,
+    );
+    let bytes = std::fs::read(&path).unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_fixscope"))
+        .args(["pcap", "-", "-p", "9878", "--json"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || stdin.write_all(&bytes).unwrap());
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let summary: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_truth(&summary, &truth);
+}
