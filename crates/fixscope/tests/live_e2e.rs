@@ -14,6 +14,7 @@
 //!
 //! Needs root (BPF, network namespaces): without it the tests fail loudly.
 
+mod support;
 mod support_live;
 
 use std::time::{Duration, Instant};

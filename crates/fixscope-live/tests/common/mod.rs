@@ -408,45 +408,7 @@ pub fn example_bin(name: &str) -> std::path::PathBuf {
     p
 }
 
-/// Test hygiene only (the library never deletes clsact qdiscs): removes the clsact qdisc
-/// on `dev` when it was not there before the test and no filter remains on it.
-pub struct ClsactCleanup {
-    dev: String,
-    had: bool,
-}
-
-impl ClsactCleanup {
-    pub fn new(dev: &str) -> ClsactCleanup {
-        let had = Command::new("tc")
-            .args(["qdisc", "show", "dev", dev])
-            .output()
-            .map(|o| String::from_utf8_lossy(&o.stdout).contains("clsact"))
-            .unwrap_or(true);
-        ClsactCleanup {
-            dev: dev.to_string(),
-            had,
-        }
-    }
-}
-
-impl Drop for ClsactCleanup {
-    fn drop(&mut self) {
-        if self.had {
-            return;
-        }
-        let mut filters = String::new();
-        for dir in ["ingress", "egress"] {
-            if let Ok(o) = Command::new("tc")
-                .args(["filter", "show", "dev", &self.dev, dir])
-                .output()
-            {
-                filters.push_str(&String::from_utf8_lossy(&o.stdout));
-            }
-        }
-        if filters.trim().is_empty() {
-            let _ = Command::new("tc")
-                .args(["qdisc", "del", "dev", &self.dev, "clsact"])
-                .output();
-        }
-    }
-}
+#[path = "tc_hygiene.rs"]
+mod tc_hygiene;
+#[allow(unused_imports)]
+pub use tc_hygiene::{tc_filter_show, ClsactCleanup};

@@ -338,50 +338,9 @@ pub fn wait_until(what: &str, timeout: Duration, mut f: impl FnMut() -> bool) {
     }
 }
 
-/// `tc filter show dev DEV ingress` + `egress` (empty when tc is missing).
-pub fn tc_filter_show(dev: &str) -> String {
-    let mut s = String::new();
-    for dir in ["ingress", "egress"] {
-        if let Ok(o) = Command::new("tc")
-            .args(["filter", "show", "dev", dev, dir])
-            .output()
-        {
-            s.push_str(&String::from_utf8_lossy(&o.stdout));
-        }
-    }
-    s
-}
-
-/// Test hygiene (the product never deletes clsact qdiscs): removes lo's clsact qdisc if the
-/// test created it and no filter is left on it.
-pub struct ClsactCleanup {
-    dev: String,
-    had: bool,
-}
-
-impl ClsactCleanup {
-    pub fn new(dev: &str) -> ClsactCleanup {
-        let had = Command::new("tc")
-            .args(["qdisc", "show", "dev", dev])
-            .output()
-            .map(|o| String::from_utf8_lossy(&o.stdout).contains("clsact"))
-            .unwrap_or(true);
-        ClsactCleanup {
-            dev: dev.to_string(),
-            had,
-        }
-    }
-}
-
-impl Drop for ClsactCleanup {
-    fn drop(&mut self) {
-        if !self.had && tc_filter_show(&self.dev).trim().is_empty() {
-            let _ = Command::new("tc")
-                .args(["qdisc", "del", "dev", &self.dev, "clsact"])
-                .output();
-        }
-    }
-}
+#[path = "../../../fixscope-live/tests/common/tc_hygiene.rs"]
+mod tc_hygiene;
+pub use tc_hygiene::{tc_filter_show, ClsactCleanup};
 
 /// Two network namespaces joined by a veth pair; both namespaces (and with them the veth)
 /// are deleted on drop, also when the test panics.
@@ -688,31 +647,13 @@ pub struct Measured {
     pub client_ack: [u64; 3],
 }
 
-pub fn stage<'a>(summary: &'a Value, name: &str) -> &'a Value {
-    summary["stages"]
-        .as_array()
-        .expect("stages")
-        .iter()
-        .find(|s| s["stage"] == name)
-        .unwrap_or_else(|| panic!("stage {name} missing"))
-}
-
-pub fn counter(summary: &Value, name: &str) -> u64 {
-    summary["counters"][name]
-        .as_u64()
-        .unwrap_or_else(|| panic!("counter {name} missing: {}", summary["counters"]))
-}
+// The summary accessors are shared with the pcap tests.
+pub use crate::support::{counter, exact_percentile as quantile, stage};
 
 pub fn source(summary: &Value, name: &str) -> u64 {
     summary["source"][name]
         .as_u64()
         .unwrap_or_else(|| panic!("source counter {name} missing: {}", summary["source"]))
-}
-
-/// The value at quantile `q` as HDR histograms define it.
-pub fn quantile(sorted: &[u64], q: f64) -> u64 {
-    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
-    sorted[rank - 1]
 }
 
 /// Asserts a run against the exchange's ground truth (and the client's own clock) order by

@@ -1,0 +1,50 @@
+//! Test hygiene shared by the live tests of `fixscope-live` and `fixscope` (included with
+//! `#[path]`): listing tc filters, and removing a clsact qdisc a test caused to exist. The
+//! product itself never deletes a clsact qdisc.
+
+use std::process::Command;
+
+/// `tc filter show dev DEV ingress` + `egress` (empty when tc is missing).
+pub fn tc_filter_show(dev: &str) -> String {
+    let mut s = String::new();
+    for dir in ["ingress", "egress"] {
+        if let Ok(o) = Command::new("tc")
+            .args(["filter", "show", "dev", dev, dir])
+            .output()
+        {
+            s.push_str(&String::from_utf8_lossy(&o.stdout));
+        }
+    }
+    s
+}
+
+/// Removes `dev`'s clsact qdisc on drop if it was not there when created and no filter is
+/// left on it.
+pub struct ClsactCleanup {
+    dev: String,
+    had: bool,
+}
+
+impl ClsactCleanup {
+    pub fn new(dev: &str) -> ClsactCleanup {
+        let had = Command::new("tc")
+            .args(["qdisc", "show", "dev", dev])
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).contains("clsact"))
+            .unwrap_or(true);
+        ClsactCleanup {
+            dev: dev.to_string(),
+            had,
+        }
+    }
+}
+
+impl Drop for ClsactCleanup {
+    fn drop(&mut self) {
+        if !self.had && tc_filter_show(&self.dev).trim().is_empty() {
+            let _ = Command::new("tc")
+                .args(["qdisc", "del", "dev", &self.dev, "clsact"])
+                .output();
+        }
+    }
+}
