@@ -194,16 +194,7 @@ fn split_clordid_long_ids_and_colliding_ids_across_sessions() {
         ..ScenarioSpec::default()
     };
     let (packets, truth) = build_scenario(&spec);
-    let path = dir.path().join("split.pcap");
-    write_capture(
-        &path,
-        &packets,
-        CaptureFormat::pcap_nanos(),
-        LinkType::Ethernet,
-        &plain(),
-        None,
-    );
-    let (_, summary) = analyse(&[&path], &[]);
+    let summary = analyse_packets(dir.path(), "split.pcap", &packets, &[]);
     // The request's time is its last segment's: the truth is measured from there.
     assert_truth(&summary, &truth);
     let sessions = summary["sessions"].as_array().unwrap();
@@ -249,42 +240,15 @@ fn fix42_fill_exec_type_2_counts_as_fill() {
     let mut conn = SyntheticConnection::new(client, server);
     let mut packets = Vec::new();
     let t = 1_000_000_000u64;
-    for p in conn.handshake() {
-        packets.push(TimedPacket {
-            ts_ns: t,
-            spec: p,
-            iface: 0,
-        });
-    }
+    packets.extend(conn.handshake().into_iter().map(|p| at(t, p)));
     let b = "FIX.4.2";
     let order = fix_message(b, &[(35, "D"), (11, "A1")]);
     let partial = fix_message(b, &[(35, "8"), (11, "A1"), (150, "1"), (39, "1")]);
     let full = fix_message(b, &[(35, "8"), (11, "A1"), (150, "2"), (39, "2")]);
-    packets.push(TimedPacket {
-        ts_ns: t + 100,
-        spec: conn.client_sends(&order),
-        iface: 0,
-    });
-    packets.push(TimedPacket {
-        ts_ns: t + 350,
-        spec: conn.server_sends(&partial),
-        iface: 0,
-    });
-    packets.push(TimedPacket {
-        ts_ns: t + 900,
-        spec: conn.server_sends(&full),
-        iface: 0,
-    });
-    let path = dir.path().join("fix42.pcap");
-    write_capture(
-        &path,
-        &packets,
-        CaptureFormat::pcap_nanos(),
-        LinkType::Ethernet,
-        &plain(),
-        None,
-    );
-    let (_, summary) = analyse(&[&path], &[]);
+    packets.push(at(t + 100, conn.client_sends(&order)));
+    packets.push(at(t + 350, conn.server_sends(&partial)));
+    packets.push(at(t + 900, conn.server_sends(&full)));
+    let summary = analyse_packets(dir.path(), "fix42.pcap", &packets, &[]);
     assert_eq!(stage(&summary, "fill")["max_ns"], 250);
     assert_eq!(stage(&summary, "ack")["count"], 0);
     // The second report matched the still-open order: not an unmatched response.
@@ -331,16 +295,7 @@ fn retransmissions_overlaps_and_reordering() {
     let retransmitted: usize = extra.iter().map(|p| p.spec.payload.len()).sum();
     packets.extend(extra);
     packets.sort_by_key(|p| p.ts_ns);
-    let path = dir.path().join("retrans.pcap");
-    write_capture(
-        &path,
-        &packets,
-        CaptureFormat::pcap_nanos(),
-        LinkType::Ethernet,
-        &plain(),
-        None,
-    );
-    let (_, summary) = analyse(&[&path], &[]);
+    let summary = analyse_packets(dir.path(), "retrans.pcap", &packets, &[]);
     assert_truth(&summary, &truth);
     assert_eq!(
         counter(&summary, "retransmitted_bytes"),
@@ -355,47 +310,20 @@ fn out_of_order_segments_are_timed_when_the_hole_fills() {
     let server = endpoint(false, 1, SERVER_PORT);
     let mut conn = SyntheticConnection::new(client, server);
     let mut packets = Vec::new();
-    for p in conn.handshake() {
-        packets.push(TimedPacket {
-            ts_ns: 0,
-            spec: p,
-            iface: 0,
-        });
-    }
+    packets.extend(conn.handshake().into_iter().map(|p| at(0, p)));
     let order = fix_message("FIX.4.4", &[(35, "D"), (11, "OOO-1"), (55, "IBM")]);
     let first = conn.client_sends(&order[..40]);
     let second = conn.client_sends(&order[40..]);
     // The tail arrives first (t=1000), the head later (t=5000): the request is complete,
     // i.e. readable by the application, at 5000.
-    packets.push(TimedPacket {
-        ts_ns: 1_000,
-        spec: second,
-        iface: 0,
-    });
-    packets.push(TimedPacket {
-        ts_ns: 5_000,
-        spec: first,
-        iface: 0,
-    });
+    packets.push(at(1_000, second));
+    packets.push(at(5_000, first));
     let ack = fix_message(
         "FIX.4.4",
         &[(35, "8"), (11, "OOO-1"), (150, "0"), (39, "0")],
     );
-    packets.push(TimedPacket {
-        ts_ns: 12_000,
-        spec: conn.server_sends(&ack),
-        iface: 0,
-    });
-    let path = dir.path().join("ooo.pcap");
-    write_capture(
-        &path,
-        &packets,
-        CaptureFormat::pcap_nanos(),
-        LinkType::Ethernet,
-        &plain(),
-        None,
-    );
-    let (_, summary) = analyse(&[&path], &[]);
+    packets.push(at(12_000, conn.server_sends(&ack)));
+    let summary = analyse_packets(dir.path(), "ooo.pcap", &packets, &[]);
     assert_eq!(stage(&summary, "ack")["max_ns"], 7_000);
     assert_eq!(counter(&summary, "out_of_order_segments"), 1);
 }
@@ -428,16 +356,7 @@ fn lost_segment_is_a_counted_gap_then_resync() {
         .filter(|(i, _)| *i != dropped)
         .map(|(_, p)| p)
         .collect();
-    let path = dir.path().join("gap.pcap");
-    write_capture(
-        &path,
-        &kept,
-        CaptureFormat::pcap_nanos(),
-        LinkType::Ethernet,
-        &plain(),
-        None,
-    );
-    let (_, summary) = analyse(&[&path], &["-t", "10"]);
+    let summary = analyse_packets(dir.path(), "gap.pcap", &kept, &["-t", "10"]);
     assert_eq!(counter(&summary, "tcp_gaps"), 1);
     assert_eq!(counter(&summary, "tcp_gap_bytes"), lost_bytes);
     assert_eq!(counter(&summary, "matched"), truth.requests - 1);
@@ -460,16 +379,7 @@ fn capture_starting_mid_connection_and_mid_message() {
     let half = first.payload.len() / 2;
     first.seq = first.seq.wrapping_add(half as u32);
     first.payload = first.payload[half..].to_vec();
-    let path = dir.path().join("midstream.pcap");
-    write_capture(
-        &path,
-        &kept,
-        CaptureFormat::pcap_nanos(),
-        LinkType::Ethernet,
-        &plain(),
-        None,
-    );
-    let (_, summary) = analyse(&[&path], &[]);
+    let summary = analyse_packets(dir.path(), "midstream.pcap", &kept, &[]);
     assert_eq!(counter(&summary, "matched"), truth.requests - 1);
     assert_eq!(counter(&summary, "unmatched_responses"), 2);
     assert_eq!(counter(&summary, "tcp_gaps"), 0);
@@ -484,55 +394,24 @@ fn fin_rst_and_port_reuse_keep_sessions_apart() {
     let mut t = 1_000u64;
     for (round, isn) in [(0u64, 1_000u32), (1, 50_000)] {
         let mut conn = SyntheticConnection::with_isns(client, server, isn, isn + 7);
-        for p in conn.handshake() {
-            packets.push(TimedPacket {
-                ts_ns: t,
-                spec: p,
-                iface: 0,
-            });
-        }
+        packets.extend(conn.handshake().into_iter().map(|p| at(t, p)));
         let order = fix_message("FIX.4.4", &[(35, "D"), (11, "REUSED")]);
         let ack = fix_message(
             "FIX.4.4",
             &[(35, "8"), (11, "REUSED"), (150, "0"), (39, "0")],
         );
-        packets.push(TimedPacket {
-            ts_ns: t + 10,
-            spec: conn.client_sends(&order),
-            iface: 0,
-        });
-        packets.push(TimedPacket {
-            ts_ns: t + 10 + 100 * (round + 1),
-            spec: conn.server_sends(&ack),
-            iface: 0,
-        });
-        packets.push(TimedPacket {
-            ts_ns: t + 1000,
-            spec: conn.client_fin(),
-            iface: 0,
-        });
+        packets.push(at(t + 10, conn.client_sends(&order)));
+        packets.push(at(t + 10 + 100 * (round + 1), conn.server_sends(&ack)));
+        packets.push(at(t + 1000, conn.client_fin()));
         let last = if round == 0 {
             conn.server_fin()
         } else {
             conn.server_rst()
         };
-        packets.push(TimedPacket {
-            ts_ns: t + 1001,
-            spec: last,
-            iface: 0,
-        });
+        packets.push(at(t + 1001, last));
         t += 10_000;
     }
-    let path = dir.path().join("reuse.pcap");
-    write_capture(
-        &path,
-        &packets,
-        CaptureFormat::pcap_nanos(),
-        LinkType::Ethernet,
-        &plain(),
-        None,
-    );
-    let (_, summary) = analyse(&[&path], &[]);
+    let summary = analyse_packets(dir.path(), "reuse.pcap", &packets, &[]);
     assert_eq!(counter(&summary, "connections"), 2);
     assert_eq!(counter(&summary, "open_connections"), 0);
     assert_eq!(counter(&summary, "duplicate_requests"), 0);
@@ -592,42 +471,19 @@ fn eviction_at_capacity_is_oldest_first() {
     let server = endpoint(false, 1, SERVER_PORT);
     let mut conn = SyntheticConnection::new(client, server);
     let mut packets = Vec::new();
-    for p in conn.handshake() {
-        packets.push(TimedPacket {
-            ts_ns: 0,
-            spec: p,
-            iface: 0,
-        });
-    }
+    packets.extend(conn.handshake().into_iter().map(|p| at(0, p)));
     for i in 0..3 {
         let order = fix_message("FIX.4.4", &[(35, "D"), (11, &format!("E{i}"))]);
-        packets.push(TimedPacket {
-            ts_ns: 10 + i,
-            spec: conn.client_sends(&order),
-            iface: 0,
-        });
+        packets.push(at(10 + i, conn.client_sends(&order)));
     }
     for i in 0..3 {
         let ack = fix_message(
             "FIX.4.4",
             &[(35, "8"), (11, &format!("E{i}")), (150, "0"), (39, "0")],
         );
-        packets.push(TimedPacket {
-            ts_ns: 100 + i,
-            spec: conn.server_sends(&ack),
-            iface: 0,
-        });
+        packets.push(at(100 + i, conn.server_sends(&ack)));
     }
-    let path = dir.path().join("evict.pcap");
-    write_capture(
-        &path,
-        &packets,
-        CaptureFormat::pcap_nanos(),
-        LinkType::Ethernet,
-        &plain(),
-        None,
-    );
-    let (_, summary) = analyse(&[&path], &["-m", "2"]);
+    let summary = analyse_packets(dir.path(), "evict.pcap", &packets, &["-m", "2"]);
     assert_eq!(counter(&summary, "evicted"), 1);
     assert_eq!(counter(&summary, "matched"), 2);
     assert_eq!(counter(&summary, "unmatched_responses"), 1);
@@ -654,28 +510,11 @@ fn alternative_correlation_key() {
             (39, "4"),
         ],
     );
-    packets.push(TimedPacket {
-        ts_ns: 10,
-        spec: conn.client_sends(&req),
-        iface: 0,
-    });
-    packets.push(TimedPacket {
-        ts_ns: 75,
-        spec: conn.server_sends(&resp),
-        iface: 0,
-    });
-    let path = dir.path().join("key.pcap");
-    write_capture(
-        &path,
-        &packets,
-        CaptureFormat::pcap_nanos(),
-        LinkType::Ethernet,
-        &plain(),
-        None,
-    );
-    let (_, summary) = analyse(&[&path], &[]);
+    packets.push(at(10, conn.client_sends(&req)));
+    packets.push(at(75, conn.server_sends(&resp)));
+    let summary = analyse_packets(dir.path(), "key.pcap", &packets, &[]);
     assert_eq!(counter(&summary, "matched"), 0);
-    let (_, summary) = analyse(&[&path], &["--key", "41"]);
+    let summary = analyse_packets(dir.path(), "key.pcap", &packets, &["--key", "41"]);
     assert_eq!(counter(&summary, "matched"), 1);
     assert_eq!(stage(&summary, "ack")["max_ns"], 65);
     let by_type = summary["by_msg_type"].as_array().unwrap();
@@ -686,16 +525,7 @@ fn alternative_correlation_key() {
 fn role_client_reads_the_same_capture_the_same_way() {
     let dir = tmp();
     let (packets, truth) = build_scenario(&ScenarioSpec::default());
-    let path = dir.path().join("role.pcap");
-    write_capture(
-        &path,
-        &packets,
-        CaptureFormat::pcap_nanos(),
-        LinkType::Ethernet,
-        &plain(),
-        None,
-    );
-    let (_, summary) = analyse(&[&path], &["--role", "client"]);
+    let summary = analyse_packets(dir.path(), "role.pcap", &packets, &["--role", "client"]);
     assert_truth(&summary, &truth);
 }
 
@@ -703,20 +533,11 @@ fn role_client_reads_the_same_capture_the_same_way() {
 fn port_ranges_and_lists_select_traffic() {
     let dir = tmp();
     let (packets, truth) = build_scenario(&ScenarioSpec::default());
-    let path = dir.path().join("ports.pcap");
-    write_capture(
-        &path,
-        &packets,
-        CaptureFormat::pcap_nanos(),
-        LinkType::Ethernet,
-        &plain(),
-        None,
-    );
-    let (_, summary) = analyse(&[&path], &["-p", "9000-9999"]);
+    let summary = analyse_packets(dir.path(), "ports.pcap", &packets, &["-p", "9000-9999"]);
     assert_truth(&summary, &truth);
-    let (_, summary) = analyse(&[&path], &["-p", "1,9878"]);
+    let summary = analyse_packets(dir.path(), "ports.pcap", &packets, &["-p", "1,9878"]);
     assert_truth(&summary, &truth);
-    let (_, summary) = analyse(&[&path], &["-p", "9879-9999"]);
+    let summary = analyse_packets(dir.path(), "ports.pcap", &packets, &["-p", "9879-9999"]);
     assert_eq!(counter(&summary, "messages"), 0);
 }
 
@@ -790,16 +611,7 @@ fn several_files_form_one_timeline() {
 fn json_summary_keeps_the_documented_contract() {
     let dir = tmp();
     let (packets, _) = build_scenario(&ScenarioSpec::default());
-    let path = dir.path().join("schema.pcap");
-    write_capture(
-        &path,
-        &packets,
-        CaptureFormat::pcap_nanos(),
-        LinkType::Ethernet,
-        &plain(),
-        None,
-    );
-    let (_, summary) = analyse(&[&path], &[]);
+    let summary = analyse_packets(dir.path(), "schema.pcap", &packets, &[]);
     let names: Vec<&str> = summary["stages"]
         .as_array()
         .unwrap()
@@ -887,29 +699,12 @@ fn bad_checksum_and_garbage_between_messages() {
     stream.extend_from_slice(&bad);
     stream.extend_from_slice(b"more junk");
     stream.extend_from_slice(&good);
-    packets.push(TimedPacket {
-        ts_ns: 10,
-        spec: conn.client_sends(&stream),
-        iface: 0,
-    });
+    packets.push(at(10, conn.client_sends(&stream)));
     for id in ["G1", "B1"] {
         let ack = fix_message("FIX.4.4", &[(35, "8"), (11, id), (150, "0"), (39, "0")]);
-        packets.push(TimedPacket {
-            ts_ns: 50,
-            spec: conn.server_sends(&ack),
-            iface: 0,
-        });
+        packets.push(at(50, conn.server_sends(&ack)));
     }
-    let path = dir.path().join("garbage.pcap");
-    write_capture(
-        &path,
-        &packets,
-        CaptureFormat::pcap_nanos(),
-        LinkType::Ethernet,
-        &plain(),
-        None,
-    );
-    let (_, summary) = analyse(&[&path], &[]);
+    let summary = analyse_packets(dir.path(), "garbage.pcap", &packets, &[]);
     assert_eq!(counter(&summary, "bad_checksum"), 1);
     assert_eq!(counter(&summary, "matched"), 1);
     assert_eq!(counter(&summary, "unmatched_responses"), 1);
@@ -1105,16 +900,7 @@ fn syn_without_data_and_tcp_flags_only_packets_are_fine() {
         })
         .collect();
     assert!(packets[0].spec.flags.0 & TcpFlags::SYN != 0);
-    let path = dir.path().join("syn.pcap");
-    write_capture(
-        &path,
-        &packets,
-        CaptureFormat::pcap_nanos(),
-        LinkType::Ethernet,
-        &plain(),
-        None,
-    );
-    let (_, summary) = analyse(&[&path], &[]);
+    let summary = analyse_packets(dir.path(), "syn.pcap", &packets, &[]);
     assert_eq!(counter(&summary, "messages"), 0);
     assert!(stage(&summary, "first_response")["min_ns"].is_null());
 }

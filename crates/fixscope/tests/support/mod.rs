@@ -241,6 +241,35 @@ pub fn write_capture(
     w.finish().unwrap();
 }
 
+/// A packet on interface 0 at `ts_ns`.
+pub fn at(ts_ns: u64, spec: TcpPacketSpec) -> TimedPacket {
+    TimedPacket {
+        ts_ns,
+        spec,
+        iface: 0,
+    }
+}
+
+/// Writes `packets` as a nanosecond Ethernet pcap named `name` in `dir`, runs
+/// `fixscope pcap --json` on it with `extra` flags and returns the summary.
+pub fn analyse_packets(
+    dir: &Path,
+    name: impl AsRef<Path>,
+    packets: &[TimedPacket],
+    extra: &[&str],
+) -> Value {
+    let path = dir.join(name);
+    write_capture(
+        &path,
+        packets,
+        CaptureFormat::pcap_nanos(),
+        LinkType::Ethernet,
+        &FrameOptions::default(),
+        None,
+    );
+    analyse(&[&path], extra).1
+}
+
 pub fn fixscope(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_fixscope"))
         .args(args)
