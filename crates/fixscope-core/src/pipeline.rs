@@ -15,7 +15,7 @@ use std::io;
 use hashbrown::HashMap;
 
 use crate::correlate::{
-    is_response_type, Correlator, CorrelatorLimits, KeySpec, MessageFacts, RequestType, Stage,
+    is_response_type, Correlator, CorrelatorLimits, KeySpec, MessageFacts, RequestType,
 };
 use crate::fix::framing::{FramedMessage, FramingCounters, StreamFramer};
 use crate::reassembly::{ReassemblyCounters, ReassemblyLimits, StreamEvent, StreamReassembler};
@@ -322,6 +322,7 @@ impl Pipeline {
         reporter: &mut dyn Reporter,
     ) -> io::Result<()> {
         let counters = self.counters();
+        self.stats.refresh_views();
         let report = IntervalReport::new(start_ns, end_ns, &self.stats, counters, source);
         reporter.interval(&report)?;
         self.stats.reset_interval();
@@ -348,20 +349,23 @@ impl Pipeline {
         let duration_ns = self
             .now_ns
             .saturating_sub(self.first_ts_ns.unwrap_or(self.now_ns));
+        self.stats.refresh_views();
         let summary = SummaryReport::new(&self.stats, counters, source, duration_ns);
         reporter.summary(&summary)
     }
 
     /// Builds the cumulative summary now (live: the SPACE key) without ending the run.
     pub fn summary_now(
-        &self,
+        &mut self,
         source: &[(&'static str, u64)],
         reporter: &mut dyn Reporter,
     ) -> io::Result<()> {
         let duration_ns = self
             .now_ns
             .saturating_sub(self.first_ts_ns.unwrap_or(self.now_ns));
-        let summary = SummaryReport::new(&self.stats, self.counters(), source, duration_ns);
+        let counters = self.counters();
+        self.stats.refresh_views();
+        let summary = SummaryReport::new(&self.stats, counters, source, duration_ns);
         reporter.summary(&summary)
     }
 
@@ -404,10 +408,7 @@ impl Pipeline {
     /// A snapshot of every pipeline counter.
     pub fn counters(&self) -> Counters {
         let c = &self.correlator.counters;
-        let over_range = Stage::ALL
-            .iter()
-            .map(|&s| self.stats.cumulative(s).distribution().over_range)
-            .sum();
+        let over_range = self.stats.over_range();
         Counters {
             segments: self.segments,
             connections: self.next_session - 1,

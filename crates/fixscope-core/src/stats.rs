@@ -102,6 +102,20 @@ impl LatencyRecorder {
         self.over_range = 0;
     }
 
+    /// Adds everything `other` recorded (same bounds: both come from one [`Stats`]).
+    pub fn merge(&mut self, other: &LatencyRecorder) {
+        if other.count == 0 {
+            return;
+        }
+        // Cannot fail: the histograms share their bounds and precision.
+        let _ = self.hist.add(&other.hist);
+        self.count += other.count;
+        self.sum_ns += other.sum_ns;
+        self.min_ns = self.min_ns.min(other.min_ns);
+        self.max_ns = self.max_ns.max(other.max_ns);
+        self.over_range += other.over_range;
+    }
+
     pub fn count(&self) -> u64 {
         self.count
     }
@@ -158,11 +172,22 @@ impl SessionStats {
 }
 
 /// All latency statistics of a run.
+///
+/// The hot path writes one histogram per latency: the current interval's, of the request's
+/// type and stage. Everything else — the interval per stage, the cumulative per stage and
+/// per type — is built from those when a report asks ([`Stats::refresh_views`]), which
+/// happens once per interval instead of once per message.
 pub struct Stats {
     highest_ns: u64,
-    cumulative: [LatencyRecorder; 4],
-    interval: [LatencyRecorder; 4],
-    by_request_type: [[LatencyRecorder; 4]; 3],
+    /// The current interval, per request type and stage.
+    current: [[LatencyRecorder; 4]; 3],
+    /// The intervals before it, per request type and stage.
+    earlier: [[LatencyRecorder; 4]; 3],
+    interval_view: [LatencyRecorder; 4],
+    cumulative_view: [LatencyRecorder; 4],
+    by_type_view: [[LatencyRecorder; 4]; 3],
+    views_fresh: bool,
+    over_range: u64,
     /// Session `id` lives at index `id - 1`: ids are handed out in order from 1, so the
     /// per-message lookup is an index, not a hash.
     sessions: Vec<SessionStats>,
@@ -173,11 +198,16 @@ impl Stats {
     /// `highest_ns` is the top of the histograms' range (`-x`).
     pub fn new(highest_ns: u64) -> Self {
         let stage = || LatencyRecorder::new(highest_ns, SIGNIFICANT_DIGITS);
+        let per_type = || std::array::from_fn(|_| std::array::from_fn(|_| stage()));
         Stats {
             highest_ns,
-            cumulative: std::array::from_fn(|_| stage()),
-            interval: std::array::from_fn(|_| stage()),
-            by_request_type: std::array::from_fn(|_| std::array::from_fn(|_| stage())),
+            current: per_type(),
+            earlier: per_type(),
+            interval_view: std::array::from_fn(|_| stage()),
+            cumulative_view: std::array::from_fn(|_| stage()),
+            by_type_view: per_type(),
+            views_fresh: true,
+            over_range: 0,
             sessions: Vec::new(),
             untracked_sessions: 0,
         }
@@ -186,9 +216,11 @@ impl Stats {
     #[inline]
     pub fn record(&mut self, latency: Latency) {
         let s = latency.stage.index();
-        self.cumulative[s].record(latency.ns);
-        self.interval[s].record(latency.ns);
-        self.by_request_type[latency.request_type.index()][s].record(latency.ns);
+        self.current[latency.request_type.index()][s].record(latency.ns);
+        self.views_fresh = false;
+        if latency.ns > self.highest_ns {
+            self.over_range += 1;
+        }
         if latency.stage == Stage::FirstResponse {
             let highest_ns = self.highest_ns;
             if let Some(session) = self.session_mut(latency.session) {
@@ -200,6 +232,31 @@ impl Stats {
                     .record(latency.ns);
             }
         }
+    }
+
+    /// Latencies above the histogram range so far, all stages.
+    pub fn over_range(&self) -> u64 {
+        self.over_range
+    }
+
+    /// Builds the per-stage interval and the cumulative views that reports read.
+    pub fn refresh_views(&mut self) {
+        if self.views_fresh {
+            return;
+        }
+        for s in 0..4 {
+            self.interval_view[s].reset();
+            self.cumulative_view[s].reset();
+            for t in 0..3 {
+                self.interval_view[s].merge(&self.current[t][s]);
+                let by_type = &mut self.by_type_view[t][s];
+                by_type.reset();
+                by_type.merge(&self.earlier[t][s]);
+                by_type.merge(&self.current[t][s]);
+                self.cumulative_view[s].merge(&self.by_type_view[t][s]);
+            }
+        }
+        self.views_fresh = true;
     }
 
     /// Registers session `id` (the next id in order) for the per-session table (bounded).
@@ -234,35 +291,50 @@ impl Stats {
         self.untracked_sessions
     }
 
+    /// Everything recorded for `stage` (after [`Stats::refresh_views`]).
     pub fn cumulative(&self, stage: Stage) -> &LatencyRecorder {
-        &self.cumulative[stage.index()]
+        debug_assert!(self.views_fresh, "refresh_views before reading views");
+        &self.cumulative_view[stage.index()]
     }
 
+    /// The current interval for `stage` (after [`Stats::refresh_views`]).
     pub fn interval(&self, stage: Stage) -> &LatencyRecorder {
-        &self.interval[stage.index()]
+        debug_assert!(self.views_fresh, "refresh_views before reading views");
+        &self.interval_view[stage.index()]
     }
 
+    /// Everything recorded for requests of type `t` at `stage` (after refresh_views).
     pub fn by_request_type(&self, t: RequestType, stage: Stage) -> &LatencyRecorder {
-        &self.by_request_type[t.index()][stage.index()]
+        debug_assert!(self.views_fresh, "refresh_views before reading views");
+        &self.by_type_view[t.index()][stage.index()]
     }
 
-    /// Starts a new interval.
+    /// Starts a new interval: the current one joins the earlier ones.
     pub fn reset_interval(&mut self) {
-        for r in &mut self.interval {
-            r.reset();
+        for (earlier, current) in self
+            .earlier
+            .iter_mut()
+            .flatten()
+            .zip(self.current.iter_mut().flatten())
+        {
+            earlier.merge(current);
+            current.reset();
         }
+        self.views_fresh = false;
     }
 
     /// Clears everything recorded (the live `r` key); sessions stay known.
     pub fn reset_all(&mut self) {
         for r in self
-            .cumulative
+            .current
             .iter_mut()
-            .chain(self.interval.iter_mut())
-            .chain(self.by_request_type.iter_mut().flatten())
+            .flatten()
+            .chain(self.earlier.iter_mut().flatten())
         {
             r.reset();
         }
+        self.over_range = 0;
+        self.views_fresh = false;
         for s in self.sessions.iter_mut() {
             s.first_response = None;
             s.requests = 0;
@@ -317,6 +389,7 @@ mod tests {
         s.record(l(100));
         s.reset_interval();
         s.record(l(300));
+        s.refresh_views();
         assert_eq!(s.interval(Stage::Ack).distribution().count, 1);
         assert_eq!(s.cumulative(Stage::Ack).distribution().count, 2);
         assert_eq!(
