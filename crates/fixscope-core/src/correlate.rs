@@ -163,7 +163,7 @@ impl<'a> MessageFacts<'a> {
         let key_len = key.tags.len() as u8;
         let mut found = 0u8;
         let mut needed = TYPE;
-        for (t, value) in crate::fix::message::Fields::new(message) {
+        for (t, value) in crate::fix::message::Fields::body(message) {
             match t {
                 tag::MSG_TYPE => {
                     facts.msg_type = value;

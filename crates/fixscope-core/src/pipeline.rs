@@ -537,6 +537,7 @@ fn on_message(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::correlate::Stage;
     use crate::fix::encode::FixEncoder;
     use crate::report::{IntervalReport, SummaryReport};
     use crate::segment::{Endpoint, FlowKey, TcpFlags};

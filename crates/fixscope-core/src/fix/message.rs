@@ -39,6 +39,19 @@ impl<'a> Fields<'a> {
     pub fn new(bytes: &'a [u8]) -> Self {
         Fields { rest: bytes }
     }
+
+    /// The fields after BeginString (8) and BodyLength (9) of a message that framing has
+    /// already validated — the two are skipped without being parsed.
+    pub fn body(message: &'a [u8]) -> Self {
+        let mut rest = message;
+        for _ in 0..2 {
+            rest = match find_soh(rest) {
+                Some(p) => &rest[p + 1..],
+                None => &[],
+            };
+        }
+        Fields { rest }
+    }
 }
 
 impl<'a> Iterator for Fields<'a> {
@@ -49,8 +62,18 @@ impl<'a> Iterator for Fields<'a> {
         let rest = self.rest;
         let mut tag: u32 = 0;
         let mut i = 0;
-        // Tags are short: parse digits by hand instead of searching for '=' first. At most
-        // 9 digits, so the u32 cannot overflow; a longer "tag" is garbage.
+        // Most tags have 2 or 3 digits: read those without a loop.
+        if rest.len() >= 4 {
+            let d = |b: u8| b.wrapping_sub(b'0') as u32;
+            let (d0, d1, d2) = (d(rest[0]), d(rest[1]), d(rest[2]));
+            if rest[2] == b'=' && d0 < 10 && d1 < 10 {
+                (tag, i) = (d0 * 10 + d1, 2);
+            } else if rest[3] == b'=' && d0 < 10 && d1 < 10 && d2 < 10 {
+                (tag, i) = (d0 * 100 + d1 * 10 + d2, 3);
+            }
+        }
+        // Other lengths: parse digits by hand. At most 9 digits, so the u32 cannot
+        // overflow; a longer "tag" is garbage.
         while i < rest.len() && rest[i].is_ascii_digit() {
             if i == 9 {
                 self.rest = &[];
@@ -111,6 +134,19 @@ mod tests {
         );
         assert_eq!(find_field(msg, 11), Some(&b"abc=def"[..]));
         assert_eq!(find_field(msg, 44), None);
+    }
+
+    #[test]
+    fn tags_of_every_length_and_body_skips_the_header() {
+        let msg = b"8=FIX.4.4\x019=5\x011=a\x0135=D\x01150=F\x011137=9\x0112345=x\x01";
+        let tags: Vec<u32> = Fields::new(msg).map(|(t, _)| t).collect();
+        assert_eq!(tags, [8, 9, 1, 35, 150, 1137, 12345]);
+        let tags: Vec<u32> = Fields::body(msg).map(|(t, _)| t).collect();
+        assert_eq!(tags, [1, 35, 150, 1137, 12345]);
+        // "3=" with a non-digit before '=' and "1x=" are garbage, not tags.
+        assert_eq!(Fields::new(b"1x=2\x01").next(), None);
+        assert_eq!(Fields::new(b"x1=2\x01").next(), None);
+        assert_eq!(Fields::new(b"12a=2\x01").next(), None);
     }
 
     #[test]
