@@ -13,8 +13,9 @@
 #    an open-loop ramp (RAMP_RATES) to find the highest rate the simulator drives here
 #    (achieved >= 95% of target, every order complete), then RUNS runs at that rate and
 #    one closed-loop run (--window); RUNS runs at 10k orders/s. Per run: kernel ring drops,
-#    requests vs matched, fixscope's CPU time (utime+stime from /proc/PID/stat, sampled
-#    when the client starts and when it ends), messages, ns of CPU per message (d).
+#    requests vs matched, fixscope's CPU time (sum_exec_runtime from
+#    /proc/PID/task/*/schedstat, sampled when the client starts and when it ends),
+#    messages, ns of CPU per message (d).
 # c  Observer effect over a veth pair between two network namespaces created here
 #    (10.201.0.1 exchange, 10.201.0.2 client; deleted on exit): closed-loop order rate and
 #    client round-trip p50/p99 without and with fixscope attached to the exchange-side
@@ -40,7 +41,6 @@ export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-/tmp/target-bench}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 FIXSCOPE=$CARGO_TARGET_DIR/release/fixscope
 BPF_COST=$CARGO_TARGET_DIR/release/examples/bpf_cost
-CLK_TCK=$(getconf CLK_TCK)
 NS_EX=fxsbench-ex-$$
 NS_CL=fxsbench-cl-$$
 VETH_EX=fxbex$$
@@ -97,7 +97,9 @@ prog_stats() {
         awk -v id="$id" -v n="$name" '$1 == "run_cnt:" {c = $2} $1 == "run_time_ns:" {t = $2} END {print id, n, c + 0, t + 0}' "$info"
     done
 }
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# CPU time of process $1 in ns: the scheduler's exact sum_exec_runtime over its threads
+# (/proc/PID/task/*/schedstat); agrees with utime+stime from /proc/PID/stat, without ticks.
+cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {print s + 0}'; }
 forget_pid() { local p=$1 q; local keep=(); for q in "${PIDS[@]}"; do [[ $q == "$p" ]] || keep+=("$q"); done; PIDS=("${keep[@]}"); }
 
 # start_exchange NETNS ADDR -> sets EX_PID
@@ -173,9 +175,9 @@ live_run() {
     local l0 l1 c0 c1 t0 t1
     start_exchange "" 127.0.0.1
     start_fixscope "" lo -s "$idle"
-    l0=$(load1); c0=$(cpu_ticks "$FX_PID"); t0=$(date +%s%N)
+    l0=$(load1); c0=$(cpu_ns "$FX_PID"); t0=$(date +%s%N)
     run_client "" 127.0.0.1 "$@"
-    c1=$(cpu_ticks "$FX_PID"); t1=$(date +%s%N); l1=$(load1)
+    c1=$(cpu_ns "$FX_PID"); t1=$(date +%s%N); l1=$(load1)
     sleep 1
     stop_pid "$FX_PID"
     stop_pid "$EX_PID"
@@ -184,15 +186,15 @@ live_run() {
     read -r rate sent comp inc p50 p99 < <(client_fields)
     read -r req matched msgs dreq dresp recs kreq hooks gaps segs < <(fixscope_fields)
     echo "  kernel: requests_in_range $kreq hook_calls $hooks records $recs; pipeline segments $segs tcp_gaps $gaps" >&2
-    python3 - "$tsv" "$label" "$idle" "$rate" "$sent" "$comp" "$inc" "$req" "$matched" "$msgs" "$dreq" "$dresp" "$recs" "$c0" "$c1" "$t0" "$t1" "$CLK_TCK" "$l0" "$l1" <<'EOF'
+    python3 - "$tsv" "$label" "$idle" "$rate" "$sent" "$comp" "$inc" "$req" "$matched" "$msgs" "$dreq" "$dresp" "$recs" "$c0" "$c1" "$t0" "$t1" "$l0" "$l1" <<'EOF'
 import os, sys
 (tsv, label, idle, rate, sent, comp, inc, req, matched, msgs, dreq, dresp, recs,
- c0, c1, t0, t1, tck, l0, l1) = sys.argv[1:]
-cpu_s = (float(c1) - float(c0)) / float(tck)
+ c0, c1, t0, t1, l0, l1) = sys.argv[1:]
+cpu_s = (int(c1) - int(c0)) / 1e9
 wall_s = (int(t1) - int(t0)) / 1e9
 msgs_s = int(msgs) / wall_s
 row = [label, idle, rate, sent, comp, inc, req, matched, msgs, dreq, dresp, recs,
-       f"{wall_s:.3f}", f"{cpu_s:.2f}", f"{100*cpu_s/wall_s:.1f}", f"{msgs_s:.0f}",
+       f"{wall_s:.3f}", f"{cpu_s:.3f}", f"{100*cpu_s/wall_s:.1f}", f"{msgs_s:.0f}",
        f"{cpu_s*1e9/int(msgs):.0f}" if int(msgs) else "nan",
        f"{100*cpu_s/wall_s/(msgs_s/1e5):.2f}" if msgs_s else "nan", l0, l1]
 new = not os.path.exists(tsv)

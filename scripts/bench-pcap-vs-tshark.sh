@@ -36,8 +36,15 @@ command -v tshark >/dev/null || { echo "tshark not installed (apt-get install -y
 [[ -x /usr/bin/time ]] || { echo "/usr/bin/time missing (apt-get install -y time)" >&2; exit 2; }
 mkdir -p "$BENCH_DIR"
 
-echo "== building (release)" >&2
-(cd "$ROOT" && cargo build --release -q -p fixscope && cargo build --release -q -p fixscope-core --example gen_capture)
+if [[ -z ${SKIP_BUILD:-} ]]; then
+    echo "== building (release)" >&2
+    (cd "$ROOT" && cargo build --release -q -p fixscope && cargo build --release -q -p fixscope-core --example gen_capture)
+fi
+# Run from a snapshot of the binary: the tree may change (and cargo rebuild) meanwhile.
+REV=$(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null || echo unknown)
+[[ -n $(cd "$ROOT" && git status --porcelain -uno 2>/dev/null) ]] && REV=$REV-dirty
+mkdir -p "$BENCH_DIR/bin"
+cp "$FIXSCOPE" "$BENCH_DIR/bin/fixscope-pcap-$$"; FIXSCOPE=$BENCH_DIR/bin/fixscope-pcap-$$
 
 FULL=$BENCH_DIR/orders-$ORDERS.pcap
 PREFIX_ORDERS=$(( ORDERS / 10 ))
@@ -59,8 +66,10 @@ timed() {
     t0=$(now_ns)
     /usr/bin/time -v -o "$tv" "$@" >"$out" 2>"$BENCH_DIR/stderr.txt"
     t1=$(now_ns)
-    local rss; rss=$(awk -F': ' '/Maximum resident set size/{print $2}' "$tv")
-    awk -v a="$t0" -v b="$t1" -v r="$rss" 'BEGIN{printf "%.4f %d\n", (b-a)/1e9, r}'
+    local rss cpu
+    rss=$(awk -F': ' '/Maximum resident set size/{print $2}' "$tv")
+    cpu=$(awk -F': ' '/User time|System time/{s += $2} END{print s}' "$tv")
+    awk -v a="$t0" -v b="$t1" -v r="$rss" -v c="$cpu" 'BEGIN{printf "%.4f %d %.2f\n", (b-a)/1e9, r, c}'
 }
 fixscope_msgs() { # messages framed, from the JSON summary
     tail -n 1 "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["counters"]["messages"])'
@@ -78,10 +87,10 @@ echo "== warming the page cache" >&2
 cat "$FULL" "$PREFIX" >/dev/null
 
 # Message counts (also checks that both tools see the same messages).
-read -r _ _ < <(run_fixscope "$FULL"); FULL_MSGS=$(fixscope_msgs "$BENCH_DIR/fixscope.out")
-read -r _ _ < <(run_fixscope "$PREFIX"); PREFIX_MSGS=$(fixscope_msgs "$BENCH_DIR/fixscope.out")
+read -r _ _ _ < <(run_fixscope "$FULL"); FULL_MSGS=$(fixscope_msgs "$BENCH_DIR/fixscope.out")
+read -r _ _ _ < <(run_fixscope "$PREFIX"); PREFIX_MSGS=$(fixscope_msgs "$BENCH_DIR/fixscope.out")
 echo "== tshark on the prefix capture (estimate; also a warm-up)" >&2
-read -r pw _ < <(run_tshark "$PREFIX")
+read -r pw _ _ < <(run_tshark "$PREFIX")
 PREFIX_TSHARK_MSGS=$(tshark_msgs "$BENCH_DIR/tshark.out")
 if [[ $PREFIX_TSHARK_MSGS != "$PREFIX_MSGS" ]]; then
     echo "WARNING: tshark printed $PREFIX_TSHARK_MSGS MsgType values, fixscope framed $PREFIX_MSGS messages" >&2
@@ -97,25 +106,25 @@ fi
 echo "== $T_NOTE" >&2
 
 RES=$BENCH_DIR/pcap-vs-tshark.tsv
-printf 'run\ttool\tcapture\tmessages\twall_s\tmsgs_per_s\tmaxrss_kb\tload1_before\tload1_after\n' >"$RES"
+printf 'run\ttool\tcapture\tmessages\twall_s\tmsgs_per_s\tmaxrss_kb\tcpu_s\tmsgs_per_cpu_s\tload1_before\tload1_after\n' >"$RES"
 for (( i = 1; i <= RUNS; i++ )); do
-    l0=$(load1); read -r w rss < <(run_fixscope "$FULL"); l1=$(load1)
+    l0=$(load1); read -r w rss cpu < <(run_fixscope "$FULL"); l1=$(load1)
     m=$(fixscope_msgs "$BENCH_DIR/fixscope.out")
     [[ $m == "$FULL_MSGS" ]] || echo "WARNING: fixscope run $i framed $m messages" >&2
-    printf '%d\tfixscope\t%s\t%s\t%s\t%.0f\t%s\t%s\t%s\n' "$i" "$(basename "$FULL")" "$m" "$w" \
-        "$(awk -v m="$m" -v w="$w" 'BEGIN{print m/w}')" "$rss" "$l0" "$l1" >>"$RES"
-    echo "run $i fixscope ${w}s rss ${rss}KB load $l0->$l1" >&2
+    printf '%d\tfixscope\t%s\t%s\t%s\t%.0f\t%s\t%s\t%.0f\t%s\t%s\n' "$i" "$(basename "$FULL")" "$m" "$w" \
+        "$(awk -v m="$m" -v w="$w" 'BEGIN{print m/w}')" "$rss" "$cpu" "$(awk -v m="$m" -v c="$cpu" 'BEGIN{print (c > 0 ? m/c : 0)}')" "$l0" "$l1" >>"$RES"
+    echo "run $i fixscope ${w}s cpu ${cpu}s rss ${rss}KB load $l0->$l1" >&2
 
-    l0=$(load1); read -r w rss < <(run_tshark "$T_CAP"); l1=$(load1)
+    l0=$(load1); read -r w rss cpu < <(run_tshark "$T_CAP"); l1=$(load1)
     m=$(tshark_msgs "$BENCH_DIR/tshark.out")
     [[ $m == "$T_MSGS" ]] || echo "WARNING: tshark run $i printed $m MsgType values, expected $T_MSGS" >&2
-    printf '%d\ttshark\t%s\t%s\t%s\t%.0f\t%s\t%s\t%s\n' "$i" "$(basename "$T_CAP")" "$m" "$w" \
-        "$(awk -v m="$m" -v w="$w" 'BEGIN{print m/w}')" "$rss" "$l0" "$l1" >>"$RES"
-    echo "run $i tshark   ${w}s rss ${rss}KB load $l0->$l1" >&2
+    printf '%d\ttshark\t%s\t%s\t%s\t%.0f\t%s\t%s\t%.0f\t%s\t%s\n' "$i" "$(basename "$T_CAP")" "$m" "$w" \
+        "$(awk -v m="$m" -v w="$w" 'BEGIN{print m/w}')" "$rss" "$cpu" "$(awk -v m="$m" -v c="$cpu" 'BEGIN{print (c > 0 ? m/c : 0)}')" "$l0" "$l1" >>"$RES"
+    echo "run $i tshark   ${w}s cpu ${cpu}s rss ${rss}KB load $l0->$l1" >&2
 done
 
 echo
-echo "machine: $(nproc) vCPU, kernel $(uname -r), $(tshark -v | head -1)"
+echo "fixscope $REV; machine: $(nproc) vCPU, kernel $(uname -r), $(tshark -v | head -1)"
 echo "capture: $FULL, $(stat -c %s "$FULL") bytes, $FULL_MSGS FIX messages, $ORDERS orders, $SESSIONS sessions"
 echo "$T_NOTE"
 echo "raw results: $RES"
@@ -124,17 +133,19 @@ import csv, statistics as st, sys
 rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
 def col(tool, k): return [float(r[k]) for r in rows if r["tool"] == tool]
 print()
-print("| tool | runs | wall s median (range) | msgs/s median (range) | peak RSS MB (max) |")
-print("|---|---|---|---|---|")
+print("| tool | runs | wall s median (range) | msgs/s median (range) | msgs per CPU-second median (range) | peak RSS MB (max) |")
+print("|---|---|---|---|---|---|")
 for t in ("fixscope", "tshark"):
-    w, r, m = col(t, "wall_s"), col(t, "msgs_per_s"), col(t, "maxrss_kb")
+    w, r, m, c = col(t, "wall_s"), col(t, "msgs_per_s"), col(t, "maxrss_kb"), col(t, "msgs_per_cpu_s")
     print(f"| {t} | {len(w)} | {st.median(w):.2f} ({min(w):.2f}–{max(w):.2f}) | "
-          f"{st.median(r):,.0f} ({min(r):,.0f}–{max(r):,.0f}) | {max(m)/1024:.0f} |")
+          f"{st.median(r):,.0f} ({min(r):,.0f}–{max(r):,.0f}) | {st.median(c):,.0f} ({min(c):,.0f}–{max(c):,.0f}) | {max(m)/1024:.0f} |")
 f, t = col("fixscope", "msgs_per_s"), col("tshark", "msgs_per_s")
 pairs = [a / b for a, b in zip(f, t)]
 print()
 print(f"ratio of medians (fixscope/tshark msgs/s): {st.median(f)/st.median(t):.1f}x; "
       f"per A/B pair: median {st.median(pairs):.1f}x, range {min(pairs):.1f}x–{max(pairs):.1f}x")
+fc, tc = col("fixscope", "msgs_per_cpu_s"), col("tshark", "msgs_per_cpu_s")
+print(f"ratio per CPU-second (user+sys): medians {st.median(fc)/st.median(tc):.1f}x; per pair median {st.median([a/b for a, b in zip(fc, tc)]):.1f}x")
 loads = [float(r[k]) for r in rows for k in ("load1_before", "load1_after")]
 print(f"load average (1 min) during the runs: median {st.median(loads):.2f}, range {min(loads):.2f}–{max(loads):.2f}")
 EOF

@@ -98,7 +98,7 @@ fn parse_args() -> Args {
         }
     }
     a.out = out.unwrap_or_else(|| usage());
-    if a.sessions == 0 || a.sessions > 250 || !(a.rate > 0.0) {
+    if a.sessions == 0 || a.sessions > 250 || a.rate.is_nan() || a.rate <= 0.0 {
         eprintln!("--sessions must be 1..=250 and --rate positive");
         usage()
     }
@@ -176,7 +176,9 @@ struct Session {
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Kind {
     /// Ack ER (and the fill in the same segment when `coalesce`).
-    Ack { coalesce: bool },
+    Ack {
+        coalesce: bool,
+    },
     Fill,
     ClientAck,
 }
@@ -232,7 +234,14 @@ impl Gen {
     }
 
     /// Appends one NewOrderSingle of 200–300 bytes to `out`.
-    fn order(&mut self, s: &mut Session, session: usize, ev: &Event, rng: &mut Rng, out: &mut Vec<u8>) {
+    fn order(
+        &mut self,
+        s: &mut Session,
+        session: usize,
+        ev: &Event,
+        rng: &mut Rng,
+        out: &mut Vec<u8>,
+    ) {
         let target = rng.range(200, 300) as usize;
         self.header(s, b"D", true, ev.ts);
         let id = Self::clordid(ev.order_no, session);
@@ -245,7 +254,10 @@ impl Gen {
             .field(60, &self.stamp.clone())
             .field_uint(38, ev.qty)
             .field(40, b"2")
-            .field_str(44, &format!("{}.{:02}", ev.px_cents / 100, ev.px_cents % 100))
+            .field_str(
+                44,
+                &format!("{}.{:02}", ev.px_cents / 100, ev.px_cents % 100),
+            )
             .field(59, b"0");
         // Measure, then pad with 58=Text to the target length.
         let mut probe = Vec::with_capacity(320);
@@ -260,7 +272,15 @@ impl Gen {
         self.messages += 1;
     }
 
-    fn exec_report(&mut self, s: &mut Session, session: usize, ev: &Event, fill: bool, ts: u64, out: &mut Vec<u8>) {
+    fn exec_report(
+        &mut self,
+        s: &mut Session,
+        session: usize,
+        ev: &Event,
+        fill: bool,
+        ts: u64,
+        out: &mut Vec<u8>,
+    ) {
         self.header(s, b"8", false, ts);
         let id = Self::clordid(ev.order_no, session);
         let px = format!("{}.{:02}", ev.px_cents / 100, ev.px_cents % 100);
@@ -282,7 +302,10 @@ impl Gen {
                 .field(151, b"0")
                 .field_str(6, &px);
         } else {
-            self.enc.field(14, b"0").field_uint(151, ev.qty).field(6, b"0");
+            self.enc
+                .field(14, b"0")
+                .field_uint(151, ev.qty)
+                .field(6, b"0");
         }
         let stamp = self.stamp.clone();
         self.enc.field(60, &stamp);
@@ -290,7 +313,14 @@ impl Gen {
         self.messages += 1;
     }
 
-    fn simple(&mut self, s: &mut Session, msg_type: &[u8], from_client: bool, ts: u64, out: &mut Vec<u8>) {
+    fn simple(
+        &mut self,
+        s: &mut Session,
+        msg_type: &[u8],
+        from_client: bool,
+        ts: u64,
+        out: &mut Vec<u8>,
+    ) {
         self.header(s, msg_type, from_client, ts);
         if msg_type == b"A" {
             self.enc.field(98, b"0").field(108, b"30");
@@ -417,7 +447,12 @@ fn main() -> std::io::Result<()> {
                     } else {
                         let fill_ts = ev.ts + rng.range(20_000, 400_000);
                         tie += 1;
-                        heap.push(Reverse(Event { ts: fill_ts, tie, kind: Kind::Fill, ..ev }));
+                        heap.push(Reverse(Event {
+                            ts: fill_ts,
+                            tie,
+                            kind: Kind::Fill,
+                            ..ev
+                        }));
                     }
                 }
                 Kind::Fill => g.exec_report(s, ev.session, &ev, true, ev.ts, &mut out),
@@ -426,7 +461,7 @@ fn main() -> std::io::Result<()> {
             g.packets += 1;
             last_ts = last_ts.max(ev.ts);
             s.server_segments += 1;
-            if s.server_segments % 2 == 0 {
+            if s.server_segments.is_multiple_of(2) {
                 tie += 1;
                 heap.push(Reverse(Event {
                     ts: ev.ts + rng.range(3_000, 12_000),

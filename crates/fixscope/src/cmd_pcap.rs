@@ -18,7 +18,13 @@ pub fn run(args: &PcapArgs) -> Result<ExitCode> {
     let captures: Vec<PathBuf> = args
         .captures
         .iter()
-        .map(|p| if p.as_os_str() == "-" { PathBuf::from("/dev/stdin") } else { p.clone() })
+        .map(|p| {
+            if p.as_os_str() == "-" {
+                PathBuf::from("/dev/stdin")
+            } else {
+                p.clone()
+            }
+        })
         .collect();
     for path in &captures {
         // Fail before printing anything when a file cannot even be opened.
