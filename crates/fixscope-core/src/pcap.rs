@@ -1413,59 +1413,23 @@ mod tests {
         }
     }
 
-    /// `cargo test --release -p fixscope-core --lib -- --ignored --nocapture throughput`
-    #[test]
-    #[ignore = "benchmark; run in release"]
-    fn throughput() {
-        let dir = tempfile::tempdir().unwrap();
-        let n = 2_000_000u64;
-        for format in [CaptureFormat::pcap_nanos(), CaptureFormat::pcapng_nanos()] {
-            let (c, s) = endpoints(false);
-            let mut conn = SyntheticConnection::new(c, s);
-            let path = dir.path().join("bench.cap");
-            let file = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
-            let mut w = CaptureWriter::new(file, format, LinkType::Ethernet).unwrap();
-            let msg = [b'F'; 180];
-            for i in 0..n {
-                let spec = if i % 2 == 0 {
-                    conn.client_sends(&msg)
-                } else {
-                    conn.server_sends(&msg)
-                };
-                w.write_tcp(BASE_NS + i * 1000, &spec).unwrap();
-            }
-            w.finish().unwrap();
-            let start = std::time::Instant::now();
-            let mut stats = CaptureStats::default();
-            let mut bytes = 0usize;
-            read_capture(&path, &fix_port(), &mut stats, |s| bytes += s.payload.len()).unwrap();
-            let secs = start.elapsed().as_secs_f64();
-            assert_eq!(stats.segments_in_port_range, n);
-            eprintln!(
-                "{format:?}: {n} packets in {secs:.3}s = {:.2} M packets/s, {:.0} MB/s",
-                n as f64 / secs / 1e6,
-                std::fs::metadata(&path).unwrap().len() as f64 / secs / 1e6
-            );
-        }
-    }
-
-    fn ndpi(name: &str) -> Option<PathBuf> {
+    /// The public captures in `shared/` beside the checkout (CI has it there too): a
+    /// missing file fails the test rather than skipping it unseen.
+    fn ndpi(name: &str) -> PathBuf {
         let p = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../../../shared/fix-captures/ndpi")
             .join(name);
-        if p.exists() {
-            Some(p)
-        } else {
-            eprintln!("{} not found; skipping", p.display());
-            None
-        }
+        assert!(
+            p.exists(),
+            "public FIX capture {} not found (shared/ beside the checkout)",
+            p.display()
+        );
+        p
     }
 
     #[test]
     fn reads_ndpi_fix_capture() {
-        let Some(path) = ndpi("ndpi_fix.pcap") else {
-            return;
-        };
+        let path = ndpi("ndpi_fix.pcap");
         let (r, seen, stats) = read(&path, &"4000".parse().unwrap());
         r.unwrap();
         // Figures from tshark: 1261 TCP packets, all on port 4000, 37586 payload bytes.
@@ -1491,9 +1455,7 @@ mod tests {
 
     #[test]
     fn reads_ndpi_fix2_capture() {
-        let Some(path) = ndpi("ndpi_fix2.pcap") else {
-            return;
-        };
+        let path = ndpi("ndpi_fix2.pcap");
         let (r, seen, stats) = read(&path, &"1024".parse().unwrap());
         r.unwrap();
         // tshark: 3049 packets, 3 ARP, 3046 TCP to/from port 1024, 67956 payload bytes.
