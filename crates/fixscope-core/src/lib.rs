@@ -14,6 +14,7 @@ pub mod pcap;
 pub mod pcap_writer;
 pub mod pipeline;
 pub mod ports;
+pub mod prefetch;
 pub mod reassembly;
 pub mod report;
 pub mod segment;

@@ -87,6 +87,14 @@ const SHB_MAGIC: u32 = 0x0A0D_0D0A;
 const EPB_TYPE: u32 = 6;
 const BOM: u32 = 0x1A2B_3C4D;
 
+/// What a consumer of segments wants after one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flow {
+    Continue,
+    /// Stop reading (the consumer cannot go on, e.g. its output was closed).
+    Stop,
+}
+
 /// Reads one pcap or pcapng file, decodes every packet, classifies TCP segments with
 /// `ports.classify(src_port, dst_port)` and calls `on_segment` for those in range, in file
 /// order.
@@ -94,7 +102,20 @@ pub fn read_capture(
     path: &Path,
     ports: &PortSet,
     stats: &mut CaptureStats,
-    on_segment: impl FnMut(&Segment<'_>),
+    mut on_segment: impl FnMut(&Segment<'_>),
+) -> Result<(), CaptureError> {
+    read_capture_until(path, ports, stats, |segment| {
+        on_segment(segment);
+        Flow::Continue
+    })
+}
+
+/// [`read_capture`] that stops at the first record after `on_segment` said [`Flow::Stop`].
+pub fn read_capture_until(
+    path: &Path,
+    ports: &PortSet,
+    stats: &mut CaptureStats,
+    on_segment: impl FnMut(&Segment<'_>) -> Flow,
 ) -> Result<(), CaptureError> {
     let mut file = File::open(path).map_err(|source| CaptureError::Open {
         path: path.to_path_buf(),
@@ -133,6 +154,7 @@ pub fn read_capture(
         ports,
         stats,
         on_segment,
+        stopped: false,
     };
     let result = match kind {
         Kind::Pcap => read_pcap(&mut source, capacity, &mut sink),
@@ -215,9 +237,11 @@ struct Sink<'a, F> {
     ports: &'a PortSet,
     stats: &'a mut CaptureStats,
     on_segment: F,
+    /// The consumer said [`Flow::Stop`]: the read loops end at the next record.
+    stopped: bool,
 }
 
-impl<F: FnMut(&Segment<'_>)> Sink<'_, F> {
+impl<F: FnMut(&Segment<'_>) -> Flow> Sink<'_, F> {
     #[inline]
     fn frame(&mut self, link: LinkType, ts_ns: u64, frame: &[u8]) {
         match decode(link, frame) {
@@ -230,7 +254,7 @@ impl<F: FnMut(&Segment<'_>)> Sink<'_, F> {
                 if t.missing_tail > 0 {
                     self.stats.truncated_segments += 1;
                 }
-                (self.on_segment)(&Segment {
+                let flow = (self.on_segment)(&Segment {
                     ts_ns,
                     flow: t.flow,
                     direction,
@@ -240,6 +264,7 @@ impl<F: FnMut(&Segment<'_>)> Sink<'_, F> {
                     payload: t.payload,
                     missing_tail: t.missing_tail,
                 });
+                self.stopped = flow == Flow::Stop;
             }
             Ok(Decoded::NotTcp) => self.stats.not_tcp += 1,
             Ok(Decoded::IpFragment) => self.stats.ip_fragments += 1,
@@ -345,7 +370,7 @@ fn read_u32(b: &[u8], at: usize, big_endian: bool) -> Option<u32> {
 fn read_pcap<R: Read>(
     source: R,
     mut capacity: usize,
-    sink: &mut Sink<'_, impl FnMut(&Segment<'_>)>,
+    sink: &mut Sink<'_, impl FnMut(&Segment<'_>) -> Flow>,
 ) -> Result<(), Failure> {
     let mut reader = LegacyPcapReader::new(capacity, source).map_err(|e| match e {
         PcapError::ReadError => Failure::Read,
@@ -358,6 +383,9 @@ fn read_pcap<R: Read>(
     let mut record_header = 16;
     let mut max_caplen = 0u32;
     loop {
+        if sink.stopped {
+            return Ok(());
+        }
         let offset = reader.consumed();
         // Legacy pcap has no checksums: a corrupt length would make us read garbage as
         // records. Like libpcap, reject lengths beyond the snaplen and the 256 KiB maximum.
@@ -465,7 +493,7 @@ impl NgState {
     #[inline]
     fn packet(
         &self,
-        sink: &mut Sink<'_, impl FnMut(&Segment<'_>)>,
+        sink: &mut Sink<'_, impl FnMut(&Segment<'_>) -> Flow>,
         if_id: u32,
         units: Option<u64>,
         data: &[u8],
@@ -576,7 +604,7 @@ fn peek_block(d: &[u8], big_endian: bool) -> Result<Peek<'_>, String> {
 fn read_pcapng<R: Read>(
     source: R,
     mut capacity: usize,
-    sink: &mut Sink<'_, impl FnMut(&Segment<'_>)>,
+    sink: &mut Sink<'_, impl FnMut(&Segment<'_>) -> Flow>,
 ) -> Result<(), Failure> {
     let mut reader = PcapNGReader::new(capacity, source).map_err(|e| match e {
         PcapError::ReadError => Failure::Read,
@@ -589,6 +617,9 @@ fn read_pcapng<R: Read>(
         last_ts_ns: 0,
     };
     loop {
+        if sink.stopped {
+            return Ok(());
+        }
         let offset = reader.consumed();
         // Fast path: complete EPBs (nearly every block) and blocks we skip, straight
         // from the buffer.

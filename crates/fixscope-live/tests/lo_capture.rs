@@ -30,9 +30,7 @@ fn v6() -> SocketAddr {
 #[test]
 fn lo_ipv4_server_role_captures_every_byte_once() {
     let _g = serial();
-    if !root_or_skip("lo_ipv4_server_role_captures_every_byte_once") {
-        return;
-    }
+    require_root("lo_ipv4_server_role_captures_every_byte_once");
     let (caps, cap) = exchange_and_verify(v4(), cfg(Role::Server, AttachMode::Auto));
     assert_eq!(cap.attach_kind(), "tcx", "kernel >= 6.6 attaches with TCX");
     // The 60 KB write travels as one GSO skb on lo and arrives as 16 KiB chunks.
@@ -49,9 +47,7 @@ fn lo_ipv4_server_role_captures_every_byte_once() {
 #[test]
 fn lo_ipv4_client_role_captures_every_byte_once() {
     let _g = serial();
-    if !root_or_skip("lo_ipv4_client_role_captures_every_byte_once") {
-        return;
-    }
+    require_root("lo_ipv4_client_role_captures_every_byte_once");
     // Also exercises the busy-poll strategy with a pinned consumer thread.
     let mut c = cfg(Role::Client, AttachMode::Auto);
     c.idle = fixscope_live::IdleStrategy::Spin;
@@ -62,9 +58,7 @@ fn lo_ipv4_client_role_captures_every_byte_once() {
 #[test]
 fn lo_ipv6_server_role_captures_every_byte_once() {
     let _g = serial();
-    if !root_or_skip("lo_ipv6_server_role_captures_every_byte_once") {
-        return;
-    }
+    require_root("lo_ipv6_server_role_captures_every_byte_once");
     let (caps, _) = exchange_and_verify(v6(), cfg(Role::Server, AttachMode::Auto));
     assert!(caps.iter().all(|c| c.src.is_ipv6() && c.dst.is_ipv6()));
 }
@@ -72,18 +66,14 @@ fn lo_ipv6_server_role_captures_every_byte_once() {
 #[test]
 fn lo_ipv6_client_role_captures_every_byte_once() {
     let _g = serial();
-    if !root_or_skip("lo_ipv6_client_role_captures_every_byte_once") {
-        return;
-    }
+    require_root("lo_ipv6_client_role_captures_every_byte_once");
     exchange_and_verify(v6(), cfg(Role::Client, AttachMode::Auto));
 }
 
 #[test]
 fn lo_tc_filter_fallback_captures_every_byte_once() {
     let _g = serial();
-    if !root_or_skip("lo_tc_filter_fallback_captures_every_byte_once") {
-        return;
-    }
+    require_root("lo_tc_filter_fallback_captures_every_byte_once");
     let _clean = ClsactCleanup::new("lo");
     {
         let (_, cap) = exchange_and_verify(v4(), cfg(Role::Server, AttachMode::TcFilter));
@@ -106,9 +96,7 @@ fn lo_tc_filter_fallback_captures_every_byte_once() {
 #[test]
 fn ip_filter_keeps_only_matching_addresses() {
     let _g = serial();
-    if !root_or_skip("ip_filter_keeps_only_matching_addresses") {
-        return;
-    }
+    require_root("ip_filter_keeps_only_matching_addresses");
     // Filter on 127.0.0.1: the exchange on 127.0.0.1 is complete.
     let mut c = cfg(Role::Server, AttachMode::Auto);
     c.ip_filter = Some(IpAddr::V4(Ipv4Addr::LOCALHOST));
@@ -138,9 +126,7 @@ fn ip_filter_keeps_only_matching_addresses() {
 #[test]
 fn ring_full_drops_are_counted_not_fatal() {
     let _g = serial();
-    if !root_or_skip("ring_full_drops_are_counted_not_fatal") {
-        return;
-    }
+    require_root("ring_full_drops_are_counted_not_fatal");
     let (addr, server) = spawn_server(None, v4());
     let mut c = cfg(Role::Server, AttachMode::Auto);
     c.ports = PortSet::single(addr.port());

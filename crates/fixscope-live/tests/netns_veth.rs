@@ -14,9 +14,7 @@ use fixscope_live::{fixscope_links_on, LiveCapture, LiveConfig, LiveError};
 #[test]
 fn veth_between_namespaces_captures_every_byte_once() {
     let _g = serial();
-    if !root_or_skip("veth_between_namespaces_captures_every_byte_once") {
-        return;
-    }
+    require_root("veth_between_namespaces_captures_every_byte_once");
     let pid = std::process::id();
     let (ns_a, ns_b) = (format!("fxs-test-{pid}-a"), format!("fxs-test-{pid}-b"));
     let (va, vb) = (format!("fxsa{pid}"), format!("fxsb{pid}"));

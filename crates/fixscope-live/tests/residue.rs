@@ -74,9 +74,7 @@ fn assert_tc_shows_nothing_of_ours() {
 #[test]
 fn tcx_links_vanish_on_drop() {
     let _g = serial();
-    if !root_or_skip("tcx_links_vanish_on_drop") {
-        return;
-    }
+    require_root("tcx_links_vanish_on_drop");
     let before = lo_links();
     let mut cfg = LiveConfig::new("lo", PortSet::single(47123));
     cfg.attach = AttachMode::Tcx;
@@ -100,9 +98,7 @@ fn tcx_links_vanish_on_drop() {
 #[test]
 fn tc_filters_vanish_on_drop() {
     let _g = serial();
-    if !root_or_skip("tc_filters_vanish_on_drop") {
-        return;
-    }
+    require_root("tc_filters_vanish_on_drop");
     let _clean = ClsactCleanup::new("lo");
     let mut cfg = LiveConfig::new("lo", PortSet::single(47123));
     cfg.attach = AttachMode::TcFilter;
@@ -128,9 +124,7 @@ fn tc_filters_vanish_on_drop() {
 #[test]
 fn nothing_left_after_normal_exit_sigterm_and_sigkill() {
     let _g = serial();
-    if !root_or_skip("nothing_left_after_normal_exit_sigterm_and_sigkill") {
-        return;
-    }
+    require_root("nothing_left_after_normal_exit_sigterm_and_sigkill");
     let _clean = ClsactCleanup::new("lo");
     let before = lo_links();
 
@@ -169,9 +163,7 @@ fn nothing_left_after_normal_exit_sigterm_and_sigkill() {
 #[test]
 fn unknown_interface_is_reported() {
     let _g = serial();
-    if !root_or_skip("unknown_interface_is_reported") {
-        return;
-    }
+    require_root("unknown_interface_is_reported");
     let cfg = LiveConfig::new("fxs-nope0", PortSet::single(9878));
     match LiveCapture::open(&cfg) {
         Err(LiveError::NoSuchInterface(name)) => assert_eq!(name, "fxs-nope0"),
@@ -187,9 +179,7 @@ fn unknown_interface_is_reported() {
 #[test]
 fn too_many_port_ranges_is_a_config_error() {
     let _g = serial();
-    if !root_or_skip("too_many_port_ranges_is_a_config_error") {
-        return;
-    }
+    require_root("too_many_port_ranges_is_a_config_error");
     let ports: PortSet = "1,2,3,4,5,6,7,8,9".parse().expect("ports");
     let cfg = LiveConfig::new("lo", ports);
     assert!(matches!(LiveCapture::open(&cfg), Err(LiveError::Config(_))));
@@ -198,9 +188,7 @@ fn too_many_port_ranges_is_a_config_error() {
 #[test]
 fn missing_capabilities_give_not_privileged() {
     let _g = serial();
-    if !root_or_skip("missing_capabilities_give_not_privileged") {
-        return;
-    }
+    require_root("missing_capabilities_give_not_privileged");
     if Command::new("capsh").arg("--help").output().is_err() {
         eprintln!("!!!!!!!! SKIPPED: capsh not installed (package libcap2-bin) !!!!!!!!");
         return;

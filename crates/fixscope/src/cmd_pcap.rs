@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use fixscope_core::pcap::{read_capture, CaptureStats};
+use fixscope_core::pcap::CaptureStats;
+use fixscope_core::prefetch::{read_captures_in_background, Flow};
 use fixscope_core::Pipeline;
 
 use crate::cli::PcapArgs;
@@ -36,35 +37,35 @@ pub fn run(args: &PcapArgs) -> Result<ExitCode> {
         None => None,
     };
     let mut reporter = output::stdout_reporter(args.analysis.json);
-    let mut stats = CaptureStats::default();
-    for path in &captures {
-        if args.analysis.verbose {
-            eprintln!("fixscope: reading {}", path.display());
-        }
-        let mut report_error: Option<io::Error> = None;
-        read_capture(path, &args.analysis.ports, &mut stats, |segment| {
-            if report_error.is_some() {
-                return;
-            }
+    // The captures are read and decoded on a second thread while the pipeline runs here.
+    let mut report_error: Option<io::Error> = None;
+    let stats = read_captures_in_background(
+        &captures,
+        &args.analysis.ports,
+        |segment| {
             if let Err(e) = pipeline.report_due_intervals(segment.ts_ns, &[], reporter.as_mut()) {
                 report_error = Some(e);
+                return Flow::Stop;
             }
             pipeline.on_segment(segment);
-        })
-        .map_err(anyhow::Error::new)?;
-        if let Some(e) = report_error {
-            return Err(e.into());
-        }
-        if args.analysis.verbose {
-            eprintln!(
-                "fixscope: {} so far: {} packets, {} TCP segments in port range, {} decode errors",
-                path.display(),
-                stats.packets,
-                stats.segments_in_port_range,
-                stats.decode_errors
-            );
-        }
+            Flow::Continue
+        },
+        |path, stats| {
+            if args.analysis.verbose {
+                eprintln!(
+                    "fixscope: read {}; so far {} packets, {} TCP segments in port range, {} decode errors",
+                    path.display(),
+                    stats.packets,
+                    stats.segments_in_port_range,
+                    stats.decode_errors
+                );
+            }
+        },
+    );
+    if let Some(e) = report_error {
+        return Err(e.into());
     }
+    let stats = stats.map_err(anyhow::Error::new)?;
     let source = capture_counters(&stats);
     pipeline.finish(&source, reporter.as_mut())?;
     if let Some(trace) = trace {

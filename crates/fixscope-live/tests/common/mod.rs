@@ -21,14 +21,15 @@ pub fn serial() -> MutexGuard<'static, ()> {
     LOCK.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// True when we may run; otherwise prints a loud skip notice.
-pub fn root_or_skip(test: &str) -> bool {
+/// Live capture needs root: a test run without it fails loudly instead of skipping.
+pub fn require_root(test: &str) {
     // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } == 0 {
-        return true;
+    if unsafe { libc::geteuid() } != 0 {
+        panic!(
+            "\n\n!!!!!!!! {test} NEEDS ROOT (CAP_BPF + CAP_NET_ADMIN, network namespaces): \
+             run the live tests as root (sudo -E cargo test) !!!!!!!!\n"
+        );
     }
-    eprintln!("\n!!!!!!!! SKIPPED: {test} needs root (CAP_BPF + CAP_NET_ADMIN) !!!!!!!!\n");
-    false
 }
 
 /// A FIX 4.4 message with a correct BodyLength and CheckSum and `pad` filler bytes.
