@@ -47,6 +47,8 @@ VETH_EX=fxbex$$
 VETH_CL=fxbcl$$
 
 (( EUID == 0 )) || { echo "needs root" >&2; exit 2; }
+# bpftool names this run's programs in section a2 (Debian: apt-get install bpftool).
+command -v bpftool >/dev/null || { echo "installing bpftool" >&2; DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bpftool >/dev/null; }
 (( RUNS >= 1 && RUNS <= 20 && OBS_PAIRS >= 1 && OBS_PAIRS <= 20 )) || { echo "RUNS/OBS_PAIRS out of range" >&2; exit 2; }
 mkdir -p "$BENCH_DIR"
 W=$BENCH_DIR/live-work

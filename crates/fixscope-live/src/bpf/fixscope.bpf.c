@@ -87,6 +87,29 @@ DEFINE_EMIT(2048)
 DEFINE_EMIT(16384) /* == FXS_CHUNK */
 _Static_assert(FXS_CHUNK == 16384, "emit_16384 must match FXS_CHUNK");
 
+/* Header offsets beyond this are read through the helper: the bound lets the verifier
+ * accept direct packet access at a variable offset. */
+#define FXS_DIRECT_MAX_OFF 1024
+
+/*
+ * Copies LEN header bytes at OFF. Headers are nearly always in the skb's linear area,
+ * where a direct read costs a few ns against ~25 ns for a bpf_skb_load_bytes call; the
+ * helper remains the fallback for anything else (it also handles non-linear data).
+ */
+static __always_inline int load_hdr(struct __sk_buff *skb, __u32 off, void *to, const __u32 len)
+{
+	void *data = (void *)(long)skb->data;
+	void *data_end = (void *)(long)skb->data_end;
+	if (off <= FXS_DIRECT_MAX_OFF) {
+		void *p = data + off;
+		if (p + len <= data_end) {
+			__builtin_memcpy(to, p, len);
+			return 0;
+		}
+	}
+	return bpf_skb_load_bytes(skb, off, to, len);
+}
+
 static __always_inline int port_watched(__u16 port)
 {
 	for (int i = 0; i < FXS_MAX_RANGES; i++) {
@@ -114,7 +137,7 @@ static __always_inline int handle(struct __sk_buff *skb, const int hook)
 		for (int i = 0; i < 2; i++) {
 			if (proto != bpf_htons(ETH_P_8021Q) && proto != bpf_htons(ETH_P_8021AD))
 				break;
-			if (bpf_skb_load_bytes(skb, off + 2, &proto, sizeof(proto)))
+			if (load_hdr(skb, off + 2, &proto, sizeof(proto)))
 				return PASS;
 			off += 4;
 		}
@@ -127,7 +150,7 @@ static __always_inline int handle(struct __sk_buff *skb, const int hook)
 	/* ---- L3 */
 	if (proto == bpf_htons(ETH_P_IP)) {
 		struct iphdr ip;
-		if (bpf_skb_load_bytes(skb, off, &ip, sizeof(ip)))
+		if (load_hdr(skb, off, &ip, sizeof(ip)))
 			return PASS;
 		if (ip.protocol != IPPROTO_TCP || (ip.frag_off & bpf_htons(0x3fff)))
 			return PASS; /* not TCP, or a fragment */
@@ -144,7 +167,7 @@ static __always_inline int handle(struct __sk_buff *skb, const int hook)
 		l4len = iplen - ihl;
 	} else if (proto == bpf_htons(ETH_P_IPV6)) {
 		struct ipv6hdr ip6;
-		if (bpf_skb_load_bytes(skb, off, &ip6, sizeof(ip6)))
+		if (load_hdr(skb, off, &ip6, sizeof(ip6)))
 			return PASS;
 		if (off > skb_len)
 			return PASS;
@@ -157,7 +180,7 @@ static __always_inline int handle(struct __sk_buff *skb, const int hook)
 			if (nh != 0 && nh != 43 && nh != 60) /* hop-by-hop, routing, dest opts */
 				break;
 			__u8 ext[2];
-			if (bpf_skb_load_bytes(skb, l4off, ext, sizeof(ext)))
+			if (load_hdr(skb, l4off, ext, sizeof(ext)))
 				return PASS;
 			nh = ext[0];
 			l4off += (ext[1] + 1) * 8;
@@ -174,7 +197,7 @@ static __always_inline int handle(struct __sk_buff *skb, const int hook)
 
 	/* ---- L4 */
 	__u8 th[20];
-	if (bpf_skb_load_bytes(skb, l4off, th, sizeof(th)))
+	if (load_hdr(skb, l4off, th, sizeof(th)))
 		return PASS;
 	__u16 sport = ((__u16)th[0] << 8) | th[1];
 	__u16 dport = ((__u16)th[2] << 8) | th[3];
