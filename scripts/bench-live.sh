@@ -101,7 +101,7 @@ prog_stats() {
 }
 # CPU time of process $1 in ns: the scheduler's exact sum_exec_runtime over its threads
 # (/proc/PID/task/*/schedstat); agrees with utime+stime from /proc/PID/stat, without ticks.
-cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {print s + 0}'; }
+cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%.0f\n", s}'; }
 forget_pid() { local p=$1 q; local keep=(); for q in "${PIDS[@]}"; do [[ $q == "$p" ]] || keep+=("$q"); done; PIDS=("${keep[@]}"); }
 
 # start_exchange NETNS ADDR -> sets EX_PID
