@@ -176,7 +176,7 @@ pub struct LiveArgs {
     #[arg(long = "duration", value_name = "SECS", allow_negative_numbers = true)]
     pub duration_s: Option<f64>,
     /// Ring-buffer size in MiB (records are dropped and counted when it is full).
-    #[arg(long = "ring-mb", default_value_t = 16, value_name = "MIB")]
+    #[arg(long = "ring-mb", default_value_t = 64, value_name = "MIB")]
     pub ring_mb: usize,
     /// Only traffic with this IP address at either end.
     #[arg(long = "ip", value_name = "ADDR")]
@@ -289,7 +289,7 @@ impl LiveArgs {
             cpu: None,
             idle: IdleArg::Backoff,
             duration_s: None,
-            ring_mb: 16,
+            ring_mb: 64,
             ip: None,
             attach: AttachArg::Auto,
         }
