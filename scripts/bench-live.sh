@@ -19,7 +19,8 @@
 # c  Observer effect over a veth pair between two network namespaces created here
 #    (10.201.0.1 exchange, 10.201.0.2 client; deleted on exit): closed-loop order rate and
 #    client round-trip p50/p99 without and with fixscope attached to the exchange-side
-#    veth, alternated B/A/B/A..., OBS_PAIRS pairs.
+#    veth, alternated B/A/B/A..., OBS_PAIRS pairs; then the same A/B at a fixed open-loop
+#    rate (OBS_RATE orders/s, below saturation): round-trip p50/p99 without and with.
 #
 # Everything started here is killed by PID in the exit trap; fixscope detaches on exit.
 # Results: $BENCH_DIR/live-*.tsv and a markdown summary on stdout.
@@ -36,6 +37,7 @@ RUN_S=${RUN_S:-6}                  # seconds of order flow per run
 RAMP_RATES=${RAMP_RATES:-"100000 200000 300000 400000 600000"}
 WINDOW=${WINDOW:-32}               # closed-loop outstanding orders per session
 OBS_PAIRS=${OBS_PAIRS:-4}
+OBS_RATE=${OBS_RATE:-100000}
 BENCH_DIR=${BENCH_DIR:-/tmp/fixscope-bench}
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-/tmp/target-bench}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -286,7 +288,7 @@ fi
 # ---------------------------------------------------------------- c: observer effect
 if [[ " $SECTIONS " == *" c "* ]]; then
     C=$BENCH_DIR/live-c-observer.tsv
-    printf 'pair\tfixscope\tachieved_rate\tsent\tcomplete\tincomplete\tp50_us\tp99_us\tload1\n' >"$C"
+    printf 'mode\tpair\tfixscope\tachieved_rate\tsent\tcomplete\tincomplete\tp50_us\tp99_us\tload1\n' >"$C"
     echo "== c: veth $VETH_EX ($NS_EX, 10.201.0.1) <-> $VETH_CL ($NS_CL, 10.201.0.2)" >&2
     ip netns add "$NS_EX"
     ip netns add "$NS_CL"
@@ -296,12 +298,14 @@ if [[ " $SECTIONS " == *" c "* ]]; then
     for ns in "$NS_EX" "$NS_CL"; do ip -n "$ns" link set lo up; done
     ip -n "$NS_EX" link set "$VETH_EX" up
     ip -n "$NS_CL" link set "$VETH_CL" up
+    for mode in closed open; do
+    if [[ $mode == closed ]]; then LOAD=(--window "$WINDOW"); else LOAD=(--rate "$OBS_RATE"); fi
     for (( i = 1; i <= OBS_PAIRS; i++ )); do
         for with in no yes; do
             start_exchange "$NS_EX" 10.201.0.1
             [[ $with == yes ]] && start_fixscope "$NS_EX" "$VETH_EX"
             l=$(load1)
-            run_client "$NS_CL" 10.201.0.1 --window "$WINDOW" --duration "$RUN_S" --pad "$PAD"
+            run_client "$NS_CL" 10.201.0.1 "${LOAD[@]}" --duration "$RUN_S" --pad "$PAD"
             if [[ $with == yes ]]; then
                 sleep 0.3; stop_pid "$FX_PID"
                 read -r req matched _ dreq dresp _ _ _ _ _ < <(fixscope_fields)
@@ -309,9 +313,10 @@ if [[ " $SECTIONS " == *" c "* ]]; then
             fi
             stop_pid "$EX_PID"
             read -r rate sent comp inc p50 p99 < <(client_fields)
-            printf '%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$i" "$with" "$rate" "$sent" "$comp" "$inc" "$p50" "$p99" "$l" >>"$C"
-            echo "  pair $i fixscope=$with rate $rate p50 ${p50}us p99 ${p99}us load $l" >&2
+            printf '%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$mode" "$i" "$with" "$rate" "$sent" "$comp" "$inc" "$p50" "$p99" "$l" >>"$C"
+            echo "  $mode pair $i fixscope=$with rate $rate p50 ${p50}us p99 ${p99}us load $l" >&2
         done
+    done
     done
     ip netns del "$NS_EX"; ip netns del "$NS_CL"
 fi
@@ -351,20 +356,24 @@ if "b" in sections:
               f"{med(f('cpu_ns_per_msg')):.0f} ns/msg (range {rng(f('cpu_ns_per_msg'))}); drops total {sum(f('drops_req'))+sum(f('drops_resp')):.0f}; "
               f"matched==requests in {sum(1 for x in g if x['matched']==x['requests'])}/{len(g)}")
 if "c" in sections:
+    for mode in ("closed", "open"):
+        r = [x for x in rows("live-c-observer.tsv") if x["mode"] == mode]
+        title = "closed loop, window per session" if mode == "closed" else "open loop at a fixed rate"
+        print(f"\n### c. Observer effect (veth between namespaces, {title})")
+        print("| fixscope | runs | orders/s median (range) | p50 us median | p99 us median |")
+        print("|---|---|---|---|---|")
+        m = {}
+        for w in ("no", "yes"):
+            g = [x for x in r if x["fixscope"] == w]
+            rate = [float(x["achieved_rate"]) for x in g]
+            p50 = [float(x["p50_us"]) for x in g]; p99 = [float(x["p99_us"]) for x in g]
+            m[w] = (rate, p50, p99)
+            if g: print(f"| {'attached' if w == 'yes' else 'not attached'} | {len(g)} | {med(rate):,.0f} ({rng(rate)}) | {med(p50):.1f} | {med(p99):.1f} |")
+        if m.get("no") and m["no"][0] and m["yes"][0]:
+            pairs = [y / n for n, y in zip(m["no"][0], m["yes"][0])]
+            print(f"\nwith/without orders/s: ratio of medians {med(m['yes'][0])/med(m['no'][0]):.3f}; per pair median {med(pairs):.3f} (range {min(pairs):.3f}–{max(pairs):.3f})")
+            print(f"with/without p50: {med(m['yes'][1])/med(m['no'][1]):.3f}; p99: {med(m['yes'][2])/med(m['no'][2]):.3f}")
     r = rows("live-c-observer.tsv")
-    print("\n### c. Observer effect (veth between namespaces, closed loop)")
-    print("| fixscope | runs | orders/s median (range) | p50 us median | p99 us median |")
-    print("|---|---|---|---|---|")
-    m = {}
-    for w in ("no", "yes"):
-        g = [x for x in r if x["fixscope"] == w]
-        rate = [float(x["achieved_rate"]) for x in g]
-        p50 = [float(x["p50_us"]) for x in g]; p99 = [float(x["p99_us"]) for x in g]
-        m[w] = (rate, p50, p99)
-        if g: print(f"| {'attached' if w == 'yes' else 'not attached'} | {len(g)} | {med(rate):,.0f} ({rng(rate)}) | {med(p50):.1f} | {med(p99):.1f} |")
-    if m.get("no") and m["no"][0] and m["yes"][0]:
-        pairs = [y / n for n, y in zip(m["no"][0], m["yes"][0])]
-        print(f"\nwith/without: ratio of medians {med(m['yes'][0])/med(m['no'][0]):.3f}; per pair median {med(pairs):.3f} (range {min(pairs):.3f}–{max(pairs):.3f})")
     loads = [float(x["load1"]) for x in r]
     if loads: print(f"load1 during c: median {med(loads):.2f} (range {min(loads):.2f}–{max(loads):.2f})")
 EOF
