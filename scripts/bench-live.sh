@@ -22,7 +22,8 @@
 #    veth, alternated B/A/B/A..., OBS_PAIRS pairs; then the same A/B at a fixed open-loop
 #    rate (OBS_RATE orders/s, below saturation): round-trip p50/p99 without and with.
 #
-# Everything started here is killed by PID in the exit trap; fixscope detaches on exit.
+# FIXSCOPE_WRAP prefixes fixscope's command line (e.g. "nice -n 10 chrt -b 0" to try a
+# lower scheduling class). Everything started here is killed by PID in the exit trap; fixscope detaches on exit.
 # Results: $BENCH_DIR/live-*.tsv and a markdown summary on stdout.
 set -euo pipefail
 
@@ -134,9 +135,9 @@ stop_pid() { # SIGINT, bounded wait, then TERM
 start_fixscope() {
     local ns=$1 iface=$2; shift 2
     if [[ -n $ns ]]; then
-        ip netns exec "$ns" "$FIXSCOPE" live -i "$iface" -p "$PORT" --json -r 0 "$@" </dev/null >"$W/fixscope.out" 2>"$W/fixscope.err" &
+        ip netns exec "$ns" ${FIXSCOPE_WRAP:-} "$FIXSCOPE" live -i "$iface" -p "$PORT" --json -r 0 "$@" </dev/null >"$W/fixscope.out" 2>"$W/fixscope.err" &
     else
-        "$FIXSCOPE" live -i "$iface" -p "$PORT" --json -r 0 "$@" </dev/null >"$W/fixscope.out" 2>"$W/fixscope.err" &
+        ${FIXSCOPE_WRAP:-} "$FIXSCOPE" live -i "$iface" -p "$PORT" --json -r 0 "$@" </dev/null >"$W/fixscope.out" 2>"$W/fixscope.err" &
     fi
     FX_PID=$!; PIDS+=("$FX_PID")
     local i
