@@ -77,19 +77,14 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-if [[ -z ${SKIP_BUILD:-} ]]; then
-    echo "== building (release)" >&2
-    (cd "$ROOT" && cargo build --release -q -p fixscope && cargo build --release -q -p fixscope-live --example bpf_cost)
-fi
-# Run from a snapshot of the binaries: the tree may change (and cargo rebuild) meanwhile.
-REV=$(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null || echo unknown)
-[[ -n $(cd "$ROOT" && git status --porcelain -uno 2>/dev/null) ]] && REV=$REV-dirty
-mkdir -p "$BENCH_DIR/bin"
-cp "$FIXSCOPE" "$BENCH_DIR/bin/fixscope-live-$$"; FIXSCOPE=$BENCH_DIR/bin/fixscope-live-$$
-cp "$BPF_COST" "$BENCH_DIR/bin/bpf_cost-$$"; BPF_COST=$BENCH_DIR/bin/bpf_cost-$$
+# shellcheck source=bench-common.sh
+source "$ROOT/scripts/bench-common.sh"
+build_release "-p fixscope" "-p fixscope-live --example bpf_cost"
+REV=$(source_rev)
+FIXSCOPE=$(snapshot "$FIXSCOPE" fixscope-live)
+BPF_COST=$(snapshot "$BPF_COST" bpf_cost)
 echo "fixscope $REV ($("$FIXSCOPE" --version)), binaries snapshotted in $BENCH_DIR/bin" >&2
 
-load1() { cut -d' ' -f1 /proc/loadavg; }
 # "prog_id name run_cnt run_time_ns" for each BPF program fd that process $1 holds.
 prog_stats() {
     local fd id name

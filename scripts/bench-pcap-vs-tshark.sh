@@ -36,15 +36,11 @@ command -v tshark >/dev/null || { echo "tshark not installed (apt-get install -y
 [[ -x /usr/bin/time ]] || { echo "/usr/bin/time missing (apt-get install -y time)" >&2; exit 2; }
 mkdir -p "$BENCH_DIR"
 
-if [[ -z ${SKIP_BUILD:-} ]]; then
-    echo "== building (release)" >&2
-    (cd "$ROOT" && cargo build --release -q -p fixscope && cargo build --release -q -p fixscope-core --example gen_capture)
-fi
-# Run from a snapshot of the binary: the tree may change (and cargo rebuild) meanwhile.
-REV=$(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null || echo unknown)
-[[ -n $(cd "$ROOT" && git status --porcelain -uno 2>/dev/null) ]] && REV=$REV-dirty
-mkdir -p "$BENCH_DIR/bin"
-cp "$FIXSCOPE" "$BENCH_DIR/bin/fixscope-pcap-$$"; FIXSCOPE=$BENCH_DIR/bin/fixscope-pcap-$$
+# shellcheck source=bench-common.sh
+source "$ROOT/scripts/bench-common.sh"
+build_release "-p fixscope" "-p fixscope-core --example gen_capture"
+REV=$(source_rev)
+FIXSCOPE=$(snapshot "$FIXSCOPE" fixscope-pcap)
 
 FULL=$BENCH_DIR/orders-$ORDERS.pcap
 PREFIX_ORDERS=$(( ORDERS / 10 ))
@@ -58,7 +54,6 @@ for spec in "$FULL:$ORDERS" "$PREFIX:$PREFIX_ORDERS"; do
 done
 
 now_ns() { date +%s%N; }
-load1() { cut -d' ' -f1 /proc/loadavg; }
 # Prints "wall_s maxrss_kb" for one command; stdout of the command goes to $1.
 timed() {
     local out=$1; shift
