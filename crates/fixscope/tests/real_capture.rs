@@ -166,7 +166,9 @@ fn tcpdump_capture_matches_tshark_dissector() {
     let mut stats = String::new();
     std::io::Read::read_to_string(&mut err, &mut stats).unwrap();
     assert!(
-        stats.lines().any(|l| l.trim() == "0 packets dropped by kernel"),
+        stats
+            .lines()
+            .any(|l| l.trim() == "0 packets dropped by kernel"),
         "tcpdump lost packets, the capture is incomplete: {stats}"
     );
 
