@@ -303,6 +303,10 @@ pub struct CorrelationCounters {
     pub evicted: u64,
     /// Requests or responses without the key tag(s).
     pub missing_key: u64,
+    /// Stage latencies not recorded because the later event carries an earlier timestamp
+    /// (captures merged from interfaces or taps whose clocks disagree): never recorded as
+    /// 0, which would be a wrong number.
+    pub time_reversed: u64,
 }
 
 /// One latency produced by a response.
@@ -467,29 +471,30 @@ impl Correlator {
         let Some(request_type) = p.request_type else {
             return;
         };
-        let since = |from: u64| ts_ns.saturating_sub(from);
-        let mut emit = |stage, ns| {
-            on_latency(Latency {
+        let time_reversed = &mut self.counters.time_reversed;
+        let mut emit = |stage, from: u64| match ts_ns.checked_sub(from) {
+            Some(ns) => on_latency(Latency {
                 stage,
                 request_type,
                 session,
                 ns,
-            })
+            }),
+            None => *time_reversed += 1,
         };
         if !p.responded {
             p.responded = true;
             self.counters.matched += 1;
-            emit(Stage::FirstResponse, since(p.request_ts_ns));
+            emit(Stage::FirstResponse, p.request_ts_ns);
         }
         if kind.ack && p.ack_ts_ns.is_none() {
             p.ack_ts_ns = Some(ts_ns);
-            emit(Stage::Ack, since(p.request_ts_ns));
+            emit(Stage::Ack, p.request_ts_ns);
         }
         if kind.fill && !p.filled {
             p.filled = true;
-            emit(Stage::Fill, since(p.request_ts_ns));
+            emit(Stage::Fill, p.request_ts_ns);
             if let Some(ack) = p.ack_ts_ns {
-                emit(Stage::AckToFill, since(ack));
+                emit(Stage::AckToFill, ack);
             }
         }
         if kind.terminal {
@@ -629,6 +634,22 @@ mod tests {
         );
         assert_eq!(h.c.counters.matched, 1);
         assert_eq!(h.c.counters.unmatched_responses, 0);
+        assert_eq!(h.c.pending(), 0);
+    }
+
+    #[test]
+    fn time_reversed_latencies_are_counted_never_recorded_as_zero() {
+        let mut h = H::new(CorrelatorLimits::default());
+        // The ack's clock is 5 µs behind the request's (merged captures, skewed clocks).
+        h.req(1, &order("A"), 100_000);
+        h.resp(1, &report("A", "0", "0"), 95_000);
+        h.resp(1, &report("A", "F", "2"), 130_000);
+        assert_eq!(
+            h.stages(),
+            vec![(Stage::Fill, 30_000), (Stage::AckToFill, 35_000)]
+        );
+        assert_eq!(h.c.counters.time_reversed, 2); // first response and ack
+        assert_eq!(h.c.counters.matched, 1);
         assert_eq!(h.c.pending(), 0);
     }
 

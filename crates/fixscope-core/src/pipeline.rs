@@ -425,6 +425,7 @@ impl Pipeline {
             evicted: c.evicted,
             pending: self.correlator.pending() as u64,
             missing_key: c.missing_key,
+            time_reversed: c.time_reversed,
             bad_checksum: self.framing.bad_checksum,
             bad_body_length: self.framing.bad_body_length,
             skipped_bytes: self.framing.skipped_bytes,

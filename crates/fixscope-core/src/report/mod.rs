@@ -36,6 +36,7 @@ pub struct Counters {
     pub evicted: u64,
     pub pending: u64,
     pub missing_key: u64,
+    pub time_reversed: u64,
     pub bad_checksum: u64,
     pub bad_body_length: u64,
     pub skipped_bytes: u64,

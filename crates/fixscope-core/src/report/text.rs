@@ -193,7 +193,7 @@ fn write_counters(
     source: &[(&'static str, u64)],
 ) -> io::Result<()> {
     writeln!(out, "\ncounters:")?;
-    let rows: [(&str, u64); 23] = [
+    let rows: [(&str, u64); 24] = [
         ("segments", c.segments),
         ("connections", c.connections),
         ("messages framed", c.messages),
@@ -207,6 +207,7 @@ fn write_counters(
         ("evicted (capacity)", c.evicted),
         ("still pending", c.pending),
         ("missing key tag", c.missing_key),
+        ("time-reversed (not recorded)", c.time_reversed),
         ("bad checksum", c.bad_checksum),
         ("bad body length", c.bad_body_length),
         ("bytes skipped (resync)", c.skipped_bytes),
