@@ -10,6 +10,7 @@ have llvm-strip || need_apt+=(llvm)
 have pkg-config || need_apt+=(pkg-config)
 have tcpdump || need_apt+=(tcpdump)
 have tshark || need_apt+=(tshark)
+have tmux || need_apt+=(tmux)        # the live keys test types into a real terminal
 have ip || need_apt+=(iproute2)
 have tc || need_apt+=(iproute2)
 have make || need_apt+=(make)

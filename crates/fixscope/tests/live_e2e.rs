@@ -601,3 +601,119 @@ fn bad_input_is_rejected_clearly() {
         .len();
     assert!(after <= before, "nothing attached by the failed runs");
 }
+
+/// The keyboard commands, typed into a real terminal (a tmux pane this test creates and
+/// kills): `?` help, SPACE cumulative percentiles + histogram mid-run, `r` reset, `q` quit
+/// with the final report and exit code 0.
+#[test]
+fn keys_in_a_terminal_help_summary_reset_quit() {
+    require_root("keys_in_a_terminal_help_summary_reset_quit");
+    let _g = serial();
+    assert!(
+        std::process::Command::new("tmux")
+            .arg("-V")
+            .output()
+            .is_ok_and(|o| o.status.success()),
+        "tmux is required for this test: run scripts/install-deps.sh (make test does)"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let truth = dir.path().join("truth.csv");
+    let exchange = start_exchange(None, "127.0.0.1:0", &truth, &[]);
+    let (out, err, rc) = (
+        dir.path().join("out.txt"),
+        dir.path().join("err.txt"),
+        dir.path().join("rc.txt"),
+    );
+    let session = format!("fxs-keys-{}", std::process::id());
+    let shell = format!(
+        "{} live -i lo -p {} -r 0.5 --duration 60 >{} 2>{}; echo $? >{}",
+        env!("CARGO_BIN_EXE_fixscope"),
+        exchange.addr.port(),
+        out.display(),
+        err.display(),
+        rc.display()
+    );
+    run_ok(
+        "tmux",
+        &[
+            "new-session",
+            "-d",
+            "-s",
+            &session,
+            "-x",
+            "200",
+            "-y",
+            "50",
+            &shell,
+        ],
+    );
+    // Kills the session (ours, by name) even if an assertion fails below.
+    struct TmuxSession(String);
+    impl Drop for TmuxSession {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("tmux")
+                .args(["kill-session", "-t", &self.0])
+                .output();
+        }
+    }
+    let _tmux = TmuxSession(session.clone());
+    let read = |p: &std::path::Path| std::fs::read_to_string(p).unwrap_or_default();
+    let keys = |k: &str| run_ok("tmux", &["send-keys", "-t", &session, "-l", k]);
+    wait_until("fixscope attached", Duration::from_secs(15), || {
+        read(&err).contains("fixscope: watching")
+    });
+    // Interactive: the key help is printed once at start.
+    assert!(read(&err).contains("keys: SPACE"), "{}", read(&err));
+
+    let addr = exchange.addr.to_string();
+    let client = fixscope_cmd(
+        None,
+        &[
+            "sim",
+            "client",
+            "--connect",
+            &addr,
+            "--rate",
+            "2000",
+            "--count",
+            "1000",
+        ],
+    )
+    .output()
+    .expect("sim client");
+    assert!(client.status.success(), "{client:?}");
+    wait_until("the orders matched", Duration::from_secs(10), || {
+        read(&out).contains("matched 1000")
+    });
+
+    keys("?");
+    wait_until("help on '?'", Duration::from_secs(5), || {
+        read(&err).matches("keys: SPACE").count() >= 2
+    });
+    keys(" ");
+    wait_until("summary on SPACE", Duration::from_secs(5), || {
+        read(&out).contains("histogram (first_response):")
+    });
+    let mid_run = read(&out);
+    assert!(mid_run.contains("p99.999"), "{mid_run}");
+    keys("r");
+    wait_until("reset on 'r'", Duration::from_secs(5), || {
+        read(&err).contains("statistics reset")
+    });
+    keys("q");
+    wait_until("exit on 'q'", Duration::from_secs(10), || {
+        !read(&rc).trim().is_empty()
+    });
+    assert_eq!(read(&rc).trim(), "0", "{}", read(&err));
+    let all = read(&out);
+    // The SPACE summary has a histogram; the final one, after the reset and with no orders
+    // since, has none (it would with the reset ignored).
+    assert_eq!(
+        all.matches("histogram (first_response):").count(),
+        1,
+        "{all}"
+    );
+    let final_report = &all[mid_run.len()..];
+    assert!(!final_report.is_empty(), "no final report after 'q'");
+    drop(exchange);
+}
