@@ -26,7 +26,7 @@ lint: deps
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
 bench: deps
-	$(CARGO) bench -p fixscope-core --bench pipeline
+	$(CARGO) bench -p fixscope-core
 
 clean:
 	$(CARGO) clean
