@@ -22,6 +22,15 @@
 #    veth, alternated B/A/B/A..., OBS_PAIRS pairs; then the same A/B at a fixed open-loop
 #    rate (OBS_RATE orders/s, below saturation): round-trip p50/p99 without and with.
 #
+#    OBS_VARIANTS lists the fixscope set-ups alternated with "no" (not attached):
+#    "yes" = attached, watching the traffic's port (default settings); "normal" = the same
+#    with `--priority normal` (consumer at ordinary priority); "filter" = attached but watching a port
+#    nobody uses (the BPF programs parse and filter every packet, nothing is copied), which
+#    separates the kernel-side parse cost from the copy + user-space cost.
+#    OBS_LAYOUT: "shared" (default) lets the scheduler put everything on every CPU;
+#    "split" is the production layout: client and exchange confined to CPU 0 (taskset),
+#    fixscope to CPU 1 (taskset + -c 1). Its BPF programs still run on CPU 0, in the
+#    senders' context, so their cost stays in the measurement.
 # FIXSCOPE_WRAP prefixes fixscope's command line (e.g. "nice -n 10 chrt -b 0" to try a
 # lower scheduling class). Everything started here is killed by PID in the exit trap; fixscope detaches on exit.
 # Results: $BENCH_DIR/live-*.tsv and a markdown summary on stdout.
@@ -39,6 +48,9 @@ RAMP_RATES=${RAMP_RATES:-"100000 200000 300000 400000 600000"}
 WINDOW=${WINDOW:-32}               # closed-loop outstanding orders per session
 OBS_PAIRS=${OBS_PAIRS:-4}
 OBS_RATE=${OBS_RATE:-100000}
+OBS_VARIANTS=${OBS_VARIANTS:-yes}
+OBS_MODES=${OBS_MODES:-"closed open"}
+OBS_LAYOUT=${OBS_LAYOUT:-shared}
 BENCH_DIR=${BENCH_DIR:-/tmp/fixscope-bench}
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-/tmp/target-bench}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -106,7 +118,7 @@ forget_pid() { local p=$1 q; local keep=(); for q in "${PIDS[@]}"; do [[ $q == "
 start_exchange() {
     local ns=$1 addr=$2
     if [[ -n $ns ]]; then
-        ip netns exec "$ns" "$FIXSCOPE" sim exchange --listen "$addr:$PORT" </dev/null >"$W/exchange.out" 2>"$W/exchange.err" &
+        ip netns exec "$ns" ${APP_WRAP:-} "$FIXSCOPE" sim exchange --listen "$addr:$PORT" </dev/null >"$W/exchange.out" 2>"$W/exchange.err" &
     else
         "$FIXSCOPE" sim exchange --listen "$addr:$PORT" </dev/null >"$W/exchange.out" 2>"$W/exchange.err" &
     fi
@@ -127,12 +139,14 @@ stop_pid() { # SIGINT, bounded wait, then TERM
     forget_pid "$p"
 }
 # start_fixscope NETNS IFACE [extra flags] -> sets FX_PID; output in $W/fixscope.{out,err}
+# Watches $FX_PORT (default: the traffic's port).
 start_fixscope() {
     local ns=$1 iface=$2; shift 2
+    local port=${FX_PORT:-$PORT}
     if [[ -n $ns ]]; then
-        ip netns exec "$ns" ${FIXSCOPE_WRAP:-} "$FIXSCOPE" live -i "$iface" -p "$PORT" --json -r 0 "$@" </dev/null >"$W/fixscope.out" 2>"$W/fixscope.err" &
+        ip netns exec "$ns" ${FIXSCOPE_WRAP:-} "$FIXSCOPE" live -i "$iface" -p "$port" --json -r 0 "$@" </dev/null >"$W/fixscope.out" 2>"$W/fixscope.err" &
     else
-        ${FIXSCOPE_WRAP:-} "$FIXSCOPE" live -i "$iface" -p "$PORT" --json -r 0 "$@" </dev/null >"$W/fixscope.out" 2>"$W/fixscope.err" &
+        ${FIXSCOPE_WRAP:-} "$FIXSCOPE" live -i "$iface" -p "$port" --json -r 0 "$@" </dev/null >"$W/fixscope.out" 2>"$W/fixscope.err" &
     fi
     FX_PID=$!; PIDS+=("$FX_PID")
     local i
@@ -147,7 +161,7 @@ start_fixscope() {
 run_client() {
     local ns=$1 addr=$2; shift 2
     if [[ -n $ns ]]; then
-        ip netns exec "$ns" "$FIXSCOPE" sim client --connect "$addr:$PORT" --sessions "$SESSIONS" "$@" </dev/null >"$W/client.out" 2>"$W/client.err"
+        ip netns exec "$ns" ${APP_WRAP:-} "$FIXSCOPE" sim client --connect "$addr:$PORT" --sessions "$SESSIONS" "$@" </dev/null >"$W/client.out" 2>"$W/client.err"
     else
         "$FIXSCOPE" sim client --connect "$addr:$PORT" --sessions "$SESSIONS" "$@" </dev/null >"$W/client.out" 2>"$W/client.err"
     fi
@@ -165,7 +179,7 @@ fixscope_fields() {
     tail -n 1 "$W/fixscope.out" | python3 -c '
 import json, sys
 d = json.load(sys.stdin); c = d["counters"]; s = d["source"]
-print(c["requests"], c["matched"], c["messages"], s["kernel_ring_drops_request"], s["kernel_ring_drops_response"], s["kernel_records"], s["kernel_requests_in_range"], s["kernel_hook_calls"], c["tcp_gaps"], c["segments"])'
+print(c["requests"], c["matched"], c["messages"], s["kernel_ring_drops_request"], s["kernel_ring_drops_response"], s["kernel_records"], s["kernel_requests_in_range"], s["kernel_hook_calls"], c["tcp_gaps"], c["segments"], s.get("consumer_raises", 0))'
 }
 
 # One measured run on lo: exchange + fixscope live + client. Appends a row to $1.
@@ -284,7 +298,7 @@ fi
 # ---------------------------------------------------------------- c: observer effect
 if [[ " $SECTIONS " == *" c "* ]]; then
     C=$BENCH_DIR/live-c-observer.tsv
-    printf 'mode\tpair\tfixscope\tachieved_rate\tsent\tcomplete\tincomplete\tp50_us\tp99_us\tload1\n' >"$C"
+    printf 'mode\tpair\tfixscope\tachieved_rate\tsent\tcomplete\tincomplete\tp50_us\tp99_us\tload1\tfixscope_cpu_ns\tkernel_records\n' >"$C"
     echo "== c: veth $VETH_EX ($NS_EX, 10.201.0.1) <-> $VETH_CL ($NS_CL, 10.201.0.2)" >&2
     ip netns add "$NS_EX"
     ip netns add "$NS_CL"
@@ -294,22 +308,38 @@ if [[ " $SECTIONS " == *" c "* ]]; then
     for ns in "$NS_EX" "$NS_CL"; do ip -n "$ns" link set lo up; done
     ip -n "$NS_EX" link set "$VETH_EX" up
     ip -n "$NS_CL" link set "$VETH_CL" up
-    for mode in closed open; do
+    FX_EXTRA=()
+    case $OBS_LAYOUT in
+        shared) ;;
+        split) APP_WRAP="taskset -c 0"; FIXSCOPE_WRAP="taskset -c 1"; FX_EXTRA=(-c 1) ;;
+        *) echo "OBS_LAYOUT must be shared or split" >&2; exit 2 ;;
+    esac
+    echo "   layout $OBS_LAYOUT" >&2
+    for mode in $OBS_MODES; do
     if [[ $mode == closed ]]; then LOAD=(--window "$WINDOW"); else LOAD=(--rate "$OBS_RATE"); fi
     for (( i = 1; i <= OBS_PAIRS; i++ )); do
-        for with in no yes; do
+        for with in no $OBS_VARIANTS; do
             start_exchange "$NS_EX" 10.201.0.1
-            [[ $with == yes ]] && start_fixscope "$NS_EX" "$VETH_EX"
+            fx_cpu=0; records=0
+            case $with in
+                no) ;;
+                yes) start_fixscope "$NS_EX" "$VETH_EX" "${FX_EXTRA[@]}" ;;
+                normal) start_fixscope "$NS_EX" "$VETH_EX" "${FX_EXTRA[@]}" --priority normal ;;
+                filter) FX_PORT=$((PORT + 1000)) start_fixscope "$NS_EX" "$VETH_EX" "${FX_EXTRA[@]}" ;;
+                *) echo "unknown OBS_VARIANTS entry: $with" >&2; exit 2 ;;
+            esac
             l=$(load1)
+            [[ $with != no ]] && cpu0=$(cpu_ns "$FX_PID")
             run_client "$NS_CL" 10.201.0.1 "${LOAD[@]}" --duration "$RUN_S" --pad "$PAD"
-            if [[ $with == yes ]]; then
+            if [[ $with != no ]]; then
+                fx_cpu=$(( $(cpu_ns "$FX_PID") - cpu0 ))
                 sleep 0.3; stop_pid "$FX_PID"
-                read -r req matched _ dreq dresp _ _ _ _ _ < <(fixscope_fields)
-                echo "  fixscope: requests $req matched $matched drops $dreq/$dresp" >&2
+                read -r req matched _ dreq dresp records _ _ _ _ raises < <(fixscope_fields)
+                echo "  fixscope ($with): requests $req matched $matched drops $dreq/$dresp records $records cpu $((fx_cpu / 1000000)) ms consumer raised $raises times" >&2
             fi
             stop_pid "$EX_PID"
             read -r rate sent comp inc p50 p99 < <(client_fields)
-            printf '%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$mode" "$i" "$with" "$rate" "$sent" "$comp" "$inc" "$p50" "$p99" "$l" >>"$C"
+            printf '%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$mode" "$i" "$with" "$rate" "$sent" "$comp" "$inc" "$p50" "$p99" "$l" "$fx_cpu" "$records" >>"$C"
             echo "  $mode pair $i fixscope=$with rate $rate p50 ${p50}us p99 ${p99}us load $l" >&2
         done
     done
@@ -356,19 +386,24 @@ if "c" in sections:
         r = [x for x in rows("live-c-observer.tsv") if x["mode"] == mode]
         title = "closed loop, window per session" if mode == "closed" else "open loop at a fixed rate"
         print(f"\n### c. Observer effect (veth between namespaces, {title})")
-        print("| fixscope | runs | orders/s median (range) | p50 us median | p99 us median |")
-        print("|---|---|---|---|---|")
         m = {}
-        for w in ("no", "yes"):
+        names = {"no": "not attached", "yes": "attached", "normal": "attached, --priority normal", "filter": "attached, port not in traffic (filter only)"}
+        variants = list(dict.fromkeys(x["fixscope"] for x in r))
+        print("| fixscope | runs | orders/s median (range) | p50 us median | p99 us median | fixscope user-space CPU ns/order | kernel records/order |")
+        print("|---|---|---|---|---|---|---|")
+        for w in variants:
             g = [x for x in r if x["fixscope"] == w]
             rate = [float(x["achieved_rate"]) for x in g]
             p50 = [float(x["p50_us"]) for x in g]; p99 = [float(x["p99_us"]) for x in g]
+            cpu = [float(x["fixscope_cpu_ns"]) / max(float(x["complete"]), 1) for x in g]
+            recs = [float(x["kernel_records"]) / max(float(x["complete"]), 1) for x in g]
             m[w] = (rate, p50, p99)
-            if g: print(f"| {'attached' if w == 'yes' else 'not attached'} | {len(g)} | {med(rate):,.0f} ({rng(rate)}) | {med(p50):.1f} | {med(p99):.1f} |")
-        if m.get("no") and m["no"][0] and m["yes"][0]:
-            pairs = [y / n for n, y in zip(m["no"][0], m["yes"][0])]
-            print(f"\nwith/without orders/s: ratio of medians {med(m['yes'][0])/med(m['no'][0]):.3f}; per pair median {med(pairs):.3f} (range {min(pairs):.3f}–{max(pairs):.3f})")
-            print(f"with/without p50: {med(m['yes'][1])/med(m['no'][1]):.3f}; p99: {med(m['yes'][2])/med(m['no'][2]):.3f}")
+            if g: print(f"| {names.get(w, w)} | {len(g)} | {med(rate):,.0f} ({rng(rate)}) | {med(p50):.1f} | {med(p99):.1f} | {med(cpu):.0f} | {med(recs):.2f} |")
+        for w in variants:
+            if w == "no" or not m.get("no") or not m["no"][0] or not m[w][0]: continue
+            pairs = [y / n for n, y in zip(m["no"][0], m[w][0])]
+            print(f"\n{names.get(w, w)} / not attached, orders/s: ratio of medians {med(m[w][0])/med(m['no'][0]):.3f}; per pair median {med(pairs):.3f} (range {min(pairs):.3f}–{max(pairs):.3f})")
+            print(f"p50: {med(m[w][1])/med(m['no'][1]):.3f}; p99: {med(m[w][2])/med(m['no'][2]):.3f}")
     r = rows("live-c-observer.tsv")
     loads = [float(x["load1"]) for x in r]
     if loads: print(f"load1 during c: median {med(loads):.2f} (range {min(loads):.2f}–{max(loads):.2f})")

@@ -14,6 +14,7 @@
 //! The record layout is defined once, in `src/bpf/fixscope.h`; Rust uses the type
 //! libbpf-cargo generates from its BTF.
 
+mod priority;
 mod ring;
 mod sys;
 
@@ -33,7 +34,11 @@ use fixscope_core::segment::{Direction, Endpoint, FlowKey, Segment, TcpFlags};
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 use libbpf_rs::{libbpf_sys, AsRawLibbpf, Link, MapCore, MapFlags, OpenObject, TcHook};
 
-use crate::ring::Ring;
+use crate::priority::YieldingConsumer;
+pub use crate::priority::{
+    thread_policy, ConsumerPriority, GUARD_PERIOD, MAX_LAG, MIN_YIELD_RING_BYTES,
+};
+use crate::ring::{Ring, RingLevel};
 use crate::skel::{types, FixscopeSkel, FixscopeSkelBuilder};
 
 pub use crate::sys::{
@@ -77,6 +82,14 @@ const REC_HDR: usize = size_of::<types::fxs_rec>();
 /// stops).
 pub const BATCH_PERIOD: Duration = Duration::from_millis(1);
 
+/// With [`IdleStrategy::Backoff`], the first and the longest sleep while the ring stays
+/// empty. The sleep keeps growing across `poll` calls until records come, so an idle
+/// capture wakes ~200 times a second, not ~1,250 (as when every 20 ms `poll` restarted
+/// at 20 µs); the first records after a quiet spell wait at most 5 ms in the ring, which
+/// changes no number (kernel timestamps) and is far below the wakeup threshold.
+const IDLE_SLEEP_MIN: Duration = Duration::from_micros(20);
+const IDLE_SLEEP_MAX: Duration = Duration::from_millis(5);
+
 /// How [`LiveCapture::poll`] waits while the ring is empty.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum IdleStrategy {
@@ -84,7 +97,7 @@ pub enum IdleStrategy {
     Spin,
     /// Drain at most once per [`BATCH_PERIOD`] (sooner only once the ring holds
     /// `wakeup_threshold_bytes`), and while the ring is empty sleep progressively longer
-    /// (20 µs, doubling up to 1 ms) in `ppoll` on the ring descriptor, which the kernel
+    /// (20 µs, doubling up to 5 ms) in `ppoll` on the ring descriptor, which the kernel
     /// wakes early once `wakeup_threshold_bytes` are queued.
     #[default]
     Backoff,
@@ -119,10 +132,13 @@ pub struct LiveConfig {
     /// The kernel wakes a sleeping `poll` once this many bytes are queued (0: on every
     /// record, which costs microseconds per record).
     pub wakeup_threshold_bytes: usize,
+    /// How the consumer competes for CPU with the measured applications.
+    pub priority: ConsumerPriority,
 }
 
 impl LiveConfig {
-    /// Defaults: role server, 64 MiB ring, backoff idling, auto attach, wake at 1/4 ring.
+    /// Defaults: role server, 64 MiB ring, backoff idling, auto attach, wake at 1/4 ring,
+    /// yielding consumer.
     pub fn new(iface: impl Into<String>, ports: PortSet) -> Self {
         LiveConfig {
             iface: iface.into(),
@@ -134,6 +150,7 @@ impl LiveConfig {
             ip_filter: None,
             attach: AttachMode::Auto,
             wakeup_threshold_bytes: 16 << 20,
+            priority: ConsumerPriority::Yield,
         }
     }
 }
@@ -232,8 +249,11 @@ enum Attached {
 
 /// A loaded and attached capture. Dropping it detaches everything it attached.
 pub struct LiveCapture {
-    // Field order matters for drop: the ring (which uses the map fd) and the links go
+    // Field order matters for drop: the priority guard stops first; the ring (which uses the map fd) and the links go
     // before the skeleton, the skeleton before its backing storage (freed in Drop).
+    yielding: Option<YieldingConsumer>,
+    /// Why `ConsumerPriority::Yield` was asked for but is not in effect.
+    priority_fallback: Option<String>,
     ring: Ring,
     attached: Attached,
     skel: ManuallyDrop<FixscopeSkel<'static>>,
@@ -248,6 +268,8 @@ pub struct LiveCapture {
     /// that ends pacing early.
     last_drain: Option<Instant>,
     wakeup_threshold_bytes: u64,
+    /// Backoff: the next sleep while the ring stays empty.
+    idle_sleep: Duration,
 }
 
 // SAFETY: every field is owned by the capture (the skeleton's storage is a heap block only
@@ -338,7 +360,22 @@ impl LiveCapture {
         match result {
             Ok((ring, attached)) => {
                 guard.0 = None;
+                let (yielding, priority_fallback) = match cfg.priority {
+                    ConsumerPriority::Normal => (None, None),
+                    ConsumerPriority::Yield => {
+                        let ring_fd = skel.maps.fxs_ring.as_fd().as_raw_fd();
+                        match RingLevel::new(ring_fd)
+                            .map_err(|e| format!("cannot map the ring positions: {e}"))
+                            .and_then(|level| YieldingConsumer::start(level, ring.size() as u64))
+                        {
+                            Ok(y) => (Some(y), None),
+                            Err(why) => (None, Some(why)),
+                        }
+                    }
+                };
                 Ok(LiveCapture {
+                    yielding,
+                    priority_fallback,
                     ring,
                     attached,
                     skel,
@@ -351,6 +388,7 @@ impl LiveCapture {
                     malformed: 0,
                     last_drain: None,
                     wakeup_threshold_bytes: cfg.wakeup_threshold_bytes as u64,
+                    idle_sleep: IDLE_SLEEP_MIN,
                 })
             }
             Err(e) => {
@@ -436,16 +474,22 @@ impl LiveCapture {
         on_segment: &mut dyn FnMut(&Segment<'_>),
     ) -> Result<usize, LiveError> {
         self.pin_if_needed()?;
+        if let Some(y) = &mut self.yielding {
+            y.on_poll(max_wait);
+        }
         if self.idle == IdleStrategy::Backoff {
             self.pace(max_wait);
         }
         let mut start: Option<Instant> = None;
-        let mut sleep = Duration::from_micros(20);
         loop {
             let drain_started = Instant::now();
             let n = self.drain(on_segment);
+            if let Some(y) = &mut self.yielding {
+                y.after_drain(self.ring.avail());
+            }
             if n > 0 {
                 self.last_drain = Some(drain_started);
+                self.idle_sleep = IDLE_SLEEP_MIN;
                 return Ok(n);
             }
             let t0 = *start.get_or_insert_with(Instant::now);
@@ -458,9 +502,9 @@ impl LiveCapture {
                 // No spinning here: a consumer hammering the producer position steals the
                 // ring's cache lines from the BPF programs (measured: ~+200 ns per record).
                 IdleStrategy::Backoff => {
-                    let wait = sleep.min(max_wait - elapsed);
+                    let wait = self.idle_sleep.min(max_wait - elapsed);
                     self.wait_readable(wait)?;
-                    sleep = (sleep * 2).min(Duration::from_millis(1));
+                    self.idle_sleep = (self.idle_sleep * 2).min(IDLE_SLEEP_MAX);
                 }
             }
         }
@@ -534,6 +578,27 @@ impl LiveCapture {
         }
         self.pinned = Some(me);
         Ok(())
+    }
+
+    /// The consumer priority in effect (`Yield` can fall back to `Normal`; see
+    /// [`LiveCapture::priority_fallback`]).
+    pub fn priority(&self) -> ConsumerPriority {
+        if self.yielding.is_some() {
+            ConsumerPriority::Yield
+        } else {
+            ConsumerPriority::Normal
+        }
+    }
+
+    /// Why a yielding consumer was asked for and could not be had (e.g. no CAP_SYS_NICE).
+    pub fn priority_fallback(&self) -> Option<&str> {
+        self.priority_fallback.as_deref()
+    }
+
+    /// How many times the guard raised the yielding consumer to normal priority because
+    /// the ring filled up or it fell behind (0 at normal priority).
+    pub fn consumer_raises(&self) -> u64 {
+        self.yielding.as_ref().map_or(0, |y| y.raises())
     }
 
     /// Bytes queued in the ring and not yet consumed.

@@ -86,6 +86,11 @@ impl Ring {
         self.fd
     }
 
+    /// Size of the data area in bytes.
+    pub(crate) fn size(&self) -> usize {
+        self.size
+    }
+
     fn consumer_pos(&self) -> &AtomicU64 {
         // SAFETY: page 0 of the mapping holds the 8-aligned u64 consumer position and
         // lives as long as `self`.
@@ -157,5 +162,66 @@ impl Drop for Ring {
             libc::munmap(self.consumer.as_ptr().cast(), self.page);
             libc::munmap(self.producer.as_ptr().cast(), self.page + 2 * self.size);
         }
+    }
+}
+
+/// A read-only view of a ring's fill level, for a thread other than the consumer (the
+/// priority guard). It has its own mapping of the two position pages, which stays valid
+/// on its own (a mapping holds the map) however the consumer's `Ring` is dropped.
+pub(crate) struct RingLevel {
+    positions: NonNull<u8>,
+    page: usize,
+}
+
+// SAFETY: only read through atomics; the mapping is owned by this value.
+unsafe impl Send for RingLevel {}
+
+impl RingLevel {
+    /// Maps the consumer and producer position pages of ring-buffer map `fd` read-only.
+    pub(crate) fn new(fd: RawFd) -> io::Result<RingLevel> {
+        // SAFETY: sysconf has no memory-safety preconditions.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        let page = usize::try_from(page).unwrap_or(4096);
+        // SAFETY: a fresh read-only mapping of a valid ringbuf fd (the kernel allows
+        // read-only mappings of any of its pages); the result is checked.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                2 * page,
+                libc::PROT_READ,
+                libc::MAP_SHARED,
+                fd,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(RingLevel {
+            // SAFETY: mmap never returns NULL on success.
+            positions: unsafe { NonNull::new_unchecked(p.cast()) },
+            page,
+        })
+    }
+
+    /// Bytes written by the kernel and not yet consumed.
+    pub(crate) fn pending(&self) -> u64 {
+        // SAFETY: page 0 holds the consumer position, page 1 the producer position, both
+        // 8-aligned u64s inside our mapping.
+        let (cons, prod) = unsafe {
+            (
+                &*(self.positions.as_ptr() as *const AtomicU64),
+                &*(self.positions.as_ptr().add(self.page) as *const AtomicU64),
+            )
+        };
+        let prod = prod.load(Ordering::Acquire);
+        prod.saturating_sub(cons.load(Ordering::Relaxed))
+    }
+}
+
+impl Drop for RingLevel {
+    fn drop(&mut self) {
+        // SAFETY: unmapping exactly the region mapped in `new`.
+        unsafe { libc::munmap(self.positions.as_ptr().cast(), 2 * self.page) };
     }
 }

@@ -150,6 +150,16 @@ pub enum IdleArg {
     Backoff,
 }
 
+/// `--priority`: how the ring consumer competes for CPU.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PriorityArg {
+    /// SCHED_IDLE: use only CPU time the host's applications leave over; a guard raises
+    /// the consumer to normal priority while the ring fills up or it falls behind (default).
+    Yield,
+    /// Ordinary scheduling, competing with the applications for CPU.
+    Normal,
+}
+
 /// `--attach`.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AttachArg {
@@ -184,6 +194,10 @@ pub struct LiveArgs {
     /// How to attach the BPF programs.
     #[arg(long = "attach", value_enum, default_value = "auto")]
     pub attach: AttachArg,
+    /// CPU priority of the ring consumer (the measured applications come first with
+    /// `yield`; records are never dropped for it).
+    #[arg(long = "priority", value_enum, default_value = "yield")]
+    pub priority: PriorityArg,
 }
 
 impl LiveArgs {
@@ -198,7 +212,12 @@ impl LiveArgs {
             bail!("--ring-mb must be between 1 and 1024, got {}", self.ring_mb);
         }
         if let Some(cpu) = self.cpu {
-            let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+            // Every CPU of the host, not just those this process may run on
+            // (available_parallelism follows the affinity mask, e.g. under taskset).
+            // SAFETY: sysconf has no memory-safety preconditions.
+            let cpus = usize::try_from(unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) })
+                .unwrap_or(1)
+                .max(1);
             if cpu >= cpus {
                 bail!(
                     "-c/--cpu {cpu} does not exist (this host has CPUs 0-{})",
@@ -221,6 +240,10 @@ impl LiveArgs {
             AttachArg::Auto => fixscope_live::AttachMode::Auto,
             AttachArg::Tcx => fixscope_live::AttachMode::Tcx,
             AttachArg::Tc => fixscope_live::AttachMode::TcFilter,
+        };
+        cfg.priority = match self.priority {
+            PriorityArg::Yield => fixscope_live::ConsumerPriority::Yield,
+            PriorityArg::Normal => fixscope_live::ConsumerPriority::Normal,
         };
         // Wake a sleeping consumer when a quarter of the ring is used, never per record.
         cfg.wakeup_threshold_bytes = ring_bytes / 4;
@@ -292,6 +315,7 @@ impl LiveArgs {
             ring_mb: 64,
             ip: None,
             attach: AttachArg::Auto,
+            priority: PriorityArg::Yield,
         }
     }
 }

@@ -75,13 +75,17 @@ pub fn run_with(
     );
     if verbose {
         eprintln!(
-            "fixscope: ifindex {}, ring {} MiB (wakeup at {} KiB queued), idle {:?}, cpu {:?}",
+            "fixscope: ifindex {}, ring {} MiB (wakeup at {} KiB queued), idle {:?}, cpu {:?}, priority {:?}",
             capture.ifindex(),
             config.ring_bytes >> 20,
             config.wakeup_threshold_bytes >> 10,
             config.idle,
-            config.cpu
+            config.cpu,
+            capture.priority()
         );
+    }
+    if let Some(why) = capture.priority_fallback() {
+        eprintln!("fixscope: note: consumer runs at normal priority: {why}");
     }
     let mut keys = KeyReader::new();
     if keys.interactive() {
@@ -124,7 +128,11 @@ pub fn run_with(
         pipeline.advance_to(fixscope_sim::monotonic_ns(), &interval_source, reporter)?;
         match keys.poll() {
             Some(Key::Summary) => {
-                let source = summary_counters(&kernel, capture.malformed_records());
+                let source = summary_counters(
+                    &kernel,
+                    capture.malformed_records(),
+                    capture.consumer_raises(),
+                );
                 pipeline.summary_now(&source, reporter)?;
             }
             Some(Key::Reset) => {
@@ -150,9 +158,10 @@ pub fn run_with(
         kernel = k;
     }
     let malformed = capture.malformed_records();
+    let raises = capture.consumer_raises();
     drop(capture);
     drop(keys);
-    let source = summary_counters(&kernel, malformed);
+    let source = summary_counters(&kernel, malformed, raises);
     pipeline.finish(&source, reporter)?;
     if let Some(trace) = trace {
         trace.finish()?;
@@ -191,8 +200,13 @@ fn interval_counters(k: &KernelCounters) -> Vec<(&'static str, u64)> {
     ]
 }
 
-/// Every kernel counter, for the summary.
-fn summary_counters(k: &KernelCounters, malformed_records: u64) -> Vec<(&'static str, u64)> {
+/// Every kernel counter, for the summary, and how often the yielding consumer had to be
+/// raised to normal priority.
+fn summary_counters(
+    k: &KernelCounters,
+    malformed_records: u64,
+    consumer_raises: u64,
+) -> Vec<(&'static str, u64)> {
     vec![
         ("kernel_hook_calls", k.hook_calls),
         ("kernel_requests_in_range", k.requests_in_range),
@@ -206,5 +220,6 @@ fn summary_counters(k: &KernelCounters, malformed_records: u64) -> Vec<(&'static
         ("kernel_wakeups", k.wakeups),
         ("kernel_load_errors", k.load_errors),
         ("malformed_records", malformed_records),
+        ("consumer_raises", consumer_raises),
     ]
 }

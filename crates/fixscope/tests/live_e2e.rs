@@ -717,3 +717,135 @@ fn keys_in_a_terminal_help_summary_reset_quit() {
     assert!(!final_report.is_empty(), "no final report after 'q'");
     drop(exchange);
 }
+
+/// Busy threads at normal priority on every CPU, so that a SCHED_IDLE consumer gets no
+/// CPU of its own; they stop when dropped (and after 60 s whatever happens).
+struct CpuHogs {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl CpuHogs {
+    fn start() -> CpuHogs {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let n = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let threads = (0..n)
+            .map(|_| {
+                let stop = std::sync::Arc::clone(&stop);
+                std::thread::spawn(move || {
+                    let until = Instant::now() + Duration::from_secs(60);
+                    while !stop.load(Ordering::Relaxed) && Instant::now() < until {
+                        std::hint::spin_loop();
+                    }
+                })
+            })
+            .collect();
+        CpuHogs { stop, threads }
+    }
+}
+
+impl Drop for CpuHogs {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+/// The scheduling policy of process `pid`'s main thread (where `fixscope live` polls).
+fn policy_of(pid: u32) -> libc::c_int {
+    fixscope_live::thread_policy(pid as i32).expect("sched_getscheduler")
+}
+
+/// `--priority yield` (default) runs the consumer as SCHED_IDLE; `--priority normal`, and a
+/// ring too small for yielding safely (with a note saying so), as SCHED_OTHER.
+#[test]
+fn consumer_priority_follows_the_flag() {
+    require_root("consumer_priority_follows_the_flag");
+    let _g = serial();
+    let port = free_port();
+    for (extra, want, note) in [
+        (&[][..], libc::SCHED_IDLE, false),
+        (&["--priority", "normal"][..], libc::SCHED_OTHER, false),
+        (&["--ring-mb", "8"][..], libc::SCHED_OTHER, true),
+    ] {
+        let mut live = start_live(None, "lo", port, extra);
+        let pid = live.proc.pid();
+        wait_until(
+            &format!("policy {want} with {extra:?}"),
+            Duration::from_secs(5),
+            || policy_of(pid) == want,
+        );
+        live.proc.signal(libc::SIGTERM);
+        let f = live.proc.finish(Duration::from_secs(10));
+        assert_eq!(f.status.code(), Some(0), "{extra:?}: {}", f.stderr);
+        assert_eq!(
+            f.stderr.contains("consumer runs at normal priority"),
+            note,
+            "{extra:?}: {}",
+            f.stderr
+        );
+    }
+}
+
+/// A host whose CPUs are all busy at normal priority starves a SCHED_IDLE consumer: the
+/// guard must raise it so that nothing is lost, every order is matched, and signals are
+/// still answered promptly.
+#[test]
+fn yielding_consumer_on_a_saturated_host_loses_nothing() {
+    require_root("yielding_consumer_on_a_saturated_host_loses_nothing");
+    let _g = serial();
+    let hogs = CpuHogs::start();
+    let orders = 4000u64;
+    let r = run_scenario(&RunSpec {
+        label: "saturated host",
+        exchange_args: &["--ack-delay", "fixed:20us", "--fill-delay", "fixed:10us"],
+        client_args: &["--sessions", "2", "--rate", "2000", "--count", "4000"],
+        // The hogs starve the simulator too (its answers took > 0.5 s at times, with TCP
+        // retransmissions on lo): those are real latencies, not timeouts to count.
+        live_args: &["-t", "30"],
+        ..RunSpec::default()
+    });
+    let s = &r.summary;
+    for (name, want) in [
+        ("requests", orders),
+        ("matched", orders),
+        ("unmatched_responses", 0),
+        ("timed_out", 0),
+        ("tcp_gaps", 0),
+    ] {
+        assert_eq!(counter(s, name), want, "counter {name}: {}", s["counters"]);
+    }
+    for name in ["kernel_ring_drops_request", "kernel_ring_drops_response"] {
+        assert_eq!(source(s, name), 0, "{name}: {}", s["source"]);
+    }
+    assert!(
+        source(s, "consumer_raises") >= 1,
+        "a starved SCHED_IDLE consumer must have been raised: {}",
+        s["source"]
+    );
+
+    // Idle and starved: SIGTERM must still end the run promptly (the guard raises an
+    // overdue consumer within MAX_LAG + GUARD_PERIOD; SCHED_IDLE alone can wait seconds).
+    let mut live = start_live(None, "lo", free_port(), &["--json"]);
+    std::thread::sleep(Duration::from_millis(500));
+    let t0 = Instant::now();
+    live.proc.signal(libc::SIGTERM);
+    let f = live.proc.finish(Duration::from_secs(10));
+    let took = t0.elapsed();
+    drop(hogs);
+    assert_eq!(f.status.code(), Some(0), "{}", f.stderr);
+    assert!(
+        took < Duration::from_secs(2),
+        "SIGTERM answered after {took:?} on a saturated host"
+    );
+    let (_, summary) = parse_report(&f.stdout);
+    assert_eq!(
+        source(&summary, "kernel_records"),
+        0,
+        "{}",
+        summary["source"]
+    );
+}

@@ -81,9 +81,15 @@ struct {
 		return 0;                                                                      \
 	}
 
+/* Powers of two, so a record never takes more than twice its size of ring: the ring then
+ * holds twice as much traffic and the producers touch fewer cache lines. */
 DEFINE_EMIT(128)
+DEFINE_EMIT(256)
 DEFINE_EMIT(512)
+DEFINE_EMIT(1024)
 DEFINE_EMIT(2048)
+DEFINE_EMIT(4096)
+DEFINE_EMIT(8192)
 DEFINE_EMIT(16384) /* == FXS_CHUNK */
 _Static_assert(FXS_CHUNK == 16384, "emit_16384 must match FXS_CHUNK");
 
@@ -281,14 +287,25 @@ static __always_inline int handle(struct __sk_buff *skb, const int hook)
 		}
 		__u32 at = poff + done;
 		int err;
-		if (n <= 128)
-			err = emit_128(skb, &h, at, n, wf, c);
-		else if (n <= 512)
-			err = emit_512(skb, &h, at, n, wf, c);
-		else if (n <= 2048)
-			err = emit_2048(skb, &h, at, n, wf, c);
-		else
+		if (n <= 512) {
+			if (n <= 128)
+				err = emit_128(skb, &h, at, n, wf, c);
+			else if (n <= 256)
+				err = emit_256(skb, &h, at, n, wf, c);
+			else
+				err = emit_512(skb, &h, at, n, wf, c);
+		} else if (n <= 2048) {
+			if (n <= 1024)
+				err = emit_1024(skb, &h, at, n, wf, c);
+			else
+				err = emit_2048(skb, &h, at, n, wf, c);
+		} else if (n <= 4096) {
+			err = emit_4096(skb, &h, at, n, wf, c);
+		} else if (n <= 8192) {
+			err = emit_8192(skb, &h, at, n, wf, c);
+		} else {
 			err = emit_16384(skb, &h, at, n, wf, c);
+		}
 		if (err) {
 			if (dir == FXS_DIR_REQUEST)
 				c->ring_drops_request++;
