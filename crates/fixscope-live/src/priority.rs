@@ -19,7 +19,7 @@
 //! priority (checked once, on a throwaway thread, before anything is lowered).
 
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -73,25 +73,19 @@ pub(crate) fn may_lower(raised: bool, pending_bytes: u64, low_bytes: u64) -> boo
     raised && pending_bytes < low_bytes
 }
 
-/// Whether policy changes are under our control, and how often the guard had to step in.
-#[derive(Default)]
-struct PolicyState {
-    /// The consumer currently runs at normal priority because the guard raised it.
-    raised: bool,
-    raises: u64,
-}
-
 struct Shared {
     /// The consumer's thread id (0 until its first poll).
     tid: AtomicI32,
     /// Nanoseconds since `epoch` by which the consumer is due back at the ring (u64::MAX:
     /// not yet polling).
     due_back_ns: AtomicU64,
-    /// Both threads change the consumer's policy only under this lock, so neither can undo
-    /// the other's change unseen.
-    state: Mutex<PolicyState>,
-    /// Mirrors `state.raised`, so the consumer's check after every drain is one load.
-    raised_hint: AtomicBool,
+    /// Set by the guard after raising the consumer, cleared by the consumer as it lowers
+    /// itself. No lock: a consumer that lowered itself to SCHED_IDLE while holding one
+    /// could be starved right there and block the guard (priority inversion, seen as the
+    /// ring filling up for 100+ ms). Instead the guard checks the thread's actual policy
+    /// each period, so a lost race costs at most one period.
+    raised: AtomicBool,
+    raises: AtomicU64,
     stop: AtomicBool,
     epoch: Instant,
 }
@@ -125,8 +119,8 @@ impl YieldingConsumer {
         let shared = Arc::new(Shared {
             tid: AtomicI32::new(0),
             due_back_ns: AtomicU64::new(u64::MAX),
-            state: Mutex::new(PolicyState::default()),
-            raised_hint: AtomicBool::new(false),
+            raised: AtomicBool::new(false),
+            raises: AtomicU64::new(0),
             stop: AtomicBool::new(false),
             epoch: Instant::now(),
         });
@@ -149,14 +143,10 @@ impl YieldingConsumer {
     pub(crate) fn on_poll(&mut self, max_wait: Duration) {
         // SAFETY: gettid has no preconditions.
         let tid = unsafe { libc::gettid() };
-        if tid != self.tid {
-            let mut st = lock(&self.shared.state);
-            if set_policy(0, libc::SCHED_IDLE).is_ok() {
-                st.raised = false;
-                self.shared.raised_hint.store(false, Ordering::Relaxed);
-                self.tid = tid;
-                self.shared.tid.store(tid, Ordering::Release);
-            }
+        if tid != self.tid && set_policy(0, libc::SCHED_IDLE).is_ok() {
+            self.tid = tid;
+            self.shared.raised.store(false, Ordering::Release);
+            self.shared.tid.store(tid, Ordering::Release);
         }
         let due = self.shared.now_ns() + max_wait.as_nanos() as u64;
         self.shared.due_back_ns.store(due, Ordering::Relaxed);
@@ -165,21 +155,16 @@ impl YieldingConsumer {
     /// Called after a drain with what is left in the ring: back to `SCHED_IDLE` once the
     /// backlog is gone.
     pub(crate) fn after_drain(&mut self, pending_bytes: u64) {
-        if !self.shared.raised_hint.load(Ordering::Relaxed) {
-            return;
-        }
-        let mut st = lock(&self.shared.state);
-        if may_lower(st.raised, pending_bytes, self.low_bytes)
-            && set_policy(0, libc::SCHED_IDLE).is_ok()
-        {
-            st.raised = false;
-            self.shared.raised_hint.store(false, Ordering::Relaxed);
+        let raised = self.shared.raised.load(Ordering::Acquire);
+        if may_lower(raised, pending_bytes, self.low_bytes) {
+            self.shared.raised.store(false, Ordering::Release);
+            let _ = set_policy(0, libc::SCHED_IDLE);
         }
     }
 
     /// How many times the guard raised the consumer.
     pub(crate) fn raises(&self) -> u64 {
-        lock(&self.shared.state).raises
+        self.shared.raises.load(Ordering::Relaxed)
     }
 }
 
@@ -192,6 +177,7 @@ impl Drop for YieldingConsumer {
         }
         // The thread that polled goes on with the caller's work (final report, ...): give
         // it its normal priority back.
+        // SAFETY: gettid has no preconditions.
         if self.tid != 0 && self.tid == unsafe { libc::gettid() } {
             let _ = set_policy(0, libc::SCHED_OTHER);
         }
@@ -207,20 +193,16 @@ fn guard_loop(shared: &Shared, level: &RingLevel, high_bytes: u64) {
         }
         let due = shared.due_back_ns.load(Ordering::Relaxed);
         let overdue = Duration::from_nanos(shared.now_ns().saturating_sub(due));
-        let mut st = lock(&shared.state);
-        if guard_verdict(st.raised, level.pending(), high_bytes, overdue) == GuardVerdict::Raise
+        // `raised` is what we believe; the thread's policy is the truth (the consumer may
+        // have lowered itself since, or be about to).
+        let at_idle = thread_policy(tid).is_ok_and(|p| p == libc::SCHED_IDLE);
+        if guard_verdict(!at_idle, level.pending(), high_bytes, overdue) == GuardVerdict::Raise
             && set_policy(tid, libc::SCHED_OTHER).is_ok()
         {
-            st.raised = true;
-            st.raises += 1;
-            shared.raised_hint.store(true, Ordering::Relaxed);
+            shared.raised.store(true, Ordering::Release);
+            shared.raises.fetch_add(1, Ordering::Relaxed);
         }
     }
-}
-
-fn lock(m: &Mutex<PolicyState>) -> std::sync::MutexGuard<'_, PolicyState> {
-    // A panic elsewhere cannot leave PolicyState inconsistent (two plain fields).
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 fn set_policy(tid: i32, policy: libc::c_int) -> std::io::Result<()> {
