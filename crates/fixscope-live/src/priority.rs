@@ -1,9 +1,9 @@
 //! Keeps the ring consumer out of the measured applications' way without losing records.
 //!
 //! On a host whose CPUs the applications keep busy, every microsecond the consumer runs at
-//! normal priority is taken from them: over veth, closed loop, the simulator's order rate
-//! fell to 0.60–0.65 of its rate without fixscope (BENCHMARKS.md §4c) although fixscope
-//! used only ~0.4 µs of CPU per order. With [`ConsumerPriority::Yield`] the consumer thread
+//! normal priority is taken from them (over veth, closed loop, both vCPUs busy: 0.65 of the
+//! simulator's order rate without fixscope, 0.70 with this; BENCHMARKS.md §4c). With
+//! [`ConsumerPriority::Yield`] the consumer thread
 //! runs as `SCHED_IDLE`: it gets the CPU time nobody else wants. Starved for long, it would
 //! let the ring fill up and lose records, so a guard thread at normal priority, which
 //! sleeps almost all the time, looks at the ring every [`GUARD_PERIOD`] and lifts the
@@ -29,8 +29,8 @@ use crate::ring::RingLevel;
 /// so every 10 ms is 0.25% of a core.
 pub const GUARD_PERIOD: Duration = Duration::from_millis(10);
 /// The smallest ring a yielding consumer is allowed with: from the high mark (1/8) to full,
-/// a 32 MiB ring holds ~40 ms of 1.7 M msgs/s of 300-byte messages (measured fill rate
-/// ~650 MB/s), ample for the guard's 10 ms period plus a scheduling delay.
+/// a 32 MiB ring holds ~40 ms of 1.7 M msgs/s of 300-byte messages (~380 bytes of ring
+/// each, ~650 MB/s), ample for the guard's 10 ms period plus a scheduling delay.
 pub const MIN_YIELD_RING_BYTES: u64 = 32 << 20;
 /// How long past its due time the consumer may stay away from the ring before it is raised.
 pub const MAX_LAG: Duration = Duration::from_millis(50);

@@ -849,3 +849,27 @@ fn yielding_consumer_on_a_saturated_host_loses_nothing() {
         summary["source"]
     );
 }
+
+/// `-c N` names a CPU of the host, even one outside the affinity mask fixscope was started
+/// with (`taskset -c 0 fixscope live -c 1` is how the split layout of BENCHMARKS.md §4c
+/// runs): the consumer thread is pinned there and the run ends normally.
+#[test]
+fn cpu_flag_accepts_a_host_cpu_outside_the_start_mask() {
+    require_root("cpu_flag_accepts_a_host_cpu_outside_the_start_mask");
+    let _g = serial();
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cpus < 2 {
+        panic!(
+            "\n\n!!!!!!!! cpu_flag_accepts_a_host_cpu_outside_the_start_mask NEEDS 2 CPUS \
+             (this host has {cpus}) !!!!!!!!\n"
+        );
+    }
+    let port = free_port().to_string();
+    let mut cmd = std::process::Command::new("taskset");
+    cmd.args(["-c", "0", BIN, "live", "-i", "lo", "-p", &port])
+        .args(["-c", "1", "--duration", "0.5", "--json"]);
+    let out = cmd.output().expect("run taskset (util-linux)");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("fixscope: watching lo"), "{err}");
+}
