@@ -31,6 +31,8 @@
 #    "split" is the production layout: client and exchange confined to CPU 0 (taskset),
 #    fixscope to CPU 1 (taskset + -c 1). Its BPF programs still run on CPU 0, in the
 #    senders' context, so their cost stays in the measurement.
+# FIXSCOPE_ALT=/path/to/another/fixscope makes a2 an A/B: each run measures this tree's
+# build and then that binary (the simulator is always this tree's).
 # FIXSCOPE_WRAP prefixes fixscope's command line (e.g. "nice -n 10 chrt -b 0" to try a
 # lower scheduling class). Everything started here is killed by PID in the exit trap; fixscope detaches on exit.
 # Results: $BENCH_DIR/live-*.tsv and a markdown summary on stdout.
@@ -144,9 +146,9 @@ start_fixscope() {
     local ns=$1 iface=$2; shift 2
     local port=${FX_PORT:-$PORT}
     if [[ -n $ns ]]; then
-        ip netns exec "$ns" ${FIXSCOPE_WRAP:-} "$FIXSCOPE" live -i "$iface" -p "$port" --json -r 0 "$@" </dev/null >"$W/fixscope.out" 2>"$W/fixscope.err" &
+        ip netns exec "$ns" ${FIXSCOPE_WRAP:-} "${FX_BIN:-$FIXSCOPE}" live -i "$iface" -p "$port" --json -r 0 "$@" </dev/null >"$W/fixscope.out" 2>"$W/fixscope.err" &
     else
-        ${FIXSCOPE_WRAP:-} "$FIXSCOPE" live -i "$iface" -p "$port" --json -r 0 "$@" </dev/null >"$W/fixscope.out" 2>"$W/fixscope.err" &
+        ${FIXSCOPE_WRAP:-} "${FX_BIN:-$FIXSCOPE}" live -i "$iface" -p "$port" --json -r 0 "$@" </dev/null >"$W/fixscope.out" 2>"$W/fixscope.err" &
     fi
     FX_PID=$!; PIDS+=("$FX_PID")
     local i
@@ -243,9 +245,12 @@ if [[ " $SECTIONS " == *" a "* ]]; then
 
     echo "== a2: bpftool run_time_ns/run_cnt under sim at 50k orders/s, $RUNS runs" >&2
     A2=$BENCH_DIR/live-a2-bpf-stats.tsv
-    printf 'run\tprog\trun_cnt\trun_time_ns\tns_per_packet\torder_rate\tload1\n' >"$A2"
+    printf 'run\tprog\trun_cnt\trun_time_ns\tns_per_packet\torder_rate\tload1\tbuild\n' >"$A2"
     sysctl -qw kernel.bpf_stats_enabled=1
+    BUILDS=(tree); [[ -n ${FIXSCOPE_ALT:-} ]] && BUILDS+=(alt)
     for (( i = 1; i <= RUNS; i++ )); do
+    for build in "${BUILDS[@]}"; do
+        FX_BIN=$FIXSCOPE; [[ $build == alt ]] && FX_BIN=$FIXSCOPE_ALT
         start_exchange "" 127.0.0.1
         start_fixscope "" lo
         run_client "" 127.0.0.1 --rate 50000 --duration "$RUN_S" --pad "$PAD"
@@ -254,20 +259,22 @@ if [[ " $SECTIONS " == *" a "* ]]; then
         prog_stats "$FX_PID" >"$W/progs.txt"
         stop_pid "$FX_PID"; stop_pid "$EX_PID"
         read -r rate _ < <(client_fields)
-        python3 - "$W/progs.txt" "$i" "$rate" "$(load1)" >>"$A2" <<'EOF2'
+        python3 - "$W/progs.txt" "$i" "$rate" "$(load1)" "$build" >>"$A2" <<'EOF2'
 import sys
-lines, run, rate, load = open(sys.argv[1]).read().split("\n"), sys.argv[2], sys.argv[3], sys.argv[4]
+lines, run, rate, load, build = open(sys.argv[1]).read().split("\n"), *sys.argv[2:6]
 tot_c = tot_t = 0
 for l in lines:
     if not l.strip(): continue
     pid, name, c, t = l.split()
     c, t = int(c), int(t)
     tot_c += c; tot_t += t
-    print(f"{run}\t{name}\t{c}\t{t}\t{t/c if c else 0:.0f}\t{rate}\t{load}")
-print(f"{run}\tboth\t{tot_c}\t{tot_t}\t{tot_t/tot_c if tot_c else 0:.0f}\t{rate}\t{load}")
+    print(f"{run}\t{name}\t{c}\t{t}\t{t/c if c else 0:.0f}\t{rate}\t{load}\t{build}")
+print(f"{run}\tboth\t{tot_c}\t{tot_t}\t{tot_t/tot_c if tot_c else 0:.0f}\t{rate}\t{load}\t{build}")
 EOF2
         tail -n 1 "$A2" | sed 's/^/  /' >&2
     done
+    done
+    unset FX_BIN
     sysctl -qw kernel.bpf_stats_enabled="$STATS_BEFORE"
 fi
 
@@ -363,9 +370,10 @@ if "a" in sections:
     for w in ("watched", "unwatched"):
         xs = [float(x["ns_per_packet"]) for x in r if x["watched"] == w]
         if xs: print(f"- bpf_cost example, {w} port: median {med(xs):.0f} ns/packet (range {rng(xs)}), {len(xs)} runs")
-    r = [x for x in rows("live-a2-bpf-stats.tsv") if x["prog"] == "both"]
-    xs = [float(x["ns_per_packet"]) for x in r]
-    if xs: print(f"- sim 50k orders/s on lo, bpftool stats: median {med(xs):.0f} ns/packet (range {rng(xs)}), {len(xs)} runs")
+    for b in ("tree", "alt"):
+        r = [x for x in rows("live-a2-bpf-stats.tsv") if x["prog"] == "both" and x.get("build", "tree") == b]
+        xs = [float(x["ns_per_packet"]) for x in r]
+        if xs: print(f"- sim 50k orders/s on lo, bpftool stats ({b} build): median {med(xs):.0f} ns/packet (range {rng(xs)}), {len(xs)} runs")
 if "b" in sections:
     print("\n### b/d. Sustained on lo with fixscope attached")
     print("| run | achieved orders/s | requests | matched | ring drops req/resp | msgs/s | fixscope CPU % | CPU % per 100k msgs/s | ns CPU/msg | load1 |")

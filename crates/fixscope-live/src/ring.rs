@@ -118,10 +118,16 @@ impl Ring {
         let cons_pos = self.consumer_pos();
         let mut cons = cons_pos.load(Ordering::Relaxed);
         let budget_end = cons + self.size as u64;
+        // The consumer position is published every RELEASE_EVERY bytes and when we stop,
+        // not after every record: each producer (BPF, on every CPU) reads that cache line
+        // on every reserve, and a line rewritten per record moves between cores each time.
+        let release_every = (self.size as u64 / 16).max(HDR_SZ);
+        let mut released = cons;
         let mut n = 0;
         loop {
             let prod = self.producer_pos().load(Ordering::Acquire);
             if cons >= prod || cons >= budget_end {
+                cons_pos.store(cons, Ordering::Release);
                 return n;
             }
             while cons < prod {
@@ -130,6 +136,7 @@ impl Ring {
                 let hdr = unsafe { &*(data.add((cons & self.mask) as usize) as *const AtomicU32) };
                 let len = hdr.load(Ordering::Acquire);
                 if len & BUSY_BIT != 0 {
+                    cons_pos.store(cons, Ordering::Release);
                     return n;
                 }
                 let rec_len = u64::from(len & !(BUSY_BIT | DISCARD_BIT));
@@ -148,7 +155,10 @@ impl Ring {
                     n += 1;
                 }
                 cons += (rec_len + HDR_SZ + 7) & !7;
-                cons_pos.store(cons, Ordering::Release);
+                if cons - released >= release_every {
+                    cons_pos.store(cons, Ordering::Release);
+                    released = cons;
+                }
             }
         }
     }
