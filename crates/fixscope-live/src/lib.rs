@@ -35,9 +35,7 @@ use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 use libbpf_rs::{libbpf_sys, AsRawLibbpf, Link, MapCore, MapFlags, OpenObject, TcHook};
 
 use crate::priority::YieldingConsumer;
-pub use crate::priority::{
-    thread_policy, ConsumerPriority, GUARD_PERIOD, MAX_LAG, MIN_YIELD_RING_BYTES,
-};
+pub use crate::priority::{thread_policy, ConsumerPriority};
 use crate::ring::{Ring, RingLevel};
 use crate::skel::{types, FixscopeSkel, FixscopeSkelBuilder};
 
@@ -249,8 +247,9 @@ enum Attached {
 
 /// A loaded and attached capture. Dropping it detaches everything it attached.
 pub struct LiveCapture {
-    // Field order matters for drop: the priority guard stops first; the ring (which uses the map fd) and the links go
-    // before the skeleton, the skeleton before its backing storage (freed in Drop).
+    // Field order matters for drop: the priority guard stops first; the ring (which uses
+    // the map fd) and the links go before the skeleton, the skeleton before its backing
+    // storage (freed in Drop).
     yielding: Option<YieldingConsumer>,
     /// Why `ConsumerPriority::Yield` was asked for but is not in effect.
     priority_fallback: Option<String>,
@@ -440,8 +439,7 @@ impl LiveCapture {
         }
         ro.cfg_wakeup_bytes = cfg.wakeup_threshold_bytes as u64;
 
-        // SAFETY: sysconf has no memory-safety preconditions.
-        let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096);
+        let page = ring::page_size();
         let ring = cfg
             .ring_bytes
             .max(page)

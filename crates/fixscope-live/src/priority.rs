@@ -27,13 +27,13 @@ use crate::ring::RingLevel;
 
 /// How often the guard looks at the ring. A timer wakeup costs ~25 µs of CPU in this VM,
 /// so every 10 ms is 0.25% of a core.
-pub const GUARD_PERIOD: Duration = Duration::from_millis(10);
+pub(crate) const GUARD_PERIOD: Duration = Duration::from_millis(10);
 /// The smallest ring a yielding consumer is allowed with: from the high mark (1/8) to full,
 /// a 32 MiB ring holds ~40 ms of 1.7 M msgs/s of 300-byte messages (~380 bytes of ring
 /// each, ~650 MB/s), ample for the guard's 10 ms period plus a scheduling delay.
-pub const MIN_YIELD_RING_BYTES: u64 = 32 << 20;
+pub(crate) const MIN_YIELD_RING_BYTES: u64 = 32 << 20;
 /// How long past its due time the consumer may stay away from the ring before it is raised.
-pub const MAX_LAG: Duration = Duration::from_millis(50);
+pub(crate) const MAX_LAG: Duration = Duration::from_millis(50);
 
 /// How the ring consumer competes for CPU with everything else on the host.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -29,13 +29,17 @@ pub(crate) struct Ring {
 // (consume) or atomics (avail); moving it to another thread is fine.
 unsafe impl Send for Ring {}
 
+/// The system's page size (the unit of the ring's mappings).
+pub(crate) fn page_size() -> usize {
+    // SAFETY: sysconf has no memory-safety preconditions.
+    usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096)
+}
+
 impl Ring {
     /// Maps ring-buffer map `fd` of `size` bytes (its max_entries). The caller keeps `fd`
     /// open for as long as this `Ring` lives.
     pub(crate) fn new(fd: RawFd, size: usize) -> io::Result<Ring> {
-        // SAFETY: sysconf has no memory-safety preconditions.
-        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-        let page = usize::try_from(page).unwrap_or(4096);
+        let page = page_size();
         if !size.is_power_of_two() || size < page {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, "bad ring size"));
         }
@@ -189,9 +193,7 @@ unsafe impl Send for RingLevel {}
 impl RingLevel {
     /// Maps the consumer and producer position pages of ring-buffer map `fd` read-only.
     pub(crate) fn new(fd: RawFd) -> io::Result<RingLevel> {
-        // SAFETY: sysconf has no memory-safety preconditions.
-        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-        let page = usize::try_from(page).unwrap_or(4096);
+        let page = page_size();
         // SAFETY: a fresh read-only mapping of a valid ringbuf fd (the kernel allows
         // read-only mappings of any of its pages); the result is checked.
         let p = unsafe {
