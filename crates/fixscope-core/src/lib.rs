@@ -18,6 +18,7 @@ pub mod prefetch;
 pub mod reassembly;
 pub mod report;
 pub mod segment;
+pub mod source;
 pub mod stats;
 
 pub use pipeline::{Pipeline, PipelineConfig};

@@ -1,0 +1,114 @@
+//! The seam every source of segments plugs into.
+//!
+//! A capture file, the live eBPF ring, and later a mirror-port (AF_PACKET) capture all
+//! produce the same thing: timestamped TCP [`Segment`]s, in the order the pipeline must see
+//! them. The binary runs every source through one driver loop, which asks the source for
+//! segments, for its clock (so quiet stretches still end intervals and raise timeouts) and
+//! for its own counters (which reach every output beside the pipeline's).
+
+use std::error::Error;
+use std::time::Duration;
+
+use crate::segment::Segment;
+
+/// Whether whoever receives segments wants more of them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flow {
+    Continue,
+    Stop,
+}
+
+/// What one [`Source::poll`] found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Polled {
+    /// This many segments were handed over (0 when `wait` passed with nothing to hand).
+    Segments(usize),
+    /// The source has nothing more and never will (end of the capture files).
+    Ended,
+}
+
+/// A source's failure: the binary adds context and prints it once.
+pub type SourceError = Box<dyn Error + Send + Sync + 'static>;
+
+/// One counter of a source: its name in every output (JSON field, text row) and its value.
+pub type Counter = (String, u64);
+
+/// A source of timestamped TCP segments.
+pub trait Source {
+    /// Hands the segments available now to `on_segment`, in order, waiting at most `wait`
+    /// for the first one. Stops early (returning what it handed) when `on_segment` says
+    /// [`Flow::Stop`].
+    fn poll(
+        &mut self,
+        wait: Duration,
+        on_segment: &mut dyn FnMut(&Segment<'_>) -> Flow,
+    ) -> Result<Polled, SourceError>;
+
+    /// The source's clock now, in the timebase of its segments' `ts_ns`. A live source
+    /// tells it, so a quiet wire still ends intervals and exposes requests past `-t`; a
+    /// capture's time moves only with its packets (`None`).
+    fn now_ns(&self) -> Option<u64>;
+
+    /// Nanoseconds to add to this source's timestamps to get UNIX time (UTC). Capture
+    /// timestamps are UNIX time already (0); live ones are CLOCK_MONOTONIC.
+    fn unix_offset_ns(&self) -> i64;
+
+    /// Every counter of the source, for the summary (names defined once, by the source's
+    /// counter struct).
+    fn counters(&mut self) -> Vec<Counter>;
+
+    /// The counters worth a place on every interval line (a subset of [`Source::counters`]).
+    fn interval_counters(&mut self) -> Vec<Counter> {
+        self.counters()
+    }
+
+    /// Stops capturing (live: detaches from the kernel). The driver has drained what was
+    /// left before. A failure to clean up is reported, never ignored.
+    fn close(&mut self) -> Result<(), SourceError> {
+        Ok(())
+    }
+}
+
+/// The counters of any struct of `u64` fields (and `bool` flags, as 0/1), named by its
+/// serde field names: how a source defines its counters once for every output.
+pub fn counters_of<T: serde::Serialize>(counters: &T) -> Vec<Counter> {
+    match serde_json::to_value(counters) {
+        Ok(serde_json::Value::Object(fields)) => fields
+            .into_iter()
+            .filter_map(|(name, v)| {
+                let value = v.as_u64().or_else(|| v.as_bool().map(u64::from))?;
+                Some((name, value))
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(serde::Serialize)]
+    struct Example {
+        packets: u64,
+        decode_errors: u64,
+        truncated_file: bool,
+    }
+
+    #[test]
+    fn counters_are_named_by_their_fields_in_order() {
+        let c = counters_of(&Example {
+            packets: 7,
+            decode_errors: 2,
+            truncated_file: true,
+        });
+        assert_eq!(
+            c,
+            vec![
+                ("packets".to_string(), 7),
+                ("decode_errors".to_string(), 2),
+                ("truncated_file".to_string(), 1)
+            ]
+        );
+    }
+}
