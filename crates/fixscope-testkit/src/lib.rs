@@ -1,0 +1,10 @@
+//! Helpers shared by fixscope's tests (a dev-dependency of every crate; never shipped).
+//!
+//! One rule for a test that cannot run here: it **fails loudly**, naming what is missing
+//! ([`require_root`], [`require_tool`], [`require_kernel`]). No test skips silently.
+
+pub mod fix;
+pub mod need;
+pub mod tc;
+
+pub use need::{kernel_version, require_kernel, require_root, require_tool, serial};
