@@ -35,11 +35,11 @@ mod tests {
 
     #[test]
     fn body_length_and_checksum_are_right() {
-        // BodyLength 12 = "35=D|11=A|"; CheckSum computed independently (python: sum % 256).
+        // BodyLength 10 = "35=D|11=A|"; CheckSum computed independently (python: sum % 256).
         let m = fix_message("FIX.4.4", &[(35, "D"), (11, "A")]);
         assert_eq!(
             m,
-            b"8=FIX.4.4\x019=12\x0135=D\x0111=A\x0110=198\x01".to_vec()
+            b"8=FIX.4.4\x019=10\x0135=D\x0111=A\x0110=196\x01".to_vec()
         );
     }
 }
