@@ -36,7 +36,10 @@ fn bench_pipeline(c: &mut Criterion) {
             || Pipeline::new(PipelineConfig::default()),
             |mut pipeline| {
                 feed(&mut pipeline, &segments);
-                assert_eq!(pipeline.counters().matched, (messages / 3) as u64);
+                assert_eq!(
+                    pipeline.counters().correlation.matched,
+                    (messages / 3) as u64
+                );
                 pipeline
             },
             BatchSize::PerIteration,
@@ -51,7 +54,10 @@ fn bench_pipeline(c: &mut Criterion) {
                 let start = thread_cpu_time();
                 feed(&mut pipeline, &segments);
                 total += thread_cpu_time() - start;
-                assert_eq!(pipeline.counters().matched, (messages / 3) as u64);
+                assert_eq!(
+                    pipeline.counters().correlation.matched,
+                    (messages / 3) as u64
+                );
             }
             total
         })

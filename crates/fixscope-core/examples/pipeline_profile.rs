@@ -20,7 +20,7 @@ fn main() {
     let start = std::time::Instant::now();
     workload::feed(&mut pipeline, &segments);
     let elapsed = start.elapsed();
-    let matched = pipeline.counters().matched;
+    let matched = pipeline.counters().correlation.matched;
     println!(
         "{messages} messages, {matched} matched, {:.0} ns/message",
         elapsed.as_nanos() as f64 / messages as f64

@@ -8,6 +8,7 @@
 //! The crate has no root, BPF or terminal dependencies: every stage is tested alone.
 
 pub mod correlate;
+pub mod counters;
 pub mod decode;
 pub mod fix;
 pub mod pcap;

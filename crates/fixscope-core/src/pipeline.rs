@@ -19,8 +19,9 @@ use crate::correlate::{
 };
 use crate::fix::framing::{FramedMessage, FramingCounters, StreamFramer};
 use crate::reassembly::{ReassemblyCounters, ReassemblyLimits, StreamEvent, StreamReassembler};
-use crate::report::{Counters, IntervalReport, Reporter, SummaryReport};
+use crate::report::{Counters, IntervalReport, Reporter, SummaryReport, TimeSpan};
 use crate::segment::{ConnectionKey, Direction, Segment};
+use crate::source::Counter;
 use crate::stats::Stats;
 
 /// Everything the pipeline can be tuned by.
@@ -122,6 +123,10 @@ pub struct Pipeline {
     interval_start_ns: Option<u64>,
     last_sweep_ns: u64,
     shed_connections: u64,
+    /// The counters at the end of the previous interval, for each interval's own counts.
+    interval_start_counters: Counters,
+    /// Added to timestamps for UNIX time in reports (the source's clock).
+    unix_offset_ns: i64,
 }
 
 impl Pipeline {
@@ -141,7 +146,15 @@ impl Pipeline {
             interval_start_ns: None,
             last_sweep_ns: 0,
             shed_connections: 0,
+            interval_start_counters: Counters::default(),
+            unix_offset_ns: 0,
         }
+    }
+
+    /// Tells the pipeline how its timestamps map to UNIX time
+    /// ([`crate::source::Source::unix_offset_ns`]), for wall-clock times in reports.
+    pub fn set_unix_offset_ns(&mut self, unix_offset_ns: i64) {
+        self.unix_offset_ns = unix_offset_ns;
     }
 
     /// Calls `observer` for every request and response (D/F/G, 8/9) framed.
@@ -200,6 +213,7 @@ impl Pipeline {
                 .syn_seq
                 .map_or(conn.payload_seen, |first_syn| first_syn != seg.seq);
         if reused {
+            correlator.close_session(conn.session);
             let session = *next_session;
             *next_session += 1;
             stats.open_session(session, key);
@@ -250,6 +264,8 @@ impl Pipeline {
             |event| sink.stream_event(event, &mut this.framer, direction, session),
         );
         if seg.flags.rst() || conn.finished() {
+            // No response can come on a closed connection: its requests are accounted for.
+            correlator.close_session(session);
             connections.remove(&key);
         }
         if self.now_ns.saturating_sub(self.last_sweep_ns) > 1_000_000_000 {
@@ -264,7 +280,14 @@ impl Pipeline {
     fn sweep_idle(&mut self) {
         self.last_sweep_ns = self.now_ns;
         let cutoff = self.now_ns.saturating_sub(self.config.idle_connection_ns);
-        self.connections.retain(|_, c| c.last_seen_ns >= cutoff);
+        let correlator = &mut self.correlator;
+        self.connections.retain(|_, c| {
+            let keep = c.last_seen_ns >= cutoff;
+            if !keep {
+                correlator.close_session(c.session);
+            }
+            keep
+        });
     }
 
     /// Drops the least recently active half of the connections (O(n), once per
@@ -274,7 +297,14 @@ impl Pipeline {
         let mid = last_seen.len() / 2;
         let (_, &mut median, _) = last_seen.select_nth_unstable(mid);
         let before = self.connections.len();
-        self.connections.retain(|_, c| c.last_seen_ns > median);
+        let correlator = &mut self.correlator;
+        self.connections.retain(|_, c| {
+            let keep = c.last_seen_ns > median;
+            if !keep {
+                correlator.close_session(c.session);
+            }
+            keep
+        });
         self.shed_connections += (before - self.connections.len()) as u64;
     }
 
@@ -283,7 +313,7 @@ impl Pipeline {
     pub fn advance_to(
         &mut self,
         now_ns: u64,
-        source: &[(&'static str, u64)],
+        source: &[Counter],
         reporter: &mut dyn Reporter,
     ) -> io::Result<()> {
         self.now_ns = self.now_ns.max(now_ns);
@@ -291,12 +321,21 @@ impl Pipeline {
         self.report_due_intervals(self.now_ns, source, reporter)
     }
 
+    /// Whether an interval report is due at `now_ns` (so a driver fetches its source's
+    /// counters only then).
+    pub fn interval_due(&self, now_ns: u64) -> bool {
+        self.config.interval_ns > 0
+            && self
+                .interval_start_ns
+                .is_none_or(|start| now_ns >= start + self.config.interval_ns)
+    }
+
     /// Emits the interval report if `now_ns` has passed the end of the current interval.
     /// Sources call this before feeding a segment with that timestamp.
     pub fn report_due_intervals(
         &mut self,
         now_ns: u64,
-        source: &[(&'static str, u64)],
+        source: &[Counter],
         reporter: &mut dyn Reporter,
     ) -> io::Result<()> {
         if self.config.interval_ns == 0 {
@@ -318,24 +357,41 @@ impl Pipeline {
         &mut self,
         start_ns: u64,
         end_ns: u64,
-        source: &[(&'static str, u64)],
+        source: &[Counter],
         reporter: &mut dyn Reporter,
     ) -> io::Result<()> {
         let counters = self.counters();
         self.stats.refresh_views();
-        let report = IntervalReport::new(start_ns, end_ns, &self.stats, counters, source);
+        let span = TimeSpan {
+            start_ns,
+            end_ns,
+            unix_offset_ns: self.unix_offset_ns,
+        };
+        let report = IntervalReport::new(
+            span,
+            &self.stats,
+            counters,
+            &self.interval_start_counters,
+            source,
+        );
         reporter.interval(&report)?;
+        self.interval_start_counters = counters;
         self.stats.reset_interval();
         Ok(())
     }
 
+    /// From the first timestamp seen to the latest.
+    fn run_span(&self) -> TimeSpan {
+        TimeSpan {
+            start_ns: self.first_ts_ns.unwrap_or(self.now_ns),
+            end_ns: self.now_ns,
+            unix_offset_ns: self.unix_offset_ns,
+        }
+    }
+
     /// Ends the run: delivers data held behind holes, reports the last partial interval and
     /// the cumulative summary. `source` holds the source's own counters (capture or kernel).
-    pub fn finish(
-        &mut self,
-        source: &[(&'static str, u64)],
-        reporter: &mut dyn Reporter,
-    ) -> io::Result<()> {
+    pub fn finish(&mut self, source: &[Counter], reporter: &mut dyn Reporter) -> io::Result<()> {
         self.flush_streams();
         if self.config.interval_ns > 0 {
             if let Some(start) = self.interval_start_ns {
@@ -345,27 +401,18 @@ impl Pipeline {
                 }
             }
         }
-        let counters = self.counters();
-        let duration_ns = self
-            .now_ns
-            .saturating_sub(self.first_ts_ns.unwrap_or(self.now_ns));
-        self.stats.refresh_views();
-        let summary = SummaryReport::new(&self.stats, counters, source, duration_ns);
-        reporter.summary(&summary)
+        self.summary_now(source, reporter)
     }
 
     /// Builds the cumulative summary now (live: the SPACE key) without ending the run.
     pub fn summary_now(
         &mut self,
-        source: &[(&'static str, u64)],
+        source: &[Counter],
         reporter: &mut dyn Reporter,
     ) -> io::Result<()> {
-        let duration_ns = self
-            .now_ns
-            .saturating_sub(self.first_ts_ns.unwrap_or(self.now_ns));
         let counters = self.counters();
         self.stats.refresh_views();
-        let summary = SummaryReport::new(&self.stats, counters, source, duration_ns);
+        let summary = SummaryReport::new(&self.stats, counters, source, self.run_span());
         reporter.summary(&summary)
     }
 
@@ -407,33 +454,23 @@ impl Pipeline {
 
     /// A snapshot of every pipeline counter.
     pub fn counters(&self) -> Counters {
-        let c = &self.correlator.counters;
-        let over_range = self.stats.over_range();
+        let correlation = self.correlator.counters;
+        let unanswered_pending = self.correlator.unanswered_pending() as u64;
         Counters {
             segments: self.segments,
             connections: self.next_session - 1,
             open_connections: self.connections.len() as u64,
             shed_connections: self.shed_connections,
-            messages: self.framing.messages,
-            requests: c.requests,
-            responses: c.responses,
-            matched: c.matched,
-            unmatched_responses: c.unmatched_responses,
-            duplicate_requests: c.duplicate_requests,
-            timed_out: c.timed_out,
-            expired_after_response: c.expired_after_response,
-            evicted: c.evicted,
+            framing: self.framing,
+            correlation,
+            unanswered: unanswered_pending
+                + correlation.unanswered_evicted
+                + correlation.unanswered_closed
+                + correlation.untracked_requests,
+            unanswered_pending,
             pending: self.correlator.pending() as u64,
-            missing_key: c.missing_key,
-            time_reversed: c.time_reversed,
-            bad_checksum: self.framing.bad_checksum,
-            bad_body_length: self.framing.bad_body_length,
-            skipped_bytes: self.framing.skipped_bytes,
-            tcp_gaps: self.reassembly.gaps,
-            tcp_gap_bytes: self.reassembly.gap_bytes,
-            retransmitted_bytes: self.reassembly.retransmitted_bytes,
-            out_of_order_segments: self.reassembly.out_of_order_segments,
-            over_range,
+            reassembly: self.reassembly,
+            over_range: self.stats.over_range(),
         }
     }
 }
@@ -653,8 +690,8 @@ mod tests {
         // The fill's first byte travelled in the 9 µs segment.
         assert_eq!(stages[Stage::Fill.index()].max_ns, 7_000);
         assert_eq!(stages[Stage::AckToFill.index()].count, 1);
-        assert_eq!(counters.matched, 1);
-        assert_eq!(counters.messages, 3);
+        assert_eq!(counters.correlation.matched, 1);
+        assert_eq!(counters.framing.messages, 3);
     }
 
     #[test]
@@ -710,8 +747,125 @@ mod tests {
         c.cseq = 778;
         let s = c.seg(Direction::Request, &order, 30);
         p.on_segment(&s);
-        assert_eq!(p.counters().duplicate_requests, 0);
+        assert_eq!(p.counters().correlation.duplicate_requests, 0);
         assert_eq!(p.counters().connections, 2);
+    }
+
+    /// An order (and its ack at `answered`), as (time, direction, bytes) to be sorted by
+    /// time and cut into segments in that order (each direction's sequence numbers follow
+    /// its own time order, as on the wire).
+    fn order_and_ack(id: &str, sent: u64, answered: Option<u64>) -> Vec<(u64, Direction, Vec<u8>)> {
+        let mut v = vec![(sent, Direction::Request, fix(&[(35, "D"), (11, id)]))];
+        if let Some(at) = answered {
+            let ack = fix(&[(35, "8"), (11, id), (150, "0"), (39, "0")]);
+            v.push((at, Direction::Response, ack));
+        }
+        v
+    }
+
+    /// Requests answered seconds after `-t` are in the percentiles and the max, counted
+    /// `timed_out` when `-t` passed and `late` when answered; every request is accounted for.
+    #[test]
+    fn a_slow_order_never_vanishes_from_the_percentiles() {
+        let mut p = Pipeline::new(PipelineConfig {
+            interval_ns: 1_000_000_000,
+            ..PipelineConfig::default() // -t 0.5 s, -x 10 s
+        });
+        let mut c = Conn {
+            client: ep(40000),
+            server: ep(9878),
+            cseq: 1,
+            sseq: 1,
+        };
+        let mut msgs = Vec::new();
+        // 997 orders answered in 50 µs; 3 held for 2 s, 3 s and 12 s (above -x).
+        for i in 0..1000u64 {
+            let sent = i * 1_000_000;
+            let hold = match i {
+                10 => 2_000_000_000,
+                20 => 3_000_000_000,
+                30 => 12_000_000_000,
+                _ => 50_000,
+            };
+            msgs.extend(order_and_ack(&format!("O{i}"), sent, Some(sent + hold)));
+        }
+        // One never answered.
+        msgs.extend(order_and_ack("LOST", 5_000_500, None));
+        msgs.sort_by_key(|m| m.0);
+        let mut r = Collect::default();
+        let mut timed_out_seen = Vec::new();
+        for (t, direction, bytes) in &msgs {
+            let s = c.seg(*direction, bytes, *t);
+            p.report_due_intervals(*t, &[], &mut r).unwrap();
+            p.on_segment(&s);
+            timed_out_seen.push((*t, p.counters().correlation.timed_out));
+        }
+        // -t is an alert: the 3 held orders and the lost one count as timed out once 0.5 s
+        // passed for them, long before any answer.
+        let at = |t: u64| timed_out_seen.iter().rev().find(|x| x.0 <= t).map(|x| x.1);
+        assert_eq!(at(900_000_000), Some(4));
+        p.finish(&[], &mut r).unwrap();
+        let (stages, counters) = r.summary.unwrap();
+        let first = &stages[Stage::FirstResponse.index()];
+        assert_eq!(
+            first.count, 1000,
+            "every answered order is in the distribution"
+        );
+        assert_eq!(first.max_ns, 12_000_000_000, "the max is the slowest order");
+        assert_eq!(first.over_range, 1);
+        // 1000 values: p99.9 is the 999th (3 s, within the histogram's 0.1%), p99.99 ranks
+        // at the 12 s one above range: reported as such, never as 10 s.
+        let p999 = first.percentiles_ns[3].unwrap() as f64;
+        assert!((p999 - 3e9).abs() / 3e9 < 0.001, "p99.9 {p999}");
+        assert_eq!(first.percentiles_ns[4], None);
+        let k = &counters.correlation;
+        assert_eq!((k.matched, k.late, k.timed_out), (1000, 3, 4));
+        assert_eq!((counters.unanswered, counters.unanswered_pending), (1, 1));
+        assert_eq!(k.unmatched_responses, 0);
+        assert_eq!(k.requests, k.matched + counters.unanswered);
+    }
+
+    #[test]
+    fn eviction_and_closed_connections_are_accounted_never_silent() {
+        let mut p = Pipeline::new(PipelineConfig {
+            correlation: CorrelatorLimits {
+                max_pending: 2,
+                ttl_ns: 500_000_000,
+            },
+            ..PipelineConfig::default()
+        });
+        let mut c = Conn {
+            client: ep(40000),
+            server: ep(9878),
+            cseq: 1,
+            sseq: 1,
+        };
+        for (t, direction, bytes) in order_and_ack("A", 0, None)
+            .into_iter()
+            .chain(order_and_ack("B", 1, None))
+            .chain(order_and_ack("C", 2, None)) // evicts A
+            .chain(order_and_ack("A2", 3, Some(10)))
+        // evicts B
+        {
+            let s = c.seg(direction, &bytes, t);
+            p.on_segment(&s);
+        }
+        let k = p.counters();
+        assert_eq!(k.correlation.unanswered_evicted, 2);
+        assert_eq!(k.correlation.evicted, 2);
+        // The client resets the connection: C can never be answered.
+        let rst = Segment {
+            flags: TcpFlags(TcpFlags::RST),
+            ..c.seg(Direction::Request, &[], 20)
+        };
+        p.on_segment(&rst);
+        let k = p.counters();
+        assert_eq!(k.correlation.unanswered_closed, 1);
+        assert_eq!(k.pending, 0);
+        assert_eq!(
+            (k.correlation.requests, k.correlation.matched, k.unanswered),
+            (4, 1, 3)
+        );
     }
 }
 
@@ -732,10 +886,19 @@ mod robustness {
             for s in &r.stages {
                 if s.dist.count > 0 {
                     assert!(s.dist.min_ns <= s.dist.max_ns);
-                    assert!(s.dist.percentiles_ns.windows(2).all(|w| w[0] <= w[1]));
+                    // Values rise; once a rank is above range, every later one is too.
+                    let p = s.dist.percentiles_ns;
+                    assert!(p.windows(2).all(|w| match (w[0], w[1]) {
+                        (Some(a), Some(b)) => a <= b,
+                        (None, b) => b.is_none(),
+                        (Some(_), None) => true,
+                    }));
                 }
             }
-            assert!(r.counters.matched <= r.counters.requests);
+            // Every request is accounted for, whatever came in.
+            let c = &r.counters;
+            assert_eq!(c.correlation.requests, c.correlation.matched + c.unanswered);
+            assert!(c.correlation.late <= c.correlation.timed_out);
             Ok(())
         }
     }
@@ -852,7 +1015,7 @@ mod robustness {
             p.on_segment(&seg);
         }
         p.finish(&[], &mut r).unwrap();
-        assert!(p.counters().messages > 0);
+        assert!(p.counters().framing.messages > 0);
     }
 
     #[test]

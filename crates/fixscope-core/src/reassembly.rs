@@ -31,16 +31,18 @@ impl Default for ReassemblyLimits {
     }
 }
 
-/// Reassembly statistics, summed over streams.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// Reassembly statistics, summed over streams (the serde names are the JSON's).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct ReassemblyCounters {
     /// Payload bytes seen again (retransmissions and overlaps), counted once.
     pub retransmitted_bytes: u64,
     /// Segments that arrived ahead of a hole.
     pub out_of_order_segments: u64,
     /// Holes given up on (lost segments, capture drops, snaplen cuts).
+    #[serde(rename = "tcp_gaps")]
     pub gaps: u64,
     /// Stream bytes never seen because of gaps.
+    #[serde(rename = "tcp_gap_bytes")]
     pub gap_bytes: u64,
 }
 

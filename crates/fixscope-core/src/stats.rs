@@ -1,10 +1,11 @@
 //! Recording latencies: HDR histograms (3 significant digits) per stage, cumulative and
 //! per interval, per request type and per session.
 //!
-//! Values above the histogram's range are never dropped: they are recorded at the top of the
-//! range (so percentile ranks stay true), counted in `over_range`, and the exact maximum is
-//! kept beside the histogram. Count, sum, min and max are exact; percentiles are the
-//! histogram's (within 0.1%).
+//! Values above the histogram's range (`-x`) are never dropped and never clamped into its
+//! top bucket: they are counted in `over_range`, their exact sum and maximum are kept, and
+//! percentile ranks count them — a percentile whose rank falls among them is reported as
+//! *above range* rather than as a value that would make the tail look better than it was.
+//! Count, sum, min and max are exact; percentiles in range are the histogram's (within 0.1%).
 
 use hdrhistogram::Histogram;
 
@@ -48,9 +49,12 @@ pub struct Distribution {
     pub min_ns: u64,
     pub mean_ns: f64,
     pub max_ns: u64,
-    /// Values at the percentiles of [`PERCENTILES`], in that order.
-    pub percentiles_ns: [u64; 6],
+    /// Values at the percentiles of [`PERCENTILES`], in that order; `None` when the
+    /// percentile's rank falls among the values above the histogram's range (or `count` is 0).
+    pub percentiles_ns: [Option<u64>; 6],
     pub over_range: u64,
+    /// The histogram's top (`-x`): a percentile reported `None` is above it.
+    pub range_ns: u64,
 }
 
 impl LatencyRecorder {
@@ -78,15 +82,12 @@ impl LatencyRecorder {
         self.sum_ns += ns as u128;
         self.min_ns = self.min_ns.min(ns);
         self.max_ns = self.max_ns.max(ns);
-        let high = self.hist.high();
-        let value = if ns > high {
+        if ns > self.hist.high() {
             self.over_range += 1;
-            high
         } else {
-            ns
-        };
-        // Cannot fail: the value is within the histogram's bounds.
-        let _ = self.hist.record(value);
+            // Cannot fail: the value is within the histogram's bounds.
+            let _ = self.hist.record(ns);
+        }
     }
 
     pub fn reset(&mut self) {
@@ -120,29 +121,53 @@ impl LatencyRecorder {
         self.count
     }
 
+    /// The histogram of the values in range (`count() - over_range()` of them).
     pub fn histogram(&self) -> &Histogram<u64> {
         &self.hist
     }
 
-    pub fn distribution(&self) -> Distribution {
+    /// Values above the histogram's range.
+    pub fn over_range(&self) -> u64 {
+        self.over_range
+    }
+
+    /// The value at quantile `q` of everything recorded, over-range values included in the
+    /// ranks; `None` when that rank is above the histogram's range.
+    pub fn value_at_quantile(&self, q: f64) -> Option<u64> {
         if self.count == 0 {
-            return Distribution::default();
+            return None;
         }
-        let mut percentiles_ns = [0; 6];
-        for (slot, (q, _, _)) in percentiles_ns.iter_mut().zip(PERCENTILES) {
-            // The histogram reports a bucket's upper edge; never beyond the true extremes.
-            *slot = self
-                .hist
-                .value_at_quantile(q)
-                .clamp(self.min_ns, self.max_ns);
+        // The rank as hdrhistogram computes it (so in-range results are identical to its
+        // value_at_quantile), but over every value, not just those in the histogram.
+        let rank = ((q.min(1.0) * self.count as f64).ceil() as u64).max(1);
+        if rank > self.hist.len() {
+            return None;
+        }
+        let mut seen = 0u64;
+        let value = self.hist.iter_recorded().find_map(|v| {
+            seen += v.count_since_last_iteration();
+            (seen >= rank).then(|| self.hist.highest_equivalent(v.value_iterated_to()))
+        })?;
+        // The histogram reports a bucket's upper edge; never beyond the true extremes.
+        Some(value.clamp(self.min_ns, self.max_ns))
+    }
+
+    pub fn distribution(&self) -> Distribution {
+        let range_ns = self.hist.high();
+        if self.count == 0 {
+            return Distribution {
+                range_ns,
+                ..Distribution::default()
+            };
         }
         Distribution {
             count: self.count,
             min_ns: self.min_ns,
             mean_ns: self.sum_ns as f64 / self.count as f64,
             max_ns: self.max_ns,
-            percentiles_ns,
+            percentiles_ns: PERCENTILES.map(|(q, _, _)| self.value_at_quantile(q)),
             over_range: self.over_range,
+            range_ns,
         }
     }
 }
@@ -358,23 +383,58 @@ mod tests {
         assert_eq!(d.min_ns, 1000);
         assert_eq!(d.max_ns, 1_000_000);
         assert!((d.mean_ns - 500_500.0).abs() < 1e-6);
-        let p50 = d.percentiles_ns[0] as f64;
+        let p50 = d.percentiles_ns[0].unwrap() as f64;
         assert!((p50 - 500_000.0).abs() / 500_000.0 < 0.001, "p50 {p50}");
-        let p99 = d.percentiles_ns[2] as f64;
+        let p99 = d.percentiles_ns[2].unwrap() as f64;
         assert!((p99 - 990_000.0).abs() / 990_000.0 < 0.001, "p99 {p99}");
         assert_eq!(d.over_range, 0);
     }
 
     #[test]
-    fn values_above_range_are_counted_not_dropped() {
+    fn values_above_range_are_counted_and_never_clamped_into_the_top_bucket() {
         let mut r = LatencyRecorder::new(1_000_000, 3);
-        r.record(10);
+        for _ in 0..98 {
+            r.record(10);
+        }
+        r.record(500_000);
         r.record(5_000_000);
         let d = r.distribution();
-        assert_eq!(d.count, 2);
+        assert_eq!(d.count, 100);
         assert_eq!(d.over_range, 1);
         assert_eq!(d.max_ns, 5_000_000);
-        assert!(d.percentiles_ns[5] >= 1_000_000);
+        assert_eq!(d.range_ns, r.histogram().high());
+        assert_eq!(
+            r.histogram().len(),
+            99,
+            "nothing above range in the histogram"
+        );
+        // p50, p90: in range; p99 is the 99th value (500 µs); p99.9 and up rank among the
+        // value above range: reported as such, not as the top bucket's 1 ms.
+        assert_eq!(d.percentiles_ns[0], Some(10));
+        let p99 = d.percentiles_ns[2].unwrap();
+        assert!((500_000..=500_500).contains(&p99), "p99 {p99}");
+        assert_eq!(d.percentiles_ns[3..], [None, None, None]);
+        assert!((d.mean_ns - (98.0 * 10.0 + 500_000.0 + 5_000_000.0) / 100.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn in_range_percentiles_are_exactly_hdrhistograms() {
+        let mut r = LatencyRecorder::new(10_000_000_000, 3);
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..100_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            r.record(1_000 + x % 50_000_000);
+        }
+        for (q, _, _) in PERCENTILES {
+            let ours = r.value_at_quantile(q).unwrap();
+            let theirs = r
+                .histogram()
+                .value_at_quantile(q)
+                .clamp(r.distribution().min_ns, r.distribution().max_ns);
+            assert_eq!(ours, theirs, "quantile {q}");
+        }
     }
 
     #[test]
@@ -385,6 +445,7 @@ mod tests {
             request_type: RequestType::NewOrder,
             session: 1,
             ns,
+            late: false,
         };
         s.record(l(100));
         s.reset_interval();

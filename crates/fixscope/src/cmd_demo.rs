@@ -10,6 +10,7 @@ use std::time::Duration;
 use anyhow::{anyhow, Context, Result};
 use fixscope_core::correlate::Stage;
 use fixscope_core::report::human_ns;
+use fixscope_core::report::text::percentile_text;
 use fixscope_core::{Pipeline, PortSet};
 use fixscope_sim::{run_client, run_exchange, ClientArgs, ExchangeArgs, Shutdown};
 
@@ -162,8 +163,8 @@ fn compare_with_truth(pipeline: &Pipeline, truth_path: &std::path::Path) -> Resu
             "",
             "fixscope (wire)",
             d.count,
-            human_ns(d.percentiles_ns[0] as f64),
-            human_ns(d.percentiles_ns[2] as f64),
+            percentile_text(&d, 0),
+            percentile_text(&d, 2),
             human_ns(d.max_ns as f64)
         );
     }

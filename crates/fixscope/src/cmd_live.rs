@@ -192,12 +192,14 @@ fn explain(e: LiveError) -> anyhow::Error {
 }
 
 /// Kernel counters shown on every interval line.
-fn interval_counters(k: &KernelCounters) -> Vec<(&'static str, u64)> {
-    vec![
+fn interval_counters(k: &KernelCounters) -> Vec<fixscope_core::source::Counter> {
+    [
         ("kernel_records", k.records),
         ("kernel_ring_drops", k.ring_drops()),
         ("kernel_cut_bytes", k.cut_bytes),
     ]
+    .map(|(k, v)| (k.to_string(), v))
+    .to_vec()
 }
 
 /// Every kernel counter, for the summary, and how often the yielding consumer had to be
@@ -206,8 +208,8 @@ fn summary_counters(
     k: &KernelCounters,
     malformed_records: u64,
     consumer_raises: u64,
-) -> Vec<(&'static str, u64)> {
-    vec![
+) -> Vec<fixscope_core::source::Counter> {
+    [
         ("kernel_hook_calls", k.hook_calls),
         ("kernel_requests_in_range", k.requests_in_range),
         ("kernel_responses_in_range", k.responses_in_range),
@@ -222,4 +224,6 @@ fn summary_counters(
         ("malformed_records", malformed_records),
         ("consumer_raises", consumer_raises),
     ]
+    .map(|(k, v)| (k.to_string(), v))
+    .to_vec()
 }

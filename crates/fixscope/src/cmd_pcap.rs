@@ -79,8 +79,8 @@ pub fn run(args: &PcapArgs) -> Result<ExitCode> {
 }
 
 /// The capture's own counters, for the report's `source` section.
-fn capture_counters(s: &CaptureStats) -> Vec<(&'static str, u64)> {
-    vec![
+fn capture_counters(s: &CaptureStats) -> Vec<fixscope_core::source::Counter> {
+    [
         ("capture_packets", s.packets),
         ("capture_tcp_segments", s.tcp_segments),
         ("capture_segments_in_port_range", s.segments_in_port_range),
@@ -93,4 +93,6 @@ fn capture_counters(s: &CaptureStats) -> Vec<(&'static str, u64)> {
             s.unsupported_link_packets,
         ),
     ]
+    .map(|(k, v)| (k.to_string(), v))
+    .to_vec()
 }

@@ -128,9 +128,10 @@ pub fn find_begin(buf: &[u8]) -> Option<usize> {
     (tail_start..buf.len()).find(|&p| b"8=FIX".starts_with(&buf[p..]))
 }
 
-/// Framing counters, kept per pipeline.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// Framing counters, kept per pipeline (the names are the JSON's).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct FramingCounters {
+    /// FIX messages framed (all types, both directions, checksum good or bad).
     pub messages: u64,
     pub bad_checksum: u64,
     pub bad_body_length: u64,

@@ -6,6 +6,7 @@ use std::io::{self, Write};
 use serde_json::{json, Map, Value};
 
 use super::{IntervalReport, Reporter, StageSummary, SummaryReport};
+use crate::source::Counter;
 use crate::stats::{Distribution, PERCENTILES};
 
 /// Writes JSON lines to any `Write`.
@@ -46,11 +47,20 @@ pub fn distribution_json(name_field: (&str, &str), d: &Distribution) -> Value {
     m.insert("min_ns".into(), some_if(d.count, d.min_ns.into()));
     m.insert("mean_ns".into(), some_if(d.count, json!(d.mean_ns)));
     for ((_, _, field), v) in PERCENTILES.iter().zip(d.percentiles_ns) {
-        m.insert((*field).into(), some_if(d.count, v.into()));
+        // None: no data, or the rank lies above the histogram's range (see over_range).
+        m.insert((*field).into(), v.map_or(Value::Null, Value::from));
     }
     m.insert("max_ns".into(), some_if(d.count, d.max_ns.into()));
     m.insert("over_range".into(), d.over_range.into());
+    m.insert("range_ns".into(), d.range_ns.into());
     Value::Object(m)
+}
+
+fn counter_map(counters: &[Counter]) -> Map<String, Value> {
+    counters
+        .iter()
+        .map(|(k, v)| (k.clone(), Value::from(*v)))
+        .collect()
 }
 
 fn stages_json(stages: &[StageSummary]) -> Value {
@@ -80,10 +90,13 @@ impl<W: Write> Reporter for JsonReporter<W> {
             "type": "interval",
             "start_ns": r.start_ns,
             "end_ns": r.end_ns,
-            "duration_s": (r.end_ns - r.start_ns) as f64 / 1e9,
+            "start": r.span.start_utc(),
+            "end": r.span.end_utc(),
+            "duration_s": r.span.seconds(),
             "stages": stages,
             "counters": r.counters,
-            "source": r.source.iter().map(|&(k, v)| (k.to_string(), Value::from(v))).collect::<Map<String, Value>>(),
+            "delta": counter_map(&r.delta),
+            "source": counter_map(r.source),
         });
         self.line(&v)
     }
@@ -110,20 +123,17 @@ impl<W: Write> Reporter for JsonReporter<W> {
                 })
             })
             .collect();
-        let source: Map<String, Value> = r
-            .source
-            .iter()
-            .map(|&(k, v)| (k.to_string(), v.into()))
-            .collect();
         let v = json!({
             "type": "summary",
+            "start": r.span.start_utc(),
+            "end": r.span.end_utc(),
             "duration_s": r.duration_ns as f64 / 1e9,
             "stages": stages_json(&r.stages),
             "by_msg_type": by_type,
             "sessions": sessions,
             "untracked_sessions": r.untracked_sessions,
             "counters": r.counters,
-            "source": source,
+            "source": counter_map(r.source),
         });
         self.line(&v)
     }

@@ -12,39 +12,49 @@ pub mod text;
 use std::io;
 
 use hdrhistogram::Histogram;
-use serde::Serialize;
 
 use crate::correlate::{RequestType, Stage};
+use crate::source::Counter;
 use crate::stats::{Distribution, Stats};
 
-/// Every pipeline counter (see docs/output-json.md for their meaning).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct Counters {
-    pub segments: u64,
-    pub connections: u64,
-    pub open_connections: u64,
-    /// Connections dropped because more than the limit were open at once.
-    pub shed_connections: u64,
-    pub messages: u64,
-    pub requests: u64,
-    pub responses: u64,
-    pub matched: u64,
-    pub unmatched_responses: u64,
-    pub duplicate_requests: u64,
-    pub timed_out: u64,
-    pub expired_after_response: u64,
-    pub evicted: u64,
-    pub pending: u64,
-    pub missing_key: u64,
-    pub time_reversed: u64,
-    pub bad_checksum: u64,
-    pub bad_body_length: u64,
-    pub skipped_bytes: u64,
-    pub tcp_gaps: u64,
-    pub tcp_gap_bytes: u64,
-    pub retransmitted_bytes: u64,
-    pub out_of_order_segments: u64,
-    pub over_range: u64,
+pub use crate::counters::Counters;
+
+/// When a report's figures were taken, in the source's clock and as UNIX time.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TimeSpan {
+    /// In the source's clock (pcap: UNIX ns; live: CLOCK_MONOTONIC ns).
+    pub start_ns: u64,
+    pub end_ns: u64,
+    /// Add to a source timestamp to get UNIX ns ([`crate::source::Source::unix_offset_ns`]).
+    pub unix_offset_ns: i64,
+}
+
+impl TimeSpan {
+    pub fn seconds(&self) -> f64 {
+        self.end_ns.saturating_sub(self.start_ns) as f64 / 1e9
+    }
+
+    /// The start as ISO-8601 UTC (`2026-11-23T18:07:00.123456789Z`).
+    pub fn start_utc(&self) -> String {
+        utc(self.start_ns, self.unix_offset_ns)
+    }
+
+    /// The end as ISO-8601 UTC.
+    pub fn end_utc(&self) -> String {
+        utc(self.end_ns, self.unix_offset_ns)
+    }
+}
+
+/// A source timestamp as ISO-8601 UTC with nanoseconds, as engines log; a time before 1970
+/// or past 2262 (a wrong clock) is written as the raw number with `ns`.
+pub fn utc(ts_ns: u64, unix_offset_ns: i64) -> String {
+    match u64::try_from(i128::from(ts_ns) + i128::from(unix_offset_ns)) {
+        Ok(unix_ns) => humantime::format_rfc3339_nanos(
+            std::time::UNIX_EPOCH + std::time::Duration::from_nanos(unix_ns),
+        )
+        .to_string(),
+        Err(_) => format!("{ts_ns}ns"),
+    }
 }
 
 /// One stage over one interval.
@@ -62,23 +72,28 @@ pub struct IntervalStage {
 pub struct IntervalReport<'a> {
     pub start_ns: u64,
     pub end_ns: u64,
+    pub span: TimeSpan,
     pub stages: [IntervalStage; 4],
+    /// Cumulative counters at the end of the interval.
     pub counters: Counters,
+    /// What each counter added during this interval (e.g. requests that reached `-t`
+    /// without a response in it: `timed_out`).
+    pub delta: Vec<Counter>,
     /// The source's own counters worth watching per interval (e.g. kernel ring drops).
-    pub source: &'a [(&'static str, u64)],
+    pub source: &'a [Counter],
     /// The interval's histogram per stage, indexed by [`Stage::index`].
     pub histograms: [&'a Histogram<u64>; 4],
 }
 
 impl<'a> IntervalReport<'a> {
     pub fn new(
-        start_ns: u64,
-        end_ns: u64,
+        span: TimeSpan,
         stats: &'a Stats,
         counters: Counters,
-        source: &'a [(&'static str, u64)],
+        previous: &Counters,
+        source: &'a [Counter],
     ) -> Self {
-        let seconds = (end_ns.saturating_sub(start_ns)) as f64 / 1e9;
+        let seconds = span.seconds();
         let stages = Stage::ALL.map(|stage| {
             let d = stats.interval(stage).distribution();
             IntervalStage {
@@ -95,9 +110,11 @@ impl<'a> IntervalReport<'a> {
             }
         });
         IntervalReport {
-            start_ns,
-            end_ns,
+            start_ns: span.start_ns,
+            end_ns: span.end_ns,
+            span,
             stages,
+            delta: counters.since(previous),
             counters,
             source,
             histograms: Stage::ALL.map(|s| stats.interval(s).histogram()),
@@ -129,6 +146,7 @@ pub struct SessionSummary {
 pub struct SummaryReport<'a> {
     /// From the first to the last timestamp seen.
     pub duration_ns: u64,
+    pub span: TimeSpan,
     pub stages: [StageSummary; 4],
     /// Request types that had at least one latency recorded.
     pub by_request_type: Vec<(RequestType, [StageSummary; 4])>,
@@ -136,8 +154,8 @@ pub struct SummaryReport<'a> {
     pub untracked_sessions: u64,
     pub counters: Counters,
     /// The source's own counters (capture file or kernel), in display order.
-    pub source: &'a [(&'static str, u64)],
-    /// The cumulative histogram per stage, indexed by [`Stage::index`].
+    pub source: &'a [Counter],
+    /// The cumulative histogram per stage (values in range), indexed by [`Stage::index`].
     pub histograms: [&'a Histogram<u64>; 4],
 }
 
@@ -145,9 +163,10 @@ impl<'a> SummaryReport<'a> {
     pub fn new(
         stats: &'a Stats,
         counters: Counters,
-        source: &'a [(&'static str, u64)],
-        duration_ns: u64,
+        source: &'a [Counter],
+        span: TimeSpan,
     ) -> Self {
+        let duration_ns = span.end_ns.saturating_sub(span.start_ns);
         let stages = Stage::ALL.map(|stage| StageSummary {
             stage,
             dist: stats.cumulative(stage).distribution(),
@@ -181,6 +200,7 @@ impl<'a> SummaryReport<'a> {
             .collect();
         SummaryReport {
             duration_ns,
+            span,
             stages,
             by_request_type,
             sessions,
@@ -198,23 +218,32 @@ pub trait Reporter {
     fn summary(&mut self, report: &SummaryReport<'_>) -> io::Result<()>;
 }
 
-/// Sends every report to several reporters (e.g. text on stdout and an interval log file).
+/// Sends every report to several reporters it owns (text on stdout and JSON to a file,
+/// later an HdrHistogram log, Prometheus, a terminal UI), chosen from the flags in one place.
 #[derive(Default)]
-pub struct Fanout<'r> {
-    reporters: Vec<&'r mut dyn Reporter>,
+pub struct Fanout {
+    reporters: Vec<Box<dyn Reporter>>,
 }
 
-impl<'r> Fanout<'r> {
+impl Fanout {
     pub fn new() -> Self {
         Fanout::default()
     }
 
-    pub fn add(&mut self, reporter: &'r mut dyn Reporter) {
+    pub fn add(&mut self, reporter: Box<dyn Reporter>) {
         self.reporters.push(reporter);
+    }
+
+    pub fn len(&self) -> usize {
+        self.reporters.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.reporters.is_empty()
     }
 }
 
-impl Reporter for Fanout<'_> {
+impl Reporter for Fanout {
     fn interval(&mut self, report: &IntervalReport<'_>) -> io::Result<()> {
         self.reporters
             .iter_mut()

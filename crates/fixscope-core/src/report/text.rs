@@ -7,6 +7,7 @@ use hdrhistogram::Histogram;
 
 use super::{human_ns, Counters, IntervalReport, Reporter, StageSummary, SummaryReport};
 use crate::correlate::Stage;
+use crate::source::Counter;
 use crate::stats::{Distribution, PERCENTILES};
 
 /// Writes text reports to any `Write`.
@@ -34,18 +35,23 @@ impl<W: Write> TextReporter<W> {
 impl<W: Write> Reporter for TextReporter<W> {
     fn interval(&mut self, r: &IntervalReport<'_>) -> io::Result<()> {
         let c = &r.counters;
+        let delta = |name: &str| r.delta.iter().find(|(n, _)| n == name).map_or(0, |c| c.1);
         writeln!(
             self.out,
-            "--- {:>10.3}s  msgs {}  req {}  resp {}  matched {}  unmatched {}  pending {}  timed-out {}  gaps {}",
-            (r.end_ns - r.start_ns) as f64 / 1e9,
-            c.messages,
-            c.requests,
-            c.responses,
-            c.matched,
-            c.unmatched_responses,
-            c.pending,
-            c.timed_out,
-            c.tcp_gaps,
+            "--- {} {:>8.3}s  msgs {}  req {}  resp {}  matched {}  unmatched {}  unanswered {}  timed-out {} (+{})  late {} (+{})  gaps {}",
+            r.span.end_utc(),
+            r.span.seconds(),
+            c.framing.messages,
+            c.correlation.requests,
+            c.correlation.responses,
+            c.correlation.matched,
+            c.correlation.unmatched_responses,
+            c.unanswered_pending,
+            c.correlation.timed_out,
+            delta("timed_out"),
+            c.correlation.late,
+            delta("late"),
+            c.reassembly.gaps,
         )?;
         if !r.source.is_empty() {
             let parts: Vec<String> = r.source.iter().map(|(k, v)| format!("{k} {v}")).collect();
@@ -72,14 +78,18 @@ impl<W: Write> Reporter for TextReporter<W> {
 
     fn summary(&mut self, r: &SummaryReport<'_>) -> io::Result<()> {
         let out = &mut self.out;
+        let c = &r.counters;
         writeln!(
             out,
-            "\n=== fixscope summary: {:.3}s, {} messages, {} requests, {} matched ===",
+            "\n=== fixscope summary: {} .. {} ({:.3}s), {} messages, {} requests, {} matched ===",
+            r.span.start_utc(),
+            r.span.end_utc(),
             r.duration_ns as f64 / 1e9,
-            r.counters.messages,
-            r.counters.requests,
-            r.counters.matched
+            c.framing.messages,
+            c.correlation.requests,
+            c.correlation.matched
         )?;
+        write_accounting(out, c)?;
         write_stage_header(out, "stage")?;
         for s in &r.stages {
             write_stage_row(out, s.stage.name(), &s.dist)?;
@@ -126,8 +136,8 @@ impl<W: Write> Reporter for TextReporter<W> {
                     format!("{} -> {}", s.client, s.server),
                     s.requests,
                     s.responses,
-                    opt_ns(d, d.percentiles_ns[0]),
-                    opt_ns(d, d.percentiles_ns[2]),
+                    percentile_text(d, 0),
+                    percentile_text(d, 2),
                     opt_ns(d, d.max_ns),
                 )?;
             }
@@ -147,6 +157,36 @@ impl<W: Write> Reporter for TextReporter<W> {
             write_ascii_histogram(out, r.histograms[stage.index()], dist, self.histogram_rows)?;
         }
         out.flush()
+    }
+}
+
+/// Where every request went: matched, or why it never was.
+fn write_accounting(out: &mut impl Write, c: &Counters) -> io::Result<()> {
+    let k = &c.correlation;
+    writeln!(
+        out,
+        "requests {}: matched {} (late {}), never answered {} (pending {}, evicted {}, connection closed {}, untracked {}); timed out {} (-t)",
+        k.requests,
+        k.matched,
+        k.late,
+        c.unanswered,
+        c.unanswered_pending,
+        k.unanswered_evicted,
+        k.unanswered_closed,
+        k.untracked_requests,
+        k.timed_out,
+    )
+}
+
+/// A percentile for people: its value, `>10.000s` when its rank is above the histogram's
+/// range (`-x`), `-` without data.
+pub fn percentile_text(d: &Distribution, i: usize) -> String {
+    if d.count == 0 {
+        return "-".into();
+    }
+    match d.percentiles_ns[i] {
+        Some(v) => human_ns(v as f64),
+        None => format!(">{}", human_ns(d.range_ns as f64)),
     }
 }
 
@@ -177,50 +217,25 @@ fn write_stage_row(out: &mut impl Write, name: &str, d: &Distribution) -> io::Re
         human_ns(d.min_ns as f64),
         human_ns(d.mean_ns)
     )?;
-    for p in d.percentiles_ns {
-        write!(out, " {:>9}", human_ns(p as f64))?;
+    for i in 0..PERCENTILES.len() {
+        write!(out, " {:>9}", percentile_text(d, i))?;
     }
     write!(out, " {:>9}", human_ns(d.max_ns as f64))?;
     if d.over_range > 0 {
-        write!(out, "  ({} above histogram range)", d.over_range)?;
+        write!(
+            out,
+            "  ({} above the histogram range of {}: raise -x)",
+            d.over_range,
+            human_ns(d.range_ns as f64)
+        )?;
     }
     writeln!(out)
 }
 
-fn write_counters(
-    out: &mut impl Write,
-    c: &Counters,
-    source: &[(&'static str, u64)],
-) -> io::Result<()> {
+fn write_counters(out: &mut impl Write, c: &Counters, source: &[Counter]) -> io::Result<()> {
     writeln!(out, "\ncounters:")?;
-    let rows: [(&str, u64); 24] = [
-        ("segments", c.segments),
-        ("connections", c.connections),
-        ("messages framed", c.messages),
-        ("requests", c.requests),
-        ("responses", c.responses),
-        ("matched", c.matched),
-        ("unmatched responses", c.unmatched_responses),
-        ("duplicate requests", c.duplicate_requests),
-        ("timed out (no response)", c.timed_out),
-        ("expired after response", c.expired_after_response),
-        ("evicted (capacity)", c.evicted),
-        ("still pending", c.pending),
-        ("missing key tag", c.missing_key),
-        ("time-reversed (not recorded)", c.time_reversed),
-        ("bad checksum", c.bad_checksum),
-        ("bad body length", c.bad_body_length),
-        ("bytes skipped (resync)", c.skipped_bytes),
-        ("tcp gaps", c.tcp_gaps),
-        ("tcp gap bytes", c.tcp_gap_bytes),
-        ("retransmitted bytes", c.retransmitted_bytes),
-        ("out-of-order segments", c.out_of_order_segments),
-        ("above histogram range", c.over_range),
-        ("open connections", c.open_connections),
-        ("connections shed (limit)", c.shed_connections),
-    ];
-    for (name, v) in rows.iter().copied().chain(source.iter().copied()) {
-        writeln!(out, "  {name:<28} {v}")?;
+    for (name, v) in c.list().iter().chain(source) {
+        writeln!(out, "  {name:<30} {v}")?;
     }
     Ok(())
 }
@@ -274,8 +289,8 @@ pub fn stage_line(s: &StageSummary) -> String {
         d.count,
         human_ns(d.min_ns as f64),
         human_ns(d.mean_ns),
-        human_ns(d.percentiles_ns[0] as f64),
-        human_ns(d.percentiles_ns[2] as f64),
+        percentile_text(d, 0),
+        percentile_text(d, 2),
         human_ns(d.max_ns as f64)
     )
 }

@@ -1,0 +1,102 @@
+//! The fields correlation reads from a message, extracted in one pass.
+
+use super::key::{KeySpec, MAX_KEY_TAGS};
+use crate::fix::{tag, SOH};
+
+/// What correlation needs to know about one FIX message.
+#[derive(Debug, Default)]
+pub struct MessageFacts<'a> {
+    pub msg_type: &'a [u8],
+    pub exec_type: Option<u8>,
+    pub ord_status: Option<u8>,
+    pub sender_comp_id: &'a [u8],
+    pub target_comp_id: &'a [u8],
+    /// OrigClOrdID (41) when it comes before the fields correlation stops at (engines that
+    /// write fields in tag order put it before ExecType 150); empty otherwise.
+    pub orig_cl_ord_id: &'a [u8],
+    /// Values of the key tags, in key order (empty when absent).
+    key_parts: [&'a [u8]; MAX_KEY_TAGS],
+    key_found: u8,
+}
+
+impl<'a> MessageFacts<'a> {
+    /// Reads the fields correlation needs from a framed message, stopping as soon as it
+    /// has them (ExecutionReports carry 20+ fields; we need four). What is needed depends on
+    /// the MsgType, which FIX puts third, so the check is a bitmask compare per field.
+    #[inline]
+    pub fn extract(message: &'a [u8], key: &KeySpec) -> Self {
+        const TYPE: u8 = 1;
+        const KEY: u8 = 2;
+        const EXEC: u8 = 4;
+        const STATUS: u8 = 8;
+        const SENDER: u8 = 16;
+        const TARGET: u8 = 32;
+        let mut facts = MessageFacts::default();
+        let key_tags = key.tags();
+        let key_len = key_tags.len() as u8;
+        let mut found = 0u8;
+        let mut needed = TYPE;
+        for (t, value) in crate::fix::message::Fields::body(message) {
+            match t {
+                tag::MSG_TYPE => {
+                    facts.msg_type = value;
+                    found |= TYPE;
+                    needed = match value {
+                        b"D" | b"F" | b"G" => TYPE | KEY | SENDER | TARGET,
+                        b"8" => TYPE | KEY | EXEC | STATUS,
+                        b"9" => TYPE | KEY | STATUS,
+                        // Session-level and other messages: only the session's names.
+                        _ => TYPE | SENDER | TARGET,
+                    };
+                }
+                tag::EXEC_TYPE => {
+                    facts.exec_type = value.first().copied();
+                    found |= EXEC;
+                }
+                tag::ORD_STATUS => {
+                    facts.ord_status = value.first().copied();
+                    found |= STATUS;
+                }
+                tag::SENDER_COMP_ID => {
+                    facts.sender_comp_id = value;
+                    found |= SENDER;
+                }
+                tag::TARGET_COMP_ID => {
+                    facts.target_comp_id = value;
+                    found |= TARGET;
+                }
+                tag::ORIG_CL_ORD_ID => facts.orig_cl_ord_id = value,
+                _ => {}
+            }
+            if let Some(i) = key_tags.iter().position(|&k| k == t) {
+                if facts.key_parts[i].is_empty() && !value.is_empty() {
+                    facts.key_parts[i] = value;
+                    facts.key_found += 1;
+                    if facts.key_found == key_len {
+                        found |= KEY;
+                    }
+                }
+            }
+            if found & needed == needed && found & TYPE != 0 {
+                break;
+            }
+        }
+        facts
+    }
+
+    /// Writes the correlation key into `buf`; false when a key tag is missing.
+    pub fn key_into(&self, key: &KeySpec, buf: &mut Vec<u8>) -> bool {
+        buf.clear();
+        let n = key.tags().len();
+        if self.key_found as usize != n {
+            return false;
+        }
+        for (i, part) in self.key_parts[..n].iter().enumerate() {
+            if i > 0 {
+                buf.push(SOH);
+            }
+            buf.extend_from_slice(part);
+        }
+        true
+    }
+}

@@ -1,0 +1,267 @@
+//! The correlator: the matching rules applied to the pending table, and what it counts.
+
+use serde::Serialize;
+
+use super::facts::MessageFacts;
+use super::key::KeySpec;
+use super::pending::PendingTable;
+use super::rules::classify_response;
+use super::vocabulary::{RequestType, Stage};
+
+/// Correlation limits (`-m`, `-t`).
+#[derive(Clone, Copy, Debug)]
+pub struct CorrelatorLimits {
+    /// Requests tracked at once; the oldest is evicted (counted) beyond it. This bounds
+    /// memory; age alone never ends tracking.
+    pub max_pending: usize,
+    /// The alert threshold: a request with no response this long after it is counted
+    /// `timed_out` (and `late` if the response still comes).
+    pub ttl_ns: u64,
+}
+
+impl Default for CorrelatorLimits {
+    fn default() -> Self {
+        CorrelatorLimits {
+            max_pending: 1 << 20,
+            ttl_ns: 500_000_000,
+        }
+    }
+}
+
+/// Correlation counters (docs/output-json.md has their meaning; the names are the JSON's).
+///
+/// Every request is accounted for: `requests = matched + unanswered_pending +
+/// unanswered_evicted + unanswered_closed + untracked_requests` (the pending count is the
+/// table's, see [`Correlator::unanswered_pending`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct CorrelationCounters {
+    pub requests: u64,
+    pub responses: u64,
+    /// Requests that got a first response, however late.
+    pub matched: u64,
+    /// Matched requests whose first response came after `-t` (they were counted
+    /// `timed_out` first; their true latency is recorded).
+    pub late: u64,
+    /// Requests with no response within `-t`, counted when `-t` passes.
+    pub timed_out: u64,
+    /// Never answered: evicted unanswered because `-m` requests were tracked.
+    pub unanswered_evicted: u64,
+    /// Never answered: their connection closed (FIN both ways, RST, idle, shed) first.
+    pub unanswered_closed: u64,
+    /// Never answered: not tracked at all (no key tag, or the key was already pending).
+    pub untracked_requests: u64,
+    /// Responses with no tracked request of that key on that session.
+    pub unmatched_responses: u64,
+    /// Requests whose key was already pending on the session (the first one is kept).
+    pub duplicate_requests: u64,
+    /// Answered requests that stopped being tracked before a terminal status (evicted, or
+    /// their connection closed): working orders whose later fills cannot be matched.
+    pub expired_after_response: u64,
+    /// Tracked requests evicted (oldest first) because `-m` were tracked, answered or not.
+    pub evicted: u64,
+    /// Requests or responses without the key tag(s).
+    pub missing_key: u64,
+    /// Stage latencies not recorded because the later event carries an earlier timestamp
+    /// (captures merged from interfaces or taps whose clocks disagree): never recorded as
+    /// 0, which would be a wrong number.
+    pub time_reversed: u64,
+}
+
+/// One latency produced by a response.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Latency {
+    pub stage: Stage,
+    pub request_type: RequestType,
+    pub session: u64,
+    pub ns: u64,
+    /// The request came before `-t` ran out for it (first response: it was `late`).
+    pub late: bool,
+}
+
+/// The pending-request table and the matching rules.
+pub struct Correlator {
+    key: KeySpec,
+    limits: CorrelatorLimits,
+    table: PendingTable,
+    key_buf: Vec<u8>,
+    pub counters: CorrelationCounters,
+}
+
+impl Correlator {
+    pub fn new(key: KeySpec, limits: CorrelatorLimits) -> Self {
+        Correlator {
+            key,
+            limits,
+            table: PendingTable::new(),
+            key_buf: Vec::new(),
+            counters: CorrelationCounters::default(),
+        }
+    }
+
+    pub fn key_spec(&self) -> &KeySpec {
+        &self.key
+    }
+
+    /// Requests tracked now (answered working orders included).
+    pub fn pending(&self) -> usize {
+        self.table.len()
+    }
+
+    /// Tracked requests still waiting for their first response.
+    pub fn unanswered_pending(&self) -> usize {
+        self.table.unanswered()
+    }
+
+    /// Records a request seen at `ts_ns` (the time of the segment carrying its last byte).
+    pub fn on_request(
+        &mut self,
+        session: u64,
+        request_type: RequestType,
+        facts: &MessageFacts,
+        ts_ns: u64,
+    ) {
+        self.counters.requests += 1;
+        let mut key_buf = std::mem::take(&mut self.key_buf);
+        if !facts.key_into(&self.key, &mut key_buf) {
+            self.counters.missing_key += 1;
+            self.counters.untracked_requests += 1;
+        } else {
+            let hash = self.table.hash(session, &key_buf);
+            if self.table.find(session, &key_buf, hash).is_some() {
+                self.counters.duplicate_requests += 1;
+                self.counters.untracked_requests += 1;
+            } else {
+                if self.table.len() >= self.limits.max_pending {
+                    self.evict_oldest();
+                }
+                self.table
+                    .insert(session, &key_buf, hash, ts_ns, request_type);
+            }
+        }
+        self.key_buf = key_buf;
+    }
+
+    /// Matches a response seen at `ts_ns` (the time of the segment carrying its first byte)
+    /// and reports the latencies it completes.
+    pub fn on_response<F>(
+        &mut self,
+        session: u64,
+        facts: &MessageFacts,
+        ts_ns: u64,
+        mut on_latency: F,
+    ) where
+        F: FnMut(Latency),
+    {
+        self.counters.responses += 1;
+        let mut key_buf = std::mem::take(&mut self.key_buf);
+        if !facts.key_into(&self.key, &mut key_buf) {
+            self.counters.missing_key += 1;
+            self.key_buf = key_buf;
+            return;
+        }
+        let hash = self.table.hash(session, &key_buf);
+        let found = self.table.find(session, &key_buf, hash);
+        self.key_buf = key_buf;
+        let Some(slot) = found else {
+            self.counters.unmatched_responses += 1;
+            return;
+        };
+        let kind = classify_response(facts.msg_type, facts.exec_type, facts.ord_status);
+        let first = self.table.answer(slot);
+        let counters = &mut self.counters;
+        let p = self.table.get_mut(slot);
+        let late = p.timed_out;
+        let request_type = p.request_type;
+        let mut emit = |stage, from: u64| match ts_ns.checked_sub(from) {
+            Some(ns) => on_latency(Latency {
+                stage,
+                request_type,
+                session,
+                ns,
+                late,
+            }),
+            None => counters.time_reversed += 1,
+        };
+        if first {
+            emit(Stage::FirstResponse, p.request_ts_ns);
+        }
+        if kind.ack && p.ack_ts_ns.is_none() {
+            p.ack_ts_ns = Some(ts_ns);
+            emit(Stage::Ack, p.request_ts_ns);
+        }
+        if kind.fill && !p.filled {
+            p.filled = true;
+            emit(Stage::Fill, p.request_ts_ns);
+            if let Some(ack) = p.ack_ts_ns {
+                emit(Stage::AckToFill, ack);
+            }
+        }
+        if first {
+            counters.matched += 1;
+            counters.late += u64::from(late);
+        }
+        if kind.terminal {
+            self.table.release(slot);
+        }
+        if kind.ends_original {
+            self.end_original(session, facts.orig_cl_ord_id, slot);
+        }
+    }
+
+    /// A cancel or replace confirmed (or a terminal status) ends the order it names in
+    /// OrigClOrdID: stop tracking it, so cancelled resting orders do not fill the table.
+    /// An original that never had a response of its own stays (its answer may still come).
+    fn end_original(&mut self, session: u64, orig: &[u8], answered_slot: u32) {
+        if orig.is_empty() || !self.key.is_cl_ord_id() {
+            return;
+        }
+        let hash = self.table.hash(session, orig);
+        if let Some(slot) = self.table.find(session, orig, hash) {
+            if slot != answered_slot && self.table.get(slot).responded {
+                self.table.release(slot);
+            }
+        }
+    }
+
+    /// Reports requests that reached `-t` without a response at time `now_ns` (each once;
+    /// they stay tracked, so a late response still records its true latency).
+    pub fn expire(&mut self, now_ns: u64) {
+        let cutoff = now_ns.saturating_sub(self.limits.ttl_ns);
+        while let Some(slot) = self.table.next_unanswered_before(cutoff) {
+            self.table.get_mut(slot).timed_out = true;
+            self.counters.timed_out += 1;
+        }
+    }
+
+    /// The connection of `session` closed: no response can come for its requests.
+    pub fn close_session(&mut self, session: u64) {
+        while let Some(slot) = self.table.any_of_session(session) {
+            if self.table.get(slot).responded {
+                self.counters.expired_after_response += 1;
+            } else {
+                self.counters.unanswered_closed += 1;
+            }
+            self.table.release(slot);
+        }
+    }
+
+    fn evict_oldest(&mut self) {
+        if let Some(slot) = self.table.oldest() {
+            self.counters.evicted += 1;
+            if self.table.get(slot).responded {
+                self.counters.expired_after_response += 1;
+            } else {
+                self.counters.unanswered_evicted += 1;
+            }
+            self.table.release(slot);
+        }
+    }
+
+    #[cfg(test)]
+    fn footprint(&self) -> (usize, usize, usize) {
+        self.table.footprint()
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,327 @@
+use super::*;
+use crate::fix::encode::FixEncoder;
+
+fn msg(fields: &[(u32, &str)]) -> Vec<u8> {
+    let mut enc = FixEncoder::new();
+    enc.start(fields[0].1.as_bytes());
+    for &(t, v) in &fields[1..] {
+        enc.field_str(t, v);
+    }
+    let mut out = Vec::new();
+    enc.finish(b"FIX.4.4", &mut out);
+    out
+}
+
+fn order(id: &str) -> Vec<u8> {
+    msg(&[(35, "D"), (49, "C"), (56, "X"), (11, id), (55, "IBM")])
+}
+
+fn report(id: &str, exec_type: &str, ord_status: &str) -> Vec<u8> {
+    msg(&[
+        (35, "8"),
+        (49, "X"),
+        (56, "C"),
+        (11, id),
+        (150, exec_type),
+        (39, ord_status),
+    ])
+}
+
+struct H {
+    c: Correlator,
+    out: Vec<Latency>,
+}
+
+impl H {
+    fn new(limits: CorrelatorLimits) -> Self {
+        H {
+            c: Correlator::new(KeySpec::default(), limits),
+            out: Vec::new(),
+        }
+    }
+    fn req(&mut self, session: u64, m: &[u8], ts: u64) {
+        let f = MessageFacts::extract(m, &KeySpec::default());
+        let t = RequestType::from_msg_type(f.msg_type).unwrap();
+        self.c.on_request(session, t, &f, ts);
+    }
+    fn resp(&mut self, session: u64, m: &[u8], ts: u64) {
+        let f = MessageFacts::extract(m, &KeySpec::default());
+        let out = &mut self.out;
+        self.c.on_response(session, &f, ts, |l| out.push(l));
+    }
+    fn stages(&self) -> Vec<(Stage, u64)> {
+        self.out.iter().map(|l| (l.stage, l.ns)).collect()
+    }
+    /// requests = matched + every reason a request was never answered.
+    fn assert_every_request_accounted(&self) {
+        let c = &self.c.counters;
+        assert_eq!(
+            c.requests,
+            c.matched
+                + self.c.unanswered_pending() as u64
+                + c.unanswered_evicted
+                + c.unanswered_closed
+                + c.untracked_requests,
+            "{c:?}, {} unanswered pending",
+            self.c.unanswered_pending()
+        );
+    }
+}
+
+fn ttl(ttl_ns: u64) -> CorrelatorLimits {
+    CorrelatorLimits {
+        max_pending: 100,
+        ttl_ns,
+    }
+}
+
+#[test]
+fn order_ack_partial_fill_full_fill() {
+    let mut h = H::new(CorrelatorLimits::default());
+    h.req(1, &order("A"), 100);
+    h.resp(1, &report("A", "0", "0"), 150);
+    h.resp(1, &report("A", "F", "1"), 400);
+    h.resp(1, &report("A", "F", "2"), 900);
+    assert_eq!(
+        h.stages(),
+        vec![
+            (Stage::FirstResponse, 50),
+            (Stage::Ack, 50),
+            (Stage::Fill, 300),
+            (Stage::AckToFill, 250)
+        ]
+    );
+    assert_eq!(h.c.counters.matched, 1);
+    assert_eq!(h.c.counters.unmatched_responses, 0);
+    assert_eq!(h.c.pending(), 0);
+    h.assert_every_request_accounted();
+}
+
+#[test]
+fn a_response_after_the_timeout_records_its_true_latency_and_counts_late() {
+    let mut h = H::new(ttl(500));
+    h.req(1, &order("SLOW"), 0);
+    h.req(1, &order("FAST"), 10);
+    h.resp(1, &report("FAST", "0", "0"), 60);
+    h.c.expire(499);
+    assert_eq!(h.c.counters.timed_out, 0);
+    h.c.expire(501);
+    // Counted at once when -t passes, still tracked.
+    assert_eq!(h.c.counters.timed_out, 1);
+    assert_eq!(h.c.unanswered_pending(), 1);
+    h.c.expire(10_000);
+    assert_eq!(h.c.counters.timed_out, 1, "a request times out once");
+    h.resp(1, &report("SLOW", "0", "0"), 2_000_000);
+    assert_eq!(h.out.last().unwrap().stage, Stage::Ack);
+    let first: Vec<_> = h
+        .out
+        .iter()
+        .filter(|l| l.stage == Stage::FirstResponse)
+        .map(|l| (l.ns, l.late))
+        .collect();
+    assert_eq!(first, vec![(50, false), (2_000_000, true)]);
+    assert_eq!(h.c.counters.late, 1);
+    assert_eq!(h.c.counters.matched, 2);
+    assert_eq!(h.c.counters.unmatched_responses, 0);
+    assert_eq!(h.c.unanswered_pending(), 0);
+    h.assert_every_request_accounted();
+}
+
+#[test]
+fn working_orders_are_tracked_until_their_fill_however_late() {
+    let mut h = H::new(ttl(1_000));
+    h.req(1, &order("A"), 0);
+    h.resp(1, &report("A", "0", "0"), 100);
+    h.c.expire(1_000_000);
+    assert_eq!(h.c.counters.timed_out, 0, "answered within -t");
+    h.resp(1, &report("A", "F", "2"), 5_000_000);
+    assert_eq!(
+        h.stages()[2..],
+        [(Stage::Fill, 5_000_000), (Stage::AckToFill, 4_999_900)]
+    );
+    assert_eq!(h.c.pending(), 0);
+}
+
+#[test]
+fn time_reversed_latencies_are_counted_never_recorded_as_zero() {
+    let mut h = H::new(CorrelatorLimits::default());
+    // The ack's clock is 5 µs behind the request's (merged captures, skewed clocks).
+    h.req(1, &order("A"), 100_000);
+    h.resp(1, &report("A", "0", "0"), 95_000);
+    h.resp(1, &report("A", "F", "2"), 130_000);
+    assert_eq!(
+        h.stages(),
+        vec![(Stage::Fill, 30_000), (Stage::AckToFill, 35_000)]
+    );
+    assert_eq!(h.c.counters.time_reversed, 2); // first response and ack
+    assert_eq!(h.c.counters.matched, 1);
+    assert_eq!(h.c.pending(), 0);
+}
+
+#[test]
+fn same_clordid_on_two_sessions_never_mixes() {
+    let mut h = H::new(CorrelatorLimits::default());
+    h.req(1, &order("A"), 100);
+    h.req(2, &order("A"), 200);
+    h.resp(2, &report("A", "0", "0"), 210);
+    h.resp(1, &report("A", "0", "0"), 190);
+    assert_eq!(h.out[0].ns, 10);
+    assert_eq!(h.out[0].session, 2);
+    assert_eq!(h.out[2].ns, 90);
+    assert_eq!(h.out[2].session, 1);
+}
+
+#[test]
+fn duplicates_unmatched_and_missing_keys_are_counted() {
+    let mut h = H::new(CorrelatorLimits::default());
+    h.req(1, &order("A"), 100);
+    h.req(1, &order("A"), 120);
+    h.resp(1, &report("B", "0", "0"), 130);
+    h.resp(1, &report("A", "0", "0"), 150);
+    h.req(1, &msg(&[(35, "D"), (55, "IBM")]), 160);
+    assert_eq!(h.c.counters.duplicate_requests, 1);
+    assert_eq!(h.c.counters.unmatched_responses, 1);
+    assert_eq!(h.c.counters.missing_key, 1);
+    assert_eq!(h.c.counters.untracked_requests, 2);
+    assert_eq!(h.stages()[0], (Stage::FirstResponse, 50));
+    h.assert_every_request_accounted();
+}
+
+#[test]
+fn reject_is_an_ack_and_ends_the_request() {
+    let mut h = H::new(CorrelatorLimits::default());
+    h.req(1, &order("A"), 100);
+    h.resp(1, &report("A", "8", "8"), 130);
+    assert_eq!(
+        h.stages(),
+        vec![(Stage::FirstResponse, 30), (Stage::Ack, 30)]
+    );
+    assert_eq!(h.c.pending(), 0);
+    let cancel_reject = msg(&[(35, "9"), (11, "C1"), (41, "A"), (39, "8")]);
+    h.req(1, &msg(&[(35, "F"), (11, "C1"), (41, "A")]), 200);
+    h.resp(1, &cancel_reject, 260);
+    assert_eq!(h.out.last().unwrap().request_type, RequestType::Cancel);
+    assert_eq!(h.out.last().unwrap().ns, 60);
+    assert_eq!(h.c.pending(), 0);
+}
+
+#[test]
+fn a_confirmed_cancel_or_replace_ends_the_original_order() {
+    let mut h = H::new(CorrelatorLimits::default());
+    h.req(1, &order("A"), 100);
+    h.resp(1, &report("A", "0", "0"), 110);
+    h.req(1, &order("B"), 120);
+    h.resp(1, &report("B", "0", "0"), 130);
+    assert_eq!(h.c.pending(), 2, "resting orders stay tracked");
+    // Cancel A: confirmed with 11=the cancel's ClOrdID, 41=A, 39=4.
+    h.req(1, &msg(&[(35, "F"), (11, "CXL"), (41, "A")]), 200);
+    let canceled = msg(&[(35, "8"), (11, "CXL"), (41, "A"), (150, "4"), (39, "4")]);
+    h.resp(1, &canceled, 230);
+    assert_eq!(h.c.pending(), 1);
+    // Replace B: the replacement lives on under its new ClOrdID, B is over.
+    h.req(1, &msg(&[(35, "G"), (11, "B2"), (41, "B")]), 300);
+    let replaced = msg(&[(35, "8"), (11, "B2"), (41, "B"), (150, "5"), (39, "0")]);
+    h.resp(1, &replaced, 320);
+    assert_eq!(h.c.pending(), 1, "B gone, B2 tracked");
+    // A cancel that was rejected leaves the original alone.
+    h.req(1, &msg(&[(35, "F"), (11, "CXL2"), (41, "B2")]), 400);
+    h.resp(
+        1,
+        &msg(&[(35, "9"), (11, "CXL2"), (41, "B2"), (39, "0")]),
+        410,
+    );
+    assert_eq!(h.c.pending(), 1, "B2 still resting");
+    h.resp(1, &report("B2", "F", "2"), 900);
+    let fill = h.out.iter().rfind(|l| l.stage == Stage::Fill).unwrap();
+    assert_eq!(fill.ns, 600, "B2's fill after the rejected cancel");
+    assert_eq!(h.c.pending(), 0);
+    assert_eq!(h.c.counters.unmatched_responses, 0);
+    h.assert_every_request_accounted();
+}
+
+#[test]
+fn capacity_evicts_oldest_first_and_says_whether_it_was_answered() {
+    let mut h = H::new(CorrelatorLimits {
+        max_pending: 2,
+        ttl_ns: u64::MAX,
+    });
+    h.req(1, &order("A"), 0);
+    h.req(1, &order("B"), 1);
+    h.resp(1, &report("B", "0", "0"), 2);
+    h.req(1, &order("C"), 3); // evicts A (unanswered)
+    h.req(1, &order("D"), 4); // evicts B (answered, working)
+    assert_eq!(h.c.counters.evicted, 2);
+    assert_eq!(h.c.counters.unanswered_evicted, 1);
+    assert_eq!(h.c.counters.expired_after_response, 1);
+    h.resp(1, &report("A", "0", "0"), 5);
+    h.resp(1, &report("C", "0", "0"), 5);
+    assert_eq!(h.c.counters.unmatched_responses, 1);
+    assert_eq!(h.c.counters.matched, 2);
+    h.assert_every_request_accounted();
+}
+
+#[test]
+fn a_closed_connection_accounts_for_its_unanswered_requests() {
+    let mut h = H::new(CorrelatorLimits::default());
+    h.req(1, &order("A"), 0);
+    h.req(2, &order("A"), 1);
+    h.req(1, &order("B"), 2);
+    h.req(1, &order("C"), 3);
+    h.resp(1, &report("C", "0", "0"), 4);
+    h.c.close_session(1);
+    assert_eq!(h.c.counters.unanswered_closed, 2);
+    assert_eq!(h.c.counters.expired_after_response, 1);
+    assert_eq!(h.c.pending(), 1, "session 2's request stays");
+    h.resp(2, &report("A", "0", "0"), 9);
+    assert_eq!(h.out.last().unwrap().ns, 8);
+    h.assert_every_request_accounted();
+    h.c.close_session(7); // never seen: nothing happens
+    assert_eq!(h.c.counters.unanswered_closed, 2);
+}
+
+#[test]
+fn compound_and_alternative_keys() {
+    let key = KeySpec::parse("11,1").unwrap();
+    let mut c = Correlator::new(key.clone(), CorrelatorLimits::default());
+    let req = msg(&[(35, "D"), (1, "ACC1"), (11, "A")]);
+    let other = msg(&[(35, "8"), (11, "A"), (1, "ACC2"), (150, "0"), (39, "0")]);
+    let same = msg(&[(35, "8"), (11, "A"), (1, "ACC1"), (150, "0"), (39, "0")]);
+    let f = MessageFacts::extract(&req, &key);
+    c.on_request(1, RequestType::NewOrder, &f, 10);
+    let mut n = 0;
+    c.on_response(1, &MessageFacts::extract(&other, &key), 20, |_| n += 1);
+    assert_eq!(n, 0);
+    c.on_response(1, &MessageFacts::extract(&same, &key), 30, |_| n += 1);
+    assert_eq!(n, 2);
+}
+
+#[test]
+fn long_clordid_has_no_length_limit() {
+    let id = "X".repeat(200);
+    let mut h = H::new(CorrelatorLimits::default());
+    h.req(1, &order(&id), 1);
+    h.resp(1, &report(&id, "0", "0"), 4);
+    assert_eq!(h.stages()[0], (Stage::FirstResponse, 3));
+}
+
+#[test]
+fn memory_stays_flat_on_endless_input() {
+    let mut h = H::new(CorrelatorLimits {
+        max_pending: 64,
+        ttl_ns: 50,
+    });
+    for i in 0..100_000u64 {
+        h.req(1, &order(&i.to_string()), i);
+        match i % 3 {
+            0 => h.resp(1, &report(&i.to_string(), "F", "2"), i + 1),
+            1 => h.resp(1, &report(&i.to_string(), "0", "0"), i + 1), // working order
+            _ => {}                                                   // never answered
+        }
+        h.c.expire(i);
+    }
+    let (slots, by_age, unanswered) = h.c.footprint();
+    assert!(slots <= 64, "slots grew to {slots}");
+    assert!(by_age <= 2 * 64 + 1024, "age queue {by_age}");
+    assert!(unanswered <= 2 * 64 + 1024, "alert queue {unanswered}");
+    h.assert_every_request_accounted();
+}

@@ -1,0 +1,36 @@
+//! Matching responses to the requests they answer.
+//!
+//! A request (NewOrderSingle D, OrderCancelRequest F, OrderCancelReplaceRequest G) is
+//! remembered under its correlation key (ClOrdID 11 by default, `--key` for others) within
+//! its session (the TCP connection), so equal ClOrdIDs on two sessions never mix. Responses
+//! (ExecutionReport 8, OrderCancelReject 9) with the same key produce latencies per stage
+//! ([`Stage`]).
+//!
+//! **No slow order vanishes.** A request stays tracked until its order reaches a terminal
+//! status, its connection closes, or the table is full (`-m`, oldest evicted first) — never
+//! because it is old. `-t` is an alert threshold: a request with no response within it is
+//! counted `timed_out` at that moment, and if the response still comes its true latency is
+//! recorded and it is counted `late`. Every request is accounted for: matched, or never
+//! answered for a counted reason (still pending, evicted, connection closed, untracked).
+//!
+//! | file | concern |
+//! |---|---|
+//! | `vocabulary.rs` | stages and request types |
+//! | `key.rs` | which tags form the key |
+//! | `facts.rs` | the fields read from a message, in one pass |
+//! | `rules.rs` | what a response means for the order (ack, fill, terminal) |
+//! | `pending.rs` | the pending-request table: slab, index, age order, per-session lists |
+//! | `matcher.rs` | the correlator: the rules applied to the table, and its counters |
+
+mod facts;
+mod key;
+mod matcher;
+mod pending;
+mod rules;
+mod vocabulary;
+
+pub use facts::MessageFacts;
+pub use key::KeySpec;
+pub use matcher::{CorrelationCounters, Correlator, CorrelatorLimits, Latency};
+pub use rules::is_response_type;
+pub use vocabulary::{RequestType, Stage};

@@ -1,0 +1,280 @@
+//! The pending-request table: a slab of requests waiting for responses, with
+//!
+//! - an index by (session, key) for matching responses;
+//! - a queue in request order, for evicting the oldest when the table is full (`-m`);
+//! - a queue in request order of requests not yet answered, for the `-t` alert;
+//! - a doubly linked list per session, so a closed connection releases its requests in
+//!   O(its requests).
+//!
+//! Slots are reused (steady state allocates nothing); queue entries carry the slot's
+//! generation, so entries of freed slots are recognised as stale and skipped.
+
+use std::collections::VecDeque;
+use std::hash::{BuildHasher, Hash, Hasher};
+
+use hashbrown::{HashMap, HashTable};
+
+use super::vocabulary::RequestType;
+
+/// No slot (end of a session list).
+const NONE: u32 = u32::MAX;
+
+/// One tracked request.
+#[derive(Debug)]
+pub(super) struct Pending {
+    pub session: u64,
+    key: Vec<u8>,
+    hash: u64,
+    /// The time of the segment carrying the request's last byte.
+    pub request_ts_ns: u64,
+    pub request_type: RequestType,
+    pub ack_ts_ns: Option<u64>,
+    /// A first response came.
+    pub responded: bool,
+    pub filled: bool,
+    /// Counted `timed_out` (no response within `-t`); a response after it is `late`.
+    pub timed_out: bool,
+    /// Bumped when the slot is freed, so stale queue entries are recognised.
+    generation: u32,
+    live: bool,
+    /// Neighbours in the session's list.
+    prev: u32,
+    next: u32,
+}
+
+impl Pending {
+    fn vacant() -> Self {
+        Pending {
+            session: 0,
+            key: Vec::new(),
+            hash: 0,
+            request_ts_ns: 0,
+            request_type: RequestType::NewOrder,
+            ack_ts_ns: None,
+            responded: false,
+            filled: false,
+            timed_out: false,
+            generation: 0,
+            live: false,
+            prev: NONE,
+            next: NONE,
+        }
+    }
+}
+
+pub(super) struct PendingTable {
+    slots: Vec<Pending>,
+    free: Vec<u32>,
+    index: HashTable<u32>,
+    by_age: VecDeque<(u32, u32)>,
+    unanswered_by_age: VecDeque<(u32, u32)>,
+    session_heads: HashMap<u64, u32>,
+    hasher: foldhash::fast::FixedState,
+    live: usize,
+    unanswered: usize,
+}
+
+impl PendingTable {
+    pub fn new() -> Self {
+        PendingTable {
+            slots: Vec::new(),
+            free: Vec::new(),
+            index: HashTable::new(),
+            by_age: VecDeque::new(),
+            unanswered_by_age: VecDeque::new(),
+            session_heads: HashMap::new(),
+            hasher: foldhash::fast::FixedState::with_seed(0x5eed_f1c5),
+            live: 0,
+            unanswered: 0,
+        }
+    }
+
+    /// Requests tracked.
+    pub fn len(&self) -> usize {
+        self.live
+    }
+
+    /// Tracked requests that have had no response yet.
+    pub fn unanswered(&self) -> usize {
+        self.unanswered
+    }
+
+    pub fn hash(&self, session: u64, key: &[u8]) -> u64 {
+        let mut h = self.hasher.build_hasher();
+        session.hash(&mut h);
+        key.hash(&mut h);
+        h.finish()
+    }
+
+    pub fn find(&self, session: u64, key: &[u8], hash: u64) -> Option<u32> {
+        let slots = &self.slots;
+        self.index
+            .find(hash, |&i| {
+                let p = &slots[i as usize];
+                p.session == session && p.key == key
+            })
+            .copied()
+    }
+
+    pub fn get(&self, slot: u32) -> &Pending {
+        &self.slots[slot as usize]
+    }
+
+    pub fn get_mut(&mut self, slot: u32) -> &mut Pending {
+        &mut self.slots[slot as usize]
+    }
+
+    /// Tracks a new request (the caller made room and checked it is not a duplicate).
+    pub fn insert(
+        &mut self,
+        session: u64,
+        key: &[u8],
+        hash: u64,
+        request_ts_ns: u64,
+        request_type: RequestType,
+    ) -> u32 {
+        let slot = match self.free.pop() {
+            Some(s) => s,
+            None => {
+                self.slots.push(Pending::vacant());
+                (self.slots.len() - 1) as u32
+            }
+        };
+        let head = self.session_heads.insert(session, slot).unwrap_or(NONE);
+        if head != NONE {
+            self.slots[head as usize].prev = slot;
+        }
+        let p = &mut self.slots[slot as usize];
+        p.session = session;
+        p.key.clear();
+        p.key.extend_from_slice(key);
+        p.hash = hash;
+        p.request_ts_ns = request_ts_ns;
+        p.request_type = request_type;
+        p.ack_ts_ns = None;
+        p.responded = false;
+        p.filled = false;
+        p.timed_out = false;
+        p.live = true;
+        p.prev = NONE;
+        p.next = head;
+        let generation = p.generation;
+        let slots = &self.slots;
+        self.index
+            .insert_unique(hash, slot, |&i| slots[i as usize].hash);
+        self.by_age.push_back((slot, generation));
+        self.unanswered_by_age.push_back((slot, generation));
+        self.live += 1;
+        self.unanswered += 1;
+        slot
+    }
+
+    /// Records the request's first response; false when it had one already.
+    pub fn answer(&mut self, slot: u32) -> bool {
+        let p = &mut self.slots[slot as usize];
+        if p.responded {
+            return false;
+        }
+        p.responded = true;
+        self.unanswered -= 1;
+        self.compact();
+        true
+    }
+
+    fn current(&self, (slot, generation): (u32, u32)) -> bool {
+        let p = &self.slots[slot as usize];
+        p.live && p.generation == generation
+    }
+
+    /// The oldest tracked request, to evict.
+    pub fn oldest(&mut self) -> Option<u32> {
+        while let Some(&entry) = self.by_age.front() {
+            if self.current(entry) {
+                return Some(entry.0);
+            }
+            self.by_age.pop_front();
+        }
+        None
+    }
+
+    /// The next unanswered request timestamped before `cutoff_ns` that has not been
+    /// reported yet; it leaves the alert queue (it stays tracked).
+    pub fn next_unanswered_before(&mut self, cutoff_ns: u64) -> Option<u32> {
+        while let Some(&entry) = self.unanswered_by_age.front() {
+            let p = &self.slots[entry.0 as usize];
+            if self.current(entry) && !p.responded {
+                if p.request_ts_ns >= cutoff_ns {
+                    return None;
+                }
+                self.unanswered_by_age.pop_front();
+                return Some(entry.0);
+            }
+            self.unanswered_by_age.pop_front();
+        }
+        None
+    }
+
+    /// The most recent tracked request of `session`, if any.
+    pub fn any_of_session(&self, session: u64) -> Option<u32> {
+        self.session_heads.get(&session).copied()
+    }
+
+    /// Stops tracking a request.
+    pub fn release(&mut self, slot: u32) {
+        let p = &mut self.slots[slot as usize];
+        if !p.live {
+            return;
+        }
+        p.live = false;
+        p.generation = p.generation.wrapping_add(1);
+        let (hash, session, prev, next, responded) =
+            (p.hash, p.session, p.prev, p.next, p.responded);
+        if let Ok(entry) = self.index.find_entry(hash, |&i| i == slot) {
+            entry.remove();
+        }
+        if prev == NONE {
+            if next == NONE {
+                self.session_heads.remove(&session);
+            } else {
+                self.session_heads.insert(session, next);
+            }
+        } else {
+            self.slots[prev as usize].next = next;
+        }
+        if next != NONE {
+            self.slots[next as usize].prev = prev;
+        }
+        self.free.push(slot);
+        self.live -= 1;
+        if !responded {
+            self.unanswered -= 1;
+        }
+        self.compact();
+    }
+
+    /// Keeps the queues from growing without bound when most requests complete long
+    /// before they would be evicted or reported (O(1) amortised).
+    fn compact(&mut self) {
+        if self.by_age.len() > 2 * self.live + 1024 {
+            let slots = &self.slots;
+            self.by_age
+                .retain(|&(s, g)| slots[s as usize].live && slots[s as usize].generation == g);
+        }
+        if self.unanswered_by_age.len() > 2 * self.unanswered + 1024 {
+            let slots = &self.slots;
+            self.unanswered_by_age.retain(|&(s, g)| {
+                let p = &slots[s as usize];
+                p.live && p.generation == g && !p.responded
+            });
+        }
+    }
+
+    #[cfg(test)]
+    pub fn footprint(&self) -> (usize, usize, usize) {
+        (
+            self.slots.len(),
+            self.by_age.len(),
+            self.unanswered_by_age.len(),
+        )
+    }
+}

@@ -1,0 +1,72 @@
+//! What a response means for the order it answers.
+
+/// How a response relates to the order's life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct ResponseKind {
+    pub ack: bool,
+    pub fill: bool,
+    /// The request needs no more tracking (terminal OrdStatus, or a cancel reject).
+    pub terminal: bool,
+    /// The order the response names in OrigClOrdID (41) is over: it was cancelled or
+    /// replaced (ExecType 4/5), or reached a terminal status. An OrderCancelReject never
+    /// ends the original order: the cancel failed.
+    pub ends_original: bool,
+}
+
+pub(super) fn classify_response(
+    msg_type: &[u8],
+    exec_type: Option<u8>,
+    ord_status: Option<u8>,
+) -> ResponseKind {
+    if msg_type == b"9" {
+        return ResponseKind {
+            ack: true,
+            fill: false,
+            terminal: true,
+            ends_original: false,
+        };
+    }
+    let ack = matches!(
+        exec_type,
+        Some(b'0' | b'A' | b'4' | b'5' | b'6' | b'E' | b'8')
+    );
+    // 150=1/2 are FIX 4.2-and-older's partial fill/fill; later versions never send them,
+    // so accepting them everywhere costs nothing.
+    let fill = matches!(exec_type, Some(b'F' | b'1' | b'2'));
+    let terminal = matches!(ord_status, Some(b'2' | b'3' | b'4' | b'8' | b'C'))
+        || matches!(exec_type, Some(b'8'));
+    let ends_original = terminal || matches!(exec_type, Some(b'4' | b'5'));
+    ResponseKind {
+        ack,
+        fill,
+        terminal,
+        ends_original,
+    }
+}
+
+/// Whether a MsgType is a response fixscope correlates.
+pub fn is_response_type(msg_type: &[u8]) -> bool {
+    msg_type == b"8" || msg_type == b"9"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn responses_are_classified() {
+        let ack = classify_response(b"8", Some(b'0'), Some(b'0'));
+        assert!(ack.ack && !ack.fill && !ack.terminal && !ack.ends_original);
+        let fill = classify_response(b"8", Some(b'F'), Some(b'2'));
+        assert!(!fill.ack && fill.fill && fill.terminal);
+        let partial = classify_response(b"8", Some(b'F'), Some(b'1'));
+        assert!(partial.fill && !partial.terminal);
+        let old_fill = classify_response(b"8", Some(b'2'), Some(b'2'));
+        assert!(old_fill.fill && old_fill.terminal);
+        let replaced = classify_response(b"8", Some(b'5'), Some(b'0'));
+        assert!(replaced.ack && !replaced.terminal && replaced.ends_original);
+        let reject = classify_response(b"9", None, Some(b'0'));
+        assert!(reject.ack && reject.terminal && !reject.ends_original);
+        assert!(is_response_type(b"8") && is_response_type(b"9") && !is_response_type(b"D"));
+    }
+}

@@ -1,0 +1,96 @@
+//! Every pipeline counter, defined once.
+//!
+//! Each stage owns its counters as a `Serialize` struct where it increments them
+//! (framing, reassembly, correlation); [`Counters`] composes them with what the pipeline
+//! itself counts, flattened, so the serde field names are the names in every output — JSON
+//! lines, the text report, and the docs (a test checks docs/output-json.md lists each one).
+
+use serde::Serialize;
+
+use crate::correlate::CorrelationCounters;
+use crate::fix::framing::FramingCounters;
+use crate::reassembly::ReassemblyCounters;
+use crate::source::{counters_of, Counter};
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Counters {
+    /// TCP segments of the watched ports fed to the pipeline.
+    pub segments: u64,
+    /// TCP connections (sessions) seen.
+    pub connections: u64,
+    /// Connections open at the time of the report.
+    pub open_connections: u64,
+    /// Connections forgotten because more than the limit were open at once.
+    pub shed_connections: u64,
+    #[serde(flatten)]
+    pub framing: FramingCounters,
+    #[serde(flatten)]
+    pub correlation: CorrelationCounters,
+    /// Requests never answered, for every reason: `unanswered_pending +
+    /// unanswered_evicted + unanswered_closed + untracked_requests`; with `matched`, every
+    /// request.
+    pub unanswered: u64,
+    /// Never answered (yet): still waiting for a first response at the time of the report.
+    pub unanswered_pending: u64,
+    /// Requests tracked at the time of the report (answered working orders included).
+    pub pending: u64,
+    #[serde(flatten)]
+    pub reassembly: ReassemblyCounters,
+    /// Latencies above the histogram range (`-x`), all stages.
+    pub over_range: u64,
+}
+
+impl Counters {
+    /// Every counter as (name, value), in output order.
+    pub fn list(&self) -> Vec<Counter> {
+        counters_of(self)
+    }
+
+    /// What changed since `earlier` (an interval's own counts), by name.
+    pub fn since(&self, earlier: &Counters) -> Vec<Counter> {
+        self.list()
+            .into_iter()
+            .zip(earlier.list())
+            .map(|((name, now), (_, then))| (name, now.saturating_sub(then)))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_counter_is_in_the_json_docs() {
+        let doc = include_str!("../../../docs/output-json.md");
+        let names = Counters::default().list();
+        assert!(names.len() >= 30, "{} counters", names.len());
+        let missing: Vec<_> = names
+            .iter()
+            .map(|(n, _)| n)
+            .filter(|n| !doc.contains(&format!("`{n}`")))
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "counters not documented in docs/output-json.md: {missing:?}"
+        );
+    }
+
+    #[test]
+    fn names_are_unique_and_deltas_line_up() {
+        let mut a = Counters::default();
+        a.correlation.timed_out = 5;
+        a.reassembly.gaps = 2;
+        let mut b = a;
+        b.correlation.timed_out = 12;
+        let delta = b.since(&a);
+        let get = |name: &str| delta.iter().find(|(n, _)| n == name).map(|c| c.1);
+        assert_eq!(get("timed_out"), Some(7));
+        assert_eq!(get("tcp_gaps"), Some(0));
+        let mut names: Vec<_> = a.list().into_iter().map(|c| c.0).collect();
+        let n = names.len();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), n, "a counter name appears twice");
+    }
+}
