@@ -54,10 +54,11 @@ pub struct AnalysisArgs {
         allow_negative_numbers = true
     )]
     pub interval_s: f64,
-    /// Most requests waiting for a response; the oldest is evicted beyond it.
+    /// Most requests tracked at once (bounds memory); the oldest is evicted (counted) beyond it.
     #[arg(short = 'm', long = "max-pending", default_value_t = 1 << 20, value_name = "N")]
     pub max_pending: usize,
-    /// Seconds a request waits for responses before it counts as timed out.
+    /// Alert threshold in seconds: a request with no response within it is counted
+    /// `timed_out` (and `late` if answered after); its latency is recorded however late.
     #[arg(
         short = 't',
         long = "timeout",
@@ -66,7 +67,8 @@ pub struct AnalysisArgs {
         allow_negative_numbers = true
     )]
     pub timeout_s: f64,
-    /// Top of the histogram range in milliseconds; larger latencies are counted as over range.
+    /// Top of the histogram range in milliseconds; larger latencies are counted as above
+    /// range (in max, mean and percentile ranks; a percentile that falls there says so).
     #[arg(
         short = 'x',
         long = "max-ms",
@@ -78,9 +80,16 @@ pub struct AnalysisArgs {
     /// Correlation key: FIX tag(s), e.g. `11` (ClOrdID), `41`, or a compound `11,1`.
     #[arg(long, default_value = "11", value_name = "TAG[,TAG...]")]
     pub key: String,
-    /// JSON lines instead of text (schema: docs/output-json.md).
-    #[arg(long)]
+    /// What stdout carries: `text` for people, `json` for JSON lines (schema:
+    /// docs/output-json.md).
+    #[arg(long, value_enum, value_name = "text|json")]
+    pub format: Option<Format>,
+    /// JSON lines on stdout: the same as `--format json`.
+    #[arg(long, conflicts_with = "format")]
     pub json: bool,
+    /// Also write the report as JSON lines to FILE (whatever stdout carries).
+    #[arg(long, value_name = "FILE")]
+    pub json_file: Option<PathBuf>,
     /// Verbose: say what is being read/attached and the source's counters on stderr.
     #[arg(short = 'v', long)]
     pub verbose: bool,
@@ -90,7 +99,23 @@ pub struct AnalysisArgs {
     pub trace: Option<PathBuf>,
 }
 
+/// `--format`: what stdout carries.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Text,
+    Json,
+}
+
 impl AnalysisArgs {
+    /// The format of stdout (`--json` is `--format json`).
+    pub fn stdout_format(&self) -> Format {
+        match (self.json, self.format) {
+            (true, _) => Format::Json,
+            (false, Some(f)) => f,
+            (false, None) => Format::Text,
+        }
+    }
+
     /// Validates the flags into the pipeline's configuration.
     pub fn pipeline_config(&self) -> Result<PipelineConfig> {
         let key = KeySpec::parse(&self.key).map_err(|e| anyhow::anyhow!("--key: {e}"))?;
@@ -296,7 +321,9 @@ impl AnalysisArgs {
             timeout_s: 0.5,
             max_ms: 10_000.0,
             key: "11".into(),
+            format: None,
             json: false,
+            json_file: None,
             verbose: false,
             trace: None,
         }

@@ -1,19 +1,34 @@
-//! Choosing the reporter for stdout, and treating a closed pipe as a normal end.
+//! The reporters a run writes to, chosen from the flags in one place, and treating a closed
+//! pipe as a normal end.
+//!
+//! stdout carries one format (`--format text|json`, `--json` for short); further
+//! destinations (`--json-file FILE`; later an HdrHistogram log, Prometheus, a terminal UI)
+//! are reporters added to the same [`Fanout`], so no command knows which outputs exist.
 
-use std::io::{self, Write};
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
 
+use anyhow::{Context, Result};
 use fixscope_core::report::json::JsonReporter;
 use fixscope_core::report::text::TextReporter;
-use fixscope_core::report::Reporter;
+use fixscope_core::report::Fanout;
 
-/// The stdout reporter the flags ask for.
-pub fn stdout_reporter(json: bool) -> Box<dyn Reporter> {
-    let out = io::BufWriter::new(io::stdout());
-    if json {
-        Box::new(JsonReporter::new(out))
-    } else {
-        Box::new(TextReporter::new(out))
+use crate::cli::{AnalysisArgs, Format};
+
+/// Every reporter the flags ask for.
+pub fn reporters(args: &AnalysisArgs) -> Result<Fanout> {
+    let mut fanout = Fanout::new();
+    let stdout = BufWriter::new(io::stdout());
+    match args.stdout_format() {
+        Format::Text => fanout.add(Box::new(TextReporter::new(stdout))),
+        Format::Json => fanout.add(Box::new(JsonReporter::new(stdout))),
     }
+    if let Some(path) = &args.json_file {
+        let file = File::create(path)
+            .with_context(|| format!("cannot create --json-file {}", path.display()))?;
+        fanout.add(Box::new(JsonReporter::new(BufWriter::new(file))));
+    }
+    Ok(fanout)
 }
 
 /// `fixscope pcap big.pcap | head` must end quietly, not with an error.

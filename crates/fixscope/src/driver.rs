@@ -1,0 +1,138 @@
+//! The one loop every source runs through (capture files, the live ring, later a
+//! mirror-port capture): segments into the pipeline, interval reports as the source's clock
+//! passes their ends, keys while a live source runs in a terminal, and the final summary.
+
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use fixscope_core::report::Reporter;
+use fixscope_core::shutdown::Shutdown;
+use fixscope_core::source::{Flow, Polled, Source, SourceError};
+use fixscope_core::Pipeline;
+
+use crate::keys::{Key, KeyReader, HELP};
+use crate::say;
+
+/// How long one poll of a live source may wait before the loop looks at the clock, keys
+/// and signals.
+const POLL_WAIT: Duration = Duration::from_millis(20);
+/// After a stop, how long the loop keeps draining what a live source still holds.
+const DRAIN_FOR: Duration = Duration::from_millis(50);
+
+/// What ends a run besides the source itself.
+pub struct RunLimits<'a> {
+    pub stop: &'a Shutdown,
+    /// Stop after this long (live `--duration`).
+    pub duration: Option<Duration>,
+}
+
+/// Runs `source` to its end (or a stop), then prints the summary. A source that fails
+/// after delivering segments still gets its summary (what was analysed), then the error
+/// and a failing exit code; one that fails before delivering anything gets only the error.
+pub fn drive(
+    source: &mut dyn Source,
+    pipeline: &mut Pipeline,
+    reporter: &mut dyn Reporter,
+    limits: &RunLimits<'_>,
+) -> Result<ExitCode> {
+    pipeline.set_unix_offset_ns(source.unix_offset_ns());
+    let live = source.now_ns().is_some();
+    let mut keys = if live {
+        KeyReader::new()
+    } else {
+        KeyReader::disabled()
+    };
+    if keys.interactive() {
+        say::info(HELP);
+    }
+    let deadline = limits.duration.map(|d| Instant::now() + d);
+    let mut delivered = 0usize;
+    let mut failure: Option<SourceError> = None;
+    let mut ended = false;
+    let mut report_error: Option<std::io::Error> = None;
+    loop {
+        if limits.stop.is_triggered() || deadline.is_some_and(|d| Instant::now() >= d) {
+            break;
+        }
+        let interval_source = source.interval_counters();
+        let polled = source.poll(POLL_WAIT, &mut |segment| {
+            if pipeline.interval_due(segment.ts_ns) {
+                if let Err(e) =
+                    pipeline.report_due_intervals(segment.ts_ns, &interval_source, reporter)
+                {
+                    report_error = Some(e);
+                    return Flow::Stop;
+                }
+            }
+            pipeline.on_segment(segment);
+            Flow::Continue
+        });
+        if let Some(e) = report_error.take() {
+            return Err(e.into());
+        }
+        match polled {
+            Ok(Polled::Segments(n)) => delivered += n,
+            Ok(Polled::Ended) => {
+                ended = true;
+                break;
+            }
+            Err(e) => {
+                failure = Some(e);
+                break;
+            }
+        }
+        if let Some(now_ns) = source.now_ns() {
+            // A quiet wire still ends intervals and raises `-t` alerts.
+            pipeline.advance_to(now_ns, &interval_source, reporter)?;
+        }
+        match keys.poll() {
+            Some(Key::Summary) => pipeline.summary_now(&source.counters(), reporter)?,
+            Some(Key::Reset) => {
+                pipeline.reset_stats();
+                say::info("statistics reset");
+            }
+            Some(Key::Quit) => break,
+            Some(Key::Help) => say::info(HELP),
+            None => {}
+        }
+    }
+    drop(keys);
+    if !ended && failure.is_none() {
+        drain(source, pipeline, &mut failure);
+    }
+    if delivered == 0 {
+        if let Some(e) = failure {
+            let _ = source.close();
+            return Err(anyhow::anyhow!(e));
+        }
+    }
+    // Stop capturing before the final report; a failed clean-up is said, never ignored.
+    let close_error = source.close().err();
+    pipeline.finish(&source.counters(), reporter)?;
+    let mut code = ExitCode::SUCCESS;
+    for e in failure.iter().chain(close_error.iter()) {
+        say::error(e);
+        code = ExitCode::FAILURE;
+    }
+    Ok(code)
+}
+
+/// Hands the pipeline what a stopped source still holds (a live ring's last records).
+fn drain(source: &mut dyn Source, pipeline: &mut Pipeline, failure: &mut Option<SourceError>) {
+    let until = Instant::now() + DRAIN_FOR;
+    while Instant::now() < until {
+        let polled = source.poll(Duration::ZERO, &mut |segment| {
+            pipeline.on_segment(segment);
+            Flow::Continue
+        });
+        match polled {
+            Ok(Polled::Segments(0)) | Ok(Polled::Ended) => return,
+            Ok(Polled::Segments(_)) => {}
+            Err(e) => {
+                *failure = Some(e);
+                return;
+            }
+        }
+    }
+}
