@@ -10,8 +10,9 @@ use std::time::Duration;
 use anyhow::{anyhow, Context, Result};
 use fixscope_core::correlate::Stage;
 use fixscope_core::report::human_ns;
+use fixscope_core::shutdown::Shutdown;
 use fixscope_core::{Pipeline, PortSet};
-use fixscope_sim::{run_client, run_exchange, ClientArgs, ExchangeArgs, Shutdown};
+use fixscope_sim::{run_client, run_exchange, ClientArgs, ExchangeArgs};
 
 use crate::cli::{AnalysisArgs, DemoArgs};
 use crate::cmd_live::{run_with, RunControl};

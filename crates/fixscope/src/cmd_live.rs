@@ -12,7 +12,7 @@ use crate::cli::LiveArgs;
 use crate::keys::{Key, KeyReader, HELP};
 use crate::output;
 use crate::trace::TraceFile;
-use fixscope_sim::Shutdown;
+use fixscope_core::shutdown::Shutdown;
 
 /// How long one `poll` may wait for records before the loop looks at keys and signals.
 const POLL_WAIT: Duration = Duration::from_millis(20);

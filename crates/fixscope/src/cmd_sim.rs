@@ -3,7 +3,8 @@
 use std::process::ExitCode;
 
 use anyhow::Result;
-use fixscope_sim::{run_client, run_exchange, Shutdown};
+use fixscope_core::shutdown::Shutdown;
+use fixscope_sim::{run_client, run_exchange};
 
 use crate::cli::SimCommand;
 

@@ -18,15 +18,16 @@ use memchr::memmem;
 pub use report::{ClientReport, StageStats};
 
 use crate::args::ClientArgs;
-use crate::clock::{monotonic_ns, UtcClock};
 use crate::exchange::add_session_stats;
 use crate::inbuf::{FramingStats, InBuf, ReadOutcome};
 use crate::outbuf::{Flushed, OutBuf};
 use crate::rng::Rng;
+use crate::sending_time::UtcClock;
 use crate::session::{Inbound, Session, SessionStats, State, Tick, Tx};
-use crate::shutdown::Shutdown;
 use crate::sys::{self, Epoll, TimerFd};
 use crate::truth::{TruthWriter, CLIENT_HEADER};
+use fixscope_core::clock::monotonic_ns;
+use fixscope_core::shutdown::Shutdown;
 use report::Latencies;
 
 const TIMER: u64 = u64::MAX;

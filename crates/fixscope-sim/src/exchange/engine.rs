@@ -10,10 +10,10 @@ use fixscope_core::fix::tag;
 
 use super::orders::{OrderBook, Slot};
 use super::ExchangeSummary;
-use crate::clock::UtcClock;
 use crate::delay::DelaySpec;
 use crate::outbuf::OutBuf;
 use crate::rng::Rng;
+use crate::sending_time::UtcClock;
 use crate::session::{parse_uint, Inbound, Session, Tx};
 use crate::truth::TruthWriter;
 

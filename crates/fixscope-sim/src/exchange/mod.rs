@@ -11,13 +11,13 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
 
 use anyhow::Context;
+use fixscope_core::clock::monotonic_ns;
+use fixscope_core::shutdown::Shutdown;
 
 use crate::args::ExchangeArgs;
-use crate::clock::monotonic_ns;
 use crate::inbuf::{FramingStats, InBuf, ReadOutcome};
 use crate::outbuf::Flushed;
 use crate::session::{Session, SessionStats, State, Tick, Tx};
-use crate::shutdown::Shutdown;
 use crate::sys::{self, Epoll, TimerFd};
 use crate::truth::{TruthWriter, EXCHANGE_HEADER};
 use engine::{Cfg, ConnState, Ctx};
