@@ -18,6 +18,7 @@ mod outbuf;
 pub mod rng;
 pub mod sending_time;
 pub mod session;
+pub mod stall;
 mod sys;
 pub mod truth;
 
@@ -25,6 +26,7 @@ pub use args::{ClientArgs, ExchangeArgs, Mix};
 pub use client::{run_client, ClientReport, StageStats};
 pub use delay::DelaySpec;
 pub use exchange::{run_exchange, ExchangeSummary};
+pub use stall::StallSpec;
 
 // Re-exported because they are part of this crate's API: `run_exchange`/`run_client` take a
 // `Shutdown`, and callers (tests, the `fixscope` binary's live loop) read the same clock the
