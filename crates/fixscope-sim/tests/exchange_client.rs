@@ -159,7 +159,7 @@ fn stalled_orders_are_held_while_the_rest_are_answered_on_time() {
         // Request k of the session is S1-<k zero-padded>; 20% holds k = 5, 10, 15, ...
         let k: u64 = rec.clordid.trim_start_matches("S1-").parse().unwrap();
         let latency = rec.ack_ns.expect("ack") - rec.request_ns;
-        if k % 5 == 0 {
+        if k.is_multiple_of(5) {
             assert!(latency >= HOLD_NS, "request {k} held only {latency}ns");
             held.push(rec);
         } else {
