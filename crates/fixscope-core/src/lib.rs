@@ -7,6 +7,7 @@
 //!
 //! The crate has no root, BPF or terminal dependencies: every stage is tested alone.
 
+pub mod clock;
 pub mod correlate;
 pub mod counters;
 pub mod decode;
@@ -19,6 +20,7 @@ pub mod prefetch;
 pub mod reassembly;
 pub mod report;
 pub mod segment;
+pub mod shutdown;
 pub mod source;
 pub mod stats;
 

@@ -8,8 +8,13 @@ use std::str::FromStr;
 use clap::Parser;
 
 use crate::delay::{parse_duration_ns, DelaySpec};
+use crate::stall::StallSpec;
 
 fn parse_delay(s: &str) -> Result<DelaySpec, String> {
+    s.parse().map_err(|e| format!("{e}"))
+}
+
+fn parse_stall(s: &str) -> Result<StallSpec, String> {
     s.parse().map_err(|e| format!("{e}"))
 }
 
@@ -35,6 +40,11 @@ pub struct ExchangeArgs {
     /// Acknowledge orders but never fill them.
     #[arg(long)]
     pub no_fill: bool,
+    /// Hold a fraction of requests for a while before answering them (the rest are answered
+    /// on time), e.g. 1%:2s or 0.5%:700ms; repeat or list (1%:2s,0.1%:5s). Held are the k-th
+    /// requests of each connection where floor(k*f) grows: for 1% the 100th, 200th, ...
+    #[arg(long, value_name = "FRACTION:DURATION", value_parser = parse_stall, value_delimiter = ',')]
+    pub stall: Vec<StallSpec>,
     /// Seed of the delay sampler.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -234,6 +244,15 @@ mod tests {
         assert_eq!(e.ack_delay, DelaySpec::Fixed(200_000));
         assert!(e.listen.is_ipv6());
         assert!(ExchangeArgs::from_flags(["--ack-delay", "bogus"]).is_err());
+        assert!(e.stall.is_empty());
+        let e = ExchangeArgs::from_flags(["--stall", "1%:2s", "--stall", "0.5%:700ms,0.1%:5s"])
+            .unwrap();
+        let stalls: Vec<String> = e.stall.iter().map(|s| s.to_string()).collect();
+        assert_eq!(
+            stalls,
+            ["1%:2000000000ns", "0.5%:700000000ns", "0.1%:5000000000ns"]
+        );
+        assert!(ExchangeArgs::from_flags(["--stall", "2s"]).is_err());
 
         let c = ClientArgs::from_flags(["--rate", "1000", "--mix", "D=90,F=5,G=5"]).unwrap();
         assert_eq!(c.mix, Mix { d: 90, f: 5, g: 5 });

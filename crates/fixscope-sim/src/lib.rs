@@ -11,20 +11,25 @@
 
 pub mod args;
 pub mod client;
-pub mod clock;
 pub mod delay;
 pub mod exchange;
 mod inbuf;
 mod outbuf;
 pub mod rng;
+pub mod sending_time;
 pub mod session;
-mod shutdown;
+pub mod stall;
 mod sys;
 pub mod truth;
 
 pub use args::{ClientArgs, ExchangeArgs, Mix};
 pub use client::{run_client, ClientReport, StageStats};
-pub use clock::monotonic_ns;
 pub use delay::DelaySpec;
 pub use exchange::{run_exchange, ExchangeSummary};
-pub use shutdown::Shutdown;
+pub use stall::StallSpec;
+
+// Re-exported because they are part of this crate's API: `run_exchange`/`run_client` take a
+// `Shutdown`, and callers (tests, the `fixscope` binary's live loop) read the same clock the
+// truth files are stamped with.
+pub use fixscope_core::clock::monotonic_ns;
+pub use fixscope_core::shutdown::Shutdown;

@@ -4,7 +4,7 @@
 
 use std::io::{self, Write};
 
-use crate::clock::monotonic_ns;
+use fixscope_core::clock::monotonic_ns;
 
 /// Compact a blocked buffer once this many sent bytes sit at its front.
 const COMPACT_AT: usize = 1 << 20;

@@ -10,7 +10,7 @@
 use fixscope_core::fix::encode::FixEncoder;
 use fixscope_core::fix::message::Fields;
 
-use crate::clock::UtcClock;
+use crate::sending_time::UtcClock;
 
 pub mod tags {
     pub const BEGIN_SEQ_NO: u32 = 7;

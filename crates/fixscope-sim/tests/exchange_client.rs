@@ -134,6 +134,50 @@ fn slow_exchange_cannot_hide_latency_in_open_loop() {
     assert_eq!(r.stage("fill", "from write").unwrap().count, 0);
 }
 
+/// `--stall 20%:2s`: every 5th request of the session waits 2 s before its ack, all 2,000
+/// of them at once in the timer queue, while the other 8,000 are answered on time.
+#[test]
+fn stalled_orders_are_held_while_the_rest_are_answered_on_time() {
+    const HOLD_NS: u64 = 2_000_000_000;
+    let dir = tempfile::tempdir().unwrap();
+    let truth = dir.path().join("truth.csv");
+    let ex = Exchange::start(&["--truth", truth.to_str().unwrap(), "--stall", "20%:2s"]);
+    let r = client(ex.addr, &["--rate", "10000", "--count", "10000"]);
+    let s = ex.stop();
+    assert_eq!(r.filled_orders, 10_000, "{r}");
+    assert_eq!(s.held, 2_000, "{s}");
+    // The client sees the holds too.
+    assert!(
+        r.stage("ack", "from write").unwrap().max_ns >= HOLD_NS,
+        "{r}"
+    );
+
+    let recs = read_truth(&truth).unwrap();
+    assert_eq!(recs.len(), 10_000);
+    let (mut held, mut rest) = (Vec::new(), Vec::new());
+    for rec in &recs {
+        // Request k of the session is S1-<k zero-padded>; 20% holds k = 5, 10, 15, ...
+        let k: u64 = rec.clordid.trim_start_matches("S1-").parse().unwrap();
+        let latency = rec.ack_ns.expect("ack") - rec.request_ns;
+        if k.is_multiple_of(5) {
+            assert!(latency >= HOLD_NS, "request {k} held only {latency}ns");
+            held.push(rec);
+        } else {
+            rest.push(latency);
+        }
+    }
+    assert_eq!((held.len(), rest.len()), (2_000, 8_000));
+    // All 2,000 were pending together: the first was answered after the last arrived.
+    let first_answer = held.iter().map(|h| h.ack_ns.unwrap()).min().unwrap();
+    let last_arrival = held.iter().map(|h| h.request_ns).max().unwrap();
+    assert!(first_answer > last_arrival, "the holds did not overlap");
+    // The others did not wait behind them.
+    let p99 = percentile(&mut rest, 0.99);
+    let max = *rest.last().unwrap();
+    assert!(p99 < 10_000_000, "p99 of the requests not held: {p99}ns");
+    assert!(max < HOLD_NS / 2, "a request not held waited {max}ns");
+}
+
 #[test]
 fn split_clordid_writes_are_still_framed() {
     let dir = tempfile::tempdir().unwrap();

@@ -2,6 +2,8 @@
 //! FIX over loopback while `fixscope live` measures them from the kernel's TC hooks; at the
 //! end fixscope's figures are set beside the exchange's own ground truth.
 
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::mpsc;
 use std::thread;
@@ -11,12 +13,15 @@ use anyhow::{anyhow, Context, Result};
 use fixscope_core::correlate::Stage;
 use fixscope_core::report::human_ns;
 use fixscope_core::report::text::percentile_text;
+use fixscope_core::shutdown::Shutdown;
 use fixscope_core::{Pipeline, PortSet};
-use fixscope_sim::{run_client, run_exchange, ClientArgs, ExchangeArgs, Shutdown};
+use fixscope_sim::{run_client, run_exchange, ClientArgs, ExchangeArgs};
+use tempfile::TempDir;
 
 use crate::cli::{AnalysisArgs, DemoArgs};
 use crate::cmd_live::{run_with, RunControl};
 use crate::output;
+use crate::say;
 
 pub fn run(args: &DemoArgs) -> Result<ExitCode> {
     if !(args.duration > 0.0 && args.duration <= 3600.0) {
@@ -27,8 +32,8 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode> {
         anyhow::bail!("the demo attaches eBPF programs to lo and needs root: run `sudo make demo`");
     }
     let stop = Shutdown::on_signals()?;
-    let dir = tempdir()?;
-    let truth_path = dir.join("exchange-truth.csv");
+    let dir = work_dir_in(&std::env::temp_dir())?;
+    let truth_path = dir.path().join("exchange-truth.csv");
 
     // 1. The exchange, on an ephemeral port of 127.0.0.1.
     let exchange_args = ExchangeArgs::from_flags([
@@ -66,10 +71,10 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode> {
         verbose: false,
         trace: None,
     };
-    eprintln!(
-        "fixscope demo: exchange on {addr} (ack delay {}, fill delay {}); client: {} sessions, {} orders/s for {}s",
+    say::info(format!(
+        "demo: exchange on {addr} (ack delay {}, fill delay {}); client: {} sessions, {} orders/s for {}s",
         args.ack_delay, args.fill_delay, args.sessions, args.rate, args.duration
-    );
+    ));
     let client_args = ClientArgs::from_flags([
         "--connect".to_string(),
         addr.to_string(),
@@ -84,13 +89,13 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode> {
     ])?;
     let mut client: Option<thread::JoinHandle<Result<fixscope_sim::ClientReport>>> = None;
     let client_stop = stop.clone();
-    let mut reporter = output::stdout_reporter(false);
+    let mut reporter = output::reporters(&analysis)?;
     let outcome = run_with(
         &config,
         &mut pipeline,
         &control,
         &stop,
-        reporter.as_mut(),
+        &mut reporter,
         &mut || {
             let args = client_args.clone();
             let stop = client_stop.clone();
@@ -117,13 +122,16 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode> {
         println!("\n--- the load client's own view (round trips from its socket) ---\n{report}");
     }
     compare_with_truth(&pipeline, &truth_path)?;
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir_path = dir.path().to_path_buf();
+    if let Err(e) = dir.close() {
+        say::warn(format!("demo: cannot remove {}: {e}", dir_path.display()));
+    }
     output::flush_stdout();
     Ok(outcome)
 }
 
 /// Prints fixscope's ack and fill latencies beside the exchange's own (ground truth).
-fn compare_with_truth(pipeline: &Pipeline, truth_path: &std::path::Path) -> Result<()> {
+fn compare_with_truth(pipeline: &Pipeline, truth_path: &Path) -> Result<()> {
     let truth = fixscope_sim::truth::read_truth(truth_path)?;
     let mut ack: Vec<u64> = truth
         .iter()
@@ -175,8 +183,50 @@ fn compare_with_truth(pipeline: &Pipeline, truth_path: &std::path::Path) -> Resu
     Ok(())
 }
 
-fn tempdir() -> Result<std::path::PathBuf> {
-    let dir = std::env::temp_dir().join(format!("fixscope-demo-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    Ok(dir)
+/// The demo's working directory under `base`: a fresh name, created exclusively with mode
+/// 0700 (a predictable path such as `/tmp/fixscope-demo-PID`, created as root and accepted
+/// if it existed, could be a symlink another user planted). Removed when dropped, so an
+/// error on the way leaves nothing behind either.
+fn work_dir_in(base: &Path) -> Result<TempDir> {
+    tempfile::Builder::new()
+        .prefix("fixscope-demo-")
+        .permissions(std::fs::Permissions::from_mode(0o700))
+        .tempdir_in(base)
+        .with_context(|| format!("cannot create a working directory in {}", base.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn work_dir_is_fresh_private_and_removed() {
+        let base = tempfile::tempdir().unwrap();
+        // What the old code would have used, planted as a symlink to a directory of ours.
+        let target = base.path().join("elsewhere");
+        std::fs::create_dir(&target).unwrap();
+        let planted = base
+            .path()
+            .join(format!("fixscope-demo-{}", std::process::id()));
+        std::os::unix::fs::symlink(&target, &planted).unwrap();
+
+        let a = work_dir_in(base.path()).unwrap();
+        let b = work_dir_in(base.path()).unwrap();
+        assert_ne!(a.path(), b.path());
+        for d in [&a, &b] {
+            assert_ne!(d.path(), planted.as_path());
+            let meta = std::fs::symlink_metadata(d.path()).unwrap();
+            assert!(meta.is_dir() && !meta.file_type().is_symlink());
+            assert_eq!(meta.permissions().mode() & 0o777, 0o700, "{:?}", d.path());
+        }
+        std::fs::write(a.path().join("exchange-truth.csv"), "x").unwrap();
+        let a_path = a.path().to_path_buf();
+        a.close().unwrap();
+        assert!(!a_path.exists(), "the working directory is removed");
+        assert_eq!(
+            std::fs::read_dir(&target).unwrap().count(),
+            0,
+            "nothing written through the symlink"
+        );
+    }
 }

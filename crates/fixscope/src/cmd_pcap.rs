@@ -1,16 +1,20 @@
-//! `fixscope pcap`: the pipeline fed from capture files.
+//! `fixscope pcap`: capture files through the one driver loop.
 
-use std::io;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::{Context, Result};
-use fixscope_core::pcap::CaptureStats;
-use fixscope_core::prefetch::{read_captures_in_background, Flow};
+use fixscope_core::prefetch::CaptureSource;
+use fixscope_core::segment::Segment;
+use fixscope_core::shutdown::Shutdown;
+use fixscope_core::source::{Counter, Flow, Polled, Source, SourceError};
 use fixscope_core::Pipeline;
 
 use crate::cli::PcapArgs;
+use crate::driver::{drive, RunLimits};
 use crate::output;
+use crate::say;
 use crate::trace::TraceFile;
 
 pub fn run(args: &PcapArgs) -> Result<ExitCode> {
@@ -36,63 +40,74 @@ pub fn run(args: &PcapArgs) -> Result<ExitCode> {
         Some(path) => Some(TraceFile::attach(path, &mut pipeline)?),
         None => None,
     };
-    let mut reporter = output::stdout_reporter(args.analysis.json);
-    // The captures are read and decoded on a second thread while the pipeline runs here.
-    let mut report_error: Option<io::Error> = None;
-    let stats = read_captures_in_background(
-        &captures,
-        &args.analysis.ports,
-        |segment| {
-            if let Err(e) = pipeline.report_due_intervals(segment.ts_ns, &[], reporter.as_mut()) {
-                report_error = Some(e);
-                return Flow::Stop;
-            }
-            pipeline.on_segment(segment);
-            Flow::Continue
-        },
-        |path, stats| {
-            if args.analysis.verbose {
-                eprintln!(
-                    "fixscope: read {}; so far {} packets, {} TCP segments in port range, {} decode errors",
-                    path.display(),
-                    stats.packets,
-                    stats.segments_in_port_range,
-                    stats.decode_errors
-                );
-            }
-        },
-    );
-    if let Some(e) = report_error {
-        return Err(e.into());
-    }
-    let stats = stats.map_err(anyhow::Error::new)?;
-    let source = capture_counters(&stats);
-    pipeline.finish(&source, reporter.as_mut())?;
+    let mut reporters = output::reporters(&args.analysis)?;
+    // Ctrl-C ends the reading early with the summary of what was read.
+    let stop = Shutdown::on_signals().context("cannot install signal handlers")?;
+    let mut source = WithProgress {
+        capture: CaptureSource::new(captures, args.analysis.ports.clone())
+            .context("cannot start the capture reader")?,
+        verbose: args.analysis.verbose,
+    };
+    let limits = RunLimits {
+        stop: &stop,
+        duration: None,
+    };
+    let code = drive(&mut source, &mut pipeline, &mut reporters, &limits)?;
     if let Some(trace) = trace {
         trace.finish()?;
     }
-    if stats.truncated_file {
-        eprintln!("fixscope: warning: a capture ended in the middle of a packet (truncated file); analysed up to there");
+    if source.capture.stats().truncated_file {
+        say::warn("a capture ended in the middle of a packet (truncated file); analysed up to there");
     }
     output::flush_stdout();
-    Ok(ExitCode::SUCCESS)
+    Ok(code)
 }
 
-/// The capture's own counters, for the report's `source` section.
-fn capture_counters(s: &CaptureStats) -> Vec<fixscope_core::source::Counter> {
-    [
-        ("capture_packets", s.packets),
-        ("capture_tcp_segments", s.tcp_segments),
-        ("capture_segments_in_port_range", s.segments_in_port_range),
-        ("capture_not_tcp", s.not_tcp),
-        ("capture_ip_fragments", s.ip_fragments),
-        ("capture_decode_errors", s.decode_errors),
-        ("capture_truncated_segments", s.truncated_segments),
-        (
-            "capture_unsupported_link_packets",
-            s.unsupported_link_packets,
-        ),
-    ]
-    .map(|(k, v)| (k.to_string(), v))
-    .to_vec()
+/// The capture source, saying which files it has read when `-v` asks.
+struct WithProgress {
+    capture: CaptureSource,
+    verbose: bool,
+}
+
+impl Source for WithProgress {
+    fn poll(
+        &mut self,
+        wait: Duration,
+        on_segment: &mut dyn FnMut(&Segment<'_>) -> Flow,
+    ) -> Result<Polled, SourceError> {
+        let polled = self.capture.poll(wait, on_segment);
+        if self.verbose {
+            for file in self.capture.finished_files() {
+                let s = &file.stats;
+                say::info(format!(
+                    "read {}; so far {} packets, {} TCP segments in port range, {} decode errors",
+                    file.path.display(),
+                    s.packets,
+                    s.segments_in_port_range,
+                    s.decode_errors
+                ));
+            }
+        }
+        polled
+    }
+
+    fn now_ns(&self) -> Option<u64> {
+        self.capture.now_ns()
+    }
+
+    fn unix_offset_ns(&self) -> i64 {
+        self.capture.unix_offset_ns()
+    }
+
+    fn counters(&mut self) -> Vec<Counter> {
+        self.capture.counters()
+    }
+
+    fn interval_counters(&mut self) -> Vec<Counter> {
+        self.capture.interval_counters()
+    }
+
+    fn close(&mut self) -> Result<(), SourceError> {
+        self.capture.close()
+    }
 }

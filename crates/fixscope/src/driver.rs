@@ -111,8 +111,12 @@ pub fn drive(
     let close_error = source.close().err();
     pipeline.finish(&source.counters(), reporter)?;
     let mut code = ExitCode::SUCCESS;
-    for e in failure.iter().chain(close_error.iter()) {
-        say::error(e);
+    if let Some(e) = failure {
+        say::error(format!("{e}; stopped"));
+        code = ExitCode::FAILURE;
+    }
+    if let Some(e) = close_error {
+        say::error(format!("cleaning up: {e}"));
         code = ExitCode::FAILURE;
     }
     Ok(code)

@@ -1,10 +1,18 @@
 //! Single-key commands while `fixscope live` runs in a terminal: SPACE cumulative
 //! percentiles + histogram, `r` reset, `q`/ESC quit, `?` help.
 //!
-//! Only canonical mode and echo are switched off (not full raw mode), so output keeps its
-//! normal newlines; the previous settings come back on drop.
+//! Keys are read and decoded by crossterm (`event::poll` + `event::read`). The terminal
+//! mode is set here, not by crossterm: `crossterm::terminal::enable_raw_mode` is
+//! `cfmakeraw`, which also switches off output processing (OPOST), so every `\n` the
+//! reports print would move down without returning to the first column, and it switches
+//! off ISIG, so Ctrl-C would no longer stop the run. crossterm offers nothing between
+//! cooked and raw, so we clear only ICANON (keys arrive without Enter) and ECHO (typed keys
+//! do not litter the report) and restore the saved settings on drop.
 
-use std::io::Read;
+use std::io::IsTerminal;
+use std::time::Duration;
+
+use crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind};
 
 /// A key command.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -20,57 +28,108 @@ pub const HELP: &str =
 
 /// Reads keys without blocking when stdin is a terminal; does nothing otherwise.
 pub struct KeyReader {
+    /// The terminal settings to restore; `None` when stdin is not a terminal we set up.
     saved: Option<libc::termios>,
 }
 
 impl KeyReader {
     pub fn new() -> Self {
-        // SAFETY: isatty/tcgetattr/tcsetattr on fd 0 with a termios we own.
-        unsafe {
-            if libc::isatty(0) != 1 {
-                return KeyReader { saved: None };
-            }
-            let mut t: libc::termios = std::mem::zeroed();
-            if libc::tcgetattr(0, &mut t) != 0 {
-                return KeyReader { saved: None };
-            }
-            let saved = t;
-            t.c_lflag &= !(libc::ICANON | libc::ECHO);
-            t.c_cc[libc::VMIN] = 0;
-            t.c_cc[libc::VTIME] = 0;
-            if libc::tcsetattr(0, libc::TCSANOW, &t) != 0 {
-                return KeyReader { saved: None };
-            }
-            KeyReader { saved: Some(saved) }
+        if !std::io::stdin().is_terminal() {
+            return KeyReader { saved: None };
         }
+        KeyReader { saved: keys_mode() }
+    }
+
+    /// A reader that reads nothing (sources without a terminal session, e.g. capture files).
+    pub fn disabled() -> Self {
+        KeyReader { saved: None }
     }
 
     pub fn interactive(&self) -> bool {
         self.saved.is_some()
     }
 
-    /// The next key command typed, if any (VMIN=0 makes the read return at once).
+    /// The next key command typed, if any; never waits. Other keys are skipped.
     pub fn poll(&mut self) -> Option<Key> {
         self.saved?;
-        let mut buf = [0u8; 16];
-        let n = std::io::stdin().read(&mut buf).ok()?;
-        buf[..n].iter().find_map(|&b| match b {
-            b' ' => Some(Key::Summary),
-            b'r' | b'R' => Some(Key::Reset),
-            b'q' | b'Q' | 0x1b => Some(Key::Quit),
-            b'?' | b'h' => Some(Key::Help),
-            _ => None,
-        })
+        // Bounded: each round consumes one pending event.
+        while event::poll(Duration::ZERO).ok()? {
+            if let Event::Key(k) = event::read().ok()? {
+                if let Some(key) = command(&k) {
+                    return Some(key);
+                }
+            }
+        }
+        None
+    }
+}
+
+/// The command a key press stands for.
+fn command(k: &KeyEvent) -> Option<Key> {
+    if k.kind != KeyEventKind::Press {
+        return None;
+    }
+    match k.code {
+        KeyCode::Char(' ') => Some(Key::Summary),
+        KeyCode::Char('r' | 'R') => Some(Key::Reset),
+        KeyCode::Char('q' | 'Q') | KeyCode::Esc => Some(Key::Quit),
+        KeyCode::Char('?' | 'h') => Some(Key::Help),
+        _ => None,
+    }
+}
+
+/// Clears ICANON and ECHO on stdin; returns the previous settings, or `None` (and changes
+/// nothing) if they cannot be read or set.
+fn keys_mode() -> Option<libc::termios> {
+    // SAFETY: tcgetattr/tcsetattr on fd 0 (a terminal, checked by the caller) with a
+    // termios we own; a zeroed termios is valid plain data for tcgetattr to fill in.
+    unsafe {
+        let mut t: libc::termios = std::mem::zeroed();
+        if libc::tcgetattr(0, &mut t) != 0 {
+            return None;
+        }
+        let saved = t;
+        t.c_lflag &= !(libc::ICANON | libc::ECHO);
+        // read() returns once a byte is there, as in raw mode: crossterm reads only after
+        // polling says the terminal is readable, and a partial escape sequence waits for
+        // its next byte instead of spinning on empty reads.
+        t.c_cc[libc::VMIN] = 1;
+        t.c_cc[libc::VTIME] = 0;
+        if libc::tcsetattr(0, libc::TCSANOW, &t) != 0 {
+            return None;
+        }
+        Some(saved)
     }
 }
 
 impl Drop for KeyReader {
     fn drop(&mut self) {
         if let Some(saved) = self.saved {
-            // SAFETY: restores the settings read in `new` on the same fd.
+            // SAFETY: restores the settings read in `keys_mode` on the same fd.
             unsafe {
                 libc::tcsetattr(0, libc::TCSANOW, &saved);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crossterm::event::KeyModifiers;
+
+    #[test]
+    fn key_presses_map_to_commands() {
+        let press = |code| KeyEvent::new(code, KeyModifiers::NONE);
+        assert_eq!(command(&press(KeyCode::Char(' '))), Some(Key::Summary));
+        assert_eq!(command(&press(KeyCode::Char('r'))), Some(Key::Reset));
+        assert_eq!(command(&press(KeyCode::Char('Q'))), Some(Key::Quit));
+        assert_eq!(command(&press(KeyCode::Esc)), Some(Key::Quit));
+        assert_eq!(command(&press(KeyCode::Char('?'))), Some(Key::Help));
+        assert_eq!(command(&press(KeyCode::Char('x'))), None);
+        assert_eq!(command(&press(KeyCode::Enter)), None);
+        let mut release = press(KeyCode::Char('q'));
+        release.kind = KeyEventKind::Release;
+        assert_eq!(command(&release), None);
     }
 }

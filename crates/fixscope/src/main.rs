@@ -6,8 +6,10 @@ mod cmd_demo;
 mod cmd_live;
 mod cmd_pcap;
 mod cmd_sim;
+mod driver;
 mod keys;
 mod output;
+mod say;
 mod trace;
 
 use std::process::ExitCode;
@@ -23,7 +25,7 @@ fn main() -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             // One line, with the chain of causes.
-            eprintln!("fixscope: error: {err:#}");
+            say::error(format!("{err:#}"));
             ExitCode::FAILURE
         }
     }

@@ -1,9 +1,14 @@
-//! Client-side latency histograms and the printed report.
+//! Client-side latency histograms, the run's report and how it prints.
 
 use std::fmt;
 
+use anyhow::Context;
 use hdrhistogram::Histogram;
 
+use super::conn::Order;
+use super::event_loop::Client;
+use crate::args::ClientArgs;
+use crate::exchange::add_session_stats;
 use crate::session::SessionStats;
 
 pub const STAGES: [&str; 3] = ["first", "ack", "fill"];
@@ -180,5 +185,70 @@ impl fmt::Display for ClientReport {
             )?;
         }
         Ok(())
+    }
+}
+
+impl Client {
+    /// The run's report; the requests still waiting get their (partial) truth records.
+    pub(super) fn report(
+        mut self,
+        args: &ClientArgs,
+        window: Option<usize>,
+    ) -> anyhow::Result<ClientReport> {
+        let mut session = SessionStats::default();
+        for s in &mut self.sessions {
+            add_session_stats(&mut session, &s.session.stats);
+            // Requests still waiting get their (partial) truth records too.
+            let waiting: Vec<Order> = s
+                .ring
+                .iter()
+                .filter(|o| o.num != 0 && !o.done)
+                .copied()
+                .collect();
+            for o in &waiting {
+                self.ctx.write_truth(s, o);
+            }
+        }
+        if let Some(w) = &mut self.ctx.truth {
+            w.flush().context("writing the client truth file")?;
+        }
+        let c = &self.ctx.c;
+        let sent = c.sent.iter().sum::<u64>();
+        let span = c.last_send_ns.saturating_sub(c.first_send_ns);
+        let send_elapsed_s = span as f64 / 1e9;
+        let achieved_rate = if sent > 1 && span > 0 {
+            (sent - 1) as f64 / send_elapsed_s
+        } else {
+            0.0
+        };
+        let mode = match (args.rate, window) {
+            (Some(r), _) => format!("open loop {r:.0}/s"),
+            (None, Some(w)) => format!("closed loop, window {w}/session"),
+            (None, None) => "closed loop".into(),
+        };
+        Ok(ClientReport {
+            sessions: self.sessions.len(),
+            mode,
+            begin_string: args.begin_string.clone(),
+            target_rate: args.rate,
+            sent,
+            sent_d: c.sent[0],
+            sent_f: c.sent[1],
+            sent_g: c.sent[2],
+            send_elapsed_s,
+            achieved_rate,
+            max_send_lag_ns: c.max_send_lag_ns,
+            acks: c.acks,
+            fills: c.fills,
+            filled_orders: c.filled_orders,
+            rejects: c.rejects,
+            cancel_rejects: c.cancel_rejects,
+            completed: c.completed,
+            incomplete: self.sessions.iter().map(|s| s.outstanding).sum(),
+            unmatched: c.unmatched,
+            overrun: c.overrun,
+            stages: self.ctx.lat.stats(),
+            session,
+        })
     }
 }

@@ -10,11 +10,12 @@ use fixscope_core::fix::tag;
 
 use super::orders::{OrderBook, Slot};
 use super::ExchangeSummary;
-use crate::clock::UtcClock;
 use crate::delay::DelaySpec;
 use crate::outbuf::OutBuf;
 use crate::rng::Rng;
+use crate::sending_time::UtcClock;
 use crate::session::{parse_uint, Inbound, Session, Tx};
+use crate::stall::{self, StallSpec};
 use crate::truth::TruthWriter;
 
 const SYMBOL: u32 = 55;
@@ -62,6 +63,8 @@ pub struct Cfg {
     pub partial_fills: u32,
     pub no_fill: bool,
     pub max_live: usize,
+    /// `--stall`: which requests are held, and for how long.
+    pub stalls: Vec<StallSpec>,
 }
 
 /// One connection's FIX state.
@@ -70,6 +73,8 @@ pub struct ConnState {
     pub session: Session,
     pub out: OutBuf,
     pub book: OrderBook,
+    /// Application requests (D/F/G) received on this connection: `--stall` picks by it.
+    pub requests: u64,
     /// Close once the output is flushed (Logout exchanged or protocol error).
     pub closing: bool,
 }
@@ -121,6 +126,7 @@ impl ConnState {
             session,
             out: OutBuf::with_capacity(64 * 1024, 1024),
             book: OrderBook::with_capacity(order_capacity),
+            requests: 0,
             closing: false,
         }
     }
@@ -190,6 +196,8 @@ impl Ctx {
             self.stats.first_request_ns = now;
         }
         self.stats.last_request_ns = now;
+        st.requests += 1;
+        let hold = stall::hold_ns(&self.cfg.stalls, st.requests);
         let idx = st.book.alloc();
         let s = st.book.get_mut(idx);
         s.msg_type = msg_type;
@@ -229,7 +237,14 @@ impl Ctx {
         if s.clordid.is_empty() {
             s.clordid.extend_from_slice(b"NONE");
         }
-        let delay = self.cfg.ack_delay.sample(&mut self.rng);
+        // Sampled for every request, held or not, so `--stall` leaves the others' delays as
+        // they are for a given --seed. A held request waits in the timer queue like any
+        // other: the requests behind it are answered on time.
+        let mut delay = self.cfg.ack_delay.sample(&mut self.rng);
+        if hold > 0 {
+            self.stats.held += 1;
+            delay = delay.saturating_add(hold);
+        }
         if delay == 0 {
             self.respond(st, idx, now);
         } else {

@@ -11,13 +11,13 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
 
 use anyhow::Context;
+use fixscope_core::clock::monotonic_ns;
+use fixscope_core::shutdown::Shutdown;
 
 use crate::args::ExchangeArgs;
-use crate::clock::monotonic_ns;
 use crate::inbuf::{FramingStats, InBuf, ReadOutcome};
 use crate::outbuf::Flushed;
 use crate::session::{Session, SessionStats, State, Tick, Tx};
-use crate::shutdown::Shutdown;
 use crate::sys::{self, Epoll, TimerFd};
 use crate::truth::{TruthWriter, EXCHANGE_HEADER};
 use engine::{Cfg, ConnState, Ctx};
@@ -53,6 +53,8 @@ pub struct ExchangeSummary {
     pub orders: u64,
     pub cancels: u64,
     pub replaces: u64,
+    /// Requests held back by `--stall` (on top of their ack delay).
+    pub held: u64,
     pub acks: u64,
     pub rejects: u64,
     pub fills: u64,
@@ -88,12 +90,17 @@ impl fmt::Display for ExchangeSummary {
         )?;
         writeln!(
             f,
-            "  requests: {} D ({:.0}/s between first and last request), {} F, {} G; {} messages in",
+            "  requests: {} D ({:.0}/s between first and last request), {} F, {} G; {} messages in{}",
             self.orders,
             rate(self.orders),
             self.cancels,
             self.replaces,
-            self.messages_in
+            self.messages_in,
+            if self.held > 0 {
+                format!("; {} held by --stall", self.held)
+            } else {
+                String::new()
+            }
         )?;
         writeln!(
             f,
@@ -170,6 +177,7 @@ pub fn run_exchange(
         partial_fills: args.partial_fills,
         no_fill: args.no_fill,
         max_live: args.max_live_orders,
+        stalls: args.stall.clone(),
     };
     let stats = ExchangeSummary {
         listen: Some(addr),
