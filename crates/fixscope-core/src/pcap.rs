@@ -1444,18 +1444,9 @@ mod tests {
         }
     }
 
-    /// The public captures in `shared/` beside the checkout (CI has it there too): a
-    /// missing file fails the test rather than skipping it unseen.
+    /// The public nDPI captures vendored in the repository (testdata/captures/ndpi).
     fn ndpi(name: &str) -> PathBuf {
-        let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../../shared/fix-captures/ndpi")
-            .join(name);
-        assert!(
-            p.exists(),
-            "public FIX capture {} not found (shared/ beside the checkout)",
-            p.display()
-        );
-        p
+        fixscope_testkit::test_data(&format!("captures/ndpi/{name}"))
     }
 
     #[test]
