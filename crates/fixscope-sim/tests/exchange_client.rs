@@ -5,8 +5,8 @@ mod common;
 use std::collections::{HashMap, HashSet};
 
 use common::*;
-use fixscope_testkit::serial;
 use fixscope_sim::truth::{read_client_truth, read_truth};
+use fixscope_testkit::serial;
 
 #[test]
 fn every_order_acked_and_filled_with_truth() {
