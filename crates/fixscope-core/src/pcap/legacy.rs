@@ -6,7 +6,7 @@ use pcap_parser::traits::PcapReaderIterator;
 use pcap_parser::{LegacyPcapReader, PcapBlockOwned, PcapError};
 
 use super::input::{corrupt, next_after_error, read_u32, recover, Failure};
-use super::{Flow, Sink, NS_PER_SEC};
+use super::{CaptureStats, Flow, Sink, NS_PER_SEC};
 use crate::decode::LinkType;
 use crate::segment::Segment;
 
@@ -16,7 +16,7 @@ const MAX_LEGACY_CAPLEN: u32 = 262_144;
 pub(super) fn read_pcap<R: Read>(
     source: R,
     mut capacity: usize,
-    sink: &mut Sink<'_, impl FnMut(&Segment<'_>) -> Flow>,
+    sink: &mut Sink<'_, impl FnMut(&Segment<'_>, &CaptureStats) -> Flow>,
 ) -> Result<(), Failure> {
     let mut reader = LegacyPcapReader::new(capacity, source).map_err(|e| match e {
         PcapError::ReadError => Failure::Read,

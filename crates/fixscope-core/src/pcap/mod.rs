@@ -77,7 +77,18 @@ pub fn read_capture_until(
     path: &Path,
     ports: &PortSet,
     stats: &mut CaptureStats,
-    on_segment: impl FnMut(&Segment<'_>) -> Flow,
+    mut on_segment: impl FnMut(&Segment<'_>) -> Flow,
+) -> Result<(), CaptureError> {
+    read_capture_counted(path, ports, stats, |segment, _| on_segment(segment))
+}
+
+/// [`read_capture_until`] whose consumer also sees the counters up to each segment (the
+/// background reader ships them with its batches).
+pub(crate) fn read_capture_counted(
+    path: &Path,
+    ports: &PortSet,
+    stats: &mut CaptureStats,
+    on_segment: impl FnMut(&Segment<'_>, &CaptureStats) -> Flow,
 ) -> Result<(), CaptureError> {
     let mut file = File::open(path).map_err(|source| CaptureError::Open {
         path: path.to_path_buf(),
@@ -144,12 +155,12 @@ struct Sink<'a, F> {
     stopped: bool,
 }
 
-impl<F: FnMut(&Segment<'_>) -> Flow> Sink<'_, F> {
+impl<F: FnMut(&Segment<'_>, &CaptureStats) -> Flow> Sink<'_, F> {
     /// One packet record's frame (counted in `packets` by the classifier).
     #[inline]
     fn frame(&mut self, link: LinkType, ts_ns: u64, frame: &[u8]) {
         if let Some(segment) = self.classifier.classify(link, ts_ns, frame, self.stats) {
-            self.stopped = (self.on_segment)(&segment) == Flow::Stop;
+            self.stopped = (self.on_segment)(&segment, self.stats) == Flow::Stop;
         }
     }
 }

@@ -12,7 +12,7 @@ use pcap_parser::{
 
 use super::input::{corrupt, next_after_error, read_u32, recover, Failure};
 use super::timestamp::TsScale;
-use super::{Flow, Sink, NS_PER_SEC};
+use super::{CaptureStats, Flow, Sink, NS_PER_SEC};
 use crate::decode::LinkType;
 use crate::segment::Segment;
 
@@ -42,7 +42,7 @@ impl NgState {
     #[inline]
     fn packet(
         &self,
-        sink: &mut Sink<'_, impl FnMut(&Segment<'_>) -> Flow>,
+        sink: &mut Sink<'_, impl FnMut(&Segment<'_>, &CaptureStats) -> Flow>,
         if_id: u32,
         units: Option<u64>,
         data: &[u8],
@@ -155,7 +155,7 @@ fn peek_block(d: &[u8], big_endian: bool) -> Result<Peek<'_>, String> {
 pub(super) fn read_pcapng<R: Read>(
     source: R,
     mut capacity: usize,
-    sink: &mut Sink<'_, impl FnMut(&Segment<'_>) -> Flow>,
+    sink: &mut Sink<'_, impl FnMut(&Segment<'_>, &CaptureStats) -> Flow>,
 ) -> Result<(), Failure> {
     let mut reader = PcapNGReader::new(capacity, source).map_err(|e| match e {
         PcapError::ReadError => Failure::Read,
