@@ -12,6 +12,7 @@ pub mod correlate;
 pub mod decode;
 pub mod fix;
 pub mod pcap;
+#[cfg(any(test, feature = "capture-writer"))]
 pub mod pcap_writer;
 pub mod pipeline;
 pub mod ports;
