@@ -17,7 +17,7 @@ mod tests;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use batch::SegmentBatch;
 
@@ -117,12 +117,8 @@ impl CaptureSource {
             self.ended = true;
             return Ok(Polled::Ended);
         };
-        let event = match Instant::now().checked_add(wait) {
-            Some(_) => events.recv_timeout(wait),
-            // A wait too long for the clock: as good as forever.
-            None => events.recv().map_err(|_| RecvTimeoutError::Disconnected),
-        };
-        match event {
+        // (A wait too long for the clock waits forever.)
+        match events.recv_timeout(wait) {
             Ok(Event::Batch(batch)) => {
                 self.stats = batch.stats;
                 Ok(self.hand(batch, 0, on_segment))
@@ -158,8 +154,8 @@ impl CaptureSource {
         std::mem::take(&mut self.finished)
     }
 
-    /// The capture counters as of the last batch handed out: final once a poll returned
-    /// `Ended` (or the error).
+    /// The capture counters as of the last batch received (all of it, even segments the
+    /// consumer has not taken yet): final once a poll returned `Ended` (or the error).
     pub fn stats(&self) -> CaptureStats {
         self.stats
     }

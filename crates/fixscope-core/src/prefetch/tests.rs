@@ -1,5 +1,7 @@
 //! The reader thread hands out exactly what reading in place gives, in order.
 
+use std::time::Instant;
+
 use super::*;
 use crate::decode::LinkType;
 use crate::pcap::read_capture;
