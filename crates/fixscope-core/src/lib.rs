@@ -7,12 +7,14 @@
 //!
 //! The crate has no root, BPF or terminal dependencies: every stage is tested alone.
 
+pub mod classify;
 pub mod clock;
 pub mod correlate;
 pub mod counters;
 pub mod decode;
 pub mod fix;
 pub mod pcap;
+#[cfg(any(test, feature = "capture-writer"))]
 pub mod pcap_writer;
 pub mod pipeline;
 pub mod ports;

@@ -6,9 +6,12 @@ use std::collections::{HashMap, HashSet};
 
 use common::*;
 use fixscope_sim::truth::{read_client_truth, read_truth};
+use fixscope_testkit::serial;
 
 #[test]
 fn every_order_acked_and_filled_with_truth() {
+    // Load and delay figures on a 2-core machine: one test at a time.
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let truth = dir.path().join("truth.csv");
     let ctruth = dir.path().join("client.csv");
@@ -69,6 +72,8 @@ fn every_order_acked_and_filled_with_truth() {
 
 #[test]
 fn fixed_ack_delay_is_applied_precisely() {
+    // Load and delay figures on a 2-core machine: one test at a time.
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let truth = dir.path().join("truth.csv");
     let ex = Exchange::start(&[
@@ -105,6 +110,8 @@ fn fixed_ack_delay_is_applied_precisely() {
 
 #[test]
 fn open_loop_rate_is_achieved() {
+    // Load and delay figures on a 2-core machine: one test at a time.
+    let _serial = serial();
     let ex = Exchange::start(&[]);
     let r = client(
         ex.addr,
@@ -123,6 +130,8 @@ fn open_loop_rate_is_achieved() {
 
 #[test]
 fn slow_exchange_cannot_hide_latency_in_open_loop() {
+    // Load and delay figures on a 2-core machine: one test at a time.
+    let _serial = serial();
     // Every ack takes 2ms; measured from the schedule the client must see all of it
     // (and any lateness of its own writes), never less.
     let ex = Exchange::start(&["--ack-delay", "fixed:2ms", "--no-fill"]);
@@ -180,6 +189,8 @@ fn stalled_orders_are_held_while_the_rest_are_answered_on_time() {
 
 #[test]
 fn split_clordid_writes_are_still_framed() {
+    // Load and delay figures on a 2-core machine: one test at a time.
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let truth = dir.path().join("truth.csv");
     let ex = Exchange::start(&["--truth", truth.to_str().unwrap()]);
@@ -205,6 +216,8 @@ fn split_clordid_writes_are_still_framed() {
 
 #[test]
 fn colliding_clordids_on_two_sessions() {
+    // Load and delay figures on a 2-core machine: one test at a time.
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let truth = dir.path().join("truth.csv");
     let ex = Exchange::start(&["--truth", truth.to_str().unwrap()]);
@@ -240,6 +253,8 @@ fn colliding_clordids_on_two_sessions() {
 
 #[test]
 fn all_begin_strings_with_partial_fills() {
+    // Load and delay figures on a 2-core machine: one test at a time.
+    let _serial = serial();
     for begin in ["FIX.4.2", "FIX.4.4", "FIXT.1.1"] {
         let ex = Exchange::start(&["--partial-fills", "2"]);
         let r = client(
@@ -259,6 +274,8 @@ fn all_begin_strings_with_partial_fills() {
 
 #[test]
 fn cancel_and_replace_mix() {
+    // Load and delay figures on a 2-core machine: one test at a time.
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let truth = dir.path().join("truth.csv");
     // Orders rest 20ms before filling, so F/G find live orders.
@@ -301,6 +318,8 @@ fn cancel_and_replace_mix() {
 
 #[test]
 fn exchange_stops_by_duration_and_on_shutdown() {
+    // Load and delay figures on a 2-core machine: one test at a time.
+    let _serial = serial();
     let args =
         fixscope_sim::ExchangeArgs::from_flags(["--listen", "127.0.0.1:0", "--duration", "0.2"])
             .unwrap();
@@ -322,6 +341,8 @@ fn exchange_stops_by_duration_and_on_shutdown() {
 
 #[test]
 fn ipv6_loopback() {
+    // Load and delay figures on a 2-core machine: one test at a time.
+    let _serial = serial();
     if std::net::TcpListener::bind("[::1]:0").is_err() {
         return; // no IPv6 on this host
     }

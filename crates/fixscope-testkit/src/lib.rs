@@ -3,8 +3,10 @@
 //! One rule for a test that cannot run here: it **fails loudly**, naming what is missing
 //! ([`require_root`], [`require_tool`], [`require_kernel`]). No test skips silently.
 
+pub mod data;
 pub mod fix;
 pub mod need;
 pub mod tc;
 
+pub use data::test_data;
 pub use need::{kernel_version, require_kernel, require_root, require_tool, serial};

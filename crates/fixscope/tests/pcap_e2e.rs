@@ -874,19 +874,12 @@ fn capture_cut_off_mid_packet_is_analysed_up_to_there() {
 
 #[test]
 fn public_fix_captures_are_read_without_error() {
-    let root =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fix-captures/ndpi");
-    let one = root.join("ndpi_fix.pcap");
-    if !one.exists() {
-        panic!(
-            "public FIX captures not found at {} (shared/ beside the checkout)",
-            root.display()
-        );
-    }
+    let one = fixscope_testkit::test_data("captures/ndpi/ndpi_fix.pcap");
+    let two = fixscope_testkit::test_data("captures/ndpi/ndpi_fix2.pcap");
     let (_, summary) = analyse(&[&one], &["-p", "4000"]);
     // 34 FIX.4.1 session messages (tshark's dissector agrees); the rest is a binary variant.
     assert_eq!(counter(&summary, "messages"), 34);
-    let (_, summary) = analyse(&[&root.join("ndpi_fix2.pcap")], &["-p", "1-65535"]);
+    let (_, summary) = analyse(&[&two], &["-p", "1-65535"]);
     assert!(counter(&summary, "messages") > 0);
     assert!(counter(&summary, "retransmitted_bytes") > 0);
 }

@@ -12,19 +12,8 @@ use std::time::{Duration, Instant};
 
 use fixscope_core::fix::framing::{FramingCounters, StreamFramer};
 use fixscope_core::fix::message::find_field;
+use fixscope_testkit::{require_root, require_tool};
 use support::*;
-
-fn require(tool: &str) {
-    let found = Command::new("sh")
-        .args(["-c", &format!("command -v {tool}")])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    assert!(
-        found,
-        "{tool} is required for this test: run scripts/install-deps.sh (make test does)"
-    );
-}
 
 /// Answers every NewOrderSingle with an ack and a fill, in one write or two.
 fn serve(listener: TcpListener, orders: usize) {
@@ -79,11 +68,11 @@ fn serve(listener: TcpListener, orders: usize) {
 
 #[test]
 fn tcpdump_capture_matches_tshark_dissector() {
-    require("tcpdump");
-    require("tshark");
-    if !nix_is_root() {
-        panic!("this test needs root to capture on lo with tcpdump (run as root; CI does)");
-    }
+    const TEST: &str = "tcpdump_capture_matches_tshark_dissector";
+    require_tool(TEST, "tcpdump");
+    require_tool(TEST, "tshark");
+    // tcpdump captures on lo.
+    require_root(TEST);
     let dir = tempfile::tempdir().unwrap();
     let cap = dir.path().join("lo.pcap");
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -241,9 +230,4 @@ fn tcpdump_capture_matches_tshark_dissector() {
     for id in &sent_ids {
         assert_eq!(fixscope_ids.get(&("D".to_string(), id.clone())), Some(&1));
     }
-}
-
-fn nix_is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
 }

@@ -1,4 +1,6 @@
-//! Helpers shared by the integration tests: an in-process exchange and a raw FIX peer.
+//! Helpers shared by the simulator's integration tests: an in-process exchange and a raw FIX
+//! peer. What every crate's tests share (serial runs, what a test needs) is in
+//! fixscope-testkit.
 #![allow(dead_code)]
 
 use std::io::{Read, Write};

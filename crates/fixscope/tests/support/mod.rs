@@ -6,11 +6,11 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use fixscope_core::decode::LinkType;
-use fixscope_core::fix::encode::FixEncoder;
 use fixscope_core::pcap_writer::{
     CaptureFormat, CaptureWriter, FrameOptions, SyntheticConnection, TcpPacketSpec,
 };
 use fixscope_core::Endpoint;
+pub use fixscope_testkit::fix::fix_message;
 use serde_json::Value;
 
 pub const SERVER_PORT: u16 = 9878;
@@ -70,17 +70,6 @@ pub fn endpoint(ipv6: bool, host: u8, port: u16) -> Endpoint {
         format!("10.9.0.{host}").parse().unwrap()
     };
     Endpoint { addr, port }
-}
-
-pub fn fix_message(begin: &str, fields: &[(u32, &str)]) -> Vec<u8> {
-    let mut enc = FixEncoder::new();
-    enc.start(fields[0].1.as_bytes());
-    for &(t, v) in &fields[1..] {
-        enc.field_str(t, v);
-    }
-    let mut out = Vec::new();
-    enc.finish(begin.as_bytes(), &mut out);
-    out
 }
 
 pub fn clordid(spec: &ScenarioSpec, session: usize, i: usize) -> String {

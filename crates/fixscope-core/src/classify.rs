@@ -1,0 +1,243 @@
+//! From a captured frame to a [`Segment`]: decode link/IP/TCP, decide the direction from the
+//! watched ports, count what was seen.
+//!
+//! Every packet-level source hands its frames here — capture files today, a mirror-port
+//! (AF_PACKET) capture later — so they count and classify alike. The live eBPF source is not
+//! one: its kernel side decodes and classifies before anything reaches user space.
+
+use crate::decode::{decode, Decoded, LinkType};
+use crate::ports::PortSet;
+use crate::segment::Segment;
+
+/// What a packet capture saw: the classifier's counts, plus those only a capture file has
+/// (pcapng interfaces and timestamps, a file cut short). Counters accumulate over every
+/// file read with the same stats.
+///
+/// Serialised (for [`crate::source::counters_of`]), every counter is named with a
+/// `capture_` prefix: these names are the `source` section of the JSON report, a contract.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct CaptureStats {
+    /// Packet records (pcap records, pcapng EPBs and SPBs).
+    #[serde(rename = "capture_packets")]
+    pub packets: u64,
+    /// Packets that decoded to a TCP segment.
+    #[serde(rename = "capture_tcp_segments")]
+    pub tcp_segments: u64,
+    /// TCP segments with a watched port, handed on as [`Segment`]s.
+    #[serde(rename = "capture_segments_in_port_range")]
+    pub segments_in_port_range: u64,
+    /// Packets that are not TCP over IP (ARP, UDP, ...).
+    #[serde(rename = "capture_not_tcp")]
+    pub not_tcp: u64,
+    /// IP fragments (not reassembled; their TCP bytes are lost).
+    #[serde(rename = "capture_ip_fragments")]
+    pub ip_fragments: u64,
+    /// Packets whose headers are malformed or cut before the TCP payload.
+    #[serde(rename = "capture_decode_errors")]
+    pub decode_errors: u64,
+    /// Segments handed on whose payload the capture cut short (snaplen).
+    #[serde(rename = "capture_truncated_segments")]
+    pub truncated_segments: u64,
+    /// Packets on an interface whose link type we do not decode (pcapng).
+    #[serde(rename = "capture_unsupported_link_packets")]
+    pub unsupported_link_packets: u64,
+    /// pcapng packets that name an interface the section never described.
+    #[serde(rename = "capture_unknown_interface_packets")]
+    pub unknown_interface_packets: u64,
+    /// pcapng packets whose timestamp does not fit u64 nanoseconds since the epoch (an
+    /// absurd timestamp or `if_tsoffset`).
+    #[serde(rename = "capture_bad_timestamps")]
+    pub bad_timestamps: u64,
+    /// A file ended in the middle of a record; everything before it was read. A flag the
+    /// binary turns into a warning, not a counter.
+    #[serde(skip)]
+    pub truncated_file: bool,
+}
+
+/// Turns captured frames into segments of the watched ports.
+#[derive(Clone, Debug)]
+pub struct FrameClassifier {
+    ports: PortSet,
+}
+
+impl FrameClassifier {
+    /// Segments to or from any of `ports` are handed on: towards a watched port is a
+    /// request, from one a response ([`PortSet::classify`]).
+    pub fn new(ports: PortSet) -> Self {
+        FrameClassifier { ports }
+    }
+
+    pub fn ports(&self) -> &PortSet {
+        &self.ports
+    }
+
+    /// One captured frame of link type `link`, taken at `ts_ns`: counts it in `stats` and
+    /// returns the TCP segment it carries when one of its ports is watched. Never panics
+    /// and never allocates; a malformed frame is a counted decode error.
+    #[inline]
+    pub fn classify<'f>(
+        &self,
+        link: LinkType,
+        ts_ns: u64,
+        frame: &'f [u8],
+        stats: &mut CaptureStats,
+    ) -> Option<Segment<'f>> {
+        stats.packets += 1;
+        match decode(link, frame) {
+            Ok(Decoded::Tcp(t)) => {
+                stats.tcp_segments += 1;
+                let direction = self.ports.classify(t.flow.src.port, t.flow.dst.port)?;
+                stats.segments_in_port_range += 1;
+                if t.missing_tail > 0 {
+                    stats.truncated_segments += 1;
+                }
+                Some(Segment {
+                    ts_ns,
+                    flow: t.flow,
+                    direction,
+                    seq: t.seq,
+                    ack: t.ack,
+                    flags: t.flags,
+                    payload: t.payload,
+                    missing_tail: t.missing_tail,
+                })
+            }
+            Ok(Decoded::NotTcp) => {
+                stats.not_tcp += 1;
+                None
+            }
+            Ok(Decoded::IpFragment) => {
+                stats.ip_fragments += 1;
+                None
+            }
+            Err(_) => {
+                stats.decode_errors += 1;
+                None
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pcap_writer::{FrameOptions, SyntheticConnection};
+    use crate::segment::{Direction, Endpoint};
+    use crate::source::counters_of;
+
+    fn conn() -> SyntheticConnection {
+        let ep = |a: &str, port| Endpoint {
+            addr: a.parse().unwrap(),
+            port,
+        };
+        SyntheticConnection::new(ep("10.0.0.2", 40000), ep("10.0.0.1", 9878))
+    }
+
+    #[test]
+    fn classifies_by_port_and_counts_every_kind_of_frame() {
+        let classifier = FrameClassifier::new(PortSet::single(9878));
+        let mut stats = CaptureStats::default();
+        let mut c = conn();
+        let opts = FrameOptions::default();
+        let request = c.client_sends(b"8=FIX.4.4\x01");
+        let response = c.server_sends(b"8=FIX.4.4\x01 reply");
+
+        let f = request.frame(LinkType::Ethernet, &opts);
+        let s = classifier
+            .classify(LinkType::Ethernet, 7, &f, &mut stats)
+            .expect("a request");
+        assert_eq!(
+            (s.ts_ns, s.direction, s.flow, s.seq, s.payload),
+            (
+                7,
+                Direction::Request,
+                request.flow,
+                request.seq,
+                &b"8=FIX.4.4\x01"[..]
+            )
+        );
+        let f = response.frame(LinkType::RawIp, &opts);
+        let s = classifier
+            .classify(LinkType::RawIp, 8, &f, &mut stats)
+            .expect("a response");
+        assert_eq!((s.direction, s.flow), (Direction::Response, response.flow));
+
+        // Cut by a snaplen: handed on, counted as truncated.
+        let f = response.frame(LinkType::Ethernet, &opts);
+        let s = classifier
+            .classify(LinkType::Ethernet, 9, &f[..f.len() - 3], &mut stats)
+            .expect("a cut response");
+        assert_eq!(s.missing_tail, 3);
+        // Another port; ARP; an IP fragment; a frame cut inside its IP header.
+        let mut other = request.clone();
+        other.flow.dst.port = 80;
+        let f = other.frame(LinkType::Ethernet, &opts);
+        assert!(classifier
+            .classify(LinkType::Ethernet, 0, &f, &mut stats)
+            .is_none());
+        let mut arp = vec![0u8; 60];
+        arp[12..14].copy_from_slice(&[0x08, 0x06]);
+        assert!(classifier
+            .classify(LinkType::Ethernet, 0, &arp, &mut stats)
+            .is_none());
+        let mut frag = request.frame(LinkType::Ethernet, &opts);
+        frag[14 + 6] |= 0x20;
+        assert!(classifier
+            .classify(LinkType::Ethernet, 0, &frag, &mut stats)
+            .is_none());
+        assert!(classifier
+            .classify(LinkType::Ethernet, 0, &frag[..20], &mut stats)
+            .is_none());
+
+        assert_eq!(
+            stats,
+            CaptureStats {
+                packets: 7,
+                tcp_segments: 4,
+                segments_in_port_range: 3,
+                not_tcp: 1,
+                ip_fragments: 1,
+                decode_errors: 1,
+                truncated_segments: 1,
+                ..CaptureStats::default()
+            }
+        );
+    }
+
+    #[test]
+    fn counters_keep_their_json_names() {
+        // The `source` section of the JSON report: existing names are a contract.
+        let stats = CaptureStats {
+            packets: 1,
+            tcp_segments: 2,
+            segments_in_port_range: 3,
+            not_tcp: 4,
+            ip_fragments: 5,
+            decode_errors: 6,
+            truncated_segments: 7,
+            unsupported_link_packets: 8,
+            unknown_interface_packets: 9,
+            bad_timestamps: 10,
+            truncated_file: true,
+        };
+        let names: Vec<(String, u64)> = counters_of(&stats);
+        let want = [
+            "capture_packets",
+            "capture_tcp_segments",
+            "capture_segments_in_port_range",
+            "capture_not_tcp",
+            "capture_ip_fragments",
+            "capture_decode_errors",
+            "capture_truncated_segments",
+            "capture_unsupported_link_packets",
+            "capture_unknown_interface_packets",
+            "capture_bad_timestamps",
+        ];
+        let want: Vec<(String, u64)> = want
+            .iter()
+            .zip(1..)
+            .map(|(n, v)| (n.to_string(), v))
+            .collect();
+        assert_eq!(names, want);
+    }
+}

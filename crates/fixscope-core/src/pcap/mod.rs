@@ -1,0 +1,166 @@
+//! Reading pcap and pcapng capture files into [`Segment`]s.
+//!
+//! Files are streamed through `pcap-parser`'s circular-buffer readers, so memory stays
+//! constant however large the capture. Timestamps become nanoseconds since the epoch with
+//! integer arithmetic only. Enhanced Packet Blocks (nearly every packet of a pcapng file) and
+//! blocks we have no use for are handled here straight from the reader's buffer rather than
+//! by `pcap-parser`, whose EPB parser allocates a `Vec` for the options of every packet and
+//! whose other block parsers mistake a malformed body for a truncated file.
+//!
+//! A capture that ends in the middle of a record (tcpdump was killed) is read up to that
+//! record and flagged in [`CaptureStats::truncated_file`]; damage anywhere else is a
+//! [`CaptureError`] naming the file and the byte offset of the bad record.
+//!
+//! Parts: `input` (the buffer and pcap-parser plumbing: refill, grow, errors), `legacy`
+//! (pcap records), `ng` (pcapng blocks, interfaces), `timestamp` (pcapng time units to
+//! nanoseconds). Every frame goes to the [`FrameClassifier`], shared with any other
+//! packet-level source.
+
+mod input;
+mod legacy;
+mod ng;
+#[cfg(test)]
+mod tests;
+mod timestamp;
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+
+pub use crate::classify::CaptureStats;
+use crate::classify::FrameClassifier;
+use crate::decode::LinkType;
+use crate::ports::PortSet;
+use crate::segment::Segment;
+/// What a consumer of segments wants after one (the same type every source uses).
+pub use crate::source::Flow;
+use input::{Failure, FillingReader, BUFFER_SIZE, MIN_BUFFER_SIZE};
+
+/// Why a capture file could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum CaptureError {
+    #[error("cannot open {}: {source}", path.display())]
+    Open { path: PathBuf, source: io::Error },
+    #[error("error reading {}: {source}", path.display())]
+    Read { path: PathBuf, source: io::Error },
+    #[error("{} is not a pcap or pcapng capture file", path.display())]
+    NotACapture { path: PathBuf },
+    #[error("{} is corrupt at byte {offset}: {detail}", path.display())]
+    Corrupt {
+        path: PathBuf,
+        offset: u64,
+        detail: String,
+    },
+    #[error("{}: unsupported link type {linktype} (supported: Ethernet, Linux cooked SLL/SLL2, raw IP, BSD loopback)", path.display())]
+    UnsupportedLinkType { path: PathBuf, linktype: u32 },
+}
+
+const NS_PER_SEC: u64 = 1_000_000_000;
+
+/// Reads one pcap or pcapng file, decodes every packet, classifies TCP segments with
+/// `ports.classify(src_port, dst_port)` ([`FrameClassifier`]) and calls `on_segment` for
+/// those in range, in file order.
+pub fn read_capture(
+    path: &Path,
+    ports: &PortSet,
+    stats: &mut CaptureStats,
+    mut on_segment: impl FnMut(&Segment<'_>),
+) -> Result<(), CaptureError> {
+    read_capture_until(path, ports, stats, |segment| {
+        on_segment(segment);
+        Flow::Continue
+    })
+}
+
+/// [`read_capture`] that stops at the first record after `on_segment` said [`Flow::Stop`].
+pub fn read_capture_until(
+    path: &Path,
+    ports: &PortSet,
+    stats: &mut CaptureStats,
+    mut on_segment: impl FnMut(&Segment<'_>) -> Flow,
+) -> Result<(), CaptureError> {
+    read_capture_counted(path, ports, stats, |segment, _| on_segment(segment))
+}
+
+/// [`read_capture_until`] whose consumer also sees the counters up to each segment (the
+/// background reader ships them with its batches).
+pub(crate) fn read_capture_counted(
+    path: &Path,
+    ports: &PortSet,
+    stats: &mut CaptureStats,
+    on_segment: impl FnMut(&Segment<'_>, &CaptureStats) -> Flow,
+) -> Result<(), CaptureError> {
+    let mut file = File::open(path).map_err(|source| CaptureError::Open {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    // Sniff the magic ourselves (not `create_reader`) for clear errors; a cursor puts the
+    // bytes back in front of the file, which also works for pipes.
+    let mut magic = [0u8; 4];
+    let mut sniff = FillingReader::new(&mut file);
+    let n = sniff.read(&mut magic).map_err(|_| sniff.take_error(path))?;
+    let kind = match (n, u32::from_le_bytes(magic)) {
+        (4, ng::SHB_MAGIC) => Kind::PcapNg,
+        (4, 0xa1b2_c3d4 | 0xa1b2_3c4d | 0xd4c3_b2a1 | 0x4d3c_b2a1 | 0xa1b2_cd34) => Kind::Pcap,
+        _ => {
+            return Err(CaptureError::NotACapture {
+                path: path.to_path_buf(),
+            })
+        }
+    };
+    // Small files get a small buffer (a big one costs time to zero); pipes get the default.
+    let capacity = match file.metadata() {
+        Ok(m) if m.is_file() => usize::try_from(m.len())
+            .unwrap_or(BUFFER_SIZE)
+            .saturating_add(1)
+            .clamp(MIN_BUFFER_SIZE, BUFFER_SIZE),
+        _ => BUFFER_SIZE,
+    };
+    let mut source = FillingReader::new(io::Cursor::new(magic).chain(file));
+    let mut sink = Sink {
+        classifier: FrameClassifier::new(ports.clone()),
+        stats,
+        on_segment,
+        stopped: false,
+    };
+    let result = match kind {
+        Kind::Pcap => legacy::read_pcap(&mut source, capacity, &mut sink),
+        Kind::PcapNg => ng::read_pcapng(&mut source, capacity, &mut sink),
+    };
+    result.map_err(|e| match e {
+        Failure::Read => source.take_error(path),
+        Failure::Corrupt { offset, detail } => CaptureError::Corrupt {
+            path: path.to_path_buf(),
+            offset,
+            detail,
+        },
+        Failure::UnsupportedLinkType(linktype) => CaptureError::UnsupportedLinkType {
+            path: path.to_path_buf(),
+            linktype,
+        },
+    })
+}
+
+enum Kind {
+    Pcap,
+    PcapNg,
+}
+
+/// Where decoded packets go.
+struct Sink<'a, F> {
+    classifier: FrameClassifier,
+    stats: &'a mut CaptureStats,
+    on_segment: F,
+    /// The consumer said [`Flow::Stop`]: the read loops end at the next record.
+    stopped: bool,
+}
+
+impl<F: FnMut(&Segment<'_>, &CaptureStats) -> Flow> Sink<'_, F> {
+    /// One packet record's frame (counted in `packets` by the classifier).
+    #[inline]
+    fn frame(&mut self, link: LinkType, ts_ns: u64, frame: &[u8]) {
+        if let Some(segment) = self.classifier.classify(link, ts_ns, frame, self.stats) {
+            self.stopped = (self.on_segment)(&segment, self.stats) == Flow::Stop;
+        }
+    }
+}

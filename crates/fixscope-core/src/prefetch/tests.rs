@@ -1,0 +1,390 @@
+//! The reader thread hands out exactly what reading in place gives, in order.
+
+use std::time::Instant;
+
+use super::*;
+use crate::decode::LinkType;
+use crate::pcap::read_capture;
+use crate::pcap_writer::{CaptureFormat, CaptureWriter, SyntheticConnection};
+use crate::segment::{Direction, FlowKey, TcpFlags};
+use crate::Endpoint;
+
+/// Every field of a segment, its payload copied.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Seen {
+    ts_ns: u64,
+    flow: FlowKey,
+    direction: Direction,
+    seq: u32,
+    ack: u32,
+    flags: TcpFlags,
+    payload: Vec<u8>,
+    missing_tail: u32,
+}
+
+fn seen(s: &Segment<'_>) -> Seen {
+    Seen {
+        ts_ns: s.ts_ns,
+        flow: s.flow,
+        direction: s.direction,
+        seq: s.seq,
+        ack: s.ack,
+        flags: s.flags,
+        payload: s.payload.to_vec(),
+        missing_tail: s.missing_tail,
+    }
+}
+
+fn write(path: &Path, packets: u32, corrupt_tail: bool) {
+    let endpoint = |a: &str, port| Endpoint {
+        addr: a.parse().unwrap(),
+        port,
+    };
+    let mut conn =
+        SyntheticConnection::new(endpoint("10.0.0.2", 40000), endpoint("10.0.0.1", 9878));
+    let mut w =
+        CaptureWriter::new(Vec::new(), CaptureFormat::pcap_nanos(), LinkType::Ethernet).unwrap();
+    for i in 0..packets {
+        let payload = format!("payload-{i:06}");
+        let spec = if i % 2 == 0 {
+            conn.client_sends(payload.as_bytes())
+        } else {
+            conn.server_sends(payload.as_bytes())
+        };
+        w.write_tcp(1_000 + u64::from(i), &spec).unwrap();
+    }
+    let mut bytes = w.finish().unwrap();
+    if corrupt_tail {
+        // A record header claiming 100 MB: corruption after the good packets.
+        bytes.extend_from_slice(&[0u8; 8]);
+        bytes.extend_from_slice(&100_000_000u32.to_le_bytes());
+        bytes.extend_from_slice(&100_000_000u32.to_le_bytes());
+        bytes.extend_from_slice(&[0u8; 64]);
+    }
+    std::fs::write(path, bytes).unwrap();
+}
+
+/// Everything `read_capture` delivers, file by file, on one thread.
+fn sequential(paths: &[PathBuf], ports: &PortSet) -> (Vec<Seen>, CaptureStats) {
+    let mut all = Vec::new();
+    let mut stats = CaptureStats::default();
+    for p in paths {
+        if read_capture(p, ports, &mut stats, |s| all.push(seen(s))).is_err() {
+            break;
+        }
+    }
+    (all, stats)
+}
+
+#[test]
+fn same_segments_in_the_same_order_as_reading_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    // Several batches, a partial last one, and a second file.
+    let paths = [dir.path().join("a.pcap"), dir.path().join("b.pcap")];
+    write(&paths[0], 3 * BATCH_SEGMENTS as u32 + 17, false);
+    write(&paths[1], 5, false);
+    let ports = PortSet::single(9878);
+    let (expected, expected_stats) = sequential(&paths, &ports);
+    let mut got = Vec::new();
+    let mut files_done = Vec::new();
+    let stats = read_captures_in_background(
+        &paths,
+        &ports,
+        |s| {
+            got.push(seen(s));
+            Flow::Continue
+        },
+        |p, stats| files_done.push((p.to_path_buf(), stats.packets)),
+    )
+    .unwrap();
+    assert_eq!(got.len(), 3 * BATCH_SEGMENTS + 22);
+    assert_eq!(got, expected);
+    assert_eq!(stats, expected_stats);
+    // The fallback for when no thread can be started does the same.
+    let mut in_place = Vec::new();
+    let in_place_stats = read_in_place(
+        &paths,
+        &ports,
+        &mut |s: &Segment<'_>| {
+            in_place.push(seen(s));
+            Flow::Continue
+        },
+        &mut |_: &Path, _: &CaptureStats| {},
+    )
+    .unwrap();
+    assert_eq!(in_place, expected);
+    assert_eq!(in_place_stats, expected_stats);
+    assert_eq!(
+        files_done,
+        vec![
+            (paths[0].clone(), 3 * BATCH_SEGMENTS as u64 + 17),
+            (paths[1].clone(), 3 * BATCH_SEGMENTS as u64 + 22)
+        ]
+    );
+}
+
+#[test]
+fn segments_before_a_corrupt_record_are_delivered_then_the_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let paths = [dir.path().join("bad.pcap"), dir.path().join("never.pcap")];
+    write(&paths[0], BATCH_SEGMENTS as u32 + 3, true);
+    write(&paths[1], 5, false);
+    let mut seen = 0;
+    let err = read_captures_in_background(
+        &paths,
+        &PortSet::single(9878),
+        |_| {
+            seen += 1;
+            Flow::Continue
+        },
+        |_, _| {},
+    )
+    .unwrap_err();
+    assert!(matches!(err, CaptureError::Corrupt { .. }), "{err}");
+    assert_eq!(seen, BATCH_SEGMENTS + 3);
+}
+
+#[test]
+fn a_consumer_that_stops_ends_the_reader() {
+    let dir = tempfile::tempdir().unwrap();
+    let paths = [dir.path().join("big.pcap")];
+    write(&paths[0], 20 * BATCH_SEGMENTS as u32, false);
+    let mut seen = 0;
+    let stats = read_captures_in_background(
+        &paths,
+        &PortSet::single(9878),
+        |_| {
+            seen += 1;
+            if seen == 10 {
+                Flow::Stop
+            } else {
+                Flow::Continue
+            }
+        },
+        |_, _| panic!("the file was not read to its end"),
+    )
+    .unwrap();
+    assert_eq!(seen, 10);
+    // The reader stopped within the batches in flight, well before the end.
+    assert!(stats.packets < 20 * BATCH_SEGMENTS as u64);
+}
+
+/// Polls `source` until it ends, stopping the consumer after every `stop_every` segments
+/// (0: never). Returns every segment, and the files finished in order.
+fn drain(source: &mut CaptureSource, stop_every: usize) -> (Vec<Seen>, Vec<FinishedFile>) {
+    let mut all = Vec::new();
+    let mut files = Vec::new();
+    loop {
+        let mut handed = 0;
+        let polled = source
+            .poll(Duration::from_secs(10), &mut |s| {
+                all.push(seen(s));
+                handed += 1;
+                if stop_every > 0 && all.len() % stop_every == 0 {
+                    Flow::Stop
+                } else {
+                    Flow::Continue
+                }
+            })
+            .unwrap();
+        files.extend(source.finished_files());
+        match polled {
+            Polled::Segments(n) => assert_eq!(n, handed, "poll counts what it handed"),
+            Polled::Ended => {
+                assert_eq!(handed, 0);
+                return (all, files);
+            }
+        }
+    }
+}
+
+#[test]
+fn capture_source_hands_what_reading_in_place_gives() {
+    let dir = tempfile::tempdir().unwrap();
+    let paths = vec![
+        dir.path().join("a.pcap"),
+        dir.path().join("b.pcap"),
+        dir.path().join("c.pcap"),
+    ];
+    write(&paths[0], 2 * BATCH_SEGMENTS as u32 + 5, false);
+    write(&paths[1], 0, false);
+    write(&paths[2], 7, false);
+    let ports = PortSet::single(9878);
+    let (expected, expected_stats) = sequential(&paths, &ports);
+    let mut source = CaptureSource::new(paths.clone(), ports).unwrap();
+    assert_eq!((source.now_ns(), source.unix_offset_ns()), (None, 0));
+    let (got, files) = drain(&mut source, 0);
+    assert_eq!(got.len(), 2 * BATCH_SEGMENTS + 12);
+    assert_eq!(got, expected);
+    assert_eq!(source.stats(), expected_stats);
+    assert_eq!(source.counters(), counters_of(&expected_stats));
+    assert_eq!(
+        source.counters()[0],
+        ("capture_packets".to_string(), 2 * 1024 + 12)
+    );
+    assert!(source.interval_counters().is_empty());
+    let packets: Vec<(PathBuf, u64)> = files
+        .iter()
+        .map(|f| (f.path.clone(), f.stats.packets))
+        .collect();
+    assert_eq!(
+        packets,
+        vec![
+            (paths[0].clone(), 2 * BATCH_SEGMENTS as u64 + 5),
+            (paths[1].clone(), 2 * BATCH_SEGMENTS as u64 + 5),
+            (paths[2].clone(), 2 * BATCH_SEGMENTS as u64 + 12),
+        ]
+    );
+    // Ended stays ended; closing after the end is fine.
+    let polled = source
+        .poll(Duration::ZERO, &mut |_| Flow::Continue)
+        .unwrap();
+    assert_eq!(polled, Polled::Ended);
+    source.close().unwrap();
+}
+
+#[test]
+fn capture_source_resumes_where_the_consumer_stopped() {
+    let dir = tempfile::tempdir().unwrap();
+    let paths = vec![dir.path().join("a.pcap"), dir.path().join("b.pcap")];
+    write(&paths[0], BATCH_SEGMENTS as u32 + 300, false);
+    write(&paths[1], 40, false);
+    let ports = PortSet::single(9878);
+    let (expected, _) = sequential(&paths, &ports);
+    // Stops inside batches, at their last segment (every 1024th) and across files.
+    for stop_every in [1, 10, 1024, 1000] {
+        let mut source = CaptureSource::new(paths.clone(), ports.clone()).unwrap();
+        let (got, files) = drain(&mut source, stop_every);
+        assert_eq!(got, expected, "stopping every {stop_every}");
+        assert_eq!(files.len(), 2);
+    }
+}
+
+#[test]
+fn capture_source_closed_early_stops_the_reader() {
+    let dir = tempfile::tempdir().unwrap();
+    let paths = vec![dir.path().join("big.pcap")];
+    write(&paths[0], 20 * BATCH_SEGMENTS as u32, false);
+    let (expected, _) = sequential(&paths, &PortSet::single(9878));
+    let mut source = CaptureSource::new(paths, PortSet::single(9878)).unwrap();
+    let mut got = Vec::new();
+    let polled = source
+        .poll(Duration::from_secs(10), &mut |s| {
+            got.push(seen(s));
+            if got.len() == 10 {
+                Flow::Stop
+            } else {
+                Flow::Continue
+            }
+        })
+        .unwrap();
+    assert_eq!(polled, Polled::Segments(10));
+    assert_eq!(got, expected[..10]);
+    source.close().unwrap();
+    // The reader stopped within the batches in flight, well before the end.
+    let read = source.reader_stats.expect("the reader was joined").packets;
+    assert!(read < 20 * BATCH_SEGMENTS as u64, "read {read}");
+    // Counters are those of what was handed out (its first batch), not the read-ahead.
+    assert_eq!(source.stats().packets, BATCH_SEGMENTS as u64);
+    assert!(source.finished_files().is_empty());
+    let polled = source
+        .poll(Duration::ZERO, &mut |_| Flow::Continue)
+        .unwrap();
+    assert_eq!(polled, Polled::Ended);
+}
+
+#[test]
+fn capture_source_errors_name_the_file_after_its_good_segments() {
+    let dir = tempfile::tempdir().unwrap();
+    let paths = vec![
+        dir.path().join("good.pcap"),
+        dir.path().join("bad.pcap"),
+        dir.path().join("never.pcap"),
+    ];
+    write(&paths[0], 3, false);
+    write(&paths[1], BATCH_SEGMENTS as u32 + 3, true);
+    write(&paths[2], 5, false);
+    let (expected, _) = sequential(&paths[..2], &PortSet::single(9878));
+    let mut source = CaptureSource::new(paths.clone(), PortSet::single(9878)).unwrap();
+    let mut got = Vec::new();
+    let mut finished = Vec::new();
+    let err = loop {
+        match source.poll(Duration::from_secs(10), &mut |s| {
+            got.push(seen(s));
+            Flow::Continue
+        }) {
+            Ok(Polled::Segments(_)) => finished.extend(source.finished_files()),
+            Ok(Polled::Ended) => panic!("ended without the error"),
+            Err(e) => break e,
+        }
+    };
+    assert_eq!(got, expected);
+    assert_eq!(got.len(), BATCH_SEGMENTS + 6);
+    let message = err.to_string();
+    assert!(
+        message.contains("bad.pcap") && message.contains("corrupt"),
+        "{message}"
+    );
+    let err = err.downcast::<CaptureError>().expect("a CaptureError");
+    assert!(matches!(*err, CaptureError::Corrupt { .. }));
+    assert_eq!(finished.len(), 1, "only good.pcap was read to its end");
+    let polled = source
+        .poll(Duration::ZERO, &mut |_| Flow::Continue)
+        .unwrap();
+    assert_eq!(polled, Polled::Ended);
+
+    // A file that cannot be opened is an error too, naming it.
+    let missing = dir.path().join("missing.pcap");
+    let mut source = CaptureSource::new(vec![missing], PortSet::single(9878)).unwrap();
+    let err = source
+        .poll(Duration::from_secs(10), &mut |_| Flow::Continue)
+        .unwrap_err();
+    assert!(err.to_string().contains("missing.pcap"), "{err}");
+}
+
+#[test]
+fn capture_source_flags_a_file_cut_short_without_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let paths = vec![dir.path().join("cut.pcap")];
+    write(&paths[0], 50, false);
+    let bytes = std::fs::read(&paths[0]).unwrap();
+    std::fs::write(&paths[0], &bytes[..bytes.len() - 5]).unwrap();
+    let (expected, expected_stats) = sequential(&paths, &PortSet::single(9878));
+    assert!(expected_stats.truncated_file);
+    let mut source = CaptureSource::new(paths, PortSet::single(9878)).unwrap();
+    let (got, files) = drain(&mut source, 0);
+    assert_eq!(got, expected);
+    assert_eq!(got.len(), 49);
+    assert!(source.stats().truncated_file);
+    assert_eq!(files.len(), 1);
+    // A flag, not a counter.
+    assert!(source
+        .counters()
+        .iter()
+        .all(|(name, _)| !name.contains("truncated_file")));
+}
+
+#[test]
+fn capture_source_poll_waits_at_most_wait() {
+    // A FIFO nobody writes to yet: the reader blocks opening it.
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo reads a NUL-terminated path that outlives the call.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+    let mut source = CaptureSource::new(vec![fifo.clone()], PortSet::single(9878)).unwrap();
+    let started = Instant::now();
+    let polled = source
+        .poll(Duration::from_millis(50), &mut |_| Flow::Continue)
+        .unwrap();
+    assert_eq!(polled, Polled::Segments(0));
+    assert!(started.elapsed() >= Duration::from_millis(50));
+    // Now the capture arrives.
+    let src = dir.path().join("src.pcap");
+    write(&src, 3, false);
+    let (expected, _) = sequential(std::slice::from_ref(&src), &PortSet::single(9878));
+    std::fs::write(&fifo, std::fs::read(&src).unwrap()).unwrap();
+    let (got, files) = drain(&mut source, 0);
+    assert_eq!(got, expected);
+    assert_eq!(files[0].path, fifo);
+}
