@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use fixscope_core::report::Reporter;
+use fixscope_core::source::Flow;
 use fixscope_core::Pipeline;
 use fixscope_live::{KernelCounters, LiveCapture, LiveConfig, LiveError};
 
@@ -110,6 +111,7 @@ pub fn run_with(
                     report_error.get_or_insert(e);
                 }
                 pipeline.on_segment(segment);
+                Flow::Continue
             })
             .map_err(explain)?;
         if let Some(e) = report_error.take() {
@@ -148,7 +150,10 @@ pub fn run_with(
     let drain_until = Instant::now() + Duration::from_millis(50);
     while interface_gone.is_none() && Instant::now() < drain_until {
         let n = capture
-            .poll(Duration::ZERO, &mut |segment| pipeline.on_segment(segment))
+            .poll(Duration::ZERO, &mut |segment| {
+                pipeline.on_segment(segment);
+                Flow::Continue
+            })
             .map_err(explain)?;
         if n == 0 {
             break;
@@ -186,7 +191,7 @@ fn explain(e: LiveError) -> anyhow::Error {
     let hint = match &e {
         LiveError::NoSuchInterface(_) => " (see `ip link` for the interfaces of this host)",
         LiveError::NoBtfOrBpf(_) => " (needs Linux 5.15+ with BPF ring buffers)",
-        _ => "",
+        _ => return anyhow::Error::new(e), // keeps libbpf's error as the cause
     };
     anyhow::anyhow!("{e}{hint}")
 }
