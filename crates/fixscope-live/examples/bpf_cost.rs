@@ -11,6 +11,7 @@ use std::net::{TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
 use fixscope_core::ports::PortSet;
+use fixscope_core::source::Flow;
 use fixscope_live::{enable_bpf_stats, LiveCapture, LiveConfig};
 
 fn main() -> anyhow::Result<()> {
@@ -55,9 +56,15 @@ fn run(exchanges: usize, msg_len: usize, watched: bool) -> anyhow::Result<()> {
         let mut cap = cap;
         let mut seen = 0u64;
         loop {
-            cap.poll(Duration::from_millis(5), &mut |_| seen += 1)?;
+            cap.poll(Duration::from_millis(5), &mut |_| {
+                seen += 1;
+                Flow::Continue
+            })?;
             if stop_rx.try_recv().is_ok() {
-                cap.poll(Duration::from_millis(20), &mut |_| seen += 1)?;
+                cap.poll(Duration::from_millis(20), &mut |_| {
+                    seen += 1;
+                    Flow::Continue
+                })?;
                 return Ok((cap, seen));
             }
         }

@@ -1,13 +1,15 @@
 //! Attaches a live capture and holds it, for residue tests (the test SIGKILLs us).
 //!
 //! `hold_attached <iface> <port> [auto|tcx|tc] [seconds]` prints `ATTACHED <kind>` once
-//! attached, then sleeps (draining the ring) until the time is up (default 30 s).
+//! attached, then sleeps (draining the ring) until the time is up (default 30 s) and
+//! detaches.
 //! Exit codes: 0 done, 2 usage, 3 not privileged, 4 other capture errors.
 
 use std::io::Write;
 use std::time::{Duration, Instant};
 
 use fixscope_core::ports::PortSet;
+use fixscope_core::source::Flow;
 use fixscope_live::{AttachMode, LiveCapture, LiveConfig, LiveError};
 
 fn main() {
@@ -47,9 +49,13 @@ fn main() {
     let _ = std::io::stdout().flush();
     let end = Instant::now() + Duration::from_secs(secs);
     while Instant::now() < end {
-        if let Err(e) = cap.poll(Duration::from_millis(100), &mut |_| {}) {
+        if let Err(e) = cap.poll(Duration::from_millis(100), &mut |_| Flow::Continue) {
             eprintln!("ERROR {e}");
             std::process::exit(4);
         }
+    }
+    if let Err(e) = cap.detach() {
+        eprintln!("ERROR {e}");
+        std::process::exit(4);
     }
 }

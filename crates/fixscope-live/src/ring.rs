@@ -12,6 +12,8 @@ use std::os::fd::RawFd;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
+use fixscope_core::source::Flow;
+
 const BUSY_BIT: u32 = 1 << 31;
 const DISCARD_BIT: u32 = 1 << 30;
 const HDR_SZ: u64 = 8;
@@ -115,9 +117,10 @@ impl Ring {
 
     /// Hands every committed record to `f`, in ring order, releasing each record's space
     /// after `f` returns. Stops at the first record still being written, when the ring is
-    /// empty, or after one ring's worth of bytes (so a fast producer cannot keep us here).
-    /// Returns the number of records passed to `f`.
-    pub(crate) fn consume(&mut self, f: &mut dyn FnMut(&[u8])) -> usize {
+    /// empty, after one ring's worth of bytes (so a fast producer cannot keep us here), or
+    /// right after a record for which `f` says [`Flow::Stop`]. Returns the number of
+    /// records passed to `f`.
+    pub(crate) fn consume(&mut self, f: &mut dyn FnMut(&[u8]) -> Flow) -> usize {
         let data = self.producer.as_ptr().wrapping_add(self.page);
         let cons_pos = self.consumer_pos();
         let mut cons = cons_pos.load(Ordering::Relaxed);
@@ -155,8 +158,13 @@ impl Ring {
                             rec_len as usize,
                         )
                     };
-                    f(rec);
+                    let flow = f(rec);
                     n += 1;
+                    if flow == Flow::Stop {
+                        cons += (rec_len + HDR_SZ + 7) & !7;
+                        cons_pos.store(cons, Ordering::Release);
+                        return n;
+                    }
                 }
                 cons += (rec_len + HDR_SZ + 7) & !7;
                 if cons - released >= release_every {

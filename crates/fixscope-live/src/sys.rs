@@ -90,10 +90,10 @@ pub(crate) fn l2_header_len(name: &str) -> Result<u32, LiveError> {
     // SAFETY: plain socket(2) call; the result is checked.
     let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
     if fd < 0 {
-        return Err(LiveError::Attach(format!(
-            "socket(): {}",
-            io::Error::last_os_error()
-        )));
+        return Err(LiveError::attach(
+            "socket() for the link-type query",
+            io::Error::last_os_error(),
+        ));
     }
     // SAFETY: `fd` is a fresh descriptor we own.
     let sock = unsafe { OwnedFd::from_raw_fd(fd) };
@@ -121,11 +121,19 @@ pub(crate) fn l2_header_len(name: &str) -> Result<u32, LiveError> {
         | libc::ARPHRD_TUNNEL6
         | libc::ARPHRD_IPGRE
         | libc::ARPHRD_SIT => Ok(0),
-        other => Err(LiveError::Attach(format!(
-            "interface {name} has link type {other}, which live capture does not parse \
-             (Ethernet, loopback and L3 tunnels are supported)"
-        ))),
+        other => Err(LiveError::UnsupportedLink {
+            iface: name.to_string(),
+            link_type: other,
+        }),
     }
+}
+
+/// The calling thread's network namespace, as the (device, inode) of its nsfs file: equal
+/// for two threads exactly when they share the namespace.
+pub(crate) fn netns_id() -> io::Result<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata("/proc/thread-self/ns/net")?;
+    Ok((m.dev(), m.ino()))
 }
 
 /// (major, minor) of the running kernel.

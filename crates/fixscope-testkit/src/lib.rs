@@ -6,7 +6,11 @@
 pub mod data;
 pub mod fix;
 pub mod need;
+pub mod netns;
 pub mod tc;
 
 pub use data::test_data;
-pub use need::{kernel_version, require_kernel, require_root, require_tool, serial};
+pub use need::{
+    kernel_at_least, kernel_version, require_kernel, require_root, require_tool, serial,
+};
+pub use netns::{enter_netns, run, Netns, NetnsPair};

@@ -47,6 +47,15 @@ const TOL: Tolerance = Tolerance {
     max_ns: 100_000_000,
 };
 
+/// What `--attach auto` picks on this kernel: TCX from Linux 6.6 on, tc filters before.
+fn auto_attach_kind() -> &'static str {
+    if kernel_at_least(6, 6) {
+        "tcx"
+    } else {
+        "tc"
+    }
+}
+
 fn lo_ifindex() -> u32 {
     fixscope_live::ifindex_of("lo").expect("lo")
 }
@@ -78,8 +87,10 @@ fn loopback_delay_distributions_match_truth_order_by_order() {
             "every order filled"
         );
         assert!(
-            r.live_stderr.contains("as server via tcx"),
-            "attached with TCX as the acceptor: {}",
+            r.live_stderr
+                .contains(&format!("as server via {}", auto_attach_kind())),
+            "attached with {} as the acceptor: {}",
+            auto_attach_kind(),
             r.live_stderr
         );
         assert!(!r.intervals.is_empty(), "interval reports every second");
@@ -263,129 +274,150 @@ fn veth_between_namespaces_matches_truth() {
         .all(|t| t.session.starts_with(&format!("{}:", net.ip_b))));
     assert!(r.live_stderr.contains(&net.veth_a), "{}", r.live_stderr);
     assert_nothing_left(&r.prog_ids, None, ifindex);
+    let names = net.names().to_vec();
     drop(net);
-    let left = run_ok("ip", &["netns", "list"]);
-    assert!(
-        !left.contains(&format!("fxs-e2e-{}-1", std::process::id())),
-        "{left}"
-    );
+    assert!(!Netns::any_listed(&names), "namespaces left: {names:?}");
+}
+
+/// Scenario 6 with TCX links (Linux >= 6.6).
+#[test]
+fn lifecycle_leaves_nothing_attached_tcx() {
+    require_root("lifecycle_leaves_nothing_attached_tcx");
+    require_kernel("lifecycle_leaves_nothing_attached_tcx", 6, 6, "TCX links");
+    let _g = serial();
+    lifecycle_leaves_nothing_attached("tcx");
+}
+
+/// Scenario 6 with `--attach tc` (clsact filters, any kernel).
+#[test]
+fn lifecycle_leaves_nothing_attached_tc() {
+    require_root("lifecycle_leaves_nothing_attached_tc");
+    let _g = serial();
+    lifecycle_leaves_nothing_attached("tc");
 }
 
 /// Scenario 6: nothing attached is left after a `--duration` exit, after SIGTERM (exit 0,
-/// final summary) and after SIGKILL, with TCX and with `--attach tc`; SIGKILL of the tc
-/// variant leaves its filters, which `fixscope detach -i lo` removes.
-#[test]
-fn lifecycle_leaves_nothing_attached() {
-    require_root("lifecycle_leaves_nothing_attached");
-    let _g = serial();
-    let _clean = ClsactCleanup::new("lo");
+/// final summary) and after SIGKILL. With tc filters the clsact qdisc goes too if fixscope
+/// created it; SIGKILL leaves the filters, which `fixscope detach -i lo` removes (the qdisc
+/// stays then: nothing tells who created it).
+fn lifecycle_leaves_nothing_attached(attach: &str) {
+    let had_clsact = has_clsact("lo");
     let port = free_port();
-    for attach in ["tcx", "tc"] {
-        let attach_args = ["--attach", attach, "--json", "-r", "0.2"];
-        // 1. --duration: stops by itself.
-        let t0 = Instant::now();
-        let mut args = attach_args.to_vec();
-        args.extend(["--duration", "1"]);
-        let mut live = start_live(None, "lo", port, &args);
-        assert!(
-            live.watching
-                .ends_with(&format!("via {attach}; Ctrl-C to stop")),
-            "{}",
-            live.watching
-        );
+    let attach_args = ["--attach", attach, "--json", "-r", "0.2"];
+    // 1. --duration: stops by itself.
+    let t0 = Instant::now();
+    let mut args = attach_args.to_vec();
+    args.extend(["--duration", "1"]);
+    let mut live = start_live(None, "lo", port, &args);
+    assert!(
+        live.watching
+            .ends_with(&format!("via {attach}; Ctrl-C to stop")),
+        "{}",
+        live.watching
+    );
+    assert_eq!(
+        fixscope_on_lo(attach, &live.prog_ids),
+        2,
+        "{attach}: attached twice"
+    );
+    let f = live.proc.finish(Duration::from_secs(10));
+    assert_eq!(
+        f.status.code(),
+        Some(0),
+        "{attach} --duration: {}",
+        f.stderr
+    );
+    let elapsed = t0.elapsed();
+    assert!(
+        elapsed < Duration::from_secs(6),
+        "{attach}: --duration 1 took {elapsed:?}"
+    );
+    let (intervals, summary) = parse_report(&f.stdout);
+    // Intervals are wall time live (the summary's duration_s is the span of the traffic
+    // seen, 0 here): 1 s in intervals of 0.2 s.
+    let covered: f64 = intervals
+        .iter()
+        .map(|i| i["duration_s"].as_f64().unwrap())
+        .sum();
+    assert!(
+        (0.7..=1.5).contains(&covered),
+        "{attach}: intervals cover {covered} s"
+    );
+    assert_eq!(summary["counters"]["requests"], 0);
+    assert_nothing_left(&live.prog_ids, Some("lo"), lo_ifindex());
+    assert_eq!(
+        has_clsact("lo"),
+        had_clsact,
+        "{attach}: lo's clsact as before"
+    );
+
+    // 2. SIGTERM: exit code 0 and a final summary.
+    let mut live = start_live(None, "lo", port, &attach_args);
+    std::thread::sleep(Duration::from_millis(300));
+    live.proc.signal(libc::SIGTERM);
+    let f = live.proc.finish(Duration::from_secs(5));
+    assert_eq!(f.status.code(), Some(0), "{attach} SIGTERM: {}", f.stderr);
+    let (_, summary) = parse_report(&f.stdout);
+    assert_eq!(summary["counters"]["requests"], 0);
+    assert!(summary["source"]["kernel_hook_calls"].is_u64(), "{summary}");
+    assert!(!f.stderr.contains("panicked"), "{}", f.stderr);
+    assert_nothing_left(&live.prog_ids, Some("lo"), lo_ifindex());
+    assert_eq!(
+        has_clsact("lo"),
+        had_clsact,
+        "{attach}: lo's clsact as before"
+    );
+
+    // 3. SIGKILL: no cleanup code runs.
+    let _clean = ClsactCleanup::new("lo");
+    let mut live = start_live(None, "lo", port, &attach_args);
+    live.proc.signal(libc::SIGKILL);
+    let f = live.proc.finish(Duration::from_secs(5));
+    assert_eq!(f.status.code(), None, "killed by a signal");
+    if attach == "tcx" {
+        // TCX links die with the process that holds them.
+        assert_nothing_left(&live.prog_ids, Some("lo"), lo_ifindex());
+    } else {
+        // tc filters outlive it ...
+        std::thread::sleep(Duration::from_millis(200));
+        let ours = fixscope_live::fixscope_tc_filters_on("lo").expect("filter query");
         assert_eq!(
-            fixscope_on_lo(attach, &live.prog_ids),
+            ours.iter()
+                .filter(|x| live.prog_ids.contains(&x.prog_id))
+                .count(),
             2,
-            "{attach}: attached twice"
+            "tc filters outlive a SIGKILLed fixscope: {ours:?}"
         );
-        let f = live.proc.finish(Duration::from_secs(10));
-        assert_eq!(
-            f.status.code(),
-            Some(0),
-            "{attach} --duration: {}",
-            f.stderr
-        );
-        let elapsed = t0.elapsed();
+        let shown = tc_filter_show("lo");
         assert!(
-            elapsed < Duration::from_secs(6),
-            "{attach}: --duration 1 took {elapsed:?}"
+            shown.contains("fxs_ingress") && shown.contains("fxs_egress"),
+            "`tc filter show dev lo` lists them:\n{shown}"
         );
-        let (intervals, summary) = parse_report(&f.stdout);
-        // Intervals are wall time live (the summary's duration_s is the span of the traffic
-        // seen, 0 here): 1 s in intervals of 0.2 s.
-        let covered: f64 = intervals
-            .iter()
-            .map(|i| i["duration_s"].as_f64().unwrap())
-            .sum();
+        // ... until `fixscope detach -i lo`, which is idempotent.
+        let out = fixscope_cmd(None, &["detach", "-i", "lo"])
+            .output()
+            .expect("detach");
+        let said = String::from_utf8_lossy(&out.stdout);
         assert!(
-            (0.7..=1.5).contains(&covered),
-            "{attach}: intervals cover {covered} s"
+            out.status.success(),
+            "detach: {}",
+            String::from_utf8_lossy(&out.stderr)
         );
-        assert_eq!(summary["counters"]["requests"], 0);
+        assert!(
+            said.contains("removed 2 fixscope tc filter(s) from lo"),
+            "{said}"
+        );
         assert_nothing_left(&live.prog_ids, Some("lo"), lo_ifindex());
-
-        // 2. SIGTERM: exit code 0 and a final summary.
-        let mut live = start_live(None, "lo", port, &attach_args);
-        std::thread::sleep(Duration::from_millis(300));
-        live.proc.signal(libc::SIGTERM);
-        let f = live.proc.finish(Duration::from_secs(5));
-        assert_eq!(f.status.code(), Some(0), "{attach} SIGTERM: {}", f.stderr);
-        let (_, summary) = parse_report(&f.stdout);
-        assert_eq!(summary["counters"]["requests"], 0);
-        assert!(summary["source"]["kernel_hook_calls"].is_u64(), "{summary}");
-        assert!(!f.stderr.contains("panicked"), "{}", f.stderr);
-        assert_nothing_left(&live.prog_ids, Some("lo"), lo_ifindex());
-
-        // 3. SIGKILL: no cleanup code runs.
-        let mut live = start_live(None, "lo", port, &attach_args);
-        live.proc.signal(libc::SIGKILL);
-        let f = live.proc.finish(Duration::from_secs(5));
-        assert_eq!(f.status.code(), None, "killed by a signal");
-        if attach == "tcx" {
-            // TCX links die with the process that holds them.
-            assert_nothing_left(&live.prog_ids, Some("lo"), lo_ifindex());
-        } else {
-            // tc filters outlive it ...
-            std::thread::sleep(Duration::from_millis(200));
-            let ours = fixscope_live::fixscope_tc_filters_on("lo").expect("filter query");
-            assert_eq!(
-                ours.iter()
-                    .filter(|x| live.prog_ids.contains(&x.prog_id))
-                    .count(),
-                2,
-                "tc filters outlive a SIGKILLed fixscope: {ours:?}"
-            );
-            let shown = tc_filter_show("lo");
-            assert!(
-                shown.contains("fxs_ingress") && shown.contains("fxs_egress"),
-                "`tc filter show dev lo` lists them:\n{shown}"
-            );
-            // ... until `fixscope detach -i lo`, which is idempotent.
-            let out = fixscope_cmd(None, &["detach", "-i", "lo"])
-                .output()
-                .expect("detach");
-            let said = String::from_utf8_lossy(&out.stdout);
-            assert!(
-                out.status.success(),
-                "detach: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            assert!(
-                said.contains("removed 2 fixscope tc filter(s) from lo"),
-                "{said}"
-            );
-            assert_nothing_left(&live.prog_ids, Some("lo"), lo_ifindex());
-            assert!(
-                !tc_filter_show("lo").contains("fxs_"),
-                "{}",
-                tc_filter_show("lo")
-            );
-            let out = fixscope_cmd(None, &["detach", "-i", "lo"])
-                .output()
-                .expect("detach");
-            assert!(out.status.success());
-            assert!(String::from_utf8_lossy(&out.stdout).contains("removed 0"));
-        }
+        assert!(
+            !tc_filter_show("lo").contains("fxs_"),
+            "{}",
+            tc_filter_show("lo")
+        );
+        let out = fixscope_cmd(None, &["detach", "-i", "lo"])
+            .output()
+            .expect("detach");
+        assert!(out.status.success());
+        assert!(String::from_utf8_lossy(&out.stdout).contains("removed 0"));
     }
 }
 
@@ -457,7 +489,7 @@ fn interface_vanishing_mid_run_stops_cleanly() {
         },
     );
     let t0 = Instant::now();
-    run_ok("ip", &["-n", &net.ns_a, "link", "del", &net.veth_a]);
+    run("ip", &["-n", &net.ns_a, "link", "del", &net.veth_a]);
     let f = live.proc.finish(Duration::from_secs(10));
     let took = t0.elapsed();
     eprintln!("fixscope live stopped {took:?} after the interface was deleted");
@@ -609,13 +641,7 @@ fn bad_input_is_rejected_clearly() {
 fn keys_in_a_terminal_help_summary_reset_quit() {
     require_root("keys_in_a_terminal_help_summary_reset_quit");
     let _g = serial();
-    assert!(
-        std::process::Command::new("tmux")
-            .arg("-V")
-            .output()
-            .is_ok_and(|o| o.status.success()),
-        "tmux is required for this test: run scripts/install-deps.sh (make test does)"
-    );
+    require_tool("keys_in_a_terminal_help_summary_reset_quit", "tmux");
     let dir = tempfile::tempdir().unwrap();
     let truth = dir.path().join("truth.csv");
     let exchange = start_exchange(None, "127.0.0.1:0", &truth, &[]);
@@ -633,7 +659,7 @@ fn keys_in_a_terminal_help_summary_reset_quit() {
         err.display(),
         rc.display()
     );
-    run_ok(
+    run(
         "tmux",
         &[
             "new-session",
@@ -658,7 +684,7 @@ fn keys_in_a_terminal_help_summary_reset_quit() {
     }
     let _tmux = TmuxSession(session.clone());
     let read = |p: &std::path::Path| std::fs::read_to_string(p).unwrap_or_default();
-    let keys = |k: &str| run_ok("tmux", &["send-keys", "-t", &session, "-l", k]);
+    let keys = |k: &str| run("tmux", &["send-keys", "-t", &session, "-l", k]);
     wait_until("fixscope attached", Duration::from_secs(15), || {
         read(&err).contains("fixscope: watching")
     });

@@ -27,7 +27,7 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 #define TCPF_RST 0x04
 
 /* Configuration, set by the loader before load (rodata: the verifier prunes on it). */
-const volatile __u32 cfg_role = FXS_ROLE_SERVER;
+const volatile enum fxs_role cfg_role = FXS_ROLE_SERVER;
 const volatile __u32 cfg_nranges = 0;
 const volatile __u16 cfg_port_lo[FXS_MAX_RANGES] = {};
 const volatile __u16 cfg_port_hi[FXS_MAX_RANGES] = {};
@@ -36,8 +36,8 @@ const volatile __u32 cfg_ip_family = 0;     /* 0: no address filter, 4 or 6 */
 const volatile __u32 cfg_ip[4] = {};        /* network order; IPv4 in cfg_ip[0] */
 const volatile __u64 cfg_wakeup_bytes = 0;  /* 0: wake on every record */
 
-/* Not used by the programs: puts the record layout into the skeleton (types::fxs_rec). */
-const volatile struct fxs_rec fxs_rec_layout = {};
+/* Not used by the programs: puts the shared types into the skeleton (see fixscope.h). */
+const volatile struct fxs_abi fxs_abi = {};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -71,7 +71,7 @@ struct {
 		if (n > CAP)                                                                   \
 			n = CAP;                                                               \
 		if (n > 0 && bpf_skb_load_bytes(skb, off, r->data, n)) {                       \
-			c->load_errors++;                                                      \
+			c->n[FXS_CNT_LOAD_ERRORS]++;                                           \
 			h->cut += n;                                                           \
 			n = 0;                                                                 \
 		}                                                                              \
@@ -127,13 +127,13 @@ static __always_inline int port_watched(__u16 port)
 	return 0;
 }
 
-static __always_inline int handle(struct __sk_buff *skb, const int hook)
+static __always_inline int handle(struct __sk_buff *skb, const enum fxs_hook hook)
 {
 	__u32 zero = 0;
 	struct fxs_counters *c = bpf_map_lookup_elem(&fxs_counters, &zero);
 	if (!c)
 		return PASS;
-	c->hook_calls++; /* per-CPU value, softirq/BH context: no atomics needed */
+	c->n[FXS_CNT_HOOK_CALLS]++; /* per-CPU value, softirq/BH context: no atomics needed */
 
 	/* ---- L2: skip the Ethernet header and in-packet 802.1Q/802.1ad tags. An offloaded
 	 * tag (skb->vlan_tci) is not in the data and skb->protocol is already the inner type. */
@@ -216,7 +216,7 @@ static __always_inline int handle(struct __sk_buff *skb, const int hook)
 
 	/* ---- Role + ports: each packet is taken at exactly one hook, even on loopback where
 	 * it crosses egress then ingress. A packet between two watched ports is a request. */
-	__u8 dir;
+	enum fxs_dir dir;
 	int dst_watched = port_watched(dport);
 	if ((hook == FXS_HOOK_INGRESS) == (cfg_role == FXS_ROLE_SERVER)) {
 		if (!dst_watched)
@@ -240,15 +240,15 @@ static __always_inline int handle(struct __sk_buff *skb, const int hook)
 	}
 
 	if (dir == FXS_DIR_REQUEST)
-		c->requests_in_range++;
+		c->n[FXS_CNT_REQUESTS_IN_RANGE]++;
 	else
-		c->responses_in_range++;
+		c->n[FXS_CNT_RESPONSES_IN_RANGE]++;
 
 	__u32 plen = l4len - thl;
 	__u32 poff = l4off + thl;
 	if (plen == 0 && !(flags & (TCPF_SYN | TCPF_FIN | TCPF_RST)))
 		return PASS; /* pure ACK */
-	c->payload_bytes += plen;
+	c->n[FXS_CNT_PAYLOAD_BYTES] += plen;
 
 	struct fxs_rec h = {};
 	h.ts_ns = bpf_ktime_get_ns();
@@ -283,7 +283,7 @@ static __always_inline int handle(struct __sk_buff *skb, const int hook)
 		if (cfg_wakeup_bytes == 0 ||
 		    bpf_ringbuf_query(&fxs_ring, BPF_RB_AVAIL_DATA) + n >= cfg_wakeup_bytes) {
 			wf = BPF_RB_FORCE_WAKEUP;
-			c->wakeups++;
+			c->n[FXS_CNT_WAKEUPS]++;
 		}
 		__u32 at = poff + done;
 		int err;
@@ -308,13 +308,13 @@ static __always_inline int handle(struct __sk_buff *skb, const int hook)
 		}
 		if (err) {
 			if (dir == FXS_DIR_REQUEST)
-				c->ring_drops_request++;
+				c->n[FXS_CNT_RING_DROPS_REQUEST]++;
 			else
-				c->ring_drops_response++;
-			c->dropped_bytes += n;
+				c->n[FXS_CNT_RING_DROPS_RESPONSE]++;
+			c->n[FXS_CNT_DROPPED_BYTES] += n;
 		} else {
-			c->records++;
-			c->cut_bytes += h.cut;
+			c->n[FXS_CNT_RECORDS]++;
+			c->n[FXS_CNT_CUT_BYTES] += h.cut;
 		}
 		done += n;
 		if (last)

@@ -8,18 +8,31 @@
 #ifndef __FIXSCOPE_H
 #define __FIXSCOPE_H
 
-#define FXS_MAX_RANGES 8      /* watched port ranges */
-#define FXS_CHUNK 16384       /* max payload bytes per record (power of two) */
-#define FXS_MAX_CHUNKS 8      /* records per skb: 8 * 16 KiB covers 64 KiB GSO/GRO skbs */
+/* Sizes both sides agree on (an enum, not #defines, so they reach the BTF and the Rust side
+ * reads them from the skeleton's generated types::fxs_limit). */
+enum fxs_limit {
+	FXS_MAX_RANGES = 8,     /* watched port ranges */
+	FXS_CHUNK = 16384,      /* max payload bytes per record (power of two) */
+	FXS_MAX_CHUNKS = 8,     /* records per skb: 8 * 16 KiB covers 64 KiB GSO/GRO skbs */
+};
 
-#define FXS_DIR_REQUEST 0
-#define FXS_DIR_RESPONSE 1
+/* Which way a record goes (fxs_rec.dir). */
+enum fxs_dir {
+	FXS_DIR_REQUEST = 0,
+	FXS_DIR_RESPONSE = 1,
+};
 
-#define FXS_HOOK_INGRESS 0
-#define FXS_HOOK_EGRESS 1
+/* Which hook took a record (fxs_rec.hook). */
+enum fxs_hook {
+	FXS_HOOK_INGRESS = 0,
+	FXS_HOOK_EGRESS = 1,
+};
 
-#define FXS_ROLE_SERVER 0
-#define FXS_ROLE_CLIENT 1
+/* Which side of the watched ports this host is (cfg_role). */
+enum fxs_role {
+	FXS_ROLE_SERVER = 0,
+	FXS_ROLE_CLIENT = 1,
+};
 
 /* One ring-buffer record: this header, then `len` payload bytes. */
 struct fxs_rec {
@@ -41,19 +54,39 @@ struct fxs_rec {
 	__u8 hook;        /* FXS_HOOK_* */
 };
 
-/* Per-CPU counters (one array entry; user space sums the CPUs). */
+/* Per-CPU counters: the indices of fxs_counters.n (user space sums the CPUs). */
+enum fxs_counter {
+	FXS_CNT_HOOK_CALLS,          /* program invocations */
+	FXS_CNT_REQUESTS_IN_RANGE,   /* TCP packets taken as requests (incl. pure ACKs) */
+	FXS_CNT_RESPONSES_IN_RANGE,  /* TCP packets taken as responses (incl. pure ACKs) */
+	FXS_CNT_PAYLOAD_BYTES,       /* TCP payload bytes of taken packets */
+	FXS_CNT_RECORDS,             /* records written to the ring */
+	FXS_CNT_RING_DROPS_REQUEST,  /* records lost because the ring was full */
+	FXS_CNT_RING_DROPS_RESPONSE,
+	FXS_CNT_DROPPED_BYTES,       /* payload bytes in dropped records */
+	FXS_CNT_CUT_BYTES,           /* payload bytes beyond FXS_MAX_CHUNKS * FXS_CHUNK */
+	FXS_CNT_WAKEUPS,             /* records submitted with BPF_RB_FORCE_WAKEUP */
+	FXS_CNT_LOAD_ERRORS,         /* bpf_skb_load_bytes failures on payload */
+	FXS_CNT_NR,                  /* how many counters there are */
+};
+
+/* The value of the one per-CPU array entry. */
 struct fxs_counters {
-	__u64 hook_calls;          /* program invocations */
-	__u64 requests_in_range;   /* TCP packets taken as requests (incl. pure ACKs) */
-	__u64 responses_in_range;  /* TCP packets taken as responses (incl. pure ACKs) */
-	__u64 payload_bytes;       /* TCP payload bytes of taken packets */
-	__u64 records;             /* records written to the ring */
-	__u64 ring_drops_request;  /* records lost because the ring was full */
-	__u64 ring_drops_response;
-	__u64 dropped_bytes;       /* payload bytes in dropped records */
-	__u64 cut_bytes;           /* payload bytes beyond FXS_MAX_CHUNKS * FXS_CHUNK */
-	__u64 wakeups;             /* records submitted with BPF_RB_FORCE_WAKEUP */
-	__u64 load_errors;         /* bpf_skb_load_bytes failures on payload */
+	__u64 n[FXS_CNT_NR];
+};
+
+/*
+ * Not used by the programs: a rodata variable of this type (fxs_abi in fixscope.bpf.c) puts
+ * every type above into the object's BTF, from which libbpf-cargo generates the Rust types
+ * (types::fxs_rec, types::fxs_dir, types::fxs_counter, ...).
+ */
+struct fxs_abi {
+	struct fxs_rec rec;
+	enum fxs_limit limit;
+	enum fxs_dir dir;
+	enum fxs_hook hook;
+	enum fxs_role role;
+	enum fxs_counter counter;
 };
 
 #endif /* __FIXSCOPE_H */

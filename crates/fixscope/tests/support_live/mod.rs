@@ -8,33 +8,18 @@ use std::io::Read;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use fixscope_sim::truth::{read_client_truth, read_truth, ClientTruthRecord, TruthRecord};
+pub use fixscope_testkit::tc::{has_clsact, tc_filter_show, ClsactCleanup};
+pub use fixscope_testkit::{
+    kernel_at_least, require_kernel, require_root, require_tool, run, serial, Netns, NetnsPair,
+};
 use serde_json::Value;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_fixscope");
-
-/// The tests of this file measure latencies on a 2-core machine: they run one at a time so
-/// that one test's spinning simulator does not become another test's tail latency. (Ports
-/// are ephemeral and namespaces per test, so nothing else would clash.)
-pub fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// Live capture needs root: say so loudly instead of skipping silently.
-pub fn require_root(test: &str) {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        panic!(
-            "\n\n!!!!!!!! {test} NEEDS ROOT (CAP_BPF + CAP_NET_ADMIN, network namespaces): \
-             run the live end-to-end tests as root (sudo -E cargo test) !!!!!!!!\n"
-        );
-    }
-}
 
 /// `fixscope ARGS`, inside network namespace `netns` when given (`ip netns exec` execs the
 /// binary in place, so the child's pid is fixscope's).
@@ -51,20 +36,6 @@ pub fn fixscope_cmd(netns: Option<&str>, args: &[&str]) -> Command {
             c
         }
     }
-}
-
-/// Runs a command to completion, panicking with its output on failure.
-pub fn run_ok(cmd: &str, args: &[&str]) -> String {
-    let out = Command::new(cmd)
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("{cmd}: {e}"));
-    assert!(
-        out.status.success(),
-        "{cmd} {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// A child process whose stdout/stderr are collected by threads; SIGKILLed (by its pid) and
@@ -335,102 +306,6 @@ pub fn wait_until(what: &str, timeout: Duration, mut f: impl FnMut() -> bool) {
     while !f() {
         assert!(Instant::now() < deadline, "timed out waiting for: {what}");
         std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-#[path = "../../../fixscope-live/tests/common/tc_hygiene.rs"]
-mod tc_hygiene;
-pub use tc_hygiene::{tc_filter_show, ClsactCleanup};
-
-/// Two network namespaces joined by a veth pair; both namespaces (and with them the veth)
-/// are deleted on drop, also when the test panics.
-pub struct NetnsPair {
-    pub ns_a: String,
-    pub ns_b: String,
-    /// veth end in A (the exchange's side) and in B (the client's).
-    pub veth_a: String,
-    pub veth_b: String,
-    pub ip_a: String,
-    pub ip_b: String,
-    created: Vec<String>,
-}
-
-impl NetnsPair {
-    /// `tag` (1..=9) keeps the names and subnets of tests in one process apart.
-    pub fn create(tag: u8) -> NetnsPair {
-        let pid = std::process::id();
-        let mut p = NetnsPair {
-            ns_a: format!("fxs-e2e-{pid}-{tag}a"),
-            ns_b: format!("fxs-e2e-{pid}-{tag}b"),
-            // IFNAMSIZ is 16: "fxe" + 7 digits + tag + side.
-            veth_a: format!("fxe{}{tag}a", pid % 10_000_000),
-            veth_b: format!("fxe{}{tag}b", pid % 10_000_000),
-            ip_a: format!("10.231.{tag}.1"),
-            ip_b: format!("10.231.{tag}.2"),
-            created: Vec::new(),
-        };
-        for ns in [p.ns_a.clone(), p.ns_b.clone()] {
-            let _ = Command::new("ip").args(["netns", "del", &ns]).output();
-            run_ok("ip", &["netns", "add", &ns]);
-            p.created.push(ns);
-        }
-        let (a, b) = (p.ns_a.clone(), p.ns_b.clone());
-        let (va, vb) = (p.veth_a.clone(), p.veth_b.clone());
-        run_ok(
-            "ip",
-            &[
-                "-n", &a, "link", "add", &va, "type", "veth", "peer", "name", &vb, "netns", &b,
-            ],
-        );
-        run_ok(
-            "ip",
-            &[
-                "-n",
-                &a,
-                "addr",
-                "add",
-                &format!("{}/24", p.ip_a),
-                "dev",
-                &va,
-            ],
-        );
-        run_ok(
-            "ip",
-            &[
-                "-n",
-                &b,
-                "addr",
-                "add",
-                &format!("{}/24", p.ip_b),
-                "dev",
-                &vb,
-            ],
-        );
-        for (ns, dev) in [(&a, &va), (&b, &vb)] {
-            run_ok("ip", &["-n", ns, "link", "set", dev, "up"]);
-            run_ok("ip", &["-n", ns, "link", "set", "lo", "up"]);
-        }
-        p
-    }
-
-    /// The ifindex of the exchange-side veth inside namespace A.
-    pub fn ifindex_a(&self) -> u32 {
-        let out = run_ok(
-            "ip",
-            &["-n", &self.ns_a, "-o", "link", "show", "dev", &self.veth_a],
-        );
-        out.split(':')
-            .next()
-            .and_then(|n| n.trim().parse().ok())
-            .unwrap_or_else(|| panic!("cannot parse ifindex from {out:?}"))
-    }
-}
-
-impl Drop for NetnsPair {
-    fn drop(&mut self) {
-        for ns in &self.created {
-            let _ = Command::new("ip").args(["netns", "del", ns]).output();
-        }
     }
 }
 

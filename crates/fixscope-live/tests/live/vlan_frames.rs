@@ -8,18 +8,18 @@
 //!
 //! Nothing answers these frames (no addresses are configured): they only have to be seen.
 
-mod common;
-
 use std::ffi::CString;
 use std::io;
 use std::time::Duration;
 
-use common::*;
 use fixscope_core::decode::LinkType;
 use fixscope_core::pcap_writer::{FrameOptions, TcpPacketSpec};
 use fixscope_core::ports::{PortSet, Role};
 use fixscope_core::segment::{Direction, Endpoint, FlowKey, TcpFlags};
 use fixscope_live::{LiveCapture, LiveConfig};
+use fixscope_testkit::{enter_netns, require_root, run, serial, Netns};
+
+use crate::common::collect;
 
 const PORT: u16 = 9878;
 
@@ -103,7 +103,7 @@ fn vlan_tagged_frames_are_captured_at_both_hooks() {
     let pid = std::process::id();
     let ns = format!("fxs-test-{pid}-vlan");
     let (va, vb) = (format!("fxsva{pid}"), format!("fxsvb{pid}"));
-    let netns = NetnsGuard::create(std::slice::from_ref(&ns));
+    let netns = Netns::create(std::slice::from_ref(&ns));
     run(
         "ip",
         &[
@@ -236,6 +236,5 @@ fn vlan_tagged_frames_are_captured_at_both_hooks() {
     );
     assert_eq!(counters.ring_drops(), 0, "{counters:?}");
     drop(netns);
-    let left = run("ip", &["netns", "list"]);
-    assert!(!left.contains(&ns), "namespace left: {left}");
+    assert!(!Netns::any_listed(&[ns]), "namespace left");
 }

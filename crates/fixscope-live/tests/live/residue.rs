@@ -2,18 +2,19 @@
 //! SIGKILL of a process holding a capture (TCX links die with it; tc filters are removed by
 //! `detach_leftovers`). Plus the error paths of `open`.
 
-mod common;
-
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::*;
 use fixscope_core::ports::PortSet;
 use fixscope_live::{
     detach_leftovers, fixscope_links_on, fixscope_tc_filters_on, ifindex_of, AttachMode,
     LiveCapture, LiveConfig, LiveError,
 };
+use fixscope_testkit::tc::{has_clsact, tc_filter_show, ClsactCleanup};
+use fixscope_testkit::{require_kernel, require_root, require_tool, serial};
+
+use crate::common::example_bin;
 
 const PORT: &str = "47123";
 
@@ -60,21 +61,18 @@ fn spawn_holder(mode: &str, secs: &str) -> Child {
 }
 
 fn assert_tc_shows_nothing_of_ours() {
-    for dir in ["ingress", "egress"] {
-        let out = Command::new("tc")
-            .args(["filter", "show", "dev", "lo", dir])
-            .output();
-        if let Ok(out) = out {
-            let s = String::from_utf8_lossy(&out.stdout);
-            assert!(!s.contains("fxs_"), "tc still shows a fixscope filter: {s}");
-        }
-    }
+    let shown = tc_filter_show("lo");
+    assert!(
+        !shown.contains("fxs_"),
+        "tc still shows a fixscope filter: {shown}"
+    );
 }
 
 #[test]
 fn tcx_links_vanish_on_drop() {
     let _g = serial();
     require_root("tcx_links_vanish_on_drop");
+    require_kernel("tcx_links_vanish_on_drop", 6, 6, "TCX links");
     let before = lo_links();
     let mut cfg = LiveConfig::new("lo", PortSet::single(47123));
     cfg.attach = AttachMode::Tcx;
@@ -99,7 +97,7 @@ fn tcx_links_vanish_on_drop() {
 fn tc_filters_vanish_on_drop() {
     let _g = serial();
     require_root("tc_filters_vanish_on_drop");
-    let _clean = ClsactCleanup::new("lo");
+    let had_clsact = has_clsact("lo");
     let mut cfg = LiveConfig::new("lo", PortSet::single(47123));
     cfg.attach = AttachMode::TcFilter;
     let cap = LiveCapture::open(&cfg).expect("open");
@@ -107,7 +105,14 @@ fn tc_filters_vanish_on_drop() {
     assert_eq!(lo_filters(), 2);
     // A second tc-mode capture clashes on our handle/priority with a clear error.
     match LiveCapture::open(&cfg) {
-        Err(LiveError::Attach(msg)) => assert!(msg.contains("detach_leftovers"), "{msg}"),
+        Err(LiveError::Attach { what, source }) => {
+            assert!(what.contains("detach_leftovers"), "{what}");
+            assert_eq!(
+                source.kind(),
+                libbpf_rs::ErrorKind::AlreadyExists,
+                "{source}"
+            );
+        }
         Err(e) => panic!("expected Attach error, got {e}"),
         Ok(_) => panic!("second tc capture must not attach"),
     }
@@ -119,25 +124,23 @@ fn tc_filters_vanish_on_drop() {
     drop(cap);
     assert_eq!(lo_filters(), 0);
     assert_tc_shows_nothing_of_ours();
+    assert_eq!(has_clsact("lo"), had_clsact, "lo's clsact qdisc as before");
 }
 
 #[test]
-fn nothing_left_after_normal_exit_sigterm_and_sigkill() {
+fn tcx_links_die_with_the_process() {
     let _g = serial();
-    require_root("nothing_left_after_normal_exit_sigterm_and_sigkill");
-    let _clean = ClsactCleanup::new("lo");
+    require_root("tcx_links_die_with_the_process");
+    require_kernel("tcx_links_die_with_the_process", 6, 6, "TCX links");
     let before = lo_links();
 
-    // Normal exit (runs Drop), both attach kinds.
-    for mode in ["tcx", "tc"] {
-        let mut child = spawn_holder(mode, "1");
-        let st = child.wait().expect("wait");
-        assert!(st.success(), "{mode}: {st}");
-        assert_eq!(lo_links(), before, "{mode}: links after normal exit");
-        assert_eq!(lo_filters(), 0, "{mode}: filters after normal exit");
-    }
+    // Normal exit (runs Drop).
+    let mut child = spawn_holder("tcx", "1");
+    let st = child.wait().expect("wait");
+    assert!(st.success(), "{st}");
+    assert_eq!(lo_links(), before, "links after normal exit");
 
-    // SIGTERM and SIGKILL of a TCX holder: the kernel drops the links with the process.
+    // SIGTERM and SIGKILL: the kernel drops the links with the process.
     for sig in [libc::SIGTERM, libc::SIGKILL] {
         let mut child = spawn_holder("tcx", "30");
         assert_eq!(lo_links(), before + 2);
@@ -146,8 +149,28 @@ fn nothing_left_after_normal_exit_sigterm_and_sigkill() {
         child.wait().expect("wait");
         wait_until("TCX links gone with the process", || lo_links() == before);
     }
+}
 
-    // SIGKILL of a tc-filter holder leaves its filters; detach_leftovers removes them.
+#[test]
+fn tc_filters_go_on_exit_and_outlive_sigkill_until_detach_leftovers() {
+    let _g = serial();
+    require_root("tc_filters_go_on_exit_and_outlive_sigkill_until_detach_leftovers");
+    let had_clsact = has_clsact("lo");
+
+    // Normal exit (runs Drop): filters gone, and the clsact qdisc if the holder made it.
+    let mut child = spawn_holder("tc", "1");
+    let st = child.wait().expect("wait");
+    assert!(st.success(), "{st}");
+    assert_eq!(lo_filters(), 0, "filters after normal exit");
+    assert_eq!(
+        has_clsact("lo"),
+        had_clsact,
+        "clsact qdisc after normal exit"
+    );
+
+    // SIGKILL leaves its filters; detach_leftovers removes them. Nothing can tell whether
+    // the killed process created the clsact qdisc, so it stays: this test removes it.
+    let _clean = ClsactCleanup::new("lo");
     let mut child = spawn_holder("tc", "30");
     assert_eq!(lo_filters(), 2);
     child.kill().expect("SIGKILL");
@@ -157,7 +180,7 @@ fn nothing_left_after_normal_exit_sigterm_and_sigkill() {
     assert_eq!(lo_filters(), 0);
     assert_eq!(detach_leftovers("lo").expect("idempotent"), 0);
     assert_tc_shows_nothing_of_ours();
-    assert_eq!(lo_links(), before);
+    assert!(has_clsact("lo"), "detach_leftovers leaves the clsact qdisc");
 }
 
 #[test]
@@ -189,10 +212,7 @@ fn too_many_port_ranges_is_a_config_error() {
 fn missing_capabilities_give_not_privileged() {
     let _g = serial();
     require_root("missing_capabilities_give_not_privileged");
-    if Command::new("capsh").arg("--help").output().is_err() {
-        eprintln!("!!!!!!!! SKIPPED: capsh not installed (package libcap2-bin) !!!!!!!!");
-        return;
-    }
+    require_tool("missing_capabilities_give_not_privileged", "capsh");
     let bin = example_bin("hold_attached");
     let out = Command::new("capsh")
         .args(["--drop=cap_bpf,cap_sys_admin,cap_net_admin", "--", "-c"])

@@ -1,15 +1,16 @@
 //! Real traffic on `lo`, captured by the real kernel programs: every byte of both
 //! directions exactly once, in order, with the right directions and timestamps.
 
-mod common;
-
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
-use common::*;
 use fixscope_core::ports::{PortSet, Role};
 use fixscope_core::segment::Direction;
 use fixscope_live::{AttachMode, LiveCapture, LiveConfig};
+use fixscope_testkit::tc::{has_clsact, tc_filter_show};
+use fixscope_testkit::{kernel_at_least, require_root, serial};
+
+use crate::common::*;
 
 fn cfg(role: Role, attach: AttachMode) -> LiveConfig {
     let mut c = LiveConfig::new("lo", PortSet::single(1));
@@ -17,6 +18,15 @@ fn cfg(role: Role, attach: AttachMode) -> LiveConfig {
     c.attach = attach;
     c.ring_bytes = 32 << 20;
     c
+}
+
+/// What `AttachMode::Auto` picks on this kernel: TCX from Linux 6.6 on.
+pub fn expected_auto_kind() -> &'static str {
+    if kernel_at_least(6, 6) {
+        "tcx"
+    } else {
+        "tc"
+    }
 }
 
 fn v4() -> SocketAddr {
@@ -32,7 +42,7 @@ fn lo_ipv4_server_role_captures_every_byte_once() {
     let _g = serial();
     require_root("lo_ipv4_server_role_captures_every_byte_once");
     let (caps, cap) = exchange_and_verify(v4(), cfg(Role::Server, AttachMode::Auto));
-    assert_eq!(cap.attach_kind(), "tcx", "kernel >= 6.6 attaches with TCX");
+    assert_eq!(cap.attach_kind(), expected_auto_kind());
     // The 60 KB write travels as one GSO skb on lo and arrives as 16 KiB chunks.
     assert!(
         caps.iter().any(|c| c.payload.len() == 16384),
@@ -74,7 +84,8 @@ fn lo_ipv6_client_role_captures_every_byte_once() {
 fn lo_tc_filter_fallback_captures_every_byte_once() {
     let _g = serial();
     require_root("lo_tc_filter_fallback_captures_every_byte_once");
-    let _clean = ClsactCleanup::new("lo");
+    // No hand cleanup: the capture removes the clsact qdisc it created (if it did).
+    let had_clsact = has_clsact("lo");
     {
         let (_, cap) = exchange_and_verify(v4(), cfg(Role::Server, AttachMode::TcFilter));
         assert_eq!(cap.attach_kind(), "tc");
@@ -84,13 +95,18 @@ fn lo_tc_filter_fallback_captures_every_byte_once() {
                 .len(),
             2
         );
+        assert!(has_clsact("lo"), "the filters hang on a clsact qdisc");
     }
     assert!(fixscope_live::fixscope_tc_filters_on("lo")
         .expect("query")
         .is_empty());
-    let shown = run("tc", &["filter", "show", "dev", "lo", "ingress"])
-        + &run("tc", &["filter", "show", "dev", "lo", "egress"]);
+    let shown = tc_filter_show("lo");
     assert!(!shown.contains("fxs_"), "no fixscope filter left: {shown}");
+    assert_eq!(
+        has_clsact("lo"),
+        had_clsact,
+        "lo's clsact qdisc is as it was before the capture"
+    );
 }
 
 #[test]

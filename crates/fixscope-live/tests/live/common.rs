@@ -1,46 +1,17 @@
-//! Shared helpers for the live-capture tests: a FIX-ish request/response exchange over real
-//! TCP, capture collection, and byte-exact verification of what was captured.
-#![allow(dead_code)]
+//! What the live tests share beyond the testkit: a FIX-ish request/response exchange over
+//! real TCP, capture collection, and byte-exact verification of what was captured.
 
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
-use std::os::fd::AsRawFd;
-use std::process::Command;
 use std::sync::mpsc;
-use std::sync::{Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use fixscope_core::segment::{Direction, TcpFlags};
+use fixscope_core::segment::{Direction, Segment, TcpFlags};
+use fixscope_core::source::Flow;
 use fixscope_live::{LiveCapture, LiveConfig};
-
-/// Tests in one binary attach to the same interfaces with the same tc handle; run them one
-/// at a time.
-pub fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// Live capture needs root: a test run without it fails loudly instead of skipping.
-pub fn require_root(test: &str) {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        panic!(
-            "\n\n!!!!!!!! {test} NEEDS ROOT (CAP_BPF + CAP_NET_ADMIN, network namespaces): \
-             run the live tests as root (sudo -E cargo test) !!!!!!!!\n"
-        );
-    }
-}
-
-/// A FIX 4.4 message with a correct BodyLength and CheckSum and `pad` filler bytes.
-pub fn fix_msg(msg_type: &str, seq: usize, pad: usize) -> Vec<u8> {
-    let filler = "X".repeat(pad);
-    let body = format!("35={msg_type}\x0134={seq}\x0149=CLIENT\x0156=SERVER\x0158={filler}\x01");
-    let mut m = format!("8=FIX.4.4\x019={}\x01{body}", body.len()).into_bytes();
-    let sum: u32 = m.iter().map(|&b| u32::from(b)).sum();
-    m.extend_from_slice(format!("10={:03}\x01", sum % 256).as_bytes());
-    m
-}
+use fixscope_testkit::enter_netns;
+use fixscope_testkit::fix::padded_message;
 
 /// Splits complete messages off the front of `buf` (ends at "\x0110=NNN\x01").
 pub fn take_messages(buf: &mut Vec<u8>) -> Vec<Vec<u8>> {
@@ -82,15 +53,6 @@ pub struct Log {
     pub msgs: Vec<(usize, usize)>,
 }
 
-pub fn enter_netns(ns: &str) -> io::Result<()> {
-    let f = std::fs::File::open(format!("/var/run/netns/{ns}"))?;
-    // SAFETY: setns on a valid netns fd only affects the calling thread.
-    if unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
-}
-
 /// Spawns the server: binds `bind` (in `netns` if given), reports the bound address, then
 /// answers every request message of one connection with one response message.
 pub fn spawn_server(
@@ -128,7 +90,7 @@ pub fn spawn_server(
             }
             buf.extend_from_slice(&chunk[..n]);
             for _req in take_messages(&mut buf) {
-                let resp = fix_msg("8", seq, response_pad(seq));
+                let resp = padded_message("8", seq, response_pad(seq));
                 seq += 1;
                 let start = log.sent.len();
                 s.write_all(&resp)?;
@@ -167,7 +129,7 @@ pub fn spawn_client(
         for group in plan {
             let mut w = Vec::new();
             for pad in &group {
-                let m = fix_msg("D", seq, *pad);
+                let m = padded_message("D", seq, *pad);
                 seq += 1;
                 let start = log.sent.len() + w.len();
                 w.extend_from_slice(&m);
@@ -207,6 +169,21 @@ pub struct Cap {
     pub missing: u32,
 }
 
+impl Cap {
+    pub fn of(s: &Segment<'_>) -> Cap {
+        Cap {
+            ts: s.ts_ns,
+            dir: s.direction,
+            src: SocketAddr::new(s.flow.src.addr, s.flow.src.port),
+            dst: SocketAddr::new(s.flow.dst.addr, s.flow.dst.port),
+            seq: s.seq,
+            flags: s.flags,
+            payload: s.payload.to_vec(),
+            missing: s.missing_tail,
+        }
+    }
+}
+
 /// Polls until `done` says so (checked after each poll) or `timeout`, then drains for
 /// `linger` more to catch anything extra (duplicates).
 pub fn collect(
@@ -219,16 +196,8 @@ pub fn collect(
     let deadline = Instant::now() + timeout;
     let push = |out: &mut Vec<Cap>, cap: &mut LiveCapture, wait| {
         cap.poll(wait, &mut |s| {
-            out.push(Cap {
-                ts: s.ts_ns,
-                dir: s.direction,
-                src: SocketAddr::new(s.flow.src.addr, s.flow.src.port),
-                dst: SocketAddr::new(s.flow.dst.addr, s.flow.dst.port),
-                seq: s.seq,
-                flags: s.flags,
-                payload: s.payload.to_vec(),
-                missing: s.missing_tail,
-            })
+            out.push(Cap::of(s));
+            Flow::Continue
         })
         .expect("poll");
     };
@@ -358,44 +327,6 @@ pub fn exchange_and_verify(bind: SocketAddr, mut cfg: LiveConfig) -> (Vec<Cap>, 
     (caps, cap)
 }
 
-/// Runs a command, panicking with its output on failure.
-pub fn run(cmd: &str, args: &[&str]) -> String {
-    let out = Command::new(cmd)
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("{cmd}: {e}"));
-    assert!(
-        out.status.success(),
-        "{cmd} {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-/// Network namespaces that are deleted when this guard drops (even on panic).
-pub struct NetnsGuard(pub Vec<String>);
-
-impl NetnsGuard {
-    pub fn create(names: &[String]) -> NetnsGuard {
-        let g = NetnsGuard(Vec::new());
-        let mut g = g;
-        for n in names {
-            let _ = Command::new("ip").args(["netns", "del", n]).output();
-            run("ip", &["netns", "add", n]);
-            g.0.push(n.clone());
-        }
-        g
-    }
-}
-
-impl Drop for NetnsGuard {
-    fn drop(&mut self) {
-        for n in &self.0 {
-            let _ = Command::new("ip").args(["netns", "del", n]).output();
-        }
-    }
-}
-
 /// The example binary `name`, built by `cargo test` next to the test binaries.
 pub fn example_bin(name: &str) -> std::path::PathBuf {
     let exe = std::env::current_exe().expect("current exe");
@@ -409,7 +340,14 @@ pub fn example_bin(name: &str) -> std::path::PathBuf {
     p
 }
 
-#[path = "tc_hygiene.rs"]
-mod tc_hygiene;
-#[allow(unused_imports)]
-pub use tc_hygiene::{tc_filter_show, ClsactCleanup};
+/// Runs `f` on a thread inside network namespace `ns` (where an ifindex means what the
+/// test wants, and where `tc` and `ip` commands spawned by `f` run), and returns its result.
+pub fn in_netns<T: Send + 'static>(ns: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let ns = ns.to_string();
+    std::thread::spawn(move || {
+        enter_netns(&ns).expect("enter the test's namespace");
+        f()
+    })
+    .join()
+    .unwrap_or_else(|e| std::panic::resume_unwind(e))
+}

@@ -1,0 +1,380 @@
+//! [`LiveCapture`]: the loaded and attached programs plus the ring consumer — open, poll,
+//! counters, detach.
+
+use std::mem::size_of;
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::time::{Duration, Instant};
+
+use fixscope_core::segment::Segment;
+use fixscope_core::source::Flow;
+use libbpf_rs::MapCore;
+use rustix::net::{AddressFamily, SocketFlags, SocketType};
+
+use crate::attach::{self, Attached};
+use crate::config::{AttachMode, IdleStrategy, LiveConfig};
+use crate::counters::KernelCounters;
+use crate::priority::{ConsumerPriority, YieldingConsumer};
+use crate::record::segment_from_record;
+use crate::ring::{Ring, RingLevel};
+use crate::skeleton::OwnedSkel;
+use crate::sys::{self, ProgramStats};
+use crate::{load, LiveError};
+
+/// With [`IdleStrategy::Backoff`], the shortest time between two drains of the ring.
+///
+/// A wake-up costs ~5–10 µs of CPU in this VM whatever it finds; draining every record as
+/// it comes (at 30k msgs/s the ring is rarely empty for long) cost 18% of a core at 10k
+/// orders/s. Letting records gather for 1 ms shares that cost among them. It changes no
+/// number — timestamps are taken in the kernel — and the ring absorbs the wait (1 ms of
+/// 1M msgs/s is ~0.4 MB against a 64 MiB default ring; past the wakeup threshold, pacing
+/// stops).
+pub const BATCH_PERIOD: Duration = Duration::from_millis(1);
+
+/// With [`IdleStrategy::Backoff`], the first and the longest sleep while the ring stays
+/// empty. The sleep keeps growing across `poll` calls until records come, so an idle
+/// capture wakes ~200 times a second, not ~1,250 (as when every 20 ms `poll` restarted
+/// at 20 µs); the first records after a quiet spell wait at most 5 ms in the ring, which
+/// changes no number (kernel timestamps) and is far below the wakeup threshold.
+const IDLE_SLEEP_MIN: Duration = Duration::from_micros(20);
+const IDLE_SLEEP_MAX: Duration = Duration::from_millis(5);
+
+/// A loaded and attached capture. Dropping it detaches everything it attached (call
+/// [`LiveCapture::detach`] first to see whether that worked).
+pub struct LiveCapture {
+    // Field order matters for drop: the priority guard stops first; the ring (which uses
+    // the map fd) goes before the skeleton.
+    yielding: Option<YieldingConsumer>,
+    /// Why `ConsumerPriority::Yield` was asked for but is not in effect.
+    priority_fallback: Option<String>,
+    ring: Ring,
+    /// `None` once detached.
+    attached: Option<Attached>,
+    attach_kind: &'static str,
+    skel: OwnedSkel,
+    iface: String,
+    ifindex: u32,
+    /// A socket of the namespace `open` ran in: asks it whether the interface still exists,
+    /// whatever namespace the polling thread is in.
+    netns_socket: OwnedFd,
+    idle: IdleStrategy,
+    cpu: Option<usize>,
+    pinned: Option<std::thread::ThreadId>,
+    malformed: u64,
+    /// Backoff pacing: when the last drain that found records started, and the fill level
+    /// that ends pacing early.
+    last_drain: Option<Instant>,
+    wakeup_threshold_bytes: u64,
+    /// Backoff: the next sleep while the ring stays empty.
+    idle_sleep: Duration,
+}
+
+fn tcx_supported() -> bool {
+    sys::kernel_version().is_some_and(|v| v >= (6, 6))
+}
+
+impl LiveCapture {
+    /// Checks privileges, the interface and kernel support (each with its own error), then
+    /// loads the programs configured for `cfg` and attaches them to `cfg.iface` in the
+    /// calling thread's network namespace.
+    pub fn open(cfg: &LiveConfig) -> Result<Self, LiveError> {
+        sys::check_privileges()?;
+        let ifindex = sys::ifindex_of(&cfg.iface)?;
+        let l2_len = sys::l2_header_len(&cfg.iface)?;
+        sys::check_bpf_support()?;
+        match cfg.attach {
+            AttachMode::Tcx => Self::open_with(cfg, ifindex, l2_len, true),
+            AttachMode::TcFilter => Self::open_with(cfg, ifindex, l2_len, false),
+            AttachMode::Auto if tcx_supported() => {
+                match Self::open_with(cfg, ifindex, l2_len, true) {
+                    Err(LiveError::Attach { .. }) => Self::open_with(cfg, ifindex, l2_len, false),
+                    other => other,
+                }
+            }
+            AttachMode::Auto => Self::open_with(cfg, ifindex, l2_len, false),
+        }
+    }
+
+    fn open_with(
+        cfg: &LiveConfig,
+        ifindex: u32,
+        l2_len: u32,
+        tcx: bool,
+    ) -> Result<Self, LiveError> {
+        let netns_socket = rustix::net::socket_with(
+            AddressFamily::INET,
+            SocketType::DGRAM,
+            SocketFlags::CLOEXEC,
+            None,
+        )
+        .map_err(|e| {
+            LiveError::attach("a socket for the interface checks", std::io::Error::from(e))
+        })?;
+        let skel = OwnedSkel::load(|open| load::configure(open, cfg, l2_len, tcx))?;
+        // The ring is mapped before anything is attached, so no failure after attaching
+        // needs an undo.
+        let ring_fd = skel.get().maps.fxs_ring.as_fd().as_raw_fd();
+        let ring_size = skel.get().maps.fxs_ring.max_entries() as usize;
+        let ring = Ring::new(ring_fd, ring_size)?;
+        let attached = if tcx {
+            attach::attach_tcx(skel.get(), ifindex)?
+        } else {
+            attach::attach_tc(skel.get(), ifindex)?
+        };
+        let (yielding, priority_fallback) = match cfg.priority {
+            ConsumerPriority::Normal => (None, None),
+            ConsumerPriority::Yield => {
+                match RingLevel::new(ring_fd)
+                    .map_err(|e| format!("cannot map the ring positions: {e}"))
+                    .and_then(|level| YieldingConsumer::start(level, ring.size() as u64))
+                {
+                    Ok(y) => (Some(y), None),
+                    Err(why) => (None, Some(why)),
+                }
+            }
+        };
+        Ok(LiveCapture {
+            yielding,
+            priority_fallback,
+            ring,
+            attach_kind: attached.kind(),
+            attached: Some(attached),
+            skel,
+            iface: cfg.iface.clone(),
+            ifindex,
+            netns_socket,
+            idle: cfg.idle,
+            cpu: cfg.cpu,
+            pinned: None,
+            malformed: 0,
+            last_drain: None,
+            wakeup_threshold_bytes: cfg.wakeup_threshold_bytes as u64,
+            idle_sleep: IDLE_SLEEP_MIN,
+        })
+    }
+
+    /// Drains the ring, handing each record to `on_segment` as a [`Segment`] borrowing the
+    /// ring memory, until the ring is empty or `on_segment` says [`Flow::Stop`], and
+    /// returns how many segments it handed over. When the ring is empty, waits per the idle
+    /// strategy for up to `max_wait`, returning `Ok(0)` if nothing came.
+    ///
+    /// A skb larger than 16 KiB (GSO/GRO) arrives as several segments, each with the
+    /// sequence number of its own first byte.
+    pub fn poll(
+        &mut self,
+        max_wait: Duration,
+        on_segment: &mut dyn FnMut(&Segment<'_>) -> Flow,
+    ) -> Result<usize, LiveError> {
+        self.pin_if_needed()?;
+        if let Some(y) = &mut self.yielding {
+            y.on_poll(max_wait);
+        }
+        if self.idle == IdleStrategy::Backoff {
+            self.pace(max_wait);
+        }
+        let mut start: Option<Instant> = None;
+        loop {
+            let drain_started = Instant::now();
+            let (records, segments) = self.drain(on_segment);
+            if let Some(y) = &mut self.yielding {
+                y.after_drain(self.ring.avail());
+            }
+            if records > 0 {
+                self.last_drain = Some(drain_started);
+                self.idle_sleep = IDLE_SLEEP_MIN;
+                return Ok(segments);
+            }
+            let t0 = *start.get_or_insert_with(Instant::now);
+            let elapsed = t0.elapsed();
+            if elapsed >= max_wait {
+                return Ok(0);
+            }
+            match self.idle {
+                IdleStrategy::Spin => std::hint::spin_loop(),
+                // No spinning here: a consumer hammering the producer position steals the
+                // ring's cache lines from the BPF programs (measured: ~+200 ns per record).
+                IdleStrategy::Backoff => {
+                    let wait = self.idle_sleep.min(max_wait - elapsed);
+                    self.wait_readable(wait)?;
+                    self.idle_sleep = (self.idle_sleep * 2).min(IDLE_SLEEP_MAX);
+                }
+            }
+        }
+    }
+
+    /// Backoff: sleeps until [`BATCH_PERIOD`] after the last drain that found records
+    /// (at most `max_wait`), unless the ring already holds the wakeup threshold.
+    fn pace(&mut self, max_wait: Duration) {
+        let Some(last) = self.last_drain else {
+            return;
+        };
+        let since = last.elapsed();
+        if since >= BATCH_PERIOD || self.ring.avail() >= self.wakeup_threshold_bytes {
+            return;
+        }
+        std::thread::sleep((BATCH_PERIOD - since).min(max_wait));
+    }
+
+    /// (records consumed, segments handed over).
+    fn drain(&mut self, on_segment: &mut dyn FnMut(&Segment<'_>) -> Flow) -> (usize, usize) {
+        let malformed = &mut self.malformed;
+        let mut segments = 0;
+        let records = self
+            .ring
+            .consume(&mut |rec: &[u8]| match segment_from_record(rec) {
+                Some(seg) => {
+                    segments += 1;
+                    on_segment(&seg)
+                }
+                None => {
+                    *malformed += 1;
+                    Flow::Continue
+                }
+            });
+        (records, segments)
+    }
+
+    /// Sleeps up to `wait` in ppoll on the ring fd (readable when data is queued; the
+    /// kernel only sends wakeups past the fill threshold).
+    fn wait_readable(&self, wait: Duration) -> Result<(), LiveError> {
+        let mut pfd = libc::pollfd {
+            fd: self.ring.fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let ts = libc::timespec {
+            tv_sec: wait.as_secs() as libc::time_t,
+            tv_nsec: wait.subsec_nanos() as libc::c_long,
+        };
+        // SAFETY: one valid pollfd and a valid timespec, no signal mask.
+        let rc = unsafe { libc::ppoll(&mut pfd, 1, &ts, std::ptr::null()) };
+        if rc < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() != std::io::ErrorKind::Interrupted {
+                return Err(LiveError::Ring(e));
+            }
+        }
+        Ok(())
+    }
+
+    fn pin_if_needed(&mut self) -> Result<(), LiveError> {
+        let Some(cpu) = self.cpu else { return Ok(()) };
+        let me = std::thread::current().id();
+        if self.pinned == Some(me) {
+            return Ok(());
+        }
+        // SAFETY: cpu_set_t is plain old data; all-zero is the empty set.
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        if cpu >= libc::CPU_SETSIZE as usize {
+            return Err(LiveError::Config(format!("cpu {cpu} out of range")));
+        }
+        // SAFETY: `cpu` is within the set's size (checked above).
+        unsafe { libc::CPU_SET(cpu, &mut set) };
+        // SAFETY: pid 0 is the calling thread; `set` is a valid cpu_set_t.
+        let rc = unsafe { libc::sched_setaffinity(0, size_of::<libc::cpu_set_t>(), &set) };
+        if rc != 0 {
+            return Err(LiveError::Config(format!(
+                "cannot pin to cpu {cpu}: {}",
+                std::io::Error::last_os_error()
+            )));
+        }
+        self.pinned = Some(me);
+        Ok(())
+    }
+
+    /// The consumer priority in effect (`Yield` can fall back to `Normal`; see
+    /// [`LiveCapture::priority_fallback`]).
+    pub fn priority(&self) -> ConsumerPriority {
+        if self.yielding.is_some() {
+            ConsumerPriority::Yield
+        } else {
+            ConsumerPriority::Normal
+        }
+    }
+
+    /// Why a yielding consumer was asked for and could not be had (e.g. no CAP_SYS_NICE).
+    pub fn priority_fallback(&self) -> Option<&str> {
+        self.priority_fallback.as_deref()
+    }
+
+    /// How many times the guard raised the yielding consumer to normal priority because
+    /// the ring filled up or it fell behind (0 at normal priority).
+    pub fn consumer_raises(&self) -> u64 {
+        self.yielding.as_ref().map_or(0, |y| y.raises())
+    }
+
+    /// Bytes queued in the ring and not yet consumed.
+    pub fn ring_pending_bytes(&self) -> u64 {
+        self.ring.avail()
+    }
+
+    /// Records that were too short or inconsistent to decode (should stay 0).
+    pub fn malformed_records(&self) -> u64 {
+        self.malformed
+    }
+
+    /// The kernel counters, summed over CPUs (one lookup per call: cache it; the live
+    /// [`Source`](crate::LiveSource) does). Still readable after [`LiveCapture::detach`].
+    pub fn counters(&self) -> Result<KernelCounters, LiveError> {
+        KernelCounters::read(self.skel.get())
+    }
+
+    /// `InterfaceGone` once the interface we attached to has vanished (TCX links and tc
+    /// filters go with it). Asks the namespace `open` ran in, from any thread.
+    pub fn check_interface(&self) -> Result<(), LiveError> {
+        match rustix::net::netdevice::index_to_name(&self.netns_socket, self.ifindex) {
+            Ok(_) => Ok(()),
+            Err(e) if e == rustix::io::Errno::NODEV || e == rustix::io::Errno::NXIO => {
+                Err(LiveError::InterfaceGone(self.iface.clone()))
+            }
+            Err(e) => Err(LiveError::InterfaceCheck(e.into())),
+        }
+    }
+
+    /// "tcx" or "tc".
+    pub fn attach_kind(&self) -> &'static str {
+        self.attach_kind
+    }
+
+    pub fn ifindex(&self) -> u32 {
+        self.ifindex
+    }
+
+    /// The interface name the capture was opened on.
+    pub fn iface(&self) -> &str {
+        &self.iface
+    }
+
+    /// Takes the programs off the interface (TCX links, or our tc filters and the clsact
+    /// qdisc if this capture created it and nothing else uses it). Reports what failed;
+    /// a second call does nothing. tc filters must be detached from a thread in the network
+    /// namespace `open` ran in.
+    pub fn detach(&mut self) -> Result<(), LiveError> {
+        match self.attached.take() {
+            Some(a) => a.detach(),
+            None => Ok(()),
+        }
+    }
+
+    /// run_time_ns / run_cnt of the ingress and egress programs (they only advance while
+    /// BPF stats are enabled, see [`enable_bpf_stats`](crate::enable_bpf_stats)).
+    pub fn program_stats(&self) -> Result<Vec<ProgramStats>, LiveError> {
+        let skel = self.skel.get();
+        [
+            skel.progs.fxs_ingress.as_fd().as_raw_fd(),
+            skel.progs.fxs_egress.as_fd().as_raw_fd(),
+        ]
+        .into_iter()
+        .map(|fd| sys::prog_stats_by_fd(fd).map_err(|e| LiveError::bpf("reading program info", e)))
+        .collect()
+    }
+}
+
+impl Drop for LiveCapture {
+    fn drop(&mut self) {
+        // The last resort when nobody called `detach`: a library cannot return an error
+        // from Drop, and ignoring it would hide something left attached.
+        if let Err(e) = self.detach() {
+            eprintln!("fixscope-live: {}", crate::error::chain(&e));
+        }
+    }
+}

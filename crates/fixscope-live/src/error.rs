@@ -1,0 +1,100 @@
+//! What can go wrong in live capture. Errors from libbpf and the OS are kept as the
+//! `source` of the variant (never flattened into its text), so a caller printing the chain
+//! (`{:#}` with anyhow) shows the cause once, and code can still inspect it.
+
+use std::io;
+
+#[derive(Debug, thiserror::Error)]
+pub enum LiveError {
+    #[error("not privileged: {0}")]
+    NotPrivileged(String),
+    #[error("no such network interface: {0}")]
+    NoSuchInterface(String),
+    #[error(
+        "interface {iface} has link type {link_type}, which live capture does not parse \
+         (Ethernet, loopback and L3 tunnels are supported)"
+    )]
+    UnsupportedLink { iface: String, link_type: u16 },
+    #[error("kernel lacks BPF support needed for live capture: {0}")]
+    NoBtfOrBpf(String),
+    #[error("network interface {0} disappeared")]
+    InterfaceGone(String),
+    #[error("cannot tell whether the network interface still exists")]
+    InterfaceCheck(#[source] io::Error),
+    #[error("invalid live-capture configuration: {0}")]
+    Config(String),
+    #[error("loading the BPF programs failed: {what}")]
+    Load {
+        what: String,
+        #[source]
+        source: libbpf_rs::Error,
+    },
+    #[error("attaching the BPF programs failed: {what}")]
+    Attach {
+        what: String,
+        #[source]
+        source: libbpf_rs::Error,
+    },
+    /// Something of ours may still be attached (or a clsact qdisc we created is left).
+    #[error("detaching the BPF programs failed: {what}")]
+    Detach {
+        what: String,
+        #[source]
+        source: libbpf_rs::Error,
+    },
+    #[error("reading BPF state failed: {what}")]
+    Bpf {
+        what: String,
+        #[source]
+        source: libbpf_rs::Error,
+    },
+    #[error("ring buffer")]
+    Ring(#[from] io::Error),
+}
+
+impl LiveError {
+    pub(crate) fn load(what: impl Into<String>, source: impl Into<libbpf_rs::Error>) -> Self {
+        LiveError::Load {
+            what: what.into(),
+            source: source.into(),
+        }
+    }
+
+    pub(crate) fn attach(what: impl Into<String>, source: impl Into<libbpf_rs::Error>) -> Self {
+        LiveError::Attach {
+            what: what.into(),
+            source: source.into(),
+        }
+    }
+
+    pub(crate) fn detach(what: impl Into<String>, source: impl Into<libbpf_rs::Error>) -> Self {
+        LiveError::Detach {
+            what: what.into(),
+            source: source.into(),
+        }
+    }
+
+    pub(crate) fn bpf(what: impl Into<String>, source: impl Into<libbpf_rs::Error>) -> Self {
+        LiveError::Bpf {
+            what: what.into(),
+            source: source.into(),
+        }
+    }
+}
+
+/// An OS error from a negative errno return value (libbpf's convention).
+pub(crate) fn errno(rc: i32) -> io::Error {
+    io::Error::from_raw_os_error(rc.saturating_neg())
+}
+
+/// `e` and its causes, "e: cause: cause", for the one place that cannot return an error.
+pub(crate) fn chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        text.push_str(": ");
+        text.push_str(&c.to_string());
+        cause = c.source();
+    }
+    text
+}

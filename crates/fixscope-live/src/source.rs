@@ -1,0 +1,147 @@
+//! [`LiveSource`]: the live capture behind the core's [`Source`] seam — ring records as
+//! segments, CLOCK_MONOTONIC as the clock, the kernel's and the consumer's counters, and
+//! detaching on `close`.
+
+use std::time::{Duration, Instant};
+
+use fixscope_core::segment::Segment;
+use fixscope_core::source::{counters_of, Counter, Flow, Polled, Source, SourceError};
+
+use crate::capture::LiveCapture;
+use crate::clock;
+use crate::config::LiveConfig;
+use crate::counters::{KernelCounters, KernelIntervalCounters, LiveCounters};
+use crate::LiveError;
+
+/// Reading the kernel counters costs a lookup per CPU, and the interface check a syscall:
+/// each happens at most this often.
+pub const HOUSEKEEPING_EVERY: Duration = Duration::from_millis(200);
+
+/// A live capture as a [`Source`].
+///
+/// `poll` fails with [`LiveError::InterfaceGone`] (and keeps failing) once the interface
+/// disappeared; the driver then stops, `close`s, and still reports what it saw.
+pub struct LiveSource {
+    capture: LiveCapture,
+    unix_offset_ns: i64,
+    kernel: KernelCounters,
+    kernel_read_at: Option<Instant>,
+    interface_checked_at: Option<Instant>,
+    /// A failure found where it cannot be returned (reading counters), for the next `poll`
+    /// or `close`.
+    deferred: Option<LiveError>,
+    /// The interface vanished: every later `poll` says so.
+    gone: bool,
+}
+
+impl LiveSource {
+    /// Opens a [`LiveCapture`] for `cfg` (see [`LiveCapture::open`]).
+    pub fn open(cfg: &LiveConfig) -> Result<LiveSource, LiveError> {
+        Ok(LiveSource::new(LiveCapture::open(cfg)?))
+    }
+
+    /// Wraps an open capture; measures the UNIX offset of its clock now.
+    pub fn new(capture: LiveCapture) -> LiveSource {
+        LiveSource {
+            capture,
+            unix_offset_ns: clock::unix_offset_ns(),
+            kernel: KernelCounters::default(),
+            kernel_read_at: None,
+            interface_checked_at: None,
+            deferred: None,
+            gone: false,
+        }
+    }
+
+    /// The capture (attach kind, ifindex, consumer priority, ...).
+    pub fn capture(&self) -> &LiveCapture {
+        &self.capture
+    }
+
+    /// The kernel counters, at most [`HOUSEKEEPING_EVERY`] old (final after `close`).
+    pub fn kernel_counters(&mut self) -> KernelCounters {
+        self.refresh_counters(false);
+        self.kernel
+    }
+
+    fn refresh_counters(&mut self, force: bool) {
+        if !(force || due(self.kernel_read_at)) {
+            return;
+        }
+        self.kernel_read_at = Some(Instant::now());
+        match self.capture.counters() {
+            Ok(k) => self.kernel = k,
+            Err(e) => {
+                self.deferred.get_or_insert(e);
+            }
+        }
+    }
+
+    fn check_interface(&mut self) -> Result<(), LiveError> {
+        if !self.gone {
+            if !due(self.interface_checked_at) {
+                return Ok(());
+            }
+            self.interface_checked_at = Some(Instant::now());
+        }
+        let checked = self.capture.check_interface();
+        self.gone = matches!(checked, Err(LiveError::InterfaceGone(_)));
+        checked
+    }
+}
+
+/// Whether a housekeeping step last done `at` is due again.
+fn due(at: Option<Instant>) -> bool {
+    match at {
+        Some(t) => t.elapsed() >= HOUSEKEEPING_EVERY,
+        None => true,
+    }
+}
+
+impl Source for LiveSource {
+    fn poll(
+        &mut self,
+        wait: Duration,
+        on_segment: &mut dyn FnMut(&Segment<'_>) -> Flow,
+    ) -> Result<Polled, SourceError> {
+        if let Some(e) = self.deferred.take() {
+            return Err(e.into());
+        }
+        self.check_interface()?;
+        let n = self.capture.poll(wait, on_segment)?;
+        Ok(Polled::Segments(n))
+    }
+
+    fn now_ns(&self) -> Option<u64> {
+        Some(clock::monotonic_ns())
+    }
+
+    fn unix_offset_ns(&self) -> i64 {
+        self.unix_offset_ns
+    }
+
+    fn counters(&mut self) -> Vec<Counter> {
+        self.refresh_counters(false);
+        counters_of(&LiveCounters {
+            kernel: self.kernel,
+            malformed_records: self.capture.malformed_records(),
+            consumer_raises: self.capture.consumer_raises(),
+        })
+    }
+
+    fn interval_counters(&mut self) -> Vec<Counter> {
+        self.refresh_counters(false);
+        counters_of(&KernelIntervalCounters::from(&self.kernel))
+    }
+
+    /// Detaches, then reads the counters one last time (so the summary's are final).
+    fn close(&mut self) -> Result<(), SourceError> {
+        let detached = self.capture.detach();
+        self.refresh_counters(true);
+        detached?;
+        match self.deferred.take() {
+            Some(e) => Err(e.into()),
+            None => Ok(()),
+        }
+    }
+}

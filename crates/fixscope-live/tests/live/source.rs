@@ -1,0 +1,131 @@
+//! The live capture through the core's `Source` seam, on `lo`: segments in order with
+//! `Flow::Stop` honoured, the clock and its UNIX offset, counters by their contract names,
+//! and `close` detaching.
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use fixscope_core::ports::PortSet;
+use fixscope_core::segment::Direction;
+use fixscope_core::source::{Flow, Polled, Source};
+use fixscope_live::{
+    fixscope_links_on, fixscope_tc_filters_on, ifindex_of, LiveConfig, LiveSource,
+};
+use fixscope_testkit::{require_root, serial};
+
+use crate::common::*;
+
+const SUMMARY_NAMES: [&str; 13] = [
+    "kernel_hook_calls",
+    "kernel_requests_in_range",
+    "kernel_responses_in_range",
+    "kernel_payload_bytes",
+    "kernel_records",
+    "kernel_ring_drops_request",
+    "kernel_ring_drops_response",
+    "kernel_dropped_bytes",
+    "kernel_cut_bytes",
+    "kernel_wakeups",
+    "kernel_load_errors",
+    "malformed_records",
+    "consumer_raises",
+];
+
+fn ours_on_lo(kind: &str) -> usize {
+    match kind {
+        "tcx" => fixscope_links_on(ifindex_of("lo").expect("lo"))
+            .expect("links")
+            .len(),
+        _ => fixscope_tc_filters_on("lo").expect("filters").len(),
+    }
+}
+
+#[test]
+fn live_source_delivers_segments_clock_counters_and_closes() {
+    let _g = serial();
+    require_root("live_source_delivers_segments_clock_counters_and_closes");
+    let bind: SocketAddr = "127.0.0.1:0".parse().expect("addr");
+    let (addr, server) = spawn_server(None, bind);
+    let mut cfg = LiveConfig::new("lo", PortSet::single(addr.port()));
+    cfg.ring_bytes = 32 << 20;
+    let mut source = LiveSource::open(&cfg).expect("open");
+    let kind = source.capture().attach_kind();
+    assert_eq!(ours_on_lo(kind), 2);
+    let t0 = source.now_ns().expect("a live source has a clock");
+
+    let client = spawn_client(None, addr, default_plan());
+    let clog = client.join().expect("client thread").expect("client");
+    let slog = server.join().expect("server thread").expect("server");
+
+    // Everything is in the ring now: a callback that stops after one segment gets one.
+    let mut caps = Vec::new();
+    let polled = source
+        .poll(Duration::from_secs(2), &mut |s| {
+            caps.push(Cap::of(s));
+            Flow::Stop
+        })
+        .expect("poll");
+    assert_eq!(polled, Polled::Segments(1));
+    assert_eq!(caps.len(), 1);
+    // The rest follows, without a loss or a repeat (verify_exchange checks every byte).
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while Instant::now() < deadline
+        && (payload_bytes(&caps, Direction::Request) < clog.sent.len()
+            || payload_bytes(&caps, Direction::Response) < slog.sent.len()
+            || caps.iter().filter(|c| c.flags.fin()).count() < 2)
+    {
+        source
+            .poll(Duration::from_millis(50), &mut |s| {
+                caps.push(Cap::of(s));
+                Flow::Continue
+            })
+            .expect("poll");
+    }
+    verify_exchange(&caps, addr, &clog, &slog);
+
+    // The clock is the one of the kernel's timestamps, and the offset makes it UNIX time.
+    let t1 = source.now_ns().expect("clock");
+    assert!(
+        caps.iter().all(|c| (t0..=t1).contains(&c.ts)),
+        "segment times within [{t0}, {t1}]"
+    );
+    let unix_now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("after 1970")
+        .as_nanos() as i128;
+    let mapped = i128::from(source.now_ns().expect("clock")) + i128::from(source.unix_offset_ns());
+    assert!(
+        (mapped - unix_now).abs() < 50_000_000,
+        "monotonic + offset = {mapped}, UNIX time {unix_now}"
+    );
+
+    std::thread::sleep(Duration::from_millis(250)); // past the counters' cache period
+    let summary = source.counters();
+    let names: Vec<&str> = summary.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, SUMMARY_NAMES);
+    let value = |all: &[(String, u64)], name: &str| {
+        all.iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| *v)
+            .unwrap_or_else(|| panic!("no counter {name}"))
+    };
+    assert!(value(&summary, "kernel_records") >= caps.len() as u64);
+    assert_eq!(value(&summary, "malformed_records"), 0);
+    let interval = source.interval_counters();
+    let names: Vec<&str> = interval.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        ["kernel_records", "kernel_ring_drops", "kernel_cut_bytes"]
+    );
+    assert_eq!(
+        value(&interval, "kernel_records"),
+        value(&summary, "kernel_records")
+    );
+    assert_eq!(value(&interval, "kernel_ring_drops"), 0);
+
+    source.close().expect("close detaches");
+    assert_eq!(ours_on_lo(kind), 0, "nothing of ours on lo after close");
+    source.close().expect("a second close does nothing");
+    let k = source.kernel_counters();
+    assert!(k.records >= caps.len() as u64, "final counters: {k:?}");
+}
