@@ -57,7 +57,9 @@ pub fn run(args: &PcapArgs) -> Result<ExitCode> {
         trace.finish()?;
     }
     if source.capture.stats().truncated_file {
-        say::warn("a capture ended in the middle of a packet (truncated file); analysed up to there");
+        say::warn(
+            "a capture ended in the middle of a packet (truncated file); analysed up to there",
+        );
     }
     output::flush_stdout();
     Ok(code)

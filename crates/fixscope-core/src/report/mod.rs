@@ -49,7 +49,9 @@ impl TimeSpan {
 /// or past 2262 (a wrong clock) is written as the raw number with `ns`.
 pub fn utc(ts_ns: u64, unix_offset_ns: i64) -> String {
     match u64::try_from(i128::from(ts_ns) + i128::from(unix_offset_ns)) {
-        Ok(unix_ns) => crate::clock::iso8601_utc(unix_ns, crate::clock::Precision::Nanos).to_string(),
+        Ok(unix_ns) => {
+            crate::clock::iso8601_utc(unix_ns, crate::clock::Precision::Nanos).to_string()
+        }
         Err(_) => format!("{ts_ns}ns"),
     }
 }
