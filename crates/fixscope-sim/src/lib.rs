@@ -31,5 +31,5 @@ pub use stall::StallSpec;
 // Re-exported because they are part of this crate's API: `run_exchange`/`run_client` take a
 // `Shutdown`, and callers (tests, the `fixscope` binary's live loop) read the same clock the
 // truth files are stamped with.
-pub use fixscope_core::clock::monotonic_ns;
+/// The stop flag `run_exchange`/`run_client` take (the core's, re-exported for callers).
 pub use fixscope_core::shutdown::Shutdown;

@@ -343,8 +343,9 @@ fn exchange_stops_by_duration_and_on_shutdown() {
 fn ipv6_loopback() {
     // Load and delay figures on a 2-core machine: one test at a time.
     let _serial = serial();
-    if std::net::TcpListener::bind("[::1]:0").is_err() {
-        return; // no IPv6 on this host
+    // One rule for what a test needs: no IPv6 on the host fails loudly, never a silent pass.
+    if let Err(e) = std::net::TcpListener::bind("[::1]:0") {
+        panic!("\n\n!!!!!!!! ipv6_loopback CANNOT RUN HERE: no IPv6 loopback ([::1]: {e}) !!!!!!!!\n");
     }
     let args = fixscope_sim::ExchangeArgs::from_flags(["--listen", "[::1]:0"]).unwrap();
     let sd = fixscope_sim::Shutdown::new();
