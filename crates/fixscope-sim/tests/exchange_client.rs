@@ -345,7 +345,9 @@ fn ipv6_loopback() {
     let _serial = serial();
     // One rule for what a test needs: no IPv6 on the host fails loudly, never a silent pass.
     if let Err(e) = std::net::TcpListener::bind("[::1]:0") {
-        panic!("\n\n!!!!!!!! ipv6_loopback CANNOT RUN HERE: no IPv6 loopback ([::1]: {e}) !!!!!!!!\n");
+        panic!(
+            "\n\n!!!!!!!! ipv6_loopback CANNOT RUN HERE: no IPv6 loopback ([::1]: {e}) !!!!!!!!\n"
+        );
     }
     let args = fixscope_sim::ExchangeArgs::from_flags(["--listen", "[::1]:0"]).unwrap();
     let sd = fixscope_sim::Shutdown::new();

@@ -114,3 +114,29 @@ fn explain(e: LiveError) -> anyhow::Error {
     };
     anyhow::anyhow!("{e}{hint}")
 }
+
+#[cfg(test)]
+mod tests {
+    use fixscope_core::source::counters_of;
+    use fixscope_live::{KernelIntervalCounters, LiveCounters};
+
+    /// Every counter the live source reports is documented where users look it up.
+    #[test]
+    fn every_live_counter_is_in_the_json_docs() {
+        let doc = include_str!("../../../docs/output-json.md");
+        let names: Vec<String> = counters_of(&LiveCounters::default())
+            .into_iter()
+            .chain(counters_of(&KernelIntervalCounters::default()))
+            .map(|(name, _)| name)
+            .collect();
+        assert!(names.len() >= 13, "{names:?}");
+        let missing: Vec<_> = names
+            .iter()
+            .filter(|n| !doc.contains(&format!("`{n}`")))
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "not in docs/output-json.md: {missing:?}"
+        );
+    }
+}
