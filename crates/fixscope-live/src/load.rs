@@ -31,11 +31,12 @@ pub(crate) fn configure(
         )));
     }
     let ring_bytes = ring_size(cfg.ring_bytes)?;
-    let ro = open
-        .maps
-        .rodata_data
-        .as_deref_mut()
-        .ok_or_else(|| LiveError::Config("the BPF object has no .rodata".to_string()))?;
+    let ro = open.maps.rodata_data.as_deref_mut().ok_or_else(|| {
+        LiveError::load(
+            "the BPF object has no .rodata",
+            std::io::Error::from(std::io::ErrorKind::InvalidData),
+        )
+    })?;
     ro.cfg_role = match cfg.role {
         Role::Server => fxs_role::FXS_ROLE_SERVER,
         Role::Client => fxs_role::FXS_ROLE_CLIENT,

@@ -145,3 +145,25 @@ impl Source for LiveSource {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_live_source_can_move_to_the_driver_thread() {
+        fn send<T: Send>() {}
+        send::<LiveSource>();
+        send::<LiveError>();
+    }
+
+    #[test]
+    fn housekeeping_is_due_first_then_every_period() {
+        assert!(due(None));
+        assert!(!due(Some(Instant::now())));
+        let long_ago = Instant::now().checked_sub(HOUSEKEEPING_EVERY * 2);
+        if let Some(t) = long_ago {
+            assert!(due(Some(t)));
+        }
+    }
+}

@@ -110,7 +110,8 @@ fn explain(e: LiveError) -> anyhow::Error {
     let hint = match &e {
         LiveError::NoSuchInterface(_) => " (see `ip link` for the interfaces of this host)",
         LiveError::NoBtfOrBpf(_) => " (needs Linux 5.15+ with BPF ring buffers)",
-        _ => "",
+        // No hint: keep the error itself, so libbpf's cause prints in the chain.
+        _ => return anyhow::Error::new(e),
     };
     anyhow::anyhow!("{e}{hint}")
 }
