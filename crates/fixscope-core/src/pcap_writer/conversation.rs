@@ -129,17 +129,8 @@ impl SyntheticConnection {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pcap_writer::test_support::conn;
 
-    fn ep(addr: &str, port: u16) -> Endpoint {
-        Endpoint {
-            addr: addr.parse().unwrap(),
-            port,
-        }
-    }
-
-    fn conn() -> SyntheticConnection {
-        SyntheticConnection::new(ep("10.1.1.1", 40001), ep("10.1.1.2", 9878))
-    }
 
     #[test]
     fn synthetic_connection_tracks_and_wraps_sequence_numbers() {

@@ -41,21 +41,11 @@ pub use packet::{FrameOptions, TcpPacketSpec};
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pcap_writer::test_support::{conn, ep};
     use crate::decode::LinkType;
-    use crate::Endpoint;
 
     const NS_PER_SEC: u64 = 1_000_000_000;
 
-    fn ep(addr: &str, port: u16) -> Endpoint {
-        Endpoint {
-            addr: addr.parse().unwrap(),
-            port,
-        }
-    }
-
-    fn conn() -> SyntheticConnection {
-        SyntheticConnection::new(ep("10.1.1.1", 40001), ep("10.1.1.2", 9878))
-    }
 
     /// Wireshark reads what we write: timestamps, checksums, every link type.
     #[test]
@@ -147,5 +137,23 @@ mod tests {
             })
             .collect();
         assert_eq!(got, expected);
+    }
+}
+
+/// What the writer's tests share: endpoints and a connection between them.
+#[cfg(test)]
+pub(crate) mod test_support {
+    use super::SyntheticConnection;
+    use crate::segment::Endpoint;
+
+    pub fn ep(addr: &str, port: u16) -> Endpoint {
+        Endpoint {
+            addr: addr.parse().unwrap(),
+            port,
+        }
+    }
+
+    pub fn conn() -> SyntheticConnection {
+        SyntheticConnection::new(ep("10.1.1.1", 40001), ep("10.1.1.2", 9878))
     }
 }

@@ -231,19 +231,8 @@ fn checksum(parts: &[&[u8]]) -> u16 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pcap_writer::SyntheticConnection;
-    use crate::segment::Endpoint;
+    use crate::pcap_writer::test_support::conn;
 
-    fn ep(addr: &str, port: u16) -> Endpoint {
-        Endpoint {
-            addr: addr.parse().unwrap(),
-            port,
-        }
-    }
-
-    fn conn() -> SyntheticConnection {
-        SyntheticConnection::new(ep("10.1.1.1", 40001), ep("10.1.1.2", 9878))
-    }
 
     #[test]
     fn ipv4_header_checksum_verifies() {
