@@ -131,7 +131,6 @@ mod tests {
     use super::*;
     use crate::pcap_writer::test_support::conn;
 
-
     #[test]
     fn synthetic_connection_tracks_and_wraps_sequence_numbers() {
         let mut c = conn();

@@ -41,11 +41,10 @@ pub use packet::{FrameOptions, TcpPacketSpec};
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pcap_writer::test_support::{conn, ep};
     use crate::decode::LinkType;
+    use crate::pcap_writer::test_support::{conn, ep};
 
     const NS_PER_SEC: u64 = 1_000_000_000;
-
 
     /// Wireshark reads what we write: timestamps, checksums, every link type.
     #[test]

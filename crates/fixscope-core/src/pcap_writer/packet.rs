@@ -233,7 +233,6 @@ mod tests {
     use super::*;
     use crate::pcap_writer::test_support::conn;
 
-
     #[test]
     fn ipv4_header_checksum_verifies() {
         let mut c = conn();
