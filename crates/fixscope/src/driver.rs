@@ -51,11 +51,17 @@ pub fn drive(
     let mut failure: Option<SourceError> = None;
     let mut ended = false;
     let mut report_error: Option<std::io::Error> = None;
+    let mut interval_source = Vec::new();
     loop {
         if limits.stop.is_triggered() || deadline.is_some_and(|d| Instant::now() >= d) {
             break;
         }
-        let interval_source = source.interval_counters();
+        // The source's counters for an interval line are read only when an interval may
+        // end during this poll (a live source polls up to 1,000 times a second).
+        let due = source.now_ns().is_none_or(|now| pipeline.interval_due(now));
+        if due {
+            interval_source = source.interval_counters();
+        }
         let polled = source.poll(POLL_WAIT, &mut |segment| {
             if pipeline.interval_due(segment.ts_ns) {
                 if let Err(e) =
@@ -83,6 +89,9 @@ pub fn drive(
             }
         }
         if let Some(now_ns) = source.now_ns() {
+            if pipeline.interval_due(now_ns) {
+                interval_source = source.interval_counters();
+            }
             // A quiet wire still ends intervals and raises `-t` alerts.
             pipeline.advance_to(now_ns, &interval_source, reporter)?;
         }

@@ -956,4 +956,19 @@ fn orders_answered_seconds_late_are_in_the_percentiles_and_the_max() {
         alerted_early,
         "timed_out shown in an interval before the answers"
     );
+    // Every interval line but the last partial one (the summary follows it) carries the
+    // kernel's counters, rising as records arrive.
+    let (_, full) = r.intervals.split_last().expect("intervals");
+    let records: Vec<u64> = full
+        .iter()
+        .map(|i| {
+            i["source"]["kernel_records"]
+                .as_u64()
+                .expect("kernel_records")
+        })
+        .collect();
+    assert!(
+        records.windows(2).all(|w| w[0] <= w[1]) && records.last() > Some(&0),
+        "{records:?}"
+    );
 }
