@@ -576,7 +576,7 @@ fn on_message(
 mod tests {
     use super::*;
     use crate::correlate::Stage;
-    use crate::fix::encode::FixEncoder;
+    use crate::fix::encode::test_message as fix;
     use crate::report::{IntervalReport, SummaryReport};
     use crate::segment::{Endpoint, FlowKey, TcpFlags};
     use crate::stats::Distribution;
@@ -606,22 +606,21 @@ mod tests {
         }
     }
 
-    fn fix(fields: &[(u32, &str)]) -> Vec<u8> {
-        let mut enc = FixEncoder::new();
-        enc.start(fields[0].1.as_bytes());
-        for &(t, v) in &fields[1..] {
-            enc.field_str(t, v);
-        }
-        let mut out = Vec::new();
-        enc.finish(b"FIX.4.4", &mut out);
-        out
-    }
-
     struct Conn {
         client: Endpoint,
         server: Endpoint,
         cseq: u32,
         sseq: u32,
+    }
+
+    /// A client at port 40000 talking to the acceptor at 9878, both sequences from 1.
+    fn conn() -> Conn {
+        Conn {
+            client: ep(40000),
+            server: ep(9878),
+            cseq: 1,
+            sseq: 1,
+        }
     }
 
     impl Conn {
@@ -700,12 +699,7 @@ mod tests {
             interval_ns: 1_000,
             ..PipelineConfig::default()
         });
-        let mut c = Conn {
-            client: ep(40000),
-            server: ep(9878),
-            cseq: 1,
-            sseq: 1,
-        };
+        let mut c = conn();
         let mut r = Collect::default();
         for i in 0..5u64 {
             let id = format!("O{i}");
@@ -727,12 +721,7 @@ mod tests {
     #[test]
     fn port_reuse_starts_a_new_session() {
         let mut p = Pipeline::new(PipelineConfig::default());
-        let mut c = Conn {
-            client: ep(40000),
-            server: ep(9878),
-            cseq: 1,
-            sseq: 1,
-        };
+        let mut c = conn();
         let order = fix(&[(35, "D"), (11, "SAME")]);
         let s = c.seg(Direction::Request, &order, 10);
         p.on_segment(&s);
@@ -771,12 +760,7 @@ mod tests {
             interval_ns: 1_000_000_000,
             ..PipelineConfig::default() // -t 0.5 s, -x 10 s
         });
-        let mut c = Conn {
-            client: ep(40000),
-            server: ep(9878),
-            cseq: 1,
-            sseq: 1,
-        };
+        let mut c = conn();
         let mut msgs = Vec::new();
         // 997 orders answered in 50 µs; 3 held for 2 s, 3 s and 12 s (above -x).
         for i in 0..1000u64 {
@@ -834,12 +818,7 @@ mod tests {
             },
             ..PipelineConfig::default()
         });
-        let mut c = Conn {
-            client: ep(40000),
-            server: ep(9878),
-            cseq: 1,
-            sseq: 1,
-        };
+        let mut c = conn();
         for (t, direction, bytes) in order_and_ack("A", 0, None)
             .into_iter()
             .chain(order_and_ack("B", 1, None))

@@ -1,16 +1,5 @@
 use super::*;
-use crate::fix::encode::FixEncoder;
-
-fn msg(fields: &[(u32, &str)]) -> Vec<u8> {
-    let mut enc = FixEncoder::new();
-    enc.start(fields[0].1.as_bytes());
-    for &(t, v) in &fields[1..] {
-        enc.field_str(t, v);
-    }
-    let mut out = Vec::new();
-    enc.finish(b"FIX.4.4", &mut out);
-    out
-}
+use crate::fix::encode::test_message as msg;
 
 fn order(id: &str) -> Vec<u8> {
     msg(&[(35, "D"), (49, "C"), (56, "X"), (11, id), (55, "IBM")])
