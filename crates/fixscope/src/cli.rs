@@ -97,7 +97,14 @@ pub struct AnalysisArgs {
     /// CSV to FILE, to compare message by message with an engine's logs.
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
+    /// Show the N slowest orders per stage (ClOrdID, session, request time, latency,
+    /// response) in the summary, JSON and pictures; 0 disables.
+    #[arg(long, default_value_t = fixscope_core::slowest::DEFAULT_SLOWEST, value_name = "N")]
+    pub slowest: usize,
 }
+
+/// `--slowest` limit: the lists are copied at every report, so they stay small.
+const MAX_SLOWEST: usize = 1000;
 
 /// `--format`: what stdout carries.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -144,6 +151,12 @@ impl AnalysisArgs {
                 self.max_pending
             );
         }
+        if self.slowest > MAX_SLOWEST {
+            bail!(
+                "--slowest must be between 0 and {MAX_SLOWEST}, got {}",
+                self.slowest
+            );
+        }
         Ok(PipelineConfig {
             key,
             correlation: CorrelatorLimits {
@@ -152,6 +165,7 @@ impl AnalysisArgs {
             },
             highest_ns: (self.max_ms * 1e6) as u64,
             interval_ns: (self.interval_s * 1e9) as u64,
+            slowest: self.slowest,
             ..PipelineConfig::default()
         })
     }
@@ -326,6 +340,7 @@ impl AnalysisArgs {
             json_file: None,
             verbose: false,
             trace: None,
+            slowest: fixscope_core::slowest::DEFAULT_SLOWEST,
         }
     }
 }

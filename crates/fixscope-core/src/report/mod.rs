@@ -14,6 +14,7 @@ use std::io;
 use hdrhistogram::Histogram;
 
 use crate::correlate::{RequestType, Stage};
+use crate::slowest::SlowOrder;
 use crate::source::Counter;
 use crate::stats::{Distribution, Stats};
 
@@ -82,6 +83,9 @@ pub struct IntervalReport<'a> {
     pub source: &'a [Counter],
     /// The interval's histogram per stage, indexed by [`Stage::index`].
     pub histograms: [&'a Histogram<u64>; 4],
+    /// The interval's slowest orders per stage (`--slowest`), slowest first, indexed by
+    /// [`Stage::index`]; each carries its session's names and addresses.
+    pub slowest: [&'a [SlowOrder]; 4],
 }
 
 impl<'a> IntervalReport<'a> {
@@ -117,6 +121,7 @@ impl<'a> IntervalReport<'a> {
             counters,
             source,
             histograms: Stage::ALL.map(|s| stats.interval(s).histogram()),
+            slowest: Stage::ALL.map(|s| stats.interval_slowest(s)),
         }
     }
 }
@@ -156,6 +161,9 @@ pub struct SummaryReport<'a> {
     pub source: &'a [Counter],
     /// The cumulative histogram per stage (values in range), indexed by [`Stage::index`].
     pub histograms: [&'a Histogram<u64>; 4],
+    /// The run's slowest orders per stage (`--slowest`), slowest first, indexed by
+    /// [`Stage::index`]; each carries its session's names and addresses.
+    pub slowest: [&'a [SlowOrder]; 4],
 }
 
 impl<'a> SummaryReport<'a> {
@@ -207,6 +215,7 @@ impl<'a> SummaryReport<'a> {
             counters,
             source,
             histograms: Stage::ALL.map(|s| stats.cumulative(s).histogram()),
+            slowest: Stage::ALL.map(|s| stats.slowest(s)),
         }
     }
 }
