@@ -135,22 +135,7 @@ impl LatencyRecorder {
     /// The value at quantile `q` of everything recorded, over-range values included in the
     /// ranks; `None` when that rank is above the histogram's range.
     pub fn value_at_quantile(&self, q: f64) -> Option<u64> {
-        if self.count == 0 {
-            return None;
-        }
-        // The rank as hdrhistogram computes it (so in-range results are identical to its
-        // value_at_quantile), but over every value, not just those in the histogram.
-        let rank = ((q.min(1.0) * self.count as f64).ceil() as u64).max(1);
-        if rank > self.hist.len() {
-            return None;
-        }
-        let mut seen = 0u64;
-        let value = self.hist.iter_recorded().find_map(|v| {
-            seen += v.count_since_last_iteration();
-            (seen >= rank).then(|| self.hist.highest_equivalent(v.value_iterated_to()))
-        })?;
-        // The histogram reports a bucket's upper edge; never beyond the true extremes.
-        Some(value.clamp(self.min_ns, self.max_ns))
+        quantile_with_over_range(&self.hist, self.count, self.min_ns, self.max_ns, q)
     }
 
     pub fn distribution(&self) -> Distribution {
@@ -171,6 +156,35 @@ impl LatencyRecorder {
             range_ns,
         }
     }
+}
+
+/// The value at quantile `q` of `count` values of which `hist` holds those in range (the
+/// rest were above it), clamped to the exact `[min_ns, max_ns]`; `None` when the rank
+/// falls above the range (or `count` is 0). For readers that hold a histogram and its
+/// exact figures apart from a [`LatencyRecorder`] (reports, plots).
+pub fn quantile_with_over_range(
+    hist: &Histogram<u64>,
+    count: u64,
+    min_ns: u64,
+    max_ns: u64,
+    q: f64,
+) -> Option<u64> {
+    if count == 0 {
+        return None;
+    }
+    // The rank as hdrhistogram computes it (so in-range results are identical to its
+    // value_at_quantile), but over every value, not just those in the histogram.
+    let rank = ((q.min(1.0) * count as f64).ceil() as u64).max(1);
+    if rank > hist.len() {
+        return None;
+    }
+    let mut seen = 0u64;
+    let value = hist.iter_recorded().find_map(|v| {
+        seen += v.count_since_last_iteration();
+        (seen >= rank).then(|| hist.highest_equivalent(v.value_iterated_to()))
+    })?;
+    // The histogram reports a bucket's upper edge; never beyond the true extremes.
+    Some(value.clamp(min_ns, max_ns))
 }
 
 /// A session (connection) as shown in the per-session table.

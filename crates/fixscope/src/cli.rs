@@ -30,6 +30,9 @@ pub enum Command {
     /// The built-in FIX exchange simulator and load client.
     #[command(subcommand)]
     Sim(SimCommand),
+    /// Draw the percentile distribution and latency over time of captures or fixscope's
+    /// JSON output as one SVG or PNG image.
+    Plot(PlotArgs),
     /// Remove tc filters left by a fixscope that was killed with SIGKILL (older kernels
     /// without TCX; TCX links vanish by themselves).
     Detach(DetachArgs),
@@ -178,6 +181,72 @@ pub struct PcapArgs {
     pub captures: Vec<PathBuf>,
     #[command(flatten)]
     pub analysis: AnalysisArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct PlotArgs {
+    /// Captures (pcap/pcapng, analysed with the flags below) or fixscope's JSON lines
+    /// (`--json`/`--json-file` output); one line per input and stage, so runs compare.
+    #[arg(required = true, value_name = "INPUT")]
+    pub inputs: Vec<PathBuf>,
+    /// The image to write: `.svg` or `.png`.
+    #[arg(short = 'o', long = "output", value_name = "OUT.svg|OUT.png")]
+    pub output: PathBuf,
+    /// Stages to draw (repeatable): first_response, ack, fill, ack_to_fill. Default: all.
+    #[arg(long = "stage", value_name = "STAGE")]
+    pub stage: Vec<String>,
+    /// Captures only: the watched FIX port(s), as for `fixscope pcap`.
+    #[arg(short = 'p', long = "port", value_name = "PORT|LO-HI[,...]")]
+    pub ports: Option<PortSet>,
+    /// Captures only: `server` or `client`, as for `fixscope pcap`.
+    #[arg(long, default_value = "server", value_name = "server|client")]
+    pub role: Role,
+    /// Captures only: interval length in seconds for the chart over time.
+    #[arg(
+        short = 'r',
+        long = "interval",
+        default_value = "1",
+        value_name = "SECS"
+    )]
+    pub interval_s: f64,
+    /// Captures only: top of the histogram range in milliseconds.
+    #[arg(
+        short = 'x',
+        long = "max-ms",
+        default_value = "10000",
+        value_name = "MS"
+    )]
+    pub max_ms: f64,
+    /// Captures only: the correlation key's tag(s).
+    #[arg(long, default_value = "11", value_name = "TAG[,TAG...]")]
+    pub key: String,
+}
+
+impl PlotArgs {
+    /// The analysis settings for a capture input (`None` without `-p`).
+    pub fn analysis(&self) -> Option<AnalysisArgs> {
+        let mut a = AnalysisArgs::demo(self.ports.clone()?);
+        a.role = self.role;
+        a.interval_s = self.interval_s;
+        a.max_ms = self.max_ms;
+        a.key = self.key.clone();
+        a.slowest = 0;
+        Some(a)
+    }
+
+    /// The stages to draw, in the usual order.
+    pub fn stages(&self) -> Result<Vec<fixscope_core::correlate::Stage>> {
+        use fixscope_core::correlate::Stage;
+        for name in &self.stage {
+            if !Stage::ALL.iter().any(|s| s.name() == name) {
+                bail!("--stage {name}: one of first_response, ack, fill, ack_to_fill");
+            }
+        }
+        Ok(Stage::ALL
+            .into_iter()
+            .filter(|s| self.stage.is_empty() || self.stage.iter().any(|n| n == s.name()))
+            .collect())
+    }
 }
 
 /// `-s`: how the ring is polled.

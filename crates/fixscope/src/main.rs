@@ -5,10 +5,12 @@ mod cli;
 mod cmd_demo;
 mod cmd_live;
 mod cmd_pcap;
+mod cmd_plot;
 mod cmd_sim;
 mod driver;
 mod keys;
 mod output;
+mod plot;
 mod say;
 mod trace;
 
@@ -39,6 +41,7 @@ fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
     fixscope_live::set_libbpf_logging(verbose);
     match cli.command {
         cli::Command::Pcap(args) => cmd_pcap::run(&args),
+        cli::Command::Plot(args) => cmd_plot::run(&args),
         cli::Command::Demo(args) => cmd_demo::run(&args),
         cli::Command::Live(args) => cmd_live::run(&args),
         cli::Command::Sim(cmd) => cmd_sim::run(&cmd),

@@ -328,3 +328,155 @@ fn slowest_flag_is_validated() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--slowest"), "{err}");
 }
+
+/// The real capture of simulated order flow kept in testdata/.
+fn sim_capture() -> PathBuf {
+    fixscope_testkit::test_data("captures/sim/sim_orders.pcap")
+}
+
+fn run_ok(args: &[&str]) -> String {
+    let out = fixscope(args);
+    assert!(
+        out.status.success(),
+        "fixscope {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Polyline/path point counts of an SVG's drawn lines, and its texts.
+fn svg_lines_and_texts(svg: &str) -> (Vec<usize>, Vec<String>) {
+    let doc = roxmltree::Document::parse(svg).expect("the SVG parses as XML");
+    assert_eq!(doc.root_element().tag_name().name(), "svg");
+    let lines = doc
+        .descendants()
+        .filter(|n| n.tag_name().name() == "polyline")
+        .map(|n| {
+            n.attribute("points")
+                .unwrap_or("")
+                .split_whitespace()
+                .count()
+        })
+        .collect();
+    let texts = doc
+        .descendants()
+        .filter(|n| n.tag_name().name() == "text")
+        .filter_map(|n| n.text().map(|t| t.trim().to_string()))
+        .collect();
+    (lines, texts)
+}
+
+#[test]
+fn plot_svg_from_a_real_capture_and_its_json_has_both_charts() {
+    let dir = tempfile::tempdir().unwrap();
+    let cap = sim_capture();
+    let json = dir.path().join("run.json");
+    let lines = run_ok(&[
+        "pcap",
+        cap.to_str().unwrap(),
+        "-p",
+        "19478",
+        "-r",
+        "0.5",
+        "--json",
+    ]);
+    std::fs::write(&json, lines).unwrap();
+    let svg = dir.path().join("out.svg");
+    run_ok(&[
+        "plot",
+        cap.to_str().unwrap(),
+        json.to_str().unwrap(),
+        "-p",
+        "19478",
+        "-r",
+        "0.5",
+        "--stage",
+        "ack",
+        "-o",
+        svg.to_str().unwrap(),
+    ]);
+    let (lines, texts) = svg_lines_and_texts(&std::fs::read_to_string(&svg).unwrap());
+    for want in [
+        "Latency by percentile",
+        "99.999%",
+        "sim_orders.pcap ack",
+        "run.json ack",
+    ] {
+        assert!(
+            texts.iter().any(|t| t.contains(want)),
+            "{want} in {texts:?}"
+        );
+    }
+    assert!(texts.iter().any(|t| t.starts_with("Latency over time")));
+    // Curves: the capture's sampled one (long), the JSON's from its percentiles (min +
+    // up to 6), and per input the interval p50 and p99 lines (one point per interval).
+    let long = lines.iter().filter(|&&n| n > 100).count();
+    assert!(long >= 1, "a sampled percentile curve: {lines:?}");
+    let intervals = 8; // 4 s of capture at -r 0.5
+    assert!(
+        lines
+            .iter()
+            .filter(|&&n| (intervals..=intervals + 2).contains(&n))
+            .count()
+            >= 4,
+        "interval series: {lines:?}"
+    );
+}
+
+#[test]
+fn plot_png_decodes_and_is_not_blank() {
+    let dir = tempfile::tempdir().unwrap();
+    let png_path = dir.path().join("out.png");
+    run_ok(&[
+        "plot",
+        sim_capture().to_str().unwrap(),
+        "-p",
+        "19478",
+        "-o",
+        png_path.to_str().unwrap(),
+    ]);
+    let decoder = png::Decoder::new(std::fs::File::open(&png_path).unwrap());
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    assert_eq!((info.width, info.height), (1000, 960));
+    let px = &buf[..info.buffer_size()];
+    let channels = info.color_type.samples();
+    let pixels: Vec<&[u8]> = px.chunks(channels).collect();
+    let non_white = pixels
+        .iter()
+        .filter(|p| p[..3].iter().any(|&c| c < 200))
+        .count();
+    let coloured = pixels
+        .iter()
+        .filter(|p| {
+            let (mx, mn) = (p[..3].iter().max().unwrap(), p[..3].iter().min().unwrap());
+            mx - mn > 80
+        })
+        .count();
+    let frac = non_white as f64 / pixels.len() as f64;
+    assert!((0.01..0.6).contains(&frac), "ink fraction {frac}");
+    assert!(coloured > 2000, "coloured curve pixels: {coloured}");
+}
+
+#[test]
+fn plot_rejects_what_it_cannot_draw() {
+    let dir = tempfile::tempdir().unwrap();
+    let cap = sim_capture();
+    let cap = cap.to_str().unwrap();
+    let out = |args: &[&str]| {
+        let o = fixscope(args);
+        assert!(!o.status.success(), "{args:?} should fail");
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    let svg = dir.path().join("x.svg");
+    let svg = svg.to_str().unwrap();
+    assert!(out(&["plot", cap, "-o", svg]).contains("-p/--port"));
+    assert!(out(&["plot", cap, "-p", "19478", "-o", "x.jpg"]).contains(".svg or .png"));
+    assert!(out(&["plot", cap, "-p", "19478", "--stage", "nope", "-o", svg]).contains("--stage"));
+    // No latencies on another port.
+    assert!(out(&["plot", cap, "-p", "1", "-o", svg]).contains("no latencies"));
+    let junk = dir.path().join("junk.txt");
+    std::fs::write(&junk, "hello").unwrap();
+    assert!(out(&["plot", junk.to_str().unwrap(), "-o", svg]).contains("neither a capture"));
+}

@@ -66,6 +66,9 @@ pub struct IntervalStage {
     pub min_ns: u64,
     pub mean_ns: f64,
     pub max_ns: u64,
+    /// The interval's percentiles ([`crate::stats::PERCENTILES`]); `None` above `-x`.
+    pub percentiles_ns: [Option<u64>; 6],
+    pub over_range: u64,
 }
 
 /// What happened in one interval `[start_ns, end_ns)`.
@@ -110,6 +113,8 @@ impl<'a> IntervalReport<'a> {
                 min_ns: d.min_ns,
                 mean_ns: d.mean_ns,
                 max_ns: d.max_ns,
+                percentiles_ns: d.percentiles_ns,
+                over_range: d.over_range,
             }
         });
         IntervalReport {
