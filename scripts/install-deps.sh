@@ -11,6 +11,7 @@ have pkg-config || need_apt+=(pkg-config)
 have tcpdump || need_apt+=(tcpdump)
 have tshark || need_apt+=(tshark)
 have tmux || need_apt+=(tmux)        # the live keys test types into a real terminal
+have chromium || need_apt+=(chromium)  # the HTML report test loads the page in a real browser
 have ip || need_apt+=(iproute2)
 have tc || need_apt+=(iproute2)
 have make || need_apt+=(make)

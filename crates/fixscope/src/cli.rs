@@ -104,6 +104,10 @@ pub struct AnalysisArgs {
     /// response) in the summary, JSON and pictures; 0 disables.
     #[arg(long, default_value_t = fixscope_core::slowest::DEFAULT_SLOWEST, value_name = "N")]
     pub slowest: usize,
+    /// Also write a self-contained HTML report (tables, charts, slowest orders, counters)
+    /// to FILE at the end (and at every SPACE live); it opens offline.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 /// `--slowest` limit: the lists are copied at every report, so they stay small.
@@ -410,6 +414,7 @@ impl AnalysisArgs {
             verbose: false,
             trace: None,
             slowest: fixscope_core::slowest::DEFAULT_SLOWEST,
+            html: None,
         }
     }
 }

@@ -8,6 +8,7 @@ mod cmd_pcap;
 mod cmd_plot;
 mod cmd_sim;
 mod driver;
+mod html;
 mod keys;
 mod output;
 mod plot;

@@ -14,6 +14,7 @@ use fixscope_core::report::text::TextReporter;
 use fixscope_core::report::Fanout;
 
 use crate::cli::{AnalysisArgs, Format};
+use crate::html::{HtmlReporter, RunInfo};
 
 /// Every reporter the flags ask for.
 pub fn reporters(args: &AnalysisArgs) -> Result<Fanout> {
@@ -27,6 +28,14 @@ pub fn reporters(args: &AnalysisArgs) -> Result<Fanout> {
         let file = File::create(path)
             .with_context(|| format!("cannot create --json-file {}", path.display()))?;
         fanout.add(Box::new(JsonReporter::new(BufWriter::new(file))));
+    }
+    if let Some(path) = &args.html {
+        // Fail before the run when the file cannot be written, not at its end.
+        File::create(path).with_context(|| format!("cannot create --html {}", path.display()))?;
+        fanout.add(Box::new(HtmlReporter::new(
+            path.clone(),
+            RunInfo::of_this_process(),
+        )));
     }
     Ok(fanout)
 }

@@ -274,16 +274,22 @@ where
     draw_over_time(&bottom, data, stages)
 }
 
+/// Which chart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Chart {
+    Percentiles,
+    OverTime,
+}
+
 /// One chart as an SVG document (for the HTML report).
-pub fn svg_string(
-    data: &[PlotData],
-    stages: &[Stage],
-    chart: fn(&DrawingArea<SVGBackend<'_>, Shift>, &[PlotData], &[Stage]) -> Result<()>,
-) -> Result<String> {
+pub fn svg_string(data: &[PlotData], stages: &[Stage], chart: Chart) -> Result<String> {
     let mut out = String::new();
     {
         let area = SVGBackend::with_string(&mut out, CHART_SIZE).into_drawing_area();
-        chart(&area, data, stages)?;
+        match chart {
+            Chart::Percentiles => draw_percentiles(&area, data, stages)?,
+            Chart::OverTime => draw_over_time(&area, data, stages)?,
+        }
         area.present().map_err(err)?;
     }
     Ok(out)
