@@ -395,6 +395,9 @@ pub struct DemoArgs {
     /// The exchange's delay between ack and fill.
     #[arg(long, default_value = "uniform:20us-150us")]
     pub fill_delay: String,
+    /// Where the demo writes its HTML report (its path is printed at the end).
+    #[arg(long, default_value = "fixscope-demo.html", value_name = "FILE")]
+    pub html: PathBuf,
 }
 
 impl AnalysisArgs {
