@@ -82,6 +82,9 @@ pub struct IntervalReport<'a> {
     pub source: &'a [Counter],
     /// The interval's histogram per stage, indexed by [`Stage::index`].
     pub histograms: [&'a Histogram<u64>; 4],
+    /// Everything recorded, for reporters that need more than the above (the HdrHistogram
+    /// log: exact sums and the interval per request type).
+    pub stats: &'a Stats,
 }
 
 impl<'a> IntervalReport<'a> {
@@ -117,6 +120,7 @@ impl<'a> IntervalReport<'a> {
             counters,
             source,
             histograms: Stage::ALL.map(|s| stats.interval(s).histogram()),
+            stats,
         }
     }
 }
@@ -156,6 +160,8 @@ pub struct SummaryReport<'a> {
     pub source: &'a [Counter],
     /// The cumulative histogram per stage (values in range), indexed by [`Stage::index`].
     pub histograms: [&'a Histogram<u64>; 4],
+    /// Everything recorded (the cumulative views are fresh).
+    pub stats: &'a Stats,
 }
 
 impl<'a> SummaryReport<'a> {
@@ -207,6 +213,7 @@ impl<'a> SummaryReport<'a> {
             counters,
             source,
             histograms: Stage::ALL.map(|s| stats.cumulative(s).histogram()),
+            stats,
         }
     }
 }
