@@ -32,3 +32,6 @@ pub use hgrm::{hgrm_paths, write_hgrm, HgrmWriter, HGRM_UNIT_RATIO};
 pub use merge::{merge, Merged, TimeBound, Window};
 pub use reader::{read, Entry, HistogramLog, HlogError, LogInterval, LogReader};
 pub use writer::HlogWriter;
+
+#[cfg(test)]
+mod tests;
