@@ -5,6 +5,7 @@ mod cli;
 mod cmd_demo;
 mod cmd_live;
 mod cmd_pcap;
+mod cmd_report;
 mod cmd_sim;
 mod driver;
 mod keys;
@@ -42,6 +43,7 @@ fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
         cli::Command::Demo(args) => cmd_demo::run(&args),
         cli::Command::Live(args) => cmd_live::run(&args),
         cli::Command::Sim(cmd) => cmd_sim::run(&cmd),
+        cli::Command::Report(args) => cmd_report::run(&args),
         cli::Command::Detach(args) => {
             let removed = fixscope_live::detach_leftovers(&args.iface)?;
             println!(

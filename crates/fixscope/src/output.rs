@@ -8,10 +8,11 @@
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
+use fixscope_core::hlog::{HgrmWriter, HlogWriter};
 use fixscope_core::report::json::JsonReporter;
 use fixscope_core::report::text::TextReporter;
-use fixscope_core::report::Fanout;
+use fixscope_core::report::{Fanout, Reporter};
 
 use crate::cli::{AnalysisArgs, Format};
 
@@ -28,7 +29,41 @@ pub fn reporters(args: &AnalysisArgs) -> Result<Fanout> {
             .with_context(|| format!("cannot create --json-file {}", path.display()))?;
         fanout.add(Box::new(JsonReporter::new(BufWriter::new(file))));
     }
+    if let Some(path) = &args.hlog {
+        if args.interval_s <= 0.0 {
+            bail!("--hlog writes one histogram per interval: it needs -r/--interval above 0");
+        }
+        let file = File::create(path)
+            .with_context(|| format!("cannot create --hlog {}", path.display()))?;
+        fanout.add(Box::new(HlogWriter::new(BufWriter::new(file))));
+    }
+    if let Some(path) = &args.hgrm {
+        // Created now so a bad path fails before the run, written at the summary.
+        File::create(path).with_context(|| format!("cannot create --hgrm {}", path.display()))?;
+        fanout.add(Box::new(HgrmWriter::new(path)));
+    }
     Ok(fanout)
+}
+
+/// The reporter of `fixscope report` on stdout.
+pub fn report_reporters(format: Format, json_file: Option<&std::path::Path>) -> Result<Fanout> {
+    let mut fanout = Fanout::new();
+    let stdout = BufWriter::new(io::stdout());
+    match format {
+        Format::Text => fanout.add(Box::new(TextReporter::new(stdout))),
+        Format::Json => fanout.add(Box::new(JsonReporter::new(stdout))),
+    }
+    if let Some(path) = json_file {
+        fanout.add(report_reporters_json_file(path)?);
+    }
+    Ok(fanout)
+}
+
+/// `--json-file FILE` of `fixscope report`.
+pub fn report_reporters_json_file(path: &std::path::Path) -> Result<Box<dyn Reporter>> {
+    let file =
+        File::create(path).with_context(|| format!("cannot create --json-file {}", path.display()))?;
+    Ok(Box::new(JsonReporter::new(BufWriter::new(file))))
 }
 
 /// `fixscope pcap big.pcap | head` must end quietly, not with an error.
