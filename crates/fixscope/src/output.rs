@@ -61,8 +61,8 @@ pub fn report_reporters(format: Format, json_file: Option<&std::path::Path>) -> 
 
 /// `--json-file FILE` of `fixscope report`.
 pub fn report_reporters_json_file(path: &std::path::Path) -> Result<Box<dyn Reporter>> {
-    let file =
-        File::create(path).with_context(|| format!("cannot create --json-file {}", path.display()))?;
+    let file = File::create(path)
+        .with_context(|| format!("cannot create --json-file {}", path.display()))?;
     Ok(Box::new(JsonReporter::new(BufWriter::new(file))))
 }
 

@@ -159,7 +159,10 @@ fn report_merges_two_runs_into_the_union() {
     let both = analyse(&[&a, &b], &[]).1;
     let merged = report_json(&[la.to_str().unwrap(), lb.to_str().unwrap()]);
     for stage in STAGES {
-        let (m, u) = (stage_of(&merged["stages"], stage), stage_of(&both["stages"], stage));
+        let (m, u) = (
+            stage_of(&merged["stages"], stage),
+            stage_of(&both["stages"], stage),
+        );
         assert_eq!(m, u, "{stage}: merged logs vs one pcap run over both");
     }
     for name in ["requests", "matched", "messages", "timed_out"] {
@@ -167,7 +170,11 @@ fn report_merges_two_runs_into_the_union() {
     }
     assert_eq!(merged["start"], both["start"]);
     assert_eq!(merged["end"], both["end"]);
-    assert_eq!(merged["sessions"], serde_json::json!([]), "no sessions in a merge");
+    assert_eq!(
+        merged["sessions"],
+        serde_json::json!([]),
+        "no sessions in a merge"
+    );
 
     // --from/--to: the second log only (UTC), then the first's first second (seconds).
     let only_b = report_json(&[
@@ -194,16 +201,24 @@ fn hgrm_files_are_the_cumulative_distribution_per_stage() {
     for (stage, file) in [("first_response", "run.hgrm"), ("fill", "run.fill.hgrm")] {
         let text = std::fs::read_to_string(dir.path().join(file)).unwrap();
         let s = stage_of(&summary["stages"], stage);
-        assert!(text.starts_with(&format!("#[fixscope {stage} latency: values in microseconds")));
+        assert!(text.starts_with(&format!(
+            "#[fixscope {stage} latency: values in microseconds"
+        )));
         let total = text.lines().find(|l| l.starts_with("#[Max")).unwrap();
         assert!(
-            total.ends_with(&format!("Total count    = {:>12}]", s["count"].as_u64().unwrap())),
+            total.ends_with(&format!(
+                "Total count    = {:>12}]",
+                s["count"].as_u64().unwrap()
+            )),
             "{total}"
         );
         // The 100% line is the maximum (µs, 3 decimals), as HdrHistogram prints it.
         let last = text.lines().rfind(|l| !l.starts_with('#')).unwrap();
         let max_us: f64 = last.split_whitespace().next().unwrap().parse().unwrap();
-        assert!(same_bucket((max_us * 1000.0).round() as u64, s["max_ns"].as_u64().unwrap()));
+        assert!(same_bucket(
+            (max_us * 1000.0).round() as u64,
+            s["max_ns"].as_u64().unwrap()
+        ));
     }
 }
 
@@ -212,13 +227,35 @@ fn bad_report_input_fails_with_one_clear_line() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.hlog");
     let cap = capture(dir.path(), "a.pcap", false, 0);
-    std::fs::write(&bad, "#[StartTime: 1.0 (seconds since epoch)]\nnot,a,histogram,line\n").unwrap();
+    std::fs::write(
+        &bad,
+        "#[StartTime: 1.0 (seconds since epoch)]\nnot,a,histogram,line\n",
+    )
+    .unwrap();
     for (args, expect) in [
-        (vec!["report", bad.to_str().unwrap()], "bad.hlog:2: bad StartTimestamp"),
-        (vec!["report", "/nonexistent.hlog"], "cannot read /nonexistent.hlog"),
-        (vec!["report", bad.to_str().unwrap(), "--from", "yesterday"], "--from \"yesterday\""),
         (
-            vec!["pcap", cap.to_str().unwrap(), "-p", "1", "--hlog", "x.hlog", "-r", "0"],
+            vec!["report", bad.to_str().unwrap()],
+            "bad.hlog:2: bad StartTimestamp",
+        ),
+        (
+            vec!["report", "/nonexistent.hlog"],
+            "cannot read /nonexistent.hlog",
+        ),
+        (
+            vec!["report", bad.to_str().unwrap(), "--from", "yesterday"],
+            "--from \"yesterday\"",
+        ),
+        (
+            vec![
+                "pcap",
+                cap.to_str().unwrap(),
+                "-p",
+                "1",
+                "--hlog",
+                "x.hlog",
+                "-r",
+                "0",
+            ],
             "needs -r/--interval above 0",
         ),
     ] {

@@ -27,7 +27,12 @@ fn report_reads_back_the_live_summary_exactly() {
     let log_s = log.to_str().unwrap().to_string();
     let r = run_scenario(&RunSpec {
         label: "hlog",
-        exchange_args: &["--ack-delay", "uniform:50us-300us", "--fill-delay", "fixed:100us"],
+        exchange_args: &[
+            "--ack-delay",
+            "uniform:50us-300us",
+            "--fill-delay",
+            "fixed:100us",
+        ],
         client_args: &["--sessions", "2", "--rate", "2000", "--count", "2000"],
         live_args: &["--hlog", &log_s, "-r", "0.25"],
         ..RunSpec::default()
@@ -36,16 +41,33 @@ fn report_reads_back_the_live_summary_exactly() {
     assert_eq!(first["count"], 2000, "{}", r.summary);
 
     let out = support::fixscope(&["report", "--json", &log_s]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(report, r.summary, "fixscope report of the live log vs the live summary");
+    assert_eq!(
+        report, r.summary,
+        "fixscope report of the live log vs the live summary"
+    );
 
     for (who, reads) in [
-        ("java", java_reads(test, &log, &["first_response", "fill", "-"])),
-        ("python", python_reads(test, &log, &["first_response", "fill", "-"])),
+        (
+            "java",
+            java_reads(test, &log, &["first_response", "fill", "-"]),
+        ),
+        (
+            "python",
+            python_reads(test, &log, &["first_response", "fill", "-"]),
+        ),
     ] {
         for read in &reads {
-            let stage = if read.tag == "-" { "first_response" } else { &read.tag };
+            let stage = if read.tag == "-" {
+                "first_response"
+            } else {
+                &read.tag
+            };
             assert_reader_agrees(who, read, stage_of(&r.summary["stages"], stage));
         }
     }

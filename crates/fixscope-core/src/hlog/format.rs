@@ -192,7 +192,14 @@ mod tests {
             }
         }
         assert_eq!(TagKind::parse(None), Some(TagKind::Untagged));
-        for bad in ["", "foo", "first_response.X", "ack.", ".D", "first_response.D.D"] {
+        for bad in [
+            "",
+            "foo",
+            "first_response.X",
+            "ack.",
+            ".D",
+            "first_response.D.D",
+        ] {
             assert_eq!(TagKind::parse(Some(bad)), None, "{bad}");
         }
     }

@@ -176,9 +176,7 @@ impl Acc {
                 let n = v.count_at_value();
                 // Above the range: stays counted (count - histogram = over_range).
                 if value <= range_ns {
-                    in_range
-                        .record_n(value, n)
-                        .map_err(|e| format!("{e:?}"))?;
+                    in_range.record_n(value, n).map_err(|e| format!("{e:?}"))?;
                 }
             }
         }
@@ -262,7 +260,7 @@ pub fn merge(paths: &[PathBuf], window: &Window) -> Result<Merged, HlogError> {
                         merged.unknown_tags += 1;
                         continue;
                     };
-                    if i.exact.is_none() && i.histogram.len() > 0 {
+                    if i.exact.is_none() && !i.histogram.is_empty() {
                         merged.approximate = true;
                     }
                     if last_figures.is_none() {
@@ -334,11 +332,13 @@ pub fn merge(paths: &[PathBuf], window: &Window) -> Result<Merged, HlogError> {
         (None, u64::MAX) => 10_000_000_000,
         (None, r) => r,
     };
-    let finish = |acc: Acc| acc.finish(range_ns).map_err(|what| HlogError::Line {
-        path: paths.first().cloned().unwrap_or_default(),
-        line: 0,
-        what,
-    });
+    let finish = |acc: Acc| {
+        acc.finish(range_ns).map_err(|what| HlogError::Line {
+            path: paths.first().cloned().unwrap_or_default(),
+            line: 0,
+            what,
+        })
+    };
     let mut stage_recs = Vec::new();
     for acc in stages {
         stage_recs.push(finish(acc)?);
@@ -352,7 +352,8 @@ pub fn merge(paths: &[PathBuf], window: &Window) -> Result<Merged, HlogError> {
         type_recs.push(row);
     }
     let stage_recs: [LatencyRecorder; 4] = take_array(stage_recs);
-    let type_recs: [[LatencyRecorder; 4]; 3] = take_array(type_recs.into_iter().map(take_array).collect());
+    let type_recs: [[LatencyRecorder; 4]; 3] =
+        take_array(type_recs.into_iter().map(take_array).collect());
     if window.is_all() && summaries.len() == paths.len() {
         let expected = summaries.iter().fold([0u64; 4], |mut acc, s| {
             for (a, c) in acc.iter_mut().zip(s.stage_counts) {
@@ -372,9 +373,7 @@ pub fn merge(paths: &[PathBuf], window: &Window) -> Result<Merged, HlogError> {
         }
     }
     if paths.len() == 1 && window.is_all() {
-        merged.sessions = summaries
-            .pop()
-            .map(|s| (s.sessions, s.untracked_sessions));
+        merged.sessions = summaries.pop().map(|s| (s.sessions, s.untracked_sessions));
     }
     merged.stats = Stats::from_recorders(stage_recs, type_recs);
     merged.counters = counters;

@@ -220,9 +220,7 @@ impl<R: BufRead> LogReader<R> {
     fn histogram_line(&mut self, line: &str) -> Result<LogInterval, String> {
         let (tag, rest) = match line.strip_prefix("Tag=") {
             Some(rest) => {
-                let (tag, rest) = rest
-                    .split_once(',')
-                    .ok_or("a Tag= line without fields")?;
+                let (tag, rest) = rest.split_once(',').ok_or("a Tag= line without fields")?;
                 if tag.is_empty() || tag.contains(' ') {
                     return Err(format!("bad tag {tag:?}"));
                 }
@@ -263,7 +261,9 @@ impl<R: BufRead> LogReader<R> {
         );
         let start_unix_s = timestamp_s + base_time_s;
         let exact = self.figures.as_ref().and_then(|f| {
-            let tag = tag.as_deref().unwrap_or(super::stage_tag(crate::correlate::Stage::FirstResponse));
+            let tag = tag
+                .as_deref()
+                .unwrap_or(super::stage_tag(crate::correlate::Stage::FirstResponse));
             f.tags.iter().find(|(t, _)| t == tag).map(|(_, e)| *e)
         });
         Ok(LogInterval {
@@ -374,7 +374,9 @@ impl HistogramLog {
 
     /// The histogram lines of one tag (`None` = untagged), in order.
     pub fn tagged<'a>(&'a self, tag: Option<&'a str>) -> impl Iterator<Item = &'a LogInterval> {
-        self.intervals.iter().filter(move |i| i.tag.as_deref() == tag)
+        self.intervals
+            .iter()
+            .filter(move |i| i.tag.as_deref() == tag)
     }
 }
 

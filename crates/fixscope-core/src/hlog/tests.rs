@@ -42,7 +42,11 @@ fn write_run(intervals: u64) -> (Vec<u8>, Stats, Counters) {
             }
             if n % 97 == 0 {
                 // Above the range: counted apart, never in the histogram's top bucket.
-                stats.record(latency(Stage::FirstResponse, t, RANGE_NS + 1 + x % 3_000_000_000));
+                stats.record(latency(
+                    Stage::FirstResponse,
+                    t,
+                    RANGE_NS + 1 + x % 3_000_000_000,
+                ));
             }
         }
         counters.correlation.requests += 500 + i * 300;
@@ -72,7 +76,10 @@ fn write_run(intervals: u64) -> (Vec<u8>, Stats, Counters) {
 
 fn save(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
     let path = dir.join(name);
-    std::fs::File::create(&path).unwrap().write_all(bytes).unwrap();
+    std::fs::File::create(&path)
+        .unwrap()
+        .write_all(bytes)
+        .unwrap();
     path
 }
 
@@ -116,13 +123,26 @@ fn the_log_is_the_java_format() {
         lines[2],
         "#[StartTime: 1700000000.123 (seconds since epoch), Tue Nov 14 22:13:20 UTC 2023]"
     );
-    assert_eq!(lines[3], "#[BaseTime: 1700000000.123 (seconds since epoch)]");
+    assert_eq!(
+        lines[3],
+        "#[BaseTime: 1700000000.123 (seconds since epoch)]"
+    );
     assert!(lines.contains(&format::LEGEND));
     // Every histogram line: [Tag=x,]start,length,max_ms,HISTF… (V2 compressed cookie).
-    let hist_lines: Vec<&&str> = lines.iter().filter(|l| !l.starts_with('#') && !l.starts_with('"')).collect();
-    assert!(hist_lines.iter().any(|l| l.starts_with("Tag=first_response.D,0.000,1.000,")));
-    assert!(hist_lines.iter().any(|l| l.starts_with("Tag=ack,1.000,1.000,")));
-    let untagged: Vec<_> = hist_lines.iter().filter(|l| !l.starts_with("Tag=")).collect();
+    let hist_lines: Vec<&&str> = lines
+        .iter()
+        .filter(|l| !l.starts_with('#') && !l.starts_with('"'))
+        .collect();
+    assert!(hist_lines
+        .iter()
+        .any(|l| l.starts_with("Tag=first_response.D,0.000,1.000,")));
+    assert!(hist_lines
+        .iter()
+        .any(|l| l.starts_with("Tag=ack,1.000,1.000,")));
+    let untagged: Vec<_> = hist_lines
+        .iter()
+        .filter(|l| !l.starts_with("Tag="))
+        .collect();
     assert_eq!(untagged.len(), 2, "one untagged line per interval");
     for l in hist_lines {
         let payload = l.rsplit(',').next().unwrap();
@@ -156,7 +176,10 @@ fn values_above_range_are_at_the_maximum_in_the_log_never_lower() {
     // the true maximum.
     assert_eq!(line.histogram.len(), rec.count());
     assert_eq!(line.histogram.count_at(rec.max_ns()), rec.over_range());
-    assert_eq!(line.histogram.value_at_quantile(1.0), line.histogram.highest_equivalent(rec.max_ns()));
+    assert_eq!(
+        line.histogram.value_at_quantile(1.0),
+        line.histogram.highest_equivalent(rec.max_ns())
+    );
     let exact = line.exact.unwrap();
     assert_eq!(exact.over_range, rec.over_range());
     assert_eq!(line.recorder().unwrap().distribution(), rec.distribution());
@@ -172,20 +195,37 @@ fn logs_merge_into_the_union_and_windows_select_intervals() {
     let merged = merge(&[pa.clone(), pb], &Window::default()).unwrap();
     let mut union = stats_a.cumulative(Stage::FirstResponse).clone();
     union.merge(stats_b.cumulative(Stage::FirstResponse));
-    assert_eq!(merged.stats.cumulative(Stage::FirstResponse).distribution(), union.distribution());
+    assert_eq!(
+        merged.stats.cumulative(Stage::FirstResponse).distribution(),
+        union.distribution()
+    );
     let c = merged.counters.unwrap();
-    assert_eq!(c.correlation.requests, counters_a.correlation.requests + counters_b.correlation.requests);
-    assert!(merged.sessions.is_none(), "sessions only from one whole log");
+    assert_eq!(
+        c.correlation.requests,
+        counters_a.correlation.requests + counters_b.correlation.requests
+    );
+    assert!(
+        merged.sessions.is_none(),
+        "sessions only from one whole log"
+    );
 
     // The second interval only (seconds from the start, as HistogramLogProcessor's -start/-end).
     let window = Window {
         from: Some(TimeBound::parse("0.5").unwrap()),
         to: Some(TimeBound::parse("1.5").unwrap()),
     };
-    let one = merge(&[pa.clone()], &window).unwrap();
+    let one = merge(std::slice::from_ref(&pa), &window).unwrap();
     let log = read(&pa).unwrap();
-    let second = log.tagged(Some("first_response")).nth(1).unwrap().recorder().unwrap();
-    assert_eq!(one.stats.cumulative(Stage::FirstResponse).distribution(), second.distribution());
+    let second = log
+        .tagged(Some("first_response"))
+        .nth(1)
+        .unwrap()
+        .recorder()
+        .unwrap();
+    assert_eq!(
+        one.stats.cumulative(Stage::FirstResponse).distribution(),
+        second.distribution()
+    );
     // Counters: what happened in the window (800 requests), gauges at its end.
     let c = one.counters.unwrap();
     assert_eq!(c.correlation.requests, 800);
@@ -197,7 +237,10 @@ fn logs_merge_into_the_union_and_windows_select_intervals() {
         to: Some(TimeBound::parse("2023-11-14 22:13:21.5").unwrap()),
     };
     let same = merge(&[pa], &utc).unwrap();
-    assert_eq!(same.stats.cumulative(Stage::FirstResponse).distribution(), second.distribution());
+    assert_eq!(
+        same.stats.cumulative(Stage::FirstResponse).distribution(),
+        second.distribution()
+    );
 }
 
 #[test]
@@ -207,15 +250,23 @@ fn bad_input_is_a_clear_error_with_the_line() {
     let dir = tempfile::tempdir().unwrap();
     let err = |text: &str| {
         let path = save(dir.path(), "bad.hlog", text.as_bytes());
-        merge(&[path], &Window::default()).err().map(|e| e.to_string())
+        merge(&[path], &Window::default())
+            .err()
+            .map(|e| e.to_string())
     };
     // A histogram cut short in the middle of the file.
     let mut lines: Vec<String> = text.lines().map(String::from).collect();
-    let i = lines.iter().position(|l| l.starts_with("Tag=ack,")).unwrap();
+    let i = lines
+        .iter()
+        .position(|l| l.starts_with("Tag=ack,"))
+        .unwrap();
     let cut = lines[i].len() - 20;
     lines[i].truncate(cut);
     let e = err(&(lines.join("\n") + "\n")).expect("a truncated histogram is an error");
-    assert!(e.contains(&format!("bad.hlog:{}:", i + 1)) && e.contains("histogram"), "{e}");
+    assert!(
+        e.contains(&format!("bad.hlog:{}:", i + 1)) && e.contains("histogram"),
+        "{e}"
+    );
     // Garbage.
     let e = err(&(text.clone() + "hello world\n")).expect("garbage is an error");
     assert!(e.contains("not a histogram line"), "{e}");
@@ -235,7 +286,11 @@ fn unknown_tags_and_a_cut_last_line_are_counted_skips() {
     let foreign = line.replacen("Tag=ack,", "Tag=gc_pause,", 1);
     let cut = &line[..line.len() / 2];
     let dir = tempfile::tempdir().unwrap();
-    let path = save(dir.path(), "x.hlog", format!("{text}{foreign}\n{cut}").as_bytes());
+    let path = save(
+        dir.path(),
+        "x.hlog",
+        format!("{text}{foreign}\n{cut}").as_bytes(),
+    );
     let merged = merge(&[path], &Window::default()).unwrap();
     assert_eq!(merged.unknown_tags, 1);
     assert_eq!(merged.incomplete_last_lines, 1);
@@ -272,7 +327,10 @@ fn hgrm_is_java_s_percentile_distribution() {
     let text = String::from_utf8(out).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert!(lines[0].contains("microseconds") && lines[0].contains("above the range"));
-    assert_eq!(lines[1], "       Value     Percentile TotalCount 1/(1-Percentile)");
+    assert_eq!(
+        lines[1],
+        "       Value     Percentile TotalCount 1/(1-Percentile)"
+    );
     assert_eq!(lines[2], "");
     let last = lines.iter().rev().find(|l| !l.starts_with('#')).unwrap();
     let fields: Vec<&str> = last.split_whitespace().collect();
@@ -283,5 +341,8 @@ fn hgrm_is_java_s_percentile_distribution() {
     let paths = hgrm_paths(Path::new("/x/run.hgrm"));
     assert_eq!(paths[0].1, Path::new("/x/run.hgrm"));
     assert_eq!(paths[1].1, Path::new("/x/run.ack.hgrm"));
-    assert_eq!(hgrm_paths(Path::new("out"))[3].1, Path::new("out.ack_to_fill"));
+    assert_eq!(
+        hgrm_paths(Path::new("out"))[3].1,
+        Path::new("out.ack_to_fill")
+    );
 }

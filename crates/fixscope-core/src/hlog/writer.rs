@@ -121,7 +121,9 @@ pub(crate) fn exact_of(r: &LatencyRecorder) -> Exact {
 
 /// The histogram a log line carries: the values in range, and those above it at the exact
 /// maximum (never lower than any of them). Borrowed when nothing is above range.
-pub(crate) fn log_histogram(r: &LatencyRecorder) -> io::Result<std::borrow::Cow<'_, Histogram<u64>>> {
+pub(crate) fn log_histogram(
+    r: &LatencyRecorder,
+) -> io::Result<std::borrow::Cow<'_, Histogram<u64>>> {
     let hist = r.histogram();
     if r.over_range() == 0 {
         return Ok(std::borrow::Cow::Borrowed(hist));
@@ -172,7 +174,10 @@ impl<W: Write> Reporter for HlogWriter<W> {
             start_ns,
             end_ns,
             counters: r.counters,
-            tags: tags.iter().map(|(t, rec)| (t.clone(), exact_of(rec))).collect(),
+            tags: tags
+                .iter()
+                .map(|(t, rec)| (t.clone(), exact_of(rec)))
+                .collect(),
         };
         writeln!(self.out, "{INTERVAL_PREFIX}{}", json(&figures)?)?;
         let start_s = start_ns.saturating_sub(base) as f64 / 1e9;

@@ -77,7 +77,9 @@ fn parse_reads(stdout: &[u8]) -> Vec<Read> {
 }
 
 fn run(cmd: &mut Command, what: &str) -> Vec<u8> {
-    let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {what}: {e}"));
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {what}: {e}"));
     assert!(
         out.status.success(),
         "{what} failed: {}\n{}",
@@ -184,9 +186,19 @@ pub fn assert_reader_agrees(who: &str, read: &Read, stage: &Value) {
         return;
     }
     let max = stage["max_ns"].as_u64().unwrap();
-    assert!(same_bucket(read.max, max), "{who} {}: max {} vs fixscope {max}", read.tag, read.max);
+    assert!(
+        same_bucket(read.max, max),
+        "{who} {}: max {} vs fixscope {max}",
+        read.tag,
+        read.max
+    );
     let min = stage["min_ns"].as_u64().unwrap();
-    assert!(same_bucket(read.min, min), "{who} {}: min {} vs fixscope {min}", read.tag, read.min);
+    assert!(
+        same_bucket(read.min, min),
+        "{who} {}: min {} vs fixscope {min}",
+        read.tag,
+        read.min
+    );
     let range = stage["range_ns"].as_u64().unwrap();
     for (field, theirs) in PERCENTILE_FIELDS.iter().zip(&read.percentiles) {
         match stage[field].as_u64() {
