@@ -4,7 +4,7 @@
 
 use std::process::ExitCode;
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use fixscope_core::hlog;
 use fixscope_core::report::json::JsonReporter;
 use fixscope_core::report::{Reporter, SessionSummary, SummaryReport};
@@ -63,20 +63,23 @@ pub fn run(args: &ReportArgs) -> Result<ExitCode> {
         summary.untracked_sessions = *untracked;
     }
     let format = args.stdout_format();
-    if merged.counters.is_none() && format == Format::Json {
-        // Unknown counters are null, never a measured-looking 0.
+    if merged.counters.is_some() {
+        let mut reporters = output::report_reporters(format, args.json_file.as_deref())?;
+        reporters.summary(&summary)?;
+    } else {
+        // Unknown counters are null in JSON, never a measured-looking 0.
         let mut json = JsonReporter::new(Vec::new());
         json.summary(&summary)?;
         let mut v: serde_json::Value = serde_json::from_slice(&json.into_inner())?;
         v["counters"] = serde_json::Value::Null;
-        println!("{v}");
-    } else {
-        let mut reporters = output::report_reporters(format, None)?;
-        reporters.summary(&summary)?;
-    }
-    if let Some(path) = &args.json_file {
-        let mut file = output::report_reporters_json_file(path)?;
-        file.summary(&summary)?;
+        match format {
+            Format::Json => println!("{v}"),
+            Format::Text => output::report_reporters(format, None)?.summary(&summary)?,
+        }
+        if let Some(path) = &args.json_file {
+            std::fs::write(path, format!("{v}\n"))
+                .with_context(|| format!("cannot write --json-file {}", path.display()))?;
+        }
     }
     output::flush_stdout();
     Ok(ExitCode::SUCCESS)

@@ -12,7 +12,7 @@ use anyhow::{bail, Context, Result};
 use fixscope_core::hlog::{HgrmWriter, HlogWriter};
 use fixscope_core::report::json::JsonReporter;
 use fixscope_core::report::text::TextReporter;
-use fixscope_core::report::{Fanout, Reporter};
+use fixscope_core::report::Fanout;
 
 use crate::cli::{AnalysisArgs, Format};
 
@@ -54,16 +54,11 @@ pub fn report_reporters(format: Format, json_file: Option<&std::path::Path>) -> 
         Format::Json => fanout.add(Box::new(JsonReporter::new(stdout))),
     }
     if let Some(path) = json_file {
-        fanout.add(report_reporters_json_file(path)?);
+        let file = File::create(path)
+            .with_context(|| format!("cannot create --json-file {}", path.display()))?;
+        fanout.add(Box::new(JsonReporter::new(BufWriter::new(file))));
     }
     Ok(fanout)
-}
-
-/// `--json-file FILE` of `fixscope report`.
-pub fn report_reporters_json_file(path: &std::path::Path) -> Result<Box<dyn Reporter>> {
-    let file = File::create(path)
-        .with_context(|| format!("cannot create --json-file {}", path.display()))?;
-    Ok(Box::new(JsonReporter::new(BufWriter::new(file))))
 }
 
 /// `fixscope pcap big.pcap | head` must end quietly, not with an error.
