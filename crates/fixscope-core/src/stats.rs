@@ -434,6 +434,82 @@ impl Stats {
     }
 }
 
+// HdrHistogram interval logs (`hlog`): the exact figures a log stores beside each histogram,
+// and recorders rebuilt from what logs hold (`fixscope report`).
+impl LatencyRecorder {
+    /// Exact sum of everything recorded.
+    pub fn sum_ns(&self) -> u128 {
+        self.sum_ns
+    }
+
+    /// Exact smallest value recorded (`None` when empty).
+    pub fn min_ns(&self) -> Option<u64> {
+        (self.count > 0).then_some(self.min_ns)
+    }
+
+    /// Exact largest value recorded (0 when empty).
+    pub fn max_ns(&self) -> u64 {
+        self.max_ns
+    }
+
+    /// A recorder holding what a log stored: `hist` has the values in range (its `high()` is
+    /// the range) and `count - hist.len()` more were above it. `None` when the parts do not
+    /// add up (the count is below what the histogram holds, or min/max contradict it).
+    pub fn from_parts(
+        hist: Histogram<u64>,
+        count: u64,
+        sum_ns: u128,
+        min_ns: u64,
+        max_ns: u64,
+    ) -> Option<Self> {
+        let over_range = count.checked_sub(hist.len())?;
+        if count > 0 && (min_ns > max_ns || (over_range > 0 && max_ns <= hist.high())) {
+            return None;
+        }
+        Some(LatencyRecorder {
+            hist,
+            count,
+            sum_ns,
+            min_ns: if count == 0 { u64::MAX } else { min_ns },
+            max_ns: if count == 0 { 0 } else { max_ns },
+            over_range,
+        })
+    }
+}
+
+impl Stats {
+    /// The current interval's recorder of requests of type `t` at `stage` (no refresh needed).
+    pub fn interval_by_request_type(&self, t: RequestType, stage: Stage) -> &LatencyRecorder {
+        &self.current[t.index()][stage.index()]
+    }
+
+    /// Statistics rebuilt from logs: the cumulative recorder per stage and per request type
+    /// (indexed by [`RequestType::index`] and [`Stage::index`]), all of one range. No
+    /// sessions: logs do not hold their histograms.
+    pub fn from_recorders(
+        stages: [LatencyRecorder; 4],
+        by_type: [[LatencyRecorder; 4]; 3],
+    ) -> Self {
+        let highest_ns = stages[0].histogram().high();
+        let over_range = stages.iter().map(LatencyRecorder::over_range).sum();
+        let empty = || LatencyRecorder::new(highest_ns, SIGNIFICANT_DIGITS);
+        Stats {
+            highest_ns,
+            current: std::array::from_fn(|_| std::array::from_fn(|_| empty())),
+            earlier: by_type.clone(),
+            interval_view: std::array::from_fn(|_| empty()),
+            cumulative_view: stages,
+            by_type_view: by_type,
+            views_fresh: true,
+            over_range,
+            sessions: Vec::new(),
+            untracked_sessions: 0,
+            // Logs hold histograms, not orders.
+            slowest: SlowestOrders::new(0),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

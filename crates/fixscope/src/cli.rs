@@ -36,6 +36,9 @@ pub enum Command {
     /// Remove tc filters left by a fixscope that was killed with SIGKILL (older kernels
     /// without TCX; TCX links vanish by themselves).
     Detach(DetachArgs),
+    /// Read HdrHistogram interval logs written with `--hlog` (several hosts, several days),
+    /// merge them per tag and print the summary report as live/pcap do.
+    Report(ReportArgs),
 }
 
 /// Options shared by every analysing command (pcap, live).
@@ -108,6 +111,16 @@ pub struct AnalysisArgs {
     /// to FILE at the end (and at every SPACE live); it opens offline.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    /// Also write an HdrHistogram interval log to FILE: one compressed histogram per interval
+    /// (`-r`) and tag (stage, stage.MsgType), values in ns (format: docs/output-hlog.md;
+    /// read back with `fixscope report`).
+    #[arg(long, value_name = "FILE")]
+    pub hlog: Option<PathBuf>,
+    /// Also write the cumulative percentile distribution (µs) for HdrHistogram's plotter to
+    /// FILE (first_response) and FILE with `.ack`, `.fill`, `.ack_to_fill` before the
+    /// extension for the other stages with data.
+    #[arg(long, value_name = "FILE")]
+    pub hgrm: Option<PathBuf>,
 }
 
 /// `--slowest` limit: the lists are copied at every report, so they stay small.
@@ -418,6 +431,8 @@ impl AnalysisArgs {
             trace: None,
             slowest: fixscope_core::slowest::DEFAULT_SLOWEST,
             html: None,
+            hlog: None,
+            hgrm: None,
         }
     }
 }
@@ -436,5 +451,53 @@ impl LiveArgs {
             attach: AttachArg::Auto,
             priority: PriorityArg::Yield,
         }
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// Interval logs written with `--hlog`, merged per tag (others' logs: their untagged
+    /// lines, as first_response).
+    #[arg(required = true, value_name = "FILE.hlog")]
+    pub logs: Vec<PathBuf>,
+    /// Only intervals starting at or after this: seconds from each log's StartTime (as
+    /// HistogramLogProcessor's -start) or a UTC time (`2026-01-02T03:04:05Z`).
+    #[arg(long, value_name = "SECS|UTC")]
+    pub from: Option<String>,
+    /// Only intervals starting at or before this (as `--from`; HistogramLogProcessor's -end).
+    #[arg(long, value_name = "SECS|UTC")]
+    pub to: Option<String>,
+    /// What stdout carries: `text` for people, `json` for one JSON summary line.
+    #[arg(long, value_enum, value_name = "text|json")]
+    pub format: Option<Format>,
+    /// JSON on stdout: the same as `--format json`.
+    #[arg(long, conflicts_with = "format")]
+    pub json: bool,
+    /// Also write the report as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json_file: Option<PathBuf>,
+}
+
+impl ReportArgs {
+    pub fn stdout_format(&self) -> Format {
+        match (self.json, self.format) {
+            (true, _) => Format::Json,
+            (false, Some(f)) => f,
+            (false, None) => Format::Text,
+        }
+    }
+
+    /// Validates `--from/--to`.
+    pub fn window(&self) -> Result<fixscope_core::hlog::Window> {
+        let bound = |flag: &str, v: &Option<String>| {
+            v.as_deref()
+                .map(fixscope_core::hlog::TimeBound::parse)
+                .transpose()
+                .map_err(|e| anyhow::anyhow!("--{flag} {e}"))
+        };
+        Ok(fixscope_core::hlog::Window {
+            from: bound("from", &self.from)?,
+            to: bound("to", &self.to)?,
+        })
     }
 }

@@ -6,6 +6,7 @@ mod cmd_demo;
 mod cmd_live;
 mod cmd_pcap;
 mod cmd_plot;
+mod cmd_report;
 mod cmd_sim;
 mod driver;
 mod html;
@@ -46,6 +47,7 @@ fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
         cli::Command::Demo(args) => cmd_demo::run(&args),
         cli::Command::Live(args) => cmd_live::run(&args),
         cli::Command::Sim(cmd) => cmd_sim::run(&cmd),
+        cli::Command::Report(args) => cmd_report::run(&args),
         cli::Command::Detach(args) => {
             let removed = fixscope_live::detach_leftovers(&args.iface)?;
             println!(

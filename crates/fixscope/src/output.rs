@@ -8,7 +8,8 @@
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
+use fixscope_core::hlog::{HgrmWriter, HlogWriter};
 use fixscope_core::report::json::JsonReporter;
 use fixscope_core::report::text::TextReporter;
 use fixscope_core::report::Fanout;
@@ -36,6 +37,35 @@ pub fn reporters(args: &AnalysisArgs) -> Result<Fanout> {
             path.clone(),
             RunInfo::of_this_process(),
         )));
+    }
+    if let Some(path) = &args.hlog {
+        if args.interval_s <= 0.0 {
+            bail!("--hlog writes one histogram per interval: it needs -r/--interval above 0");
+        }
+        let file = File::create(path)
+            .with_context(|| format!("cannot create --hlog {}", path.display()))?;
+        fanout.add(Box::new(HlogWriter::new(BufWriter::new(file))));
+    }
+    if let Some(path) = &args.hgrm {
+        // Created now so a bad path fails before the run, written at the summary.
+        File::create(path).with_context(|| format!("cannot create --hgrm {}", path.display()))?;
+        fanout.add(Box::new(HgrmWriter::new(path)));
+    }
+    Ok(fanout)
+}
+
+/// The reporter of `fixscope report` on stdout.
+pub fn report_reporters(format: Format, json_file: Option<&std::path::Path>) -> Result<Fanout> {
+    let mut fanout = Fanout::new();
+    let stdout = BufWriter::new(io::stdout());
+    match format {
+        Format::Text => fanout.add(Box::new(TextReporter::new(stdout))),
+        Format::Json => fanout.add(Box::new(JsonReporter::new(stdout))),
+    }
+    if let Some(path) = json_file {
+        let file = File::create(path)
+            .with_context(|| format!("cannot create --json-file {}", path.display()))?;
+        fanout.add(Box::new(JsonReporter::new(BufWriter::new(file))));
     }
     Ok(fanout)
 }

@@ -89,6 +89,9 @@ pub struct IntervalReport<'a> {
     /// The interval's slowest orders per stage (`--slowest`), slowest first, indexed by
     /// [`Stage::index`]; each carries its session's names and addresses.
     pub slowest: [&'a [SlowOrder]; 4],
+    /// Everything recorded, for reporters that need more than the above (the HdrHistogram
+    /// log: exact sums and the interval per request type).
+    pub stats: &'a Stats,
 }
 
 impl<'a> IntervalReport<'a> {
@@ -127,6 +130,7 @@ impl<'a> IntervalReport<'a> {
             source,
             histograms: Stage::ALL.map(|s| stats.interval(s).histogram()),
             slowest: Stage::ALL.map(|s| stats.interval_slowest(s)),
+            stats,
         }
     }
 }
@@ -169,6 +173,8 @@ pub struct SummaryReport<'a> {
     /// The run's slowest orders per stage (`--slowest`), slowest first, indexed by
     /// [`Stage::index`]; each carries its session's names and addresses.
     pub slowest: [&'a [SlowOrder]; 4],
+    /// Everything recorded (the cumulative views are fresh).
+    pub stats: &'a Stats,
 }
 
 impl<'a> SummaryReport<'a> {
@@ -221,6 +227,7 @@ impl<'a> SummaryReport<'a> {
             source,
             histograms: Stage::ALL.map(|s| stats.cumulative(s).histogram()),
             slowest: Stage::ALL.map(|s| stats.slowest(s)),
+            stats,
         }
     }
 }
