@@ -11,6 +11,7 @@ mod keys;
 mod output;
 mod say;
 mod trace;
+mod tui;
 
 use std::process::ExitCode;
 
