@@ -71,18 +71,23 @@ pub fn summary(frame: &mut Frame<'_>, area: Rect, model: &Model) {
     match &model.summary {
         None => waiting(frame, table, "cumulative", "waiting for the first summary"),
         Some(s) => {
-            let over: u64 = s.stages.iter().map(|st| st.dist.over_range).sum();
             let mut title = format!(
                 " cumulative: {} .. {} ({:.3}s) ",
                 s.span.start_utc(),
                 s.span.end_utc(),
                 s.duration_ns as f64 / 1e9
             );
-            if over > 0 {
-                let range = s.stages[0].dist.range_ns;
+            let over: Vec<String> = s
+                .stages
+                .iter()
+                .filter(|st| st.dist.over_range > 0)
+                .map(|st| format!("{} {}", st.stage.name(), st.dist.over_range))
+                .collect();
+            if !over.is_empty() {
                 title.push_str(&format!(
-                    "- {over} above the histogram range of {}: raise -x ",
-                    human_ns(range as f64)
+                    "- above the histogram range of {} (raise -x): {} ",
+                    human_ns(s.stages[0].dist.range_ns as f64),
+                    over.join(", ")
                 ));
             }
             let rows = s
@@ -362,35 +367,35 @@ pub fn slowest(frame: &mut Frame<'_>, area: Rect, rows: &[SlowRow]) {
     let widths = [
         Constraint::Length(15),
         Constraint::Length(10),
-        Constraint::Length(20),
+        Constraint::Length(26),
         Constraint::Length(22),
-        Constraint::Length(44),
+        Constraint::Length(40),
         Constraint::Length(31),
         Constraint::Min(10),
     ];
-    let body: Vec<Row<'_>> = if rows.is_empty() {
-        vec![Row::new(["-", "-", "no slow orders recorded yet"])]
-    } else {
-        rows.iter()
-            .map(|r| {
-                Row::new(vec![
-                    Cell::from(r.stage.name()),
-                    Cell::from(human_ns(r.latency_ns as f64)),
-                    Cell::from(r.key.clone()),
-                    Cell::from(r.session.clone()),
-                    Cell::from(r.addresses.clone()),
-                    Cell::from(r.request_utc.clone()),
-                    Cell::from(r.response.clone()),
-                ])
-            })
-            .collect()
-    };
-    frame.render_widget(
-        Table::new(body, widths)
-            .header(header)
-            .block(Block::bordered().title(" slowest orders ")),
-        area,
-    );
+    let block = Block::bordered().title(" slowest orders ");
+    if rows.is_empty() {
+        frame.render_widget(
+            Paragraph::new("no slow orders recorded yet").block(block),
+            area,
+        );
+        return;
+    }
+    let body: Vec<Row<'_>> = rows
+        .iter()
+        .map(|r| {
+            Row::new(vec![
+                Cell::from(r.stage.name()),
+                Cell::from(human_ns(r.latency_ns as f64)),
+                Cell::from(r.key.clone()),
+                Cell::from(r.session.clone()),
+                Cell::from(r.addresses.clone()),
+                Cell::from(r.request_utc.clone()),
+                Cell::from(r.response.clone()),
+            ])
+        })
+        .collect();
+    frame.render_widget(Table::new(body, widths).header(header).block(block), area);
 }
 
 /// Every counter, pipeline and source; those that matter are red when not zero.
