@@ -232,6 +232,11 @@ impl Tui {
             .terminal
             .draw(|frame| view::render(frame, &shared.model, ui))?;
         self.ui.draw_cost = started.elapsed();
+        // Debug builds only: lets the tmux test check that a panic gives the terminal back.
+        #[cfg(debug_assertions)]
+        if std::env::var_os("FIXSCOPE_TUI_TEST_PANIC").is_some() {
+            panic!("FIXSCOPE_TUI_TEST_PANIC is set");
+        }
         Ok(())
     }
 }
