@@ -206,8 +206,9 @@ impl Tui {
         build: impl FnOnce(&mut dyn Reporter) -> io::Result<()>,
     ) -> io::Result<()> {
         let started = Instant::now();
+        let cpu = thread_cpu_time();
         build(&mut ModelOnly(&self.shared))?;
-        self.ui.summary_cost = started.elapsed();
+        self.ui.summary_cost = thread_cpu_time().saturating_sub(cpu);
         self.next_summary = started + SUMMARY_EVERY;
         Ok(())
     }
@@ -221,17 +222,17 @@ impl Tui {
     }
 
     fn draw(&mut self) -> io::Result<()> {
-        let started = Instant::now();
-        self.next_draw = started + DRAW_EVERY;
+        self.next_draw = Instant::now() + DRAW_EVERY;
         let Some(screen) = &mut self.screen else {
             return Ok(());
         };
+        let cpu = thread_cpu_time();
         let shared = self.shared.borrow();
         let ui = &self.ui;
         screen
             .terminal
             .draw(|frame| view::render(frame, &shared.model, ui))?;
-        self.ui.draw_cost = started.elapsed();
+        self.ui.draw_cost = thread_cpu_time().saturating_sub(cpu);
         // Debug builds only: lets the tmux test check that a panic gives the terminal back.
         #[cfg(debug_assertions)]
         if std::env::var_os("FIXSCOPE_TUI_TEST_PANIC").is_some() {
@@ -239,4 +240,19 @@ impl Tui {
         }
         Ok(())
     }
+}
+
+/// CPU time of the calling thread: what the UI's work costs the consumer loop, without the
+/// time other processes had the CPU (the consumer may run at SCHED_IDLE).
+fn thread_cpu_time() -> Duration {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec we own; CLOCK_THREAD_CPUTIME_ID exists on
+    // every Linux fixscope runs on (on failure `t` stays zero and the cost reads 0).
+    unsafe {
+        libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t);
+    }
+    Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
 }

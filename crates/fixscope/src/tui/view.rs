@@ -66,8 +66,8 @@ pub struct Ui {
     pub help: bool,
     /// The last thing a key did (e.g. "statistics reset at ...").
     pub note: Option<String>,
-    /// What the last redraw and the last cumulative summary cost the loop (shown, so the
-    /// UI's price is never a guess).
+    /// The CPU time the last redraw and the last cumulative summary took from the loop
+    /// (shown, so the UI's price is never a guess).
     pub draw_cost: Duration,
     pub summary_cost: Duration,
 }
@@ -228,7 +228,7 @@ fn render_footer(frame: &mut Frame<'_>, area: Rect, ui: &Ui) {
     }
     spans.push(Span::styled(
         format!(
-            "  | draw {}  summary {}",
+            "  | cpu: draw {}  summary {}",
             human_ns(ui.draw_cost.as_nanos() as f64),
             human_ns(ui.summary_cost.as_nanos() as f64)
         ),
