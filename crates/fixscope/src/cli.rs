@@ -323,6 +323,11 @@ pub struct LiveArgs {
     /// `yield`; records are never dropped for it).
     #[arg(long = "priority", value_enum, default_value = "yield")]
     pub priority: PriorityArg,
+    /// Full-screen terminal UI instead of interval lines: charts, tables, counters; TAB
+    /// switches views, `?` lists the keys. Needs a terminal on stdout; the final summary is
+    /// printed when it ends (`--json-file` records every interval).
+    #[arg(long = "tui")]
+    pub tui: bool,
 }
 
 impl LiveArgs {
@@ -450,6 +455,7 @@ impl LiveArgs {
             ip: None,
             attach: AttachArg::Auto,
             priority: PriorityArg::Yield,
+            tui: false,
         }
     }
 }

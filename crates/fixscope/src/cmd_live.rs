@@ -4,35 +4,50 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::{anyhow, Context, Result};
 use fixscope_core::report::Reporter;
 use fixscope_core::shutdown::Shutdown;
 use fixscope_core::Pipeline;
 use fixscope_live::{LiveConfig, LiveError, LiveSource};
 
 use crate::cli::LiveArgs;
-use crate::driver::{drive, RunLimits};
+use crate::driver::{drive_with, RunLimits};
 use crate::output;
 use crate::say;
 use crate::trace::TraceFile;
+use crate::tui::{self, Tui};
 
 pub fn run(args: &LiveArgs) -> Result<ExitCode> {
     let config = args.live_config()?;
     let mut pipeline = Pipeline::new(args.analysis.pipeline_config()?);
     let stop = Shutdown::on_signals().context("cannot install signal handlers")?;
-    let mut reporters = output::reporters(&args.analysis)?;
+    // `--tui` without a terminal is an error, said before anything is attached: the
+    // figures would otherwise come in a format the user did not ask for.
+    if args.tui {
+        tui::check_terminal().map_err(|why| anyhow!(why))?;
+    }
+    let mut screen: Option<Tui> = None;
+    let mut reporters = output::reporters_with(&args.analysis, |stdout| {
+        if !args.tui {
+            return stdout;
+        }
+        let (ui, feed) = Tui::new(stdout);
+        screen = Some(ui);
+        Box::new(feed)
+    })?;
     let control = RunControl {
         duration: args.duration_s.map(Duration::from_secs_f64),
         verbose: args.analysis.verbose,
         trace: args.analysis.trace.clone(),
     };
-    let code = run_with(
+    let code = run_with_tui(
         &config,
         &mut pipeline,
         &control,
         &stop,
         &mut reporters,
         &mut || {},
+        screen.as_mut(),
     )?;
     output::flush_stdout();
     Ok(code)
@@ -55,6 +70,19 @@ pub fn run_with(
     reporter: &mut dyn Reporter,
     on_attached: &mut dyn FnMut(),
 ) -> Result<ExitCode> {
+    run_with_tui(config, pipeline, control, stop, reporter, on_attached, None)
+}
+
+/// [`run_with`], showing the run in the terminal UI when given.
+pub fn run_with_tui(
+    config: &LiveConfig,
+    pipeline: &mut Pipeline,
+    control: &RunControl,
+    stop: &Shutdown,
+    reporter: &mut dyn Reporter,
+    on_attached: &mut dyn FnMut(),
+    mut tui: Option<&mut Tui>,
+) -> Result<ExitCode> {
     let trace = match &control.trace {
         Some(path) => Some(TraceFile::attach(path, pipeline)?),
         None => None,
@@ -62,11 +90,20 @@ pub fn run_with(
     let mut source = LiveSource::open(config).map_err(explain)?;
     on_attached();
     announce(config, &source, control.verbose);
+    if let Some(tui) = tui.as_deref_mut() {
+        tui.set_title(format!(
+            "{} port(s) {} as {} via {}",
+            config.iface,
+            config.ports,
+            config.role,
+            source.capture().attach_kind()
+        ));
+    }
     let limits = RunLimits {
         stop,
         duration: control.duration,
     };
-    let code = drive(&mut source, pipeline, reporter, &limits)?;
+    let code = drive_with(&mut source, pipeline, reporter, &limits, tui)?;
     if let Some(trace) = trace {
         trace.finish()?;
     }

@@ -15,6 +15,7 @@ mod output;
 mod plot;
 mod say;
 mod trace;
+mod tui;
 
 use std::process::ExitCode;
 

@@ -12,19 +12,29 @@ use anyhow::{bail, Context, Result};
 use fixscope_core::hlog::{HgrmWriter, HlogWriter};
 use fixscope_core::report::json::JsonReporter;
 use fixscope_core::report::text::TextReporter;
-use fixscope_core::report::Fanout;
+use fixscope_core::report::{Fanout, Reporter};
 
 use crate::cli::{AnalysisArgs, Format};
 use crate::html::{HtmlReporter, RunInfo};
 
 /// Every reporter the flags ask for.
 pub fn reporters(args: &AnalysisArgs) -> Result<Fanout> {
+    reporters_with(args, |stdout| stdout)
+}
+
+/// [`reporters`], with the stdout reporter handed to `wrap` first (the terminal UI holds it
+/// back while it owns the screen).
+pub fn reporters_with(
+    args: &AnalysisArgs,
+    wrap: impl FnOnce(Box<dyn Reporter>) -> Box<dyn Reporter>,
+) -> Result<Fanout> {
     let mut fanout = Fanout::new();
     let stdout = BufWriter::new(io::stdout());
-    match args.stdout_format() {
-        Format::Text => fanout.add(Box::new(TextReporter::new(stdout))),
-        Format::Json => fanout.add(Box::new(JsonReporter::new(stdout))),
-    }
+    let stdout: Box<dyn Reporter> = match args.stdout_format() {
+        Format::Text => Box::new(TextReporter::new(stdout)),
+        Format::Json => Box::new(JsonReporter::new(stdout)),
+    };
+    fanout.add(wrap(stdout));
     if let Some(path) = &args.json_file {
         let file = File::create(path)
             .with_context(|| format!("cannot create --json-file {}", path.display()))?;
