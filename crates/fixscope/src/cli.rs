@@ -223,6 +223,11 @@ pub struct LiveArgs {
     /// `yield`; records are never dropped for it).
     #[arg(long = "priority", value_enum, default_value = "yield")]
     pub priority: PriorityArg,
+    /// After attaching, become USER (a name or a uid) and give up every capability the run
+    /// no longer needs (as tcpdump's -Z); CAP_NET_ADMIN stays with tc filters, to remove
+    /// them at exit.
+    #[arg(short = 'Z', long = "relinquish-privileges", value_name = "USER")]
+    pub relinquish: Option<String>,
 }
 
 impl LiveArgs {
@@ -343,6 +348,7 @@ impl LiveArgs {
             ip: None,
             attach: AttachArg::Auto,
             priority: PriorityArg::Yield,
+            relinquish: None,
         }
     }
 }

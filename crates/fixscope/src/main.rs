@@ -9,6 +9,7 @@ mod cmd_sim;
 mod driver;
 mod keys;
 mod output;
+mod privilege;
 mod say;
 mod trace;
 
