@@ -328,6 +328,11 @@ pub struct LiveArgs {
     /// printed when it ends (`--json-file` records every interval).
     #[arg(long = "tui")]
     pub tui: bool,
+    /// After attaching, become USER (a name or a uid) and give up every capability the run
+    /// no longer needs (as tcpdump's -Z); CAP_NET_ADMIN stays with tc filters, to remove
+    /// them at exit.
+    #[arg(short = 'Z', long = "relinquish-privileges", value_name = "USER")]
+    pub relinquish: Option<String>,
 }
 
 impl LiveArgs {
@@ -456,6 +461,7 @@ impl LiveArgs {
             attach: AttachArg::Auto,
             priority: PriorityArg::Yield,
             tui: false,
+            relinquish: None,
         }
     }
 }

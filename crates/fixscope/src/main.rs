@@ -13,6 +13,7 @@ mod html;
 mod keys;
 mod output;
 mod plot;
+mod privilege;
 mod say;
 mod trace;
 mod tui;
