@@ -68,12 +68,15 @@ struct {
 		} *r = bpf_ringbuf_reserve(&fxs_ring, sizeof(*r), 0);                          \
 		if (!r)                                                                        \
 			return -1;                                                             \
-		/* The verifier must see 0 < n <= CAP on the register passed to the helper; \
-		 * clang may know n > 0 from the caller and drop that check otherwise. */     \
+		/* The verifier must see 0 < n <= CAP on the length passed to the helper. The \
+		 * barriers keep clang from dropping a check it can prove from the caller, and \
+		 * the signed test stays a "> 0" jump: Linux < 6.8 learns nothing from the    \
+		 * "!= 0" that clang makes of an unsigned "n > 0". */                          \
 		barrier_var(n);                                                                \
 		if (n > CAP)                                                                   \
 			n = CAP;                                                               \
-		if (n > 0 && bpf_skb_load_bytes(skb, off, r->data, n)) {                       \
+		barrier_var(n);                                                                \
+		if ((__s32)n > 0 && bpf_skb_load_bytes(skb, off, r->data, n)) {                \
 			c->n[FXS_CNT_LOAD_ERRORS]++;                                           \
 			h->cut += n;                                                           \
 			n = 0;                                                                 \

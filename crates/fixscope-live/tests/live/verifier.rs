@@ -99,22 +99,3 @@ fn every_program_loads_in_every_configuration() {
     }
     assert_eq!(loads, CASES.len() * modes.len());
 }
-
-#[test]
-fn tcx_programs_are_refused_only_where_tcx_is_missing() {
-    let _g = serial();
-    require_root("tcx_programs_are_refused_only_where_tcx_is_missing");
-    let mut cfg = LiveConfig::new("lo", PortSet::single(9878));
-    cfg.ring_bytes = 1 << 20;
-    cfg.attach = AttachMode::Tcx;
-    let r = verify_programs(&cfg, 14);
-    if kernel_at_least(6, 6) {
-        r.expect("TCX programs load on Linux >= 6.6");
-    } else {
-        // The reason `Auto` uses the kernel version, and loads for clsact before 6.6.
-        assert!(
-            r.is_err(),
-            "Linux < 6.6 has no TCX attach type, yet the TCX programs loaded"
-        );
-    }
-}
