@@ -37,9 +37,11 @@ for k in "${kernels[@]}"; do
     [ -d "/lib/modules/$release" ] || { echo "test-kernel: no /lib/modules/$release" >&2; exit 1; }
 done
 
-# The test binaries, and the examples and the fixscope binary they run.
-cargo build --workspace --all-targets
-bins=$(cargo test --no-run --message-format=json -p fixscope-live --test live \
+# The test binaries, and the examples and the fixscope binary they run — optimised: QEMU
+# without KVM runs user space ~10-50x slower than the host, and the e2e tests' start-up and
+# timeout limits assume an ordinary machine.
+cargo build --release -p fixscope-live --examples
+bins=$(cargo test --release --no-run --message-format=json -p fixscope-live --test live \
     -p fixscope --test live_e2e | python3 "$repo/scripts/vm/test-binaries.py" live live_e2e)
 read -r live_bin e2e_bin <<<"$bins"
 
