@@ -38,3 +38,8 @@ clean:
 SOAK_MINUTES ?= 10
 soak: deps
 	scripts/soak.sh $(SOAK_MINUTES)
+# Boots Debian 12's kernels 6.1 (clsact fallback) and 6.12 (TCX) in QEMU VMs (virtme-ng, no
+# KVM) and runs the verifier-acceptance and live end-to-end tests inside; see docs/kernels.md.
+.PHONY: test-kernel
+test-kernel: deps
+	scripts/test-kernel.sh

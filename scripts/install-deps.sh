@@ -75,3 +75,32 @@ if [ ! -x "$interop/py/bin/python" ] || ! "$interop/py/bin/python" -c 'import hd
     python3 -m venv "$interop/py"
     "$interop/py/bin/pip" install -q 'hdrhistogram==0.10.*'
 fi
+
+# Only for `make test-kernel` (scripts/test-kernel.sh calls `install-deps.sh --kernel-test`;
+# `make test` does not): QEMU, Debian 12's kernels 6.1 (linux-image-amd64) and 6.12
+# (linux-image-6.12-amd64), and virtme-ng in a venv (FIXSCOPE_VNG_VENV).
+install_kernel_test_deps() {
+    local need=() venv=${FIXSCOPE_VNG_VENV:-$HOME/.cache/fixscope-vng}
+    have qemu-system-x86_64 || need+=(qemu-system-x86)
+    ls /boot/vmlinuz-6.1.* >/dev/null 2>&1 || need+=(linux-image-amd64)
+    ls /boot/vmlinuz-6.12.* >/dev/null 2>&1 || need+=(linux-image-6.12-amd64)
+    dpkg -s python3-venv >/dev/null 2>&1 || need+=(python3-venv)
+    if [ ${#need[@]} -gt 0 ]; then
+        if [ "$(id -u)" -ne 0 ]; then
+            echo "install-deps: need root to install: ${need[*]}" >&2
+            exit 1
+        fi
+        echo "install-deps: installing ${need[*]}"
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq
+        apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+    fi
+    if [ ! -x "$venv/bin/vng" ]; then
+        echo "install-deps: installing virtme-ng into $venv"
+        python3 -m venv "$venv"
+        "$venv/bin/pip" install -q 'virtme-ng==1.42'
+    fi
+}
+if [ "${1:-}" = "--kernel-test" ]; then
+    install_kernel_test_deps
+fi

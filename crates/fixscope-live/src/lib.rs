@@ -42,6 +42,7 @@ pub use crate::capture::{LiveCapture, BATCH_PERIOD};
 pub use crate::config::{AttachMode, IdleStrategy, LiveConfig, MAX_PORT_RANGES};
 pub use crate::counters::{KernelCounters, KernelIntervalCounters, LiveCounters};
 pub use crate::error::LiveError;
+pub use crate::load::{verify_programs, VerifiedProgram, MIN_KERNEL};
 pub use crate::priority::{thread_policy, ConsumerPriority};
 pub use crate::source::{LiveSource, HOUSEKEEPING_EVERY};
 pub use crate::sys::{

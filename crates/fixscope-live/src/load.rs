@@ -1,19 +1,90 @@
 //! What the loader writes into the BPF object before loading it: the configuration as
 //! `const volatile` rodata (the verifier prunes on it), the ring's size, and the programs'
-//! attach type.
+//! attach type; and loading without attaching, to ask the running kernel's verifier.
+//!
+//! Kernel features the programs use, and the oldest Linux that has each: ring buffer and
+//! its wakeup flags (5.8), `bpf_ktime_get_ns`, `bpf_skb_load_bytes` and direct packet
+//! access (4.x), 32-bit jumps of `-mcpu=v3` (5.1), global data in rodata (5.2). No kfunc,
+//! no CO-RE relocation, so the kernel's own BTF (`/sys/kernel/btf/vmlinux`) is not needed;
+//! where the kernel lacks a BTF kind the object uses, libbpf leaves it out. TCX (6.6) is
+//! used only where the kernel has it, with clsact filters as the fallback. The verifier
+//! constraint that shapes the C code: see docs/architecture.md ("Verifier").
 
 use std::net::IpAddr;
+use std::os::fd::{AsFd, AsRawFd};
 
 use fixscope_core::ports::Role;
 
-use crate::config::{LiveConfig, MAX_PORT_RANGES};
+use crate::config::{AttachMode, LiveConfig, MAX_PORT_RANGES};
 use crate::ring;
 use crate::skeleton::types::fxs_role;
-use crate::skeleton::OpenFixscopeSkel;
-use crate::LiveError;
+use crate::skeleton::{OpenFixscopeSkel, OwnedSkel};
+use crate::{sys, LiveError};
 
 /// The largest ring the loader asks for.
 const MAX_RING_BYTES: usize = 1 << 30;
+
+/// The oldest kernel live capture supports (the README's promise; tested in VMs down to
+/// 6.1 by `make test-kernel`).
+pub const MIN_KERNEL: (u32, u32) = (5, 15);
+
+/// The first kernel with TCX links.
+const TCX_KERNEL: (u32, u32) = (6, 6);
+
+/// One program as the running kernel's verifier accepted it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VerifiedProgram {
+    pub name: String,
+    /// Instructions after the verifier's rewrites (`xlated_prog_len / 8`).
+    pub insns: u32,
+    /// Instructions the verifier walked to accept it, over all paths (`verified_insns`,
+    /// Linux >= 5.16; 0 before): the program's verification complexity, against the
+    /// kernel's limit of 1,000,000.
+    pub verified_insns: u32,
+}
+
+/// Loads the programs configured for `cfg` into the running kernel — which runs the
+/// verifier on them — and unloads them again; attaches nothing (`cfg.iface` is not used).
+/// `l2_len` is the link-layer header in front of IP: 14 (Ethernet, loopback) or 0 (L3
+/// devices); the verifier prunes on it. The programs load for TCX links with
+/// [`AttachMode::Tcx`], for clsact filters with [`AttachMode::TcFilter`], and with
+/// [`AttachMode::Auto`] as `LiveCapture::open` would first try on this kernel.
+pub fn verify_programs(cfg: &LiveConfig, l2_len: u32) -> Result<Vec<VerifiedProgram>, LiveError> {
+    sys::check_privileges()?;
+    sys::check_bpf_support()?;
+    let tcx = match cfg.attach {
+        AttachMode::Tcx => true,
+        AttachMode::TcFilter => false,
+        AttachMode::Auto => sys::kernel_version().is_some_and(|v| v >= TCX_KERNEL),
+    };
+    let skel = OwnedSkel::load(|open| configure(open, cfg, l2_len, tcx))?;
+    let progs = &skel.get().progs;
+    [&progs.fxs_ingress, &progs.fxs_egress]
+        .into_iter()
+        .map(|p| {
+            let info = sys::prog_info_by_fd(p.as_fd().as_raw_fd())
+                .map_err(|e| LiveError::bpf("reading a loaded program's info", e))?;
+            Ok(VerifiedProgram {
+                name: p.name().to_string_lossy().into_owned(),
+                insns: info.xlated_prog_len / 8,
+                verified_insns: info.verified_insns,
+            })
+        })
+        .collect()
+}
+
+/// The error for a program load that failed: on a kernel older than [`MIN_KERNEL`] that
+/// is the likely reason, so it says so; otherwise it points at the verifier's log.
+pub(crate) fn load_failed(e: libbpf_rs::Error) -> LiveError {
+    let what = match sys::kernel_version() {
+        Some((a, b)) if (a, b) < MIN_KERNEL => format!(
+            "fixscope.bpf.o: this is Linux {a}.{b}; live capture needs Linux >= {}.{}",
+            MIN_KERNEL.0, MIN_KERNEL.1
+        ),
+        _ => "fixscope.bpf.o (the kernel's verifier log is printed with -v)".to_string(),
+    };
+    LiveError::load(what, e)
+}
 
 /// Configures an opened object for `cfg`: `l2_len` bytes of link-layer header in front of
 /// IP, programs loaded for TCX links (`tcx`) or for classic cls_bpf filters.

@@ -77,8 +77,7 @@ fn open_and_load<'obj>(
         .open(obj)
         .map_err(|e| LiveError::load("opening the BPF object", e))?;
     configure(&mut open)?;
-    open.load()
-        .map_err(|e| LiveError::load("fixscope.bpf.o", e))
+    open.load().map_err(crate::load::load_failed)
 }
 
 impl Drop for OwnedSkel {
@@ -89,5 +88,120 @@ impl Drop for OwnedSkel {
         // SAFETY: the block came from `Box::leak` in `load`, and the skeleton that
         // borrowed it is gone.
         drop(unsafe { Box::from_raw(self.storage.as_ptr()) });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::mem::MaybeUninit;
+
+    use libbpf_rs::libbpf_sys::bpf_insn;
+    use libbpf_rs::skel::SkelBuilder;
+    use libbpf_rs::OpenObject;
+
+    use super::generated::FixscopeSkelBuilder;
+
+    const BPF_JMP: u8 = 0x05;
+    const BPF_JMP32: u8 = 0x06;
+    const BPF_JA: u8 = 0x00;
+    const BPF_CALL: u8 = 0x80;
+    const BPF_EXIT: u8 = 0x90;
+    const BPF_LD_IMM64: u8 = 0x18;
+
+    /// Where control can go after instruction `t`.
+    fn successors(insns: &[bpf_insn], t: usize) -> Vec<usize> {
+        let i = &insns[t];
+        let (class, op) = (i.code & 0x07, i.code & 0xf0);
+        let target = || (t as i64 + 1 + i64::from(i.off)) as usize;
+        if i.code == BPF_LD_IMM64 {
+            return vec![t + 2]; // two slots
+        }
+        if class != BPF_JMP && class != BPF_JMP32 {
+            return vec![t + 1];
+        }
+        match op {
+            BPF_EXIT => vec![],
+            BPF_CALL => vec![t + 1], // helpers return; the programs have no subprograms
+            BPF_JA => vec![target()],
+            _ => vec![t + 1, target()],
+        }
+    }
+
+    /// An edge (from, to) that closes a cycle in the control flow, if there is one.
+    fn closing_edge(insns: &[bpf_insn]) -> Option<(usize, usize)> {
+        // 0 unseen, 1 on the depth-first stack, 2 done.
+        let mut state = vec![0u8; insns.len()];
+        let mut stack = vec![(0usize, successors(insns, 0), 0usize)];
+        state[0] = 1;
+        while let Some((t, succ, k)) = stack.last_mut() {
+            let Some(&w) = succ.get(*k) else {
+                state[*t] = 2;
+                stack.pop();
+                continue;
+            };
+            *k += 1;
+            let from = *t;
+            assert!(w < insns.len(), "insn {from} jumps out of the program");
+            match state[w] {
+                0 => {
+                    state[w] = 1;
+                    stack.push((w, successors(insns, w), 0));
+                }
+                1 => return Some((from, w)),
+                _ => {}
+            }
+        }
+        None
+    }
+
+    /// Linux < 6.4 (Debian 12's 6.1) rejects a loop whose header is entered by falling
+    /// through from a non-jump instruction ("back-edge from insn X to X+1"), which is how
+    /// clang 14 laid out the payload-chunk loop. Programs without any loop pass every
+    /// verifier's CFG check whatever the layout, so this host-independent check guards the
+    /// VM test (`make test-kernel`) on every `make test`.
+    #[test]
+    fn programs_have_no_loops() {
+        let mut storage = MaybeUninit::<OpenObject>::uninit();
+        let open = FixscopeSkelBuilder::default()
+            .open(&mut storage)
+            .expect("the embedded object opens (no kernel involved)");
+        for prog in [&open.progs.fxs_ingress, &open.progs.fxs_egress] {
+            let insns = prog.insns();
+            assert!(insns.len() > 100, "{:?} has its code", prog.name());
+            assert_eq!(
+                closing_edge(insns),
+                None,
+                "{:?} has a loop (from insn, to insn): old verifiers may reject it",
+                prog.name()
+            );
+        }
+    }
+
+    #[test]
+    fn a_loop_is_found() {
+        let insn = |code: u8, off: i16| bpf_insn {
+            code,
+            off,
+            ..Default::default()
+        };
+        let mov = 0xb4; // w0 = imm
+        let jne = 0x56; // if w0 != imm goto
+        let exit = BPF_JMP | BPF_EXIT;
+        // 0: mov; 1: mov; 2: if .. goto 1; 3: exit — a loop closed by a jump.
+        let jumped = [insn(mov, 0), insn(mov, 0), insn(jne, -2), insn(exit, 0)];
+        assert_eq!(closing_edge(&jumped), Some((2, 1)));
+        // 0: goto 2; 1: mov; 2: if .. goto 4; 3: goto 1; 4: exit — and one whose header
+        // (2) is entered by falling through from 1, the shape 6.1 rejects.
+        let ja = BPF_JMP | BPF_JA;
+        let fell = [
+            insn(ja, 1),
+            insn(mov, 0),
+            insn(jne, 1),
+            insn(ja, -3),
+            insn(exit, 0),
+        ];
+        assert_eq!(closing_edge(&fell), Some((1, 2)));
+        let straight = [insn(mov, 0), insn(jne, 1), insn(mov, 0), insn(exit, 0)];
+        assert_eq!(closing_edge(&straight), None);
     }
 }

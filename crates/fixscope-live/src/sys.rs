@@ -211,7 +211,8 @@ impl ProgramStats {
     }
 }
 
-pub(crate) fn prog_stats_by_fd(fd: RawFd) -> io::Result<ProgramStats> {
+/// The kernel's `bpf_prog_info` of a program (fields a kernel does not know stay 0).
+pub(crate) fn prog_info_by_fd(fd: RawFd) -> io::Result<libbpf_sys::bpf_prog_info> {
     // SAFETY: bpf_prog_info is plain old data; all-zero is valid.
     let mut info: libbpf_sys::bpf_prog_info = unsafe { std::mem::zeroed() };
     let mut len = size_of::<libbpf_sys::bpf_prog_info>() as u32;
@@ -226,6 +227,11 @@ pub(crate) fn prog_stats_by_fd(fd: RawFd) -> io::Result<ProgramStats> {
     if rc != 0 {
         return Err(io::Error::from_raw_os_error(-rc));
     }
+    Ok(info)
+}
+
+pub(crate) fn prog_stats_by_fd(fd: RawFd) -> io::Result<ProgramStats> {
+    let info = prog_info_by_fd(fd)?;
     let name_bytes: Vec<u8> = info
         .name
         .iter()

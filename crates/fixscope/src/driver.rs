@@ -75,7 +75,12 @@ pub fn drive_with(
         }
         // The source's counters for an interval line are read only when an interval may
         // end during this poll (a live source polls up to 1,000 times a second).
-        let due = source.now_ns().is_none_or(|now| pipeline.interval_due(now));
+        // The clock is read BEFORE the poll drains the source: everything stamped before
+        // this instant is then in the pipeline when the pipeline advances to it. Read after
+        // the drain, a consumer descheduled between the two would raise `-t` alerts for
+        // requests whose responses were waiting in the ring (wrong `timed_out`/`late`).
+        let polled_at = source.now_ns();
+        let due = polled_at.is_none_or(|now| pipeline.interval_due(now));
         if due {
             interval_source = source.interval_counters();
         }
@@ -105,7 +110,7 @@ pub fn drive_with(
                 break;
             }
         }
-        if let Some(now_ns) = source.now_ns() {
+        if let Some(now_ns) = polled_at {
             if pipeline.interval_due(now_ns) {
                 interval_source = source.interval_counters();
             }

@@ -47,6 +47,25 @@ const TOL: Tolerance = Tolerance {
     max_ns: 100_000_000,
 };
 
+/// Under full CPU emulation (`make test-kernel` boots Debian's kernels in QEMU without KVM,
+/// which sets `FIXSCOPE_TEST_EMULATED_CPU=1`), the kernel's TCP path between the wire and
+/// the exchange's read takes milliseconds (median excess 2.4-6.1 ms measured on 6.1): only
+/// the loose bounds on the excess widen. The exact checks (every order's wire times inside
+/// the applications' own, quantiles between the truth's and the client's) stay as they are.
+fn tolerance() -> Tolerance {
+    if std::env::var_os("FIXSCOPE_TEST_EMULATED_CPU").is_some_and(|v| v == "1") {
+        Tolerance {
+            median_excess_ns: 20_000_000,
+            p50_ns: 20_000_000,
+            p99_ns: 400_000_000,
+            max_ns: 1_000_000_000,
+            ..TOL
+        }
+    } else {
+        TOL
+    }
+}
+
 /// What `--attach auto` picks on this kernel: TCX from Linux 6.6 on, tc filters before.
 fn auto_attach_kind() -> &'static str {
     if kernel_at_least(6, 6) {
@@ -79,7 +98,7 @@ fn loopback_delay_distributions_match_truth_order_by_order() {
             client_args: &["--sessions", "2", "--rate", "1000", "--count", "1000"],
             ..RunSpec::default()
         });
-        let m = check_against_truth(&r, &TOL);
+        let m = check_against_truth(&r, &tolerance());
         eprintln!("{}", describe(ack, &m));
         assert_eq!(r.truth.len(), 1000);
         assert!(
@@ -130,7 +149,7 @@ fn client_role_and_ipv6_match_truth() {
             live_args: &["--role", role],
             ..RunSpec::default()
         });
-        let m = check_against_truth(&r, &TOL);
+        let m = check_against_truth(&r, &tolerance());
         eprintln!("{}", describe(label, &m));
         assert!(
             r.live_stderr.contains(&format!("as {role} via")),
@@ -189,7 +208,7 @@ fn split_writes_colliding_clordids_fix42_fixt_and_dfg_mix() {
             ],
             ..RunSpec::default()
         });
-        let m = check_against_truth(&r, &TOL);
+        let m = check_against_truth(&r, &tolerance());
         eprintln!("{}", describe(begin, &m));
         let count = |t: &str| r.truth.iter().filter(|x| x.msg_type == t).count();
         let (d, f, g) = (count("D"), count("F"), count("G"));
@@ -266,7 +285,7 @@ fn veth_between_namespaces_matches_truth() {
         client_args: &["--sessions", "2", "--rate", "1000", "--count", "1000"],
         ..RunSpec::default()
     });
-    let m = check_against_truth(&r, &TOL);
+    let m = check_against_truth(&r, &tolerance());
     eprintln!("{}", describe("veth", &m));
     assert!(r
         .truth

@@ -8,4 +8,5 @@ mod lo_capture;
 mod netns_veth;
 mod residue;
 mod source;
+mod verifier;
 mod vlan_frames;
