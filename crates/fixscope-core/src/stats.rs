@@ -126,6 +126,16 @@ impl LatencyRecorder {
         &self.hist
     }
 
+    /// The exact sum of every value recorded (over-range values included).
+    pub fn sum_ns(&self) -> u128 {
+        self.sum_ns
+    }
+
+    /// The largest value recorded (0 when empty): the bound of every value above range.
+    pub fn max_ns(&self) -> u64 {
+        self.max_ns
+    }
+
     /// Values above the histogram's range.
     pub fn over_range(&self) -> u64 {
         self.over_range
@@ -188,6 +198,11 @@ pub struct SessionStats {
 }
 
 impl SessionStats {
+    /// The session's request → first response recorder (`None` before its first latency).
+    pub fn first_response_recorder(&self) -> Option<&LatencyRecorder> {
+        self.first_response.as_ref()
+    }
+
     /// The session's request → first response distribution.
     pub fn first_response(&self) -> Distribution {
         self.first_response

@@ -9,6 +9,7 @@ mod cmd_sim;
 mod driver;
 mod keys;
 mod output;
+mod prometheus;
 mod say;
 mod trace;
 

@@ -82,6 +82,9 @@ pub struct IntervalReport<'a> {
     pub source: &'a [Counter],
     /// The interval's histogram per stage, indexed by [`Stage::index`].
     pub histograms: [&'a Histogram<u64>; 4],
+    /// Everything recorded so far (views refreshed): cumulative per stage and request type,
+    /// per session — what an exporter of cumulative metrics (Prometheus) reads.
+    pub stats: &'a Stats,
 }
 
 impl<'a> IntervalReport<'a> {
@@ -117,6 +120,7 @@ impl<'a> IntervalReport<'a> {
             counters,
             source,
             histograms: Stage::ALL.map(|s| stats.interval(s).histogram()),
+            stats,
         }
     }
 }
@@ -156,6 +160,8 @@ pub struct SummaryReport<'a> {
     pub source: &'a [Counter],
     /// The cumulative histogram per stage (values in range), indexed by [`Stage::index`].
     pub histograms: [&'a Histogram<u64>; 4],
+    /// Everything recorded (views refreshed), as in [`IntervalReport::stats`].
+    pub stats: &'a Stats,
 }
 
 impl<'a> SummaryReport<'a> {
@@ -207,6 +213,7 @@ impl<'a> SummaryReport<'a> {
             counters,
             source,
             histograms: Stage::ALL.map(|s| stats.cumulative(s).histogram()),
+            stats,
         }
     }
 }
