@@ -12,7 +12,12 @@ use super::histogram::{from_recorder, ClassicBounds};
 use super::model::{Family, Kind, Sample, Snapshot, Value};
 
 /// Pipeline counters that go down as well as up (levels at the time of the report).
-const GAUGES: [&str; 4] = ["open_connections", "pending", "unanswered", "unanswered_pending"];
+const GAUGES: [&str; 4] = [
+    "open_connections",
+    "pending",
+    "unanswered",
+    "unanswered_pending",
+];
 
 /// What to export beyond the defaults.
 #[derive(Clone, Debug, Default)]
@@ -122,7 +127,10 @@ impl Collector {
                 let mut h = from_recorder(rec, &self.settings.bounds);
                 h.exemplar = self.exemplars[stage.index()][t.index()].clone();
                 samples.push(Sample {
-                    labels: vec![("stage", stage.name().into()), ("msg_type", t.msg_type().into())],
+                    labels: vec![
+                        ("stage", stage.name().into()),
+                        ("msg_type", t.msg_type().into()),
+                    ],
                     value: Value::Histogram(Box::new(h)),
                 });
             }

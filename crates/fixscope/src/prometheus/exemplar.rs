@@ -17,7 +17,12 @@ pub struct Exemplar {
 /// The exemplar for one order: `cl_ord_id` (the correlation key as the wire had it, SOH of
 /// a compound key shown as `|`, cut to fit the label limit) and `session` (fixscope's
 /// session id, as in JSON and `--trace`).
-pub fn order_exemplar(latency_ns: u64, key: &[u8], session: u64, request_unix_ns: Option<u64>) -> Exemplar {
+pub fn order_exemplar(
+    latency_ns: u64,
+    key: &[u8],
+    session: u64,
+    request_unix_ns: Option<u64>,
+) -> Exemplar {
     let session = session.to_string();
     let budget = MAX_LABEL_CHARS - "cl_ord_id".len() - "session".len() - session.chars().count();
     let key: String = String::from_utf8_lossy(key)
@@ -40,7 +45,11 @@ mod tests {
     fn labels_fit_the_openmetrics_limit() {
         let long = vec![b'A'; 500];
         let e = order_exemplar(1_500_000, &long, 12, Some(1_700_000_000_000_000_000));
-        let chars: usize = e.labels.iter().map(|(n, v)| n.len() + v.chars().count()).sum();
+        let chars: usize = e
+            .labels
+            .iter()
+            .map(|(n, v)| n.len() + v.chars().count())
+            .sum();
         assert_eq!(chars, MAX_LABEL_CHARS);
         assert_eq!(e.value_s, 0.0015);
         let e = order_exemplar(1, b"ORD1\x0155", 3, None);

@@ -43,7 +43,10 @@ mod tests {
             "fixscope counter no_such_counter (docs/output-json.md)"
         );
         for (name, _) in fixscope_core::report::Counters::default().list() {
-            assert!(!help_of(&name).contains("docs/output-json.md"), "{name} has no docs row");
+            assert!(
+                !help_of(&name).contains("docs/output-json.md"),
+                "{name} has no docs row"
+            );
         }
     }
 }

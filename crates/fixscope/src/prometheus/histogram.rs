@@ -53,7 +53,10 @@ impl ClassicBounds {
                 return Err(format!("bucket bound {item} must be positive and finite"));
             }
             if seconds.last().is_some_and(|&last| s <= last) {
-                return Err(format!("bucket bounds must ascend: {item} after {}", seconds[seconds.len() - 1]));
+                return Err(format!(
+                    "bucket bounds must ascend: {item} after {}",
+                    seconds[seconds.len() - 1]
+                ));
             }
             seconds.push(s);
         }
@@ -61,7 +64,10 @@ impl ClassicBounds {
             return Err(format!("{} bucket bounds; at most 100", seconds.len()));
         }
         // A bound holds every whole nanosecond at or below it (1e-6 s: 1000 ns exactly).
-        let ns = seconds.iter().map(|s| (s * 1e9 + 1e-6).floor() as u64).collect();
+        let ns = seconds
+            .iter()
+            .map(|s| (s * 1e9 + 1e-6).floor() as u64)
+            .collect();
         Ok(ClassicBounds { seconds, ns })
     }
 
@@ -160,7 +166,13 @@ mod tests {
         assert_eq!(h.classic.iter().sum::<u64>(), 20_000);
         assert!((h.sum_s - values.iter().sum::<u64>() as f64 * 1e-9).abs() < 1e-6);
         // Each value's own native bucket or the next one holds it, never a lower one.
-        let keys: Vec<i32> = h.native.buckets().iter().filter(|b| b.1 > 0).map(|b| b.0).collect();
+        let keys: Vec<i32> = h
+            .native
+            .buckets()
+            .iter()
+            .filter(|b| b.1 > 0)
+            .map(|b| b.0)
+            .collect();
         for &v in &values {
             let own = native::key_of(v as f64 * 1e-9);
             let edge = native::key_of(rec.histogram().highest_equivalent(v) as f64 * 1e-9);
@@ -184,7 +196,13 @@ mod tests {
             .collect();
         // 999..=1001 ns share one 0.27% bucket.
         expected.dedup();
-        let got: Vec<i32> = h.native.buckets().iter().filter(|b| b.1 > 0).map(|b| b.0).collect();
+        let got: Vec<i32> = h
+            .native
+            .buckets()
+            .iter()
+            .filter(|b| b.1 > 0)
+            .map(|b| b.0)
+            .collect();
         assert_eq!(got, expected);
         // le=1µs holds 0..=1000 (inclusive bound), le=2µs 1001, +Inf 2047.
         assert_eq!(h.classic, vec![5, 1, 1]);

@@ -36,7 +36,9 @@ pub fn choose(accept: Option<&str>) -> Format {
             }
         }
         let format = match media.as_str() {
-            "application/vnd.google.protobuf" if proto_ok && delimited => Some((0, Format::Protobuf)),
+            "application/vnd.google.protobuf" if proto_ok && delimited => {
+                Some((0, Format::Protobuf))
+            }
             "application/openmetrics-text" => Some((1, Format::OpenMetrics)),
             "text/plain" => Some((2, Format::Text)),
             "*/*" | "text/*" | "application/*" => Some((3, Format::OpenMetrics)),
@@ -75,13 +77,22 @@ mod tests {
     #[test]
     fn q_values_decide_and_protobuf_must_name_the_message() {
         assert_eq!(choose(Some("text/plain;version=0.0.4")), Format::Text);
-        assert_eq!(choose(Some("text/plain;q=0.9, application/openmetrics-text;q=0.5")), Format::Text);
-        assert_eq!(choose(Some("application/vnd.google.protobuf;encoding=delimited")), Format::OpenMetrics);
+        assert_eq!(
+            choose(Some("text/plain;q=0.9, application/openmetrics-text;q=0.5")),
+            Format::Text
+        );
+        assert_eq!(
+            choose(Some("application/vnd.google.protobuf;encoding=delimited")),
+            Format::OpenMetrics
+        );
         assert_eq!(
             choose(Some("application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=text")),
             Format::OpenMetrics
         );
-        assert_eq!(choose(Some("application/openmetrics-text;q=0, text/plain;q=0.1")), Format::Text);
+        assert_eq!(
+            choose(Some("application/openmetrics-text;q=0, text/plain;q=0.1")),
+            Format::Text
+        );
         assert_eq!(choose(None), Format::OpenMetrics);
         assert_eq!(choose(Some("*/*")), Format::OpenMetrics);
         assert_eq!(choose(Some("image/png")), Format::OpenMetrics);

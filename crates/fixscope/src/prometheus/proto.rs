@@ -37,7 +37,11 @@ pub fn family_message(f: &Family, bounds: &[f64]) -> pb::MetricFamily {
         name: f.sample_name(),
         help: f.help.clone(),
         r#type: kind as i32,
-        metric: f.samples.iter().map(|s| metric(f.kind, s, bounds)).collect(),
+        metric: f
+            .samples
+            .iter()
+            .map(|s| metric(f.kind, s, bounds))
+            .collect(),
         unit: f.unit.unwrap_or_default().to_string(),
     }
 }

@@ -122,7 +122,12 @@ fn handle(mut stream: TcpStream, published: &Published) -> io::Result<()> {
     let mut chunk = [0u8; 2048];
     while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
         if buf.len() > MAX_REQUEST {
-            return respond(&mut stream, "431 Request Header Fields Too Large", "text/plain", b"");
+            return respond(
+                &mut stream,
+                "431 Request Header Fields Too Large",
+                "text/plain",
+                b"",
+            );
         }
         let n = stream.read(&mut chunk)?;
         if n == 0 {
@@ -132,10 +137,20 @@ fn handle(mut stream: TcpStream, published: &Published) -> io::Result<()> {
     }
     let head = String::from_utf8_lossy(&buf);
     let Some(req) = parse_request(&head) else {
-        return respond(&mut stream, "400 Bad Request", "text/plain", b"bad request\n");
+        return respond(
+            &mut stream,
+            "400 Bad Request",
+            "text/plain",
+            b"bad request\n",
+        );
     };
     if req.method != "GET" {
-        return respond(&mut stream, "405 Method Not Allowed", "text/plain", b"GET only\n");
+        return respond(
+            &mut stream,
+            "405 Method Not Allowed",
+            "text/plain",
+            b"GET only\n",
+        );
     }
     match req.path.as_str() {
         "/metrics" => {
@@ -149,11 +164,21 @@ fn handle(mut stream: TcpStream, published: &Published) -> io::Result<()> {
             "text/html; charset=utf-8",
             b"<html><body><a href=\"/metrics\">fixscope metrics</a></body></html>\n",
         ),
-        _ => respond(&mut stream, "404 Not Found", "text/plain", b"not found: try /metrics\n"),
+        _ => respond(
+            &mut stream,
+            "404 Not Found",
+            "text/plain",
+            b"not found: try /metrics\n",
+        ),
     }
 }
 
-fn respond(stream: &mut TcpStream, status: &str, content_type: &str, body: &[u8]) -> io::Result<()> {
+fn respond(
+    stream: &mut TcpStream,
+    status: &str,
+    content_type: &str,
+    body: &[u8],
+) -> io::Result<()> {
     let head = format!(
         "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
         body.len()
@@ -184,10 +209,15 @@ mod tests {
     #[test]
     fn a_scrape_over_http_gets_the_latest_snapshot() {
         let published = Arc::new(Published::default());
-        let addr = serve("127.0.0.1:0".parse().expect("addr"), Arc::clone(&published)).expect("bind");
+        let addr =
+            serve("127.0.0.1:0".parse().expect("addr"), Arc::clone(&published)).expect("bind");
         let get = |accept: &str| {
             let mut s = TcpStream::connect(addr).expect("connect");
-            write!(s, "GET /metrics HTTP/1.1\r\nHost: x\r\nAccept: {accept}\r\n\r\n").expect("send");
+            write!(
+                s,
+                "GET /metrics HTTP/1.1\r\nHost: x\r\nAccept: {accept}\r\n\r\n"
+            )
+            .expect("send");
             let mut out = Vec::new();
             s.read_to_end(&mut out).expect("read");
             String::from_utf8_lossy(&out).into_owned()

@@ -28,12 +28,7 @@ pub fn encode(snapshot: &Snapshot, flavour: Flavour) -> String {
     out
 }
 
-fn family_text(
-    out: &mut String,
-    f: &Family,
-    bounds: &[f64],
-    flavour: Flavour,
-) -> std::fmt::Result {
+fn family_text(out: &mut String, f: &Family, bounds: &[f64], flavour: Flavour) -> std::fmt::Result {
     if f.samples.is_empty() {
         return Ok(());
     }
@@ -79,7 +74,9 @@ fn histogram_text(
     let mut cumulative = 0u64;
     for (i, n) in h.classic.iter().enumerate() {
         cumulative += n;
-        let le = bounds.get(i).map_or_else(|| "+Inf".to_string(), |b| float(*b));
+        let le = bounds
+            .get(i)
+            .map_or_else(|| "+Inf".to_string(), |b| float(*b));
         write!(out, "{name}_bucket{} {cumulative}", labels(s, Some(&le)))?;
         if let Some((_, e)) = exemplar_at.filter(|(at, _)| *at == i) {
             exemplar_text(out, e)?;
@@ -145,7 +142,11 @@ fn escape(s: &str, quotes: bool) -> String {
 /// Shortest exact decimal (Rust's `Display` for f64 round-trips).
 fn float(v: f64) -> String {
     if v.is_infinite() {
-        return if v > 0.0 { "+Inf".into() } else { "-Inf".into() };
+        return if v > 0.0 {
+            "+Inf".into()
+        } else {
+            "-Inf".into()
+        };
     }
     format!("{v}")
 }
@@ -160,7 +161,12 @@ mod tests {
             count: 3,
             sum_s: 0.0035,
             classic: vec![1, 2, 0],
-            exemplar: Some(order_exemplar(2_000_000, b"ORD\"7", 2, Some(1_700_000_000_000_000_000))),
+            exemplar: Some(order_exemplar(
+                2_000_000,
+                b"ORD\"7",
+                2,
+                Some(1_700_000_000_000_000_000),
+            )),
             ..HistogramData::default()
         };
         Snapshot {
