@@ -23,6 +23,7 @@ pub mod reassembly;
 pub mod report;
 pub mod segment;
 pub mod shutdown;
+pub mod slowest;
 pub mod source;
 pub mod stats;
 

@@ -21,6 +21,7 @@ use crate::fix::framing::{FramedMessage, FramingCounters, StreamFramer};
 use crate::reassembly::{ReassemblyCounters, ReassemblyLimits, StreamEvent, StreamReassembler};
 use crate::report::{Counters, IntervalReport, Reporter, SummaryReport, TimeSpan};
 use crate::segment::{ConnectionKey, Direction, Segment};
+use crate::slowest::OrderRef;
 use crate::source::Counter;
 use crate::stats::Stats;
 
@@ -39,6 +40,8 @@ pub struct PipelineConfig {
     /// Connections tracked at once; beyond it the least recently active half is dropped
     /// (a port scan or SYN flood must not grow memory without bound).
     pub max_connections: usize,
+    /// The slowest orders kept per stage (`--slowest`; 0: none).
+    pub slowest: usize,
 }
 
 impl Default for PipelineConfig {
@@ -51,6 +54,7 @@ impl Default for PipelineConfig {
             interval_ns: 1_000_000_000,
             idle_connection_ns: 600_000_000_000,
             max_connections: 1 << 16,
+            slowest: crate::slowest::DEFAULT_SLOWEST,
         }
     }
 }
@@ -134,7 +138,7 @@ impl Pipeline {
         Pipeline {
             observer: None,
             correlator: Correlator::new(config.key.clone(), config.correlation),
-            stats: Stats::new(config.highest_ns),
+            stats: Stats::new(config.highest_ns).with_slowest(config.slowest),
             config,
             connections: HashMap::new(),
             next_session: 1,
@@ -564,8 +568,16 @@ fn on_message(
                 if let Some(s) = stats.session_mut(session) {
                     s.responses += 1;
                 }
-                correlator.on_response(session, &facts, msg.first_byte_ts_ns, |latency| {
-                    stats.record(latency)
+                let ts_ns = msg.first_byte_ts_ns;
+                correlator.on_response(session, &facts, ts_ns, |latency, key| {
+                    let order = OrderRef {
+                        key,
+                        response_msg_type: facts.msg_type,
+                        exec_type: facts.exec_type,
+                        ord_status: facts.ord_status,
+                        response_ts_ns: ts_ns,
+                    };
+                    stats.record_order(latency, &order)
                 });
             }
         }

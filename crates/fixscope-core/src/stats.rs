@@ -11,6 +11,7 @@ use hdrhistogram::Histogram;
 
 use crate::correlate::{Latency, RequestType, Stage};
 use crate::segment::ConnectionKey;
+use crate::slowest::{OrderRef, SessionRef, SlowOrder, SlowestOrders, DEFAULT_SLOWEST};
 
 /// Percentiles every summary reports: the quantile as a fraction (never `pct / 100.0`:
 /// `99.9 / 100.0` is 0.9990000000000001 in f64, one rank too high whenever the count is a
@@ -232,6 +233,8 @@ pub struct Stats {
     /// per-message lookup is an index, not a hash.
     sessions: Vec<SessionStats>,
     untracked_sessions: u64,
+    /// The slowest orders per stage (`--slowest`).
+    slowest: SlowestOrders,
 }
 
 impl Stats {
@@ -250,6 +253,40 @@ impl Stats {
             over_range: 0,
             sessions: Vec::new(),
             untracked_sessions: 0,
+            slowest: SlowestOrders::new(DEFAULT_SLOWEST),
+        }
+    }
+
+    /// Keeps the `n` slowest orders per stage (0: none) instead of [`DEFAULT_SLOWEST`].
+    pub fn with_slowest(mut self, n: usize) -> Self {
+        self.slowest = SlowestOrders::new(n);
+        self
+    }
+
+    /// Records a latency and, if it is among the slowest, the order it belongs to. The
+    /// order costs one comparison unless it gets in.
+    #[inline]
+    pub fn record_order(&mut self, latency: Latency, order: &OrderRef<'_>) {
+        self.record(latency);
+        if self.slowest.admits(latency.stage, latency.ns) {
+            let names = self
+                .sessions
+                .get((latency.session as usize).wrapping_sub(1))
+                .map_or_else(SessionRef::default, |s| SessionRef {
+                    sender_comp_id: &s.sender_comp_id,
+                    target_comp_id: &s.target_comp_id,
+                    connection: Some(s.connection),
+                });
+            self.slowest.offer(
+                latency.stage,
+                latency.ns,
+                latency.request_type,
+                latency.session,
+                latency.request_ts_ns,
+                latency.late,
+                order,
+                &names,
+            );
         }
     }
 
@@ -296,6 +333,7 @@ impl Stats {
                 self.cumulative_view[s].merge(&self.by_type_view[t][s]);
             }
         }
+        self.slowest.refresh();
         self.views_fresh = true;
     }
 
@@ -343,6 +381,18 @@ impl Stats {
         &self.interval_view[stage.index()]
     }
 
+    /// The run's slowest orders at `stage`, slowest first (after [`Stats::refresh_views`]).
+    pub fn slowest(&self, stage: Stage) -> &[SlowOrder] {
+        debug_assert!(self.views_fresh, "refresh_views before reading views");
+        self.slowest.cumulative(stage)
+    }
+
+    /// The current interval's slowest orders at `stage` (after [`Stats::refresh_views`]).
+    pub fn interval_slowest(&self, stage: Stage) -> &[SlowOrder] {
+        debug_assert!(self.views_fresh, "refresh_views before reading views");
+        self.slowest.interval(stage)
+    }
+
     /// Everything recorded for requests of type `t` at `stage` (after refresh_views).
     pub fn by_request_type(&self, t: RequestType, stage: Stage) -> &LatencyRecorder {
         debug_assert!(self.views_fresh, "refresh_views before reading views");
@@ -360,6 +410,7 @@ impl Stats {
             earlier.merge(current);
             current.reset();
         }
+        self.slowest.reset_interval();
         self.views_fresh = false;
     }
 
@@ -374,6 +425,7 @@ impl Stats {
             r.reset();
         }
         self.over_range = 0;
+        self.slowest.reset_all();
         self.views_fresh = false;
         for s in self.sessions.iter_mut() {
             s.first_response = None;
@@ -461,6 +513,7 @@ mod tests {
             session: 1,
             ns,
             late: false,
+            request_ts_ns: 0,
         };
         s.record(l(100));
         s.reset_interval();

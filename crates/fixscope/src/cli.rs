@@ -114,7 +114,14 @@ pub struct AnalysisArgs {
     /// written beside FILE and renamed over it).
     #[arg(long, value_name = "FILE")]
     pub prometheus_textfile: Option<PathBuf>,
+    /// Show the N slowest orders per stage (ClOrdID, session, request time, latency,
+    /// response) in the summary, JSON and pictures; 0 disables.
+    #[arg(long, default_value_t = fixscope_core::slowest::DEFAULT_SLOWEST, value_name = "N")]
+    pub slowest: usize,
 }
+
+/// `--slowest` limit: the lists are copied at every report, so they stay small.
+const MAX_SLOWEST: usize = 1000;
 
 /// `--format`: what stdout carries.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -161,6 +168,12 @@ impl AnalysisArgs {
                 self.max_pending
             );
         }
+        if self.slowest > MAX_SLOWEST {
+            bail!(
+                "--slowest must be between 0 and {MAX_SLOWEST}, got {}",
+                self.slowest
+            );
+        }
         Ok(PipelineConfig {
             key,
             correlation: CorrelatorLimits {
@@ -169,6 +182,7 @@ impl AnalysisArgs {
             },
             highest_ns: (self.max_ms * 1e6) as u64,
             interval_ns: self.effective_interval_ns(),
+            slowest: self.slowest,
             ..PipelineConfig::default()
         })
     }
@@ -398,6 +412,7 @@ impl AnalysisArgs {
             prometheus_buckets: None,
             prometheus_sessions: 0,
             prometheus_textfile: None,
+            slowest: fixscope_core::slowest::DEFAULT_SLOWEST,
         }
     }
 }

@@ -108,7 +108,8 @@ fn percent_encode(s: &str) -> String {
         .collect()
 }
 
-/// A Prometheus HTTP API call; panics unless it succeeded. Returns `data.result`.
+/// A Prometheus HTTP API call; panics unless it succeeded. Returns `data.result` (or
+/// `data` when it has no `result`, as for exemplars).
 fn api(ns: &str, path: &str, params: &[(&str, String)]) -> Value {
     let query: Vec<String> = params
         .iter()
@@ -123,7 +124,10 @@ fn api(ns: &str, path: &str, params: &[(&str, String)]) -> Value {
     let v: Value =
         serde_json::from_slice(&body).unwrap_or_else(|e| panic!("{path} {params:?}: {e}: {head}"));
     assert_eq!(v["status"], "success", "{path} {params:?}: {v}");
-    v["data"]["result"].clone()
+    match v["data"].get("result") {
+        Some(r) => r.clone(),
+        None => v["data"].clone(),
+    }
 }
 
 /// An instant query's only sample value, evaluated at `at` (UNIX s): a moment while
@@ -297,7 +301,7 @@ fn prometheus_scrapes_native_and_classic_histograms_that_agree_with_fixscope() {
     live.proc.signal(libc::SIGTERM);
     let l = live.proc.finish(Duration::from_secs(10));
     assert_eq!(l.status.code(), Some(0), "fixscope live: {}", l.stderr);
-    let (_, summary) = parse_report(&l.stdout);
+    let (intervals, summary) = parse_report(&l.stdout);
     let first = support::stage(&summary, "first_response");
     let count = first["count"].as_u64().expect("count");
     assert_eq!(count, orders, "fixscope matched every order");
@@ -377,12 +381,63 @@ fn prometheus_scrapes_native_and_classic_histograms_that_agree_with_fixscope() {
     );
     assert_eq!(sessions.as_array().map(Vec::len), Some(3), "{sessions}");
 
+    check_exemplars(&ns, t0, at, &intervals);
+
     prometheus.signal(libc::SIGTERM);
     let p = prometheus.finish(Duration::from_secs(20));
     assert!(p.status.success(), "prometheus: {}", p.stderr);
     exchange.proc.signal(libc::SIGTERM);
     exchange.proc.finish(Duration::from_secs(10));
     eprintln!("prometheus e2e: {:?}", started.elapsed());
+}
+
+/// The exemplars Prometheus stored are the slowest orders of fixscope's intervals: each
+/// (ClOrdID, session, latency) is the top of some interval's first-response list.
+fn check_exemplars(ns: &str, start: f64, end: f64, intervals: &[Value]) {
+    let result = api(
+        ns,
+        "/api/v1/query_exemplars",
+        &[
+            (
+                "query",
+                r#"fixscope_latency_seconds_bucket{job="fixscope_classic",stage="first_response"}"#
+                    .to_string(),
+            ),
+            ("start", format!("{start:.3}")),
+            ("end", format!("{end:.3}")),
+        ],
+    );
+    let slowest: Vec<(String, String, f64)> = intervals
+        .iter()
+        .filter_map(|i| {
+            let o = i["slowest"]["first_response"].get(0)?;
+            Some((
+                o["key"].as_str()?.to_string(),
+                o["session"].to_string(),
+                o["latency_ns"].as_u64()? as f64 * 1e-9,
+            ))
+        })
+        .collect();
+    let mut seen = 0;
+    for series in result.as_array().expect("exemplar series") {
+        for e in series["exemplars"].as_array().expect("exemplars") {
+            let key = e["labels"]["cl_ord_id"].as_str().expect("cl_ord_id label");
+            let session = e["labels"]["session"].as_str().expect("session label");
+            let value: f64 = e["value"]
+                .as_str()
+                .and_then(|v| v.parse().ok())
+                .expect("value");
+            assert!(
+                slowest
+                    .iter()
+                    .any(|(k, s, v)| k == key && s == session && (v - value).abs() < 1e-12),
+                "exemplar {e} is no interval's slowest order: {slowest:?}"
+            );
+            seen += 1;
+        }
+    }
+    eprintln!("{seen} exemplars, each an interval's slowest order");
+    assert!(seen >= 3, "{seen} exemplars over the run: {result}");
 }
 
 /// `promtool check metrics` on `text`: its complaints (empty when clean).

@@ -76,6 +76,8 @@ pub struct Latency {
     pub ns: u64,
     /// The request came before `-t` ran out for it (first response: it was `late`).
     pub late: bool,
+    /// When the order's request was seen (for `ack_to_fill` too), in the source's clock.
+    pub request_ts_ns: u64,
 }
 
 /// The pending-request table and the matching rules.
@@ -142,7 +144,8 @@ impl Correlator {
     }
 
     /// Matches a response seen at `ts_ns` (the time of the segment carrying its first byte)
-    /// and reports the latencies it completes.
+    /// and reports the latencies it completes, each with the order's key (tag values joined
+    /// by SOH) for the slowest-orders lists.
     pub fn on_response<F>(
         &mut self,
         session: u64,
@@ -150,7 +153,7 @@ impl Correlator {
         ts_ns: u64,
         mut on_latency: F,
     ) where
-        F: FnMut(Latency),
+        F: FnMut(Latency, &[u8]),
     {
         self.counters.responses += 1;
         let mut key_buf = std::mem::take(&mut self.key_buf);
@@ -160,10 +163,9 @@ impl Correlator {
             return;
         }
         let hash = self.table.hash(session, &key_buf);
-        let found = self.table.find(session, &key_buf, hash);
-        self.key_buf = key_buf;
-        let Some(slot) = found else {
+        let Some(slot) = self.table.find(session, &key_buf, hash) else {
             self.counters.unmatched_responses += 1;
+            self.key_buf = key_buf;
             return;
         };
         let kind = classify_response(facts.msg_type, facts.exec_type, facts.ord_status);
@@ -172,14 +174,20 @@ impl Correlator {
         let p = self.table.get_mut(slot);
         let late = p.timed_out;
         let request_type = p.request_type;
+        let request_ts_ns = p.request_ts_ns;
+        let key = key_buf.as_slice();
         let mut emit = |stage, from: u64| match ts_ns.checked_sub(from) {
-            Some(ns) => on_latency(Latency {
-                stage,
-                request_type,
-                session,
-                ns,
-                late,
-            }),
+            Some(ns) => on_latency(
+                Latency {
+                    stage,
+                    request_type,
+                    session,
+                    ns,
+                    late,
+                    request_ts_ns,
+                },
+                key,
+            ),
             None => counters.time_reversed += 1,
         };
         if first {
@@ -200,6 +208,7 @@ impl Correlator {
             counters.matched += 1;
             counters.late += u64::from(late);
         }
+        self.key_buf = key_buf;
         if kind.terminal {
             self.table.release(slot);
         }

@@ -5,7 +5,9 @@ use std::io::{self, Write};
 
 use serde_json::{json, Map, Value};
 
-use super::{IntervalReport, Reporter, StageSummary, SummaryReport};
+use super::{utc, IntervalReport, Reporter, StageSummary, SummaryReport};
+use crate::correlate::Stage;
+use crate::slowest::SlowOrder;
 use crate::source::Counter;
 use crate::stats::{Distribution, PERCENTILES};
 
@@ -70,6 +72,45 @@ fn stages_json(stages: &[StageSummary]) -> Value {
         .collect()
 }
 
+/// One slow order as the schema's object: self-contained (session names and addresses
+/// inline), times both in the source's clock and as UTC.
+pub fn slow_order_json(o: &SlowOrder, unix_offset_ns: i64) -> Value {
+    let conn = o.connection;
+    json!({
+        "stage": o.stage.name(),
+        "latency_ns": o.latency_ns,
+        "key": o.key,
+        "msg_type": o.request_type.msg_type(),
+        "response_msg_type": o.response_msg_type,
+        "exec_type": o.exec_type.map(String::from),
+        "ord_status": o.ord_status.map(String::from),
+        "session": o.session,
+        "sender_comp_id": o.sender_comp_id,
+        "target_comp_id": o.target_comp_id,
+        "client": conn.map(|c| c.client.to_string()),
+        "server": conn.map(|c| c.server.to_string()),
+        "request_ns": o.request_ts_ns,
+        "request_time": utc(o.request_ts_ns, unix_offset_ns),
+        "response_ns": o.response_ts_ns,
+        "late": o.late,
+    })
+}
+
+/// The slowest orders per stage: `{"first_response": [...], "ack": [...], ...}`.
+pub fn slowest_json(slowest: &[&[SlowOrder]; 4], unix_offset_ns: i64) -> Value {
+    Stage::ALL
+        .iter()
+        .map(|s| {
+            let list: Vec<Value> = slowest[s.index()]
+                .iter()
+                .map(|o| slow_order_json(o, unix_offset_ns))
+                .collect();
+            (s.name().to_string(), Value::Array(list))
+        })
+        .collect::<Map<String, Value>>()
+        .into()
+}
+
 impl<W: Write> Reporter for JsonReporter<W> {
     fn interval(&mut self, r: &IntervalReport<'_>) -> io::Result<()> {
         let stages: Vec<Value> = r
@@ -97,6 +138,7 @@ impl<W: Write> Reporter for JsonReporter<W> {
             "counters": r.counters,
             "delta": counter_map(&r.delta),
             "source": counter_map(r.source),
+            "slowest": slowest_json(&r.slowest, r.span.unix_offset_ns),
         });
         self.line(&v)
     }
@@ -134,6 +176,7 @@ impl<W: Write> Reporter for JsonReporter<W> {
             "untracked_sessions": r.untracked_sessions,
             "counters": r.counters,
             "source": counter_map(r.source),
+            "slowest": slowest_json(&r.slowest, r.span.unix_offset_ns),
         });
         self.line(&v)
     }

@@ -14,6 +14,7 @@ use std::io;
 use hdrhistogram::Histogram;
 
 use crate::correlate::{RequestType, Stage};
+use crate::slowest::SlowOrder;
 use crate::source::Counter;
 use crate::stats::{Distribution, Stats};
 
@@ -85,6 +86,9 @@ pub struct IntervalReport<'a> {
     /// Everything recorded so far (views refreshed): cumulative per stage and request type,
     /// per session — what an exporter of cumulative metrics (Prometheus) reads.
     pub stats: &'a Stats,
+    /// The interval's slowest orders per stage (`--slowest`), slowest first, indexed by
+    /// [`Stage::index`]; each carries its session's names and addresses.
+    pub slowest: [&'a [SlowOrder]; 4],
 }
 
 impl<'a> IntervalReport<'a> {
@@ -121,6 +125,7 @@ impl<'a> IntervalReport<'a> {
             source,
             histograms: Stage::ALL.map(|s| stats.interval(s).histogram()),
             stats,
+            slowest: Stage::ALL.map(|s| stats.interval_slowest(s)),
         }
     }
 }
@@ -162,6 +167,9 @@ pub struct SummaryReport<'a> {
     pub histograms: [&'a Histogram<u64>; 4],
     /// Everything recorded (views refreshed), as in [`IntervalReport::stats`].
     pub stats: &'a Stats,
+    /// The run's slowest orders per stage (`--slowest`), slowest first, indexed by
+    /// [`Stage::index`]; each carries its session's names and addresses.
+    pub slowest: [&'a [SlowOrder]; 4],
 }
 
 impl<'a> SummaryReport<'a> {
@@ -214,6 +222,7 @@ impl<'a> SummaryReport<'a> {
             source,
             histograms: Stage::ALL.map(|s| stats.cumulative(s).histogram()),
             stats,
+            slowest: Stage::ALL.map(|s| stats.slowest(s)),
         }
     }
 }

@@ -7,6 +7,7 @@ use hdrhistogram::Histogram;
 
 use super::{human_ns, Counters, IntervalReport, Reporter, StageSummary, SummaryReport};
 use crate::correlate::Stage;
+use crate::slowest::SlowOrder;
 use crate::source::Counter;
 use crate::stats::{Distribution, PERCENTILES};
 
@@ -149,6 +150,7 @@ impl<W: Write> Reporter for TextReporter<W> {
                 )?;
             }
         }
+        write_slowest(out, &r.slowest, r.span.unix_offset_ns)?;
         write_counters(out, &r.counters, r.source)?;
         let stage = self.histogram_stage;
         let dist = &r.stages[stage.index()].dist;
@@ -230,6 +232,54 @@ fn write_stage_row(out: &mut impl Write, name: &str, d: &Distribution) -> io::Re
         )?;
     }
     writeln!(out)
+}
+
+/// The slowest orders per stage, with what an engineer needs to find them in engine logs.
+fn write_slowest(
+    out: &mut impl Write,
+    slowest: &[&[SlowOrder]; 4],
+    unix_offset_ns: i64,
+) -> io::Result<()> {
+    if slowest.iter().all(|l| l.is_empty()) {
+        return Ok(());
+    }
+    writeln!(out, "\nslowest orders:")?;
+    writeln!(
+        out,
+        "  {:<15} {:>9}  {:<20} {:<4} {:<8} {:>4} {:<24} {:<44} request time (UTC)",
+        "stage", "latency", "key", "type", "response", "#", "sender->target", "client -> server"
+    )?;
+    for o in slowest.iter().flat_map(|l| l.iter()) {
+        let response = format!(
+            "{}{}{}",
+            o.response_msg_type,
+            o.exec_type.map_or(String::new(), |c| format!("/{c}")),
+            o.ord_status.map_or(String::new(), |c| format!("/{c}"))
+        );
+        let names = if o.sender_comp_id.is_empty() {
+            "?".to_string()
+        } else {
+            format!("{}->{}", o.sender_comp_id, o.target_comp_id)
+        };
+        let addresses = o
+            .connection
+            .map_or("?".to_string(), |c| format!("{} -> {}", c.client, c.server));
+        writeln!(
+            out,
+            "  {:<15} {:>9}  {:<20} {:<4} {:<8} {:>4} {:<24} {:<44} {}{}",
+            o.stage.name(),
+            human_ns(o.latency_ns as f64),
+            o.key,
+            o.request_type.msg_type(),
+            response,
+            o.session,
+            names,
+            addresses,
+            super::utc(o.request_ts_ns, unix_offset_ns),
+            if o.late { "  (late)" } else { "" },
+        )?;
+    }
+    Ok(())
 }
 
 fn write_counters(out: &mut impl Write, c: &Counters, source: &[Counter]) -> io::Result<()> {

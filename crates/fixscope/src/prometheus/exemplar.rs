@@ -14,18 +14,18 @@ pub struct Exemplar {
     pub timestamp_s: Option<f64>,
 }
 
-/// The exemplar for one order: `cl_ord_id` (the correlation key as the wire had it, SOH of
-/// a compound key shown as `|`, cut to fit the label limit) and `session` (fixscope's
-/// session id, as in JSON and `--trace`).
+/// The exemplar for one order: `cl_ord_id` (the correlation key's value as the slowest
+/// orders list has it — a compound key's values joined by `|` — cut to fit the label limit)
+/// and `session` (fixscope's session id, as in JSON, `--trace` and the session series).
 pub fn order_exemplar(
     latency_ns: u64,
-    key: &[u8],
+    key: &str,
     session: u64,
     request_unix_ns: Option<u64>,
 ) -> Exemplar {
     let session = session.to_string();
     let budget = MAX_LABEL_CHARS - "cl_ord_id".len() - "session".len() - session.chars().count();
-    let key: String = String::from_utf8_lossy(key)
+    let key: String = key
         .chars()
         .map(|c| if c == '\x01' { '|' } else { c })
         .take(budget)
@@ -43,7 +43,7 @@ mod tests {
 
     #[test]
     fn labels_fit_the_openmetrics_limit() {
-        let long = vec![b'A'; 500];
+        let long = "A".repeat(500);
         let e = order_exemplar(1_500_000, &long, 12, Some(1_700_000_000_000_000_000));
         let chars: usize = e
             .labels
@@ -52,7 +52,7 @@ mod tests {
             .sum();
         assert_eq!(chars, MAX_LABEL_CHARS);
         assert_eq!(e.value_s, 0.0015);
-        let e = order_exemplar(1, b"ORD1\x0155", 3, None);
+        let e = order_exemplar(1, "ORD1\x0155", 3, None);
         assert_eq!(e.labels[0].1, "ORD1|55");
         assert_eq!(e.labels[1], ("session", "3".to_string()));
     }

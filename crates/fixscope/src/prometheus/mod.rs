@@ -24,14 +24,12 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use fixscope_core::correlate::RequestType;
 use fixscope_core::report::{IntervalReport, Reporter, SummaryReport, TimeSpan};
+use fixscope_core::slowest::SlowOrder;
 
 use collect::{Collector, Inputs, Settings};
 use server::Published;
-
-/// The port examples and docs use (any free port works; pass `ADDR:PORT` to bind beyond
-/// loopback).
-pub const SUGGESTED_PORT: u16 = 9874;
 
 /// The Prometheus outputs of a run.
 pub struct PrometheusReporter {
@@ -63,20 +61,24 @@ impl PrometheusReporter {
         };
         Ok((reporter, bound))
     }
+}
 
-    /// The exemplar integration point: the slowest order of an interval for `stage` and
-    /// `request_type` becomes that series' exemplar (ClOrdID/key and session).
-    pub fn note_slowest(
-        &mut self,
-        stage: fixscope_core::correlate::Stage,
-        request_type: fixscope_core::correlate::RequestType,
-        latency_ns: u64,
-        key: &[u8],
-        session: u64,
-        request_unix_ns: Option<u64>,
-    ) {
-        let e = exemplar::order_exemplar(latency_ns, key, session, request_unix_ns);
-        self.collector.set_exemplar(stage, request_type, e);
+impl PrometheusReporter {
+    /// Each series' exemplar becomes the interval's slowest order of its stage and request
+    /// type (lists are slowest first; `--slowest 0` keeps none). A quiet interval keeps the
+    /// previous exemplar.
+    fn take_exemplars(&mut self, slowest: [&[SlowOrder]; 4], unix_offset_ns: i64) {
+        for list in slowest {
+            for t in RequestType::ALL {
+                if let Some(o) = list.iter().find(|o| o.request_type == t) {
+                    let unix_ns =
+                        u64::try_from(i128::from(o.request_ts_ns) + i128::from(unix_offset_ns))
+                            .ok();
+                    let e = exemplar::order_exemplar(o.latency_ns, &o.key, o.session, unix_ns);
+                    self.collector.set_exemplar(o.stage, t, e);
+                }
+            }
+        }
     }
 }
 
@@ -86,16 +88,19 @@ fn unix_s(span: &TimeSpan) -> f64 {
 
 impl Reporter for PrometheusReporter {
     fn interval(&mut self, r: &IntervalReport<'_>) -> io::Result<()> {
-        let Some(published) = &self.published else {
+        if self.published.is_none() {
             return Ok(());
-        };
+        }
+        self.take_exemplars(r.slowest, r.span.unix_offset_ns);
         let snapshot = self.collector.snapshot(&Inputs {
             stats: r.stats,
             counters: &r.counters,
             source: r.source,
             at_unix_s: unix_s(&r.span),
         });
-        published.publish(snapshot);
+        if let Some(published) = &self.published {
+            published.publish(snapshot);
+        }
         Ok(())
     }
 

@@ -75,7 +75,8 @@ impl Sparse {
         out
     }
 
-    /// Back to `(key, count)` pairs (zeros of filled gaps included): for tests and checks.
+    /// Back to `(key, count)` pairs (zeros of filled gaps included).
+    #[cfg(test)]
     pub fn buckets(&self) -> Vec<(i32, u64)> {
         let mut out = Vec::new();
         let mut key = 0i32;

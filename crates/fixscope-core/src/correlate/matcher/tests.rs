@@ -36,7 +36,7 @@ impl H {
     fn resp(&mut self, session: u64, m: &[u8], ts: u64) {
         let f = MessageFacts::extract(m, &KeySpec::default());
         let out = &mut self.out;
-        self.c.on_response(session, &f, ts, |l| out.push(l));
+        self.c.on_response(session, &f, ts, |l, _| out.push(l));
     }
     fn stages(&self) -> Vec<(Stage, u64)> {
         self.out.iter().map(|l| (l.stage, l.ns)).collect()
@@ -278,9 +278,9 @@ fn compound_and_alternative_keys() {
     let f = MessageFacts::extract(&req, &key);
     c.on_request(1, RequestType::NewOrder, &f, 10);
     let mut n = 0;
-    c.on_response(1, &MessageFacts::extract(&other, &key), 20, |_| n += 1);
+    c.on_response(1, &MessageFacts::extract(&other, &key), 20, |_, _| n += 1);
     assert_eq!(n, 0);
-    c.on_response(1, &MessageFacts::extract(&same, &key), 30, |_| n += 1);
+    c.on_response(1, &MessageFacts::extract(&same, &key), 30, |_, _| n += 1);
     assert_eq!(n, 2);
 }
 

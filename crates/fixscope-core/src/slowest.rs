@@ -1,0 +1,421 @@
+//! The slowest orders: per stage, the N largest latencies with the order that had them
+//! (its key, session, times and response), cumulative and per interval (`--slowest N`).
+//!
+//! The first question after "p99 is high" is "which orders?". Memory is bounded (N per
+//! stage, twice: the current interval and the intervals before it) and the hot path pays
+//! one comparison per latency ([`SlowestOrders::admits`]) against the current Nth slowest;
+//! only a latency that gets in copies its key and names. Latencies above the histograms'
+//! range (`-x`) are kept here with their exact value, like every other.
+//!
+//! The interval's list is kept while it runs; when it ends it is merged into the earlier
+//! intervals' list, so the cumulative top N is the top N of both (a cumulative top-N order
+//! is always in the top N of its own interval).
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+use crate::correlate::{RequestType, Stage};
+use crate::segment::ConnectionKey;
+
+/// `--slowest` default.
+pub const DEFAULT_SLOWEST: usize = 10;
+
+/// One slow order at one stage.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SlowOrder {
+    pub stage: Stage,
+    /// The exact latency (never clamped to `-x`).
+    pub latency_ns: u64,
+    pub request_type: RequestType,
+    /// MsgType (35) of the response that completed the stage (`8`, `9`).
+    pub response_msg_type: String,
+    /// ExecType (150) / OrdStatus (39) of that response, when present.
+    pub exec_type: Option<char>,
+    pub ord_status: Option<char>,
+    /// The correlation key's value: ClOrdID, or a compound key's values joined by `|`.
+    pub key: String,
+    pub session: u64,
+    /// The session's SenderCompID/TargetCompID (the client's view; empty when unknown).
+    pub sender_comp_id: String,
+    pub target_comp_id: String,
+    /// The session's addresses (`None` beyond the sessions broken down individually).
+    pub connection: Option<ConnectionKey>,
+    /// When the request was seen, in the source's clock (add the report's
+    /// `unix_offset_ns` for UNIX time). For `ack_to_fill` too: the order's request.
+    pub request_ts_ns: u64,
+    /// When the response completing the stage was seen, in the source's clock.
+    pub response_ts_ns: u64,
+    /// The first response came after `-t` (the order was counted `timed_out`, then `late`).
+    pub late: bool,
+}
+
+impl SlowOrder {
+    /// Slowest first; among equal latencies the earlier request first, so lists are stable.
+    pub fn slower_first(a: &SlowOrder, b: &SlowOrder) -> Ordering {
+        b.latency_ns
+            .cmp(&a.latency_ns)
+            .then(a.request_ts_ns.cmp(&b.request_ts_ns))
+            .then(a.session.cmp(&b.session))
+            .then_with(|| a.key.cmp(&b.key))
+    }
+}
+
+/// What the response side knows about an order when a latency is recorded (borrowed; copied
+/// only when the latency gets into a list).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct OrderRef<'a> {
+    /// The key's value as the correlator builds it (compound values joined by SOH).
+    pub key: &'a [u8],
+    pub response_msg_type: &'a [u8],
+    pub exec_type: Option<u8>,
+    pub ord_status: Option<u8>,
+    pub response_ts_ns: u64,
+}
+
+/// The session details a [`SlowOrder`] carries, looked up when it is admitted.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SessionRef<'a> {
+    pub sender_comp_id: &'a str,
+    pub target_comp_id: &'a str,
+    pub connection: Option<ConnectionKey>,
+}
+
+/// A heap entry: ordered so the heap's top is the last of the kept in
+/// [`SlowOrder::slower_first`] order (the one to evict).
+#[derive(Clone, Debug)]
+struct Entry(SlowOrder);
+
+impl PartialEq for Entry {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for Entry {}
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Entry {
+    fn cmp(&self, other: &Self) -> Ordering {
+        SlowOrder::slower_first(&self.0, &other.0)
+    }
+}
+
+fn blank() -> SlowOrder {
+    SlowOrder {
+        stage: Stage::FirstResponse,
+        latency_ns: 0,
+        request_type: RequestType::NewOrder,
+        response_msg_type: String::new(),
+        exec_type: None,
+        ord_status: None,
+        key: String::new(),
+        session: 0,
+        sender_comp_id: String::new(),
+        target_comp_id: String::new(),
+        connection: None,
+        request_ts_ns: 0,
+        response_ts_ns: 0,
+        late: false,
+    }
+}
+
+/// The N slowest of one stream of latencies (a fixed-size min-heap). Which N is exact and
+/// independent of arrival order, ties included ([`SlowOrder::slower_first`]), so merging
+/// interval lists gives the same list as one pass.
+#[derive(Clone, Debug)]
+struct TopN {
+    cap: usize,
+    heap: BinaryHeap<Entry>,
+    /// The smallest latency that may get in: 0 until full, then the kept minimum (a tie
+    /// is decided out of line), `u64::MAX` when disabled; admission is one comparison.
+    min_admit: u64,
+    /// The candidate being offered; its strings are reused (the evicted entry's become
+    /// the next scratch), so a full list allocates nothing in steady state.
+    scratch: SlowOrder,
+}
+
+impl TopN {
+    fn new(cap: usize) -> Self {
+        TopN {
+            cap,
+            heap: BinaryHeap::with_capacity(cap),
+            min_admit: if cap == 0 { u64::MAX } else { 0 },
+            scratch: blank(),
+        }
+    }
+
+    fn clear(&mut self) {
+        self.heap.clear();
+        self.min_admit = if self.cap == 0 { u64::MAX } else { 0 };
+    }
+
+    #[inline]
+    fn admits(&self, ns: u64) -> bool {
+        ns >= self.min_admit
+    }
+
+    /// Keeps the order `fill` writes if it is among the N slowest.
+    fn offer(&mut self, ns: u64, fill: impl FnOnce(&mut SlowOrder)) {
+        if self.cap == 0 || !self.admits(ns) {
+            return;
+        }
+        fill(&mut self.scratch);
+        if self.heap.len() < self.cap {
+            self.heap
+                .push(Entry(std::mem::replace(&mut self.scratch, blank())));
+        } else if let Some(mut top) = self.heap.peek_mut() {
+            if SlowOrder::slower_first(&self.scratch, &top.0) == Ordering::Less {
+                // Dropping `top` restores the heap; the evicted order becomes scratch.
+                std::mem::swap(&mut self.scratch, &mut top.0);
+            }
+        }
+        if self.heap.len() == self.cap {
+            if let Some(top) = self.heap.peek() {
+                self.min_admit = top.0.latency_ns;
+            }
+        }
+    }
+
+    fn offer_order(&mut self, order: &SlowOrder) {
+        self.offer(order.latency_ns, |slot| slot.clone_from(order));
+    }
+
+    fn sorted_into(&self, out: &mut Vec<SlowOrder>) {
+        out.clear();
+        out.extend(self.heap.iter().map(|e| e.0.clone()));
+        out.sort_by(SlowOrder::slower_first);
+    }
+}
+
+/// The slowest orders of a run, per stage: the current interval and everything.
+#[derive(Clone, Debug)]
+pub struct SlowestOrders {
+    cap: usize,
+    current: [TopN; 4],
+    earlier: [TopN; 4],
+    interval_view: [Vec<SlowOrder>; 4],
+    cumulative_view: [Vec<SlowOrder>; 4],
+}
+
+impl SlowestOrders {
+    /// Keeps the `n` slowest per stage (0: none).
+    pub fn new(n: usize) -> Self {
+        SlowestOrders {
+            cap: n,
+            current: std::array::from_fn(|_| TopN::new(n)),
+            earlier: std::array::from_fn(|_| TopN::new(n)),
+            interval_view: Default::default(),
+            cumulative_view: Default::default(),
+        }
+    }
+
+    /// How many are kept per stage.
+    pub fn capacity(&self) -> usize {
+        self.cap
+    }
+
+    /// Whether a latency of `ns` at `stage` gets into the list: the hot path's only cost.
+    #[inline]
+    pub fn admits(&self, stage: Stage, ns: u64) -> bool {
+        self.current[stage.index()].admits(ns)
+    }
+
+    /// Keeps an order admitted by [`SlowestOrders::admits`] (called rarely: out of line).
+    #[cold]
+    #[allow(clippy::too_many_arguments)]
+    pub fn offer(
+        &mut self,
+        stage: Stage,
+        ns: u64,
+        request_type: RequestType,
+        session: u64,
+        request_ts_ns: u64,
+        late: bool,
+        order: &OrderRef<'_>,
+        names: &SessionRef<'_>,
+    ) {
+        self.current[stage.index()].offer(ns, |o| {
+            o.stage = stage;
+            o.latency_ns = ns;
+            o.request_type = request_type;
+            set_lossy(&mut o.response_msg_type, order.response_msg_type, false);
+            o.exec_type = order.exec_type.map(char::from);
+            o.ord_status = order.ord_status.map(char::from);
+            set_lossy(&mut o.key, order.key, true);
+            o.session = session;
+            o.sender_comp_id.clear();
+            o.sender_comp_id.push_str(names.sender_comp_id);
+            o.target_comp_id.clear();
+            o.target_comp_id.push_str(names.target_comp_id);
+            o.connection = names.connection;
+            o.request_ts_ns = request_ts_ns;
+            o.response_ts_ns = order.response_ts_ns;
+            o.late = late;
+        });
+    }
+
+    /// Builds the sorted lists reports read ([`SlowestOrders::interval`], `cumulative`).
+    pub fn refresh(&mut self) {
+        for s in 0..4 {
+            self.current[s].sorted_into(&mut self.interval_view[s]);
+            let mut all = self.earlier[s].clone();
+            for o in &self.interval_view[s] {
+                all.offer_order(o);
+            }
+            all.sorted_into(&mut self.cumulative_view[s]);
+        }
+    }
+
+    /// The current interval's slowest at `stage`, slowest first (after `refresh`).
+    pub fn interval(&self, stage: Stage) -> &[SlowOrder] {
+        &self.interval_view[stage.index()]
+    }
+
+    /// The run's slowest at `stage`, slowest first (after `refresh`).
+    pub fn cumulative(&self, stage: Stage) -> &[SlowOrder] {
+        &self.cumulative_view[stage.index()]
+    }
+
+    /// The current interval joins the earlier ones.
+    pub fn reset_interval(&mut self) {
+        for (earlier, current) in self.earlier.iter_mut().zip(self.current.iter_mut()) {
+            for e in current.heap.iter() {
+                earlier.offer_order(&e.0);
+            }
+            current.clear();
+        }
+    }
+
+    /// Forgets everything (the live `r` key).
+    pub fn reset_all(&mut self) {
+        for t in self.current.iter_mut().chain(self.earlier.iter_mut()) {
+            t.clear();
+        }
+        for v in self
+            .interval_view
+            .iter_mut()
+            .chain(self.cumulative_view.iter_mut())
+        {
+            v.clear();
+        }
+    }
+}
+
+/// Copies FIX bytes into a reused string; a compound key's SOH separators become `|`.
+fn set_lossy(out: &mut String, bytes: &[u8], key: bool) {
+    out.clear();
+    out.push_str(&String::from_utf8_lossy(bytes));
+    if key && out.contains(crate::fix::SOH as char) {
+        *out = out.replace(crate::fix::SOH as char, "|");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn offer(s: &mut SlowestOrders, stage: Stage, ns: u64, key: &str) {
+        if s.admits(stage, ns) {
+            let order = OrderRef {
+                key: key.as_bytes(),
+                response_msg_type: b"8",
+                exec_type: Some(b'0'),
+                ord_status: Some(b'0'),
+                response_ts_ns: ns.saturating_add(1000),
+            };
+            s.offer(
+                stage,
+                ns,
+                RequestType::NewOrder,
+                1,
+                1000,
+                false,
+                &order,
+                &SessionRef::default(),
+            );
+        }
+    }
+
+    fn keys(list: &[SlowOrder]) -> Vec<(u64, &str)> {
+        list.iter()
+            .map(|o| (o.latency_ns, o.key.as_str()))
+            .collect()
+    }
+
+    #[test]
+    fn keeps_the_n_slowest_slowest_first_against_a_full_sort() {
+        let mut s = SlowestOrders::new(5);
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut all = Vec::new();
+        for i in 0..10_000u64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let ns = x % 1_000_000;
+            all.push(ns);
+            offer(&mut s, Stage::Ack, ns, &format!("o{i}"));
+        }
+        s.refresh();
+        all.sort_unstable_by(|a, b| b.cmp(a));
+        let got: Vec<u64> = s
+            .cumulative(Stage::Ack)
+            .iter()
+            .map(|o| o.latency_ns)
+            .collect();
+        assert_eq!(got, all[..5]);
+        assert!(s.cumulative(Stage::Fill).is_empty());
+    }
+
+    #[test]
+    fn cumulative_merges_intervals_and_interval_resets() {
+        let mut s = SlowestOrders::new(2);
+        offer(&mut s, Stage::Ack, 50, "a");
+        offer(&mut s, Stage::Ack, 10, "b");
+        offer(&mut s, Stage::Ack, 30, "c");
+        s.refresh();
+        assert_eq!(keys(s.interval(Stage::Ack)), [(50, "a"), (30, "c")]);
+        s.reset_interval();
+        offer(&mut s, Stage::Ack, 40, "d");
+        offer(&mut s, Stage::Ack, 5, "e");
+        s.refresh();
+        assert_eq!(keys(s.interval(Stage::Ack)), [(40, "d"), (5, "e")]);
+        assert_eq!(keys(s.cumulative(Stage::Ack)), [(50, "a"), (40, "d")]);
+        s.reset_interval();
+        s.refresh();
+        assert!(s.interval(Stage::Ack).is_empty());
+        assert_eq!(keys(s.cumulative(Stage::Ack)), [(50, "a"), (40, "d")]);
+        s.reset_all();
+        s.refresh();
+        assert!(s.cumulative(Stage::Ack).is_empty());
+    }
+
+    #[test]
+    fn equal_latencies_are_ordered_by_request_then_key_and_zero_disables() {
+        let mut s = SlowestOrders::new(1);
+        offer(&mut s, Stage::Fill, 7, "b");
+        offer(&mut s, Stage::Fill, 7, "a");
+        offer(&mut s, Stage::Fill, 7, "c");
+        s.refresh();
+        assert_eq!(keys(s.cumulative(Stage::Fill)), [(7, "a")]);
+
+        let mut none = SlowestOrders::new(0);
+        assert!(!none.admits(Stage::Fill, u64::MAX - 1));
+        offer(&mut none, Stage::Fill, u64::MAX, "x");
+        none.refresh();
+        assert!(none.cumulative(Stage::Fill).is_empty());
+    }
+
+    #[test]
+    fn compound_keys_read_with_bars_and_fields_are_copied() {
+        let mut s = SlowestOrders::new(3);
+        offer(&mut s, Stage::FirstResponse, 99, "A\x01B");
+        s.refresh();
+        let o = &s.cumulative(Stage::FirstResponse)[0];
+        assert_eq!(o.key, "A|B");
+        assert_eq!(o.response_msg_type, "8");
+        assert_eq!((o.exec_type, o.ord_status), (Some('0'), Some('0')));
+        assert_eq!((o.request_ts_ns, o.response_ts_ns), (1000, 1099));
+    }
+}
