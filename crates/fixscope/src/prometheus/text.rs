@@ -163,7 +163,7 @@ mod tests {
             classic: vec![1, 2, 0],
             exemplar: Some(order_exemplar(
                 2_000_000,
-                b"ORD\"7",
+                "ORD\"7",
                 2,
                 Some(1_700_000_000_000_000_000),
             )),
