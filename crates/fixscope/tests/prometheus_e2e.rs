@@ -11,6 +11,8 @@
 //! that entered A. Needs root, `prometheus` and `promtool`: without them it fails loudly.
 
 mod support;
+// Shared with live_e2e, which uses more of it.
+#[allow(unused_imports)]
 mod support_live;
 
 use std::io::{Read, Write};

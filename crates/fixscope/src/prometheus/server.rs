@@ -49,9 +49,13 @@ pub fn serve(addr: SocketAddr, published: Arc<Published>) -> io::Result<SocketAd
         .name("fixscope-metrics".into())
         .spawn(move || {
             for stream in listener.incoming() {
-                // A failed scrape concerns only its scraper (it sees the error or a reset).
-                if let Ok(stream) = stream {
-                    let _ = handle(stream, &published);
+                match stream {
+                    // A failed scrape concerns only its scraper (it sees the error or a reset).
+                    Ok(stream) => {
+                        let _ = handle(stream, &published);
+                    }
+                    // Out of descriptors and the like: do not spin; the next scrape retries.
+                    Err(_) => thread::sleep(Duration::from_millis(100)),
                 }
             }
         })?;
