@@ -50,6 +50,8 @@ SCRAPES=$BENCH_DIR/prometheus-scrapes.tsv
 RUNS_TSV=$BENCH_DIR/prometheus-runs.tsv
 printf 'run\tencoding\tseconds\tbytes\n' > "$SCRAPES"
 printf 'run\trequests\tmatched\tring_drops\n' > "$RUNS_TSV"
+SNAPS=$BENCH_DIR/prometheus-snapshot.tsv
+printf 'run\tseconds\n' > "$SNAPS"
 
 for run in $(seq 1 "$RUNS"); do
     rm -f "$W"/*
@@ -67,8 +69,11 @@ for run in $(seq 1 "$RUNS"); do
     i=0
     while kill -0 "$CL" 2>/dev/null; do
         if (( i % 2 == 0 )); then enc=protobuf; accept=$PROTO; else enc=openmetrics; accept='application/openmetrics-text;version=1.0.0'; fi
-        curl -s -o /dev/null -H "Accept: $accept" -w "$run\t$enc\t%{time_total}\t%{size_download}\n" \
+        curl -s -o "$W/body" -H "Accept: $accept" -w "$run\t$enc\t%{time_total}\t%{size_download}\n" \
             "http://127.0.0.1:$MPORT/metrics" >> "$SCRAPES" || true
+        if [[ $enc == openmetrics ]]; then
+            awk -v run="$run" '/^fixscope_prometheus_snapshot_seconds /{print run "\t" $2}' "$W/body" >> "$SNAPS"
+        fi
         i=$((i + 1))
         sleep "$SCRAPE_S"
     done
@@ -85,10 +90,11 @@ print(f'{sys.argv[2]}\t{c["requests"]}\t{c["matched"]}\t{drops}')
 EOF
 done
 
-python3 - "$SCRAPES" "$RUNS_TSV" "$RATE" <<'EOF'
+python3 - "$SCRAPES" "$RUNS_TSV" "$RATE" "$SNAPS" <<'EOF'
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
 runs = list(csv.DictReader(open(sys.argv[2]), delimiter="\t"))
+snaps = [float(x["seconds"]) for x in csv.DictReader(open(sys.argv[4]), delimiter="\t") if float(x["seconds"]) > 0]
 print(f"| encoding | scrapes | median scrape time | median bytes |")
 print("|---|---|---|---|")
 for enc in ("protobuf", "openmetrics"):
@@ -97,6 +103,8 @@ for enc in ("protobuf", "openmetrics"):
         t = statistics.median(float(x["seconds"]) for x in r) * 1e6
         b = statistics.median(int(x["bytes"]) for x in r)
         print(f"| {enc} | {len(r)} | {t:.0f} µs | {b:,} |")
+if snaps:
+    print(f"\nsnapshot build on the pipeline thread (once per interval): median {statistics.median(snaps) * 1e6:.0f} µs, max {max(snaps) * 1e6:.0f} µs over {len(snaps)} samples")
 print()
 print(f"| run at {int(sys.argv[3]):,} orders/s | requests | matched | ring drops |")
 print("|---|---|---|---|")

@@ -35,6 +35,8 @@ pub struct Collector {
     seen: [[bool; 3]; 4],
     source: Vec<Counter>,
     exemplars: [[Option<Exemplar>; 3]; 4],
+    /// How long building the previous snapshot took (pipeline thread), seconds.
+    last_build_s: f64,
 }
 
 /// What one snapshot is built from.
@@ -53,6 +55,7 @@ impl Collector {
             seen: [[false; 3]; 4],
             source: Vec::new(),
             exemplars: Default::default(),
+            last_build_s: 0.0,
         }
     }
 
@@ -62,6 +65,7 @@ impl Collector {
     }
 
     pub fn snapshot(&mut self, input: &Inputs<'_>) -> Snapshot {
+        let started = std::time::Instant::now();
         for (name, value) in input.source {
             match self.source.iter_mut().find(|(n, _)| n == name) {
                 Some(c) => c.1 = *value,
@@ -108,6 +112,14 @@ impl Collector {
             kind: Kind::Gauge,
             samples: vec![unlabelled(Value::Float(input.at_unix_s))],
         });
+        families.push(Family {
+            name: "fixscope_prometheus_snapshot_seconds".into(),
+            help: "Time the pipeline thread spent building the previous metrics snapshot (once per interval)".into(),
+            unit: Some("seconds"),
+            kind: Kind::Gauge,
+            samples: vec![unlabelled(Value::Float(self.last_build_s))],
+        });
+        self.last_build_s = started.elapsed().as_secs_f64();
         Snapshot {
             families,
             classic_bounds: self.settings.bounds.seconds().to_vec(),

@@ -4,9 +4,21 @@
 
 const DOC: &str = include_str!("../../../../docs/output-json.md");
 
+/// Counters whose docs row only makes sense beside its neighbours.
+const OWN_WORDS: [(&str, &str); 2] = [
+    (
+        "kernel_ring_drops",
+        "records lost because the ring was full, both directions (the pipeline then sees a TCP gap)",
+    ),
+    ("open_connections", "TCP connections open at the time of the report"),
+];
+
 /// The docs' description of counter `name` (its table row; else the row that mentions
 /// it), or a pointer to the docs.
 pub fn help_of(name: &str) -> String {
+    if let Some((_, help)) = OWN_WORDS.iter().find(|(n, _)| *n == name) {
+        return (*help).to_string();
+    }
     let quoted = format!("`{name}`");
     let row_meaning = |line: &str| -> Option<String> {
         let meaning = line.strip_prefix('|')?.split('|').nth(1)?.trim();
