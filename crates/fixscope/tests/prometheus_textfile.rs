@@ -133,3 +133,32 @@ fn textfile_has_the_summary_counts_and_values_above_range_above_it() {
     let range_s = sample(&text, "fixscope_latency_range_seconds");
     assert!((range_s - first["range_ns"].as_u64().expect("range") as f64 * 1e-9).abs() < 1e-12);
 }
+
+/// `-r 0` asks for no interval lines; `--prometheus` still refreshes the metrics every
+/// second underneath, and stdout keeps to the summary.
+#[test]
+fn interval_zero_with_prometheus_prints_no_interval_lines() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let capture = dir.path().join("orders.pcap");
+    let (packets, _) = build_scenario(&ScenarioSpec::default());
+    write_capture(
+        &capture,
+        &packets,
+        CaptureFormat::Pcap {
+            nanos: true,
+            big_endian: false,
+        },
+        LinkType::Ethernet,
+        &FrameOptions::default(),
+        None,
+    );
+    let (intervals, summary) = analyse(&[&capture], &["-r", "0", "--prometheus", "127.0.0.1:0"]);
+    assert!(
+        intervals.is_empty(),
+        "{} interval lines with -r 0",
+        intervals.len()
+    );
+    assert_eq!(counter(&summary, "requests"), 600);
+    let (intervals, _) = analyse(&[&capture], &["-r", "0"]);
+    assert!(intervals.is_empty());
+}
