@@ -9,7 +9,9 @@
 # RUN_S seconds), while a scraper asks for /metrics every SCRAPE_S seconds, alternating the
 # protobuf (native histograms) and OpenMetrics encodings. Reports per encoding the median
 # scrape time (curl's time_total on lo) and body size, and per run the kernel ring drops
-# and requests vs matched from fixscope's JSON summary.
+# and requests vs matched from fixscope's JSON summary. Each run is an A/B pair: first
+# without `--prometheus` (no exporter at all), then with it and scraped, so drops caused by
+# a busy host show in both.
 # Results: $BENCH_DIR/prometheus-*.tsv and a markdown summary on stdout.
 set -euo pipefail
 
@@ -49,25 +51,27 @@ trap cleanup EXIT
 SCRAPES=$BENCH_DIR/prometheus-scrapes.tsv
 RUNS_TSV=$BENCH_DIR/prometheus-runs.tsv
 printf 'run\tencoding\tseconds\tbytes\n' > "$SCRAPES"
-printf 'run\trequests\tmatched\tring_drops\n' > "$RUNS_TSV"
+printf 'run\tmode\trequests\tmatched\tring_drops\n' > "$RUNS_TSV"
 SNAPS=$BENCH_DIR/prometheus-snapshot.tsv
 printf 'run\tseconds\n' > "$SNAPS"
 
 for run in $(seq 1 "$RUNS"); do
+  for mode in plain scraped; do
     rm -f "$W"/*
+    EXPORT=()
+    [[ $mode == scraped ]] && EXPORT=(--prometheus "127.0.0.1:$MPORT" --prometheus-sessions "$SESSIONS")
     "$FIXSCOPE" sim exchange --listen 127.0.0.1:0 --truth /dev/null 2> "$W/ex.err" &
     EX=$!; PIDS+=("$EX")
     for _ in $(seq 1 100); do grep -q "listening on" "$W/ex.err" && break; sleep 0.1; done
     PORT=$(grep -o "listening on .*" "$W/ex.err" | sed 's/.*://')
-    "$FIXSCOPE" live -i lo -p "$PORT" --json --prometheus "127.0.0.1:$MPORT" \
-        --prometheus-sessions "$SESSIONS" > "$W/live.json" 2> "$W/live.err" &
+    "$FIXSCOPE" live -i lo -p "$PORT" --json "${EXPORT[@]}" > "$W/live.json" 2> "$W/live.err" &
     LV=$!; PIDS+=("$LV")
     for _ in $(seq 1 150); do grep -q "watching" "$W/live.err" && break; sleep 0.1; done
     "$FIXSCOPE" sim client --connect "127.0.0.1:$PORT" --sessions "$SESSIONS" --rate "$RATE" \
         --count $((RATE * RUN_S)) --pad "$PAD" > "$W/client.out" 2>&1 &
     CL=$!; PIDS+=("$CL")
     i=0
-    while kill -0 "$CL" 2>/dev/null; do
+    while [[ $mode == scraped ]] && kill -0 "$CL" 2>/dev/null; do
         if (( i % 2 == 0 )); then enc=protobuf; accept=$PROTO; else enc=openmetrics; accept='application/openmetrics-text;version=1.0.0'; fi
         curl -s -o "$W/body" -H "Accept: $accept" -w "$run\t$enc\t%{time_total}\t%{size_download}\n" \
             "http://127.0.0.1:$MPORT/metrics" >> "$SCRAPES" || true
@@ -81,13 +85,14 @@ for run in $(seq 1 "$RUNS"); do
     sleep 0.5
     kill -INT "$LV"; wait "$LV" || true
     kill -INT "$EX"; wait "$EX" || true
-    python3 - "$W/live.json" "$run" >> "$RUNS_TSV" <<'EOF'
+    python3 - "$W/live.json" "$run" "$mode" >> "$RUNS_TSV" <<'EOF'
 import json, sys
 summary = [json.loads(l) for l in open(sys.argv[1]) if l.strip()][-1]
 c, s = summary["counters"], summary.get("source", {})
 drops = s.get("kernel_ring_drops_request", 0) + s.get("kernel_ring_drops_response", 0)
-print(f'{sys.argv[2]}\t{c["requests"]}\t{c["matched"]}\t{drops}')
+print(f'{sys.argv[2]}\t{sys.argv[3]}\t{c["requests"]}\t{c["matched"]}\t{drops}')
 EOF
+  done
 done
 
 python3 - "$SCRAPES" "$RUNS_TSV" "$RATE" "$SNAPS" <<'EOF'
@@ -106,8 +111,9 @@ for enc in ("protobuf", "openmetrics"):
 if snaps:
     print(f"\nsnapshot build on the pipeline thread (once per interval): median {statistics.median(snaps) * 1e6:.0f} µs, max {max(snaps) * 1e6:.0f} µs over {len(snaps)} samples")
 print()
-print(f"| run at {int(sys.argv[3]):,} orders/s | requests | matched | ring drops |")
-print("|---|---|---|---|")
+print(f"| run at {int(sys.argv[3]):,} orders/s | exporter | requests | matched | ring drops |")
+print("|---|---|---|---|---|")
 for x in runs:
-    print(f'| {x["run"]} | {int(x["requests"]):,} | {int(x["matched"]):,} | {x["ring_drops"]} |')
+    mode = "--prometheus, scraped" if x["mode"] == "scraped" else "none"
+    print(f'| {x["run"]} | {mode} | {int(x["requests"]):,} | {int(x["matched"]):,} | {x["ring_drops"]} |')
 EOF
