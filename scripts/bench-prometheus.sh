@@ -52,6 +52,8 @@ SCRAPES=$BENCH_DIR/prometheus-scrapes.tsv
 RUNS_TSV=$BENCH_DIR/prometheus-runs.tsv
 printf 'run\tencoding\tseconds\tbytes\n' > "$SCRAPES"
 printf 'run\tmode\trequests\tmatched\tring_drops\n' > "$RUNS_TSV"
+HTTP_CPU=$BENCH_DIR/prometheus-http-cpu.tsv
+printf 'run\tcpu_ns\tscrapes\n' > "$HTTP_CPU"
 SNAPS=$BENCH_DIR/prometheus-snapshot.tsv
 printf 'run\tseconds\n' > "$SNAPS"
 
@@ -76,12 +78,20 @@ for run in $(seq 1 "$RUNS"); do
         curl -s -o "$W/body" -H "Accept: $accept" -w "$run\t$enc\t%{time_total}\t%{size_download}\n" \
             "http://127.0.0.1:$MPORT/metrics" >> "$SCRAPES" || true
         if [[ $enc == openmetrics ]]; then
-            awk -v run="$run" '/^fixscope_prometheus_snapshot_seconds /{print run "\t" $2}' "$W/body" >> "$SNAPS"
+            awk -v run="$run" '/^fixscope_prometheus_snapshot_cpu_seconds /{print run "\t" $2}' "$W/body" >> "$SNAPS"
         fi
         i=$((i + 1))
         sleep "$SCRAPE_S"
     done
     wait "$CL" || true
+    if [[ $mode == scraped ]]; then
+        # CPU time of the HTTP thread (all its scrapes), from the scheduler.
+        for t in /proc/"$LV"/task/*; do
+            if [[ $(cat "$t/comm") == fixscope-metric* ]]; then
+                printf '%s\t%s\t%s\n' "$run" "$(cut -d' ' -f1 "$t/schedstat")" "$i" >> "$HTTP_CPU"
+            fi
+        done
+    fi
     sleep 0.5
     kill -INT "$LV"; wait "$LV" || true
     kill -INT "$EX"; wait "$EX" || true
@@ -95,8 +105,9 @@ EOF
   done
 done
 
-python3 - "$SCRAPES" "$RUNS_TSV" "$RATE" "$SNAPS" <<'EOF'
+python3 - "$SCRAPES" "$RUNS_TSV" "$RATE" "$SNAPS" "$HTTP_CPU" <<'EOF'
 import csv, statistics, sys
+http = [int(x["cpu_ns"]) / int(x["scrapes"]) for x in csv.DictReader(open(sys.argv[5]), delimiter="\t") if int(x["scrapes"]) > 0]
 rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
 runs = list(csv.DictReader(open(sys.argv[2]), delimiter="\t"))
 snaps = [float(x["seconds"]) for x in csv.DictReader(open(sys.argv[4]), delimiter="\t") if float(x["seconds"]) > 0]
@@ -107,9 +118,11 @@ for enc in ("protobuf", "openmetrics"):
     if r:
         t = statistics.median(float(x["seconds"]) for x in r) * 1e6
         b = statistics.median(int(x["bytes"]) for x in r)
-        print(f"| {enc} | {len(r)} | {t:.0f} µs | {b:,} |")
+        print(f"| {enc} | {len(r)} | {t:.0f} µs | {int(b):,} |")
+if http:
+    print(f"\nHTTP thread CPU per scrape (both encodings, from schedstat): median {statistics.median(http) / 1e3:.0f} µs over {len(http)} runs")
 if snaps:
-    print(f"\nsnapshot build on the pipeline thread (once per interval): median {statistics.median(snaps) * 1e6:.0f} µs, max {max(snaps) * 1e6:.0f} µs over {len(snaps)} samples")
+    print(f"snapshot build on the pipeline thread (once per interval), thread CPU time: median {statistics.median(snaps) * 1e6:.0f} µs, max {max(snaps) * 1e6:.0f} µs over {len(snaps)} samples")
 print()
 print(f"| run at {int(sys.argv[3]):,} orders/s | exporter | requests | matched | ring drops |")
 print("|---|---|---|---|---|")
