@@ -7,6 +7,7 @@ CARGO ?= cargo
 FIXSCOPE := target/release/fixscope
 
 .PHONY: demo test deps build lint bench clean
+.PHONY: soak
 
 deps:
 	@scripts/install-deps.sh
@@ -30,3 +31,10 @@ bench: deps
 
 clean:
 	$(CARGO) clean
+
+# Soak (not part of `make test`): fixscope live + the simulator at the highest rate this
+# machine sustains for SOAK_MINUTES (default 10); RSS flat, no ring drop, every request
+# accounted for. Figures: docs/reliability-lifecycle.md.
+SOAK_MINUTES ?= 10
+soak: deps
+	scripts/soak.sh $(SOAK_MINUTES)

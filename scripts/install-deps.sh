@@ -11,12 +11,16 @@ have pkg-config || need_apt+=(pkg-config)
 have tcpdump || need_apt+=(tcpdump)
 have tshark || need_apt+=(tshark)
 have tmux || need_apt+=(tmux)        # the live keys test types into a real terminal
+have chromium || need_apt+=(chromium)  # the HTML report test loads the page in a real browser
 have ip || need_apt+=(iproute2)
 have tc || need_apt+=(iproute2)
 have make || need_apt+=(make)
 have prometheus || need_apt+=(prometheus)   # the Prometheus e2e test scrapes a live run
 have promtool || need_apt+=(prometheus)     # (Debian's package has both)
 have curl || need_apt+=(curl)               # scripts/bench-prometheus.sh
+have java || need_apt+=(openjdk-17-jdk-headless)   # the QuickFIX/J engine test (engines/quickfixj)
+have mvn || need_apt+=(maven)
+have setpriv || need_apt+=(util-linux)               # the least-privilege tests
 have cc || need_apt+=(gcc)
 dpkg -s libelf-dev >/dev/null 2>&1 || need_apt+=(libelf-dev)
 dpkg -s zlib1g-dev >/dev/null 2>&1 || need_apt+=(zlib1g-dev)
@@ -40,4 +44,37 @@ if ! have cargo; then
         echo "install-deps: Rust is missing: install it with rustup (https://rustup.rs) or 'apt-get install cargo'" >&2
         exit 1
     fi
+fi
+
+# Independent HdrHistogram readers for the interval-log tests (crates/fixscope/tests/hlog_*):
+# Java's HistogramLogProcessor (Maven Central) and PyPI's hdrhistogram, inside the
+# repository (target/interop) because tests read nothing outside it. Needs java, javac,
+# maven and python3-venv.
+interop="$(cd "$(dirname "$0")/.." && pwd)/target/interop"
+hdr_java_version=2.2.2
+need_apt=()
+have java || need_apt+=(default-jre-headless)
+have javac || need_apt+=(default-jdk-headless)
+have mvn || need_apt+=(maven)
+python3 -c 'import ensurepip' >/dev/null 2>&1 || need_apt+=(python3-venv)
+if [ ${#need_apt[@]} -gt 0 ]; then
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "install-deps: need root to install: ${need_apt[*]}" >&2
+        exit 1
+    fi
+    echo "install-deps: installing ${need_apt[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+fi
+mkdir -p "$interop"
+if [ ! -f "$interop/HdrHistogram-$hdr_java_version.jar" ]; then
+    echo "install-deps: fetching org.hdrhistogram:HdrHistogram:$hdr_java_version"
+    mvn -q dependency:copy -Dartifact="org.hdrhistogram:HdrHistogram:$hdr_java_version" \
+        -DoutputDirectory="$interop" >/dev/null
+fi
+if [ ! -x "$interop/py/bin/python" ] || ! "$interop/py/bin/python" -c 'import hdrh' 2>/dev/null; then
+    echo "install-deps: creating the Python venv with hdrhistogram"
+    python3 -m venv "$interop/py"
+    "$interop/py/bin/pip" install -q 'hdrhistogram==0.10.*'
 fi

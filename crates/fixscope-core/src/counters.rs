@@ -12,7 +12,10 @@ use crate::fix::framing::FramingCounters;
 use crate::reassembly::ReassemblyCounters;
 use crate::source::{counters_of, Counter};
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+// Deserialize: `fixscope report` reads the counters back from HdrHistogram logs; a counter
+// missing from an older log reads as 0.
+#[serde(default)]
 pub struct Counters {
     /// TCP segments of the watched ports fed to the pipeline.
     pub segments: u64,

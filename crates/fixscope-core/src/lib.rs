@@ -13,6 +13,7 @@ pub mod correlate;
 pub mod counters;
 pub mod decode;
 pub mod fix;
+pub mod hlog;
 pub mod pcap;
 #[cfg(any(test, feature = "capture-writer"))]
 pub mod pcap_writer;

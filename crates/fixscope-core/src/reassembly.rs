@@ -32,7 +32,10 @@ impl Default for ReassemblyLimits {
 }
 
 /// Reassembly statistics, summed over streams (the serde names are the JSON's).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+// Deserialize: `fixscope report` reads the counters back from HdrHistogram logs; a counter
+// missing from an older log reads as 0.
+#[serde(default)]
 pub struct ReassemblyCounters {
     /// Payload bytes seen again (retransmissions and overlaps), counted once.
     pub retransmitted_bytes: u64,

@@ -127,16 +127,6 @@ impl LatencyRecorder {
         &self.hist
     }
 
-    /// The exact sum of every value recorded (over-range values included).
-    pub fn sum_ns(&self) -> u128 {
-        self.sum_ns
-    }
-
-    /// The largest value recorded (0 when empty): the bound of every value above range.
-    pub fn max_ns(&self) -> u64 {
-        self.max_ns
-    }
-
     /// Values above the histogram's range.
     pub fn over_range(&self) -> u64 {
         self.over_range
@@ -145,22 +135,7 @@ impl LatencyRecorder {
     /// The value at quantile `q` of everything recorded, over-range values included in the
     /// ranks; `None` when that rank is above the histogram's range.
     pub fn value_at_quantile(&self, q: f64) -> Option<u64> {
-        if self.count == 0 {
-            return None;
-        }
-        // The rank as hdrhistogram computes it (so in-range results are identical to its
-        // value_at_quantile), but over every value, not just those in the histogram.
-        let rank = ((q.min(1.0) * self.count as f64).ceil() as u64).max(1);
-        if rank > self.hist.len() {
-            return None;
-        }
-        let mut seen = 0u64;
-        let value = self.hist.iter_recorded().find_map(|v| {
-            seen += v.count_since_last_iteration();
-            (seen >= rank).then(|| self.hist.highest_equivalent(v.value_iterated_to()))
-        })?;
-        // The histogram reports a bucket's upper edge; never beyond the true extremes.
-        Some(value.clamp(self.min_ns, self.max_ns))
+        quantile_with_over_range(&self.hist, self.count, self.min_ns, self.max_ns, q)
     }
 
     pub fn distribution(&self) -> Distribution {
@@ -181,6 +156,35 @@ impl LatencyRecorder {
             range_ns,
         }
     }
+}
+
+/// The value at quantile `q` of `count` values of which `hist` holds those in range (the
+/// rest were above it), clamped to the exact `[min_ns, max_ns]`; `None` when the rank
+/// falls above the range (or `count` is 0). For readers that hold a histogram and its
+/// exact figures apart from a [`LatencyRecorder`] (reports, plots).
+pub fn quantile_with_over_range(
+    hist: &Histogram<u64>,
+    count: u64,
+    min_ns: u64,
+    max_ns: u64,
+    q: f64,
+) -> Option<u64> {
+    if count == 0 {
+        return None;
+    }
+    // The rank as hdrhistogram computes it (so in-range results are identical to its
+    // value_at_quantile), but over every value, not just those in the histogram.
+    let rank = ((q.min(1.0) * count as f64).ceil() as u64).max(1);
+    if rank > hist.len() {
+        return None;
+    }
+    let mut seen = 0u64;
+    let value = hist.iter_recorded().find_map(|v| {
+        seen += v.count_since_last_iteration();
+        (seen >= rank).then(|| hist.highest_equivalent(v.value_iterated_to()))
+    })?;
+    // The histogram reports a bucket's upper edge; never beyond the true extremes.
+    Some(value.clamp(min_ns, max_ns))
 }
 
 /// A session (connection) as shown in the per-session table.
@@ -431,6 +435,82 @@ impl Stats {
             s.first_response = None;
             s.requests = 0;
             s.responses = 0;
+        }
+    }
+}
+
+// HdrHistogram interval logs (`hlog`): the exact figures a log stores beside each histogram,
+// and recorders rebuilt from what logs hold (`fixscope report`).
+impl LatencyRecorder {
+    /// Exact sum of everything recorded.
+    pub fn sum_ns(&self) -> u128 {
+        self.sum_ns
+    }
+
+    /// Exact smallest value recorded (`None` when empty).
+    pub fn min_ns(&self) -> Option<u64> {
+        (self.count > 0).then_some(self.min_ns)
+    }
+
+    /// Exact largest value recorded (0 when empty).
+    pub fn max_ns(&self) -> u64 {
+        self.max_ns
+    }
+
+    /// A recorder holding what a log stored: `hist` has the values in range (its `high()` is
+    /// the range) and `count - hist.len()` more were above it. `None` when the parts do not
+    /// add up (the count is below what the histogram holds, or min/max contradict it).
+    pub fn from_parts(
+        hist: Histogram<u64>,
+        count: u64,
+        sum_ns: u128,
+        min_ns: u64,
+        max_ns: u64,
+    ) -> Option<Self> {
+        let over_range = count.checked_sub(hist.len())?;
+        if count > 0 && (min_ns > max_ns || (over_range > 0 && max_ns <= hist.high())) {
+            return None;
+        }
+        Some(LatencyRecorder {
+            hist,
+            count,
+            sum_ns,
+            min_ns: if count == 0 { u64::MAX } else { min_ns },
+            max_ns: if count == 0 { 0 } else { max_ns },
+            over_range,
+        })
+    }
+}
+
+impl Stats {
+    /// The current interval's recorder of requests of type `t` at `stage` (no refresh needed).
+    pub fn interval_by_request_type(&self, t: RequestType, stage: Stage) -> &LatencyRecorder {
+        &self.current[t.index()][stage.index()]
+    }
+
+    /// Statistics rebuilt from logs: the cumulative recorder per stage and per request type
+    /// (indexed by [`RequestType::index`] and [`Stage::index`]), all of one range. No
+    /// sessions: logs do not hold their histograms.
+    pub fn from_recorders(
+        stages: [LatencyRecorder; 4],
+        by_type: [[LatencyRecorder; 4]; 3],
+    ) -> Self {
+        let highest_ns = stages[0].histogram().high();
+        let over_range = stages.iter().map(LatencyRecorder::over_range).sum();
+        let empty = || LatencyRecorder::new(highest_ns, SIGNIFICANT_DIGITS);
+        Stats {
+            highest_ns,
+            current: std::array::from_fn(|_| std::array::from_fn(|_| empty())),
+            earlier: by_type.clone(),
+            interval_view: std::array::from_fn(|_| empty()),
+            cumulative_view: stages,
+            by_type_view: by_type,
+            views_fresh: true,
+            over_range,
+            sessions: Vec::new(),
+            untracked_sessions: 0,
+            // Logs hold histograms, not orders.
+            slowest: SlowestOrders::new(0),
         }
     }
 }

@@ -53,11 +53,23 @@ pub enum LiveError {
 }
 
 impl LiveError {
+    /// A refused load (EACCES/EPERM) by a process that lacks a capability loading needs
+    /// becomes [`LiveError::NotPrivileged`] naming it: the verifier refuses our programs
+    /// without CAP_PERFMON (pointer comparisons, Spectre mitigations) with a bare
+    /// "Permission denied" otherwise.
     pub(crate) fn load(what: impl Into<String>, source: impl Into<libbpf_rs::Error>) -> Self {
-        LiveError::Load {
-            what: what.into(),
-            source: source.into(),
+        let source = source.into();
+        let what = what.into();
+        let refused = matches!(source.kind(), libbpf_rs::ErrorKind::PermissionDenied);
+        if refused {
+            if let Some(missing) = own_cap_eff()
+                .map(missing_for_load)
+                .filter(|m| !m.is_empty())
+            {
+                return LiveError::NotPrivileged(refused_load_message(&what, &missing));
+            }
         }
+        LiveError::Load { what, source }
     }
 
     pub(crate) fn attach(what: impl Into<String>, source: impl Into<libbpf_rs::Error>) -> Self {
@@ -82,6 +94,40 @@ impl LiveError {
     }
 }
 
+const CAP_SYS_ADMIN: u32 = 21;
+const CAP_PERFMON: u32 = 38;
+const CAP_BPF: u32 = 39;
+
+fn own_cap_eff() -> Option<u64> {
+    crate::sys::parse_cap_eff(&std::fs::read_to_string("/proc/self/status").ok()?)
+}
+
+/// The capabilities loading our programs needs that `cap_eff` lacks (CAP_SYS_ADMIN covers
+/// both, as on kernels before 5.8).
+pub(crate) fn missing_for_load(cap_eff: u64) -> Vec<&'static str> {
+    let has = |cap: u32| cap_eff & (1u64 << cap) != 0;
+    if has(CAP_SYS_ADMIN) {
+        return Vec::new();
+    }
+    let mut missing = Vec::new();
+    if !has(CAP_BPF) {
+        missing.push("CAP_BPF");
+    }
+    if !has(CAP_PERFMON) {
+        missing.push("CAP_PERFMON");
+    }
+    missing
+}
+
+fn refused_load_message(what: &str, missing: &[&str]) -> String {
+    format!(
+        "the kernel refused to load the BPF programs ({what}: permission denied): missing {}; \
+         live capture needs root or CAP_BPF + CAP_PERFMON + CAP_NET_ADMIN \
+         (`setcap cap_bpf,cap_perfmon,cap_net_admin+ep <binary>`)",
+        missing.join(", ")
+    )
+}
+
 /// An OS error from a negative errno return value (libbpf's convention).
 pub(crate) fn errno(rc: i32) -> io::Error {
     io::Error::from_raw_os_error(rc.saturating_neg())
@@ -97,4 +143,19 @@ pub(crate) fn chain(e: &dyn std::error::Error) -> String {
         cause = c.source();
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refused_load_names_the_missing_capabilities() {
+        assert_eq!(missing_for_load(1 << CAP_BPF), vec!["CAP_PERFMON"]);
+        assert_eq!(missing_for_load(0), vec!["CAP_BPF", "CAP_PERFMON"]);
+        assert!(missing_for_load((1 << CAP_BPF) | (1 << CAP_PERFMON)).is_empty());
+        assert!(missing_for_load(1 << CAP_SYS_ADMIN).is_empty());
+        let m = refused_load_message("fixscope.bpf.o", &["CAP_PERFMON"]);
+        assert!(m.contains("missing CAP_PERFMON;"), "{m}");
+    }
 }

@@ -30,9 +30,15 @@ pub enum Command {
     /// The built-in FIX exchange simulator and load client.
     #[command(subcommand)]
     Sim(SimCommand),
+    /// Draw the percentile distribution and latency over time of captures or fixscope's
+    /// JSON output as one SVG or PNG image.
+    Plot(PlotArgs),
     /// Remove tc filters left by a fixscope that was killed with SIGKILL (older kernels
     /// without TCX; TCX links vanish by themselves).
     Detach(DetachArgs),
+    /// Read HdrHistogram interval logs written with `--hlog` (several hosts, several days),
+    /// merge them per tag and print the summary report as live/pcap do.
+    Report(ReportArgs),
 }
 
 /// Options shared by every analysing command (pcap, live).
@@ -118,6 +124,20 @@ pub struct AnalysisArgs {
     /// response) in the summary, JSON and pictures; 0 disables.
     #[arg(long, default_value_t = fixscope_core::slowest::DEFAULT_SLOWEST, value_name = "N")]
     pub slowest: usize,
+    /// Also write a self-contained HTML report (tables, charts, slowest orders, counters)
+    /// to FILE at the end (and at every SPACE live); it opens offline.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Also write an HdrHistogram interval log to FILE: one compressed histogram per interval
+    /// (`-r`) and tag (stage, stage.MsgType), values in ns (format: docs/output-hlog.md;
+    /// read back with `fixscope report`).
+    #[arg(long, value_name = "FILE")]
+    pub hlog: Option<PathBuf>,
+    /// Also write the cumulative percentile distribution (µs) for HdrHistogram's plotter to
+    /// FILE (first_response) and FILE with `.ack`, `.fill`, `.ack_to_fill` before the
+    /// extension for the other stages with data.
+    #[arg(long, value_name = "FILE")]
+    pub hgrm: Option<PathBuf>,
 }
 
 /// `--slowest` limit: the lists are copied at every report, so they stay small.
@@ -248,6 +268,72 @@ pub struct PcapArgs {
     pub analysis: AnalysisArgs,
 }
 
+#[derive(Args, Debug)]
+pub struct PlotArgs {
+    /// Captures (pcap/pcapng, analysed with the flags below) or fixscope's JSON lines
+    /// (`--json`/`--json-file` output); one line per input and stage, so runs compare.
+    #[arg(required = true, value_name = "INPUT")]
+    pub inputs: Vec<PathBuf>,
+    /// The image to write: `.svg` or `.png`.
+    #[arg(short = 'o', long = "output", value_name = "OUT.svg|OUT.png")]
+    pub output: PathBuf,
+    /// Stages to draw (repeatable): first_response, ack, fill, ack_to_fill. Default: all.
+    #[arg(long = "stage", value_name = "STAGE")]
+    pub stage: Vec<String>,
+    /// Captures only: the watched FIX port(s), as for `fixscope pcap`.
+    #[arg(short = 'p', long = "port", value_name = "PORT|LO-HI[,...]")]
+    pub ports: Option<PortSet>,
+    /// Captures only: `server` or `client`, as for `fixscope pcap`.
+    #[arg(long, default_value = "server", value_name = "server|client")]
+    pub role: Role,
+    /// Captures only: interval length in seconds for the chart over time.
+    #[arg(
+        short = 'r',
+        long = "interval",
+        default_value = "1",
+        value_name = "SECS"
+    )]
+    pub interval_s: f64,
+    /// Captures only: top of the histogram range in milliseconds.
+    #[arg(
+        short = 'x',
+        long = "max-ms",
+        default_value = "10000",
+        value_name = "MS"
+    )]
+    pub max_ms: f64,
+    /// Captures only: the correlation key's tag(s).
+    #[arg(long, default_value = "11", value_name = "TAG[,TAG...]")]
+    pub key: String,
+}
+
+impl PlotArgs {
+    /// The analysis settings for a capture input (`None` without `-p`).
+    pub fn analysis(&self) -> Option<AnalysisArgs> {
+        let mut a = AnalysisArgs::demo(self.ports.clone()?);
+        a.role = self.role;
+        a.interval_s = self.interval_s;
+        a.max_ms = self.max_ms;
+        a.key = self.key.clone();
+        a.slowest = 0;
+        Some(a)
+    }
+
+    /// The stages to draw, in the usual order.
+    pub fn stages(&self) -> Result<Vec<fixscope_core::correlate::Stage>> {
+        use fixscope_core::correlate::Stage;
+        for name in &self.stage {
+            if !Stage::ALL.iter().any(|s| s.name() == name) {
+                bail!("--stage {name}: one of first_response, ack, fill, ack_to_fill");
+            }
+        }
+        Ok(Stage::ALL
+            .into_iter()
+            .filter(|s| self.stage.is_empty() || self.stage.iter().any(|n| n == s.name()))
+            .collect())
+    }
+}
+
 /// `-s`: how the ring is polled.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum IdleArg {
@@ -305,6 +391,16 @@ pub struct LiveArgs {
     /// `yield`; records are never dropped for it).
     #[arg(long = "priority", value_enum, default_value = "yield")]
     pub priority: PriorityArg,
+    /// Full-screen terminal UI instead of interval lines: charts, tables, counters; TAB
+    /// switches views, `?` lists the keys. Needs a terminal on stdout; the final summary is
+    /// printed when it ends (`--json-file` records every interval).
+    #[arg(long = "tui")]
+    pub tui: bool,
+    /// After attaching, become USER (a name or a uid) and give up every capability the run
+    /// no longer needs (as tcpdump's -Z); CAP_NET_ADMIN stays with tc filters, to remove
+    /// them at exit.
+    #[arg(short = 'Z', long = "relinquish-privileges", value_name = "USER")]
+    pub relinquish: Option<String>,
 }
 
 impl LiveArgs {
@@ -390,6 +486,9 @@ pub struct DemoArgs {
     /// The exchange's delay between ack and fill.
     #[arg(long, default_value = "uniform:20us-150us")]
     pub fill_delay: String,
+    /// Where the demo writes its HTML report (its path is printed at the end).
+    #[arg(long, default_value = "fixscope-demo.html", value_name = "FILE")]
+    pub html: PathBuf,
 }
 
 impl AnalysisArgs {
@@ -413,6 +512,9 @@ impl AnalysisArgs {
             prometheus_sessions: 0,
             prometheus_textfile: None,
             slowest: fixscope_core::slowest::DEFAULT_SLOWEST,
+            html: None,
+            hlog: None,
+            hgrm: None,
         }
     }
 }
@@ -430,6 +532,56 @@ impl LiveArgs {
             ip: None,
             attach: AttachArg::Auto,
             priority: PriorityArg::Yield,
+            tui: false,
+            relinquish: None,
         }
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// Interval logs written with `--hlog`, merged per tag (others' logs: their untagged
+    /// lines, as first_response).
+    #[arg(required = true, value_name = "FILE.hlog")]
+    pub logs: Vec<PathBuf>,
+    /// Only intervals starting at or after this: seconds from each log's StartTime (as
+    /// HistogramLogProcessor's -start) or a UTC time (`2026-01-02T03:04:05Z`).
+    #[arg(long, value_name = "SECS|UTC")]
+    pub from: Option<String>,
+    /// Only intervals starting at or before this (as `--from`; HistogramLogProcessor's -end).
+    #[arg(long, value_name = "SECS|UTC")]
+    pub to: Option<String>,
+    /// What stdout carries: `text` for people, `json` for one JSON summary line.
+    #[arg(long, value_enum, value_name = "text|json")]
+    pub format: Option<Format>,
+    /// JSON on stdout: the same as `--format json`.
+    #[arg(long, conflicts_with = "format")]
+    pub json: bool,
+    /// Also write the report as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json_file: Option<PathBuf>,
+}
+
+impl ReportArgs {
+    pub fn stdout_format(&self) -> Format {
+        match (self.json, self.format) {
+            (true, _) => Format::Json,
+            (false, Some(f)) => f,
+            (false, None) => Format::Text,
+        }
+    }
+
+    /// Validates `--from/--to`.
+    pub fn window(&self) -> Result<fixscope_core::hlog::Window> {
+        let bound = |flag: &str, v: &Option<String>| {
+            v.as_deref()
+                .map(fixscope_core::hlog::TimeBound::parse)
+                .transpose()
+                .map_err(|e| anyhow::anyhow!("--{flag} {e}"))
+        };
+        Ok(fixscope_core::hlog::Window {
+            from: bound("from", &self.from)?,
+            to: bound("to", &self.to)?,
+        })
     }
 }

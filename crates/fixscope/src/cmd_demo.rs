@@ -61,7 +61,8 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode> {
         .map_err(|_| anyhow!("the simulated exchange did not start"))?;
 
     // 2. fixscope live on lo for that port; 3. the client starts once we are attached.
-    let analysis = AnalysisArgs::demo(PortSet::single(addr.port()));
+    let mut analysis = AnalysisArgs::demo(PortSet::single(addr.port()));
+    analysis.html = Some(args.html.clone());
     let live_args = crate::cli::LiveArgs::demo(analysis.clone());
     let mut config = live_args.live_config()?;
     config.iface = "lo".into();
@@ -122,6 +123,11 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode> {
         println!("\n--- the load client's own view (round trips from its socket) ---\n{report}");
     }
     compare_with_truth(&pipeline, &truth_path)?;
+    let html = std::path::absolute(&args.html).unwrap_or_else(|_| args.html.clone());
+    println!(
+        "\nHTML report (tables, charts, slowest orders; opens offline): {}",
+        html.display()
+    );
     let dir_path = dir.path().to_path_buf();
     if let Err(e) = dir.close() {
         say::warn(format!("demo: cannot remove {}: {e}", dir_path.display()));

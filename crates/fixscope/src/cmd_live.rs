@@ -4,38 +4,91 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::{anyhow, Context, Result};
 use fixscope_core::report::Reporter;
 use fixscope_core::shutdown::Shutdown;
 use fixscope_core::Pipeline;
-use fixscope_live::{LiveConfig, LiveError, LiveSource};
+use fixscope_live::{ConsumerPriority, LiveConfig, LiveError, LiveSource};
 
 use crate::cli::LiveArgs;
-use crate::driver::{drive, RunLimits};
+use crate::driver::{drive_with, RunLimits};
 use crate::output;
+use crate::privilege;
 use crate::say;
 use crate::trace::TraceFile;
+use crate::tui::{self, Tui};
 
 pub fn run(args: &LiveArgs) -> Result<ExitCode> {
-    let config = args.live_config()?;
+    let mut config = args.live_config()?;
     let mut pipeline = Pipeline::new(args.analysis.pipeline_config()?);
     let stop = Shutdown::on_signals().context("cannot install signal handlers")?;
-    let mut reporters = output::reporters(&args.analysis)?;
+    // `--tui` without a terminal is an error, said before anything is attached: the
+    // figures would otherwise come in a format the user did not ask for.
+    if args.tui {
+        tui::check_terminal().map_err(|why| anyhow!(why))?;
+    }
+    let mut screen: Option<Tui> = None;
+    let mut reporters = output::reporters_with(&args.analysis, |stdout| {
+        if !args.tui {
+            return stdout;
+        }
+        let (ui, feed) = Tui::new(stdout);
+        screen = Some(ui);
+        Box::new(feed)
+    })?;
     let control = RunControl {
         duration: args.duration_s.map(Duration::from_secs_f64),
         verbose: args.analysis.verbose,
         trace: args.analysis.trace.clone(),
     };
-    let code = run_with(
+    // Resolved before anything is attached, so a typo costs nothing.
+    let target = match &args.relinquish {
+        Some(user) => Some(privilege::resolve(user)?),
+        None => None,
+    };
+    if target.is_some() && config.priority == ConsumerPriority::Yield {
+        // The guard thread loses CAP_SYS_NICE with the drop: it lifts the consumer by
+        // RLIMIT_NICE instead, or the consumer never yields.
+        if let Err(why) = privilege::allow_nice_zero() {
+            say::info(format!(
+                "note: with -Z the consumer runs at normal priority: {why:#}"
+            ));
+            config.priority = ConsumerPriority::Normal;
+        }
+    }
+    let code = run_attached(
         &config,
         &mut pipeline,
         &control,
         &stop,
         &mut reporters,
-        &mut || {},
+        &mut |source| match &target {
+            Some(t) => relinquish(t, source),
+            None => Ok(()),
+        },
+        screen.as_mut(),
     )?;
     output::flush_stdout();
     Ok(code)
+}
+
+/// `-Z`: becomes the user with only what the rest of the run needs (see privilege.rs).
+fn relinquish(target: &privilege::Target, source: &LiveSource) -> Result<()> {
+    let capture = source.capture();
+    let mut keep = privilege::Keep::default();
+    if capture.attach_kind() == "tc" {
+        keep.caps
+            .push((privilege::CAP_NET_ADMIN, "to remove the tc filters at exit"));
+    }
+    if fixscope_live::kernel_version().is_none_or(|v| v < (6, 5)) {
+        // Before 6.5 the kernel may gate bpf() on our own fds (counters, TCX detach).
+        keep.caps
+            .push((privilege::CAP_BPF, "bpf() on our own maps before Linux 6.5"));
+    }
+    keep.leave_sched_idle = capture.priority() == ConsumerPriority::Yield;
+    let done = privilege::relinquish(target, &keep)?;
+    say::info(done);
+    Ok(())
 }
 
 /// How long a live run lasts and what it writes besides the report.
@@ -55,18 +108,52 @@ pub fn run_with(
     reporter: &mut dyn Reporter,
     on_attached: &mut dyn FnMut(),
 ) -> Result<ExitCode> {
+    run_attached(
+        config,
+        pipeline,
+        control,
+        stop,
+        reporter,
+        &mut |_| {
+            on_attached();
+            Ok(())
+        },
+        None,
+    )
+}
+
+/// [`run_with`] whose hook sees the attached source and may fail (the run then ends, and
+/// dropping the source detaches), showing the run in the terminal UI when given.
+fn run_attached(
+    config: &LiveConfig,
+    pipeline: &mut Pipeline,
+    control: &RunControl,
+    stop: &Shutdown,
+    reporter: &mut dyn Reporter,
+    on_attached: &mut dyn FnMut(&LiveSource) -> Result<()>,
+    mut tui: Option<&mut Tui>,
+) -> Result<ExitCode> {
     let trace = match &control.trace {
         Some(path) => Some(TraceFile::attach(path, pipeline)?),
         None => None,
     };
     let mut source = LiveSource::open(config).map_err(explain)?;
-    on_attached();
+    on_attached(&source)?;
     announce(config, &source, control.verbose);
+    if let Some(tui) = tui.as_deref_mut() {
+        tui.set_title(format!(
+            "{} port(s) {} as {} via {}",
+            config.iface,
+            config.ports,
+            config.role,
+            source.capture().attach_kind()
+        ));
+    }
     let limits = RunLimits {
         stop,
         duration: control.duration,
     };
-    let code = drive(&mut source, pipeline, reporter, &limits)?;
+    let code = drive_with(&mut source, pipeline, reporter, &limits, tui)?;
     if let Some(trace) = trace {
         trace.finish()?;
     }

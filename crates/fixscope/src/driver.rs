@@ -5,7 +5,7 @@
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use fixscope_core::report::Reporter;
 use fixscope_core::shutdown::Shutdown;
 use fixscope_core::source::{Flow, Polled, Source, SourceError};
@@ -13,6 +13,7 @@ use fixscope_core::Pipeline;
 
 use crate::keys::{Key, KeyReader, HELP};
 use crate::say;
+use crate::tui::{Tui, View};
 
 /// How long one poll of a live source may wait before the loop looks at the clock, keys
 /// and signals.
@@ -36,15 +37,31 @@ pub fn drive(
     reporter: &mut dyn Reporter,
     limits: &RunLimits<'_>,
 ) -> Result<ExitCode> {
+    drive_with(source, pipeline, reporter, limits, None)
+}
+
+/// [`drive`], with the terminal UI (`--tui`) in place of the key reader when given: it
+/// takes the screen for the loop, passes SPACE/`r`/quit back here, and gives the screen
+/// back before the final summary is printed.
+pub fn drive_with(
+    source: &mut dyn Source,
+    pipeline: &mut Pipeline,
+    reporter: &mut dyn Reporter,
+    limits: &RunLimits<'_>,
+    mut tui: Option<&mut Tui>,
+) -> Result<ExitCode> {
     pipeline.set_unix_offset_ns(source.unix_offset_ns());
     let live = source.now_ns().is_some();
-    let mut keys = if live {
+    let mut keys = if live && tui.is_none() {
         KeyReader::new()
     } else {
         KeyReader::disabled()
     };
     if keys.interactive() {
         say::info(HELP);
+    }
+    if let Some(tui) = tui.as_deref_mut() {
+        tui.enter().context("cannot start the terminal UI")?;
     }
     let deadline = limits.duration.map(|d| Instant::now() + d);
     let mut delivered = 0usize;
@@ -95,18 +112,45 @@ pub fn drive(
             // A quiet wire still ends intervals and raises `-t` alerts.
             pipeline.advance_to(now_ns, &interval_source, reporter)?;
         }
-        match keys.poll() {
-            Some(Key::Summary) => pipeline.summary_now(&source.counters(), reporter)?,
+        let key = match tui.as_deref_mut() {
+            Some(tui) => tui.poll_key()?,
+            None => keys.poll(),
+        };
+        match key {
+            Some(Key::Summary) => {
+                pipeline.summary_now(&source.counters(), reporter)?;
+                if let Some(tui) = tui.as_deref_mut() {
+                    tui.show(View::Summary);
+                    tui.note(format!("summary at {}", now_utc()));
+                }
+            }
             Some(Key::Reset) => {
                 pipeline.reset_stats();
-                say::info("statistics reset");
+                match tui.as_deref_mut() {
+                    Some(tui) => {
+                        tui.note(format!("statistics reset at {}", now_utc()));
+                        tui.refresh_summary(|r| pipeline.summary_now(&source.counters(), r))?;
+                    }
+                    None => say::info("statistics reset"),
+                }
             }
             Some(Key::Quit) => break,
             Some(Key::Help) => say::info(HELP),
-            None => {}
+            // The UI's own keys; nothing in line mode.
+            Some(Key::NextView | Key::PreviousView) | None => {}
+        }
+        if let Some(tui) = tui.as_deref_mut() {
+            if tui.summary_due() {
+                tui.refresh_summary(|r| pipeline.summary_now(&source.counters(), r))?;
+            }
+            tui.tick()?;
         }
     }
     drop(keys);
+    // The screen goes before the final summary, which is printed as without the UI.
+    if let Some(tui) = tui {
+        tui.leave();
+    }
     if !ended && failure.is_none() {
         drain(source, pipeline, &mut failure);
     }
@@ -129,6 +173,14 @@ pub fn drive(
         code = ExitCode::FAILURE;
     }
     Ok(code)
+}
+
+/// The wall clock as ISO-8601 UTC to the second, for what the UI says a key did.
+fn now_utc() -> String {
+    let unix_ns = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    fixscope_core::clock::iso8601_utc(unix_ns, fixscope_core::clock::Precision::Seconds).to_string()
 }
 
 /// Hands the pipeline what a stopped source still holds (a live ring's last records).

@@ -1,5 +1,6 @@
 //! Single-key commands while `fixscope live` runs in a terminal: SPACE cumulative
-//! percentiles + histogram, `r` reset, `q`/ESC quit, `?` help.
+//! percentiles + histogram, `r` reset, `q`/ESC quit, `?` help; with `--tui` also TAB and
+//! shift-TAB (views), read by the UI itself (`tui`) through the same [`command`] map.
 //!
 //! Keys are read and decoded by crossterm (`event::poll` + `event::read`). The terminal
 //! mode is set here, not by crossterm: `crossterm::terminal::enable_raw_mode` is
@@ -12,7 +13,7 @@
 use std::io::IsTerminal;
 use std::time::Duration;
 
-use crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind};
+use ratatui::crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 /// A key command.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -21,6 +22,9 @@ pub enum Key {
     Reset,
     Quit,
     Help,
+    /// The terminal UI's next / previous view (nothing in line mode).
+    NextView,
+    PreviousView,
 }
 
 pub const HELP: &str =
@@ -65,11 +69,15 @@ impl KeyReader {
 }
 
 /// The command a key press stands for.
-fn command(k: &KeyEvent) -> Option<Key> {
+pub fn command(k: &KeyEvent) -> Option<Key> {
     if k.kind != KeyEventKind::Press {
         return None;
     }
     match k.code {
+        // Only seen in raw mode (the terminal UI); in line mode Ctrl-C is SIGINT.
+        KeyCode::Char('c') if k.modifiers.contains(KeyModifiers::CONTROL) => Some(Key::Quit),
+        KeyCode::Tab => Some(Key::NextView),
+        KeyCode::BackTab => Some(Key::PreviousView),
         KeyCode::Char(' ') => Some(Key::Summary),
         KeyCode::Char('r' | 'R') => Some(Key::Reset),
         KeyCode::Char('q' | 'Q') | KeyCode::Esc => Some(Key::Quit),
@@ -116,7 +124,6 @@ impl Drop for KeyReader {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crossterm::event::KeyModifiers;
 
     #[test]
     fn key_presses_map_to_commands() {
@@ -128,6 +135,11 @@ mod tests {
         assert_eq!(command(&press(KeyCode::Char('?'))), Some(Key::Help));
         assert_eq!(command(&press(KeyCode::Char('x'))), None);
         assert_eq!(command(&press(KeyCode::Enter)), None);
+        assert_eq!(command(&press(KeyCode::Tab)), Some(Key::NextView));
+        assert_eq!(command(&press(KeyCode::BackTab)), Some(Key::PreviousView));
+        let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
+        assert_eq!(command(&ctrl_c), Some(Key::Quit));
+        assert_eq!(command(&press(KeyCode::Char('c'))), None);
         let mut release = press(KeyCode::Char('q'));
         release.kind = KeyEventKind::Release;
         assert_eq!(command(&release), None);

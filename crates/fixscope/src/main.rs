@@ -5,13 +5,19 @@ mod cli;
 mod cmd_demo;
 mod cmd_live;
 mod cmd_pcap;
+mod cmd_plot;
+mod cmd_report;
 mod cmd_sim;
 mod driver;
+mod html;
 mod keys;
 mod output;
+mod plot;
+mod privilege;
 mod prometheus;
 mod say;
 mod trace;
+mod tui;
 
 use std::process::ExitCode;
 
@@ -40,9 +46,11 @@ fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
     fixscope_live::set_libbpf_logging(verbose);
     match cli.command {
         cli::Command::Pcap(args) => cmd_pcap::run(&args),
+        cli::Command::Plot(args) => cmd_plot::run(&args),
         cli::Command::Demo(args) => cmd_demo::run(&args),
         cli::Command::Live(args) => cmd_live::run(&args),
         cli::Command::Sim(cmd) => cmd_sim::run(&cmd),
+        cli::Command::Report(args) => cmd_report::run(&args),
         cli::Command::Detach(args) => {
             let removed = fixscope_live::detach_leftovers(&args.iface)?;
             println!(

@@ -8,26 +8,70 @@
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
+use fixscope_core::hlog::{HgrmWriter, HlogWriter};
 use fixscope_core::report::json::JsonReporter;
 use fixscope_core::report::text::TextReporter;
 use fixscope_core::report::{Fanout, IntervalReport, Reporter, SummaryReport};
 
 use crate::cli::{AnalysisArgs, Format};
+use crate::html::{HtmlReporter, RunInfo};
 use crate::prometheus::PrometheusReporter;
 use crate::say;
 
 /// Every reporter the flags ask for.
 pub fn reporters(args: &AnalysisArgs) -> Result<Fanout> {
+    reporters_with(args, |stdout| stdout)
+}
+
+/// [`reporters`], with the stdout reporter handed to `wrap` first (the terminal UI holds it
+/// back while it owns the screen).
+pub fn reporters_with(
+    args: &AnalysisArgs,
+    wrap: impl FnOnce(Box<dyn Reporter>) -> Box<dyn Reporter>,
+) -> Result<Fanout> {
     let mut fanout = Fanout::new();
-    for r in report_outputs(args)? {
-        if args.interval_s == 0.0 {
-            // `-r 0` with `--prometheus`: the pipeline still reports every second for the
-            // metrics, but the user asked for no interval lines.
+    // `-r 0` with `--prometheus`: the pipeline still reports every second for the metrics,
+    // but the user asked for no interval lines.
+    let summary_only = args.interval_s == 0.0 && args.prometheus.is_some();
+    let mut add = |r: Box<dyn Reporter>| {
+        if summary_only {
             fanout.add(Box::new(SummaryOnly(r)));
         } else {
             fanout.add(r);
         }
+    };
+    let stdout = BufWriter::new(io::stdout());
+    let stdout: Box<dyn Reporter> = match args.stdout_format() {
+        Format::Text => Box::new(TextReporter::new(stdout)),
+        Format::Json => Box::new(JsonReporter::new(stdout)),
+    };
+    add(wrap(stdout));
+    if let Some(path) = &args.json_file {
+        let file = File::create(path)
+            .with_context(|| format!("cannot create --json-file {}", path.display()))?;
+        add(Box::new(JsonReporter::new(BufWriter::new(file))));
+    }
+    if let Some(path) = &args.html {
+        // Fail before the run when the file cannot be written, not at its end.
+        File::create(path).with_context(|| format!("cannot create --html {}", path.display()))?;
+        add(Box::new(HtmlReporter::new(
+            path.clone(),
+            RunInfo::of_this_process(),
+        )));
+    }
+    if let Some(path) = &args.hlog {
+        if args.interval_s <= 0.0 {
+            bail!("--hlog writes one histogram per interval: it needs -r/--interval above 0");
+        }
+        let file = File::create(path)
+            .with_context(|| format!("cannot create --hlog {}", path.display()))?;
+        add(Box::new(HlogWriter::new(BufWriter::new(file))));
+    }
+    if let Some(path) = &args.hgrm {
+        // Created now so a bad path fails before the run, written at the summary.
+        File::create(path).with_context(|| format!("cannot create --hgrm {}", path.display()))?;
+        add(Box::new(HgrmWriter::new(path)));
     }
     if args.prometheus.is_some() || args.prometheus_textfile.is_some() {
         let (reporter, bound) = PrometheusReporter::start(
@@ -61,18 +105,18 @@ impl Reporter for SummaryOnly {
     }
 }
 
-/// The reporters of text and JSON lines.
-fn report_outputs(args: &AnalysisArgs) -> Result<Vec<Box<dyn Reporter>>> {
-    let mut fanout: Vec<Box<dyn Reporter>> = Vec::new();
+/// The reporter of `fixscope report` on stdout.
+pub fn report_reporters(format: Format, json_file: Option<&std::path::Path>) -> Result<Fanout> {
+    let mut fanout = Fanout::new();
     let stdout = BufWriter::new(io::stdout());
-    match args.stdout_format() {
-        Format::Text => fanout.push(Box::new(TextReporter::new(stdout))),
-        Format::Json => fanout.push(Box::new(JsonReporter::new(stdout))),
+    match format {
+        Format::Text => fanout.add(Box::new(TextReporter::new(stdout))),
+        Format::Json => fanout.add(Box::new(JsonReporter::new(stdout))),
     }
-    if let Some(path) = &args.json_file {
+    if let Some(path) = json_file {
         let file = File::create(path)
             .with_context(|| format!("cannot create --json-file {}", path.display()))?;
-        fanout.push(Box::new(JsonReporter::new(BufWriter::new(file))));
+        fanout.add(Box::new(JsonReporter::new(BufWriter::new(file))));
     }
     Ok(fanout)
 }

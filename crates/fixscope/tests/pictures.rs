@@ -328,3 +328,380 @@ fn slowest_flag_is_validated() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--slowest"), "{err}");
 }
+
+/// The real capture of simulated order flow kept in testdata/.
+fn sim_capture() -> PathBuf {
+    fixscope_testkit::test_data("captures/sim/sim_orders.pcap")
+}
+
+fn run_ok(args: &[&str]) -> String {
+    let out = fixscope(args);
+    assert!(
+        out.status.success(),
+        "fixscope {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Polyline/path point counts of an SVG's drawn lines, and its texts.
+fn svg_lines_and_texts(svg: &str) -> (Vec<usize>, Vec<String>) {
+    let doc = roxmltree::Document::parse(svg).expect("the SVG parses as XML");
+    assert_eq!(doc.root_element().tag_name().name(), "svg");
+    let lines = doc
+        .descendants()
+        .filter(|n| n.tag_name().name() == "polyline")
+        .map(|n| {
+            n.attribute("points")
+                .unwrap_or("")
+                .split_whitespace()
+                .count()
+        })
+        .collect();
+    let texts = doc
+        .descendants()
+        .filter(|n| n.tag_name().name() == "text")
+        .filter_map(|n| n.text().map(|t| t.trim().to_string()))
+        .collect();
+    (lines, texts)
+}
+
+#[test]
+fn plot_svg_from_a_real_capture_and_its_json_has_both_charts() {
+    let dir = tempfile::tempdir().unwrap();
+    let cap = sim_capture();
+    let json = dir.path().join("run.json");
+    let lines = run_ok(&[
+        "pcap",
+        cap.to_str().unwrap(),
+        "-p",
+        "19478",
+        "-r",
+        "0.5",
+        "--json",
+    ]);
+    std::fs::write(&json, lines).unwrap();
+    let svg = dir.path().join("out.svg");
+    run_ok(&[
+        "plot",
+        cap.to_str().unwrap(),
+        json.to_str().unwrap(),
+        "-p",
+        "19478",
+        "-r",
+        "0.5",
+        "--stage",
+        "ack",
+        "-o",
+        svg.to_str().unwrap(),
+    ]);
+    let (lines, texts) = svg_lines_and_texts(&std::fs::read_to_string(&svg).unwrap());
+    for want in [
+        "Latency by percentile",
+        "99.999%",
+        "sim_orders.pcap ack",
+        "run.json ack",
+    ] {
+        assert!(
+            texts.iter().any(|t| t.contains(want)),
+            "{want} in {texts:?}"
+        );
+    }
+    assert!(texts.iter().any(|t| t.starts_with("Latency over time")));
+    // Curves: the capture's sampled one (long), the JSON's from its percentiles (min +
+    // up to 6), and per input the interval p50 and p99 lines (one point per interval).
+    let long = lines.iter().filter(|&&n| n > 100).count();
+    assert!(long >= 1, "a sampled percentile curve: {lines:?}");
+    let intervals = 8; // 4 s of capture at -r 0.5
+    assert!(
+        lines
+            .iter()
+            .filter(|&&n| (intervals..=intervals + 2).contains(&n))
+            .count()
+            >= 4,
+        "interval series: {lines:?}"
+    );
+}
+
+#[test]
+fn plot_png_decodes_and_is_not_blank() {
+    let dir = tempfile::tempdir().unwrap();
+    let png_path = dir.path().join("out.png");
+    run_ok(&[
+        "plot",
+        sim_capture().to_str().unwrap(),
+        "-p",
+        "19478",
+        "-o",
+        png_path.to_str().unwrap(),
+    ]);
+    let decoder = png::Decoder::new(std::fs::File::open(&png_path).unwrap());
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    assert_eq!((info.width, info.height), (1000, 960));
+    let px = &buf[..info.buffer_size()];
+    let channels = info.color_type.samples();
+    let pixels: Vec<&[u8]> = px.chunks(channels).collect();
+    let non_white = pixels
+        .iter()
+        .filter(|p| p[..3].iter().any(|&c| c < 200))
+        .count();
+    let coloured = pixels
+        .iter()
+        .filter(|p| {
+            let (mx, mn) = (p[..3].iter().max().unwrap(), p[..3].iter().min().unwrap());
+            mx - mn > 80
+        })
+        .count();
+    let frac = non_white as f64 / pixels.len() as f64;
+    assert!((0.01..0.6).contains(&frac), "ink fraction {frac}");
+    assert!(coloured > 2000, "coloured curve pixels: {coloured}");
+}
+
+#[test]
+fn plot_rejects_what_it_cannot_draw() {
+    let dir = tempfile::tempdir().unwrap();
+    let cap = sim_capture();
+    let cap = cap.to_str().unwrap();
+    let out = |args: &[&str]| {
+        let o = fixscope(args);
+        assert!(!o.status.success(), "{args:?} should fail");
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    let svg = dir.path().join("x.svg");
+    let svg = svg.to_str().unwrap();
+    assert!(out(&["plot", cap, "-o", svg]).contains("-p/--port"));
+    assert!(out(&["plot", cap, "-p", "19478", "-o", "x.jpg"]).contains(".svg or .png"));
+    assert!(out(&["plot", cap, "-p", "19478", "--stage", "nope", "-o", svg]).contains("--stage"));
+    // No latencies on another port.
+    assert!(out(&["plot", cap, "-p", "1", "-o", svg]).contains("no latencies"));
+    let junk = dir.path().join("junk.txt");
+    std::fs::write(&junk, "hello").unwrap();
+    assert!(out(&["plot", junk.to_str().unwrap(), "-o", svg]).contains("neither a capture"));
+}
+
+/// Runs headless Chromium on `page` with its own profile and no network; returns
+/// (stdout, stderr).
+fn chromium(profile: &Path, args: &[&str], page: &Path) -> (String, String) {
+    let out = std::process::Command::new("chromium")
+        .args([
+            "--headless=new",
+            "--disable-gpu",
+            "--no-sandbox",
+            "--no-first-run",
+            "--enable-logging=stderr",
+            "--v=0",
+            // Offline: any attempt to reach a host fails (and is logged as a console error).
+            "--host-resolver-rules=MAP * ~NOTFOUND",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(args)
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("run chromium");
+    assert!(
+        out.status.success(),
+        "chromium failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Every `data-k="path"` cell of the page and its text.
+fn cells(dom: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut rest = dom;
+    while let Some(i) = rest.find("data-k=\"") {
+        rest = &rest[i + 8..];
+        let end = rest.find('"').unwrap();
+        let key = rest[..end].to_string();
+        let open = rest.find('>').unwrap();
+        let text_end = rest[open + 1..].find('<').unwrap();
+        out.push((key, rest[open + 1..open + 1 + text_end].to_string()));
+    }
+    out
+}
+
+/// The JSON value a page cell names (`stages.ack.p99_ns`, `by_msg_type.D.ack.count`,
+/// `sessions.0.requests`, `slowest.ack.0.key`, `counters.matched`).
+fn json_at<'a>(summary: &'a Value, path: &str) -> &'a Value {
+    let parts: Vec<&str> = path.split('.').collect();
+    let find = |list: &'a Value, field: &str, name: &str| -> &'a Value {
+        list.as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o[field] == name)
+            .unwrap_or_else(|| panic!("{path}: no {name}"))
+    };
+    match parts[..] {
+        ["stages", stage, field] => &find(&summary["stages"], "stage", stage)[field],
+        ["by_msg_type", t, stage, field] => &find(
+            &find(&summary["by_msg_type"], "msg_type", t)["stages"],
+            "stage",
+            stage,
+        )[field],
+        ["sessions", i, field] => &summary["sessions"][i.parse::<usize>().unwrap()][field],
+        ["sessions", i, "first_response", field] => {
+            &summary["sessions"][i.parse::<usize>().unwrap()]["first_response"][field]
+        }
+        ["slowest", stage, i, field] => {
+            &summary["slowest"][stage][i.parse::<usize>().unwrap()][field]
+        }
+        [group, name] => &summary[group][name],
+        [single] => &summary[single],
+        _ => panic!("unknown cell {path}"),
+    }
+}
+
+/// "123.456" µs as nanoseconds.
+fn ns_of_us(text: &str) -> u64 {
+    let (whole, frac) = text
+        .split_once('.')
+        .unwrap_or_else(|| panic!("µs text {text}"));
+    assert_eq!(frac.len(), 3, "{text}");
+    whole.parse::<u64>().unwrap() * 1000 + frac.parse::<u64>().unwrap()
+}
+
+#[test]
+fn html_report_loads_offline_in_chromium_and_matches_the_json() {
+    const TEST: &str = "html_report_loads_offline_in_chromium_and_matches_the_json";
+    fixscope_testkit::require_tool(TEST, "chromium");
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("report.html");
+    let cap = sim_capture();
+    let stdout = run_ok(&[
+        "pcap",
+        cap.to_str().unwrap(),
+        "-p",
+        "19478",
+        "-r",
+        "0.5",
+        "--slowest",
+        "4",
+        "--json",
+        "--html",
+        page.to_str().unwrap(),
+    ]);
+    let summary: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    let html = std::fs::read_to_string(&page).unwrap();
+    // Self-contained: nothing to fetch.
+    for needle in ["src=", "href=", "url(", "@import", "<link"] {
+        assert!(!html.contains(needle), "the page references {needle}");
+    }
+    assert_eq!(html.matches("<svg").count(), 2, "two inline charts");
+
+    let profile = tempfile::tempdir().unwrap();
+    let (dom, log) = chromium(profile.path(), &["--dump-dom"], &page);
+    let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
+    assert!(console.is_empty(), "console messages: {console:#?}");
+    assert!(dom.contains("data-ready=\"1\""), "the page's script ran");
+    for section in [
+        "Latency by stage",
+        "By request type",
+        "Slowest orders",
+        "Sessions",
+        "Counters",
+        "Latency by percentile",
+        "Latency over time",
+    ] {
+        assert!(dom.contains(section), "{section} in the page");
+    }
+    assert!(
+        dom.contains(&format!("capture {}", cap.display())),
+        "the source is named"
+    );
+
+    // Every figure in the page equals the JSON summary of the same run.
+    let cells = cells(&dom);
+    let mut compared = 0;
+    for (path, text) in &cells {
+        let want = json_at(&summary, path);
+        let field = path.rsplit('.').next().unwrap();
+        match field {
+            "command" | "source" if path == "command" || path == "source" => continue,
+            "mean_ns" => {
+                let got: f64 = text.parse().unwrap();
+                let want = want.as_f64().unwrap() / 1000.0;
+                assert!(
+                    (got - want).abs() <= 0.0005 + 1e-9,
+                    "{path}: {text} vs {want}"
+                );
+            }
+            "duration_s" => {
+                let got: f64 = text.parse().unwrap();
+                assert!(
+                    (got - want.as_f64().unwrap()).abs() <= 0.0005 + 1e-9,
+                    "{path}"
+                );
+            }
+            f if f.ends_with("_ns") => match want.as_u64() {
+                Some(ns) => assert_eq!(ns_of_us(text), ns, "{path}: {text}"),
+                // null: above range (the page says "> range"), or no data ("–", count 0).
+                None if text == "–" => {
+                    let count = format!("{}.count", &path[..path.rfind('.').unwrap()]);
+                    assert_eq!(json_at(&summary, &count), 0, "{path}: – with data");
+                }
+                None => assert!(
+                    text.starts_with("&gt;"),
+                    "{path}: null in JSON, {text} in the page"
+                ),
+            },
+            "key" | "request_time" | "start" | "end" => {
+                assert_eq!(want.as_str().unwrap(), text, "{path}")
+            }
+            _ => assert_eq!(want.as_u64().unwrap().to_string(), *text, "{path}"),
+        }
+        compared += 1;
+    }
+    let count = |prefix: &str| cells.iter().filter(|(k, _)| k.starts_with(prefix)).count();
+    assert_eq!(
+        count("stages."),
+        4 * 11,
+        "every stage figure is in the page"
+    );
+    assert_eq!(
+        count("slowest."),
+        4 * 4 * 4,
+        "four slowest per stage, four figures each"
+    );
+    assert!(count("counters.") >= 30 && count("source.") >= 5);
+    assert!(compared > 150, "{compared} figures compared");
+
+    // What a person sees: not blank, the charts drawn.
+    let shot = dir.path().join("shot.png");
+    chromium(
+        profile.path(),
+        &[
+            "--window-size=1280,2400",
+            &format!("--screenshot={}", shot.display()),
+        ],
+        &page,
+    );
+    let decoder = png::Decoder::new(std::fs::File::open(&shot).unwrap());
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let channels = info.color_type.samples();
+    let pixels: Vec<&[u8]> = buf[..info.buffer_size()].chunks(channels).collect();
+    let ink = pixels
+        .iter()
+        .filter(|p| p[..3].iter().any(|&c| c < 160))
+        .count();
+    let coloured = pixels
+        .iter()
+        .filter(|p| {
+            let (mx, mn) = (p[..3].iter().max().unwrap(), p[..3].iter().min().unwrap());
+            mx - mn > 80
+        })
+        .count();
+    let frac = ink as f64 / pixels.len() as f64;
+    assert!((0.01..0.5).contains(&frac), "ink fraction {frac}");
+    assert!(
+        coloured > 3000,
+        "chart curves in the screenshot: {coloured} coloured pixels"
+    );
+}

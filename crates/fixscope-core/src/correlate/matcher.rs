@@ -33,7 +33,10 @@ impl Default for CorrelatorLimits {
 /// Every request is accounted for: `requests = matched + unanswered_pending +
 /// unanswered_evicted + unanswered_closed + untracked_requests` (the pending count is the
 /// table's, see [`Correlator::unanswered_pending`]).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+// Deserialize: `fixscope report` reads the counters back from HdrHistogram logs; a counter
+// missing from an older log reads as 0.
+#[serde(default)]
 pub struct CorrelationCounters {
     pub requests: u64,
     pub responses: u64,

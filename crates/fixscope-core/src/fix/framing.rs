@@ -129,7 +129,10 @@ pub fn find_begin(buf: &[u8]) -> Option<usize> {
 }
 
 /// Framing counters, kept per pipeline (the names are the JSON's).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+// Deserialize: `fixscope report` reads the counters back from HdrHistogram logs; a counter
+// missing from an older log reads as 0.
+#[serde(default)]
 pub struct FramingCounters {
     /// FIX messages framed (all types, both directions, checksum good or bad).
     pub messages: u64,

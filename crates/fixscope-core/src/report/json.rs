@@ -117,14 +117,18 @@ impl<W: Write> Reporter for JsonReporter<W> {
             .stages
             .iter()
             .map(|s| {
-                json!({
-                    "stage": s.stage.name(),
-                    "count": s.count,
-                    "rate_per_s": s.rate_per_s,
-                    "min_ns": some_if(s.count, s.min_ns.into()),
-                    "mean_ns": some_if(s.count, json!(s.mean_ns)),
-                    "max_ns": some_if(s.count, s.max_ns.into()),
-                })
+                let mut m = Map::new();
+                m.insert("stage".into(), s.stage.name().into());
+                m.insert("count".into(), s.count.into());
+                m.insert("rate_per_s".into(), json!(s.rate_per_s));
+                m.insert("min_ns".into(), some_if(s.count, s.min_ns.into()));
+                m.insert("mean_ns".into(), some_if(s.count, json!(s.mean_ns)));
+                m.insert("max_ns".into(), some_if(s.count, s.max_ns.into()));
+                for ((_, _, field), v) in PERCENTILES.iter().zip(s.percentiles_ns) {
+                    m.insert((*field).into(), v.map_or(Value::Null, Value::from));
+                }
+                m.insert("over_range".into(), s.over_range.into());
+                Value::Object(m)
             })
             .collect();
         let v = json!({

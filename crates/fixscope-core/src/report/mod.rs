@@ -66,6 +66,9 @@ pub struct IntervalStage {
     pub min_ns: u64,
     pub mean_ns: f64,
     pub max_ns: u64,
+    /// The interval's percentiles ([`crate::stats::PERCENTILES`]); `None` above `-x`.
+    pub percentiles_ns: [Option<u64>; 6],
+    pub over_range: u64,
 }
 
 /// What happened in one interval `[start_ns, end_ns)`.
@@ -83,12 +86,13 @@ pub struct IntervalReport<'a> {
     pub source: &'a [Counter],
     /// The interval's histogram per stage, indexed by [`Stage::index`].
     pub histograms: [&'a Histogram<u64>; 4],
-    /// Everything recorded so far (views refreshed): cumulative per stage and request type,
-    /// per session — what an exporter of cumulative metrics (Prometheus) reads.
-    pub stats: &'a Stats,
     /// The interval's slowest orders per stage (`--slowest`), slowest first, indexed by
     /// [`Stage::index`]; each carries its session's names and addresses.
     pub slowest: [&'a [SlowOrder]; 4],
+    /// Everything recorded, for reporters that need more than the above (the HdrHistogram
+    /// log: exact sums and the interval per request type; Prometheus: the cumulative views
+    /// per stage, request type and session).
+    pub stats: &'a Stats,
 }
 
 impl<'a> IntervalReport<'a> {
@@ -113,6 +117,8 @@ impl<'a> IntervalReport<'a> {
                 min_ns: d.min_ns,
                 mean_ns: d.mean_ns,
                 max_ns: d.max_ns,
+                percentiles_ns: d.percentiles_ns,
+                over_range: d.over_range,
             }
         });
         IntervalReport {
@@ -124,8 +130,8 @@ impl<'a> IntervalReport<'a> {
             counters,
             source,
             histograms: Stage::ALL.map(|s| stats.interval(s).histogram()),
-            stats,
             slowest: Stage::ALL.map(|s| stats.interval_slowest(s)),
+            stats,
         }
     }
 }
@@ -165,11 +171,11 @@ pub struct SummaryReport<'a> {
     pub source: &'a [Counter],
     /// The cumulative histogram per stage (values in range), indexed by [`Stage::index`].
     pub histograms: [&'a Histogram<u64>; 4],
-    /// Everything recorded (views refreshed), as in [`IntervalReport::stats`].
-    pub stats: &'a Stats,
     /// The run's slowest orders per stage (`--slowest`), slowest first, indexed by
     /// [`Stage::index`]; each carries its session's names and addresses.
     pub slowest: [&'a [SlowOrder]; 4],
+    /// Everything recorded (the cumulative views are fresh).
+    pub stats: &'a Stats,
 }
 
 impl<'a> SummaryReport<'a> {
@@ -221,8 +227,8 @@ impl<'a> SummaryReport<'a> {
             counters,
             source,
             histograms: Stage::ALL.map(|s| stats.cumulative(s).histogram()),
-            stats,
             slowest: Stage::ALL.map(|s| stats.slowest(s)),
+            stats,
         }
     }
 }

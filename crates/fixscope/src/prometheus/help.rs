@@ -5,13 +5,10 @@
 const DOC: &str = include_str!("../../../../docs/output-json.md");
 
 /// Counters whose docs row only makes sense beside its neighbours.
-const OWN_WORDS: [(&str, &str); 2] = [
-    (
-        "kernel_ring_drops",
-        "records lost because the ring was full, both directions (the pipeline then sees a TCP gap)",
-    ),
-    ("open_connections", "TCP connections open at the time of the report"),
-];
+const OWN_WORDS: [(&str, &str); 1] = [(
+    "kernel_ring_drops",
+    "records lost because the ring was full, both directions (the pipeline then sees a TCP gap)",
+)];
 
 /// The docs' description of counter `name` (its table row; else the row that mentions
 /// it), or a pointer to the docs.

@@ -1,0 +1,222 @@
+//! The lines of a log: the tag scheme, the Java header lines, and fixscope's own
+//! `#fixscope-…` comment lines (serde structs, one JSON object per line).
+
+use serde::{Deserialize, Serialize};
+
+use crate::correlate::{RequestType, Stage};
+use crate::report::Counters;
+use crate::stats::Distribution;
+
+/// Version of fixscope's comment lines; a reader refuses a newer one.
+pub const LOG_VERSION: u32 = 1;
+
+/// The Java writer's legend line.
+pub(crate) const LEGEND: &str =
+    "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"";
+/// The Java writer's format version comment.
+pub(crate) const FORMAT_VERSION: &str = "#[Histogram log format version 1.3]";
+/// Interval_Max is written in ms (ns / 1e6), as Java's writer does by default.
+pub(crate) const MAX_VALUE_UNIT_RATIO: f64 = 1e6;
+
+pub(crate) const HEADER_PREFIX: &str = "#fixscope-log ";
+pub(crate) const INTERVAL_PREFIX: &str = "#fixscope-interval ";
+pub(crate) const SUMMARY_PREFIX: &str = "#fixscope-summary ";
+
+/// The tag of a stage: its name (`first_response`).
+pub fn stage_tag(stage: Stage) -> &'static str {
+    stage.name()
+}
+
+/// The tag of a stage for one request type: `first_response.D`.
+pub fn type_tag(stage: Stage, t: RequestType) -> String {
+    format!("{}.{}", stage.name(), t.msg_type())
+}
+
+/// What a tag stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TagKind {
+    /// The untagged line: `first_response`, for tools that read no tags.
+    Untagged,
+    Stage(Stage),
+    ByType(Stage, RequestType),
+}
+
+impl TagKind {
+    /// `None` for a tag fixscope does not write.
+    pub fn parse(tag: Option<&str>) -> Option<TagKind> {
+        let Some(tag) = tag else {
+            return Some(TagKind::Untagged);
+        };
+        let (stage, t) = match tag.split_once('.') {
+            Some((s, t)) => (s, Some(t)),
+            None => (tag, None),
+        };
+        let stage = Stage::ALL.into_iter().find(|s| s.name() == stage)?;
+        match t {
+            None => Some(TagKind::Stage(stage)),
+            Some(t) => RequestType::ALL
+                .into_iter()
+                .find(|r| r.msg_type() == t)
+                .map(|r| TagKind::ByType(stage, r)),
+        }
+    }
+}
+
+/// The first fixscope line of a log.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LogHeader {
+    pub version: u32,
+    pub tool: String,
+    /// Unit of the histograms' values.
+    pub units: String,
+    /// fixscope's histogram range (`-x`): values above it are counted apart.
+    pub range_ns: u64,
+}
+
+/// Exact figures of one tag's histogram over one interval (or a run).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Exact {
+    pub count: u64,
+    pub sum_ns: u128,
+    pub min_ns: u64,
+    pub max_ns: u64,
+    /// Values above `range_ns`: in the log's histogram they are recorded at `max_ns`.
+    pub over_range: u64,
+    pub range_ns: u64,
+}
+
+/// The `#fixscope-interval` line written before an interval's histogram lines.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct IntervalFigures {
+    /// UNIX ns of the interval's start and end (the histogram lines round them to ms).
+    pub start_ns: u64,
+    pub end_ns: u64,
+    /// Cumulative counters of the run at the end of the interval.
+    pub counters: Counters,
+    /// Exact figures per tag written for this interval.
+    pub tags: Vec<(String, Exact)>,
+}
+
+/// One session of the run's summary.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SessionLine {
+    pub id: u64,
+    pub client: String,
+    pub server: String,
+    pub sender_comp_id: String,
+    pub target_comp_id: String,
+    pub requests: u64,
+    pub responses: u64,
+    pub count: u64,
+    pub min_ns: u64,
+    pub mean_ns: f64,
+    pub max_ns: u64,
+    pub percentiles_ns: [Option<u64>; 6],
+    pub over_range: u64,
+    pub range_ns: u64,
+}
+
+impl SessionLine {
+    pub fn distribution(&self) -> Distribution {
+        Distribution {
+            count: self.count,
+            min_ns: self.min_ns,
+            mean_ns: self.mean_ns,
+            max_ns: self.max_ns,
+            percentiles_ns: self.percentiles_ns,
+            over_range: self.over_range,
+            range_ns: self.range_ns,
+        }
+    }
+}
+
+/// The `#fixscope-summary` line: what a run's summary holds besides its histograms.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunSummary {
+    /// UNIX ns of the run's first and last timestamps.
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub counters: Counters,
+    /// The source's counters (capture file or kernel), in display order.
+    pub source: Vec<(String, u64)>,
+    pub sessions: Vec<SessionLine>,
+    pub untracked_sessions: u64,
+    /// Latencies per stage in the summary (a check that the intervals hold them all).
+    pub stage_counts: [u64; 4],
+}
+
+/// `Tue Nov 14 22:13:20 UTC 2023`, as Java's `Date.toString()` in UTC.
+pub(crate) fn java_date(unix_s: u64) -> String {
+    const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let iso = crate::clock::iso8601_utc(
+        unix_s.saturating_mul(1_000_000_000),
+        crate::clock::Precision::Seconds,
+    )
+    .to_string();
+    // 2023-11-14T22:13:20Z
+    let month = iso
+        .get(5..7)
+        .and_then(|m| m.parse::<usize>().ok())
+        .and_then(|m| MONTHS.get(m.wrapping_sub(1)))
+        .copied()
+        .unwrap_or("???");
+    format!(
+        "{} {} {} {} UTC {}",
+        DAYS[((unix_s / 86_400) % 7) as usize],
+        month,
+        iso.get(8..10).unwrap_or("??"),
+        iso.get(11..19).unwrap_or("??"),
+        iso.get(0..4).unwrap_or("????"),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tags_round_trip_and_unknown_tags_are_none() {
+        for stage in Stage::ALL {
+            assert_eq!(
+                TagKind::parse(Some(stage_tag(stage))),
+                Some(TagKind::Stage(stage))
+            );
+            for t in RequestType::ALL {
+                assert_eq!(
+                    TagKind::parse(Some(&type_tag(stage, t))),
+                    Some(TagKind::ByType(stage, t))
+                );
+            }
+        }
+        assert_eq!(TagKind::parse(None), Some(TagKind::Untagged));
+        for bad in [
+            "",
+            "foo",
+            "first_response.X",
+            "ack.",
+            ".D",
+            "first_response.D.D",
+        ] {
+            assert_eq!(TagKind::parse(Some(bad)), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn java_dates() {
+        assert_eq!(java_date(0), "Thu Jan 01 00:00:00 UTC 1970");
+        assert_eq!(java_date(1_700_000_000), "Tue Nov 14 22:13:20 UTC 2023");
+    }
+
+    #[test]
+    fn exact_sums_beyond_u64_round_trip() {
+        let e = Exact {
+            sum_ns: u128::from(u64::MAX) * 3,
+            ..Exact::default()
+        };
+        let line = serde_json::to_string(&e).unwrap();
+        assert_eq!(serde_json::from_str::<Exact>(&line).unwrap(), e);
+    }
+}

@@ -1,0 +1,233 @@
+//! [`HlogWriter`]: the interval log as a [`Reporter`].
+
+use std::io::{self, Write};
+
+use base64::Engine as _;
+use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
+use hdrhistogram::Histogram;
+
+use super::format::{
+    java_date, stage_tag, type_tag, Exact, IntervalFigures, LogHeader, RunSummary, SessionLine,
+    FORMAT_VERSION, HEADER_PREFIX, INTERVAL_PREFIX, LEGEND, LOG_VERSION, MAX_VALUE_UNIT_RATIO,
+    SUMMARY_PREFIX,
+};
+use crate::correlate::{RequestType, Stage};
+use crate::report::{IntervalReport, Reporter, SummaryReport, TimeSpan};
+use crate::stats::LatencyRecorder;
+
+/// Writes an HdrHistogram interval log: one line per interval and tag (see [`super`]).
+///
+/// The header is written with the first report, when the run's start time is known; every
+/// interval is flushed, so a log of a run that was killed is readable up to its last interval.
+pub struct HlogWriter<W: Write> {
+    out: W,
+    /// UNIX ns the interval timestamps count from (StartTime = BaseTime), in whole ms.
+    base_ns: Option<u64>,
+    serializer: V2DeflateSerializer,
+    bytes: Vec<u8>,
+    text: String,
+}
+
+impl<W: Write> HlogWriter<W> {
+    pub fn new(out: W) -> Self {
+        HlogWriter {
+            out,
+            base_ns: None,
+            serializer: V2DeflateSerializer::new(),
+            bytes: Vec::new(),
+            text: String::new(),
+        }
+    }
+
+    pub fn into_inner(self) -> W {
+        self.out
+    }
+
+    /// The header lines, once; returns the base time.
+    fn begin(&mut self, start_unix_ns: u64, range_ns: u64) -> io::Result<u64> {
+        if let Some(base) = self.base_ns {
+            return Ok(base);
+        }
+        let base = start_unix_ns / 1_000_000 * 1_000_000;
+        let seconds = base as f64 / 1e9;
+        let header = LogHeader {
+            version: LOG_VERSION,
+            tool: format!("fixscope {}", env!("CARGO_PKG_VERSION")),
+            units: "ns".into(),
+            range_ns,
+        };
+        writeln!(
+            self.out,
+            "#[fixscope interval log: latencies in ns; Tag=<stage> and Tag=<stage>.<MsgType>, untagged = first_response]"
+        )?;
+        writeln!(self.out, "{FORMAT_VERSION}")?;
+        writeln!(
+            self.out,
+            "#[StartTime: {seconds:.3} (seconds since epoch), {}]",
+            java_date(base / 1_000_000_000)
+        )?;
+        writeln!(self.out, "#[BaseTime: {seconds:.3} (seconds since epoch)]")?;
+        writeln!(self.out, "{HEADER_PREFIX}{}", json(&header)?)?;
+        writeln!(self.out, "{LEGEND}")?;
+        self.base_ns = Some(base);
+        Ok(base)
+    }
+
+    /// One histogram line: `[Tag=t,]start,length,max_ms,base64`.
+    fn histogram_line(
+        &mut self,
+        tag: Option<&str>,
+        start_s: f64,
+        length_s: f64,
+        hist: &Histogram<u64>,
+    ) -> io::Result<()> {
+        self.bytes.clear();
+        self.text.clear();
+        self.serializer
+            .serialize(hist, &mut self.bytes)
+            .map_err(|e| io::Error::other(format!("cannot encode a histogram: {e:?}")))?;
+        base64::engine::general_purpose::STANDARD.encode_string(&self.bytes, &mut self.text);
+        if let Some(tag) = tag {
+            write!(self.out, "Tag={tag},")?;
+        }
+        writeln!(
+            self.out,
+            "{start_s:.3},{length_s:.3},{:.3},{}",
+            hist.max() as f64 / MAX_VALUE_UNIT_RATIO,
+            self.text
+        )
+    }
+}
+
+fn json<T: serde::Serialize>(v: &T) -> io::Result<String> {
+    serde_json::to_string(v).map_err(io::Error::other)
+}
+
+fn unix_ns(ts_ns: u64, span: &TimeSpan) -> u64 {
+    u64::try_from(i128::from(ts_ns) + i128::from(span.unix_offset_ns)).unwrap_or(0)
+}
+
+/// A recorder's exact figures.
+pub(crate) fn exact_of(r: &LatencyRecorder) -> Exact {
+    Exact {
+        count: r.count(),
+        sum_ns: r.sum_ns(),
+        min_ns: r.min_ns().unwrap_or(0),
+        max_ns: r.max_ns(),
+        over_range: r.over_range(),
+        range_ns: r.histogram().high(),
+    }
+}
+
+/// The histogram a log line carries: the values in range, and those above it at the exact
+/// maximum (never lower than any of them). Borrowed when nothing is above range.
+pub(crate) fn log_histogram(
+    r: &LatencyRecorder,
+) -> io::Result<std::borrow::Cow<'_, Histogram<u64>>> {
+    let hist = r.histogram();
+    if r.over_range() == 0 {
+        return Ok(std::borrow::Cow::Borrowed(hist));
+    }
+    let bad = |e: String| io::Error::other(format!("cannot build a log histogram: {e}"));
+    let mut wide = Histogram::<u64>::new_with_bounds(1, r.max_ns().max(2), hist.sigfig())
+        .map_err(|e| bad(format!("{e:?}")))?;
+    wide.add(hist).map_err(|e| bad(format!("{e:?}")))?;
+    wide.record_n(r.max_ns(), r.over_range())
+        .map_err(|e| bad(format!("{e:?}")))?;
+    Ok(std::borrow::Cow::Owned(wide))
+}
+
+/// The tags of one report, with their recorders: stages with data, then stage and request
+/// type with data.
+fn tagged<'a>(
+    stage: impl Fn(Stage) -> &'a LatencyRecorder,
+    by_type: impl Fn(RequestType, Stage) -> &'a LatencyRecorder,
+) -> Vec<(String, &'a LatencyRecorder)> {
+    let mut tags: Vec<(String, &LatencyRecorder)> = Stage::ALL
+        .into_iter()
+        .map(|s| (stage_tag(s).to_string(), stage(s)))
+        .filter(|(_, r)| r.count() > 0)
+        .collect();
+    for s in Stage::ALL {
+        for t in RequestType::ALL {
+            let r = by_type(t, s);
+            if r.count() > 0 {
+                tags.push((type_tag(s, t), r));
+            }
+        }
+    }
+    tags
+}
+
+impl<W: Write> Reporter for HlogWriter<W> {
+    fn interval(&mut self, r: &IntervalReport<'_>) -> io::Result<()> {
+        let stats = r.stats;
+        let start_ns = unix_ns(r.span.start_ns, &r.span);
+        let end_ns = unix_ns(r.span.end_ns, &r.span).max(start_ns);
+        let first = stats.interval(Stage::FirstResponse);
+        let base = self.begin(start_ns, first.histogram().high())?;
+        let tags = tagged(
+            |s| stats.interval(s),
+            |t, s| stats.interval_by_request_type(t, s),
+        );
+        let figures = IntervalFigures {
+            start_ns,
+            end_ns,
+            counters: r.counters,
+            tags: tags
+                .iter()
+                .map(|(t, rec)| (t.clone(), exact_of(rec)))
+                .collect(),
+        };
+        writeln!(self.out, "{INTERVAL_PREFIX}{}", json(&figures)?)?;
+        let start_s = start_ns.saturating_sub(base) as f64 / 1e9;
+        let length_s = (end_ns - start_ns) as f64 / 1e9;
+        for (tag, rec) in &tags {
+            let hist = log_histogram(rec)?;
+            self.histogram_line(Some(tag), start_s, length_s, &hist)?;
+        }
+        // Untagged, every interval (empty ones too): what tools without a tag filter show.
+        let hist = log_histogram(first)?;
+        self.histogram_line(None, start_s, length_s, &hist)?;
+        self.out.flush()
+    }
+
+    fn summary(&mut self, r: &SummaryReport<'_>) -> io::Result<()> {
+        let start_ns = unix_ns(r.span.start_ns, &r.span);
+        let end_ns = unix_ns(r.span.end_ns, &r.span);
+        self.begin(start_ns, r.stages[0].dist.range_ns)?;
+        let summary = RunSummary {
+            start_ns,
+            end_ns,
+            counters: r.counters,
+            source: r.source.to_vec(),
+            sessions: r
+                .sessions
+                .iter()
+                .map(|s| {
+                    let d = &s.first_response;
+                    SessionLine {
+                        id: s.id,
+                        client: s.client.clone(),
+                        server: s.server.clone(),
+                        sender_comp_id: s.sender_comp_id.clone(),
+                        target_comp_id: s.target_comp_id.clone(),
+                        requests: s.requests,
+                        responses: s.responses,
+                        count: d.count,
+                        min_ns: d.min_ns,
+                        mean_ns: d.mean_ns,
+                        max_ns: d.max_ns,
+                        percentiles_ns: d.percentiles_ns,
+                        over_range: d.over_range,
+                        range_ns: d.range_ns,
+                    }
+                })
+                .collect(),
+            untracked_sessions: r.untracked_sessions,
+            stage_counts: r.stages.map(|s| s.dist.count),
+        };
+        writeln!(self.out, "{SUMMARY_PREFIX}{}", json(&summary)?)?;
+        self.out.flush()
+    }
+}

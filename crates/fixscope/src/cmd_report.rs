@@ -1,0 +1,86 @@
+//! `fixscope report`: HdrHistogram interval logs (`--hlog`) back into the summary report
+//! live and pcap print — one log, or several (hosts, days) merged per tag, optionally within
+//! `--from/--to`.
+
+use std::process::ExitCode;
+
+use anyhow::{bail, Context, Result};
+use fixscope_core::hlog;
+use fixscope_core::report::json::JsonReporter;
+use fixscope_core::report::{Reporter, SessionSummary, SummaryReport};
+
+use crate::cli::{Format, ReportArgs};
+use crate::output;
+use crate::say;
+
+pub fn run(args: &ReportArgs) -> Result<ExitCode> {
+    let window = args.window()?;
+    let merged = hlog::merge(&args.logs, &window)?;
+    for note in &merged.notes {
+        say::warn(note);
+    }
+    if merged.unknown_tags > 0 {
+        say::info(format!(
+            "skipped {} histogram lines with tags fixscope does not write",
+            merged.unknown_tags
+        ));
+    }
+    if merged.approximate {
+        say::warn(
+            "some logs have no #fixscope lines (another tool wrote them): their sum, min and max are the histograms', within its precision",
+        );
+    }
+    if merged.lines == 0 {
+        if window.is_all() {
+            bail!("no histograms in the logs");
+        }
+        say::warn("no interval of the logs starts within --from/--to");
+    }
+    let counters = merged.counters.unwrap_or_default();
+    if merged.counters.is_none() {
+        say::warn(
+            "the logs hold no fixscope counters (another tool wrote them): the counters are unknown (JSON: null), not 0",
+        );
+    }
+    if !window.is_all() || args.logs.len() > 1 {
+        say::info("per-session table and source counters: only when one whole log is read");
+    }
+    let mut summary = SummaryReport::new(&merged.stats, counters, &merged.source, merged.span);
+    if let Some((sessions, untracked)) = &merged.sessions {
+        summary.sessions = sessions
+            .iter()
+            .map(|s| SessionSummary {
+                id: s.id,
+                client: s.client.clone(),
+                server: s.server.clone(),
+                sender_comp_id: s.sender_comp_id.clone(),
+                target_comp_id: s.target_comp_id.clone(),
+                requests: s.requests,
+                responses: s.responses,
+                first_response: s.distribution(),
+            })
+            .collect();
+        summary.untracked_sessions = *untracked;
+    }
+    let format = args.stdout_format();
+    if merged.counters.is_some() {
+        let mut reporters = output::report_reporters(format, args.json_file.as_deref())?;
+        reporters.summary(&summary)?;
+    } else {
+        // Unknown counters are null in JSON, never a measured-looking 0.
+        let mut json = JsonReporter::new(Vec::new());
+        json.summary(&summary)?;
+        let mut v: serde_json::Value = serde_json::from_slice(&json.into_inner())?;
+        v["counters"] = serde_json::Value::Null;
+        match format {
+            Format::Json => println!("{v}"),
+            Format::Text => output::report_reporters(format, None)?.summary(&summary)?,
+        }
+        if let Some(path) = &args.json_file {
+            std::fs::write(path, format!("{v}\n"))
+                .with_context(|| format!("cannot write --json-file {}", path.display()))?;
+        }
+    }
+    output::flush_stdout();
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,268 @@
+//! `--hlog`, `--hgrm` and `fixscope report` on captures: HdrHistogram's own Java reader and
+//! `HistogramLogProcessor` and PyPI's `hdrhistogram` read fixscope's logs and find fixscope's
+//! totals and percentiles; `fixscope report` gives back the run's summary exactly, and two
+//! runs' logs merge into the union.
+//!
+//! Needs java and the readers scripts/install-deps.sh puts in target/interop.
+
+mod support;
+mod support_hlog;
+
+use std::path::{Path, PathBuf};
+
+use fixscope_core::decode::LinkType;
+use fixscope_core::pcap_writer::{CaptureFormat, FrameOptions};
+use serde_json::Value;
+use support::*;
+use support_hlog::*;
+
+const STAGES: [&str; 4] = ["first_response", "ack", "fill", "ack_to_fill"];
+
+/// A 2 s capture of 3 sessions × 400 orders, latencies 0.5–8 ms; IPv6 gives other flows.
+fn capture(dir: &Path, name: &str, ipv6: bool, shift_ns: u64) -> PathBuf {
+    let (mut packets, _) = build_scenario(&ScenarioSpec {
+        orders_per_session: 400,
+        granularity_ns: 100,
+        ipv6,
+        ..ScenarioSpec::default()
+    });
+    for p in &mut packets {
+        p.ts_ns += shift_ns;
+    }
+    let path = dir.join(name);
+    write_capture(
+        &path,
+        &packets,
+        CaptureFormat::pcap_nanos(),
+        LinkType::Ethernet,
+        &FrameOptions::default(),
+        None,
+    );
+    path
+}
+
+/// `fixscope pcap … --json --hlog LOG` with `extra`: the summary.
+fn pcap_with_log(captures: &[&Path], log: &Path, extra: &[&str]) -> Value {
+    let log_s = log.display().to_string();
+    let mut args = vec!["--hlog", &log_s, "-r", "0.1"];
+    args.extend(extra);
+    analyse(captures, &args).1
+}
+
+/// `fixscope report ARGS --json`: the summary.
+fn report_json(args: &[&str]) -> Value {
+    let mut all = vec!["report", "--json"];
+    all.extend(args);
+    let out = fixscope(&all);
+    assert!(
+        out.status.success(),
+        "fixscope report failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 1, "one summary line: {text}");
+    serde_json::from_str(lines[0]).unwrap()
+}
+
+fn check_readers(test: &str, log: &Path, summary: &Value) {
+    let mut tags: Vec<String> = STAGES.iter().map(|s| s.to_string()).collect();
+    tags.extend(STAGES.iter().map(|s| format!("{s}.D")));
+    tags.push("-".into());
+    let tag_refs: Vec<&str> = tags.iter().map(String::as_str).collect();
+    let java = java_reads(test, log, &tag_refs);
+    let python = python_reads(test, log, &tag_refs);
+    assert_eq!(java.len(), tags.len());
+    for (who, reads) in [("java", &java), ("python", &python)] {
+        for read in reads {
+            let (stage, stages) = match read.tag.as_str() {
+                "-" => ("first_response", &summary["stages"]),
+                t => match t.split_once('.') {
+                    Some((s, "D")) => (s, &summary["by_msg_type"][0]["stages"]),
+                    _ => (t, &summary["stages"]),
+                },
+            };
+            assert!(read.lines > 5, "{who} {}: {} lines", read.tag, read.lines);
+            assert_reader_agrees(who, read, stage_of(stages, stage));
+        }
+    }
+    assert_eq!(summary["by_msg_type"][0]["msg_type"], "D");
+    // HistogramLogProcessor itself: the untagged lines (its default) and a tag.
+    let dir = tempfile::tempdir().unwrap();
+    for tag in [None, Some("fill")] {
+        let (total, max) = java_processor_total(test, log, tag, dir.path());
+        let stage = stage_of(&summary["stages"], tag.unwrap_or("first_response"));
+        assert_eq!(total, stage["count"].as_u64().unwrap(), "processor {tag:?}");
+        assert!(same_bucket(max as u64, stage["max_ns"].as_u64().unwrap()));
+    }
+}
+
+#[test]
+fn java_and_python_read_the_pcap_log_and_find_fixscope_s_figures() {
+    let test = "java_and_python_read_the_pcap_log_and_find_fixscope_s_figures";
+    let dir = tempfile::tempdir().unwrap();
+    let cap = capture(dir.path(), "a.pcap", false, 0);
+    let log = dir.path().join("a.hlog");
+    let summary = pcap_with_log(&[&cap], &log, &[]);
+    assert_eq!(stage_of(&summary["stages"], "fill")["count"], 1200);
+    check_readers(test, &log, &summary);
+}
+
+#[test]
+fn above_range_latencies_are_never_a_better_tail_for_the_readers() {
+    let test = "above_range_latencies_are_never_a_better_tail_for_the_readers";
+    let dir = tempfile::tempdir().unwrap();
+    let cap = capture(dir.path(), "a.pcap", false, 0);
+    let log = dir.path().join("a.hlog");
+    // -x 3 ms: a good part of fill and ack latencies (up to ~8 ms) is above range.
+    let summary = pcap_with_log(&[&cap], &log, &["-x", "3"]);
+    let fill = stage_of(&summary["stages"], "fill");
+    assert!(fill["over_range"].as_u64().unwrap() > 100, "{fill}");
+    assert!(fill["p99_ns"].is_null(), "{fill}");
+    check_readers(test, &log, &summary);
+    // fixscope reads its own log back exactly, above-range values included.
+    assert_eq!(report_json(&[log.to_str().unwrap()]), summary);
+}
+
+#[test]
+fn report_gives_back_the_summary_exactly_text_and_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let cap = capture(dir.path(), "a.pcap", false, 0);
+    let log = dir.path().join("a.hlog");
+    let summary = pcap_with_log(&[&cap], &log, &[]);
+    let log_s = log.to_str().unwrap();
+    assert_eq!(report_json(&[log_s]), summary);
+    // The text report is the one pcap prints (after its interval lines).
+    let pcap_text = fixscope(&["pcap", cap.to_str().unwrap(), "-p", "9878", "-r", "0"]);
+    let report_text = fixscope(&["report", log_s]);
+    assert!(report_text.status.success());
+    let summary_part = |out: &[u8]| {
+        let s = String::from_utf8_lossy(out).into_owned();
+        let at = s.find("=== fixscope summary").expect("a summary");
+        s[at..].to_string()
+    };
+    assert_eq!(
+        summary_part(&report_text.stdout),
+        summary_part(&pcap_text.stdout)
+    );
+}
+
+#[test]
+fn report_merges_two_runs_into_the_union() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = capture(dir.path(), "a.pcap", false, 0);
+    // Another host a minute later (other flows).
+    let b = capture(dir.path(), "b.pcap", true, 60_000_000_000);
+    let (la, lb) = (dir.path().join("a.hlog"), dir.path().join("b.hlog"));
+    pcap_with_log(&[&a], &la, &[]);
+    pcap_with_log(&[&b], &lb, &[]);
+    let both = analyse(&[&a, &b], &[]).1;
+    let merged = report_json(&[la.to_str().unwrap(), lb.to_str().unwrap()]);
+    for stage in STAGES {
+        let (m, u) = (
+            stage_of(&merged["stages"], stage),
+            stage_of(&both["stages"], stage),
+        );
+        assert_eq!(m, u, "{stage}: merged logs vs one pcap run over both");
+    }
+    for name in ["requests", "matched", "messages", "timed_out"] {
+        assert_eq!(merged["counters"][name], both["counters"][name], "{name}");
+    }
+    assert_eq!(merged["start"], both["start"]);
+    assert_eq!(merged["end"], both["end"]);
+    assert_eq!(
+        merged["sessions"],
+        serde_json::json!([]),
+        "no sessions in a merge"
+    );
+
+    // --from/--to: the second log only (UTC), then the first's first second (seconds).
+    let only_b = report_json(&[
+        la.to_str().unwrap(),
+        lb.to_str().unwrap(),
+        "--from",
+        "2023-11-14T22:14:00Z",
+    ]);
+    let b_alone = report_json(&[lb.to_str().unwrap()]);
+    assert_eq!(only_b["stages"], b_alone["stages"]);
+    let first_second = report_json(&[la.to_str().unwrap(), "--from", "0", "--to", "0.95"]);
+    let count = stage_of(&first_second["stages"], "first_response")["count"]
+        .as_u64()
+        .unwrap();
+    assert!(count > 0 && count < 1200, "{count}");
+}
+
+#[test]
+fn hgrm_files_are_the_cumulative_distribution_per_stage() {
+    let dir = tempfile::tempdir().unwrap();
+    let cap = capture(dir.path(), "a.pcap", false, 0);
+    let hgrm = dir.path().join("run.hgrm");
+    let summary = analyse(&[&cap], &["--hgrm", hgrm.to_str().unwrap()]).1;
+    for (stage, file) in [("first_response", "run.hgrm"), ("fill", "run.fill.hgrm")] {
+        let text = std::fs::read_to_string(dir.path().join(file)).unwrap();
+        let s = stage_of(&summary["stages"], stage);
+        assert!(text.starts_with(&format!(
+            "#[fixscope {stage} latency: values in microseconds"
+        )));
+        let total = text.lines().find(|l| l.starts_with("#[Max")).unwrap();
+        assert!(
+            total.ends_with(&format!(
+                "Total count    = {:>12}]",
+                s["count"].as_u64().unwrap()
+            )),
+            "{total}"
+        );
+        // The 100% line is the maximum (µs, 3 decimals), as HdrHistogram prints it.
+        let last = text.lines().rfind(|l| !l.starts_with('#')).unwrap();
+        let max_us: f64 = last.split_whitespace().next().unwrap().parse().unwrap();
+        assert!(same_bucket(
+            (max_us * 1000.0).round() as u64,
+            s["max_ns"].as_u64().unwrap()
+        ));
+    }
+}
+
+#[test]
+fn bad_report_input_fails_with_one_clear_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.hlog");
+    let cap = capture(dir.path(), "a.pcap", false, 0);
+    std::fs::write(
+        &bad,
+        "#[StartTime: 1.0 (seconds since epoch)]\nnot,a,histogram,line\n",
+    )
+    .unwrap();
+    for (args, expect) in [
+        (
+            vec!["report", bad.to_str().unwrap()],
+            "bad.hlog:2: bad StartTimestamp",
+        ),
+        (
+            vec!["report", "/nonexistent.hlog"],
+            "cannot read /nonexistent.hlog",
+        ),
+        (
+            vec!["report", bad.to_str().unwrap(), "--from", "yesterday"],
+            "--from \"yesterday\"",
+        ),
+        (
+            vec![
+                "pcap",
+                cap.to_str().unwrap(),
+                "-p",
+                "1",
+                "--hlog",
+                "x.hlog",
+                "-r",
+                "0",
+            ],
+            "needs -r/--interval above 0",
+        ),
+    ] {
+        let out = fixscope(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(err.contains(expect), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}
