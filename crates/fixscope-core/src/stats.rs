@@ -203,6 +203,11 @@ pub struct SessionStats {
 }
 
 impl SessionStats {
+    /// The session's request → first response recorder (`None` before its first latency).
+    pub fn first_response_recorder(&self) -> Option<&LatencyRecorder> {
+        self.first_response.as_ref()
+    }
+
     /// The session's request → first response distribution.
     pub fn first_response(&self) -> Distribution {
         self.first_response

@@ -103,6 +103,23 @@ pub struct AnalysisArgs {
     /// CSV to FILE, to compare message by message with an engine's logs.
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
+    /// Serve Prometheus metrics on http://[ADDR:]PORT/metrics (127.0.0.1 unless ADDR is
+    /// given; e.g. 9874): native and classic latency histograms, counters, exemplars,
+    /// refreshed every interval (`-r`; with `-r 0`, every second without interval lines).
+    #[arg(long, value_name = "[ADDR:]PORT")]
+    pub prometheus: Option<String>,
+    /// Classic histogram bucket bounds in seconds, ascending (default: 1-2.5-5 per decade
+    /// from 1us to 10s).
+    #[arg(long, value_name = "SECS,SECS,...")]
+    pub prometheus_buckets: Option<String>,
+    /// Also export per-session series (requests, responses, first-response histogram) for
+    /// the first N sessions seen (at most 4096).
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub prometheus_sessions: usize,
+    /// Write the final metrics to FILE for node_exporter's textfile collector (text format,
+    /// written beside FILE and renamed over it).
+    #[arg(long, value_name = "FILE")]
+    pub prometheus_textfile: Option<PathBuf>,
     /// Show the N slowest orders per stage (ClOrdID, session, request time, latency,
     /// response) in the summary, JSON and pictures; 0 disables.
     #[arg(long, default_value_t = fixscope_core::slowest::DEFAULT_SLOWEST, value_name = "N")]
@@ -184,9 +201,60 @@ impl AnalysisArgs {
                 ttl_ns: (self.timeout_s * 1e9) as u64,
             },
             highest_ns: (self.max_ms * 1e6) as u64,
-            interval_ns: (self.interval_s * 1e9) as u64,
+            interval_ns: self.effective_interval_ns(),
             slowest: self.slowest,
             ..PipelineConfig::default()
+        })
+    }
+}
+
+/// Prometheus snapshots are refreshed at each interval report; `-r 0` with `--prometheus`
+/// still refreshes them every second (the interval lines stay off: see `output`).
+const PROMETHEUS_REFRESH_NS: u64 = 1_000_000_000;
+
+impl AnalysisArgs {
+    /// The pipeline's interval: `-r`, or 1 s for the metrics when `-r 0` and `--prometheus`.
+    fn effective_interval_ns(&self) -> u64 {
+        match (self.interval_s * 1e9) as u64 {
+            0 if self.prometheus.is_some() => PROMETHEUS_REFRESH_NS,
+            ns => ns,
+        }
+    }
+
+    /// `--prometheus [ADDR:]PORT` as an address (a bare port binds 127.0.0.1).
+    pub fn prometheus_listen(&self) -> Result<Option<std::net::SocketAddr>> {
+        let Some(spec) = &self.prometheus else {
+            return Ok(None);
+        };
+        if let Ok(port) = spec.parse::<u16>() {
+            return Ok(Some((std::net::Ipv4Addr::LOCALHOST, port).into()));
+        }
+        match spec.parse() {
+            Ok(addr) => Ok(Some(addr)),
+            Err(_) => bail!(
+                "--prometheus takes PORT or ADDR:PORT (e.g. 9874, 0.0.0.0:9874, [::1]:9874), got `{spec}`"
+            ),
+        }
+    }
+
+    /// The Prometheus exporter's settings from the flags.
+    pub fn prometheus_settings(&self) -> Result<crate::prometheus::collect::Settings> {
+        use crate::prometheus::histogram::ClassicBounds;
+        let bounds = match &self.prometheus_buckets {
+            Some(list) => ClassicBounds::parse(list)
+                .map_err(|e| anyhow::anyhow!("--prometheus-buckets: {e}"))?,
+            None => ClassicBounds::default(),
+        };
+        let max = fixscope_core::stats::MAX_TRACKED_SESSIONS;
+        if self.prometheus_sessions > max {
+            bail!(
+                "--prometheus-sessions must be at most {max} (sessions broken down), got {}",
+                self.prometheus_sessions
+            );
+        }
+        Ok(crate::prometheus::collect::Settings {
+            bounds,
+            sessions: self.prometheus_sessions,
         })
     }
 }
@@ -439,6 +507,10 @@ impl AnalysisArgs {
             json_file: None,
             verbose: false,
             trace: None,
+            prometheus: None,
+            prometheus_buckets: None,
+            prometheus_sessions: 0,
+            prometheus_textfile: None,
             slowest: fixscope_core::slowest::DEFAULT_SLOWEST,
             html: None,
             hlog: None,

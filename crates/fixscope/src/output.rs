@@ -12,10 +12,12 @@ use anyhow::{bail, Context, Result};
 use fixscope_core::hlog::{HgrmWriter, HlogWriter};
 use fixscope_core::report::json::JsonReporter;
 use fixscope_core::report::text::TextReporter;
-use fixscope_core::report::{Fanout, Reporter};
+use fixscope_core::report::{Fanout, IntervalReport, Reporter, SummaryReport};
 
 use crate::cli::{AnalysisArgs, Format};
 use crate::html::{HtmlReporter, RunInfo};
+use crate::prometheus::PrometheusReporter;
+use crate::say;
 
 /// Every reporter the flags ask for.
 pub fn reporters(args: &AnalysisArgs) -> Result<Fanout> {
@@ -29,21 +31,31 @@ pub fn reporters_with(
     wrap: impl FnOnce(Box<dyn Reporter>) -> Box<dyn Reporter>,
 ) -> Result<Fanout> {
     let mut fanout = Fanout::new();
+    // `-r 0` with `--prometheus`: the pipeline still reports every second for the metrics,
+    // but the user asked for no interval lines.
+    let summary_only = args.interval_s == 0.0 && args.prometheus.is_some();
+    let mut add = |r: Box<dyn Reporter>| {
+        if summary_only {
+            fanout.add(Box::new(SummaryOnly(r)));
+        } else {
+            fanout.add(r);
+        }
+    };
     let stdout = BufWriter::new(io::stdout());
     let stdout: Box<dyn Reporter> = match args.stdout_format() {
         Format::Text => Box::new(TextReporter::new(stdout)),
         Format::Json => Box::new(JsonReporter::new(stdout)),
     };
-    fanout.add(wrap(stdout));
+    add(wrap(stdout));
     if let Some(path) = &args.json_file {
         let file = File::create(path)
             .with_context(|| format!("cannot create --json-file {}", path.display()))?;
-        fanout.add(Box::new(JsonReporter::new(BufWriter::new(file))));
+        add(Box::new(JsonReporter::new(BufWriter::new(file))));
     }
     if let Some(path) = &args.html {
         // Fail before the run when the file cannot be written, not at its end.
         File::create(path).with_context(|| format!("cannot create --html {}", path.display()))?;
-        fanout.add(Box::new(HtmlReporter::new(
+        add(Box::new(HtmlReporter::new(
             path.clone(),
             RunInfo::of_this_process(),
         )));
@@ -54,14 +66,43 @@ pub fn reporters_with(
         }
         let file = File::create(path)
             .with_context(|| format!("cannot create --hlog {}", path.display()))?;
-        fanout.add(Box::new(HlogWriter::new(BufWriter::new(file))));
+        add(Box::new(HlogWriter::new(BufWriter::new(file))));
     }
     if let Some(path) = &args.hgrm {
         // Created now so a bad path fails before the run, written at the summary.
         File::create(path).with_context(|| format!("cannot create --hgrm {}", path.display()))?;
-        fanout.add(Box::new(HgrmWriter::new(path)));
+        add(Box::new(HgrmWriter::new(path)));
+    }
+    if args.prometheus.is_some() || args.prometheus_textfile.is_some() {
+        let (reporter, bound) = PrometheusReporter::start(
+            args.prometheus_settings()?,
+            args.prometheus_listen()?,
+            args.prometheus_textfile.clone(),
+        )
+        .with_context(|| {
+            format!(
+                "cannot serve Prometheus metrics on {}",
+                args.prometheus.as_deref().unwrap_or_default()
+            )
+        })?;
+        if let Some(addr) = bound {
+            say::info(format!("Prometheus metrics on http://{addr}/metrics"));
+        }
+        fanout.add(Box::new(reporter));
     }
     Ok(fanout)
+}
+
+/// Passes summaries only.
+struct SummaryOnly(Box<dyn Reporter>);
+
+impl Reporter for SummaryOnly {
+    fn interval(&mut self, _: &IntervalReport<'_>) -> io::Result<()> {
+        Ok(())
+    }
+    fn summary(&mut self, report: &SummaryReport<'_>) -> io::Result<()> {
+        self.0.summary(report)
+    }
 }
 
 /// The reporter of `fixscope report` on stdout.

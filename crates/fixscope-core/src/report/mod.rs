@@ -90,7 +90,8 @@ pub struct IntervalReport<'a> {
     /// [`Stage::index`]; each carries its session's names and addresses.
     pub slowest: [&'a [SlowOrder]; 4],
     /// Everything recorded, for reporters that need more than the above (the HdrHistogram
-    /// log: exact sums and the interval per request type).
+    /// log: exact sums and the interval per request type; Prometheus: the cumulative views
+    /// per stage, request type and session).
     pub stats: &'a Stats,
 }
 
