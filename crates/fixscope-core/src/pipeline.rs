@@ -93,6 +93,20 @@ impl Connection {
     fn finished(&self) -> bool {
         self.request.reassembler.finished() && self.response.reassembler.finished()
     }
+
+    /// Gives up any capture hole of either direction: what was held behind it is framed at
+    /// its own times (before the connection is closed or forgotten, or at the end).
+    fn flush(&mut self, reassembly: &mut ReassemblyCounters, sink: &mut MessageSink<'_>) {
+        let session = self.session;
+        for (direction, half) in [
+            (Direction::Request, &mut self.request),
+            (Direction::Response, &mut self.response),
+        ] {
+            half.reassembler.flush(reassembly, |event| {
+                sink.stream_event(event, &mut half.framer, direction, session)
+            });
+        }
+    }
 }
 
 /// One framed request or response, for `--trace` (cross-checks against engine logs and
@@ -268,7 +282,10 @@ impl Pipeline {
             |event| sink.stream_event(event, &mut this.framer, direction, session),
         );
         if seg.flags.rst() || conn.finished() {
-            // No response can come on a closed connection: its requests are accounted for.
+            // Bytes still held behind a capture hole are framed first (at their own times);
+            // then no response can come on a closed connection: its requests are accounted
+            // for.
+            conn.flush(reassembly, &mut sink);
             correlator.close_session(session);
             connections.remove(&key);
         }
@@ -284,14 +301,7 @@ impl Pipeline {
     fn sweep_idle(&mut self) {
         self.last_sweep_ns = self.now_ns;
         let cutoff = self.now_ns.saturating_sub(self.config.idle_connection_ns);
-        let correlator = &mut self.correlator;
-        self.connections.retain(|_, c| {
-            let keep = c.last_seen_ns >= cutoff;
-            if !keep {
-                correlator.close_session(c.session);
-            }
-            keep
-        });
+        self.forget_connections(|c| c.last_seen_ns < cutoff);
     }
 
     /// Drops the least recently active half of the connections (O(n), once per
@@ -300,16 +310,37 @@ impl Pipeline {
         let mut last_seen: Vec<u64> = self.connections.values().map(|c| c.last_seen_ns).collect();
         let mid = last_seen.len() / 2;
         let (_, &mut median, _) = last_seen.select_nth_unstable(mid);
-        let before = self.connections.len();
-        let correlator = &mut self.correlator;
-        self.connections.retain(|_, c| {
-            let keep = c.last_seen_ns > median;
-            if !keep {
-                correlator.close_session(c.session);
-            }
-            keep
-        });
-        self.shed_connections += (before - self.connections.len()) as u64;
+        self.shed_connections += self.forget_connections(|c| c.last_seen_ns <= median);
+    }
+
+    /// Forgets the connections `forget` picks: what they held behind capture holes is framed
+    /// first (at its own times), then their pending requests are accounted as closed.
+    /// Returns how many went.
+    fn forget_connections(&mut self, mut forget: impl FnMut(&Connection) -> bool) -> u64 {
+        let Pipeline {
+            connections,
+            correlator,
+            stats,
+            framing,
+            reassembly,
+            config,
+            observer,
+            ..
+        } = self;
+        let mut sink = MessageSink {
+            key: &config.key,
+            framing,
+            correlator,
+            stats,
+            observer,
+        };
+        let mut gone = 0;
+        for (_, mut conn) in connections.extract_if(|_, c| forget(c)) {
+            conn.flush(reassembly, &mut sink);
+            sink.correlator.close_session(conn.session);
+            gone += 1;
+        }
+        gone
     }
 
     /// Advances time without a segment (live: the clock moves while the wire is quiet):
@@ -444,15 +475,7 @@ impl Pipeline {
             observer,
         };
         for conn in connections.values_mut() {
-            let session = conn.session;
-            for (direction, half) in [
-                (Direction::Request, &mut conn.request),
-                (Direction::Response, &mut conn.response),
-            ] {
-                half.reassembler.flush(reassembly, |event| {
-                    sink.stream_event(event, &mut half.framer, direction, session)
-                });
-            }
+            conn.flush(reassembly, &mut sink);
         }
     }
 
@@ -510,7 +533,7 @@ impl MessageSink<'_> {
                     on_message(direction, session, &msg, key, correlator, stats, observer)
                 })
             }
-            StreamEvent::Gap { .. } => framer.resync(),
+            StreamEvent::Gap { .. } => framer.gap(self.framing),
         }
     }
 }

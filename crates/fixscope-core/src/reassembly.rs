@@ -6,8 +6,17 @@
 //! needs no special cases. Out-of-order data is held in a bounded buffer; when the hole
 //! before it does not fill in time (or the buffer is full) the hole is declared a gap and
 //! the consumer resynchronises.
+//!
+//! Times of held bytes: when a retransmission fills the hole, the bytes held behind it
+//! became readable then (the later of their own time and the fill's). When the hole is
+//! given up instead (timeout, limits, the peer's ACK, end of capture), nobody saw when the
+//! host got them: each held segment keeps its own capture time — never the moment we gave
+//! up, which is only when fixscope stopped waiting (after a ring overflow, ~1 s late).
 
 use std::collections::BTreeMap;
+
+/// `drain_held`'s time for a hole given up: no fill time, each segment keeps its own.
+const GIVEN_UP: u64 = 0;
 
 /// Limits of the out-of-order buffer of one stream.
 #[derive(Clone, Copy, Debug)]
@@ -172,7 +181,7 @@ impl StreamReassembler {
                 break;
             }
             self.skip_to_first_held(counters, &mut out);
-            self.drain_held(0, counters, &mut out);
+            self.drain_held(GIVEN_UP, counters, &mut out);
         }
     }
 
@@ -183,7 +192,7 @@ impl StreamReassembler {
     {
         while !self.held.is_empty() {
             self.skip_to_first_held(counters, &mut out);
-            self.drain_held(0, counters, &mut out);
+            self.drain_held(GIVEN_UP, counters, &mut out);
         }
     }
 
@@ -252,8 +261,9 @@ impl StreamReassembler {
         );
     }
 
-    /// Delivers held segments that are now contiguous. They became readable when the hole
-    /// closed, so they carry the later of their own time and `now_ns`.
+    /// Delivers held segments that are now contiguous, each at the later of its own time and
+    /// `now_ns`: the time a retransmission filled the hole, or [`GIVEN_UP`] when the hole was
+    /// given up (see the module doc).
     fn drain_held<F>(&mut self, now_ns: u64, counters: &mut ReassemblyCounters, out: &mut F)
     where
         F: FnMut(StreamEvent<'_>),
@@ -316,8 +326,20 @@ impl StreamReassembler {
         while self.held_bytes > limits.max_buffered_bytes
             || self.held.len() > limits.max_buffered_segments
         {
-            self.skip_to_first_held(counters, out);
-            self.drain_held(now_ns, counters, out);
+            self.give_up_hole(now_ns, counters, out);
+        }
+    }
+
+    /// Declares the first hole a gap and delivers what was held behind it at its own times.
+    fn give_up_hole<F>(&mut self, now_ns: u64, counters: &mut ReassemblyCounters, out: &mut F)
+    where
+        F: FnMut(StreamEvent<'_>),
+    {
+        self.skip_to_first_held(counters, out);
+        self.drain_held(GIVEN_UP, counters, out);
+        if !self.held.is_empty() {
+            // The next hole starts now: it gets a full timeout of its own.
+            self.hole_since_ns = now_ns;
         }
     }
 
@@ -333,12 +355,7 @@ impl StreamReassembler {
         while !self.held.is_empty()
             && now_ns.saturating_sub(self.hole_since_ns) > limits.hole_timeout_ns
         {
-            self.skip_to_first_held(counters, out);
-            self.drain_held(now_ns, counters, out);
-            if !self.held.is_empty() {
-                // The next hole starts now: it gets a full timeout of its own.
-                self.hole_since_ns = now_ns;
-            }
+            self.give_up_hole(now_ns, counters, out);
         }
     }
 }
@@ -456,6 +473,57 @@ mod tests {
         assert_eq!(h.events[1], Ev::Gap(8));
         assert_eq!(h.stream(), b"abklmn");
         assert_eq!((h.counters.gaps, h.counters.gap_bytes), (1, 8));
+    }
+
+    /// Regression (ring overflow, live): bytes held behind a hole given up on carry their
+    /// own capture times, not the time of the give-up (latencies ~1 s too long).
+    #[test]
+    fn given_up_hole_keeps_the_held_segments_own_times() {
+        let mut h = Harness::new();
+        h.push(0, b"ab", 0);
+        h.push(10, b"kl", 1_000);
+        h.push(12, b"mn", 2_000);
+        h.push(16, b"qr", 2_000_000_000); // a second hole, 14..16, behind the first
+        assert_eq!(
+            h.events,
+            vec![
+                Ev::Data(b"ab".to_vec(), 0),
+                Ev::Gap(8),
+                Ev::Data(b"kl".to_vec(), 1_000),
+                Ev::Data(b"mn".to_vec(), 2_000),
+            ]
+        );
+        // The second hole got a timeout of its own from the give-up on.
+        h.push(20, b"uv", 2_900_000_000);
+        assert_eq!(h.events.len(), 4);
+        h.push(14, b"op", 3_000_000_000); // filled by a retransmission: readable now
+        assert_eq!(
+            h.events[4..],
+            [
+                Ev::Data(b"op".to_vec(), 3_000_000_000),
+                Ev::Data(b"qr".to_vec(), 3_000_000_000),
+            ]
+        );
+    }
+
+    #[test]
+    fn buffer_limit_keeps_the_held_segments_own_times() {
+        let mut h = Harness::new();
+        h.limits.max_buffered_segments = 2;
+        h.push(0, b"a", 0);
+        h.push(5, b"f", 1);
+        h.push(6, b"g", 2);
+        h.push(7, b"h", 3);
+        assert_eq!(
+            h.events,
+            vec![
+                Ev::Data(b"a".to_vec(), 0),
+                Ev::Gap(4),
+                Ev::Data(b"f".to_vec(), 1),
+                Ev::Data(b"g".to_vec(), 2),
+                Ev::Data(b"h".to_vec(), 3),
+            ]
+        );
     }
 
     #[test]

@@ -600,13 +600,24 @@ fn ring_overflow_counts_drops_leaves_traffic_alone_and_resyncs() {
     }
     let (mut checked, mut after_resume, mut after_resume_matched) = (0, 0, 0);
     let mut wrong = Vec::new();
+    // Unmatched orders after the resume, for the failure message: how long after the resume
+    // (drops still going on while the consumer catches up, or framing lost?).
+    let mut unmatched = Vec::new();
     for (k, &rq) in &req {
         let key = (k.0.as_str(), k.1.as_str());
         let (t, c) = (ex[&key], cl[&key]);
         if t.request_ns > resumed_ns + 200_000_000 {
             after_resume += 1;
         }
-        let Some(&rs) = first.get(k) else { continue };
+        let Some(&rs) = first.get(k) else {
+            if t.request_ns > resumed_ns + 200_000_000 {
+                unmatched.push(format!(
+                    "{k:?}: sent {} ms after the resume",
+                    (t.request_ns - resumed_ns) / 1_000_000
+                ));
+            }
+            continue;
+        };
         if t.request_ns > resumed_ns + 200_000_000 {
             after_resume_matched += 1;
         }
@@ -619,10 +630,14 @@ fn ring_overflow_counts_drops_leaves_traffic_alone_and_resyncs() {
             t.request_ns
         );
         if !(ack <= rs + EPS_NS && rs <= got + EPS_NS) {
+            // The exchange stamps a message before the write() that sent its LAST byte:
+            // after a partial write (socket full) its first byte left earlier.
             wrong.push(format!(
                 "{k:?}: wire first response {rs} outside [exchange write {ack}, client read \
-                 {got}]: +{} µs",
-                (rs - got.min(rs)) / 1000
+                 {got}]: +{} µs / -{} µs (exchange read the order at {})",
+                (rs - got.min(rs)) / 1000,
+                (ack - ack.min(rs)) / 1000,
+                t.request_ns
             ));
         }
     }
@@ -645,8 +660,10 @@ fn ring_overflow_counts_drops_leaves_traffic_alone_and_resyncs() {
         "orders after the resume: {after_resume}"
     );
     assert_eq!(
-        after_resume_matched, after_resume,
-        "every order after the resume matched"
+        after_resume_matched,
+        after_resume,
+        "every order after the resume matched; unmatched: {:?}",
+        &unmatched[..unmatched.len().min(5)]
     );
 }
 

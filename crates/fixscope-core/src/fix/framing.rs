@@ -140,6 +140,9 @@ pub struct FramingCounters {
     pub bad_body_length: u64,
     /// Bytes skipped while looking for the next `8=FIX` (garbage, or after a TCP gap).
     pub skipped_bytes: u64,
+    /// Messages begun before a TCP gap and never completed: dropped, never timed (their
+    /// rest, after the gap, is in `skipped_bytes`).
+    pub gap_cut_messages: u64,
 }
 
 /// A complete message with the capture times of the segments that carried its first and
@@ -170,6 +173,15 @@ impl StreamFramer {
     pub fn resync(&mut self) {
         self.partial.clear();
         self.hunting = true;
+    }
+
+    /// A TCP gap: the message begun before it (if any) can never be completed — counted and
+    /// dropped, never glued to bytes after the gap; framing resyncs at the next `8=FIX`.
+    pub fn gap(&mut self, counters: &mut FramingCounters) {
+        if !self.partial.is_empty() {
+            counters.gap_cut_messages += 1;
+        }
+        self.resync();
     }
 
     /// Bytes held for a message not yet complete.
