@@ -72,8 +72,11 @@ for k in "${kernels[@]}"; do
         failed=1
     fi
     tcx=$(grep -a -o '== TCX: [a-z]*' "$log" | tail -n 1 | cut -d' ' -f3 || true)
-    passed=$(grep -a -E -c '^test .* \.\.\. ok$' "$log" || true)
-    tfailed=$(grep -a -E -c '^test .* \.\.\. FAILED$' "$log" || true)
+    # From libtest's own "test result:" lines (per-test lines can be interleaved with
+    # libbpf's messages on stderr).
+    passed=$(grep -a -o -E 'test result: [a-zA-Z]+\. [0-9]+ passed' "$log" |
+        awk '{n += $4} END {print n + 0}')
+    tfailed=$(grep -a -o -E '[0-9]+ failed;' "$log" | awk '{n += $1} END {print n + 0}')
     attach=$([ "$tcx" = yes ] && echo "tcx (auto), tc" || echo "tc (auto: clsact fallback)")
     summary+=("| $release | $attach | $passed passed, $tfailed failed | ${secs} s | $result |")
 done
