@@ -7,20 +7,33 @@ use fixscope_core::fix::framing::{FramingCounters, StreamFramer};
 use fixscope_core::fix::message::{display, find_field, Fields};
 use fixscope_core::fix::tag;
 
-/// (message bytes, first-byte ts, last-byte ts) in order, and the counters.
-type Framed = (Vec<(Vec<u8>, u64, u64)>, FramingCounters);
+/// A framed message: its bytes, first- and last-byte times, and where it starts in the
+/// stream when it is a slice of it (the zero-copy path).
+struct Framed {
+    bytes: Vec<u8>,
+    first_ts: u64,
+    last_ts: u64,
+    offset: Option<usize>,
+}
 
 /// Frames `stream` pushed as `pieces` (lengths summing to the stream's), piece `i` at time
 /// `i`, after a resync like a connection's start.
-fn frame(stream: &[u8], pieces: &[usize]) -> Framed {
+fn frame(stream: &[u8], pieces: &[usize]) -> (Vec<Framed>, FramingCounters) {
     let mut framer = StreamFramer::new();
     framer.resync();
     let mut counters = FramingCounters::default();
     let mut out = Vec::new();
     let mut at = 0;
+    let range = stream.as_ptr_range();
     for (i, &n) in pieces.iter().enumerate() {
         framer.push(&stream[at..at + n], i as u64, &mut counters, |m| {
-            out.push((m.bytes.to_vec(), m.first_byte_ts_ns, m.last_byte_ts_ns))
+            let p = m.bytes.as_ptr();
+            out.push(Framed {
+                bytes: m.bytes.to_vec(),
+                first_ts: m.first_byte_ts_ns,
+                last_ts: m.last_byte_ts_ns,
+                offset: range.contains(&p).then(|| p as usize - range.start as usize),
+            })
         });
         at += n;
     }
@@ -51,19 +64,13 @@ pub fn fix(data: &[u8]) {
     for (i, &n) in pieces.iter().enumerate() {
         piece_of.extend(std::iter::repeat_n(i as u64, n));
     }
-    let mut search_from = 0;
-    for ((w, _, _), (c, first_ts, last_ts)) in whole.iter().zip(&cut) {
-        assert_eq!(w, c, "different message bytes");
-        // Where this message lies in the stream (messages come out in stream order).
-        let offset = search_from
-            + stream[search_from..]
-                .windows(w.len())
-                .position(|win| win == w.as_slice())
-                .expect("a framed message is a substring of the stream");
-        assert_eq!(*first_ts, piece_of[offset], "first-byte time");
-        assert_eq!(*last_ts, piece_of[offset + w.len() - 1], "last-byte time");
-        search_from = offset + w.len();
-        read_fields(w);
+    for (w, c) in whole.iter().zip(&cut) {
+        assert_eq!(w.bytes, c.bytes, "different message bytes");
+        // In one piece every message is a slice of the stream.
+        let offset = w.offset.expect("framed in place");
+        assert_eq!(c.first_ts, piece_of[offset], "first-byte time");
+        assert_eq!(c.last_ts, piece_of[offset + w.bytes.len() - 1], "last-byte time");
+        read_fields(&w.bytes);
     }
 }
 
