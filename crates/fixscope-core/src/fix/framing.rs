@@ -231,19 +231,27 @@ impl StreamFramer {
             match frame_one(&self.partial) {
                 Frame::NeedMore { .. } => {}
                 Frame::Message { len, checksum_ok } => {
-                    debug_assert_eq!(len, self.partial.len());
                     counters.messages += 1;
                     if checksum_ok {
                         on_message(FramedMessage {
-                            bytes: &self.partial,
+                            bytes: &self.partial[..len],
                             first_byte_ts_ns: ts_at(&self.partial_runs, 0),
-                            last_byte_ts_ns: ts_ns,
+                            last_byte_ts_ns: ts_at(&self.partial_runs, len - 1),
                         });
                     } else {
                         counters.bad_checksum += 1;
                     }
-                    self.partial.clear();
-                    self.partial_runs.clear();
+                    if len == self.partial.len() {
+                        self.partial.clear();
+                        self.partial_runs.clear();
+                    } else {
+                        // The header was completed with a guess of 32 bytes, which took
+                        // the start of what follows a short message: frame that too.
+                        let held = std::mem::take(&mut self.partial);
+                        let mut runs = std::mem::take(&mut self.partial_runs);
+                        rebase_runs(&mut runs, len);
+                        self.push_fresh(&held[len..], &runs, counters, &mut on_message);
+                    }
                 }
                 Frame::Invalid { skip, reason } => {
                     count_invalid(counters, reason);
@@ -507,5 +515,23 @@ mod tests {
         let mut framer = StreamFramer::new();
         let out = collect(&mut framer, &[(bogus, 1), (&second, 2)]);
         assert_eq!(out, vec![(heartbeat, 2, 2)]);
+    }
+
+    /// Regression (fuzz target `fix`): a header cut after BeginString is completed by
+    /// reading 32 more bytes; when the message is shorter than that, the bytes taken past
+    /// its end are the next message's start and must be framed, not dropped with it.
+    #[test]
+    fn short_message_completed_from_a_cut_header_keeps_the_next() {
+        let mut heartbeat = Vec::new();
+        FixEncoder::new()
+            .start(b"0")
+            .finish(b"FIX.4.4", &mut heartbeat);
+        assert!(heartbeat.len() < 10 + 32);
+        let next = order("B2");
+        let mut second = heartbeat[10..].to_vec();
+        second.extend_from_slice(&next);
+        let mut framer = StreamFramer::new();
+        let out = collect(&mut framer, &[(&heartbeat[..10], 1), (&second, 2)]);
+        assert_eq!(out, vec![(heartbeat, 1, 2), (next, 2, 2)]);
     }
 }
