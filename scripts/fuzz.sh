@@ -32,7 +32,9 @@ bins=()
 for t in "${TARGETS[@]}"; do bins+=(--bin "fuzz_$t"); done
 # --target keeps the instrumentation off build scripts and proc macros (as cargo-fuzz does);
 # a target dir of its own keeps it out of the ordinary build's cache.
-RUSTFLAGS="${SANCOV[*]}" cargo build --release -p fixscope-fuzz --features libfuzzer \
+# No LTO for the fuzz binaries: five thin-LTO links cost minutes and find nothing more.
+CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
+    RUSTFLAGS="${SANCOV[*]}" cargo build --release -p fixscope-fuzz --features libfuzzer \
     "${bins[@]}" --target "$TRIPLE" --target-dir target/fuzz
 
 status=0
