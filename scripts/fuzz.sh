@@ -28,6 +28,8 @@ SANCOV=(
     -Cdebug-assertions
     -Coverflow-checks
 )
+# libfuzzer-sys compiles libFuzzer (C++): clang++ (installed with clang) serves if c++ is absent.
+command -v c++ >/dev/null 2>&1 || export CXX=clang++
 bins=()
 for t in "${TARGETS[@]}"; do bins+=(--bin "fuzz_$t"); done
 # --target keeps the instrumentation off build scripts and proc macros (as cargo-fuzz does);

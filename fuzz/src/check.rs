@@ -40,11 +40,15 @@ impl Reporter for Consistent {
             if s.dist.count > 0 {
                 assert!(s.dist.min_ns <= s.dist.max_ns);
                 // Percentiles rise; once one is above range, every later one is too.
-                assert!(s.dist.percentiles_ns.windows(2).all(|w| match (w[0], w[1]) {
-                    (Some(a), Some(b)) => a <= b,
-                    (None, b) => b.is_none(),
-                    (Some(_), None) => true,
-                }));
+                assert!(s
+                    .dist
+                    .percentiles_ns
+                    .windows(2)
+                    .all(|w| match (w[0], w[1]) {
+                        (Some(a), Some(b)) => a <= b,
+                        (None, b) => b.is_none(),
+                        (Some(_), None) => true,
+                    }));
             }
         }
         let c = &r.counters;

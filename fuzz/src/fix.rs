@@ -32,7 +32,9 @@ fn frame(stream: &[u8], pieces: &[usize]) -> (Vec<Framed>, FramingCounters) {
                 bytes: m.bytes.to_vec(),
                 first_ts: m.first_byte_ts_ns,
                 last_ts: m.last_byte_ts_ns,
-                offset: range.contains(&p).then(|| p as usize - range.start as usize),
+                offset: range
+                    .contains(&p)
+                    .then(|| p as usize - range.start as usize),
             })
         });
         at += n;
@@ -69,7 +71,11 @@ pub fn fix(data: &[u8]) {
         // In one piece every message is a slice of the stream.
         let offset = w.offset.expect("framed in place");
         assert_eq!(c.first_ts, piece_of[offset], "first-byte time");
-        assert_eq!(c.last_ts, piece_of[offset + w.bytes.len() - 1], "last-byte time");
+        assert_eq!(
+            c.last_ts,
+            piece_of[offset + w.bytes.len() - 1],
+            "last-byte time"
+        );
         read_fields(&w.bytes);
     }
 }
@@ -82,7 +88,12 @@ fn read_fields(message: &[u8]) {
         total += value.len();
     }
     assert!(total <= message.len());
-    for t in [tag::MSG_TYPE, tag::CL_ORD_ID, tag::SENDER_COMP_ID, tag::CHECKSUM] {
+    for t in [
+        tag::MSG_TYPE,
+        tag::CL_ORD_ID,
+        tag::SENDER_COMP_ID,
+        tag::CHECKSUM,
+    ] {
         if let Some(v) = find_field(message, t) {
             assert!(!v.contains(&fixscope_core::fix::SOH));
         }

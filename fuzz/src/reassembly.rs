@@ -110,9 +110,11 @@ pub fn reassembly(data: &[u8]) {
     let first = base.unwrap_or(0) as u64;
     // Nothing is delivered past the end of what was sent, and nothing is lost silently:
     // delivered bytes + counted gaps = how far the stream moved.
-    assert!(seen.offset <= (highest_end as u64).max(first), "delivered beyond the end");
+    assert!(
+        seen.offset <= (highest_end as u64).max(first),
+        "delivered beyond the end"
+    );
     assert_eq!(seen.gap_bytes, counters.gap_bytes);
     assert_eq!(seen.offset - first, seen.bytes + seen.gap_bytes);
     assert_eq!(r.held_bytes(), 0, "flush left bytes behind");
 }
-

@@ -17,7 +17,10 @@ pub fn record(mut data: &[u8]) {
         };
         // The payload is the bytes after the header, never beyond the record.
         assert!(RECORD_HEADER_BYTES + segment.payload.len() <= rec.len());
-        assert_eq!(segment.payload.as_ptr(), rec[RECORD_HEADER_BYTES..].as_ptr());
+        assert_eq!(
+            segment.payload.as_ptr(),
+            rec[RECORD_HEADER_BYTES..].as_ptr()
+        );
         pipeline.on_segment(&segment);
     }
     check::finish(pipeline);

@@ -43,7 +43,11 @@ pub fn seeds() -> io::Result<Vec<(&'static str, String, Vec<u8>)>> {
             out.push(("pcap", format!("{fname}-{lname}"), w.finish()?));
         }
     }
-    let mut w = CaptureWriter::new(Vec::new(), CaptureFormat::pcapng_nanos(), LinkType::Ethernet)?;
+    let mut w = CaptureWriter::new(
+        Vec::new(),
+        CaptureFormat::pcapng_nanos(),
+        LinkType::Ethernet,
+    )?;
     for (i, p) in packets6.iter().enumerate() {
         w.write_tcp(1_700_000_000_000_000_000 + i as u64 * 1_000, p)?;
     }
@@ -52,7 +56,11 @@ pub fn seeds() -> io::Result<Vec<(&'static str, String, Vec<u8>)>> {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata/captures/ndpi/");
         let bytes = std::fs::read(format!("{path}{name}"))?;
         let cut = bytes.len().min(VENDORED_PREFIX);
-        out.push(("pcap", format!("testdata-{name}-head"), bytes[..cut].to_vec()));
+        out.push((
+            "pcap",
+            format!("testdata-{name}-head"),
+            bytes[..cut].to_vec(),
+        ));
     }
     // Single frames of every link type, IPv4 and IPv6, plain and with every option.
     let fancy = FrameOptions {
@@ -78,10 +86,44 @@ pub fn seeds() -> io::Result<Vec<(&'static str, String, Vec<u8>)>> {
         v
     };
     let scripts: [(&str, u32, Vec<Vec<u8>>); 4] = [
-        ("in-order", 1000, vec![op(0x10, 0, 0, 1, 0), op(0, 0, 100, 1, 0), op(0, 100, 100, 1, 0)]),
-        ("reordered-wrap", u32::MAX - 150, vec![op(0, 0, 100, 1, 0), op(0, 200, 100, 1, 0), op(0, 100, 100, 1, 0), op(0, 150, 100, 1, 0)]),
-        ("acked-hole", 7, vec![op(0, 0, 50, 1, 0), op(0, 100, 50, 1, 0), op(0x80, 0, 150, 1, 0), op(0x40, 150, 0, 1, 0)]),
-        ("snaplen-timeout", 99, vec![op(0x20, 0, 300, 1, 200), op(0, 400, 10, 1, 0), op(0, 410, 10, 200, 0)]),
+        (
+            "in-order",
+            1000,
+            vec![
+                op(0x10, 0, 0, 1, 0),
+                op(0, 0, 100, 1, 0),
+                op(0, 100, 100, 1, 0),
+            ],
+        ),
+        (
+            "reordered-wrap",
+            u32::MAX - 150,
+            vec![
+                op(0, 0, 100, 1, 0),
+                op(0, 200, 100, 1, 0),
+                op(0, 100, 100, 1, 0),
+                op(0, 150, 100, 1, 0),
+            ],
+        ),
+        (
+            "acked-hole",
+            7,
+            vec![
+                op(0, 0, 50, 1, 0),
+                op(0, 100, 50, 1, 0),
+                op(0x80, 0, 150, 1, 0),
+                op(0x40, 150, 0, 1, 0),
+            ],
+        ),
+        (
+            "snaplen-timeout",
+            99,
+            vec![
+                op(0x20, 0, 300, 1, 200),
+                op(0, 400, 10, 1, 0),
+                op(0, 410, 10, 200, 0),
+            ],
+        ),
     ];
     for (name, isn, ops) in scripts {
         let mut seed = isn.to_le_bytes().to_vec();

@@ -24,7 +24,11 @@ fn replay_dir(name: &str, dir: &Path) -> usize {
         let path = entry.expect("a readable directory").path();
         let bytes = std::fs::read(&path).expect("a readable input");
         let result = std::panic::catch_unwind(|| target(name)(&bytes));
-        assert!(result.is_ok(), "fuzz target {name} fails on {}", path.display());
+        assert!(
+            result.is_ok(),
+            "fuzz target {name} fails on {}",
+            path.display()
+        );
         n += 1;
     }
     n
@@ -53,7 +57,10 @@ fn committed_seeds_and_regressions_pass() {
         seeds += replay_dir(name, &root.join("seeds").join(name));
         replay_dir(name, &root.join("regressions").join(name));
     }
-    assert!(seeds >= TARGETS.len(), "the committed seeds are missing (run `make fuzz-seeds`)");
+    assert!(
+        seeds >= TARGETS.len(),
+        "the committed seeds are missing (run `make fuzz-seeds`)"
+    );
 }
 
 /// Every target also survives the inputs a fuzzer starts from: nothing, and short runs of

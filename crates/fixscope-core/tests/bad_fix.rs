@@ -131,7 +131,11 @@ fn assert_rest_exact(c: &Counters, first_response: &(u64, u64, u64)) {
 fn body_length_that_lands_inside_the_message_is_counted_and_skipped() {
     let mut lie = order("LIE");
     // BodyLength one short: the trailer is not where it says.
-    let at = lie.windows(3).position(|w| w == b"\x019=").expect("BodyLength") + 3;
+    let at = lie
+        .windows(3)
+        .position(|w| w == b"\x019=")
+        .expect("BodyLength")
+        + 3;
     lie[at + 1] -= 1;
     for piece in [1, 7, lie.len()] {
         let (c, first) = run(&lie, piece);
@@ -158,7 +162,10 @@ fn message_without_checksum_is_counted_and_skipped() {
     let mut m = order("NOCHECKSUM");
     m.truncate(m.len() - 7); // no "10=nnn<SOH>"
     let (c, first) = run(&m, 100);
-    assert_eq!(c.framing.bad_body_length, 1, "the trailer is missing where BodyLength says");
+    assert_eq!(
+        c.framing.bad_body_length, 1,
+        "the trailer is missing where BodyLength says"
+    );
     assert_rest_exact(&c, &first);
     // Without one at the end of the stream either: nothing framed, nothing made up.
     let mut framer = StreamFramer::new();
@@ -184,11 +191,21 @@ fn wrong_checksum_is_counted_and_not_delivered() {
 fn message_that_never_ends_is_skipped_with_bounded_memory() {
     const MB: usize = 1 << 20;
     let cases: [(&str, Vec<u8>); 3] = [
-        ("BeginString", [b"8=FIX".as_slice(), &vec![b'A'; 3 * MB]].concat()),
-        ("BodyLength", [b"8=FIX.4.4\x019=".as_slice(), &vec![b'7'; 3 * MB]].concat()),
+        (
+            "BeginString",
+            [b"8=FIX".as_slice(), &vec![b'A'; 3 * MB]].concat(),
+        ),
+        (
+            "BodyLength",
+            [b"8=FIX.4.4\x019=".as_slice(), &vec![b'7'; 3 * MB]].concat(),
+        ),
         (
             "body",
-            [b"8=FIX.4.4\x019=999999\x0135=D\x0158=".as_slice(), &vec![b'z'; 3 * MB]].concat(),
+            [
+                b"8=FIX.4.4\x019=999999\x0135=D\x0158=".as_slice(),
+                &vec![b'z'; 3 * MB],
+            ]
+            .concat(),
         ),
     ];
     for (what, damage) in cases {
@@ -196,10 +213,15 @@ fn message_that_never_ends_is_skipped_with_bounded_memory() {
         let mut counters = FramingCounters::default();
         let mut most_held = 0;
         for chunk in damage.chunks(1460) {
-            framer.push(chunk, 1, &mut counters, |_| panic!("{what}: made up a message"));
+            framer.push(chunk, 1, &mut counters, |_| {
+                panic!("{what}: made up a message")
+            });
             most_held = most_held.max(framer.pending_bytes());
         }
-        assert!(most_held <= MAX_BODY_LENGTH + 64, "{what}: held {most_held} bytes");
+        assert!(
+            most_held <= MAX_BODY_LENGTH + 64,
+            "{what}: held {most_held} bytes"
+        );
         let (c, first) = run(&damage, 1460);
         assert!(c.framing.skipped_bytes >= 2 * MB as u64, "{what}: {c:?}");
         assert_rest_exact(&c, &first);

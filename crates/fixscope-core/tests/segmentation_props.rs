@@ -55,7 +55,11 @@ fn conversation(bursts: &[(u64, Vec<(u64, u64)>)]) -> Vec<Burst> {
         let mut msgs = Vec::new();
         for &(ack_after, fill_after) in orders {
             let id = format!("ORD{n}");
-            msgs.push(message(&mut enc, b"D", &[(11, &id), (55, "AAPL"), (54, "1")]));
+            msgs.push(message(
+                &mut enc,
+                b"D",
+                &[(11, &id), (55, "AAPL"), (54, "1")],
+            ));
             let ack = message(&mut enc, b"8", &[(11, &id), (150, "0"), (39, "0")]);
             let fill = message(&mut enc, b"8", &[(11, &id), (150, "F"), (39, "2")]);
             responses.push((t + ack_after, 2 * n, ack));

@@ -197,13 +197,24 @@ fn unknown_interface_is_a_one_line_error() {
         .stdin(Stdio::null())
         .output()
         .expect("run fixscope");
-    assert!(start.elapsed() < Duration::from_secs(30), "took {:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_secs(30),
+        "took {:?}",
+        start.elapsed()
+    );
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("nosuchif0"), "error does not name the interface: {err}");
+    assert!(
+        err.contains("nosuchif0"),
+        "error does not name the interface: {err}"
+    );
     assert!(!err.contains("panicked"), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "not one line: {err}");
-    assert!(out.stdout.is_empty(), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 }
 
 /// Flags that make no sense: each refused with a one-line error naming the flag, before
