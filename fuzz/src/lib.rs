@@ -21,8 +21,11 @@ pub use pcap::pcap;
 pub use reassembly::reassembly;
 pub use record::record;
 
+/// A fuzz target: any bytes in, a panic when something that must hold does not.
+pub type Target = fn(&[u8]);
+
 /// Every target, by the name of its seed and regression directories.
-pub const TARGETS: [(&str, fn(&[u8])); 5] = [
+pub const TARGETS: [(&str, Target); 5] = [
     ("pcap", pcap),
     ("decode", decode),
     ("reassembly", reassembly),

@@ -36,7 +36,7 @@ pub fn seeds() -> io::Result<Vec<(&'static str, String, Vec<u8>)>> {
     ];
     for (fname, format) in &formats {
         for (lname, link) in links {
-            let mut w = CaptureWriter::new(Vec::new(), format.clone(), link)?;
+            let mut w = CaptureWriter::new(Vec::new(), *format, link)?;
             for (i, p) in packets.iter().enumerate() {
                 w.write_tcp(1_700_000_000_000_000_000 + i as u64 * 1_000, p)?;
             }

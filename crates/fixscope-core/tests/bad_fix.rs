@@ -37,7 +37,10 @@ fn ack(id: &str) -> Vec<u8> {
     message(b"8", &[(11, id), (150, "0"), (39, "0")])
 }
 
-struct Collect(Rc<RefCell<Option<(Counters, (u64, u64, u64))>>>);
+/// The first response's (count, min, max) latency: exact, unlike histogram buckets.
+type FirstResponse = (u64, u64, u64);
+
+struct Collect(Rc<RefCell<Option<(Counters, FirstResponse)>>>);
 
 impl Reporter for Collect {
     fn interval(&mut self, _: &IntervalReport<'_>) -> io::Result<()> {
@@ -54,7 +57,7 @@ impl Reporter for Collect {
 /// One connection: `ORD1`, then `damage` in segments of `piece` bytes, then `ORD2`; each
 /// order acked 30 µs after it. Returns the counters and the first response's (count, min,
 /// max) latency.
-fn run(damage: &[u8], piece: usize) -> (Counters, (u64, u64, u64)) {
+fn run(damage: &[u8], piece: usize) -> (Counters, FirstResponse) {
     let client = Endpoint {
         addr: "10.0.0.2".parse().expect("address"),
         port: 40_000,
@@ -116,12 +119,12 @@ fn run(damage: &[u8], piece: usize) -> (Counters, (u64, u64, u64)) {
     send(&mut p, t2 + ACK_AFTER_NS, Direction::Response, &ack("ORD2"));
     let out = Rc::new(RefCell::new(None));
     p.finish(&[], &mut Collect(out.clone())).expect("collects");
-    let result = out.take().expect("a summary");
-    result
+    let result = out.take();
+    result.expect("a summary")
 }
 
 /// Both orders matched with their exact latency: the damage changed no number.
-fn assert_rest_exact(c: &Counters, first_response: &(u64, u64, u64)) {
+fn assert_rest_exact(c: &Counters, first_response: &FirstResponse) {
     assert_eq!(c.correlation.requests, 2, "{c:?}");
     assert_eq!(c.correlation.matched, 2, "{c:?}");
     assert_eq!(first_response, &(2, ACK_AFTER_NS, ACK_AFTER_NS), "{c:?}");

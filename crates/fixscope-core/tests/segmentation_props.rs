@@ -267,7 +267,7 @@ fn run(bursts: &[Burst], cutting: &Cutting, isns: (u32, u32)) -> Outcome {
                 missing_tail: 0,
             });
             // A retransmission overlapping what was sent before (and maybe this piece).
-            if cutting.pieces.is_some() && piece_i % cutting.retransmit_every == 0 {
+            if cutting.pieces.is_some() && piece_i.is_multiple_of(cutting.retransmit_every) {
                 let from = at.saturating_sub(2 * n);
                 p.on_segment(&Segment {
                     ts_ns: burst.ts_ns,
