@@ -6,8 +6,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 CARGO ?= cargo
 FIXSCOPE := target/release/fixscope
 
-.PHONY: demo test deps build lint bench clean
-.PHONY: soak
+.PHONY: demo test deps build lint bench clean fuzz fuzz-seeds soak
 
 deps:
 	@scripts/install-deps.sh
@@ -25,6 +24,15 @@ test: deps
 lint: deps
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+# Coverage-guided fuzzing (libFuzzer on stable Rust), FUZZ_SECONDS (default 45) per target;
+# `make fuzz FUZZ_TARGETS="fix pcap"` for some. Findings: docs/reliability.md.
+fuzz: deps
+	FUZZ_SECONDS=$(or $(FUZZ_SECONDS),45) scripts/fuzz.sh $(FUZZ_TARGETS)
+
+# Rewrites the fuzz targets' committed seeds (fuzz/seeds/) from their generator.
+fuzz-seeds:
+	$(CARGO) run -p fixscope-fuzz --bin fuzz-seeds
 
 bench: deps
 	$(CARGO) bench -p fixscope-core

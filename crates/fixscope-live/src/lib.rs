@@ -44,6 +44,8 @@ pub use crate::counters::{KernelCounters, KernelIntervalCounters, LiveCounters};
 pub use crate::error::LiveError;
 pub use crate::load::{verify_programs, VerifiedProgram, MIN_KERNEL};
 pub use crate::priority::{thread_policy, ConsumerPriority};
+/// The ring record decoder, for the fuzz targets.
+pub use crate::record::{segment_from_record, REC_HDR as RECORD_HEADER_BYTES};
 pub use crate::source::{LiveSource, HOUSEKEEPING_EVERY};
 pub use crate::sys::{
     check_privileges, enable_bpf_stats, ifindex_of, ifname_of, kernel_version,

@@ -11,10 +11,11 @@ use crate::skeleton::types::{fxs_dir, fxs_limit, fxs_rec};
 /// Payload bytes a record holds at most (`FXS_CHUNK`).
 const CHUNK_BYTES: usize = fxs_limit::FXS_CHUNK.0 as usize;
 /// Bytes of the record header in front of the payload.
-pub(crate) const REC_HDR: usize = size_of::<fxs_rec>();
+pub const REC_HDR: usize = size_of::<fxs_rec>();
 
-/// The segment in `rec`, or `None` when the record is too short or inconsistent.
-pub(crate) fn segment_from_record(rec: &[u8]) -> Option<Segment<'_>> {
+/// The segment in `rec`, or `None` when the record is too short or inconsistent. Public for
+/// the fuzz targets (`fuzz/`): it parses bytes the kernel wrote.
+pub fn segment_from_record(rec: &[u8]) -> Option<Segment<'_>> {
     if rec.len() < REC_HDR {
         return None;
     }

@@ -154,12 +154,35 @@ pub struct FramedMessage<'a> {
     pub last_byte_ts_ns: u64,
 }
 
+/// Bytes from `start` on (up to the next run) arrived at `ts_ns`.
+#[derive(Clone, Copy, Debug)]
+struct Run {
+    start: usize,
+    ts_ns: u64,
+}
+
+/// The time of the byte at `offset`, given runs sorted by start with the first at 0.
+#[inline]
+fn ts_at(runs: &[Run], offset: usize) -> u64 {
+    match runs {
+        [only] => only.ts_ns,
+        _ => runs
+            .iter()
+            .rev()
+            .find(|r| r.start <= offset)
+            .map_or(0, |r| r.ts_ns),
+    }
+}
+
 /// Frames one direction of one TCP connection.
 #[derive(Debug, Default)]
 pub struct StreamFramer {
     /// Bytes of a message that began in an earlier segment.
     partial: Vec<u8>,
-    partial_first_ts_ns: u64,
+    /// Where in `partial` the bytes of each segment begin, with that segment's time (the
+    /// first at 0): when a held start turns out not to be a message, the messages found in
+    /// the bytes held keep the times of the segments that really carried them.
+    partial_runs: Vec<Run>,
     /// True after a gap or garbage: bytes are dropped until the next `8=FIX`.
     hunting: bool,
 }
@@ -172,6 +195,7 @@ impl StreamFramer {
     /// Forgets any partial message and looks for the next `8=FIX` (after a TCP gap).
     pub fn resync(&mut self) {
         self.partial.clear();
+        self.partial_runs.clear();
         self.hunting = true;
     }
 
@@ -211,51 +235,71 @@ impl StreamFramer {
                 Frame::Message { .. } | Frame::Invalid { .. } => 0,
             }
             .min(data.len());
+            if take > 0 {
+                self.partial_runs.push(Run {
+                    start: self.partial.len(),
+                    ts_ns,
+                });
+            }
             self.partial.extend_from_slice(&data[..take]);
             data = &data[take..];
             match frame_one(&self.partial) {
                 Frame::NeedMore { .. } => {}
                 Frame::Message { len, checksum_ok } => {
-                    debug_assert_eq!(len, self.partial.len());
                     counters.messages += 1;
                     if checksum_ok {
                         on_message(FramedMessage {
-                            bytes: &self.partial,
-                            first_byte_ts_ns: self.partial_first_ts_ns,
-                            last_byte_ts_ns: ts_ns,
+                            bytes: &self.partial[..len],
+                            first_byte_ts_ns: ts_at(&self.partial_runs, 0),
+                            last_byte_ts_ns: ts_at(&self.partial_runs, len - 1),
                         });
                     } else {
                         counters.bad_checksum += 1;
                     }
-                    self.partial.clear();
+                    if len == self.partial.len() {
+                        self.partial.clear();
+                        self.partial_runs.clear();
+                    } else {
+                        // The header was completed with a guess of 32 bytes, which took
+                        // the start of what follows a short message: frame that too.
+                        let held = std::mem::take(&mut self.partial);
+                        let mut runs = std::mem::take(&mut self.partial_runs);
+                        rebase_runs(&mut runs, len);
+                        self.push_fresh(&held[len..], &runs, counters, &mut on_message);
+                    }
                 }
                 Frame::Invalid { skip, reason } => {
                     count_invalid(counters, reason);
-                    // Re-scan what we held (minus the bad start) together with the rest.
+                    // Re-scan what we held (minus the bad start) together with the rest,
+                    // each byte with the time of the segment that carried it.
                     let held = std::mem::take(&mut self.partial);
+                    let mut runs = std::mem::take(&mut self.partial_runs);
                     counters.skipped_bytes += skip as u64;
                     self.hunting = true;
-                    let first_ts = self.partial_first_ts_ns;
-                    self.push_fresh(&held[skip..], first_ts, counters, &mut on_message);
+                    rebase_runs(&mut runs, skip);
+                    self.push_fresh(&held[skip..], &runs, counters, &mut on_message);
                 }
             }
         }
         if !data.is_empty() {
-            self.push_fresh(data, ts_ns, counters, &mut on_message);
+            let runs = [Run { start: 0, ts_ns }];
+            self.push_fresh(data, &runs, counters, &mut on_message);
         }
     }
 
-    /// Frames `data` when no partial message is held (the zero-copy path).
+    /// Frames `data` when no partial message is held (the zero-copy path); `runs` tell
+    /// when each byte arrived (one run but after an invalid held start).
     fn push_fresh<F>(
         &mut self,
         mut data: &[u8],
-        ts_ns: u64,
+        runs: &[Run],
         counters: &mut FramingCounters,
         on_message: &mut F,
     ) where
         F: FnMut(FramedMessage<'_>),
     {
         debug_assert!(self.partial.is_empty());
+        let total = data.len();
         while !data.is_empty() {
             if self.hunting || !data.starts_with(b"8") {
                 match find_begin(data) {
@@ -275,10 +319,11 @@ impl StreamFramer {
                 Frame::Message { len, checksum_ok } => {
                     counters.messages += 1;
                     if checksum_ok {
+                        let at = total - data.len();
                         on_message(FramedMessage {
                             bytes: &data[..len],
-                            first_byte_ts_ns: ts_ns,
-                            last_byte_ts_ns: ts_ns,
+                            first_byte_ts_ns: ts_at(runs, at),
+                            last_byte_ts_ns: ts_at(runs, at + len - 1),
                         });
                     } else {
                         counters.bad_checksum += 1;
@@ -286,8 +331,10 @@ impl StreamFramer {
                     data = &data[len..];
                 }
                 Frame::NeedMore { .. } => {
+                    let at = total - data.len();
                     self.partial.extend_from_slice(data);
-                    self.partial_first_ts_ns = ts_ns;
+                    self.partial_runs.extend_from_slice(runs);
+                    rebase_runs(&mut self.partial_runs, at);
                     return;
                 }
                 Frame::Invalid { skip, reason } => {
@@ -298,6 +345,16 @@ impl StreamFramer {
                 }
             }
         }
+    }
+}
+
+/// Runs of bytes from which the first `skip` were dropped: the one holding byte `skip`
+/// now starts at 0, earlier ones go.
+fn rebase_runs(runs: &mut Vec<Run>, skip: usize) {
+    let keep_from = runs.iter().rposition(|r| r.start <= skip).unwrap_or(0);
+    runs.drain(..keep_from);
+    for r in runs.iter_mut() {
+        r.start = r.start.saturating_sub(skip);
     }
 }
 
@@ -456,5 +513,40 @@ mod tests {
             frame_one(b"8=FIX.4.4\x019=2000000\x01"),
             Frame::Invalid { .. }
         ));
+    }
+
+    /// Regression (fuzz target `fix`): a held start whose BodyLength lies is re-scanned;
+    /// a message found in the bytes held keeps the time of the segment that carried it,
+    /// not that of the bogus start (a response stamped early is a latency too short).
+    #[test]
+    fn message_inside_an_invalid_held_start_keeps_its_own_time() {
+        let bogus = b"8=FIX.4.4\x019=49\x0135=D\x01";
+        let mut heartbeat = Vec::new();
+        FixEncoder::new()
+            .start(b"0")
+            .finish(b"FIX.4.4", &mut heartbeat);
+        let mut second = heartbeat.clone();
+        second.extend_from_slice(&[b'x'; 60]);
+        let mut framer = StreamFramer::new();
+        let out = collect(&mut framer, &[(bogus, 1), (&second, 2)]);
+        assert_eq!(out, vec![(heartbeat, 2, 2)]);
+    }
+
+    /// Regression (fuzz target `fix`): a header cut after BeginString is completed by
+    /// reading 32 more bytes; when the message is shorter than that, the bytes taken past
+    /// its end are the next message's start and must be framed, not dropped with it.
+    #[test]
+    fn short_message_completed_from_a_cut_header_keeps_the_next() {
+        let mut heartbeat = Vec::new();
+        FixEncoder::new()
+            .start(b"0")
+            .finish(b"FIX.4.4", &mut heartbeat);
+        assert!(heartbeat.len() < 10 + 32);
+        let next = order("B2");
+        let mut second = heartbeat[10..].to_vec();
+        second.extend_from_slice(&next);
+        let mut framer = StreamFramer::new();
+        let out = collect(&mut framer, &[(&heartbeat[..10], 1), (&second, 2)]);
+        assert_eq!(out, vec![(heartbeat, 1, 2), (next, 2, 2)]);
     }
 }

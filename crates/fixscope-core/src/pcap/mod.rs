@@ -90,10 +90,43 @@ pub(crate) fn read_capture_counted(
     stats: &mut CaptureStats,
     on_segment: impl FnMut(&Segment<'_>, &CaptureStats) -> Flow,
 ) -> Result<(), CaptureError> {
-    let mut file = File::open(path).map_err(|source| CaptureError::Open {
+    let file = File::open(path).map_err(|source| CaptureError::Open {
         path: path.to_path_buf(),
         source,
     })?;
+    // Small files get a small buffer (a big one costs time to zero); pipes get the default.
+    let capacity = match file.metadata() {
+        Ok(m) if m.is_file() => usize::try_from(m.len())
+            .unwrap_or(BUFFER_SIZE)
+            .saturating_add(1)
+            .clamp(MIN_BUFFER_SIZE, BUFFER_SIZE),
+        _ => BUFFER_SIZE,
+    };
+    read_stream(file, capacity, path, ports, stats, on_segment)
+}
+
+/// [`read_capture_until`] over any byte stream (a pipe, or bytes in memory for the fuzz
+/// targets and tests); `name` is what errors call it.
+pub fn read_capture_from(
+    input: impl Read,
+    name: &Path,
+    ports: &PortSet,
+    stats: &mut CaptureStats,
+    mut on_segment: impl FnMut(&Segment<'_>) -> Flow,
+) -> Result<(), CaptureError> {
+    read_stream(input, MIN_BUFFER_SIZE, name, ports, stats, |segment, _| {
+        on_segment(segment)
+    })
+}
+
+fn read_stream<R: Read>(
+    mut file: R,
+    capacity: usize,
+    path: &Path,
+    ports: &PortSet,
+    stats: &mut CaptureStats,
+    on_segment: impl FnMut(&Segment<'_>, &CaptureStats) -> Flow,
+) -> Result<(), CaptureError> {
     // Sniff the magic ourselves (not `create_reader`) for clear errors; a cursor puts the
     // bytes back in front of the file, which also works for pipes.
     let mut magic = [0u8; 4];
@@ -107,14 +140,6 @@ pub(crate) fn read_capture_counted(
                 path: path.to_path_buf(),
             })
         }
-    };
-    // Small files get a small buffer (a big one costs time to zero); pipes get the default.
-    let capacity = match file.metadata() {
-        Ok(m) if m.is_file() => usize::try_from(m.len())
-            .unwrap_or(BUFFER_SIZE)
-            .saturating_add(1)
-            .clamp(MIN_BUFFER_SIZE, BUFFER_SIZE),
-        _ => BUFFER_SIZE,
     };
     let mut source = FillingReader::new(io::Cursor::new(magic).chain(file));
     let mut sink = Sink {

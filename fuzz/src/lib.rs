@@ -1,0 +1,34 @@
+//! fixscope's fuzz targets: one function per parser, each taking arbitrary bytes and
+//! checking what must hold for any input (no panic, no hang, figures that add up, and
+//! where an oracle exists, the same answer as the oracle).
+//!
+//! `make fuzz` builds them into libFuzzer binaries (`fuzz_targets/`) with stable rustc's
+//! SanitizerCoverage flags; the workspace tests (`tests/replay.rs`) run them over the
+//! committed seeds and every input a fuzzer ever crashed (`regressions/`). Why this way:
+//! docs/reliability.md.
+
+mod check;
+mod decode;
+mod fix;
+mod pcap;
+mod reassembly;
+mod record;
+pub mod seeds;
+
+pub use decode::decode;
+pub use fix::fix;
+pub use pcap::pcap;
+pub use reassembly::reassembly;
+pub use record::record;
+
+/// A fuzz target: any bytes in, a panic when something that must hold does not.
+pub type Target = fn(&[u8]);
+
+/// Every target, by the name of its seed and regression directories.
+pub const TARGETS: [(&str, Target); 5] = [
+    ("pcap", pcap),
+    ("decode", decode),
+    ("reassembly", reassembly),
+    ("fix", fix),
+    ("record", record),
+];
