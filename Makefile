@@ -42,7 +42,7 @@ clean:
 
 # Soak (not part of `make test`): fixscope live + the simulator at the highest rate this
 # machine sustains for SOAK_MINUTES (default 10); RSS flat, no ring drop, every request
-# accounted for. Figures: docs/reliability-lifecycle.md.
+# accounted for. Figures: docs/reliability.md.
 SOAK_MINUTES ?= 10
 soak: deps
 	scripts/soak.sh $(SOAK_MINUTES)

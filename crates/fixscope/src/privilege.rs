@@ -3,7 +3,7 @@
 //! need.
 //!
 //! What a run still needs after attaching (checked on Linux 6.18, see
-//! docs/reliability-lifecycle.md):
+//! docs/reliability.md):
 //! - reading the ring (an mmap made before the drop) and `ppoll` on its fd: nothing;
 //! - reading the counters map and detaching TCX links (bpf() on fds we hold): nothing on
 //!   Linux >= 6.5, where the `unprivileged_bpf_disabled` check moved to program and map
