@@ -124,7 +124,7 @@ pub struct AnalysisArgs {
 }
 
 /// `--slowest` limit: the lists are copied at every report, so they stay small.
-const MAX_SLOWEST: usize = 1000;
+pub(crate) const MAX_SLOWEST: usize = 1000;
 
 /// `--format`: what stdout carries.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -488,6 +488,10 @@ pub struct ReportArgs {
     /// Also write the report as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub json_file: Option<PathBuf>,
+    /// The N slowest orders per stage of the merged intervals (default: as many as the
+    /// logs kept, their runs' `--slowest`); 0 leaves them out.
+    #[arg(long, value_name = "N")]
+    pub slowest: Option<usize>,
 }
 
 impl ReportArgs {

@@ -15,7 +15,13 @@ use crate::say;
 
 pub fn run(args: &ReportArgs) -> Result<ExitCode> {
     let window = args.window()?;
-    let merged = hlog::merge(&args.logs, &window)?;
+    if let Some(n) = args.slowest.filter(|&n| n > crate::cli::MAX_SLOWEST) {
+        bail!(
+            "--slowest must be between 0 and {}, got {n}",
+            crate::cli::MAX_SLOWEST
+        );
+    }
+    let merged = hlog::merge_with(&args.logs, &window, args.slowest)?;
     for note in &merged.notes {
         say::warn(note);
     }
