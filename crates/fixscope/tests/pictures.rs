@@ -423,6 +423,77 @@ fn plot_svg_from_a_real_capture_and_its_json_has_both_charts() {
     );
 }
 
+/// Every drawn line's points (`points` of each polyline, in document order).
+fn svg_polylines(svg: &str) -> Vec<String> {
+    let doc = roxmltree::Document::parse(svg).expect("the SVG parses as XML");
+    doc.descendants()
+        .filter(|n| n.tag_name().name() == "polyline")
+        .map(|n| n.attribute("points").unwrap_or("").to_string())
+        .collect()
+}
+
+#[test]
+fn plot_of_an_hlog_draws_what_the_capture_draws() {
+    let dir = tempfile::tempdir().unwrap();
+    let cap = sim_capture();
+    let cap_s = cap.to_str().unwrap();
+    // Default range, then -x 10 ms: the tails of three stages above range.
+    for (name, range) in [("all-in.hlog", "10000"), ("over.hlog", "10")] {
+        let log = dir.path().join(name);
+        let log_s = log.to_str().unwrap();
+        let base = ["-p", "19478", "-r", "0.5", "-x", range];
+        let mut pcap = vec!["pcap", cap_s, "--hlog", log_s];
+        pcap.extend(base);
+        run_ok(&pcap);
+        let (from_cap, from_log) = (dir.path().join("cap.svg"), dir.path().join("log.svg"));
+        for (input, svg) in [(cap_s, &from_cap), (log_s, &from_log)] {
+            let mut plot = vec!["plot", input, "-o", svg.to_str().unwrap()];
+            plot.extend(base);
+            run_ok(&plot);
+        }
+        let (cap_svg, log_svg) = (
+            std::fs::read_to_string(&from_cap).unwrap(),
+            std::fs::read_to_string(&from_log).unwrap(),
+        );
+        let (lines, texts) = svg_lines_and_texts(&log_svg);
+        // One input: the legend names the stages.
+        for stage in ["first_response", "ack", "fill", "ack_to_fill"] {
+            assert!(texts.iter().any(|t| t == stage), "{stage} in {texts:?}");
+        }
+        assert!(
+            lines.iter().filter(|&&n| n > 50).count() >= 4,
+            "a sampled curve per stage: {lines:?}"
+        );
+        // The same points: curves from the merged histograms, intervals from each one,
+        // above-range tails cut where the capture's are.
+        let (cap_lines, log_lines) = (svg_polylines(&cap_svg), svg_polylines(&log_svg));
+        assert_eq!(cap_lines.len(), log_lines.len(), "-x {range}");
+        for (i, (c, l)) in cap_lines.iter().zip(&log_lines).enumerate() {
+            assert_eq!(c, l, "-x {range}: line {i}");
+        }
+    }
+    // Another tool's log (no #fixscope lines, no tags): its untagged lines, first_response.
+    let theirs = dir.path().join("theirs.hlog");
+    let text = std::fs::read_to_string(dir.path().join("all-in.hlog")).unwrap();
+    let kept: String = text
+        .lines()
+        .filter(|l| !l.starts_with("#fixscope") && !l.starts_with("Tag="))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&theirs, kept).unwrap();
+    let svg = dir.path().join("theirs.svg");
+    run_ok(&[
+        "plot",
+        theirs.to_str().unwrap(),
+        "-o",
+        svg.to_str().unwrap(),
+    ]);
+    let (lines, texts) = svg_lines_and_texts(&std::fs::read_to_string(&svg).unwrap());
+    assert!(texts.iter().any(|t| t == "first_response"), "{texts:?}");
+    assert!(!texts.iter().any(|t| t == "fill"), "{texts:?}");
+    assert!(lines.iter().any(|&n| n > 50), "its curve: {lines:?}");
+}
+
 #[test]
 fn plot_png_decodes_and_is_not_blank() {
     let dir = tempfile::tempdir().unwrap();
