@@ -210,8 +210,7 @@ fn hdr_log_intervals(path: &Path) -> Result<[Vec<IntervalPoint>; 4]> {
     let mut untagged: Vec<IntervalPoint> = Vec::new();
     let mut tagged_first_response = false;
     let mut named = false;
-    let mut reader = hlog::LogReader::open(path)?;
-    while let Some(entry) = reader.next() {
+    for entry in hlog::LogReader::open(path)? {
         match entry? {
             hlog::Entry::Figures(f) => {
                 named = true;
