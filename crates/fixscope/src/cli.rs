@@ -492,6 +492,10 @@ pub struct ReportArgs {
     /// logs kept, their runs' `--slowest`); 0 leaves them out.
     #[arg(long, value_name = "N")]
     pub slowest: Option<usize>,
+    /// Also write a self-contained HTML report (tables, charts, slowest orders, counters)
+    /// to FILE; it opens offline.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 impl ReportArgs {

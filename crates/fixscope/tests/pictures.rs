@@ -637,6 +637,53 @@ fn ns_of_us(text: &str) -> u64 {
     whole.parse::<u64>().unwrap() * 1000 + frac.parse::<u64>().unwrap()
 }
 
+/// Checks every `data-k` cell of a page against the JSON summary; returns the cells and
+/// how many figures were compared.
+fn page_matches_json(dom: &str, summary: &Value) -> (Vec<(String, String)>, usize) {
+    let cells = cells(dom);
+    let mut compared = 0;
+    for (path, text) in &cells {
+        let want = json_at(summary, path);
+        let field = path.rsplit('.').next().unwrap();
+        match field {
+            "command" | "source" if path == "command" || path == "source" => continue,
+            "mean_ns" => {
+                let got: f64 = text.parse().unwrap();
+                let want = want.as_f64().unwrap() / 1000.0;
+                assert!(
+                    (got - want).abs() <= 0.0005 + 1e-9,
+                    "{path}: {text} vs {want}"
+                );
+            }
+            "duration_s" => {
+                let got: f64 = text.parse().unwrap();
+                assert!(
+                    (got - want.as_f64().unwrap()).abs() <= 0.0005 + 1e-9,
+                    "{path}"
+                );
+            }
+            f if f.ends_with("_ns") => match want.as_u64() {
+                Some(ns) => assert_eq!(ns_of_us(text), ns, "{path}: {text}"),
+                // null: above range (the page says "> range"), or no data ("–", count 0).
+                None if text == "–" => {
+                    let count = format!("{}.count", &path[..path.rfind('.').unwrap()]);
+                    assert_eq!(json_at(summary, &count), 0, "{path}: – with data");
+                }
+                None => assert!(
+                    text.starts_with("&gt;"),
+                    "{path}: null in JSON, {text} in the page"
+                ),
+            },
+            "key" | "request_time" | "start" | "end" => {
+                assert_eq!(want.as_str().unwrap(), text, "{path}")
+            }
+            _ => assert_eq!(want.as_u64().unwrap().to_string(), *text, "{path}"),
+        }
+        compared += 1;
+    }
+    (cells, compared)
+}
+
 #[test]
 fn html_report_loads_offline_in_chromium_and_matches_the_json() {
     const TEST: &str = "html_report_loads_offline_in_chromium_and_matches_the_json";
@@ -687,47 +734,7 @@ fn html_report_loads_offline_in_chromium_and_matches_the_json() {
     );
 
     // Every figure in the page equals the JSON summary of the same run.
-    let cells = cells(&dom);
-    let mut compared = 0;
-    for (path, text) in &cells {
-        let want = json_at(&summary, path);
-        let field = path.rsplit('.').next().unwrap();
-        match field {
-            "command" | "source" if path == "command" || path == "source" => continue,
-            "mean_ns" => {
-                let got: f64 = text.parse().unwrap();
-                let want = want.as_f64().unwrap() / 1000.0;
-                assert!(
-                    (got - want).abs() <= 0.0005 + 1e-9,
-                    "{path}: {text} vs {want}"
-                );
-            }
-            "duration_s" => {
-                let got: f64 = text.parse().unwrap();
-                assert!(
-                    (got - want.as_f64().unwrap()).abs() <= 0.0005 + 1e-9,
-                    "{path}"
-                );
-            }
-            f if f.ends_with("_ns") => match want.as_u64() {
-                Some(ns) => assert_eq!(ns_of_us(text), ns, "{path}: {text}"),
-                // null: above range (the page says "> range"), or no data ("–", count 0).
-                None if text == "–" => {
-                    let count = format!("{}.count", &path[..path.rfind('.').unwrap()]);
-                    assert_eq!(json_at(&summary, &count), 0, "{path}: – with data");
-                }
-                None => assert!(
-                    text.starts_with("&gt;"),
-                    "{path}: null in JSON, {text} in the page"
-                ),
-            },
-            "key" | "request_time" | "start" | "end" => {
-                assert_eq!(want.as_str().unwrap(), text, "{path}")
-            }
-            _ => assert_eq!(want.as_u64().unwrap().to_string(), *text, "{path}"),
-        }
-        compared += 1;
-    }
+    let (cells, compared) = page_matches_json(&dom, &summary);
     let count = |prefix: &str| cells.iter().filter(|(k, _)| k.starts_with(prefix)).count();
     assert_eq!(
         count("stages."),
@@ -775,4 +782,102 @@ fn html_report_loads_offline_in_chromium_and_matches_the_json() {
         coloured > 3000,
         "chart curves in the screenshot: {coloured} coloured pixels"
     );
+}
+
+/// `fixscope report LOG --html`: the page of a run read back from its HdrHistogram log
+/// loads offline and its figures equal the report's JSON summary (slowest orders and the
+/// latency-over-time series from the log included).
+#[test]
+fn report_html_from_an_hlog_matches_the_report_json() {
+    const TEST: &str = "report_html_from_an_hlog_matches_the_report_json";
+    fixscope_testkit::require_tool(TEST, "chromium");
+    let dir = tempfile::tempdir().unwrap();
+    let cap = sim_capture();
+    let log = dir.path().join("run.hlog");
+    let page = dir.path().join("report.html");
+    let run = run_ok(&[
+        "pcap",
+        cap.to_str().unwrap(),
+        "-p",
+        "19478",
+        "-r",
+        "0.5",
+        "-x",
+        "10",
+        "--slowest",
+        "4",
+        "--json",
+        "--hlog",
+        log.to_str().unwrap(),
+    ]);
+    let run_summary: Value = serde_json::from_str(run.lines().last().unwrap()).unwrap();
+    let stdout = run_ok(&[
+        "report",
+        log.to_str().unwrap(),
+        "--json",
+        "--html",
+        page.to_str().unwrap(),
+    ]);
+    let summary: Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!(summary, run_summary, "report gives back the run's summary");
+
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_eq!(html.matches("<svg").count(), 2, "two inline charts");
+    let profile = tempfile::tempdir().unwrap();
+    let (dom, log_text) = chromium(profile.path(), &["--dump-dom"], &page);
+    let console: Vec<&str> = log_text
+        .lines()
+        .filter(|l| l.contains(":CONSOLE"))
+        .collect();
+    assert!(console.is_empty(), "console messages: {console:#?}");
+    assert!(
+        dom.contains(&format!("HdrHistogram log {}", log.display())),
+        "the source is named"
+    );
+    let (cells, compared) = page_matches_json(&dom, &summary);
+    let count = |prefix: &str| cells.iter().filter(|(k, _)| k.starts_with(prefix)).count();
+    assert_eq!(
+        count("stages."),
+        4 * 11,
+        "every stage figure is in the page"
+    );
+    assert_eq!(
+        count("slowest."),
+        4 * 4 * 4,
+        "the slowest orders from the log"
+    );
+    assert!(compared > 150, "{compared} figures compared");
+    // The over-time chart has the log's intervals (8 at -r 0.5 over 4 s): lines of that
+    // many points, as the pcap run's page draws.
+    let pcap_page = dir.path().join("pcap.html");
+    run_ok(&[
+        "pcap",
+        cap.to_str().unwrap(),
+        "-p",
+        "19478",
+        "-r",
+        "0.5",
+        "-x",
+        "10",
+        "--slowest",
+        "4",
+        "--html",
+        pcap_page.to_str().unwrap(),
+    ]);
+    let svgs = |html: &str| -> Vec<String> {
+        html.split("<svg")
+            .skip(1)
+            .map(|s| format!("<svg{}", &s[..s.find("</svg>").unwrap() + 6]))
+            .collect()
+    };
+    let pcap_html = std::fs::read_to_string(&pcap_page).unwrap();
+    let (ours, theirs) = (svgs(&html), svgs(&pcap_html));
+    assert_eq!(ours.len(), 2);
+    for (chart, (a, b)) in ours.iter().zip(&theirs).enumerate() {
+        assert_eq!(
+            svg_polylines(a),
+            svg_polylines(b),
+            "chart {chart}: the report's page draws what the run's page drew"
+        );
+    }
 }

@@ -70,7 +70,9 @@ impl Window {
         self.from.is_none() && self.to.is_none()
     }
 
-    fn contains(&self, start_unix_s: f64, log_start_s: f64) -> bool {
+    /// Whether an interval starting at `start_unix_s` counts, in a log whose StartTime is
+    /// `log_start_s` (UNIX seconds).
+    pub fn contains(&self, start_unix_s: f64, log_start_s: f64) -> bool {
         // Interval timestamps are written in ms: compare at that precision.
         let eps = 5e-4;
         self.from

@@ -195,25 +195,36 @@ pub fn from_hdr_log(path: &Path) -> Result<PlotData> {
             r.over_range(),
         );
     }
-    let intervals = hdr_log_intervals(path)?;
+    let intervals = hdr_log_intervals(path, &hlog::Window::default())?;
     for (stage, points) in Stage::ALL.into_iter().zip(intervals) {
         data.stage_mut(stage).intervals = points;
     }
     Ok(data)
 }
 
-/// Each interval's point per stage. A fixscope log names every interval (its
-/// `#fixscope-interval` line, exact times), so a stage without data in one gets an empty
-/// point as from a capture; another tool's log gets a point per histogram line.
-fn hdr_log_intervals(path: &Path) -> Result<[Vec<IntervalPoint>; 4]> {
+/// Each interval's point per stage, of the intervals starting within `window`. A fixscope
+/// log names every interval (its `#fixscope-interval` line, exact times), so a stage without
+/// data in one gets an empty point as from a capture; another tool's log gets a point per
+/// histogram line.
+pub fn hdr_log_intervals(path: &Path, window: &hlog::Window) -> Result<[Vec<IntervalPoint>; 4]> {
     let mut stages: [Vec<IntervalPoint>; 4] = Default::default();
     let mut untagged: Vec<IntervalPoint> = Vec::new();
     let mut tagged_first_response = false;
     let mut named = false;
-    for entry in hlog::LogReader::open(path)? {
-        match entry? {
+    // Whether the interval the last #fixscope-interval line named lies in the window.
+    let mut named_in = true;
+    let mut reader = hlog::LogReader::open(path)?;
+    while let Some(entry) = reader.next() {
+        let entry = entry?;
+        let log_start = |at: f64| reader.start_time_s().unwrap_or(at);
+        match entry {
             hlog::Entry::Figures(f) => {
                 named = true;
+                let start_s = f.start_ns as f64 / 1e9;
+                named_in = window.contains(start_s, log_start(start_s));
+                if !named_in {
+                    continue;
+                }
                 let empty = IntervalPoint {
                     start_unix_s: f.start_ns as f64 / 1e9,
                     end_unix_s: f.end_ns as f64 / 1e9,
@@ -226,6 +237,14 @@ fn hdr_log_intervals(path: &Path) -> Result<[Vec<IntervalPoint>; 4]> {
                 }
             }
             hlog::Entry::Interval(i) => {
+                let inside = if named {
+                    named_in
+                } else {
+                    window.contains(i.start_unix_s, log_start(i.start_unix_s))
+                };
+                if !inside {
+                    continue;
+                }
                 let list = match hlog::TagKind::parse(i.tag.as_deref()) {
                     Some(hlog::TagKind::Stage(s)) => {
                         tagged_first_response |= s == Stage::FirstResponse;
