@@ -430,7 +430,12 @@ impl Pipeline {
         self.flush_streams();
         if self.config.interval_ns > 0 {
             if let Some(start) = self.interval_start_ns {
-                if self.now_ns > start {
+                // Data stamped exactly at the interval's start (or counted at the flush
+                // above) makes an interval too, however short: the intervals (an
+                // HdrHistogram log) must hold every latency of the summary.
+                let has_data = self.stats.interval_count() > 0
+                    || self.counters() != self.interval_start_counters;
+                if self.now_ns > start || has_data {
                     // The summary right after carries the source counters in full.
                     self.emit_interval(start, self.now_ns, &[], reporter)?;
                 }
@@ -751,6 +756,41 @@ mod tests {
         p.finish(&[], &mut r).unwrap();
         let firsts: Vec<_> = r.intervals.iter().map(|i| (i.0, i.2[0])).collect();
         assert_eq!(firsts, vec![(0, 2), (1000, 2), (2000, 1)]);
+    }
+
+    /// Regression: the last response stamped exactly at the start of an interval was in
+    /// the summary but in no interval (no final interval was emitted), so an HdrHistogram
+    /// log missed it.
+    #[test]
+    fn data_at_the_last_interval_s_start_still_gets_an_interval() {
+        let mut p = Pipeline::new(PipelineConfig {
+            interval_ns: 1_000,
+            ..PipelineConfig::default()
+        });
+        let mut c = conn();
+        let mut r = Collect::default();
+        let order = fix(&[(35, "D"), (11, "O1")]);
+        let ack = fix(&[(35, "8"), (11, "O1"), (150, "0"), (39, "0")]);
+        for (t, dir, bytes) in [
+            (0, Direction::Request, &order),
+            (1_000, Direction::Response, &ack),
+        ] {
+            let s = c.seg(dir, bytes, t);
+            p.report_due_intervals(t, &[], &mut r).unwrap();
+            p.on_segment(&s);
+        }
+        p.finish(&[], &mut r).unwrap();
+        let (stages, _) = r.summary.unwrap();
+        let in_intervals = r.intervals.iter().fold([0u64; 4], |mut acc, i| {
+            for (a, c) in acc.iter_mut().zip(i.2) {
+                *a += c;
+            }
+            acc
+        });
+        assert_eq!(in_intervals, stages.map(|d| d.count), "{:?}", r.intervals);
+        assert_eq!(stages[Stage::FirstResponse.index()].count, 1);
+        let last = r.intervals.last().unwrap();
+        assert_eq!((last.0, last.1), (1_000, 1_000), "the final interval");
     }
 
     #[test]

@@ -256,6 +256,12 @@ impl SlowestOrders {
         });
     }
 
+    /// Keeps an order read back from elsewhere (an interval log: `fixscope report`) as if
+    /// it had been recorded in the current interval.
+    pub fn offer_order(&mut self, order: &SlowOrder) {
+        self.current[order.stage.index()].offer_order(order);
+    }
+
     /// Builds the sorted lists reports read ([`SlowestOrders::interval`], `cumulative`).
     pub fn refresh(&mut self) {
         for s in 0..4 {

@@ -488,12 +488,27 @@ impl Stats {
         &self.current[t.index()][stage.index()]
     }
 
+    /// How many slowest orders are kept per stage (`--slowest`).
+    pub fn slowest_capacity(&self) -> usize {
+        self.slowest.capacity()
+    }
+
+    /// Latencies recorded in the current interval, all stages (no refresh needed).
+    pub fn interval_count(&self) -> u64 {
+        self.current
+            .iter()
+            .flatten()
+            .map(LatencyRecorder::count)
+            .sum()
+    }
+
     /// Statistics rebuilt from logs: the cumulative recorder per stage and per request type
-    /// (indexed by [`RequestType::index`] and [`Stage::index`]), all of one range. No
-    /// sessions: logs do not hold their histograms.
+    /// (indexed by [`RequestType::index`] and [`Stage::index`]), all of one range, and the
+    /// slowest orders the logs kept. No sessions: logs do not hold their histograms.
     pub fn from_recorders(
         stages: [LatencyRecorder; 4],
         by_type: [[LatencyRecorder; 4]; 3],
+        mut slowest: SlowestOrders,
     ) -> Self {
         let highest_ns = stages[0].histogram().high();
         let over_range = stages.iter().map(LatencyRecorder::over_range).sum();
@@ -509,8 +524,10 @@ impl Stats {
             over_range,
             sessions: Vec::new(),
             untracked_sessions: 0,
-            // Logs hold histograms, not orders.
-            slowest: SlowestOrders::new(0),
+            slowest: {
+                slowest.refresh();
+                slowest
+            },
         }
     }
 }

@@ -141,7 +141,7 @@ pub struct AnalysisArgs {
 }
 
 /// `--slowest` limit: the lists are copied at every report, so they stay small.
-const MAX_SLOWEST: usize = 1000;
+pub(crate) const MAX_SLOWEST: usize = 1000;
 
 /// `--format`: what stdout carries.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -560,6 +560,14 @@ pub struct ReportArgs {
     /// Also write the report as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub json_file: Option<PathBuf>,
+    /// The N slowest orders per stage of the merged intervals (default: as many as the
+    /// logs kept, their runs' `--slowest`); 0 leaves them out.
+    #[arg(long, value_name = "N")]
+    pub slowest: Option<usize>,
+    /// Also write a self-contained HTML report (tables, charts, slowest orders, counters)
+    /// to FILE; it opens offline.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 impl ReportArgs {

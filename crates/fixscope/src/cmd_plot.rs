@@ -1,5 +1,5 @@
 //! `fixscope plot INPUT… -o OUT.svg|OUT.png`: the percentile distribution and latency over
-//! time of captures and fixscope's JSON output, one image with both charts.
+//! time of captures, fixscope's JSON output and HdrHistogram logs, one image with both charts.
 
 use std::path::Path;
 use std::process::ExitCode;

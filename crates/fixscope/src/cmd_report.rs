@@ -1,7 +1,8 @@
 //! `fixscope report`: HdrHistogram interval logs (`--hlog`) back into the summary report
 //! live and pcap print — one log, or several (hosts, days) merged per tag, optionally within
-//! `--from/--to`.
+//! `--from/--to`; `--html FILE` writes the page live and pcap write.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
@@ -11,11 +12,19 @@ use fixscope_core::report::{Reporter, SessionSummary, SummaryReport};
 
 use crate::cli::{Format, ReportArgs};
 use crate::output;
+use crate::plot::input::hdr_log_intervals;
+use crate::plot::model::IntervalPoint;
 use crate::say;
 
 pub fn run(args: &ReportArgs) -> Result<ExitCode> {
     let window = args.window()?;
-    let merged = hlog::merge(&args.logs, &window)?;
+    if let Some(n) = args.slowest.filter(|&n| n > crate::cli::MAX_SLOWEST) {
+        bail!(
+            "--slowest must be between 0 and {}, got {n}",
+            crate::cli::MAX_SLOWEST
+        );
+    }
+    let merged = hlog::merge_with(&args.logs, &window, args.slowest)?;
     for note in &merged.notes {
         say::warn(note);
     }
@@ -64,9 +73,19 @@ pub fn run(args: &ReportArgs) -> Result<ExitCode> {
     }
     let format = args.stdout_format();
     if merged.counters.is_some() {
-        let mut reporters = output::report_reporters(format, args.json_file.as_deref())?;
+        let html = match &args.html {
+            Some(path) => Some((path.as_path(), intervals(&args.logs, &window)?)),
+            None => None,
+        };
+        let mut reporters = output::report_reporters(format, args.json_file.as_deref(), html)?;
         reporters.summary(&summary)?;
     } else {
+        if let Some(path) = &args.html {
+            bail!(
+                "--html {}: the logs hold no fixscope counters (another tool wrote them), and the page has no way to show them as unknown",
+                path.display()
+            );
+        }
         // Unknown counters are null in JSON, never a measured-looking 0.
         let mut json = JsonReporter::new(Vec::new());
         json.summary(&summary)?;
@@ -74,7 +93,7 @@ pub fn run(args: &ReportArgs) -> Result<ExitCode> {
         v["counters"] = serde_json::Value::Null;
         match format {
             Format::Json => println!("{v}"),
-            Format::Text => output::report_reporters(format, None)?.summary(&summary)?,
+            Format::Text => output::report_reporters(format, None, None)?.summary(&summary)?,
         }
         if let Some(path) = &args.json_file {
             std::fs::write(path, format!("{v}\n"))
@@ -83,4 +102,19 @@ pub fn run(args: &ReportArgs) -> Result<ExitCode> {
     }
     output::flush_stdout();
     Ok(ExitCode::SUCCESS)
+}
+
+/// The latency-over-time series of the logs within `window`, per stage, in time order
+/// (logs of several hosts interleave).
+fn intervals(logs: &[PathBuf], window: &hlog::Window) -> Result<[Vec<IntervalPoint>; 4]> {
+    let mut all: [Vec<IntervalPoint>; 4] = Default::default();
+    for log in logs {
+        for (mine, theirs) in all.iter_mut().zip(hdr_log_intervals(log, window)?) {
+            mine.extend(theirs);
+        }
+    }
+    for points in &mut all {
+        points.sort_by(|a, b| a.start_unix_s.total_cmp(&b.start_unix_s));
+    }
+    Ok(all)
 }

@@ -16,6 +16,7 @@ use fixscope_core::report::{Fanout, IntervalReport, Reporter, SummaryReport};
 
 use crate::cli::{AnalysisArgs, Format};
 use crate::html::{HtmlReporter, RunInfo};
+use crate::plot::model::IntervalPoint;
 use crate::prometheus::PrometheusReporter;
 use crate::say;
 
@@ -105,8 +106,13 @@ impl Reporter for SummaryOnly {
     }
 }
 
-/// The reporter of `fixscope report` on stdout.
-pub fn report_reporters(format: Format, json_file: Option<&std::path::Path>) -> Result<Fanout> {
+/// The reporters of `fixscope report`: stdout, `--json-file`, and `--html` with the
+/// latency-over-time series read from the logs (`intervals`).
+pub fn report_reporters(
+    format: Format,
+    json_file: Option<&std::path::Path>,
+    html: Option<(&std::path::Path, [Vec<IntervalPoint>; 4])>,
+) -> Result<Fanout> {
     let mut fanout = Fanout::new();
     let stdout = BufWriter::new(io::stdout());
     match format {
@@ -117,6 +123,13 @@ pub fn report_reporters(format: Format, json_file: Option<&std::path::Path>) -> 
         let file = File::create(path)
             .with_context(|| format!("cannot create --json-file {}", path.display()))?;
         fanout.add(Box::new(JsonReporter::new(BufWriter::new(file))));
+    }
+    if let Some((path, intervals)) = html {
+        File::create(path).with_context(|| format!("cannot create --html {}", path.display()))?;
+        fanout.add(Box::new(
+            HtmlReporter::new(path.to_path_buf(), RunInfo::of_this_process())
+                .with_intervals(intervals),
+        ));
     }
     Ok(fanout)
 }

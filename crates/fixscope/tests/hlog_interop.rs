@@ -65,6 +65,22 @@ fn report_json(args: &[&str]) -> Value {
     serde_json::from_str(lines[0]).unwrap()
 }
 
+/// A summary's slowest orders at `stage`, without the fields `drop`.
+fn slow_orders(summary: &Value, stage: &str, drop: &[&str]) -> Vec<Value> {
+    let list = summary["slowest"][stage]
+        .as_array()
+        .unwrap_or_else(|| panic!("no slowest.{stage} in {summary}"));
+    list.iter()
+        .map(|o| {
+            let mut o = o.clone();
+            for field in drop {
+                o.as_object_mut().unwrap().remove(*field);
+            }
+            o
+        })
+        .collect()
+}
+
 fn check_readers(test: &str, log: &Path, summary: &Value) {
     let mut tags: Vec<String> = STAGES.iter().map(|s| s.to_string()).collect();
     tags.extend(STAGES.iter().map(|s| format!("{s}.D")));
@@ -131,6 +147,7 @@ fn report_gives_back_the_summary_exactly_text_and_json() {
     let log = dir.path().join("a.hlog");
     let summary = pcap_with_log(&[&cap], &log, &[]);
     let log_s = log.to_str().unwrap();
+    assert_eq!(slow_orders(&summary, "fill", &[]).len(), 10, "{summary}");
     assert_eq!(report_json(&[log_s]), summary);
     // The text report is the one pcap prints (after its interval lines).
     let pcap_text = fixscope(&["pcap", cap.to_str().unwrap(), "-p", "9878", "-r", "0"]);
@@ -175,6 +192,28 @@ fn report_merges_two_runs_into_the_union() {
         serde_json::json!([]),
         "no sessions in a merge"
     );
+    // The slowest orders of the union (session ids are per run: compare what names them).
+    for stage in STAGES {
+        let (m, u) = (
+            slow_orders(&merged, stage, &["session"]),
+            slow_orders(&both, stage, &["session"]),
+        );
+        assert_eq!(m.len(), 10, "{stage}: --slowest's default");
+        assert_eq!(
+            m, u,
+            "{stage}: slowest of the merged logs vs one run over both"
+        );
+    }
+    // --slowest on report: fewer, or none.
+    let three = report_json(&[la.to_str().unwrap(), lb.to_str().unwrap(), "--slowest", "3"]);
+    let none = report_json(&[la.to_str().unwrap(), "--slowest", "0"]);
+    for stage in STAGES {
+        assert_eq!(
+            slow_orders(&three, stage, &[]),
+            slow_orders(&merged, stage, &[])[..3]
+        );
+        assert_eq!(slow_orders(&none, stage, &[]), Vec::<Value>::new());
+    }
 
     // --from/--to: the second log only (UTC), then the first's first second (seconds).
     let only_b = report_json(&[

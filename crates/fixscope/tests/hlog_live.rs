@@ -39,6 +39,8 @@ fn report_reads_back_the_live_summary_exactly() {
     });
     let first = stage_of(&r.summary["stages"], "first_response");
     assert_eq!(first["count"], 2000, "{}", r.summary);
+    let slowest = r.summary["slowest"]["first_response"].as_array().unwrap();
+    assert_eq!(slowest.len(), 10, "the log must carry them: {}", r.summary);
 
     let out = support::fixscope(&["report", "--json", &log_s]);
     assert!(

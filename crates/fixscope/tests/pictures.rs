@@ -423,6 +423,77 @@ fn plot_svg_from_a_real_capture_and_its_json_has_both_charts() {
     );
 }
 
+/// Every drawn line's points (`points` of each polyline, in document order).
+fn svg_polylines(svg: &str) -> Vec<String> {
+    let doc = roxmltree::Document::parse(svg).expect("the SVG parses as XML");
+    doc.descendants()
+        .filter(|n| n.tag_name().name() == "polyline")
+        .map(|n| n.attribute("points").unwrap_or("").to_string())
+        .collect()
+}
+
+#[test]
+fn plot_of_an_hlog_draws_what_the_capture_draws() {
+    let dir = tempfile::tempdir().unwrap();
+    let cap = sim_capture();
+    let cap_s = cap.to_str().unwrap();
+    // Default range, then -x 10 ms: the tails of three stages above range.
+    for (name, range) in [("all-in.hlog", "10000"), ("over.hlog", "10")] {
+        let log = dir.path().join(name);
+        let log_s = log.to_str().unwrap();
+        let base = ["-p", "19478", "-r", "0.5", "-x", range];
+        let mut pcap = vec!["pcap", cap_s, "--hlog", log_s];
+        pcap.extend(base);
+        run_ok(&pcap);
+        let (from_cap, from_log) = (dir.path().join("cap.svg"), dir.path().join("log.svg"));
+        for (input, svg) in [(cap_s, &from_cap), (log_s, &from_log)] {
+            let mut plot = vec!["plot", input, "-o", svg.to_str().unwrap()];
+            plot.extend(base);
+            run_ok(&plot);
+        }
+        let (cap_svg, log_svg) = (
+            std::fs::read_to_string(&from_cap).unwrap(),
+            std::fs::read_to_string(&from_log).unwrap(),
+        );
+        let (lines, texts) = svg_lines_and_texts(&log_svg);
+        // One input: the legend names the stages.
+        for stage in ["first_response", "ack", "fill", "ack_to_fill"] {
+            assert!(texts.iter().any(|t| t == stage), "{stage} in {texts:?}");
+        }
+        assert!(
+            lines.iter().filter(|&&n| n > 50).count() >= 4,
+            "a sampled curve per stage: {lines:?}"
+        );
+        // The same points: curves from the merged histograms, intervals from each one,
+        // above-range tails cut where the capture's are.
+        let (cap_lines, log_lines) = (svg_polylines(&cap_svg), svg_polylines(&log_svg));
+        assert_eq!(cap_lines.len(), log_lines.len(), "-x {range}");
+        for (i, (c, l)) in cap_lines.iter().zip(&log_lines).enumerate() {
+            assert_eq!(c, l, "-x {range}: line {i}");
+        }
+    }
+    // Another tool's log (no #fixscope lines, no tags): its untagged lines, first_response.
+    let theirs = dir.path().join("theirs.hlog");
+    let text = std::fs::read_to_string(dir.path().join("all-in.hlog")).unwrap();
+    let kept: String = text
+        .lines()
+        .filter(|l| !l.starts_with("#fixscope") && !l.starts_with("Tag="))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&theirs, kept).unwrap();
+    let svg = dir.path().join("theirs.svg");
+    run_ok(&[
+        "plot",
+        theirs.to_str().unwrap(),
+        "-o",
+        svg.to_str().unwrap(),
+    ]);
+    let (lines, texts) = svg_lines_and_texts(&std::fs::read_to_string(&svg).unwrap());
+    assert!(texts.iter().any(|t| t == "first_response"), "{texts:?}");
+    assert!(!texts.iter().any(|t| t == "fill"), "{texts:?}");
+    assert!(lines.iter().any(|&n| n > 50), "its curve: {lines:?}");
+}
+
 #[test]
 fn plot_png_decodes_and_is_not_blank() {
     let dir = tempfile::tempdir().unwrap();
@@ -566,6 +637,53 @@ fn ns_of_us(text: &str) -> u64 {
     whole.parse::<u64>().unwrap() * 1000 + frac.parse::<u64>().unwrap()
 }
 
+/// Checks every `data-k` cell of a page against the JSON summary; returns the cells and
+/// how many figures were compared.
+fn page_matches_json(dom: &str, summary: &Value) -> (Vec<(String, String)>, usize) {
+    let cells = cells(dom);
+    let mut compared = 0;
+    for (path, text) in &cells {
+        let want = json_at(summary, path);
+        let field = path.rsplit('.').next().unwrap();
+        match field {
+            "command" | "source" if path == "command" || path == "source" => continue,
+            "mean_ns" => {
+                let got: f64 = text.parse().unwrap();
+                let want = want.as_f64().unwrap() / 1000.0;
+                assert!(
+                    (got - want).abs() <= 0.0005 + 1e-9,
+                    "{path}: {text} vs {want}"
+                );
+            }
+            "duration_s" => {
+                let got: f64 = text.parse().unwrap();
+                assert!(
+                    (got - want.as_f64().unwrap()).abs() <= 0.0005 + 1e-9,
+                    "{path}"
+                );
+            }
+            f if f.ends_with("_ns") => match want.as_u64() {
+                Some(ns) => assert_eq!(ns_of_us(text), ns, "{path}: {text}"),
+                // null: above range (the page says "> range"), or no data ("–", count 0).
+                None if text == "–" => {
+                    let count = format!("{}.count", &path[..path.rfind('.').unwrap()]);
+                    assert_eq!(json_at(summary, &count), 0, "{path}: – with data");
+                }
+                None => assert!(
+                    text.starts_with("&gt;"),
+                    "{path}: null in JSON, {text} in the page"
+                ),
+            },
+            "key" | "request_time" | "start" | "end" => {
+                assert_eq!(want.as_str().unwrap(), text, "{path}")
+            }
+            _ => assert_eq!(want.as_u64().unwrap().to_string(), *text, "{path}"),
+        }
+        compared += 1;
+    }
+    (cells, compared)
+}
+
 #[test]
 fn html_report_loads_offline_in_chromium_and_matches_the_json() {
     const TEST: &str = "html_report_loads_offline_in_chromium_and_matches_the_json";
@@ -616,47 +734,7 @@ fn html_report_loads_offline_in_chromium_and_matches_the_json() {
     );
 
     // Every figure in the page equals the JSON summary of the same run.
-    let cells = cells(&dom);
-    let mut compared = 0;
-    for (path, text) in &cells {
-        let want = json_at(&summary, path);
-        let field = path.rsplit('.').next().unwrap();
-        match field {
-            "command" | "source" if path == "command" || path == "source" => continue,
-            "mean_ns" => {
-                let got: f64 = text.parse().unwrap();
-                let want = want.as_f64().unwrap() / 1000.0;
-                assert!(
-                    (got - want).abs() <= 0.0005 + 1e-9,
-                    "{path}: {text} vs {want}"
-                );
-            }
-            "duration_s" => {
-                let got: f64 = text.parse().unwrap();
-                assert!(
-                    (got - want.as_f64().unwrap()).abs() <= 0.0005 + 1e-9,
-                    "{path}"
-                );
-            }
-            f if f.ends_with("_ns") => match want.as_u64() {
-                Some(ns) => assert_eq!(ns_of_us(text), ns, "{path}: {text}"),
-                // null: above range (the page says "> range"), or no data ("–", count 0).
-                None if text == "–" => {
-                    let count = format!("{}.count", &path[..path.rfind('.').unwrap()]);
-                    assert_eq!(json_at(&summary, &count), 0, "{path}: – with data");
-                }
-                None => assert!(
-                    text.starts_with("&gt;"),
-                    "{path}: null in JSON, {text} in the page"
-                ),
-            },
-            "key" | "request_time" | "start" | "end" => {
-                assert_eq!(want.as_str().unwrap(), text, "{path}")
-            }
-            _ => assert_eq!(want.as_u64().unwrap().to_string(), *text, "{path}"),
-        }
-        compared += 1;
-    }
+    let (cells, compared) = page_matches_json(&dom, &summary);
     let count = |prefix: &str| cells.iter().filter(|(k, _)| k.starts_with(prefix)).count();
     assert_eq!(
         count("stages."),
@@ -704,4 +782,102 @@ fn html_report_loads_offline_in_chromium_and_matches_the_json() {
         coloured > 3000,
         "chart curves in the screenshot: {coloured} coloured pixels"
     );
+}
+
+/// `fixscope report LOG --html`: the page of a run read back from its HdrHistogram log
+/// loads offline and its figures equal the report's JSON summary (slowest orders and the
+/// latency-over-time series from the log included).
+#[test]
+fn report_html_from_an_hlog_matches_the_report_json() {
+    const TEST: &str = "report_html_from_an_hlog_matches_the_report_json";
+    fixscope_testkit::require_tool(TEST, "chromium");
+    let dir = tempfile::tempdir().unwrap();
+    let cap = sim_capture();
+    let log = dir.path().join("run.hlog");
+    let page = dir.path().join("report.html");
+    let run = run_ok(&[
+        "pcap",
+        cap.to_str().unwrap(),
+        "-p",
+        "19478",
+        "-r",
+        "0.5",
+        "-x",
+        "10",
+        "--slowest",
+        "4",
+        "--json",
+        "--hlog",
+        log.to_str().unwrap(),
+    ]);
+    let run_summary: Value = serde_json::from_str(run.lines().last().unwrap()).unwrap();
+    let stdout = run_ok(&[
+        "report",
+        log.to_str().unwrap(),
+        "--json",
+        "--html",
+        page.to_str().unwrap(),
+    ]);
+    let summary: Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!(summary, run_summary, "report gives back the run's summary");
+
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_eq!(html.matches("<svg").count(), 2, "two inline charts");
+    let profile = tempfile::tempdir().unwrap();
+    let (dom, log_text) = chromium(profile.path(), &["--dump-dom"], &page);
+    let console: Vec<&str> = log_text
+        .lines()
+        .filter(|l| l.contains(":CONSOLE"))
+        .collect();
+    assert!(console.is_empty(), "console messages: {console:#?}");
+    assert!(
+        dom.contains(&format!("HdrHistogram log {}", log.display())),
+        "the source is named"
+    );
+    let (cells, compared) = page_matches_json(&dom, &summary);
+    let count = |prefix: &str| cells.iter().filter(|(k, _)| k.starts_with(prefix)).count();
+    assert_eq!(
+        count("stages."),
+        4 * 11,
+        "every stage figure is in the page"
+    );
+    assert_eq!(
+        count("slowest."),
+        4 * 4 * 4,
+        "the slowest orders from the log"
+    );
+    assert!(compared > 150, "{compared} figures compared");
+    // The over-time chart has the log's intervals (8 at -r 0.5 over 4 s): lines of that
+    // many points, as the pcap run's page draws.
+    let pcap_page = dir.path().join("pcap.html");
+    run_ok(&[
+        "pcap",
+        cap.to_str().unwrap(),
+        "-p",
+        "19478",
+        "-r",
+        "0.5",
+        "-x",
+        "10",
+        "--slowest",
+        "4",
+        "--html",
+        pcap_page.to_str().unwrap(),
+    ]);
+    let svgs = |html: &str| -> Vec<String> {
+        html.split("<svg")
+            .skip(1)
+            .map(|s| format!("<svg{}", &s[..s.find("</svg>").unwrap() + 6]))
+            .collect()
+    };
+    let pcap_html = std::fs::read_to_string(&pcap_page).unwrap();
+    let (ours, theirs) = (svgs(&html), svgs(&pcap_html));
+    assert_eq!(ours.len(), 2);
+    for (chart, (a, b)) in ours.iter().zip(&theirs).enumerate() {
+        assert_eq!(
+            svg_polylines(a),
+            svg_polylines(b),
+            "chart {chart}: the report's page draws what the run's page drew"
+        );
+    }
 }

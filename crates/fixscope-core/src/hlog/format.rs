@@ -5,6 +5,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::correlate::{RequestType, Stage};
 use crate::report::Counters;
+use crate::segment::{ConnectionKey, Endpoint};
+use crate::slowest::SlowOrder;
 use crate::stats::Distribution;
 
 /// Version of fixscope's comment lines; a reader refuses a newer one.
@@ -95,6 +97,109 @@ pub struct IntervalFigures {
     pub counters: Counters,
     /// Exact figures per tag written for this interval.
     pub tags: Vec<(String, Exact)>,
+    /// Add to the slow orders' `request_ns`/`response_ns` for UNIX ns (the run's clock:
+    /// pcap 0, live CLOCK_MONOTONIC's offset). Absent in older logs: 0.
+    #[serde(default)]
+    pub unix_offset_ns: i64,
+    /// The run's `--slowest N` (absent in older logs: none kept).
+    #[serde(default)]
+    pub slowest_n: usize,
+    /// The interval's N slowest orders per stage, each stage's slowest first.
+    #[serde(default)]
+    pub slowest: Vec<SlowLine>,
+}
+
+/// One slow order of an interval: every field of [`SlowOrder`], self-contained (session
+/// names and addresses inline), so `fixscope report` rebuilds the run's list exactly.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SlowLine {
+    pub stage: String,
+    pub latency_ns: u64,
+    /// The request's MsgType (`D`, `F`, `G`).
+    pub msg_type: String,
+    pub response_msg_type: String,
+    pub exec_type: Option<char>,
+    pub ord_status: Option<char>,
+    pub key: String,
+    pub session: u64,
+    pub sender_comp_id: String,
+    pub target_comp_id: String,
+    /// `ip:port` / `[ip6]:port`; absent beyond the sessions broken down individually.
+    pub client: Option<String>,
+    pub server: Option<String>,
+    /// In the run's clock (add `unix_offset_ns`).
+    pub request_ns: u64,
+    pub response_ns: u64,
+    pub late: bool,
+}
+
+impl From<&SlowOrder> for SlowLine {
+    fn from(o: &SlowOrder) -> Self {
+        SlowLine {
+            stage: o.stage.name().to_string(),
+            latency_ns: o.latency_ns,
+            msg_type: o.request_type.msg_type().to_string(),
+            response_msg_type: o.response_msg_type.clone(),
+            exec_type: o.exec_type,
+            ord_status: o.ord_status,
+            key: o.key.clone(),
+            session: o.session,
+            sender_comp_id: o.sender_comp_id.clone(),
+            target_comp_id: o.target_comp_id.clone(),
+            client: o.connection.map(|c| c.client.to_string()),
+            server: o.connection.map(|c| c.server.to_string()),
+            request_ns: o.request_ts_ns,
+            response_ns: o.response_ts_ns,
+            late: o.late,
+        }
+    }
+}
+
+impl SlowLine {
+    /// The order back; an unknown stage or request type, or a bad address, says which.
+    pub fn to_order(&self) -> Result<SlowOrder, String> {
+        let stage = Stage::ALL
+            .into_iter()
+            .find(|s| s.name() == self.stage)
+            .ok_or_else(|| format!("slow order: unknown stage {:?}", self.stage))?;
+        let request_type = RequestType::ALL
+            .into_iter()
+            .find(|t| t.msg_type() == self.msg_type)
+            .ok_or_else(|| format!("slow order: unknown msg_type {:?}", self.msg_type))?;
+        let endpoint = |s: &str| -> Result<Endpoint, String> {
+            let a: std::net::SocketAddr = s
+                .parse()
+                .map_err(|_| format!("slow order: bad address {s:?}"))?;
+            Ok(Endpoint {
+                addr: a.ip(),
+                port: a.port(),
+            })
+        };
+        let connection = match (&self.client, &self.server) {
+            (Some(c), Some(s)) => Some(ConnectionKey {
+                client: endpoint(c)?,
+                server: endpoint(s)?,
+            }),
+            (None, None) => None,
+            _ => return Err("slow order: client without server or server without client".into()),
+        };
+        Ok(SlowOrder {
+            stage,
+            latency_ns: self.latency_ns,
+            request_type,
+            response_msg_type: self.response_msg_type.clone(),
+            exec_type: self.exec_type,
+            ord_status: self.ord_status,
+            key: self.key.clone(),
+            session: self.session,
+            sender_comp_id: self.sender_comp_id.clone(),
+            target_comp_id: self.target_comp_id.clone(),
+            connection,
+            request_ts_ns: self.request_ns,
+            response_ts_ns: self.response_ns,
+            late: self.late,
+        })
+    }
 }
 
 /// One session of the run's summary.

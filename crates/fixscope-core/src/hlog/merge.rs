@@ -10,6 +10,7 @@ use super::format::{IntervalFigures, RunSummary, SessionLine, TagKind};
 use super::reader::{Entry, HlogError, LogReader};
 use crate::correlate::Stage;
 use crate::report::{Counters, TimeSpan};
+use crate::slowest::{SlowOrder, SlowestOrders};
 use crate::source::Counter;
 use crate::stats::{LatencyRecorder, Stats};
 
@@ -69,7 +70,9 @@ impl Window {
         self.from.is_none() && self.to.is_none()
     }
 
-    fn contains(&self, start_unix_s: f64, log_start_s: f64) -> bool {
+    /// Whether an interval starting at `start_unix_s` counts, in a log whose StartTime is
+    /// `log_start_s` (UNIX seconds).
+    pub fn contains(&self, start_unix_s: f64, log_start_s: f64) -> bool {
         // Interval timestamps are written in ms: compare at that precision.
         let eps = 5e-4;
         self.from
@@ -185,6 +188,104 @@ impl Acc {
     }
 }
 
+/// The slowest orders of the merged intervals: the top N of their union (a run's slowest
+/// are the slowest of its intervals'). Times are kept as UNIX ns while merging (logs of
+/// different hosts have different clocks) and put back on the logs' clock at the end when
+/// they all share one, so one log read back gives the run's figures exactly.
+struct SlowAcc {
+    /// `fixscope report --slowest N`; else N is the largest the logs kept.
+    fixed: Option<usize>,
+    top: SlowestOrders,
+    /// The clock offset of every interval merged, while they agree.
+    offset: Option<i64>,
+    mixed_clocks: bool,
+    /// The largest N the logs kept.
+    logs_n: usize,
+}
+
+impl SlowAcc {
+    fn new(fixed: Option<usize>) -> Self {
+        SlowAcc {
+            fixed,
+            top: SlowestOrders::new(fixed.unwrap_or(0)),
+            offset: None,
+            mixed_clocks: false,
+            logs_n: 0,
+        }
+    }
+
+    /// The orders of one `#fixscope-interval` line within the window.
+    fn add(&mut self, f: &IntervalFigures) -> Result<(), String> {
+        match self.offset {
+            None => self.offset = Some(f.unix_offset_ns),
+            Some(o) if o != f.unix_offset_ns => self.mixed_clocks = true,
+            Some(_) => {}
+        }
+        self.logs_n = self.logs_n.max(f.slowest_n);
+        if self.fixed.is_none() && f.slowest_n > self.top.capacity() {
+            self.top = rebuilt(&mut self.top, f.slowest_n, |o| Some(o.clone()));
+        }
+        for line in &f.slowest {
+            let mut o = line.to_order()?;
+            o.request_ts_ns =
+                shift(o.request_ts_ns, f.unix_offset_ns).ok_or("slow order before 1970")?;
+            o.response_ts_ns =
+                shift(o.response_ts_ns, f.unix_offset_ns).ok_or("slow order before 1970")?;
+            self.top.offer_order(&o);
+        }
+        Ok(())
+    }
+
+    /// The merged lists and the clock offset they (and the report's span) are in.
+    fn finish(mut self, span_unix: (u64, u64)) -> (SlowestOrders, i64) {
+        let back = |ts: u64, o: i64| shift(ts, o.checked_neg()?);
+        let offset = match self.offset {
+            Some(o) if !self.mixed_clocks => o,
+            _ => 0,
+        };
+        let fits = |ts: u64| back(ts, offset).is_some();
+        self.top.refresh();
+        let all_fit = fits(span_unix.0)
+            && fits(span_unix.1)
+            && Stage::ALL.iter().all(|&s| {
+                self.top
+                    .cumulative(s)
+                    .iter()
+                    .all(|o| fits(o.request_ts_ns) && fits(o.response_ts_ns))
+            });
+        let offset = if all_fit { offset } else { 0 };
+        let cap = self.top.capacity();
+        let top = rebuilt(&mut self.top, cap, |o| {
+            let mut o = o.clone();
+            o.request_ts_ns = back(o.request_ts_ns, offset)?;
+            o.response_ts_ns = back(o.response_ts_ns, offset)?;
+            Some(o)
+        });
+        (top, offset)
+    }
+}
+
+/// `top`'s orders in a list of `cap`, each through `map`.
+fn rebuilt(
+    top: &mut SlowestOrders,
+    cap: usize,
+    map: impl Fn(&SlowOrder) -> Option<SlowOrder>,
+) -> SlowestOrders {
+    top.refresh();
+    let mut out = SlowestOrders::new(cap);
+    for stage in Stage::ALL {
+        for o in top.cumulative(stage).iter().filter_map(&map) {
+            out.offer_order(&o);
+        }
+    }
+    out
+}
+
+/// `ts + offset` as u64, `None` outside it.
+fn shift(ts: u64, offset: i64) -> Option<u64> {
+    u64::try_from(i128::from(ts) + i128::from(offset)).ok()
+}
+
 /// Per log: what its counters were before the window and at its end.
 #[derive(Default)]
 struct LogCounters {
@@ -192,8 +293,18 @@ struct LogCounters {
     last_in: Option<Counters>,
 }
 
-/// Merges `paths` within `window`.
+/// Merges `paths` within `window`; the slowest orders as many as the logs kept.
 pub fn merge(paths: &[PathBuf], window: &Window) -> Result<Merged, HlogError> {
+    merge_with(paths, window, None)
+}
+
+/// [`merge`], keeping `slowest` orders per stage when given (else the largest N of the logs).
+pub fn merge_with(
+    paths: &[PathBuf],
+    window: &Window,
+    slowest: Option<usize>,
+) -> Result<Merged, HlogError> {
+    let mut slow = SlowAcc::new(slowest);
     let mut stages: [Acc; 4] = std::array::from_fn(|_| Acc::new());
     let mut by_type: [[Acc; 4]; 3] = std::array::from_fn(|_| std::array::from_fn(|_| Acc::new()));
     let mut range_min = u64::MAX;
@@ -242,6 +353,7 @@ pub fn merge(paths: &[PathBuf], window: &Window) -> Result<Merged, HlogError> {
                     if window.contains(start_s, log_start) {
                         log_counters.last_in = Some(f.counters);
                         widen(f.start_ns, f.end_ns);
+                        slow.add(&f).map_err(|w| line_error(reader.line(), w))?;
                     } else if log_counters.last_in.is_none()
                         && window.from.is_some_and(|b| start_s < b.unix_s(log_start))
                     {
@@ -375,14 +487,29 @@ pub fn merge(paths: &[PathBuf], window: &Window) -> Result<Merged, HlogError> {
     if paths.len() == 1 && window.is_all() {
         merged.sessions = summaries.pop().map(|s| (s.sessions, s.untracked_sessions));
     }
-    merged.stats = Stats::from_recorders(stage_recs, type_recs);
+    let (start_ns, end_ns) = span.unwrap_or((0, 0));
+    if let Some(n) = slowest.filter(|&n| n > slow.logs_n && slow.logs_n > 0) {
+        merged.notes.push(format!(
+            "--slowest {n}: the logs kept {} per stage and interval; the list is the slowest of those, maybe not the run's {n} slowest",
+            slow.logs_n
+        ));
+    }
+    let (slowest, offset) = slow.finish((start_ns, end_ns));
+    merged.stats = Stats::from_recorders(stage_recs, type_recs, slowest);
     merged.counters = counters;
     merged.source = source.unwrap_or_default();
-    let (start_ns, end_ns) = span.unwrap_or((0, 0));
+    // The span on the slow orders' clock: the same UTC times, and `request_ns` as the run
+    // reported it.
+    let back = |ts: u64| {
+        offset
+            .checked_neg()
+            .and_then(|o| shift(ts, o))
+            .unwrap_or(ts)
+    };
     merged.span = TimeSpan {
-        start_ns,
-        end_ns,
-        unix_offset_ns: 0,
+        start_ns: back(start_ns),
+        end_ns: back(end_ns),
+        unix_offset_ns: offset,
     };
     Ok(merged)
 }

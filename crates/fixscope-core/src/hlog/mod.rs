@@ -11,7 +11,9 @@
 //! Beside the histograms, `#fixscope-…` comment lines (which those readers skip) keep what
 //! a histogram cannot: exact count, sum, min, max and the values above fixscope's range
 //! (`-x`) per tag, the counters per interval, and the run's summary — so reading a log back
-//! reproduces the run's summary exactly. The format is docs/output-hlog.md.
+//! reproduces the run's summary exactly; each interval's line also carries its slowest orders
+//! (`--slowest`), so the run's slowest orders are the slowest of the intervals'. The format is
+//! docs/output-hlog.md.
 //!
 //! Values above the range are never dropped: in the log's histogram they are recorded at the
 //! interval's exact maximum (which is at least as large as each of them, so no reader sees a
@@ -25,11 +27,11 @@ mod reader;
 mod writer;
 
 pub use format::{
-    stage_tag, type_tag, Exact, IntervalFigures, LogHeader, RunSummary, SessionLine, TagKind,
-    LOG_VERSION,
+    stage_tag, type_tag, Exact, IntervalFigures, LogHeader, RunSummary, SessionLine, SlowLine,
+    TagKind, LOG_VERSION,
 };
 pub use hgrm::{hgrm_paths, write_hgrm, HgrmWriter, HGRM_UNIT_RATIO};
-pub use merge::{merge, Merged, TimeBound, Window};
+pub use merge::{merge, merge_with, Merged, TimeBound, Window};
 pub use reader::{read, Entry, HistogramLog, HlogError, LogInterval, LogReader};
 pub use writer::HlogWriter;
 

@@ -169,6 +169,11 @@ impl<R: BufRead> LogReader<R> {
         self.start_time_s
     }
 
+    /// The number of the line read last (from 1).
+    pub fn line(&self) -> usize {
+        self.line_no
+    }
+
     /// Whether the last line had no newline and did not parse (skipped).
     pub fn incomplete_last_line(&self) -> bool {
         self.incomplete_last_line

@@ -8,8 +8,8 @@ use hdrhistogram::Histogram;
 
 use super::format::{
     java_date, stage_tag, type_tag, Exact, IntervalFigures, LogHeader, RunSummary, SessionLine,
-    FORMAT_VERSION, HEADER_PREFIX, INTERVAL_PREFIX, LEGEND, LOG_VERSION, MAX_VALUE_UNIT_RATIO,
-    SUMMARY_PREFIX,
+    SlowLine, FORMAT_VERSION, HEADER_PREFIX, INTERVAL_PREFIX, LEGEND, LOG_VERSION,
+    MAX_VALUE_UNIT_RATIO, SUMMARY_PREFIX,
 };
 use crate::correlate::{RequestType, Stage};
 use crate::report::{IntervalReport, Reporter, SummaryReport, TimeSpan};
@@ -177,6 +177,14 @@ impl<W: Write> Reporter for HlogWriter<W> {
             tags: tags
                 .iter()
                 .map(|(t, rec)| (t.clone(), exact_of(rec)))
+                .collect(),
+            unix_offset_ns: r.span.unix_offset_ns,
+            slowest_n: stats.slowest_capacity(),
+            slowest: r
+                .slowest
+                .iter()
+                .flat_map(|l| l.iter())
+                .map(SlowLine::from)
                 .collect(),
         };
         writeln!(self.out, "{INTERVAL_PREFIX}{}", json(&figures)?)?;

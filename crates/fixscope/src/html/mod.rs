@@ -22,6 +22,7 @@ use fixscope_core::report::{IntervalReport, Reporter, SummaryReport};
 use crate::cli::{Cli, Command};
 use crate::plot::collect::PlotCollector;
 use crate::plot::draw::{svg_string, Chart};
+use crate::plot::model::IntervalPoint;
 
 /// What the report says about where its figures come from.
 #[derive(Clone, Debug)]
@@ -59,6 +60,14 @@ impl RunInfo {
             ),
             Ok(Command::Live(l)) => format!("interface {}", l.iface),
             Ok(Command::Demo(_)) => "interface lo (demo)".into(),
+            Ok(Command::Report(r)) => format!(
+                "HdrHistogram log {}",
+                r.logs
+                    .iter()
+                    .map(|l| l.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
             _ => "?".into(),
         };
         RunInfo { command, source }
@@ -80,6 +89,17 @@ impl HtmlReporter {
             run,
             plot: PlotCollector::new(label),
         }
+    }
+}
+
+impl HtmlReporter {
+    /// The latency-over-time series of a run that is not replayed through
+    /// [`Reporter::interval`] (`fixscope report`: read from the logs), per stage.
+    pub fn with_intervals(mut self, intervals: [Vec<IntervalPoint>; 4]) -> Self {
+        for (stage, points) in Stage::ALL.into_iter().zip(intervals) {
+            self.plot.data.stage_mut(stage).intervals = points;
+        }
+        self
     }
 }
 

@@ -9,8 +9,8 @@ use fixscope_core::report::{IntervalReport, Reporter, SummaryReport};
 use super::model::{IntervalPoint, PlotData, StageSeries};
 
 /// Index of p50 and p99 in [`fixscope_core::stats::PERCENTILES`].
-const P50: usize = 0;
-const P99: usize = 2;
+pub(crate) const P50: usize = 0;
+pub(crate) const P99: usize = 2;
 
 /// Collects one run's [`PlotData`]. Memory grows by one small point per stage and interval
 /// (a day of 1 s intervals: ~5 MB).

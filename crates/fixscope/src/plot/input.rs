@@ -1,6 +1,6 @@
 //! Inputs of `fixscope plot`, each read into a [`PlotData`]: a capture (run through the
-//! pipeline), fixscope's JSON lines (`--json`, `--json-file`). The kind is told from the
-//! file's first bytes, not its name.
+//! pipeline), fixscope's JSON lines (`--json`, `--json-file`), an HdrHistogram interval log
+//! (`--hlog`, or another tool's). The kind is told from the file's first bytes, not its name.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
@@ -14,10 +14,13 @@ use fixscope_core::stats::PERCENTILES;
 use fixscope_core::Pipeline;
 use serde_json::Value;
 
-use super::collect::PlotCollector;
-use super::model::{IntervalPoint, PlotData};
+use fixscope_core::hlog;
+
+use super::collect::{PlotCollector, P50, P99};
+use super::model::{IntervalPoint, PlotData, StageSeries};
 use crate::cli::AnalysisArgs;
 use crate::driver::{drive, RunLimits};
+use crate::say;
 
 /// What an input file holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -165,11 +168,118 @@ fn add_interval(data: &mut PlotData, v: &Value) -> Result<()> {
     Ok(())
 }
 
-/// An HdrHistogram log's adapter goes here: one `StageSeries::curve_from_histogram` per
-/// tag (stage) from the summed histograms, one [`IntervalPoint`] per interval histogram.
+/// Reads an HdrHistogram interval log (fixscope's `--hlog`, or another tool's): per stage
+/// tag, the percentile curve of all its intervals merged, and each interval's p50, p99 and
+/// max. fixscope's logs give the exact figures of their `#fixscope-interval` lines (values
+/// above `-x` are above range, as in the run); another tool's log its histograms as they are
+/// (its untagged lines are first_response unless it has that tag).
 pub fn from_hdr_log(path: &Path) -> Result<PlotData> {
-    bail!(
-        "{}: HdrHistogram logs cannot be plotted by this build yet (plot the capture or the --json output)",
-        path.display()
-    )
+    let merged = hlog::merge(&[path.to_path_buf()], &hlog::Window::default())?;
+    for note in &merged.notes {
+        say::warn(note);
+    }
+    if merged.approximate {
+        say::warn(format!(
+            "{}: no #fixscope lines (another tool wrote it): min and max are the histograms', within their precision",
+            path.display()
+        ));
+    }
+    let mut data = PlotData::new(label(path));
+    for stage in Stage::ALL {
+        let r = merged.stats.cumulative(stage);
+        *data.stage_mut(stage) = StageSeries::curve_from_histogram(
+            r.histogram(),
+            r.count(),
+            r.min_ns().unwrap_or(0),
+            r.max_ns(),
+            r.over_range(),
+        );
+    }
+    let intervals = hdr_log_intervals(path, &hlog::Window::default())?;
+    for (stage, points) in Stage::ALL.into_iter().zip(intervals) {
+        data.stage_mut(stage).intervals = points;
+    }
+    Ok(data)
+}
+
+/// Each interval's point per stage, of the intervals starting within `window`. A fixscope
+/// log names every interval (its `#fixscope-interval` line, exact times), so a stage without
+/// data in one gets an empty point as from a capture; another tool's log gets a point per
+/// histogram line.
+pub fn hdr_log_intervals(path: &Path, window: &hlog::Window) -> Result<[Vec<IntervalPoint>; 4]> {
+    let mut stages: [Vec<IntervalPoint>; 4] = Default::default();
+    let mut untagged: Vec<IntervalPoint> = Vec::new();
+    let mut tagged_first_response = false;
+    let mut named = false;
+    // Whether the interval the last #fixscope-interval line named lies in the window.
+    let mut named_in = true;
+    let mut reader = hlog::LogReader::open(path)?;
+    while let Some(entry) = reader.next() {
+        let entry = entry?;
+        let log_start = |at: f64| reader.start_time_s().unwrap_or(at);
+        match entry {
+            hlog::Entry::Figures(f) => {
+                named = true;
+                let start_s = f.start_ns as f64 / 1e9;
+                named_in = window.contains(start_s, log_start(start_s));
+                if !named_in {
+                    continue;
+                }
+                let empty = IntervalPoint {
+                    start_unix_s: f.start_ns as f64 / 1e9,
+                    end_unix_s: f.end_ns as f64 / 1e9,
+                    p50_ns: None,
+                    p99_ns: None,
+                    max_ns: None,
+                };
+                for list in stages.iter_mut().chain(std::iter::once(&mut untagged)) {
+                    list.push(empty);
+                }
+            }
+            hlog::Entry::Interval(i) => {
+                let inside = if named {
+                    named_in
+                } else {
+                    window.contains(i.start_unix_s, log_start(i.start_unix_s))
+                };
+                if !inside {
+                    continue;
+                }
+                let list = match hlog::TagKind::parse(i.tag.as_deref()) {
+                    Some(hlog::TagKind::Stage(s)) => {
+                        tagged_first_response |= s == Stage::FirstResponse;
+                        &mut stages[s.index()]
+                    }
+                    Some(hlog::TagKind::Untagged) => &mut untagged,
+                    // Per request type, or a tag fixscope does not write (counted by merge).
+                    Some(hlog::TagKind::ByType(..)) | None => continue,
+                };
+                let d = i
+                    .recorder()
+                    .map_err(|what| anyhow::anyhow!("{}:{}: {what}", path.display(), i.line))?
+                    .distribution();
+                let (start_unix_s, end_unix_s) = match (named, list.last()) {
+                    (true, Some(p)) => (p.start_unix_s, p.end_unix_s),
+                    _ => (i.start_unix_s, i.start_unix_s + i.length_s),
+                };
+                let point = IntervalPoint {
+                    start_unix_s,
+                    end_unix_s,
+                    p50_ns: d.percentiles_ns[P50],
+                    p99_ns: d.percentiles_ns[P99],
+                    max_ns: (d.count > 0).then_some(d.max_ns),
+                };
+                match list.last_mut() {
+                    // The point its #fixscope-interval line made.
+                    Some(last) if named => *last = point,
+                    _ => list.push(point),
+                }
+            }
+            _ => {}
+        }
+    }
+    if !tagged_first_response {
+        stages[Stage::FirstResponse.index()] = untagged;
+    }
+    Ok(stages)
 }

@@ -5,7 +5,7 @@
 //! |---|---|
 //! | `model.rs` | [`PlotData`]: what a chart draws, whatever the input |
 //! | `collect.rs` | a reporter that fills a `PlotData` from a run |
-//! | `input.rs` | the inputs of `fixscope plot` (capture, JSON lines; HdrHistogram log later) |
+//! | `input.rs` | the inputs of `fixscope plot` (capture, JSON lines, HdrHistogram log) |
 //! | `draw.rs` | the two charts with `plotters`, on SVG or PNG, with an embedded font |
 
 pub mod collect;

@@ -1,5 +1,5 @@
 //! What a chart draws, whatever it was read from: a capture run through the pipeline,
-//! fixscope's JSON lines, or (later) an HdrHistogram log. Each input becomes one
+//! fixscope's JSON lines, or an HdrHistogram log. Each input becomes one
 //! [`PlotData`]; an adapter for a new input only has to fill it.
 
 use fixscope_core::correlate::Stage;

@@ -9,7 +9,7 @@ use fixscope_core::report::{
     Counters, IntervalReport, SessionSummary, StageSummary, SummaryReport, TimeSpan,
 };
 use fixscope_core::source::Counter;
-use fixscope_core::stats::{Distribution, PERCENTILES};
+use fixscope_core::stats::{quantile_with_over_range, Distribution, PERCENTILES};
 use hdrhistogram::Histogram;
 
 use super::slowest::SlowRow;
@@ -102,7 +102,8 @@ pub struct Model {
     /// The source counters of the latest interval line (e.g. kernel ring drops).
     pub interval_source: Vec<Counter>,
     pub summary: Option<SummaryFigures>,
-    /// The slowest orders, slowest first within each stage.
+    /// The run's slowest orders (`--slowest`), slowest first within each stage, from the
+    /// latest cumulative summary (computed every second).
     pub slowest: Vec<SlowRow>,
 }
 
@@ -121,8 +122,9 @@ impl Model {
             let hist = r.histograms[stage.index()];
             StagePoint {
                 count: s.count,
-                percentiles_ns: CHART_PERCENTILES
-                    .map(|i| quantile(hist, s.count, s.min_ns, s.max_ns, PERCENTILES[i].0)),
+                percentiles_ns: CHART_PERCENTILES.map(|i| {
+                    quantile_with_over_range(hist, s.count, s.min_ns, s.max_ns, PERCENTILES[i].0)
+                }),
                 max_ns: s.max_ns,
                 range_ns: hist.high(),
             }
@@ -142,6 +144,12 @@ impl Model {
 
     pub fn on_summary(&mut self, r: &SummaryReport<'_>) {
         self.counters = r.counters;
+        self.slowest = r
+            .slowest
+            .iter()
+            .flat_map(|list| list.iter())
+            .map(|o| SlowRow::from((o, r.span.unix_offset_ns)))
+            .collect();
         self.summary = Some(SummaryFigures {
             span: r.span,
             duration_ns: r.duration_ns,
@@ -163,32 +171,6 @@ impl Model {
     pub fn latest(&self) -> Option<&IntervalPoint> {
         self.history.back()
     }
-}
-
-/// The value at quantile `q` of an interval: `count` values of which those in range are in
-/// `hist`. The same rule as `LatencyRecorder::value_at_quantile` (the rank counts the values
-/// above range; a rank among them is `None`, never the histogram's top), which a unit test
-/// holds it to. Interval reports carry the histogram and the exact count, min and max.
-pub fn quantile(
-    hist: &Histogram<u64>,
-    count: u64,
-    min_ns: u64,
-    max_ns: u64,
-    q: f64,
-) -> Option<u64> {
-    if count == 0 {
-        return None;
-    }
-    let rank = ((q.min(1.0) * count as f64).ceil() as u64).max(1);
-    if rank > hist.len() {
-        return None;
-    }
-    let mut seen = 0u64;
-    let value = hist.iter_recorded().find_map(|v| {
-        seen += v.count_since_last_iteration();
-        (seen >= rank).then(|| hist.highest_equivalent(v.value_iterated_to()))
-    })?;
-    Some(value.clamp(min_ns, max_ns))
 }
 
 /// The in-range values of `hist` in `rows` log-spaced rows between the minimum and the
@@ -237,8 +219,8 @@ mod tests {
     use super::*;
     use fixscope_core::stats::LatencyRecorder;
 
-    /// The interval quantile follows the one definition (LatencyRecorder's) exactly, over
-    /// values in and above range.
+    /// The interval quantile (the core's `quantile_with_over_range`) follows the one
+    /// definition (LatencyRecorder's) exactly, over values in and above range.
     #[test]
     fn interval_quantile_equals_the_recorders() {
         let range = 1_000_000;
@@ -256,7 +238,7 @@ mod tests {
             let d = r.distribution();
             for (q, label, _) in PERCENTILES {
                 assert_eq!(
-                    quantile(r.histogram(), r.count(), d.min_ns, d.max_ns, q),
+                    quantile_with_over_range(r.histogram(), r.count(), d.min_ns, d.max_ns, q),
                     r.value_at_quantile(q),
                     "n={n} {label}"
                 );

@@ -11,6 +11,7 @@ use fixscope_core::correlate::{Latency, RequestType, Stage};
 use fixscope_core::report::human_ns;
 use fixscope_core::report::text::{percentile_text, TextReporter};
 use fixscope_core::report::{Counters, IntervalReport, Reporter, SummaryReport, TimeSpan};
+use fixscope_core::slowest::OrderRef;
 use fixscope_core::source::Counter;
 use fixscope_core::stats::Stats;
 use fixscope_core::{ConnectionKey, Endpoint};
@@ -28,6 +29,8 @@ use crate::keys::Key;
 
 /// The histogram's top in these tests: 1 ms, so values above range are easy to make.
 const RANGE_NS: u64 = 1_000_000;
+/// When every order of the known figures was sent (UNIX ns: the reports' offset is 0).
+const SLOW_REQUEST_NS: u64 = 1_700_000_000_000_000_042;
 
 /// A writer the test can read after handing it to a reporter.
 #[derive(Clone, Default)]
@@ -88,8 +91,19 @@ fn known_stats() -> Stats {
     for i in 0..1000u64 {
         let ns = if i < 998 { (i + 1) * 1_000 } else { 5_000_000 };
         let session = 1 + i % 2;
-        stats.record(latency(Stage::FirstResponse, session, ns));
-        stats.record(latency(Stage::Ack, session, ns));
+        let key = format!("ORD-{i}");
+        let order = OrderRef {
+            key: key.as_bytes(),
+            response_msg_type: b"8",
+            exec_type: Some(b'0'),
+            ord_status: Some(b'0'),
+            response_ts_ns: SLOW_REQUEST_NS + ns,
+        };
+        for stage in [Stage::FirstResponse, Stage::Ack] {
+            let mut l = latency(stage, session, ns);
+            l.request_ts_ns = SLOW_REQUEST_NS;
+            stats.record_order(l, &order);
+        }
     }
     stats.refresh_views();
     stats
@@ -376,9 +390,36 @@ fn the_feed_holds_stdout_back_while_the_screen_is_up() {
     );
 }
 
+/// The slowest view shows the run's slowest orders from the summary: the two 5 ms orders
+/// (keys ORD-998 and ORD-999) first, with their latency, session and request time.
+#[test]
+fn slowest_view_shows_the_summary_s_slowest_orders() {
+    let (model, _) = known_model();
+    assert_eq!(
+        model.slowest.len(),
+        2 * 10,
+        "--slowest's default, two stages"
+    );
+    let screen = screen_text(&render(&model, &view_ui(View::Slowest)));
+    for (key, names) in [("ORD-998", "CLIENT1->EXCH"), ("ORD-999", "CLIENT2->EXCH")] {
+        let rows: Vec<&str> = screen.lines().filter(|l| l.contains(key)).collect();
+        assert_eq!(rows.len(), 2, "{key} at first_response and ack: {screen}");
+        for row in rows {
+            for part in [&human_ns(5_000_000.0), names, "8/0/0", "22:13:20.000000042"] {
+                assert!(row.contains(part), "{part}: {row}");
+            }
+        }
+    }
+    // Slowest first: the 5 ms orders lead, then 998 µs (ORD-997).
+    let first = screen.find("ORD-998").expect("ORD-998");
+    let next = screen.find("ORD-997").expect("ORD-997 is tenth at most");
+    assert!(first < next, "{screen}");
+}
+
 #[test]
 fn slowest_view_lists_the_rows_it_is_given() {
     let (mut model, _) = known_model();
+    model.slowest.clear();
     let empty = screen_text(&render(&model, &view_ui(View::Slowest)));
     assert!(empty.contains("no slow orders recorded yet"), "{empty}");
     model.slowest = vec![SlowRow {
