@@ -1,5 +1,6 @@
 //! No ClOrdID and no payload byte reaches fixscope's messages or report unless asked for
-//! (`--trace`): traffic with distinctive ClOrdIDs and text — answered, unanswered (timed
+//! (`--trace`; the report's slowest-orders list, `--slowest N`, names its orders' keys and
+//! nothing else does — `--slowest 0` turns it off): traffic with distinctive ClOrdIDs and text — answered, unanswered (timed
 //! out), unmatched, duplicated, with a bad checksum, plus garbage — measured live (text and
 //! JSON) and from a tcpdump capture of it (whole and truncated mid-message), and the
 //! canary is looked for in everything fixscope printed. The trace file is the positive
@@ -134,14 +135,26 @@ fn no_clordid_or_payload_in_messages_or_reports() {
         "fixscope live (text)",
         fixscope_cmd(
             Some(&ns_name),
-            &["live", "-i", "lo", "-p", &port_s, "-t", "0.1", "-r", "0.2"],
+            &[
+                "live",
+                "-i",
+                "lo",
+                "-p",
+                &port_s,
+                "-t",
+                "0.1",
+                "-r",
+                "0.2",
+                "--slowest",
+                "0",
+            ],
         ),
     );
     let mut live_json = start_live(
         Some(&ns_name),
         "lo",
         port,
-        &["--json", "-t", "0.1", "--trace", &trace_s],
+        &["--json", "-t", "0.1", "--slowest", "0", "--trace", &trace_s],
     );
     let mut live_text = live_text;
     live_text.wait_for_stderr("fixscope: watching", Duration::from_secs(15));
@@ -186,6 +199,8 @@ fn no_clordid_or_payload_in_messages_or_reports() {
                 &port_s,
                 "-t",
                 "0.1",
+                "--slowest",
+                "0",
             ];
             args.extend_from_slice(fmt);
             let out = fixscope_cmd(None, &args).output().expect("fixscope pcap");
@@ -198,4 +213,40 @@ fn no_clordid_or_payload_in_messages_or_reports() {
             );
         }
     }
+    // The default `--slowest 10`: the slowest-orders lists name the matched orders' keys
+    // (what they are for), and nothing else in the report or on stderr does.
+    let out = fixscope_cmd(
+        None,
+        &[
+            "pcap",
+            cap.to_str().expect("utf-8"),
+            "-p",
+            &port_s,
+            "-t",
+            "0.1",
+            "--json",
+        ],
+    )
+    .output()
+    .expect("fixscope pcap");
+    assert_no_canary(
+        "pcap --slowest 10 stderr",
+        &String::from_utf8_lossy(&out.stderr),
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let mut named = 0;
+    for line in stdout.lines() {
+        let mut v: serde_json::Value = serde_json::from_str(line).expect("JSON line");
+        if let Some(slowest) = v.as_object_mut().and_then(|o| o.remove("slowest")) {
+            named += slowest.to_string().matches("LEAKCANARY-ORD-").count();
+        }
+        assert_no_canary(
+            "pcap --slowest 10 stdout without the slowest lists",
+            &v.to_string(),
+        );
+    }
+    assert!(
+        named > 0,
+        "the slowest lists name the matched orders: {stdout}"
+    );
 }
