@@ -203,8 +203,9 @@ pub(crate) fn attach_tc(skel: &FixscopeSkel<'_>, ifindex: u32) -> Result<Attache
             .attach_point(ap);
         if let Err(e) = hook.attach() {
             let hint = if e.kind() == libbpf_rs::ErrorKind::AlreadyExists {
-                " (a fixscope filter is already there: another capture, or a leftover from a \
-                 killed one — see detach_leftovers)"
+                " (a fixscope filter is already there: another fixscope running on this \
+                 interface, or a leftover from a killed one — `fixscope detach -i IFACE` \
+                 removes leftovers)"
             } else {
                 ""
             };
