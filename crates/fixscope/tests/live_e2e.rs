@@ -467,34 +467,17 @@ fn interface_vanishing_mid_run_stops_cleanly() {
     let net = NetnsPair::create(2);
     let ifindex = net.ifindex_a();
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut exchange = start_exchange(
-        Some(&net.ns_a),
-        &format!("{}:0", net.ip_a),
-        &dir.path().join("exchange.csv"),
-        &["--ack-delay", "fixed:50us"],
-    );
+    let mut exchange = start_exchange_in_a(&net, dir.path(), &["--ack-delay", "fixed:50us"]);
     let mut live = start_live(
         Some(&net.ns_a),
         &net.veth_a,
         exchange.addr.port(),
         &["--json"],
     );
-    let addr = exchange.addr.to_string();
-    let mut client = Proc::spawn(
-        "sim client",
-        fixscope_cmd(
-            Some(&net.ns_b),
-            &[
-                "sim",
-                "client",
-                "--connect",
-                &addr,
-                "--rate",
-                "500",
-                "--duration",
-                "20",
-            ],
-        ),
+    let mut client = spawn_client(
+        Some(&net.ns_b),
+        &exchange,
+        &["--rate", "500", "--duration", "20"],
     );
     // Let orders flow through the capture for a moment (bounded: 10 s).
     wait_until(

@@ -5,8 +5,7 @@ mod support;
 
 use std::path::{Path, PathBuf};
 
-use fixscope_core::decode::LinkType;
-use fixscope_core::pcap_writer::{CaptureFormat, FrameOptions, SyntheticConnection};
+use fixscope_core::pcap_writer::SyntheticConnection;
 use serde_json::Value;
 use support::*;
 
@@ -163,14 +162,7 @@ fn orders_capture(dir: &Path, orders: usize) -> (PathBuf, Vec<Expected>) {
     }
     packets.sort_by_key(|p| p.ts_ns);
     let path = dir.join("orders.pcap");
-    write_capture(
-        &path,
-        &packets,
-        CaptureFormat::pcap_nanos(),
-        LinkType::Ethernet,
-        &FrameOptions::default(),
-        None,
-    );
+    write_pcap(&path, &packets);
     (path, expected)
 }
 

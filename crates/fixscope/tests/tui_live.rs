@@ -173,25 +173,12 @@ impl Drop for Pane {
 }
 
 fn send_orders(exchange: &Exchange, count: &str) {
-    let addr = exchange.addr.to_string();
-    let client = fixscope_cmd(
+    run_client(
         None,
-        &[
-            "sim",
-            "client",
-            "--connect",
-            &addr,
-            "--sessions",
-            "2",
-            "--rate",
-            "2000",
-            "--count",
-            count,
-        ],
-    )
-    .output()
-    .expect("sim client");
-    assert!(client.status.success(), "{client:?}");
+        exchange,
+        &["--sessions", "2", "--rate", "2000", "--count", count],
+        Duration::from_secs(30),
+    );
 }
 
 /// The UI on screen with live figures; TAB switches views, `?` shows the help, SPACE and
