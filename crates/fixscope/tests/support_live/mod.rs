@@ -256,6 +256,32 @@ pub fn stop_live_proc(live: &mut Proc, sig: libc::c_int) -> Finished {
     f
 }
 
+/// A detached tmux session this test created, running one shell command in a
+/// `width`x`height` terminal; killed (ours, by name) when dropped, even when an assertion
+/// failed.
+pub struct TmuxSession {
+    pub name: String,
+}
+
+impl TmuxSession {
+    pub fn start(name: String, width: u16, height: u16, shell: &str) -> TmuxSession {
+        let (w, h) = (width.to_string(), height.to_string());
+        run(
+            "tmux",
+            &["new-session", "-d", "-s", &name, "-x", &w, "-y", &h, shell],
+        );
+        TmuxSession { name }
+    }
+}
+
+impl Drop for TmuxSession {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["kill-session", "-t", &self.name])
+            .output();
+    }
+}
+
 /// A running `fixscope live` and the BPF programs it loaded (read from its fdinfo).
 pub struct Live {
     pub proc: Proc,
