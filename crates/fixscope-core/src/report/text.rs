@@ -361,3 +361,39 @@ pub fn stage_line(s: &StageSummary) -> String {
         human_ns(d.max_ns as f64)
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn session_columns_name_unknown_sessions_and_mark_percentiles_above_the_range() {
+        let s = SessionSummary {
+            id: 7,
+            client: "10.0.0.1:40000".into(),
+            server: "10.0.0.2:9878".into(),
+            sender_comp_id: String::new(),
+            target_comp_id: "EXCH".into(),
+            requests: 3,
+            responses: 5,
+            first_response: Distribution {
+                count: 3,
+                min_ns: 1_000,
+                mean_ns: 2_000.0,
+                max_ns: 20_000,
+                percentiles_ns: [Some(1_500), None, None, None, None, None],
+                over_range: 1,
+                range_ns: 10_000,
+            },
+        };
+        let c = session_columns(&s);
+        assert_eq!(c[0], "7");
+        assert_eq!(c[1], "?", "no SenderCompID seen");
+        assert_eq!(c[2], "10.0.0.1:40000 -> 10.0.0.2:9878");
+        assert_eq!((c[3].as_str(), c[4].as_str()), ("3", "5"));
+        assert_eq!(c[5], human_ns(1_500.0));
+        assert_eq!(c[6], format!(">{}", human_ns(10_000.0)), "p99 above -x");
+        assert_eq!(c[7], human_ns(20_000.0));
+        assert_eq!(c.len(), SESSION_HEADER.len());
+    }
+}
