@@ -5,6 +5,18 @@ set -euo pipefail
 
 need_apt=()
 have() { command -v "$1" >/dev/null 2>&1; }
+# Installs the packages named (none: nothing), as root only.
+apt_install() {
+    [ $# -gt 0 ] || return 0
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "install-deps: need root to install: $*" >&2
+        exit 1
+    fi
+    echo "install-deps: installing $*"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
 have clang || need_apt+=(clang)
 have llvm-strip || need_apt+=(llvm)
 have pkg-config || need_apt+=(pkg-config)
@@ -26,16 +38,7 @@ dpkg -s libelf-dev >/dev/null 2>&1 || need_apt+=(libelf-dev)
 dpkg -s zlib1g-dev >/dev/null 2>&1 || need_apt+=(zlib1g-dev)
 dpkg -s linux-libc-dev >/dev/null 2>&1 || need_apt+=(linux-libc-dev)
 
-if [ ${#need_apt[@]} -gt 0 ]; then
-    if [ "$(id -u)" -ne 0 ]; then
-        echo "install-deps: need root to install: ${need_apt[*]}" >&2
-        exit 1
-    fi
-    echo "install-deps: installing ${need_apt[*]}"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
-fi
+apt_install "${need_apt[@]}"
 
 if ! have cargo; then
     if [ -x "$HOME/.cargo/bin/cargo" ]; then
@@ -57,16 +60,7 @@ have java || need_apt+=(default-jre-headless)
 have javac || need_apt+=(default-jdk-headless)
 have mvn || need_apt+=(maven)
 python3 -c 'import ensurepip' >/dev/null 2>&1 || need_apt+=(python3-venv)
-if [ ${#need_apt[@]} -gt 0 ]; then
-    if [ "$(id -u)" -ne 0 ]; then
-        echo "install-deps: need root to install: ${need_apt[*]}" >&2
-        exit 1
-    fi
-    echo "install-deps: installing ${need_apt[*]}"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
-fi
+apt_install "${need_apt[@]}"
 mkdir -p "$interop"
 if [ ! -f "$interop/HdrHistogram-$hdr_java_version.jar" ]; then
     echo "install-deps: fetching org.hdrhistogram:HdrHistogram:$hdr_java_version"
@@ -88,16 +82,7 @@ install_kernel_test_deps() {
     ls /boot/vmlinuz-6.1.* >/dev/null 2>&1 || need+=(linux-image-amd64)
     ls /boot/vmlinuz-6.12.* >/dev/null 2>&1 || need+=(linux-image-6.12-amd64)
     dpkg -s python3-venv >/dev/null 2>&1 || need+=(python3-venv)
-    if [ ${#need[@]} -gt 0 ]; then
-        if [ "$(id -u)" -ne 0 ]; then
-            echo "install-deps: need root to install: ${need[*]}" >&2
-            exit 1
-        fi
-        echo "install-deps: installing ${need[*]}"
-        export DEBIAN_FRONTEND=noninteractive
-        apt-get update -qq
-        apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
-    fi
+    apt_install "${need[@]}"
     if [ ! -x "$venv/bin/vng" ]; then
         echo "install-deps: installing virtme-ng into $venv"
         python3 -m venv "$venv"

@@ -313,10 +313,15 @@ impl Pipeline {
         self.shed_connections += self.forget_connections(|c| c.last_seen_ns <= median);
     }
 
-    /// Forgets the connections `forget` picks: what they held behind capture holes is framed
-    /// first (at its own times), then their pending requests are accounted as closed.
-    /// Returns how many went.
-    fn forget_connections(&mut self, mut forget: impl FnMut(&Connection) -> bool) -> u64 {
+    /// Splits the pipeline into its connections, the reassembly counters and the sink their
+    /// messages go to, so connections can be flushed while the sink routes what they held.
+    fn connections_and_sink(
+        &mut self,
+    ) -> (
+        &mut HashMap<ConnectionKey, Connection>,
+        &mut ReassemblyCounters,
+        MessageSink<'_>,
+    ) {
         let Pipeline {
             connections,
             correlator,
@@ -327,13 +332,21 @@ impl Pipeline {
             observer,
             ..
         } = self;
-        let mut sink = MessageSink {
+        let sink = MessageSink {
             key: &config.key,
             framing,
             correlator,
             stats,
             observer,
         };
+        (connections, reassembly, sink)
+    }
+
+    /// Forgets the connections `forget` picks: what they held behind capture holes is framed
+    /// first (at its own times), then their pending requests are accounted as closed.
+    /// Returns how many went.
+    fn forget_connections(&mut self, mut forget: impl FnMut(&Connection) -> bool) -> u64 {
+        let (connections, reassembly, mut sink) = self.connections_and_sink();
         let mut gone = 0;
         for (_, mut conn) in connections.extract_if(|_, c| forget(c)) {
             conn.flush(reassembly, &mut sink);
@@ -462,23 +475,7 @@ impl Pipeline {
     }
 
     fn flush_streams(&mut self) {
-        let Pipeline {
-            connections,
-            correlator,
-            stats,
-            framing,
-            reassembly,
-            config,
-            observer,
-            ..
-        } = self;
-        let mut sink = MessageSink {
-            key: &config.key,
-            framing,
-            correlator,
-            stats,
-            observer,
-        };
+        let (connections, reassembly, mut sink) = self.connections_and_sink();
         for conn in connections.values_mut() {
             conn.flush(reassembly, &mut sink);
         }

@@ -13,6 +13,25 @@ pub fn fix_message(begin: &str, fields: &[(u32, &str)]) -> Vec<u8> {
     m
 }
 
+/// The FIX 4.4 ExecutionReports an exchange (`EXCH`) sends `target` for order `cl_ord_id`:
+/// the ack (ExecType 0, OrdStatus 0), then the fill (ExecType F, OrdStatus 2).
+pub fn ack_and_fill(target: &str, cl_ord_id: &str) -> (Vec<u8>, Vec<u8>) {
+    let report = |exec_type, ord_status| {
+        fix_message(
+            "FIX.4.4",
+            &[
+                (35, "8"),
+                (49, "EXCH"),
+                (56, target),
+                (11, cl_ord_id),
+                (150, exec_type),
+                (39, ord_status),
+            ],
+        )
+    };
+    (report("0", "0"), report("F", "2"))
+}
+
 /// A FIX 4.4 message of type `msg_type` with MsgSeqNum `seq` and `pad` filler bytes (tag 58).
 pub fn padded_message(msg_type: &str, seq: usize, pad: usize) -> Vec<u8> {
     let seq = seq.to_string();

@@ -150,14 +150,21 @@ pub enum Format {
     Json,
 }
 
-impl AnalysisArgs {
-    /// The format of stdout (`--json` is `--format json`).
-    pub fn stdout_format(&self) -> Format {
-        match (self.json, self.format) {
+impl Format {
+    /// stdout's format from `--json` and `--format` (`--json` is `--format json`).
+    fn of(json: bool, format: Option<Format>) -> Format {
+        match (json, format) {
             (true, _) => Format::Json,
             (false, Some(f)) => f,
             (false, None) => Format::Text,
         }
+    }
+}
+
+impl AnalysisArgs {
+    /// The format of stdout (`--json` is `--format json`).
+    pub fn stdout_format(&self) -> Format {
+        Format::of(self.json, self.format)
     }
 
     /// Validates the flags into the pipeline's configuration.
@@ -572,11 +579,7 @@ pub struct ReportArgs {
 
 impl ReportArgs {
     pub fn stdout_format(&self) -> Format {
-        match (self.json, self.format) {
-            (true, _) => Format::Json,
-            (false, Some(f)) => f,
-            (false, None) => Format::Text,
-        }
+        Format::of(self.json, self.format)
     }
 
     /// Validates `--from/--to`.

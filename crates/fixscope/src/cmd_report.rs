@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use anyhow::{bail, Context, Result};
 use fixscope_core::hlog;
 use fixscope_core::report::json::JsonReporter;
-use fixscope_core::report::{Reporter, SessionSummary, SummaryReport};
+use fixscope_core::report::{Reporter, SummaryReport};
 
 use crate::cli::{Format, ReportArgs};
 use crate::output;
@@ -56,19 +56,7 @@ pub fn run(args: &ReportArgs) -> Result<ExitCode> {
     }
     let mut summary = SummaryReport::new(&merged.stats, counters, &merged.source, merged.span);
     if let Some((sessions, untracked)) = &merged.sessions {
-        summary.sessions = sessions
-            .iter()
-            .map(|s| SessionSummary {
-                id: s.id,
-                client: s.client.clone(),
-                server: s.server.clone(),
-                sender_comp_id: s.sender_comp_id.clone(),
-                target_comp_id: s.target_comp_id.clone(),
-                requests: s.requests,
-                responses: s.responses,
-                first_response: s.distribution(),
-            })
-            .collect();
+        summary.sessions = sessions.iter().map(hlog::SessionLine::summary).collect();
         summary.untracked_sessions = *untracked;
     }
     let format = args.stdout_format();

@@ -10,8 +10,6 @@ mod support_hlog;
 
 use std::path::{Path, PathBuf};
 
-use fixscope_core::decode::LinkType;
-use fixscope_core::pcap_writer::{CaptureFormat, FrameOptions};
 use serde_json::Value;
 use support::*;
 use support_hlog::*;
@@ -30,14 +28,7 @@ fn capture(dir: &Path, name: &str, ipv6: bool, shift_ns: u64) -> PathBuf {
         p.ts_ns += shift_ns;
     }
     let path = dir.join(name);
-    write_capture(
-        &path,
-        &packets,
-        CaptureFormat::pcap_nanos(),
-        LinkType::Ethernet,
-        &FrameOptions::default(),
-        None,
-    );
+    write_pcap(&path, &packets);
     path
 }
 

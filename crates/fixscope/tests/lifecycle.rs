@@ -37,26 +37,18 @@ const EPS_NS: u64 = 1_000;
 
 /// Orders from a client in B to the exchange in A; waits for the client to finish.
 fn send_orders(net: &NetnsPair, exchange: &Exchange, args: &[&str], truth: Option<&Path>) {
-    let addr = exchange.addr.to_string();
-    let mut all = vec!["sim", "client", "--connect", &addr];
-    all.extend_from_slice(args);
+    let mut all = args.to_vec();
     let truth_s;
     if let Some(t) = truth {
         truth_s = t.to_str().expect("utf-8").to_string();
         all.extend(["--truth", &truth_s]);
     }
-    let mut client = Proc::spawn("sim client", fixscope_cmd(Some(&net.ns_b), &all));
-    let c = client.finish(Duration::from_secs(30));
-    assert!(c.status.success(), "client: {}\n{}", c.stderr, c.stdout);
+    run_client(Some(&net.ns_b), exchange, &all, Duration::from_secs(30));
 }
 
 /// Stops a live fixscope with `sig` (after it caught up) and returns its summary.
 fn stop_live(live: &mut Live, sig: libc::c_int) -> (serde_json::Value, String) {
-    std::thread::sleep(Duration::from_millis(300));
-    live.proc.signal(sig);
-    let f = live.proc.finish(Duration::from_secs(10));
-    assert_eq!(f.status.code(), Some(0), "fixscope live: {}", f.stderr);
-    assert!(!f.stderr.contains("panicked"), "{}", f.stderr);
+    let f = stop_live_proc(&mut live.proc, sig);
     (parse_report(&f.stdout).1, f.stderr)
 }
 
@@ -258,12 +250,7 @@ fn beside_someone_elses_tc_filter_and_tcx_program() {
     let net = NetnsPair::create(41);
     let ifindex = net.ifindex_a();
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut exchange = start_exchange(
-        Some(&net.ns_a),
-        &format!("{}:0", net.ip_a),
-        &dir.path().join("exchange.csv"),
-        &["--ack-delay", "fixed:30us"],
-    );
+    let mut exchange = start_exchange_in_a(&net, dir.path(), &["--ack-delay", "fixed:30us"]);
     let port = exchange.addr.port();
     let obj = compile_neighbour(dir.path(), port);
     let neighbour = Neighbour::attach(&net.ns_a, &net.veth_a, &obj);
@@ -345,12 +332,7 @@ fn sigint_mid_traffic_leaves_nothing() {
     let net = NetnsPair::create(42);
     let ifindex = net.ifindex_a();
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut exchange = start_exchange(
-        Some(&net.ns_a),
-        &format!("{}:0", net.ip_a),
-        &dir.path().join("exchange.csv"),
-        &[],
-    );
+    let mut exchange = start_exchange_in_a(&net, dir.path(), &[]);
     let pinned_before = bpffs_entries();
     for attach in ["tcx", "tc"] {
         let mut live = start_live(
@@ -359,22 +341,10 @@ fn sigint_mid_traffic_leaves_nothing() {
             exchange.addr.port(),
             &["--json", "-r", "0", "--attach", attach],
         );
-        let addr = exchange.addr.to_string();
-        let mut client = Proc::spawn(
-            "sim client",
-            fixscope_cmd(
-                Some(&net.ns_b),
-                &[
-                    "sim",
-                    "client",
-                    "--connect",
-                    &addr,
-                    "--rate",
-                    "1000",
-                    "--duration",
-                    "10",
-                ],
-            ),
+        let mut client = spawn_client(
+            Some(&net.ns_b),
+            &exchange,
+            &["--rate", "1000", "--duration", "10"],
         );
         // Let orders flow through the capture for a moment.
         std::thread::sleep(Duration::from_millis(800));
@@ -414,12 +384,7 @@ fn two_instances_on_one_interface() {
     let net = NetnsPair::create(43);
     let ifindex = net.ifindex_a();
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut exchange = start_exchange(
-        Some(&net.ns_a),
-        &format!("{}:0", net.ip_a),
-        &dir.path().join("exchange.csv"),
-        &["--ack-delay", "fixed:30us"],
-    );
+    let mut exchange = start_exchange_in_a(&net, dir.path(), &["--ack-delay", "fixed:30us"]);
     let port = exchange.addr.port();
     let orders = 400u64;
     let count = orders.to_string();
@@ -513,27 +478,20 @@ fn ring_overflow_counts_drops_leaves_traffic_alone_and_resyncs() {
             &trace_s,
         ],
     );
-    let addr = exchange.addr.to_string();
     let cl_truth_s = cl_truth.to_str().expect("utf-8").to_string();
-    let mut client = Proc::spawn(
-        "sim client",
-        fixscope_cmd(
-            Some(&net.ns_b),
-            &[
-                "sim",
-                "client",
-                "--connect",
-                &addr,
-                "--sessions",
-                "2",
-                "--rate",
-                "5000",
-                "--duration",
-                "4",
-                "--truth",
-                &cl_truth_s,
-            ],
-        ),
+    let mut client = spawn_client(
+        Some(&net.ns_b),
+        &exchange,
+        &[
+            "--sessions",
+            "2",
+            "--rate",
+            "5000",
+            "--duration",
+            "4",
+            "--truth",
+            &cl_truth_s,
+        ],
     );
     std::thread::sleep(Duration::from_millis(1000));
     live.proc.signal(libc::SIGSTOP);

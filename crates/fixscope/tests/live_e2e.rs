@@ -467,34 +467,17 @@ fn interface_vanishing_mid_run_stops_cleanly() {
     let net = NetnsPair::create(2);
     let ifindex = net.ifindex_a();
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut exchange = start_exchange(
-        Some(&net.ns_a),
-        &format!("{}:0", net.ip_a),
-        &dir.path().join("exchange.csv"),
-        &["--ack-delay", "fixed:50us"],
-    );
+    let mut exchange = start_exchange_in_a(&net, dir.path(), &["--ack-delay", "fixed:50us"]);
     let mut live = start_live(
         Some(&net.ns_a),
         &net.veth_a,
         exchange.addr.port(),
         &["--json"],
     );
-    let addr = exchange.addr.to_string();
-    let mut client = Proc::spawn(
-        "sim client",
-        fixscope_cmd(
-            Some(&net.ns_b),
-            &[
-                "sim",
-                "client",
-                "--connect",
-                &addr,
-                "--rate",
-                "500",
-                "--duration",
-                "20",
-            ],
-        ),
+    let mut client = spawn_client(
+        Some(&net.ns_b),
+        &exchange,
+        &["--rate", "500", "--duration", "20"],
     );
     // Let orders flow through the capture for a moment (bounded: 10 s).
     wait_until(
@@ -675,30 +658,7 @@ fn keys_in_a_terminal_help_summary_reset_quit() {
         err.display(),
         rc.display()
     );
-    run(
-        "tmux",
-        &[
-            "new-session",
-            "-d",
-            "-s",
-            &session,
-            "-x",
-            "200",
-            "-y",
-            "50",
-            &shell,
-        ],
-    );
-    // Kills the session (ours, by name) even if an assertion fails below.
-    struct TmuxSession(String);
-    impl Drop for TmuxSession {
-        fn drop(&mut self) {
-            let _ = std::process::Command::new("tmux")
-                .args(["kill-session", "-t", &self.0])
-                .output();
-        }
-    }
-    let _tmux = TmuxSession(session.clone());
+    let _tmux = TmuxSession::start(session.clone(), 200, 50, &shell);
     let read = |p: &std::path::Path| std::fs::read_to_string(p).unwrap_or_default();
     let keys = |k: &str| run("tmux", &["send-keys", "-t", &session, "-l", k]);
     wait_until("fixscope attached", Duration::from_secs(15), || {
@@ -707,23 +667,12 @@ fn keys_in_a_terminal_help_summary_reset_quit() {
     // Interactive: the key help is printed once at start.
     assert!(read(&err).contains("keys: SPACE"), "{}", read(&err));
 
-    let addr = exchange.addr.to_string();
-    let client = fixscope_cmd(
+    run_client(
         None,
-        &[
-            "sim",
-            "client",
-            "--connect",
-            &addr,
-            "--rate",
-            "2000",
-            "--count",
-            "1000",
-        ],
-    )
-    .output()
-    .expect("sim client");
-    assert!(client.status.success(), "{client:?}");
+        &exchange,
+        &["--rate", "2000", "--count", "1000"],
+        Duration::from_secs(30),
+    );
     wait_until("the orders matched", Duration::from_secs(10), || {
         read(&out).contains("matched 1000")
     });

@@ -5,8 +5,8 @@ mod support;
 
 use std::path::{Path, PathBuf};
 
-use fixscope_core::decode::LinkType;
-use fixscope_core::pcap_writer::{CaptureFormat, FrameOptions, SyntheticConnection};
+use fixscope_core::pcap_writer::SyntheticConnection;
+use fixscope_testkit::fix::ack_and_fill;
 use serde_json::Value;
 use support::*;
 
@@ -60,28 +60,7 @@ fn orders_capture(dir: &Path, orders: usize) -> (PathBuf, Vec<Expected>) {
                 ],
             );
             let fill_ns = 5_000 + (i as u64 % 7) * 1_000;
-            let ack = fix_message(
-                "FIX.4.4",
-                &[
-                    (35, "8"),
-                    (49, "EXCH"),
-                    (56, &sender),
-                    (11, &id),
-                    (150, "0"),
-                    (39, "0"),
-                ],
-            );
-            let fill = fix_message(
-                "FIX.4.4",
-                &[
-                    (35, "8"),
-                    (49, "EXCH"),
-                    (56, &sender),
-                    (11, &id),
-                    (150, "F"),
-                    (39, "2"),
-                ],
-            );
+            let (ack, fill) = ack_and_fill(&sender, &id);
             events.push((t, true, order));
             events.push((t + ack_ns, false, ack));
             events.push((t + ack_ns + fill_ns, false, fill));
@@ -163,14 +142,7 @@ fn orders_capture(dir: &Path, orders: usize) -> (PathBuf, Vec<Expected>) {
     }
     packets.sort_by_key(|p| p.ts_ns);
     let path = dir.join("orders.pcap");
-    write_capture(
-        &path,
-        &packets,
-        CaptureFormat::pcap_nanos(),
-        LinkType::Ethernet,
-        &FrameOptions::default(),
-        None,
-    );
+    write_pcap(&path, &packets);
     (path, expected)
 }
 
@@ -554,6 +526,14 @@ fn plot_rejects_what_it_cannot_draw() {
 
 /// Runs headless Chromium on `page` with its own profile and no network; returns
 /// (stdout, stderr).
+/// The page's DOM after chromium ran its script; it must log nothing to the console.
+fn loaded_dom(profile: &Path, page: &Path) -> String {
+    let (dom, log) = chromium(profile, &["--dump-dom"], page);
+    let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
+    assert!(console.is_empty(), "console messages: {console:#?}");
+    dom
+}
+
 fn chromium(profile: &Path, args: &[&str], page: &Path) -> (String, String) {
     let out = std::process::Command::new("chromium")
         .args([
@@ -713,9 +693,7 @@ fn html_report_loads_offline_in_chromium_and_matches_the_json() {
     assert_eq!(html.matches("<svg").count(), 2, "two inline charts");
 
     let profile = tempfile::tempdir().unwrap();
-    let (dom, log) = chromium(profile.path(), &["--dump-dom"], &page);
-    let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
-    assert!(console.is_empty(), "console messages: {console:#?}");
+    let dom = loaded_dom(profile.path(), &page);
     assert!(dom.contains("data-ready=\"1\""), "the page's script ran");
     for section in [
         "Latency by stage",
@@ -824,12 +802,7 @@ fn report_html_from_an_hlog_matches_the_report_json() {
     let html = std::fs::read_to_string(&page).unwrap();
     assert_eq!(html.matches("<svg").count(), 2, "two inline charts");
     let profile = tempfile::tempdir().unwrap();
-    let (dom, log_text) = chromium(profile.path(), &["--dump-dom"], &page);
-    let console: Vec<&str> = log_text
-        .lines()
-        .filter(|l| l.contains(":CONSOLE"))
-        .collect();
-    assert!(console.is_empty(), "console messages: {console:#?}");
+    let dom = loaded_dom(profile.path(), &page);
     assert!(
         dom.contains(&format!("HdrHistogram log {}", log.display())),
         "the source is named"

@@ -95,12 +95,7 @@ fn measure(tag: u8, wrapper: &[&str], live_args: &[&str]) -> Measured {
     let net = NetnsPair::create(tag);
     let ifindex = net.ifindex_a();
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut exchange = start_exchange(
-        Some(&net.ns_a),
-        &format!("{}:0", net.ip_a),
-        &dir.path().join("exchange.csv"),
-        &["--ack-delay", "fixed:30us"],
-    );
+    let mut exchange = start_exchange_in_a(&net, dir.path(), &["--ack-delay", "fixed:30us"]);
     let port = exchange.addr.port().to_string();
     let mut cmd = std::process::Command::new("ip");
     cmd.args(["netns", "exec", &net.ns_a])
@@ -118,27 +113,13 @@ fn measure(tag: u8, wrapper: &[&str], live_args: &[&str]) -> Measured {
     );
     let threads = threads_of(live.pid());
 
-    let addr = exchange.addr.to_string();
-    let args = [
-        "sim",
-        "client",
-        "--connect",
-        &addr,
-        "--sessions",
-        "2",
-        "--rate",
-        "1000",
-        "--count",
-        "600",
-    ];
-    let mut client = Proc::spawn("sim client", fixscope_cmd(Some(&net.ns_b), &args));
-    let c = client.finish(Duration::from_secs(25));
-    assert!(c.status.success(), "client: {}\n{}", c.stderr, c.stdout);
-    std::thread::sleep(Duration::from_millis(300));
-    live.signal(libc::SIGTERM);
-    let l = live.finish(Duration::from_secs(10));
-    assert_eq!(l.status.code(), Some(0), "fixscope live: {}", l.stderr);
-    assert!(!l.stderr.contains("panicked"), "{}", l.stderr);
+    run_client(
+        Some(&net.ns_b),
+        &exchange,
+        &["--sessions", "2", "--rate", "1000", "--count", "600"],
+        Duration::from_secs(25),
+    );
+    let l = stop_live_proc(&mut live, libc::SIGTERM);
     exchange.proc.signal(libc::SIGTERM);
     let e = exchange.proc.finish(Duration::from_secs(10));
     assert!(e.status.success(), "exchange: {}", e.stderr);

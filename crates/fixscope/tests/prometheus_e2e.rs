@@ -237,30 +237,22 @@ fn prometheus_scrapes_native_and_classic_histograms_that_agree_with_fixscope() {
     let t0 = now_s();
 
     let orders = 9000u64;
-    let addr = exchange.addr.to_string();
     let client_truth = dir.path().join("client.csv");
-    let mut client = Proc::spawn(
-        "sim client",
-        fixscope_cmd(
-            Some(&net.ns_b),
-            &[
-                "sim",
-                "client",
-                "--connect",
-                &addr,
-                "--truth",
-                client_truth.to_str().expect("utf-8"),
-                "--sessions",
-                "3",
-                "--rate",
-                "1500",
-                "--count",
-                &orders.to_string(),
-            ],
-        ),
+    run_client(
+        Some(&net.ns_b),
+        &exchange,
+        &[
+            "--truth",
+            client_truth.to_str().expect("utf-8"),
+            "--sessions",
+            "3",
+            "--rate",
+            "1500",
+            "--count",
+            &orders.to_string(),
+        ],
+        Duration::from_secs(30),
     );
-    let c = client.finish(Duration::from_secs(30));
-    assert!(c.status.success(), "client: {}\n{}", c.stderr, c.stdout);
 
     // Both jobs have scraped everything (the interval after the last order, then a scrape).
     for job in ["fixscope", "fixscope_classic"] {

@@ -8,8 +8,6 @@ mod support;
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-use fixscope_core::decode::LinkType;
-use fixscope_core::pcap_writer::{CaptureFormat, FrameOptions};
 use fixscope_testkit::require_tool;
 use support::*;
 
@@ -28,17 +26,7 @@ fn textfile_has_the_summary_counts_and_values_above_range_above_it() {
     let dir = tempfile::tempdir().expect("tempdir");
     let capture = dir.path().join("orders.pcap");
     let (packets, _) = build_scenario(&ScenarioSpec::default());
-    write_capture(
-        &capture,
-        &packets,
-        CaptureFormat::Pcap {
-            nanos: true,
-            big_endian: false,
-        },
-        LinkType::Ethernet,
-        &FrameOptions::default(),
-        None,
-    );
+    write_pcap(&capture, &packets);
     // The range (-x) at the median: half the latencies lie above it.
     let (_, plain) = analyse(&[&capture], &[]);
     let p50_ns = stage(&plain, "first_response")["p50_ns"]
@@ -141,17 +129,7 @@ fn interval_zero_with_prometheus_prints_no_interval_lines() {
     let dir = tempfile::tempdir().expect("tempdir");
     let capture = dir.path().join("orders.pcap");
     let (packets, _) = build_scenario(&ScenarioSpec::default());
-    write_capture(
-        &capture,
-        &packets,
-        CaptureFormat::Pcap {
-            nanos: true,
-            big_endian: false,
-        },
-        LinkType::Ethernet,
-        &FrameOptions::default(),
-        None,
-    );
+    write_pcap(&capture, &packets);
     let (intervals, summary) = analyse(&[&capture], &["-r", "0", "--prometheus", "127.0.0.1:0"]);
     assert!(
         intervals.is_empty(),

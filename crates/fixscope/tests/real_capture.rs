@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use fixscope_core::fix::framing::{FramingCounters, StreamFramer};
 use fixscope_core::fix::message::find_field;
+use fixscope_testkit::fix::ack_and_fill;
 use fixscope_testkit::{require_root, require_tool};
 use support::*;
 
@@ -31,28 +32,7 @@ fn serve(listener: TcpListener, orders: usize) {
         let mut replies: Vec<Vec<u8>> = Vec::new();
         framer.push(&buf[..n], 0, &mut counters, |m| {
             let id = String::from_utf8_lossy(find_field(m.bytes, 11).unwrap()).into_owned();
-            let ack = fix_message(
-                "FIX.4.4",
-                &[
-                    (35, "8"),
-                    (49, "EXCH"),
-                    (56, "CLI"),
-                    (11, &id),
-                    (150, "0"),
-                    (39, "0"),
-                ],
-            );
-            let fill = fix_message(
-                "FIX.4.4",
-                &[
-                    (35, "8"),
-                    (49, "EXCH"),
-                    (56, "CLI"),
-                    (11, &id),
-                    (150, "F"),
-                    (39, "2"),
-                ],
-            );
+            let (ack, fill) = ack_and_fill("CLI", &id);
             replies.push(ack);
             replies.push(fill);
         });

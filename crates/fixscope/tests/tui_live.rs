@@ -17,7 +17,7 @@ use support_live::*;
 
 /// A tmux session running one shell command; killed (ours, by name) when dropped.
 struct Pane {
-    session: String,
+    tmux: TmuxSession,
     rc: PathBuf,
     err: PathBuf,
 }
@@ -41,37 +41,24 @@ impl Pane {
             args.join(" "),
             rc.display()
         );
-        run(
-            "tmux",
-            &[
-                "new-session",
-                "-d",
-                "-s",
-                &session,
-                "-x",
-                "160",
-                "-y",
-                "45",
-                &shell,
-            ],
-        );
-        Pane { session, rc, err }
+        let tmux = TmuxSession::start(session, 160, 45, &shell);
+        Pane { tmux, rc, err }
     }
 
     fn screen(&self) -> String {
-        run("tmux", &["capture-pane", "-p", "-t", &self.session])
+        run("tmux", &["capture-pane", "-p", "-t", &self.tmux.name])
     }
 
     /// The normal screen with its scrolled-off lines (after the UI ended).
     fn history(&self) -> String {
         run(
             "tmux",
-            &["capture-pane", "-p", "-S", "-", "-t", &self.session],
+            &["capture-pane", "-p", "-S", "-", "-t", &self.tmux.name],
         )
     }
 
     fn keys(&self, keys: &[&str]) {
-        let mut args = vec!["send-keys", "-t", self.session.as_str()];
+        let mut args = vec!["send-keys", "-t", self.tmux.name.as_str()];
         args.extend_from_slice(keys);
         run("tmux", &args);
     }
@@ -79,7 +66,7 @@ impl Pane {
     fn format(&self, what: &str) -> String {
         run(
             "tmux",
-            &["display-message", "-p", "-t", &self.session, what],
+            &["display-message", "-p", "-t", &self.tmux.name, what],
         )
         .trim()
         .to_string()
@@ -164,34 +151,13 @@ impl Pane {
     }
 }
 
-impl Drop for Pane {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["kill-session", "-t", &self.session])
-            .output();
-    }
-}
-
 fn send_orders(exchange: &Exchange, count: &str) {
-    let addr = exchange.addr.to_string();
-    let client = fixscope_cmd(
+    run_client(
         None,
-        &[
-            "sim",
-            "client",
-            "--connect",
-            &addr,
-            "--sessions",
-            "2",
-            "--rate",
-            "2000",
-            "--count",
-            count,
-        ],
-    )
-    .output()
-    .expect("sim client");
-    assert!(client.status.success(), "{client:?}");
+        exchange,
+        &["--sessions", "2", "--rate", "2000", "--count", count],
+        Duration::from_secs(30),
+    );
 }
 
 /// The UI on screen with live figures; TAB switches views, `?` shows the help, SPACE and

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::correlate::{RequestType, Stage};
-use crate::report::Counters;
+use crate::report::{Counters, SessionSummary};
 use crate::segment::{ConnectionKey, Endpoint};
 use crate::slowest::SlowOrder;
 use crate::stats::Distribution;
@@ -231,6 +231,42 @@ impl SessionLine {
             percentiles_ns: self.percentiles_ns,
             over_range: self.over_range,
             range_ns: self.range_ns,
+        }
+    }
+
+    /// The session's line of the per-session table, as the run reported it.
+    pub fn summary(&self) -> SessionSummary {
+        SessionSummary {
+            id: self.id,
+            client: self.client.clone(),
+            server: self.server.clone(),
+            sender_comp_id: self.sender_comp_id.clone(),
+            target_comp_id: self.target_comp_id.clone(),
+            requests: self.requests,
+            responses: self.responses,
+            first_response: self.distribution(),
+        }
+    }
+}
+
+impl From<&SessionSummary> for SessionLine {
+    fn from(s: &SessionSummary) -> Self {
+        let d = &s.first_response;
+        SessionLine {
+            id: s.id,
+            client: s.client.clone(),
+            server: s.server.clone(),
+            sender_comp_id: s.sender_comp_id.clone(),
+            target_comp_id: s.target_comp_id.clone(),
+            requests: s.requests,
+            responses: s.responses,
+            count: d.count,
+            min_ns: d.min_ns,
+            mean_ns: d.mean_ns,
+            max_ns: d.max_ns,
+            percentiles_ns: d.percentiles_ns,
+            over_range: d.over_range,
+            range_ns: d.range_ns,
         }
     }
 }

@@ -209,29 +209,7 @@ impl<W: Write> Reporter for HlogWriter<W> {
             end_ns,
             counters: r.counters,
             source: r.source.to_vec(),
-            sessions: r
-                .sessions
-                .iter()
-                .map(|s| {
-                    let d = &s.first_response;
-                    SessionLine {
-                        id: s.id,
-                        client: s.client.clone(),
-                        server: s.server.clone(),
-                        sender_comp_id: s.sender_comp_id.clone(),
-                        target_comp_id: s.target_comp_id.clone(),
-                        requests: s.requests,
-                        responses: s.responses,
-                        count: d.count,
-                        min_ns: d.min_ns,
-                        mean_ns: d.mean_ns,
-                        max_ns: d.max_ns,
-                        percentiles_ns: d.percentiles_ns,
-                        over_range: d.over_range,
-                        range_ns: d.range_ns,
-                    }
-                })
-                .collect(),
+            sessions: r.sessions.iter().map(SessionLine::from).collect(),
             untracked_sessions: r.untracked_sessions,
             stage_counts: r.stages.map(|s| s.dist.count),
         };

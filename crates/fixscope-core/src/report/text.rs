@@ -5,7 +5,9 @@ use std::io::{self, Write};
 
 use hdrhistogram::Histogram;
 
-use super::{human_ns, Counters, IntervalReport, Reporter, StageSummary, SummaryReport};
+use super::{
+    human_ns, Counters, IntervalReport, Reporter, SessionSummary, StageSummary, SummaryReport,
+};
 use crate::correlate::Stage;
 use crate::slowest::SlowOrder;
 use crate::source::Counter;
@@ -110,36 +112,18 @@ impl<W: Write> Reporter for TextReporter<W> {
         }
         if !r.sessions.is_empty() {
             writeln!(out, "\nsessions (first_response):")?;
+            let h = SESSION_HEADER;
             writeln!(
                 out,
                 "  {:>4} {:<24} {:<44} {:>9} {:>9} {:>9} {:>9} {:>9}",
-                "#",
-                "sender->target",
-                "client -> server",
-                "requests",
-                "responses",
-                "p50",
-                "p99",
-                "max"
+                h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7]
             )?;
             for s in &r.sessions {
-                let d = &s.first_response;
-                let names = if s.sender_comp_id.is_empty() {
-                    "?".to_string()
-                } else {
-                    format!("{}->{}", s.sender_comp_id, s.target_comp_id)
-                };
+                let c = session_columns(s);
                 writeln!(
                     out,
                     "  {:>4} {:<24} {:<44} {:>9} {:>9} {:>9} {:>9} {:>9}",
-                    s.id,
-                    names,
-                    format!("{} -> {}", s.client, s.server),
-                    s.requests,
-                    s.responses,
-                    percentile_text(d, 0),
-                    percentile_text(d, 2),
-                    opt_ns(d, d.max_ns),
+                    c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7],
                 )?;
             }
             if r.untracked_sessions > 0 {
@@ -178,6 +162,39 @@ fn write_accounting(out: &mut impl Write, c: &Counters) -> io::Result<()> {
         k.untracked_requests,
         k.timed_out,
     )
+}
+
+/// The per-session table's column names (text report and TUI).
+pub const SESSION_HEADER: [&str; 8] = [
+    "#",
+    "sender->target",
+    "client -> server",
+    "requests",
+    "responses",
+    "p50",
+    "p99",
+    "max",
+];
+
+/// One session's row of the per-session table, column by column as [`SESSION_HEADER`]
+/// names them: the p50/p99 columns (5, 6) are [`percentile_text`]s.
+pub fn session_columns(s: &SessionSummary) -> [String; 8] {
+    let d = &s.first_response;
+    let names = if s.sender_comp_id.is_empty() {
+        "?".to_string()
+    } else {
+        format!("{}->{}", s.sender_comp_id, s.target_comp_id)
+    };
+    [
+        s.id.to_string(),
+        names,
+        format!("{} -> {}", s.client, s.server),
+        s.requests.to_string(),
+        s.responses.to_string(),
+        percentile_text(d, 0),
+        percentile_text(d, 2),
+        opt_ns(d, d.max_ns),
+    ]
 }
 
 /// A percentile for people: its value, `>10.000s` when its rank is above the histogram's
@@ -343,4 +360,40 @@ pub fn stage_line(s: &StageSummary) -> String {
         percentile_text(d, 2),
         human_ns(d.max_ns as f64)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn session_columns_name_unknown_sessions_and_mark_percentiles_above_the_range() {
+        let s = SessionSummary {
+            id: 7,
+            client: "10.0.0.1:40000".into(),
+            server: "10.0.0.2:9878".into(),
+            sender_comp_id: String::new(),
+            target_comp_id: "EXCH".into(),
+            requests: 3,
+            responses: 5,
+            first_response: Distribution {
+                count: 3,
+                min_ns: 1_000,
+                mean_ns: 2_000.0,
+                max_ns: 20_000,
+                percentiles_ns: [Some(1_500), None, None, None, None, None],
+                over_range: 1,
+                range_ns: 10_000,
+            },
+        };
+        let c = session_columns(&s);
+        assert_eq!(c[0], "7");
+        assert_eq!(c[1], "?", "no SenderCompID seen");
+        assert_eq!(c[2], "10.0.0.1:40000 -> 10.0.0.2:9878");
+        assert_eq!((c[3].as_str(), c[4].as_str()), ("3", "5"));
+        assert_eq!(c[5], human_ns(1_500.0));
+        assert_eq!(c[6], format!(">{}", human_ns(10_000.0)), "p99 above -x");
+        assert_eq!(c[7], human_ns(20_000.0));
+        assert_eq!(c.len(), SESSION_HEADER.len());
+    }
 }

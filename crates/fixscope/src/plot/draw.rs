@@ -78,10 +78,31 @@ fn percent_label(n: f64) -> String {
     format!("{pct:.digits$}%")
 }
 
-fn log_range(lo: u64, hi: u64) -> std::ops::Range<f64> {
+/// The latency axis around `values` (1 ns without any), a decade at least.
+fn log_range(values: &[u64]) -> std::ops::Range<f64> {
+    let lo = values.iter().copied().min().unwrap_or(1);
+    let hi = values.iter().copied().max().unwrap_or(1);
     let lo = (lo.max(1) as f64) / 1.5;
     let hi = (hi.max(1) as f64 * 1.5).max(lo * 10.0);
     lo..hi
+}
+
+/// Both charts' legend: upper left, on a light background.
+fn draw_legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
+    chart: &mut ChartContext<'a, DB, CT>,
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    chart
+        .configure_series_labels()
+        .label_font((FONT, 14))
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::UpperLeft)
+        .draw()
+        .map_err(err)?;
+    Ok(())
 }
 
 fn err<E: std::error::Error + Send + Sync>(e: DrawingAreaErrorKind<E>) -> anyhow::Error {
@@ -104,17 +125,13 @@ where
     let values = series(data, stages)
         .flat_map(|(_, d, s)| d.stage(s).percentiles.iter().map(|p| p.1))
         .collect::<Vec<_>>();
-    let (lo, hi) = (
-        values.iter().copied().min().unwrap_or(1),
-        values.iter().copied().max().unwrap_or(1),
-    );
     let mut chart = ChartBuilder::on(area)
         .caption("Latency by percentile", (FONT, 22))
         .margin(12)
         .margin_right(40)
         .x_label_area_size(45)
         .y_label_area_size(80)
-        .build_cartesian_2d(0f64..MAX_NINES, log_range(lo, hi).log_scale())
+        .build_cartesian_2d(0f64..MAX_NINES, log_range(&values).log_scale())
         .map_err(err)?;
     chart
         .configure_mesh()
@@ -158,15 +175,7 @@ where
                 .map_err(err)?;
         }
     }
-    chart
-        .configure_series_labels()
-        .label_font((FONT, 14))
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .position(SeriesLabelPosition::UpperLeft)
-        .draw()
-        .map_err(err)?;
-    Ok(())
+    draw_legend(&mut chart)
 }
 
 /// Interval p50 (thin), p99 (thick) and max (dots) per input and stage, against seconds
@@ -198,10 +207,6 @@ where
             }
         }
     }
-    let (lo, hi) = (
-        values.iter().copied().min().unwrap_or(1),
-        values.iter().copied().max().unwrap_or(1),
-    );
     let mut chart = ChartBuilder::on(area)
         .caption(
             "Latency over time: interval p50 (thin), p99 (thick), max (dots)",
@@ -211,7 +216,7 @@ where
         .margin_right(40)
         .x_label_area_size(45)
         .y_label_area_size(80)
-        .build_cartesian_2d(0f64..seconds * 1.02, log_range(lo, hi).log_scale())
+        .build_cartesian_2d(0f64..seconds * 1.02, log_range(&values).log_scale())
         .map_err(err)?;
     chart
         .configure_mesh()
@@ -249,15 +254,7 @@ where
                 PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(3))
             });
     }
-    chart
-        .configure_series_labels()
-        .label_font((FONT, 14))
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .position(SeriesLabelPosition::UpperLeft)
-        .draw()
-        .map_err(err)?;
-    Ok(())
+    draw_legend(&mut chart)
 }
 
 /// Both charts, stacked, on one area.

@@ -147,6 +147,16 @@ mod tests {
         h.zero_count + h.native.buckets().iter().map(|b| b.1).sum::<u64>()
     }
 
+    /// The keys of the native buckets holding any value, in order.
+    fn occupied_keys(h: &HistogramData) -> Vec<i32> {
+        h.native
+            .buckets()
+            .iter()
+            .filter(|b| b.1 > 0)
+            .map(|b| b.0)
+            .collect()
+    }
+
     #[test]
     fn counts_are_conserved_and_values_land_at_or_just_above_their_bucket() {
         let mut rec = LatencyRecorder::new(10_000_000_000, 3);
@@ -166,13 +176,7 @@ mod tests {
         assert_eq!(h.classic.iter().sum::<u64>(), 20_000);
         assert!((h.sum_s - values.iter().sum::<u64>() as f64 * 1e-9).abs() < 1e-6);
         // Each value's own native bucket or the next one holds it, never a lower one.
-        let keys: Vec<i32> = h
-            .native
-            .buckets()
-            .iter()
-            .filter(|b| b.1 > 0)
-            .map(|b| b.0)
-            .collect();
+        let keys: Vec<i32> = occupied_keys(&h);
         for &v in &values {
             let own = native::key_of(v as f64 * 1e-9);
             let edge = native::key_of(rec.histogram().highest_equivalent(v) as f64 * 1e-9);
@@ -196,13 +200,7 @@ mod tests {
             .collect();
         // 999..=1001 ns share one 0.27% bucket.
         expected.dedup();
-        let got: Vec<i32> = h
-            .native
-            .buckets()
-            .iter()
-            .filter(|b| b.1 > 0)
-            .map(|b| b.0)
-            .collect();
+        let got: Vec<i32> = occupied_keys(&h);
         assert_eq!(got, expected);
         // le=1µs holds 0..=1000 (inclusive bound), le=2µs 1001, +Inf 2047.
         assert_eq!(h.classic, vec![5, 1, 1]);

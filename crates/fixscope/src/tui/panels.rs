@@ -3,7 +3,7 @@
 //! summary (`human_ns`, `-` without data, `>X` for a percentile above the range `-x`).
 
 use fixscope_core::correlate::Stage;
-use fixscope_core::report::text::percentile_text;
+use fixscope_core::report::text::{percentile_text, session_columns, SESSION_HEADER};
 use fixscope_core::report::{human_ns, StageSummary};
 use fixscope_core::stats::{Distribution, PERCENTILES};
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -34,7 +34,11 @@ fn waiting(frame: &mut Frame<'_>, area: Rect, title: &str, what: &str) {
 
 /// A percentile cell: red when its rank is above the histogram's range.
 fn percentile_cell(d: &Distribution, i: usize) -> Cell<'static> {
-    let text = percentile_text(d, i);
+    percentile_text_cell(percentile_text(d, i))
+}
+
+/// A [`percentile_text`] cell: in alarm colour when above the histogram's range (`>…`).
+fn percentile_text_cell(text: String) -> Cell<'static> {
     if text.starts_with('>') {
         Cell::from(Span::styled(text, ALARM))
     } else {
@@ -290,32 +294,18 @@ pub fn sessions(frame: &mut Frame<'_>, area: Rect, model: &Model) {
         waiting(frame, area, "sessions", "waiting for the first summary");
         return;
     };
-    let rows: Vec<Row<'_>> = s
-        .sessions
-        .iter()
-        .map(|session| {
-            let d = &session.first_response;
-            let names = if session.sender_comp_id.is_empty() {
-                "?".to_string()
-            } else {
-                format!("{}->{}", session.sender_comp_id, session.target_comp_id)
-            };
-            Row::new(vec![
-                Cell::from(session.id.to_string()),
-                Cell::from(names),
-                Cell::from(format!("{} -> {}", session.client, session.server)),
-                Cell::from(session.requests.to_string()),
-                Cell::from(session.responses.to_string()),
-                percentile_cell(d, 0),
-                percentile_cell(d, 2),
-                Cell::from(if d.count == 0 {
-                    "-".to_string()
-                } else {
-                    human_ns(d.max_ns as f64)
-                }),
-            ])
-        })
-        .collect();
+    let rows: Vec<Row<'_>> =
+        s.sessions
+            .iter()
+            .map(|session| {
+                Row::new(session_columns(session).into_iter().enumerate().map(
+                    |(i, text)| match i {
+                        5 | 6 => percentile_text_cell(text),
+                        _ => Cell::from(text),
+                    },
+                ))
+            })
+            .collect();
     let mut title = format!(" sessions (first_response): {} ", s.sessions.len());
     if s.untracked_sessions > 0 {
         title.push_str(&format!(
@@ -333,17 +323,7 @@ pub fn sessions(frame: &mut Frame<'_>, area: Rect, model: &Model) {
         Constraint::Length(9),
         Constraint::Length(9),
     ];
-    let header = Row::new([
-        "#",
-        "sender->target",
-        "client -> server",
-        "requests",
-        "responses",
-        "p50",
-        "p99",
-        "max",
-    ])
-    .style(HEADER);
+    let header = Row::new(SESSION_HEADER).style(HEADER);
     frame.render_widget(
         Table::new(rows, widths)
             .header(header)

@@ -230,6 +230,18 @@ pub fn write_capture(
     w.finish().unwrap();
 }
 
+/// Writes packets as a plain capture: little-endian pcap, ns timestamps, Ethernet frames.
+pub fn write_pcap(path: &Path, packets: &[TimedPacket]) {
+    write_capture(
+        path,
+        packets,
+        CaptureFormat::pcap_nanos(),
+        LinkType::Ethernet,
+        &FrameOptions::default(),
+        None,
+    );
+}
+
 /// A packet on interface 0 at `ts_ns`.
 pub fn at(ts_ns: u64, spec: TcpPacketSpec) -> TimedPacket {
     TimedPacket {

@@ -220,6 +220,68 @@ pub fn start_exchange(netns: Option<&str>, listen: &str, truth: &Path, extra: &[
     Exchange { proc, addr }
 }
 
+/// Starts the exchange in `net`'s namespace A (ephemeral port on A's address), writing
+/// ground truth to `dir`/exchange.csv.
+pub fn start_exchange_in_a(net: &NetnsPair, dir: &Path, extra: &[&str]) -> Exchange {
+    start_exchange(
+        Some(&net.ns_a),
+        &format!("{}:0", net.ip_a),
+        &dir.join("exchange.csv"),
+        extra,
+    )
+}
+
+/// Starts `fixscope sim client --connect EXCHANGE ARGS` (in namespace `netns` when given).
+pub fn spawn_client(netns: Option<&str>, exchange: &Exchange, args: &[&str]) -> Proc {
+    let addr = exchange.addr.to_string();
+    let mut all = vec!["sim", "client", "--connect", &addr];
+    all.extend_from_slice(args);
+    Proc::spawn("sim client", fixscope_cmd(netns, &all))
+}
+
+/// Runs a sim client (as [`spawn_client`]) to its end; it must succeed within `timeout`.
+pub fn run_client(netns: Option<&str>, exchange: &Exchange, args: &[&str], timeout: Duration) {
+    let c = spawn_client(netns, exchange, args).finish(timeout);
+    assert!(c.status.success(), "client: {}\n{}", c.stderr, c.stdout);
+}
+
+/// Stops a live fixscope with `sig` (after it caught up with the last packets): it must
+/// exit 0 without a panic.
+pub fn stop_live_proc(live: &mut Proc, sig: libc::c_int) -> Finished {
+    std::thread::sleep(Duration::from_millis(300));
+    live.signal(sig);
+    let f = live.finish(Duration::from_secs(10));
+    assert_eq!(f.status.code(), Some(0), "fixscope live: {}", f.stderr);
+    assert!(!f.stderr.contains("panicked"), "{}", f.stderr);
+    f
+}
+
+/// A detached tmux session this test created, running one shell command in a
+/// `width`x`height` terminal; killed (ours, by name) when dropped, even when an assertion
+/// failed.
+pub struct TmuxSession {
+    pub name: String,
+}
+
+impl TmuxSession {
+    pub fn start(name: String, width: u16, height: u16, shell: &str) -> TmuxSession {
+        let (w, h) = (width.to_string(), height.to_string());
+        run(
+            "tmux",
+            &["new-session", "-d", "-s", &name, "-x", &w, "-y", &h, shell],
+        );
+        TmuxSession { name }
+    }
+}
+
+impl Drop for TmuxSession {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["kill-session", "-t", &self.name])
+            .output();
+    }
+}
+
 /// A running `fixscope live` and the BPF programs it loaded (read from its fdinfo).
 pub struct Live {
     pub proc: Proc,
