@@ -124,7 +124,18 @@ fn no_clordid_or_payload_in_messages_or_reports() {
     let mut tcpdump = Proc::spawn("tcpdump", {
         let mut c = std::process::Command::new("ip");
         c.args([
-            "netns", "exec", &ns_name, "tcpdump", "-i", "lo", "-U", "-w", &cap_s,
+            "netns",
+            "exec",
+            &ns_name,
+            "tcpdump",
+            "-i",
+            "lo",
+            "-U",
+            // Packets reach tcpdump at once, not when a 1 s buffer block times out: the
+            // capture is complete when tcpdump is stopped right after the traffic.
+            "--immediate-mode",
+            "-w",
+            &cap_s,
         ])
         .args(["tcp", "port", &port.to_string()]);
         c
