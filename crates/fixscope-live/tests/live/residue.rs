@@ -106,7 +106,7 @@ fn tc_filters_vanish_on_drop() {
     // A second tc-mode capture clashes on our handle/priority with a clear error.
     match LiveCapture::open(&cfg) {
         Err(LiveError::Attach { what, source }) => {
-            assert!(what.contains("detach_leftovers"), "{what}");
+            assert!(what.contains("fixscope detach -i IFACE"), "{what}");
             assert_eq!(
                 source.kind(),
                 libbpf_rs::ErrorKind::AlreadyExists,
