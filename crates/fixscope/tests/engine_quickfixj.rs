@@ -130,9 +130,6 @@ fn quickfixj_orders_are_matched_and_bracketed_by_the_engines_timestamps() {
             "-i",
             "lo",
             "-U",
-            // Packets reach tcpdump at once, not when a 1 s buffer block times out: the
-            // capture is complete when tcpdump is stopped right after the traffic.
-            "--immediate-mode",
             "--time-stamp-precision",
             "nano",
             "-w",
