@@ -11,23 +11,16 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use fixscope_core::fix::encode::FixEncoder;
 use fixscope_core::reassembly::ReassemblyLimits;
 use fixscope_core::report::{Counters, IntervalReport, Reporter, SummaryReport};
 use fixscope_core::{Direction, Endpoint, FlowKey, Pipeline, PipelineConfig, Segment, TcpFlags};
+use fixscope_testkit::fix::fix_message;
 
 const CLIENT_ISN: u32 = 1_000;
 const SERVER_ISN: u32 = u32::MAX - 100; // the hole straddles the wrap-around
 
 fn message(fields: &[(u32, &str)]) -> Vec<u8> {
-    let mut enc = FixEncoder::new();
-    enc.start(fields[0].1.as_bytes());
-    for &(t, v) in &fields[1..] {
-        enc.field_str(t, v);
-    }
-    let mut out = Vec::new();
-    enc.finish(b"FIX.4.4", &mut out);
-    out
+    fix_message("FIX.4.4", fields)
 }
 
 fn order(clordid: &str) -> Vec<u8> {
