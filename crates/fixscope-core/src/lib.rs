@@ -25,6 +25,7 @@ pub mod report;
 pub mod segment;
 pub mod shutdown;
 pub mod slowest;
+pub mod socket_event;
 pub mod source;
 pub mod stats;
 

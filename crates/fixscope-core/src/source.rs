@@ -10,6 +10,7 @@ use std::error::Error;
 use std::time::Duration;
 
 use crate::segment::Segment;
+use crate::socket_event::SocketEvent;
 
 /// Whether whoever receives segments wants more of them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,6 +26,14 @@ pub enum Polled {
     Segments(usize),
     /// The source has nothing more and never will (end of the capture files).
     Ended,
+}
+
+/// One thing a source hands over, in the order the pipeline must see it.
+#[derive(Clone, Copy, Debug)]
+pub enum Captured<'a, 'b> {
+    Segment(&'a Segment<'b>),
+    /// A socket call on a watched connection (live `--breakdown` only).
+    Socket(&'a SocketEvent),
 }
 
 /// A source's failure: the binary adds context and prints it once.
@@ -43,6 +52,16 @@ pub trait Source {
         wait: Duration,
         on_segment: &mut dyn FnMut(&Segment<'_>) -> Flow,
     ) -> Result<Polled, SourceError>;
+
+    /// Like [`Source::poll`], but also hands over socket calls (`--breakdown`). Sources that
+    /// see no socket calls keep this default, which hands over their segments.
+    fn poll_captured(
+        &mut self,
+        wait: Duration,
+        on_captured: &mut dyn FnMut(Captured<'_, '_>) -> Flow,
+    ) -> Result<Polled, SourceError> {
+        self.poll(wait, &mut |segment| on_captured(Captured::Segment(segment)))
+    }
 
     /// The source's clock now, in the timebase of its segments' `ts_ns`. A live source
     /// tells it, so a quiet wire still ends intervals and exposes requests past `-t`; a
