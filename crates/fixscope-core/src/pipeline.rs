@@ -42,6 +42,9 @@ pub struct PipelineConfig {
     pub max_connections: usize,
     /// The slowest orders kept per stage (`--slowest`; 0: none).
     pub slowest: usize,
+    /// Split orders' latency by the source's socket calls (`--breakdown`): the
+    /// `wire_to_read`, `app`, `write_to_wire` and `sched_delay` stages.
+    pub breakdown: bool,
 }
 
 impl Default for PipelineConfig {
@@ -55,6 +58,7 @@ impl Default for PipelineConfig {
             idle_connection_ns: 600_000_000_000,
             max_connections: 1 << 16,
             slowest: crate::slowest::DEFAULT_SLOWEST,
+            breakdown: false,
         }
     }
 }

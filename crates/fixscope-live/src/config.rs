@@ -54,6 +54,9 @@ pub struct LiveConfig {
     pub wakeup_threshold_bytes: usize,
     /// How the consumer competes for CPU with the measured applications.
     pub priority: ConsumerPriority,
+    /// Also hook the watched connections' socket calls and the scheduler (`--breakdown`);
+    /// without it nothing beyond the TC programs is loaded or attached.
+    pub breakdown: bool,
 }
 
 impl LiveConfig {
@@ -71,6 +74,7 @@ impl LiveConfig {
             attach: AttachMode::Auto,
             wakeup_threshold_bytes: 16 << 20,
             priority: ConsumerPriority::Yield,
+            breakdown: false,
         }
     }
 }

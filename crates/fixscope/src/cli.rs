@@ -408,6 +408,11 @@ pub struct LiveArgs {
     /// them at exit.
     #[arg(short = 'Z', long = "relinquish-privileges", value_name = "USER")]
     pub relinquish: Option<String>,
+    /// Also split every order's latency inside this host: wire → the application's read
+    /// (`wire_to_read`), read → write (`app`), write → wire (`write_to_wire`), and the
+    /// reading thread's wait for a CPU (`sched_delay`), from eBPF at the socket layer.
+    #[arg(long = "breakdown")]
+    pub breakdown: bool,
 }
 
 impl LiveArgs {
@@ -457,6 +462,7 @@ impl LiveArgs {
         };
         // Wake a sleeping consumer when a quarter of the ring is used, never per record.
         cfg.wakeup_threshold_bytes = ring_bytes / 4;
+        cfg.breakdown = self.breakdown;
         Ok(cfg)
     }
 }
@@ -541,6 +547,7 @@ impl LiveArgs {
             priority: PriorityArg::Yield,
             tui: false,
             relinquish: None,
+            breakdown: false,
         }
     }
 }

@@ -20,7 +20,10 @@ use crate::tui::{self, Tui};
 
 pub fn run(args: &LiveArgs) -> Result<ExitCode> {
     let mut config = args.live_config()?;
-    let mut pipeline = Pipeline::new(args.analysis.pipeline_config()?);
+    let mut pipeline = Pipeline::new(fixscope_core::PipelineConfig {
+        breakdown: args.breakdown,
+        ..args.analysis.pipeline_config()?
+    });
     let stop = Shutdown::on_signals().context("cannot install signal handlers")?;
     // `--tui` without a terminal is an error, said before anything is attached: the
     // figures would otherwise come in a format the user did not ask for.
