@@ -32,7 +32,8 @@
 #    fixscope to CPU 1 (taskset + -c 1). Its BPF programs still run on CPU 0, in the
 #    senders' context, so their cost stays in the measurement.
 # FIXSCOPE_ALT=/path/to/another/fixscope makes a2 an A/B: each run measures this tree's
-# build and then that binary (the simulator is always this tree's).
+# build and then that binary (the simulator is always this tree's); in b, each run at the
+# highest rate is followed by one with that binary (B_MAX_ONLY=1 skips b's other runs).
 # FIXSCOPE_WRAP prefixes fixscope's command line (e.g. "nice -n 10 chrt -b 0" to try a
 # lower scheduling class). Everything started here is killed by PID in the exit trap; fixscope detaches on exit.
 # Results: $BENCH_DIR/live-*.tsv and a markdown summary on stdout.
@@ -293,13 +294,21 @@ if [[ " $SECTIONS " == *" b "* ]]; then
     echo "== b: highest open-loop rate driven: $MAX_RATE/s; $RUNS runs there" >&2
     for (( i = 1; i <= RUNS; i++ )); do
         live_run "$B" "max-$MAX_RATE" backoff --rate "$MAX_RATE" --duration "$RUN_S" --pad "$PAD"
+        # FIXSCOPE_ALT: each run at the highest rate is followed by one with that binary
+        # (label "…-alt"), alternated in one run for an A/B of the user-space cost.
+        if [[ -n ${FIXSCOPE_ALT:-} ]]; then
+            FX_BIN=$FIXSCOPE_ALT live_run "$B" "max-$MAX_RATE-alt" backoff --rate "$MAX_RATE" --duration "$RUN_S" --pad "$PAD"
+        fi
     done
+    # B_MAX_ONLY=1: only the ramp and the runs at the highest rate (A/B of the cost per message).
+    if [[ -z ${B_MAX_ONLY:-} ]]; then
     echo "== b: closed loop, window $WINDOW x $SESSIONS sessions" >&2
     live_run "$B" "closed-w$WINDOW" backoff --window "$WINDOW" --duration "$RUN_S" --pad "$PAD"
     echo "== b: 10k orders/s, default idle strategy, $RUNS runs" >&2
     for (( i = 1; i <= RUNS; i++ )); do
         live_run "$B" "rate-10000" backoff --rate 10000 --duration "$RUN_S" --pad "$PAD"
     done
+    fi
 fi
 
 # ---------------------------------------------------------------- c: observer effect

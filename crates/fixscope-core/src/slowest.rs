@@ -157,9 +157,26 @@ impl TopN {
     }
 
     /// Keeps the order `fill` writes if it is among the N slowest.
-    fn offer(&mut self, ns: u64, fill: impl FnOnce(&mut SlowOrder)) {
+    fn offer(
+        &mut self,
+        ns: u64,
+        request_ts_ns: u64,
+        session: u64,
+        fill: impl FnOnce(&mut SlowOrder),
+    ) {
         if self.cap == 0 || !self.admits(ns) {
             return;
+        }
+        // A tie with the kept minimum whose request came later (or on a later session at
+        // the same time) loses without its key: decide that before copying strings
+        // (equal latencies are common with coarse clocks and simulators).
+        if self.heap.len() == self.cap {
+            if let Some(top) = self.heap.peek() {
+                let t = &top.0;
+                if ns == t.latency_ns && (request_ts_ns, session) > (t.request_ts_ns, t.session) {
+                    return;
+                }
+            }
         }
         fill(&mut self.scratch);
         if self.heap.len() < self.cap {
@@ -179,7 +196,12 @@ impl TopN {
     }
 
     fn offer_order(&mut self, order: &SlowOrder) {
-        self.offer(order.latency_ns, |slot| slot.clone_from(order));
+        self.offer(
+            order.latency_ns,
+            order.request_ts_ns,
+            order.session,
+            |slot| slot.clone_from(order),
+        );
     }
 
     fn sorted_into(&self, out: &mut Vec<SlowOrder>) {
@@ -236,7 +258,7 @@ impl SlowestOrders {
         order: &OrderRef<'_>,
         names: &SessionRef<'_>,
     ) {
-        self.current[stage.index()].offer(ns, |o| {
+        self.current[stage.index()].offer(ns, request_ts_ns, session, |o| {
             o.stage = stage;
             o.latency_ns = ns;
             o.request_type = request_type;

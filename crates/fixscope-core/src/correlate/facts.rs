@@ -36,7 +36,35 @@ impl<'a> MessageFacts<'a> {
         let key_len = key_tags.len() as u8;
         let mut found = 0u8;
         let mut needed = TYPE;
+        // Most fields are none of these: one bit test skips them (tags below 64 as bits;
+        // above, only ExecType and key tags matter).
+        let mut wanted_low: u64 = [
+            tag::MSG_TYPE,
+            tag::ORD_STATUS,
+            tag::SENDER_COMP_ID,
+            tag::TARGET_COMP_ID,
+            tag::ORIG_CL_ORD_ID,
+        ]
+        .iter()
+        .fold(0, |bits, &t| bits | 1 << t);
+        let mut key_high = false;
+        for &k in key_tags {
+            if k < 64 {
+                wanted_low |= 1 << k;
+            } else {
+                key_high = true;
+            }
+        }
         for (t, value) in crate::fix::message::Fields::body(message) {
+            let wanted = if t < 64 {
+                wanted_low >> t & 1 != 0
+            } else {
+                t == tag::EXEC_TYPE || key_high
+            };
+            if !wanted {
+                // Changes nothing below, so the stop test would not change either.
+                continue;
+            }
             match t {
                 tag::MSG_TYPE => {
                     facts.msg_type = value;
@@ -82,6 +110,17 @@ impl<'a> MessageFacts<'a> {
             }
         }
         facts
+    }
+
+    /// The correlation key: borrowed from the message for a one-tag key (the usual
+    /// ClOrdID: no copy per message), else joined in `buf`; `None` when a key tag is
+    /// missing.
+    #[inline]
+    pub fn key<'b>(&'b self, key: &KeySpec, buf: &'b mut Vec<u8>) -> Option<&'b [u8]> {
+        match key.tags().len() {
+            1 if self.key_found == 1 => Some(self.key_parts[0]),
+            _ => self.key_into(key, buf).then_some(buf.as_slice()),
+        }
     }
 
     /// Writes the correlation key into `buf`; false when a key tag is missing.

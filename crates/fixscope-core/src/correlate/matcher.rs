@@ -127,21 +127,20 @@ impl Correlator {
     ) {
         self.counters.requests += 1;
         let mut key_buf = std::mem::take(&mut self.key_buf);
-        if !facts.key_into(&self.key, &mut key_buf) {
-            self.counters.missing_key += 1;
-            self.counters.untracked_requests += 1;
-        } else {
-            let hash = self.table.hash(session, &key_buf);
-            if self.table.find(session, &key_buf, hash).is_some() {
+        if let Some(key) = facts.key(&self.key, &mut key_buf) {
+            let hash = self.table.hash(session, key);
+            if self.table.find(session, key, hash).is_some() {
                 self.counters.duplicate_requests += 1;
                 self.counters.untracked_requests += 1;
             } else {
                 if self.table.len() >= self.limits.max_pending {
                     self.evict_oldest();
                 }
-                self.table
-                    .insert(session, &key_buf, hash, ts_ns, request_type);
+                self.table.insert(session, key, hash, ts_ns, request_type);
             }
+        } else {
+            self.counters.missing_key += 1;
+            self.counters.untracked_requests += 1;
         }
         self.key_buf = key_buf;
     }
@@ -160,13 +159,13 @@ impl Correlator {
     {
         self.counters.responses += 1;
         let mut key_buf = std::mem::take(&mut self.key_buf);
-        if !facts.key_into(&self.key, &mut key_buf) {
+        let Some(key) = facts.key(&self.key, &mut key_buf) else {
             self.counters.missing_key += 1;
             self.key_buf = key_buf;
             return;
-        }
-        let hash = self.table.hash(session, &key_buf);
-        let Some(slot) = self.table.find(session, &key_buf, hash) else {
+        };
+        let hash = self.table.hash(session, key);
+        let Some(slot) = self.table.find(session, key, hash) else {
             self.counters.unmatched_responses += 1;
             self.key_buf = key_buf;
             return;
@@ -178,7 +177,6 @@ impl Correlator {
         let late = p.timed_out;
         let request_type = p.request_type;
         let request_ts_ns = p.request_ts_ns;
-        let key = key_buf.as_slice();
         let mut emit = |stage, from: u64| match ts_ns.checked_sub(from) {
             Some(ns) => on_latency(
                 Latency {

@@ -69,7 +69,11 @@ pub(super) struct PendingTable {
     by_age: VecDeque<(u32, u32)>,
     unanswered_by_age: VecDeque<(u32, u32)>,
     session_heads: HashMap<u64, u32>,
-    hasher: foldhash::fast::FixedState,
+    /// ClOrdIDs come from the wire, so an attacker could pick keys that collide under a
+    /// known seed and make every lookup a long probe. foldhash's `RandomState` seeds each
+    /// table from a per-process random value: colliding keys cannot be computed offline,
+    /// at the speed of a non-cryptographic hash (hashbrown's own default).
+    hasher: foldhash::fast::RandomState,
     live: usize,
     unanswered: usize,
 }
@@ -83,7 +87,7 @@ impl PendingTable {
             by_age: VecDeque::new(),
             unanswered_by_age: VecDeque::new(),
             session_heads: HashMap::new(),
-            hasher: foldhash::fast::FixedState::with_seed(0x5eed_f1c5),
+            hasher: foldhash::fast::RandomState::default(),
             live: 0,
             unanswered: 0,
         }
