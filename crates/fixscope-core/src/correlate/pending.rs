@@ -23,7 +23,7 @@ const NONE: u32 = u32::MAX;
 #[derive(Debug)]
 pub(super) struct Pending {
     pub session: u64,
-    key: Vec<u8>,
+    key: KeyBytes,
     hash: u64,
     /// The time of the segment carrying the request's last byte.
     pub request_ts_ns: u64,
@@ -46,7 +46,7 @@ impl Pending {
     fn vacant() -> Self {
         Pending {
             session: 0,
-            key: Vec::new(),
+            key: KeyBytes::default(),
             hash: 0,
             request_ts_ns: 0,
             request_type: RequestType::NewOrder,
@@ -58,6 +58,54 @@ impl Pending {
             live: false,
             prev: NONE,
             next: NONE,
+        }
+    }
+}
+
+/// Keys up to this long are kept inside the slot (ClOrdIDs are typically 10–30 bytes).
+const INLINE_KEY: usize = 40;
+
+/// A request's key, inside the slot when short: a response's lookup compares it without
+/// following a pointer to another cache line (the live profile's largest stall after the
+/// index itself); longer keys go to a buffer the slot keeps for reuse.
+#[derive(Debug)]
+struct KeyBytes {
+    len: u8,
+    inline: [u8; INLINE_KEY],
+    long: Vec<u8>,
+}
+
+impl Default for KeyBytes {
+    fn default() -> Self {
+        KeyBytes {
+            len: 0,
+            inline: [0; INLINE_KEY],
+            long: Vec::new(),
+        }
+    }
+}
+
+impl KeyBytes {
+    #[inline]
+    fn get(&self) -> &[u8] {
+        match self.inline.get(..self.len as usize) {
+            Some(short) if self.long.is_empty() => short,
+            _ => &self.long,
+        }
+    }
+
+    #[inline]
+    fn set(&mut self, key: &[u8]) {
+        self.long.clear();
+        match self.inline.get_mut(..key.len()) {
+            Some(short) => {
+                short.copy_from_slice(key);
+                self.len = key.len() as u8;
+            }
+            None => {
+                self.len = 0;
+                self.long.extend_from_slice(key);
+            }
         }
     }
 }
@@ -115,7 +163,7 @@ impl PendingTable {
         self.index
             .find(hash, |&i| {
                 let p = &slots[i as usize];
-                p.session == session && p.key == key
+                p.session == session && p.key.get() == key
             })
             .copied()
     }
@@ -150,8 +198,7 @@ impl PendingTable {
         }
         let p = &mut self.slots[slot as usize];
         p.session = session;
-        p.key.clear();
-        p.key.extend_from_slice(key);
+        p.key.set(key);
         p.hash = hash;
         p.request_ts_ns = request_ts_ns;
         p.request_type = request_type;
@@ -280,5 +327,45 @@ impl PendingTable {
             self.by_age.len(),
             self.unanswered_by_age.len(),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_of_every_length_read_back_and_slots_are_reused() {
+        let mut k = KeyBytes::default();
+        assert_eq!(k.get(), b"");
+        let long: Vec<u8> = (0..100u8).collect();
+        // Short, at the inline limit, one past it, long, then short again in the same slot.
+        for len in [
+            1,
+            INLINE_KEY - 1,
+            INLINE_KEY,
+            INLINE_KEY + 1,
+            100,
+            3,
+            0,
+            64,
+            12,
+        ] {
+            k.set(&long[..len]);
+            assert_eq!(k.get(), &long[..len], "length {len}");
+        }
+        // Lookups match on the whole key, whichever way it is stored.
+        let mut table = PendingTable::new();
+        for len in [5, INLINE_KEY, INLINE_KEY + 1, 90] {
+            let h = table.hash(1, &long[..len]);
+            let slot = table.insert(1, &long[..len], h, 0, RequestType::NewOrder);
+            assert_eq!(table.find(1, &long[..len], h), Some(slot));
+            assert_eq!(
+                table.find(2, &long[..len], table.hash(2, &long[..len])),
+                None
+            );
+            let shorter = &long[..len - 1];
+            assert_ne!(table.find(1, shorter, table.hash(1, shorter)), Some(slot));
+        }
     }
 }

@@ -62,6 +62,19 @@ impl<'a> Fields<'a> {
     /// The fields after BeginString (8) and BodyLength (9) of a message that framing has
     /// already validated — the two are skipped without being parsed.
     pub fn body(message: &'a [u8]) -> Self {
+        // The first block's bitmap holds the two SOHs ending 8= and 9= (a framed header is
+        // at most 29 bytes): skip them with two bit operations, keeping the bitmap.
+        let mask = super::scan::soh_mask_upto64(&message[..message.len().min(64)]);
+        let rest = mask & mask.wrapping_sub(1);
+        if rest != 0 {
+            let pos = rest.trailing_zeros() as usize + 1;
+            return Fields {
+                bytes: message,
+                pos,
+                block: 0,
+                mask: rest & rest.wrapping_sub(1),
+            };
+        }
         let mut pos = 0;
         for _ in 0..2 {
             pos = match find_soh(&message[pos..]) {
@@ -283,6 +296,20 @@ mod tests {
                 Fields::new(&msg).collect::<Vec<_>>(),
                 plain_fields(&msg),
                 "{}",
+                display(&msg)
+            );
+            // `body` skips whatever the first two SOHs end, wherever they are.
+            let mut after_two = &msg[..];
+            for _ in 0..2 {
+                after_two = match after_two.iter().position(|&b| b == SOH) {
+                    Some(p) => &after_two[p + 1..],
+                    None => &[],
+                };
+            }
+            assert_eq!(
+                Fields::body(&msg).collect::<Vec<_>>(),
+                plain_fields(after_two),
+                "body of {}",
                 display(&msg)
             );
         }

@@ -56,7 +56,7 @@ pub(crate) fn byte_sum(bytes: &[u8]) -> u64 {
 #[cfg(target_arch = "x86_64")]
 mod sse2 {
     use std::arch::x86_64::{
-        __m128i, _mm_add_epi64, _mm_cmpeq_epi8, _mm_cvtsi128_si64, _mm_loadu_si128,
+        __m128i, _mm_add_epi64, _mm_and_si128, _mm_cmpeq_epi8, _mm_cvtsi128_si64, _mm_loadu_si128,
         _mm_movemask_epi8, _mm_sad_epu8, _mm_set1_epi8, _mm_setzero_si128, _mm_unpackhi_epi64,
     };
 
@@ -98,20 +98,62 @@ mod sse2 {
 
     #[inline]
     #[target_feature(enable = "sse2")]
+    fn sum16(chunk: &[u8; 16]) -> __m128i {
+        // psadbw against zero: the 8 bytes of each half summed into that half's u64 lane.
+        _mm_sad_epu8(load(chunk), _mm_setzero_si128())
+    }
+
+    #[inline]
+    #[target_feature(enable = "sse2")]
     fn byte_sum_sse2(bytes: &[u8]) -> u64 {
-        let zero = _mm_setzero_si128();
-        // psadbw: the 8 bytes of each half summed into that half's 64-bit lane.
-        let mut acc = _mm_setzero_si128();
-        let mut chunks = bytes.chunks_exact(16);
-        for chunk in chunks.by_ref() {
-            let Ok(chunk) = <&[u8; 16]>::try_from(chunk) else {
-                unreachable!("chunks_exact(16) yields 16 bytes")
-            };
-            acc = _mm_add_epi64(acc, _mm_sad_epu8(load(chunk), zero));
+        /// A window into this gives a mask keeping the last `n` bytes of 16 (at `n`).
+        const KEEP_LAST: [u8; 32] = {
+            let mut m = [0u8; 32];
+            let mut i = 16;
+            while i < 32 {
+                m[i] = 0xff;
+                i += 1;
+            }
+            m
+        };
+        if bytes.len() < 16 {
+            return bytes.iter().map(|&b| b as u64).sum();
         }
-        let lanes = _mm_add_epi64(acc, _mm_unpackhi_epi64(acc, acc));
-        let tail: u64 = chunks.remainder().iter().map(|&b| b as u64).sum();
-        (_mm_cvtsi128_si64(lanes) as u64).wrapping_add(tail)
+        // Two accumulators, so consecutive chunks do not wait on each other's add.
+        let (mut a, mut b) = (_mm_setzero_si128(), _mm_setzero_si128());
+        let mut pairs = bytes.chunks_exact(32);
+        for pair in pairs.by_ref() {
+            let (lo, hi) = pair.split_at(16);
+            let (Ok(lo), Ok(hi)) = (<&[u8; 16]>::try_from(lo), <&[u8; 16]>::try_from(hi)) else {
+                unreachable!("32 bytes split in two halves of 16")
+            };
+            a = _mm_add_epi64(a, sum16(lo));
+            b = _mm_add_epi64(b, sum16(hi));
+        }
+        let mut rest = pairs.remainder();
+        if rest.len() >= 16 {
+            let Ok(chunk) = <&[u8; 16]>::try_from(&rest[..16]) else {
+                unreachable!("16 bytes")
+            };
+            a = _mm_add_epi64(a, sum16(chunk));
+            rest = &rest[16..];
+        }
+        if !rest.is_empty() {
+            // The last 16 bytes of the message, of which only the final `rest.len()` are
+            // not summed yet: the others are masked to 0 (one load instead of a byte loop).
+            let n = rest.len();
+            let (Ok(last), Ok(keep)) = (
+                <&[u8; 16]>::try_from(&bytes[bytes.len() - 16..]),
+                <&[u8; 16]>::try_from(&KEEP_LAST[n..n + 16]),
+            ) else {
+                unreachable!("16-byte windows")
+            };
+            let tail = _mm_and_si128(load(last), load(keep));
+            b = _mm_add_epi64(b, _mm_sad_epu8(tail, _mm_setzero_si128()));
+        }
+        let sum = _mm_add_epi64(a, b);
+        let lanes = _mm_add_epi64(sum, _mm_unpackhi_epi64(sum, sum));
+        _mm_cvtsi128_si64(lanes) as u64
     }
 }
 
