@@ -39,7 +39,8 @@ pub struct Fields<'a> {
     bytes: &'a [u8],
     /// Start of the next field in `bytes`.
     pos: usize,
-    /// SOH bitmap of `bytes[block..block + 64]`, bits before `pos` cleared as consumed.
+    /// SOH bitmap of `bytes[block..block + 64]`; the SOHs before `pos` are cleared as
+    /// consumed, so the lowest bit left ends the next field.
     block: usize,
     mask: u64,
 }
@@ -85,19 +86,15 @@ impl<'a> Fields<'a> {
         Fields::starting_at(message, pos)
     }
 
-    /// Position of the first SOH at or after `from` (which is at or after the current
-    /// block's start), advancing the bitmap block by block.
-    #[inline]
-    fn soh_from(&mut self, from: usize) -> Option<usize> {
+    /// The next SOH: the lowest bit left in the bitmap (SOHs before the current field were
+    /// consumed, and a tag and its `=` hold none), advancing block by block.
+    #[inline(always)]
+    fn next_soh(&mut self) -> Option<usize> {
         loop {
-            let skip = from.saturating_sub(self.block);
-            let pending = if skip >= 64 {
-                0
-            } else {
-                self.mask & (u64::MAX << skip)
-            };
-            if pending != 0 {
-                return Some(self.block + pending.trailing_zeros() as usize);
+            if self.mask != 0 {
+                let at = self.block + self.mask.trailing_zeros() as usize;
+                self.mask &= self.mask - 1;
+                return Some(at);
             }
             let next = self.block + 64;
             if next >= self.bytes.len() {
@@ -111,6 +108,8 @@ impl<'a> Fields<'a> {
 
     fn stop(&mut self) -> Option<(u32, &'a [u8])> {
         self.pos = self.bytes.len();
+        self.block = self.bytes.len();
+        self.mask = 0;
         None
     }
 }
@@ -125,7 +124,7 @@ impl<'a> Iterator for Fields<'a> {
         // The field runs to the first SOH from its start (a tag and '=' hold none), so its
         // end comes from the bitmap first and the tag is parsed within known bounds.
         let start = self.pos;
-        let Some(end) = self.soh_from(start) else {
+        let Some(end) = self.next_soh() else {
             return self.stop();
         };
         let field = &self.bytes[start..end];
