@@ -81,6 +81,9 @@ pub struct Latency {
     pub late: bool,
     /// When the order's request was seen (for `ack_to_fill` too), in the source's clock.
     pub request_ts_ns: u64,
+    /// TCP sequence number of the request's last byte (`--breakdown` places it on the
+    /// stream; 0 when the caller gave none).
+    pub request_seq: u32,
 }
 
 /// The pending-request table and the matching rules.
@@ -125,6 +128,18 @@ impl Correlator {
         facts: &MessageFacts,
         ts_ns: u64,
     ) {
+        self.on_request_at(session, request_type, facts, ts_ns, 0)
+    }
+
+    /// [`Correlator::on_request`] with the TCP sequence number of the request's last byte.
+    pub fn on_request_at(
+        &mut self,
+        session: u64,
+        request_type: RequestType,
+        facts: &MessageFacts,
+        ts_ns: u64,
+        last_byte_seq: u32,
+    ) {
         self.counters.requests += 1;
         let mut key_buf = std::mem::take(&mut self.key_buf);
         if !facts.key_into(&self.key, &mut key_buf) {
@@ -140,7 +155,7 @@ impl Correlator {
                     self.evict_oldest();
                 }
                 self.table
-                    .insert(session, &key_buf, hash, ts_ns, request_type);
+                    .insert(session, &key_buf, hash, ts_ns, last_byte_seq, request_type);
             }
         }
         self.key_buf = key_buf;
@@ -178,6 +193,7 @@ impl Correlator {
         let late = p.timed_out;
         let request_type = p.request_type;
         let request_ts_ns = p.request_ts_ns;
+        let request_seq = p.request_seq;
         let key = key_buf.as_slice();
         let mut emit = |stage, from: u64| match ts_ns.checked_sub(from) {
             Some(ns) => on_latency(
@@ -188,6 +204,7 @@ impl Correlator {
                     ns,
                     late,
                     request_ts_ns,
+                    request_seq,
                 },
                 key,
             ),

@@ -27,6 +27,8 @@ pub(super) struct Pending {
     hash: u64,
     /// The time of the segment carrying the request's last byte.
     pub request_ts_ns: u64,
+    /// TCP sequence number of the request's last byte (`--breakdown`).
+    pub request_seq: u32,
     pub request_type: RequestType,
     pub ack_ts_ns: Option<u64>,
     /// A first response came.
@@ -49,6 +51,7 @@ impl Pending {
             key: Vec::new(),
             hash: 0,
             request_ts_ns: 0,
+            request_seq: 0,
             request_type: RequestType::NewOrder,
             ack_ts_ns: None,
             responded: false,
@@ -131,6 +134,7 @@ impl PendingTable {
         key: &[u8],
         hash: u64,
         request_ts_ns: u64,
+        request_seq: u32,
         request_type: RequestType,
     ) -> u32 {
         let slot = match self.free.pop() {
@@ -150,6 +154,7 @@ impl PendingTable {
         p.key.extend_from_slice(key);
         p.hash = hash;
         p.request_ts_ns = request_ts_ns;
+        p.request_seq = request_seq;
         p.request_type = request_type;
         p.ack_ts_ns = None;
         p.responded = false;

@@ -152,13 +152,19 @@ pub struct FramedMessage<'a> {
     pub bytes: &'a [u8],
     pub first_byte_ts_ns: u64,
     pub last_byte_ts_ns: u64,
+    /// TCP sequence numbers of the first and last byte (`--breakdown`; relative to the seq
+    /// given to [`StreamFramer::push_at`], 0-based with [`StreamFramer::push`]).
+    pub first_byte_seq: u32,
+    pub last_byte_seq: u32,
 }
 
-/// Bytes from `start` on (up to the next run) arrived at `ts_ns`.
+/// Bytes from `start` on (up to the next run) arrived at `ts_ns`, the first of them with
+/// TCP sequence number `seq` (a run is contiguous in the stream).
 #[derive(Clone, Copy, Debug)]
 struct Run {
     start: usize,
     ts_ns: u64,
+    seq: u32,
 }
 
 /// The time of the byte at `offset`, given runs sorted by start with the first at 0.
@@ -172,6 +178,16 @@ fn ts_at(runs: &[Run], offset: usize) -> u64 {
             .find(|r| r.start <= offset)
             .map_or(0, |r| r.ts_ns),
     }
+}
+
+/// The sequence number of the byte at `offset`, given runs as for [`ts_at`].
+#[inline]
+fn seq_at(runs: &[Run], offset: usize) -> u32 {
+    let run = match runs {
+        [only] => Some(only),
+        _ => runs.iter().rev().find(|r| r.start <= offset),
+    };
+    run.map_or(0, |r| r.seq.wrapping_add((offset - r.start) as u32))
 }
 
 /// Frames one direction of one TCP connection.
@@ -215,10 +231,20 @@ impl StreamFramer {
 
     /// Feeds in-order stream bytes that arrived at `ts_ns`; calls `on_message` for every
     /// message completed by them (checksum failures are counted, not delivered).
-    pub fn push<F>(
+    pub fn push<F>(&mut self, data: &[u8], ts_ns: u64, counters: &mut FramingCounters, on_message: F)
+    where
+        F: FnMut(FramedMessage<'_>),
+    {
+        self.push_at(data, ts_ns, 0, counters, on_message)
+    }
+
+    /// [`StreamFramer::push`] of bytes whose first has TCP sequence number `seq`, so messages
+    /// carry their bytes' sequence numbers.
+    pub fn push_at<F>(
         &mut self,
         mut data: &[u8],
         ts_ns: u64,
+        mut seq: u32,
         counters: &mut FramingCounters,
         mut on_message: F,
     ) where
@@ -239,10 +265,12 @@ impl StreamFramer {
                 self.partial_runs.push(Run {
                     start: self.partial.len(),
                     ts_ns,
+                    seq,
                 });
             }
             self.partial.extend_from_slice(&data[..take]);
             data = &data[take..];
+            seq = seq.wrapping_add(take as u32);
             match frame_one(&self.partial) {
                 Frame::NeedMore { .. } => {}
                 Frame::Message { len, checksum_ok } => {
@@ -252,6 +280,8 @@ impl StreamFramer {
                             bytes: &self.partial[..len],
                             first_byte_ts_ns: ts_at(&self.partial_runs, 0),
                             last_byte_ts_ns: ts_at(&self.partial_runs, len - 1),
+                            first_byte_seq: seq_at(&self.partial_runs, 0),
+                            last_byte_seq: seq_at(&self.partial_runs, len - 1),
                         });
                     } else {
                         counters.bad_checksum += 1;
@@ -282,7 +312,11 @@ impl StreamFramer {
             }
         }
         if !data.is_empty() {
-            let runs = [Run { start: 0, ts_ns }];
+            let runs = [Run {
+                start: 0,
+                ts_ns,
+                seq,
+            }];
             self.push_fresh(data, &runs, counters, &mut on_message);
         }
     }
@@ -324,6 +358,8 @@ impl StreamFramer {
                             bytes: &data[..len],
                             first_byte_ts_ns: ts_at(runs, at),
                             last_byte_ts_ns: ts_at(runs, at + len - 1),
+                            first_byte_seq: seq_at(runs, at),
+                            last_byte_seq: seq_at(runs, at + len - 1),
                         });
                     } else {
                         counters.bad_checksum += 1;
@@ -354,6 +390,10 @@ fn rebase_runs(runs: &mut Vec<Run>, skip: usize) {
     let keep_from = runs.iter().rposition(|r| r.start <= skip).unwrap_or(0);
     runs.drain(..keep_from);
     for r in runs.iter_mut() {
+        if r.start < skip {
+            // The run holding byte `skip` now starts there: its sequence moves with it.
+            r.seq = r.seq.wrapping_add((skip - r.start) as u32);
+        }
         r.start = r.start.saturating_sub(skip);
     }
 }
