@@ -201,9 +201,21 @@ pub struct SessionStats {
     /// Allocated with the session's first latency: sessions that never see an order (port
     /// scans, heartbeats-only, SYN floods) cost no histogram.
     first_response: Option<LatencyRecorder>,
+    /// The breakdown stages (`--breakdown`), indexed as [`Stage::BREAKDOWN`]; allocated
+    /// with the session's first breakdown.
+    breakdown: Option<Box<[LatencyRecorder; 4]>>,
 }
 
 impl SessionStats {
+    /// The session's distribution of one breakdown stage (empty without `--breakdown`).
+    pub fn breakdown(&self, stage: Stage) -> Distribution {
+        let i = Stage::BREAKDOWN.iter().position(|&s| s == stage);
+        match (self.breakdown.as_deref(), i) {
+            (Some(recorders), Some(i)) => recorders[i].distribution(),
+            _ => Distribution::default(),
+        }
+    }
+
     /// The session's request → first response recorder (`None` before its first latency).
     pub fn first_response_recorder(&self) -> Option<&LatencyRecorder> {
         self.first_response.as_ref()
@@ -342,6 +354,16 @@ impl Stats {
                     })
                     .record(latency.ns);
             }
+        } else if let Some(i) = Stage::BREAKDOWN.iter().position(|&s| s == latency.stage) {
+            let highest_ns = self.highest_ns;
+            if let Some(session) = self.session_mut(latency.session) {
+                session.breakdown.get_or_insert_with(|| {
+                    Box::new(std::array::from_fn(|_| {
+                        LatencyRecorder::new(highest_ns, SESSION_SIGNIFICANT_DIGITS)
+                    }))
+                })[i]
+                    .record(latency.ns);
+            }
         }
     }
 
@@ -386,6 +408,7 @@ impl Stats {
             requests: 0,
             responses: 0,
             first_response: None,
+            breakdown: None,
         });
     }
 

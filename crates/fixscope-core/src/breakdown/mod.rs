@@ -192,7 +192,9 @@ impl Breakdown {
                             response_ts_ns: a.response_ts_ns,
                             breakdown: None,
                         };
-                        if let Some(b) = finish(&mut self.counters, resolved, &a.latency, &order, stats) {
+                        if let Some(b) =
+                            finish(&mut self.counters, resolved, &a.latency, &order, stats)
+                        {
                             stats.attach_breakdown(a.latency.session, a.latency.request_ts_ns, &b);
                         }
                     }
@@ -251,7 +253,11 @@ impl Breakdown {
         self.last_sweep_ns = now_ns;
         let cutoff = now_ns.saturating_sub(AWAIT_NS);
         for c in self.conns.values_mut() {
-            while c.awaiting.front().is_some_and(|a| a.response_ts_ns < cutoff) {
+            while c
+                .awaiting
+                .front()
+                .is_some_and(|a| a.response_ts_ns < cutoff)
+            {
                 c.awaiting.pop_front();
                 self.awaiting -= 1;
                 self.counters.breakdown_missing += 1;
@@ -337,9 +343,10 @@ fn resolve(calls: &CallLog, latency: &Latency, response_seq: u32, response_ts_ns
             ) else {
                 return Resolved::Wait;
             };
-            let (Some(w2w), Some(w2r)) =
-                (diff(request_ts, write.ts_ns), diff(read.ts_ns, response_ts_ns))
-            else {
+            let (Some(w2w), Some(w2r)) = (
+                diff(request_ts, write.ts_ns),
+                diff(read.ts_ns, response_ts_ns),
+            ) else {
                 return Resolved::Negative;
             };
             Resolved::Done(OrderBreakdown {

@@ -105,11 +105,25 @@ impl H {
     }
 
     fn read(&mut self, offset: usize, len: usize, ts_ns: u64) {
-        self.call(Direction::Request, SocketCall::Read, offset, len, ts_ns, None);
+        self.call(
+            Direction::Request,
+            SocketCall::Read,
+            offset,
+            len,
+            ts_ns,
+            None,
+        );
     }
 
     fn write(&mut self, offset: usize, len: usize, ts_ns: u64) {
-        self.call(Direction::Response, SocketCall::Write, offset, len, ts_ns, None);
+        self.call(
+            Direction::Response,
+            SocketCall::Write,
+            offset,
+            len,
+            ts_ns,
+            None,
+        );
     }
 
     fn finish(&mut self) -> BreakdownCounters {
@@ -146,7 +160,10 @@ fn ack(id: &str) -> Vec<u8> {
 
 fn exact(first_response: u64, b: &OrderBreakdown) {
     let sum = b.wire_to_read.unwrap() + b.app.unwrap() + b.write_to_wire.unwrap();
-    assert_eq!(sum, first_response, "stages must sum to first_response: {b:?}");
+    assert_eq!(
+        sum, first_response,
+        "stages must sum to first_response: {b:?}"
+    );
 }
 
 #[test]
@@ -205,7 +222,10 @@ fn several_messages_per_read_and_several_responses_per_write() {
     for key in ["A", "B"] {
         let (fr, b) = h.order(key);
         assert_eq!(fr, 1_300);
-        assert_eq!((b.wire_to_read, b.app, b.write_to_wire), (Some(400), Some(600), Some(300)));
+        assert_eq!(
+            (b.wire_to_read, b.app, b.write_to_wire),
+            (Some(400), Some(600), Some(300))
+        );
         exact(fr, &b);
     }
 }
@@ -230,11 +250,17 @@ fn a_read_spanning_two_messages_times_the_second_by_the_read_holding_its_last_by
     h.seg(Direction::Response, a1.len(), &a2, 2_600);
     h.finish();
     let (fr, b) = h.order("A");
-    assert_eq!((b.wire_to_read, b.app, b.write_to_wire), (Some(500), Some(500), Some(100)));
+    assert_eq!(
+        (b.wire_to_read, b.app, b.write_to_wire),
+        (Some(500), Some(500), Some(100))
+    );
     exact(fr, &b);
     let (fr, b) = h.order("B");
     // B's last byte reached the wire at 1_200 and was returned by the second read.
-    assert_eq!((b.wire_to_read, b.app, b.write_to_wire), (Some(700), Some(600), Some(100)));
+    assert_eq!(
+        (b.wire_to_read, b.app, b.write_to_wire),
+        (Some(700), Some(600), Some(100))
+    );
     exact(fr, &b);
 }
 
@@ -252,7 +278,10 @@ fn a_split_write_times_the_response_by_the_write_holding_its_first_byte() {
     h.finish();
     let (fr, b) = h.order("A");
     assert_eq!(fr, 1_050);
-    assert_eq!((b.wire_to_read, b.app, b.write_to_wire), (Some(100), Some(900), Some(50)));
+    assert_eq!(
+        (b.wire_to_read, b.app, b.write_to_wire),
+        (Some(100), Some(900), Some(50))
+    );
     exact(fr, &b);
 }
 
@@ -267,7 +296,10 @@ fn calls_arriving_after_their_segments_finish_the_waiting_order() {
     h.write(0, a.len(), 3_000);
     let c = h.finish();
     let (fr, b) = h.order("A");
-    assert_eq!((b.wire_to_read, b.app, b.write_to_wire), (Some(500), Some(1_500), Some(200)));
+    assert_eq!(
+        (b.wire_to_read, b.app, b.write_to_wire),
+        (Some(500), Some(1_500), Some(200))
+    );
     exact(fr, &b);
     assert_eq!((c.breakdown_orders, c.breakdown_missing), (1, 0));
     assert_eq!(h.count(Stage::App), 1);
@@ -299,7 +331,11 @@ fn a_call_never_seen_is_counted_missing_when_the_connection_closes() {
         assert_eq!(h.count(s), 0, "{} recorded without its calls", s.name());
     }
     let (_, b) = h.order("A");
-    assert_eq!(b, OrderBreakdown::default(), "a slow order without calls has nulls");
+    assert_eq!(
+        b,
+        OrderBreakdown::default(),
+        "a slow order without calls has nulls"
+    );
 }
 
 #[test]
@@ -375,7 +411,10 @@ fn sequence_numbers_wrapping_around_place_calls_exactly() {
     h.seg(Direction::Response, 0, &a, 2_100);
     h.finish();
     let (fr, b) = h.order("A");
-    assert_eq!((b.wire_to_read, b.app, b.write_to_wire), (Some(600), Some(400), Some(100)));
+    assert_eq!(
+        (b.wire_to_read, b.app, b.write_to_wire),
+        (Some(600), Some(400), Some(100))
+    );
     exact(fr, &b);
 }
 
@@ -430,7 +469,9 @@ fn without_breakdown_nothing_changes() {
     p.on_socket_event(&ev);
     let names: Vec<_> = p.counters().list().into_iter().map(|c| c.0).collect();
     assert!(
-        !names.iter().any(|n| n.starts_with("breakdown") || n == "sched_delay_not_waiting"),
+        !names
+            .iter()
+            .any(|n| n.starts_with("breakdown") || n == "sched_delay_not_waiting"),
         "{names:?}"
     );
     assert!(!p.stats().breakdown());
@@ -446,4 +487,73 @@ fn the_call_log_is_bounded_and_counts_what_falls_out() {
     let c = h.finish();
     assert_eq!(c.breakdown_calls, (MAX_CALLS + 5) as u64);
     assert_eq!(c.breakdown_calls_evicted, 5);
+}
+
+/// The JSON of a run of one order, with or without `--breakdown`.
+fn json_of(breakdown: bool) -> Vec<serde_json::Value> {
+    let mut h = H::new();
+    h.p = Pipeline::new(PipelineConfig {
+        breakdown,
+        interval_ns: 1_000_000,
+        ..PipelineConfig::default()
+    });
+    let (o, a) = (order("A"), ack("A"));
+    h.read(0, o.len(), 1_500);
+    h.write(0, a.len(), 3_000);
+    h.seg(Direction::Request, 0, &o, 1_000);
+    h.seg(Direction::Response, 0, &a, 3_200);
+    let mut out = crate::report::json::JsonReporter::new(Vec::new());
+    h.p.finish(&[], &mut out).unwrap();
+    String::from_utf8(out.into_inner())
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn stage_names(v: &serde_json::Value) -> Vec<String> {
+    v["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["stage"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn every_json_object_carries_the_breakdown_stages_only_with_breakdown() {
+    let on = json_of(true);
+    let (interval, summary) = (&on[0], on.last().unwrap());
+    let every: Vec<String> = Stage::EVERY.iter().map(|s| s.name().to_string()).collect();
+    assert_eq!(stage_names(interval), every);
+    assert_eq!(stage_names(summary), every);
+    let app = &summary["stages"][Stage::App.index()];
+    assert_eq!(
+        (app["count"].as_u64(), app["max_ns"].as_u64()),
+        (Some(1), Some(1_500))
+    );
+    let slow = &summary["slowest"]["first_response"][0];
+    assert_eq!(slow["breakdown"]["wire_to_read"], 500);
+    assert_eq!(slow["breakdown"]["app"], 1_500);
+    assert_eq!(slow["breakdown"]["write_to_wire"], 200);
+    assert!(slow["breakdown"]["sched_delay"].is_null());
+    assert_eq!(summary["slowest"]["app"][0]["latency_ns"], 1_500);
+    assert_eq!(summary["counters"]["breakdown_orders"], 1);
+    assert_eq!(summary["sessions"][0]["breakdown"][1]["stage"], "app");
+
+    let off = json_of(false);
+    let summary = off.last().unwrap();
+    let all: Vec<String> = Stage::ALL.iter().map(|s| s.name().to_string()).collect();
+    assert_eq!(stage_names(&off[0]), all);
+    assert_eq!(stage_names(summary), all);
+    let text = off.iter().map(|v| v.to_string()).collect::<String>();
+    for name in [
+        "breakdown",
+        "wire_to_read",
+        "write_to_wire",
+        "sched_delay",
+        "\"app\"",
+    ] {
+        assert!(!text.contains(name), "{name} without --breakdown: {text}");
+    }
 }

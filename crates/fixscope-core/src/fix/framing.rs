@@ -231,8 +231,13 @@ impl StreamFramer {
 
     /// Feeds in-order stream bytes that arrived at `ts_ns`; calls `on_message` for every
     /// message completed by them (checksum failures are counted, not delivered).
-    pub fn push<F>(&mut self, data: &[u8], ts_ns: u64, counters: &mut FramingCounters, on_message: F)
-    where
+    pub fn push<F>(
+        &mut self,
+        data: &[u8],
+        ts_ns: u64,
+        counters: &mut FramingCounters,
+        on_message: F,
+    ) where
         F: FnMut(FramedMessage<'_>),
     {
         self.push_at(data, ts_ns, 0, counters, on_message)

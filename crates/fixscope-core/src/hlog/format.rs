@@ -3,10 +3,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::breakdown::OrderBreakdown;
 use crate::correlate::{RequestType, Stage};
 use crate::report::{Counters, SessionSummary};
 use crate::segment::{ConnectionKey, Endpoint};
-use crate::breakdown::OrderBreakdown;
 use crate::slowest::SlowOrder;
 use crate::stats::Distribution;
 
@@ -249,6 +249,8 @@ impl SessionLine {
             requests: self.requests,
             responses: self.responses,
             first_response: self.distribution(),
+            // A log's session lines hold first_response only.
+            breakdown: Vec::new(),
         }
     }
 }

@@ -306,7 +306,8 @@ pub fn merge_with(
 ) -> Result<Merged, HlogError> {
     let mut slow = SlowAcc::new(slowest);
     let mut stages: [Acc; Stage::COUNT] = std::array::from_fn(|_| Acc::new());
-    let mut by_type: [[Acc; Stage::COUNT]; 3] = std::array::from_fn(|_| std::array::from_fn(|_| Acc::new()));
+    let mut by_type: [[Acc; Stage::COUNT]; 3] =
+        std::array::from_fn(|_| std::array::from_fn(|_| Acc::new()));
     let mut range_min = u64::MAX;
     let mut header_range: Option<u64> = None;
     let mut counters: Option<Counters> = Some(Counters::default());

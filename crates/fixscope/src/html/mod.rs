@@ -111,7 +111,8 @@ impl Reporter for HtmlReporter {
     fn summary(&mut self, r: &SummaryReport<'_>) -> io::Result<()> {
         self.plot.summary(r)?;
         let data = std::slice::from_ref(&self.plot.data);
-        let chart = |draw| svg_string(data, &Stage::ALL, draw).map_err(io::Error::other);
+        let stages = r.stats.shown_stages();
+        let chart = |draw| svg_string(data, stages, draw).map_err(io::Error::other);
         let percentiles = chart(Chart::Percentiles)?;
         let over_time = chart(Chart::OverTime)?;
         let html = page::render(r, &self.run, &percentiles, &over_time);
