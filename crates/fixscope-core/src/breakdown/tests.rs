@@ -401,9 +401,11 @@ fn sched_delay_only_when_the_thread_slept_waiting_for_the_request() {
 
 #[test]
 fn sequence_numbers_wrapping_around_place_calls_exactly() {
-    // The request stream wraps inside the order; the response stream inside the ack.
-    let mut h = H::with_isns(u32::MAX - 20, u32::MAX - 3);
+    // The request stream wraps inside the order (and inside its second read); the response
+    // stream inside the ack.
+    let mut h = H::with_isns(u32::MAX - 32, u32::MAX - 3);
     let (o, a) = (order("A"), ack("A"));
+    assert!(o.len() > 34, "the order's last byte lies after the wrap");
     h.seg(Direction::Request, 0, &o, 1_000);
     h.read(0, 30, 1_100);
     h.read(30, o.len() - 30, 1_600);
@@ -556,4 +558,64 @@ fn every_json_object_carries_the_breakdown_stages_only_with_breakdown() {
     ] {
         assert!(!text.contains(name), "{name} without --breakdown: {text}");
     }
+}
+
+#[test]
+fn a_segment_completing_a_held_message_and_carrying_the_next_places_both() {
+    let mut h = H::new();
+    let (o1, o2) = (order("A"), order("B"));
+    let mut req = o1.clone();
+    req.extend_from_slice(&o2);
+    // [half of A] at 1_000, [rest of A + all of B] at 1_300: B's bytes follow the ones that
+    // completed A in the framer's held buffer.
+    let half = o1.len() / 2;
+    h.seg(Direction::Request, 0, &req[..half], 1_000);
+    h.seg(Direction::Request, half, &req[half..], 1_300);
+    h.read(0, o1.len(), 1_400);
+    // B but its last byte, then that byte: a seq misplaced by the bytes that completed A
+    // would land in the first of these.
+    h.read(o1.len(), o2.len() - 1, 1_600);
+    h.read(req.len() - 1, 1, 1_700);
+    let (a1, a2) = (ack("A"), ack("B"));
+    let mut resp = a1.clone();
+    resp.extend_from_slice(&a2);
+    h.write(0, resp.len(), 2_000);
+    h.seg(Direction::Response, 0, &resp, 2_100);
+    h.finish();
+    let (fr, b) = h.order("A");
+    assert_eq!(
+        (b.wire_to_read, b.app, b.write_to_wire),
+        (Some(100), Some(600), Some(100))
+    );
+    exact(fr, &b);
+    let (fr, b) = h.order("B");
+    assert_eq!(
+        (b.wire_to_read, b.app, b.write_to_wire),
+        (Some(400), Some(300), Some(100))
+    );
+    exact(fr, &b);
+}
+
+#[test]
+fn a_read_ending_just_before_the_last_byte_does_not_time_the_request() {
+    let mut h = H::new();
+    let (o, a) = (order("A"), ack("A"));
+    h.seg(Direction::Request, 0, &o, 1_000);
+    // This read stops one byte short of the order's end: the order must wait for the next.
+    h.read(0, o.len() - 1, 1_200);
+    h.write(0, a.len(), 3_000);
+    h.seg(Direction::Response, 0, &a, 3_200);
+    assert_eq!(
+        h.count(Stage::App),
+        0,
+        "timed by a read that did not return its last byte"
+    );
+    h.read(o.len() - 1, 1, 1_900);
+    h.finish();
+    let (fr, b) = h.order("A");
+    assert_eq!(
+        (b.wire_to_read, b.app, b.write_to_wire),
+        (Some(900), Some(1_100), Some(200))
+    );
+    exact(fr, &b);
 }
