@@ -15,6 +15,7 @@
 //! without it, the tests fail loudly.
 
 mod support;
+#[allow(unused_imports)]
 mod support_live;
 
 use serde_json::Value;
