@@ -47,6 +47,10 @@ pub struct PipelineConfig {
     /// Split orders' latency by the source's socket calls (`--breakdown`): the
     /// `wire_to_read`, `app`, `write_to_wire` and `sched_delay` stages.
     pub breakdown: bool,
+    /// Which end the breakdown times (`--role`): the acceptor's reads of requests and
+    /// writes of responses, or the initiator's writes of requests and reads of responses.
+    /// On loopback both ends' calls are seen; only the watched end's are used.
+    pub breakdown_role: crate::Role,
 }
 
 impl Default for PipelineConfig {
@@ -61,6 +65,7 @@ impl Default for PipelineConfig {
             max_connections: 1 << 16,
             slowest: crate::slowest::DEFAULT_SLOWEST,
             breakdown: false,
+            breakdown_role: crate::Role::Server,
         }
     }
 }
@@ -166,7 +171,9 @@ impl Pipeline {
             stats: Stats::new(config.highest_ns)
                 .with_slowest(config.slowest)
                 .with_breakdown(config.breakdown),
-            breakdown: config.breakdown.then(Breakdown::new),
+            breakdown: config
+                .breakdown
+                .then(|| Breakdown::new(config.breakdown_role)),
             config,
             connections: HashMap::new(),
             next_session: 1,
@@ -243,6 +250,9 @@ impl Pipeline {
             let session = *next_session;
             *next_session += 1;
             stats.open_session(session, key);
+            if let Some(b) = breakdown.as_mut() {
+                b.connection_opened(&key);
+            }
             Connection::new(session, key, seg.ts_ns)
         });
         // A SYN with a new initial sequence number on a known 4-tuple is a new connection
@@ -263,7 +273,7 @@ impl Pipeline {
             *conn = Connection::new(session, key, seg.ts_ns);
             if let Some(b) = breakdown.as_mut() {
                 // The old connection's calls are not this one's.
-                b.close_connection(&key);
+                b.drop_connection(&key);
             }
         }
         conn.payload_seen |= !seg.payload.is_empty();
@@ -318,7 +328,7 @@ impl Pipeline {
             conn.flush(reassembly, &mut sink);
             sink.correlator.close_session(session);
             if let Some(b) = sink.breakdown.as_mut() {
-                b.close_connection(&key);
+                b.connection_closed(&key, seg.ts_ns);
             }
             connections.remove(&key);
         }
@@ -384,13 +394,14 @@ impl Pipeline {
     /// first (at its own times), then their pending requests are accounted as closed.
     /// Returns how many went.
     fn forget_connections(&mut self, mut forget: impl FnMut(&Connection) -> bool) -> u64 {
+        let now_ns = self.now_ns;
         let (connections, reassembly, mut sink) = self.connections_and_sink();
         let mut gone = 0;
         for (_, mut conn) in connections.extract_if(|_, c| forget(c)) {
             conn.flush(reassembly, &mut sink);
             sink.correlator.close_session(conn.session);
             if let Some(b) = sink.breakdown.as_mut() {
-                b.close_connection(&conn.key);
+                b.connection_closed(&conn.key, now_ns);
             }
             gone += 1;
         }

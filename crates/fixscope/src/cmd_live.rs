@@ -22,6 +22,7 @@ pub fn run(args: &LiveArgs) -> Result<ExitCode> {
     let mut config = args.live_config()?;
     let mut pipeline = Pipeline::new(fixscope_core::PipelineConfig {
         breakdown: args.breakdown,
+        breakdown_role: args.analysis.role,
         ..args.analysis.pipeline_config()?
     });
     let stop = Shutdown::on_signals().context("cannot install signal handlers")?;

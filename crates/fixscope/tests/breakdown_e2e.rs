@@ -53,9 +53,10 @@ fn check_breakdown(r: &RunResult) {
     assert_eq!(
         counter(s, "breakdown_missing"),
         0,
-        "[{}] {}",
+        "[{}] {}\nsource: {}",
         r.label,
-        s["counters"]
+        s["counters"],
+        s["source"]
     );
     assert_eq!(
         counter(s, "breakdown_negative"),

@@ -10,15 +10,6 @@ use crate::socket_event::{SocketCall, SocketEvent, Wakeup};
 /// calls, far more than the two rings of the live source drift apart.
 pub const MAX_CALLS: usize = 4096;
 
-/// Which end of the connection the watched application is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Side {
-    /// It reads requests and writes responses.
-    Server,
-    /// It writes requests and reads responses.
-    Client,
-}
-
 /// One call: the stream range `[seq, seq + len)` it read or wrote.
 #[derive(Clone, Copy, Debug)]
 pub struct Call {
@@ -38,8 +29,9 @@ impl Call {
 #[derive(Debug, Default)]
 pub struct CallLog {
     /// Indexed by [`slot`]: request reads, request writes, response reads, response writes.
+    /// On loopback both ends' calls come (the acceptor's reads and writes, the initiator's
+    /// writes and reads); each order uses only the watched end's kinds.
     calls: [VecDeque<Call>; 4],
-    side: Option<Side>,
 }
 
 fn slot(direction: Direction, call: SocketCall) -> usize {
@@ -57,12 +49,6 @@ impl CallLog {
         if ev.len == 0 {
             return 0;
         }
-        self.side.get_or_insert(match (ev.direction, ev.call) {
-            (Direction::Request, SocketCall::Read) | (Direction::Response, SocketCall::Write) => {
-                Side::Server
-            }
-            _ => Side::Client,
-        });
         let log = &mut self.calls[slot(ev.direction, ev.call)];
         let mut evicted = 0;
         if log.len() >= MAX_CALLS {
@@ -76,11 +62,6 @@ impl CallLog {
             wakeup: ev.wakeup,
         });
         evicted
-    }
-
-    /// The side the calls seen so far show (`None` before any).
-    pub fn side(&self) -> Option<Side> {
-        self.side
     }
 
     /// The call of this kind whose range holds the byte `seq`, searched newest first (the

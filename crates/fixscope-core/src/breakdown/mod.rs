@@ -41,13 +41,14 @@ use hashbrown::HashMap;
 use serde::Serialize;
 
 use crate::correlate::{Latency, Stage};
+use crate::ports::Role;
 use crate::segment::{ConnectionKey, Direction};
 use crate::slowest::OrderRef;
 use crate::socket_event::{SocketCall, SocketEvent};
 use crate::stats::Stats;
 
+use calls::CallLog;
 pub use calls::MAX_CALLS;
-use calls::{CallLog, Side};
 
 /// How long (source clock) an order waits for its socket calls before it is given up.
 pub const AWAIT_NS: u64 = 2_000_000_000;
@@ -143,11 +144,16 @@ struct Awaiting {
 struct Conn {
     calls: CallLog,
     awaiting: VecDeque<Awaiting>,
+    /// When its TCP connection closed (FIN, RST, idle, shed): its calls may still be on
+    /// their way (the live source's two rings drift apart), so it lingers [`AWAIT_NS`].
+    closed_ns: Option<u64>,
 }
 
 /// The breakdown of every order of a run.
 #[derive(Debug, Default)]
 pub struct Breakdown {
+    /// Whose calls time the orders: the acceptor's (server) or the initiator's (client).
+    role: Role,
     conns: HashMap<ConnectionKey, Conn>,
     awaiting: usize,
     last_sweep_ns: u64,
@@ -163,8 +169,11 @@ enum Resolved {
 }
 
 impl Breakdown {
-    pub fn new() -> Self {
-        Self::default()
+    pub fn new(role: Role) -> Self {
+        Breakdown {
+            role,
+            ..Self::default()
+        }
     }
 
     /// One socket call: logged on its connection, and the orders it completes are recorded.
@@ -179,7 +188,13 @@ impl Breakdown {
         let mut i = 0;
         while i < conn.awaiting.len() {
             let a = &conn.awaiting[i];
-            match resolve(&conn.calls, &a.latency, a.response_seq, a.response_ts_ns) {
+            match resolve(
+                self.role,
+                &conn.calls,
+                &a.latency,
+                a.response_seq,
+                a.response_ts_ns,
+            ) {
                 Resolved::Wait => i += 1,
                 resolved => {
                     if let Some(a) = conn.awaiting.remove(i) {
@@ -215,7 +230,13 @@ impl Breakdown {
         stats: &mut Stats,
     ) -> Option<OrderBreakdown> {
         let c = self.conns.entry(conn).or_default();
-        match resolve(&c.calls, latency, response_seq, order.response_ts_ns) {
+        match resolve(
+            self.role,
+            &c.calls,
+            latency,
+            response_seq,
+            order.response_ts_ns,
+        ) {
             Resolved::Wait => {
                 if self.awaiting >= MAX_AWAITING {
                     self.give_up_oldest();
@@ -237,8 +258,25 @@ impl Breakdown {
         }
     }
 
-    /// The connection closed: its calls can no longer come; waiting orders are given up.
-    pub fn close_connection(&mut self, conn: &ConnectionKey) {
+    /// The connection closed at `now_ns`: calls already made may still come, so its
+    /// waiting orders wait out [`AWAIT_NS`], then are given up with it.
+    pub fn connection_closed(&mut self, conn: &ConnectionKey, now_ns: u64) {
+        if let Some(c) = self.conns.get_mut(conn) {
+            c.closed_ns.get_or_insert(now_ns);
+        }
+    }
+
+    /// A new connection on `conn`'s 4-tuple: what a closed one left there is not its (a
+    /// reused port); its waiting orders are given up now. Calls that came before the new
+    /// connection's first segment stay.
+    pub fn connection_opened(&mut self, conn: &ConnectionKey) {
+        if self.conns.get(conn).is_some_and(|c| c.closed_ns.is_some()) {
+            self.drop_connection(conn);
+        }
+    }
+
+    /// Forgets `conn` now (port reuse seen by its SYN); its waiting orders are given up.
+    pub fn drop_connection(&mut self, conn: &ConnectionKey) {
         if let Some(c) = self.conns.remove(conn) {
             self.awaiting -= c.awaiting.len();
             self.counters.breakdown_missing += c.awaiting.len() as u64;
@@ -247,11 +285,19 @@ impl Breakdown {
 
     /// Gives up orders that waited [`AWAIT_NS`] (looked at most every 100 ms).
     pub fn expire(&mut self, now_ns: u64) {
-        if now_ns.saturating_sub(self.last_sweep_ns) < 100_000_000 || self.awaiting == 0 {
+        if now_ns.saturating_sub(self.last_sweep_ns) < 100_000_000 {
             return;
         }
         self.last_sweep_ns = now_ns;
         let cutoff = now_ns.saturating_sub(AWAIT_NS);
+        // Closed connections that lingered long enough go, their waiting orders given up.
+        for (_, c) in self
+            .conns
+            .extract_if(|_, c| c.closed_ns.is_some_and(|t| t < cutoff))
+        {
+            self.awaiting -= c.awaiting.len();
+            self.counters.breakdown_missing += c.awaiting.len() as u64;
+        }
         for c in self.conns.values_mut() {
             while c
                 .awaiting
@@ -308,13 +354,18 @@ fn connection_of(ev: &SocketEvent) -> ConnectionKey {
 }
 
 /// The order's stages from the calls known now. `latency` is its `first_response`.
-fn resolve(calls: &CallLog, latency: &Latency, response_seq: u32, response_ts_ns: u64) -> Resolved {
+fn resolve(
+    role: Role,
+    calls: &CallLog,
+    latency: &Latency,
+    response_seq: u32,
+    response_ts_ns: u64,
+) -> Resolved {
     let request_ts = latency.request_ts_ns;
     let request_seq = latency.request_seq;
     let diff = |later: u64, earlier: u64| later.checked_sub(earlier);
-    match calls.side() {
-        None => Resolved::Wait,
-        Some(Side::Server) => {
+    match role {
+        Role::Server => {
             let (Some(read), Some(write)) = (
                 calls.find(Direction::Request, SocketCall::Read, request_seq),
                 calls.find(Direction::Response, SocketCall::Write, response_seq),
@@ -336,7 +387,7 @@ fn resolve(calls: &CallLog, latency: &Latency, response_seq: u32, response_ts_ns
                 sched_delay: sched_delay(read.wakeup, request_ts),
             })
         }
-        Some(Side::Client) => {
+        Role::Client => {
             let (Some(write), Some(read)) = (
                 calls.find(Direction::Request, SocketCall::Write, request_seq),
                 calls.find(Direction::Response, SocketCall::Read, response_seq),

@@ -306,7 +306,7 @@ fn calls_arriving_after_their_segments_finish_the_waiting_order() {
 }
 
 #[test]
-fn a_call_never_seen_is_counted_missing_when_the_connection_closes() {
+fn a_call_never_seen_is_counted_missing_after_the_connection_closed() {
     let mut h = H::new();
     let (o, a) = (order("A"), ack("A"));
     h.seg(Direction::Request, 0, &o, 1_000);
@@ -324,6 +324,13 @@ fn a_call_never_seen_is_counted_missing_when_the_connection_closes() {
         missing_tail: 0,
     };
     h.p.on_segment(&rst);
+    // Its calls may still be on their way: it waits out AWAIT_NS after the close.
+    assert_eq!(h.p.counters().breakdown.unwrap().breakdown_missing, 0);
+    h.p.advance_to(4_000 + AWAIT_NS / 2, &[], &mut NoReport)
+        .unwrap();
+    assert_eq!(h.p.counters().breakdown.unwrap().breakdown_missing, 0);
+    h.p.advance_to(4_000 + AWAIT_NS + 200_000_000, &[], &mut NoReport)
+        .unwrap();
     assert_eq!(h.p.counters().breakdown.unwrap().breakdown_missing, 1);
     let c = h.finish();
     assert_eq!((c.breakdown_orders, c.breakdown_missing), (0, 1));
@@ -423,6 +430,12 @@ fn sequence_numbers_wrapping_around_place_calls_exactly() {
 #[test]
 fn client_side_mirror_image() {
     let mut h = H::new();
+    h.p = Pipeline::new(PipelineConfig {
+        breakdown: true,
+        breakdown_role: crate::Role::Client,
+        interval_ns: 0,
+        ..PipelineConfig::default()
+    });
     let (o, a) = (order("A"), ack("A"));
     // The watched client writes the order at 800 (on the wire at 1_000), the ack reaches
     // the wire at 3_200 and the client's read returns it at 3_500.
@@ -616,6 +629,83 @@ fn a_read_ending_just_before_the_last_byte_does_not_time_the_request() {
     assert_eq!(
         (b.wire_to_read, b.app, b.write_to_wire),
         (Some(900), Some(1_100), Some(200))
+    );
+    exact(fr, &b);
+}
+
+#[test]
+fn on_loopback_both_ends_calls_come_and_only_the_watched_ends_are_used() {
+    for role in [crate::Role::Server, crate::Role::Client] {
+        let mut h = H::new();
+        h.p = Pipeline::new(PipelineConfig {
+            breakdown: true,
+            breakdown_role: role,
+            interval_ns: 0,
+            ..PipelineConfig::default()
+        });
+        let (o, a) = (order("A"), ack("A"));
+        // The initiator writes first (its calls come first), then the acceptor reads,
+        // writes, and the initiator reads.
+        h.call(Direction::Request, SocketCall::Write, 0, o.len(), 800, None);
+        h.seg(Direction::Request, 0, &o, 1_000);
+        h.read(0, o.len(), 1_500);
+        h.write(0, a.len(), 3_000);
+        h.seg(Direction::Response, 0, &a, 3_200);
+        h.call(
+            Direction::Response,
+            SocketCall::Read,
+            0,
+            a.len(),
+            3_600,
+            None,
+        );
+        h.finish();
+        let (fr, b) = h.order("A");
+        match role {
+            crate::Role::Server => {
+                assert_eq!(
+                    (b.wire_to_read, b.app, b.write_to_wire),
+                    (Some(500), Some(1_500), Some(200))
+                );
+                exact(fr, &b);
+            }
+            crate::Role::Client => {
+                assert_eq!(
+                    (b.write_to_wire, b.app, b.wire_to_read),
+                    (Some(200), None, Some(400))
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn calls_arriving_after_the_connection_closed_still_finish_its_orders() {
+    let mut h = H::new();
+    let (o, a) = (order("A"), ack("A"));
+    h.seg(Direction::Request, 0, &o, 1_000);
+    h.seg(Direction::Response, 0, &a, 3_200);
+    // The connection closes (RST) before the socket-call ring is drained.
+    let rst = Segment {
+        ts_ns: 4_000,
+        flow: flow(Direction::Request),
+        direction: Direction::Request,
+        seq: h.seq(Direction::Request, o.len()),
+        ack: 0,
+        flags: TcpFlags(TcpFlags::RST),
+        payload: &[],
+        missing_tail: 0,
+    };
+    h.read(0, 1, 900); // an unrelated earlier call makes the connection known
+    h.p.on_segment(&rst);
+    h.read(0, o.len(), 1_500);
+    h.write(0, a.len(), 3_000);
+    let c = h.finish();
+    assert_eq!((c.breakdown_orders, c.breakdown_missing), (1, 0));
+    let (fr, b) = h.order("A");
+    assert_eq!(
+        (b.wire_to_read, b.app, b.write_to_wire),
+        (Some(500), Some(1_500), Some(200))
     );
     exact(fr, &b);
 }
