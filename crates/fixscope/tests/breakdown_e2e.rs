@@ -90,6 +90,23 @@ fn check_breakdown(r: &RunResult) {
             r.label
         );
     }
+    // Per order too, on the orders that carry their breakdown (the slowest): `app` against
+    // the exchange's own read → write of that order (keys are unique per run).
+    for o in slow {
+        let key = o["key"].as_str().expect("key");
+        let t = r
+            .truth
+            .iter()
+            .find(|t| t.clordid == key)
+            .unwrap_or_else(|| panic!("[{}] order {key} not in the truth", r.label));
+        let want = t.ack_ns.expect("acked") - t.request_ns;
+        let got = o["breakdown"]["app"].as_u64().expect("app");
+        assert!(
+            within(want, got),
+            "[{}] order {key}: app {got} ns vs the exchange's {want} ns",
+            r.label
+        );
+    }
     // `app` against the exchange's own read → write, at p50 and p99.
     let mut truth: Vec<u64> = r
         .truth
