@@ -25,8 +25,9 @@
 //!
 //! Calls and segments may come in any order (the live source drains two rings): an order
 //! whose calls are not seen yet waits in a bounded table and is finished when they come;
-//! it is given up (counted `breakdown_missing`) when its connection closes, after
-//! [`AWAIT_NS`] of the source's clock, or when the table is full. A stage that cannot be
+//! it is given up (counted `breakdown_missing`) once the calls seen are [`AWAIT_NS`] past it
+//! (also after its connection closed: calls made before the close may still be on their
+//! way), when the table is full, or at the end of the run. A stage that cannot be
 //! measured exactly is not recorded; an order whose stages would be negative (clock or
 //! ordering anomaly) records none of them (`breakdown_negative`), so the three always sum to
 //! its `first_response`.
@@ -50,8 +51,11 @@ use crate::stats::Stats;
 use calls::CallLog;
 pub use calls::MAX_CALLS;
 
-/// How long (source clock) an order waits for its socket calls before it is given up.
-pub const AWAIT_NS: u64 = 2_000_000_000;
+/// How far the socket calls' own clock (the latest call seen) must be past an order before
+/// it is given up: the calls come on a ring of their own, which may be drained seconds after
+/// the segments' ring, so the wall clock alone would give up orders whose calls are merely
+/// late.
+pub const AWAIT_NS: u64 = 10_000_000_000;
 /// Orders waiting for their socket calls at once; beyond it the oldest is given up.
 pub const MAX_AWAITING: usize = 65_536;
 
@@ -83,13 +87,14 @@ impl OrderBreakdown {
 pub struct BreakdownCounters {
     /// Socket calls (reads and writes) the source handed over.
     pub breakdown_calls: u64,
-    /// Socket calls that fell out of a connection's log (the last [`MAX_CALLS`] reads and
-    /// writes per connection and direction are kept) before an order used them.
+    /// Socket calls that fell out of a connection's log (the last [`MAX_CALLS`] per
+    /// connection, direction and kind are kept; the oldest go, normally long used).
     pub breakdown_calls_evicted: u64,
     /// Matched orders whose breakdown was recorded.
     pub breakdown_orders: u64,
-    /// Matched orders given up without a breakdown: a socket call never seen before the
-    /// connection closed, [`AWAIT_NS`] passed, or [`MAX_AWAITING`] orders waited.
+    /// Matched orders given up without a breakdown: a socket call never came (the calls
+    /// seen were [`AWAIT_NS`] past the order), [`MAX_AWAITING`] orders waited, a reused
+    /// port, or the run ended.
     pub breakdown_missing: u64,
     /// Orders whose stages would be negative (clock or ordering anomaly): none recorded.
     pub breakdown_negative: u64,
@@ -157,6 +162,8 @@ pub struct Breakdown {
     conns: HashMap<ConnectionKey, Conn>,
     awaiting: usize,
     last_sweep_ns: u64,
+    /// The latest socket call's time: how far the calls' ring has been drained.
+    calls_ns: u64,
     pub counters: BreakdownCounters,
 }
 
@@ -179,6 +186,7 @@ impl Breakdown {
     /// One socket call: logged on its connection, and the orders it completes are recorded.
     pub fn on_socket_event(&mut self, ev: &SocketEvent, stats: &mut Stats) {
         self.counters.breakdown_calls += 1;
+        self.calls_ns = self.calls_ns.max(ev.ts_ns);
         let key = connection_of(ev);
         let conn = self.conns.entry(key).or_default();
         self.counters.breakdown_calls_evicted += conn.calls.push(ev);
@@ -283,13 +291,14 @@ impl Breakdown {
         }
     }
 
-    /// Gives up orders that waited [`AWAIT_NS`] (looked at most every 100 ms).
+    /// Gives up orders (and closed connections) the calls' clock is [`AWAIT_NS`] past
+    /// (looked at most every 100 ms of `now_ns`, the source's clock).
     pub fn expire(&mut self, now_ns: u64) {
         if now_ns.saturating_sub(self.last_sweep_ns) < 100_000_000 {
             return;
         }
         self.last_sweep_ns = now_ns;
-        let cutoff = now_ns.saturating_sub(AWAIT_NS);
+        let cutoff = now_ns.min(self.calls_ns).saturating_sub(AWAIT_NS);
         // Closed connections that lingered long enough go, their waiting orders given up.
         for (_, c) in self
             .conns
