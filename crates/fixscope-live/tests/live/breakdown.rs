@@ -411,3 +411,48 @@ fn without_breakdown_no_socket_or_scheduler_program_is_loaded() {
     drop(cap);
     drop(net);
 }
+
+/// SIGKILL of a process holding `--breakdown`'s hooks leaves none of them: the links (and
+/// so the programs) die with its descriptors.
+#[test]
+fn breakdown_hooks_die_with_a_killed_process() {
+    let _g = serial();
+    require_root("breakdown_hooks_die_with_a_killed_process");
+    let mut child = std::process::Command::new(example_bin("hold_attached"))
+        .args(["lo", "47191", "auto", "30", "breakdown"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::inherit())
+        .spawn()
+        .expect("spawn hold_attached");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut line = String::new();
+    io::BufRead::read_line(&mut io::BufReader::new(stdout), &mut line).expect("read");
+    if !line.starts_with("ATTACHED ") {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("hold_attached said {line:?}");
+    }
+    let held = breakdown_programs_held(child.id());
+    if held.len() != 5 {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("the holder has the breakdown programs: {held:?}");
+    }
+    child.kill().expect("SIGKILL");
+    child.wait().expect("reap");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let alive: Vec<u32> = libbpf_rs::query::ProgInfoIter::default()
+            .map(|p| p.id)
+            .filter(|id| held.contains(id))
+            .collect();
+        if alive.is_empty() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "programs of the killed process still loaded: {alive:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
