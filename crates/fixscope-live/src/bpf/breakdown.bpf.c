@@ -150,8 +150,10 @@ static __always_inline int addr_eq(const __u32 *a)
  */
 static __always_inline int watched(struct sock *sk, const int read, struct fxb_rec *r)
 {
-	__u16 lport = BPF_CORE_READ(sk, __sk_common.skc_num);
-	__u16 rport = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
+	/* Direct loads: the hooks' sk is a BTF pointer the verifier checks field by field (a
+	 * few ns, against ~20 for each bpf_probe_read_kernel). */
+	__u16 lport = sk->__sk_common.skc_num;
+	__u16 rport = bpf_ntohs(sk->__sk_common.skc_dport);
 	__u16 src = read ? rport : lport;
 	__u16 dst = read ? lport : rport;
 	int dst_watched = port_watched(dst);
@@ -166,10 +168,10 @@ static __always_inline int watched(struct sock *sk, const int read, struct fxb_r
 	}
 
 	__u32 local[4] = {}, remote[4] = {};
-	__u16 family = BPF_CORE_READ(sk, __sk_common.skc_family);
+	__u16 family = sk->__sk_common.skc_family;
 	if (family == AF_INET) {
-		local[0] = BPF_CORE_READ(sk, __sk_common.skc_rcv_saddr);
-		remote[0] = BPF_CORE_READ(sk, __sk_common.skc_daddr);
+		local[0] = sk->__sk_common.skc_rcv_saddr;
+		remote[0] = sk->__sk_common.skc_daddr;
 		r->family = 4;
 	} else if (family == AF_INET6) {
 		bpf_core_read(local, 16, &sk->__sk_common.skc_v6_rcv_saddr);
@@ -355,7 +357,7 @@ SEC("tp_btf/sched_wakeup")
 int fxb_wakeup(unsigned long long *ctx)
 {
 	struct task_struct *p = (struct task_struct *)ctx[0];
-	__u32 tid = BPF_CORE_READ(p, pid);
+	__u32 tid = p->pid;
 	struct fxb_thread *t = bpf_map_lookup_elem(&fxb_threads, &tid);
 	if (t)
 		t->pending_woken = bpf_ktime_get_ns();
@@ -379,7 +381,7 @@ int fxb_switch(unsigned long long *ctx)
 	if (*cur) {
 		/* A followed thread leaves the CPU: a wakeup recorded while it was running (the
 		 * waker found it still on the CPU) is not one it waited for. */
-		__u32 prev_tid = BPF_CORE_READ(prev, pid);
+		__u32 prev_tid = prev->pid;
 		if (prev_tid == *cur) {
 			struct fxb_thread *t = bpf_map_lookup_elem(&fxb_threads, &prev_tid);
 			if (t)
@@ -387,7 +389,7 @@ int fxb_switch(unsigned long long *ctx)
 		}
 		*cur = 0;
 	}
-	__u32 tid = BPF_CORE_READ(next, pid);
+	__u32 tid = next->pid;
 	struct fxb_thread *t = bpf_map_lookup_elem(&fxb_threads, &tid);
 	if (!t)
 		return 0;
