@@ -43,7 +43,11 @@ fn main() -> anyhow::Result<()> {
         })?;
     }
     let cpu = cpu_ns().saturating_sub(cpu0);
-    for p in cap.program_stats()?.iter().chain(&cap.breakdown_program_stats()?) {
+    for p in cap
+        .program_stats()?
+        .iter()
+        .chain(&cap.breakdown_program_stats()?)
+    {
         println!("prog {} {} {}", p.name, p.run_cnt, p.run_time_ns);
     }
     println!("cpu_ns {cpu}");

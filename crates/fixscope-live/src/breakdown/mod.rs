@@ -97,7 +97,7 @@ impl Breakdown {
         }
         let mut first_error = None;
         for (socket, sched) in ATTEMPTS {
-            match with_loaded(cfg, socket, sched, |skel, names| attach(skel, names)) {
+            match with_loaded(cfg, socket, sched, attach) {
                 Ok((links, progs, ring_map, counters)) => {
                     let ring = Ring::new(
                         ring_map.as_fd().as_raw_fd(),
