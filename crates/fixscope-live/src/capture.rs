@@ -217,6 +217,9 @@ impl LiveCapture {
     /// [`Captured::Segment`]. Returns how many of both it handed over. The pipeline places
     /// socket calls by sequence number, so one arriving before or after the segments that
     /// carry its bytes is the same to it.
+    ///
+    /// With `--breakdown` call this, not `poll`: `poll` leaves the breakdown ring alone,
+    /// which then fills up (counted as `breakdown_ring_drops`).
     pub fn poll_captured(
         &mut self,
         max_wait: Duration,

@@ -123,6 +123,7 @@ impl Source for LiveSource {
     }
 
     /// Socket calls first (`--breakdown`), then segments; see [`LiveCapture::poll_captured`].
+    /// The count in `Polled::Segments` is of both.
     fn poll_captured(
         &mut self,
         wait: Duration,

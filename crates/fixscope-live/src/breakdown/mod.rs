@@ -31,9 +31,15 @@ use crate::ring::Ring;
 use crate::sys::{self, ProgramStats};
 use crate::LiveError;
 
-/// The socket hooks on BPF trampolines: fexit on tcp_recvmsg, fentry on tcp_sendmsg, fexit
-/// on tcp_sendmsg_locked (the kernel's program names).
-pub const SOCKET_FENTRY_PROGRAMS: [&str; 3] = ["fxb_recv_exit", "fxb_send_entry", "fxb_send_exit"];
+/// The socket hooks on BPF trampolines: fentry and fexit on tcp_recvmsg, fentry on
+/// tcp_sendmsg, fexit on tcp_sendmsg_locked (the kernel's program names; each pair's first
+/// hook first).
+pub const SOCKET_FENTRY_PROGRAMS: [&str; 4] = [
+    "fxb_recv_entry",
+    "fxb_recv_exit",
+    "fxb_send_entry",
+    "fxb_send_exit",
+];
 /// The same calls from the socket-layer tracepoints sock_recv_length, tcp_sendmsg_locked and
 /// sock_send_length (Linux >= 6.12), for kernels that refuse fentry/fexit.
 pub const SOCKET_TRACEPOINT_PROGRAMS: [&str; 3] = ["fxb_tp_recv", "fxb_tp_locked", "fxb_tp_send"];
@@ -97,7 +103,7 @@ impl Breakdown {
         }
         let mut first_error = None;
         for (socket, sched) in ATTEMPTS {
-            match with_loaded(cfg, socket, sched, |skel, names| attach(skel, names)) {
+            match with_loaded(cfg, socket, sched, attach) {
                 Ok((links, progs, ring_map, counters)) => {
                     let ring = Ring::new(
                         ring_map.as_fd().as_raw_fd(),

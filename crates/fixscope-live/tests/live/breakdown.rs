@@ -15,7 +15,7 @@ use fixscope_core::ports::{PortSet, Role};
 use fixscope_core::segment::Direction;
 use fixscope_core::socket_event::{SocketCall, SocketEvent};
 use fixscope_core::source::{Captured, Flow};
-use fixscope_live::{LiveCapture, LiveConfig, LiveError};
+use fixscope_live::{LiveCapture, LiveConfig, LiveError, SocketHooks};
 use fixscope_testkit::fix::padded_message;
 use fixscope_testkit::{enter_netns, require_root, serial, Netns, NetnsPair};
 
@@ -102,6 +102,8 @@ fn spawn_server(ns: String, bind: SocketAddr) -> (SocketAddr, u32, JoinHandle<io
             got += n;
         }
         for &(a, b) in &p.server_writes {
+            // The pause lets the client's blocking read sleep (client role's wakeups).
+            std::thread::sleep(PAUSE);
             s.write_all(&p.responses[a..b])?;
         }
         s.shutdown(Shutdown::Write)?;
@@ -115,10 +117,15 @@ fn spawn_server(ns: String, bind: SocketAddr) -> (SocketAddr, u32, JoinHandle<io
     (addr, tid, h)
 }
 
-fn spawn_client(ns: String, server: SocketAddr) -> JoinHandle<io::Result<()>> {
+/// The client: reports its thread id, connects, writes the requests as planned (a pause
+/// before each write), then reads the responses to the end.
+fn spawn_client(ns: String, server: SocketAddr) -> (u32, JoinHandle<io::Result<()>>) {
     let p = plan();
-    std::thread::spawn(move || -> io::Result<()> {
+    let (tx, rx) = mpsc::channel();
+    let h = std::thread::spawn(move || -> io::Result<()> {
         enter_netns(&ns)?;
+        // SAFETY: gettid has no preconditions.
+        let _ = tx.send(unsafe { libc::gettid() } as u32);
         let mut s = TcpStream::connect_timeout(&server, Duration::from_secs(10))?;
         s.set_nodelay(true)?;
         s.set_read_timeout(Some(Duration::from_secs(20)))?;
@@ -126,13 +133,36 @@ fn spawn_client(ns: String, server: SocketAddr) -> JoinHandle<io::Result<()>> {
             std::thread::sleep(PAUSE);
             s.write_all(&p.requests[a..b])?;
         }
+        // The responses as they come, but for the last write: that one, and the server's
+        // FIN right behind it, are both queued when one large read takes them — a read that
+        // consumes the FIN too (copied_seq moves one more than the bytes returned).
+        let last = p.server_writes.last().map_or(0, |w| w.0);
         let mut got = Vec::new();
-        s.read_to_end(&mut got)?;
+        let mut buf = vec![0u8; 64 * 1024];
+        while got.len() < last {
+            let n = s.read(&mut buf[..last - got.len()])?;
+            if n == 0 {
+                return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "server left"));
+            }
+            got.extend_from_slice(&buf[..n]);
+        }
+        std::thread::sleep(PAUSE * 3);
+        loop {
+            let n = s.read(&mut buf)?;
+            if n == 0 {
+                break;
+            }
+            got.extend_from_slice(&buf[..n]);
+        }
         if got != p.responses {
             return Err(io::Error::other("response bytes differ"));
         }
         s.shutdown(Shutdown::Write)
-    })
+    });
+    let tid = rx
+        .recv_timeout(Duration::from_secs(10))
+        .expect("client thread reports its id");
+    (tid, h)
 }
 
 /// The ids of the BPF programs named `fxb_*` (the breakdown's) that process `pid` holds.
@@ -162,6 +192,17 @@ pub fn programs_held(pid: u32, prefix: &str) -> HashSet<u32> {
         }
     }
     held
+}
+
+/// How many breakdown programs an open capture holds: its socket hook set and the
+/// scheduler's.
+fn expected_programs(cap: &LiveCapture) -> usize {
+    let socket = match cap.breakdown_socket_hooks() {
+        Some(SocketHooks::Fentry) => fixscope_live::SOCKET_FENTRY_PROGRAMS.len(),
+        Some(SocketHooks::Tracepoints) => fixscope_live::SOCKET_TRACEPOINT_PROGRAMS.len(),
+        None => 0,
+    };
+    socket + fixscope_live::SCHED_PROGRAMS.len()
 }
 
 /// The TC-captured stream of one direction: its first byte's sequence number and, per byte
@@ -200,34 +241,56 @@ fn assert_tiles(events: &[&SocketEvent], first_seq: u32, total: usize, what: &st
     );
 }
 
+/// Server role: the server's reads of the requests and writes of the responses.
 #[test]
 fn socket_calls_sit_on_the_stream_and_between_the_wire_times() {
     let _g = serial();
     require_root("socket_calls_sit_on_the_stream_and_between_the_wire_times");
-    let net = NetnsPair::create(91);
+    socket_calls_on_the_stream(Role::Server, 91);
+}
+
+/// Client role, the mirror image: the client's writes of the requests and reads of the
+/// responses.
+#[test]
+fn client_role_socket_calls_sit_on_the_stream() {
+    let _g = serial();
+    require_root("client_role_socket_calls_sit_on_the_stream");
+    socket_calls_on_the_stream(Role::Client, 93);
+}
+
+fn socket_calls_on_the_stream(role: Role, tag: u8) {
+    let net = NetnsPair::create(tag);
     let p = plan();
     let bind: SocketAddr = format!("{}:0", net.ip_a).parse().expect("addr");
     let (addr, server_tid, server) = spawn_server(net.ns_a.clone(), bind);
 
-    let dev = net.veth_a.clone();
-    let mut cap = in_netns(&net.ns_a, move || -> Result<LiveCapture, LiveError> {
+    // The watched host: the server's namespace in server role, the client's in client role.
+    let (ns, dev) = match role {
+        Role::Server => (net.ns_a.clone(), net.veth_a.clone()),
+        Role::Client => (net.ns_b.clone(), net.veth_b.clone()),
+    };
+    let mut cap = in_netns(&ns, move || -> Result<LiveCapture, LiveError> {
         let mut cfg = LiveConfig::new(dev, PortSet::single(addr.port()));
-        cfg.role = Role::Server;
+        cfg.role = role;
         cfg.ring_bytes = 4 << 20;
         cfg.breakdown = true;
         LiveCapture::open(&cfg)
     })
     .expect("open with --breakdown");
     eprintln!(
-        "socket hooks: {:?}; limits: {:?}",
+        "{role:?}: socket hooks {:?}; limits: {:?}",
         cap.breakdown_socket_hooks(),
         cap.breakdown_limits()
     );
     assert!(cap.breakdown_limits().is_empty(), "every hook attached");
     let held = breakdown_programs_held(std::process::id());
-    assert_eq!(held.len(), 5, "socket + scheduler programs held: {held:?}");
+    assert_eq!(
+        held.len(),
+        expected_programs(&cap),
+        "socket + scheduler programs held: {held:?}"
+    );
 
-    let client = spawn_client(net.ns_b.clone(), addr);
+    let (client_tid, client) = spawn_client(net.ns_b.clone(), addr);
     let mut caps = Vec::new();
     let mut events: Vec<SocketEvent> = Vec::new();
     let bytes = |evs: &[SocketEvent], call| -> usize {
@@ -249,8 +312,8 @@ fn socket_calls_sit_on_the_stream_and_between_the_wire_times() {
         .expect("poll");
         let done = payload_bytes(&caps, Direction::Request) >= p.requests.len()
             && payload_bytes(&caps, Direction::Response) >= p.responses.len()
-            && bytes(&events, SocketCall::Read) >= p.requests.len()
-            && bytes(&events, SocketCall::Write) >= p.responses.len();
+            && bytes(&events, SocketCall::Read) + bytes(&events, SocketCall::Write)
+                >= p.requests.len() + p.responses.len();
         if done && linger_until.is_none() {
             linger_until = Some(Instant::now() + Duration::from_millis(200));
         }
@@ -260,6 +323,44 @@ fn socket_calls_sit_on_the_stream_and_between_the_wire_times() {
 
     let (req_isn, req_ts) = stream(&caps, Direction::Request, &p.requests);
     let (resp_isn, resp_ts) = stream(&caps, Direction::Response, &p.responses);
+    let client_addr = caps
+        .iter()
+        .find(|c| c.dir == Direction::Request)
+        .expect("a request")
+        .src;
+    // What the watched side reads and writes, and its thread.
+    struct Side<'a> {
+        dir: Direction,
+        isn: u32,
+        ts: &'a [u64],
+        bytes: &'a [u8],
+        src: SocketAddr,
+        dst: SocketAddr,
+        /// The peer's writes: each found the watched thread asleep in read.
+        peer_writes: &'a [(usize, usize)],
+    }
+    let requests = Side {
+        dir: Direction::Request,
+        isn: req_isn,
+        ts: &req_ts,
+        bytes: &p.requests,
+        src: client_addr,
+        dst: addr,
+        peer_writes: &p.client_writes,
+    };
+    let responses = Side {
+        dir: Direction::Response,
+        isn: resp_isn,
+        ts: &resp_ts,
+        bytes: &p.responses,
+        src: addr,
+        dst: client_addr,
+        peer_writes: &p.server_writes,
+    };
+    let (read, written, own_writes, tid) = match role {
+        Role::Server => (&requests, &responses, &p.server_writes, server_tid),
+        Role::Client => (&responses, &requests, &p.client_writes, client_tid),
+    };
     let reads: Vec<&SocketEvent> = events
         .iter()
         .filter(|e| e.call == SocketCall::Read)
@@ -268,82 +369,70 @@ fn socket_calls_sit_on_the_stream_and_between_the_wire_times() {
         .iter()
         .filter(|e| e.call == SocketCall::Write)
         .collect();
-    let client_addr = caps
-        .iter()
-        .find(|c| c.dir == Direction::Request)
-        .expect("a request")
-        .src;
     for e in &events {
-        assert_eq!(
-            e.tid, server_tid,
-            "only the server's thread is watched: {e:?}"
-        );
+        assert_eq!(e.tid, tid, "only the watched side's thread: {e:?}");
+        let side = match e.call {
+            SocketCall::Read => read,
+            SocketCall::Write => written,
+        };
         let (src, dst) = (
             SocketAddr::new(e.flow.src.addr, e.flow.src.port),
             SocketAddr::new(e.flow.dst.addr, e.flow.dst.port),
         );
-        match e.call {
-            SocketCall::Read => {
-                assert_eq!(
-                    (src, dst, e.direction),
-                    (client_addr, addr, Direction::Request)
-                )
-            }
-            SocketCall::Write => {
-                assert_eq!(
-                    (src, dst, e.direction),
-                    (addr, client_addr, Direction::Response)
-                )
-            }
-        }
+        assert_eq!(
+            (src, dst, e.direction),
+            (side.src, side.dst, side.dir),
+            "flow as on the wire: {e:?}"
+        );
     }
 
-    // ---- Exactly on the stream: the reads (small buffers, one peek) and the writes
-    // (several messages, a split message) tile their streams from the first byte.
-    assert_tiles(&reads, req_isn, p.requests.len(), "read");
-    assert_tiles(&writes, resp_isn, p.responses.len(), "write");
-    assert_eq!(writes.len(), p.server_writes.len(), "one event per write");
+    // ---- Exactly on the stream: the reads (small buffers, a peek) and the writes (several
+    // messages, a split message) tile their streams from the first byte.
+    assert_tiles(&reads, read.isn, read.bytes.len(), "read");
+    assert_tiles(&writes, written.isn, written.bytes.len(), "write");
+    assert_eq!(writes.len(), own_writes.len(), "one event per write");
     assert!(
-        reads.len() > p.client_writes.len(),
-        "partial reads: {}",
+        reads.len() >= read.peer_writes.len(),
+        "at least a read per peer write: {}",
         reads.len()
     );
 
     // ---- Between the wire times: a read returns after its last byte came in, a write
     // starts before its first byte goes out.
     for (i, r) in reads.iter().enumerate() {
-        let last = (r.seq.wrapping_sub(req_isn) + r.len - 1) as usize;
+        let last = (r.seq.wrapping_sub(read.isn) + r.len - 1) as usize;
         assert!(
-            req_ts[last] <= r.ts_ns,
+            read.ts[last] <= r.ts_ns,
             "read {i} returned at {} before its last byte reached TC ingress at {}",
             r.ts_ns,
-            req_ts[last]
+            read.ts[last]
         );
     }
     for (i, w) in writes.iter().enumerate() {
-        let first = w.seq.wrapping_sub(resp_isn) as usize;
+        let first = w.seq.wrapping_sub(written.isn) as usize;
         assert!(
-            w.ts_ns <= resp_ts[first],
+            w.ts_ns <= written.ts[first],
             "write {i} entered at {} after its first byte left at TC egress at {}",
             w.ts_ns,
-            resp_ts[first]
+            written.ts[first]
         );
     }
 
-    // ---- Wakeups: each client write after the first found the server asleep in read; the
-    // read that returned its first byte carries the wakeup the byte's arrival caused.
-    for &(start, _) in &p.client_writes[1..] {
+    // ---- Wakeups: each peer write but the first and the last (the client reads that one
+    // late, see spawn_client) found the watched thread asleep in read; the read that
+    // returned its first byte carries the wakeup its arrival caused.
+    for &(start, _) in &read.peer_writes[1..read.peer_writes.len() - 1] {
         let r = reads
             .iter()
-            .find(|r| r.seq.wrapping_sub(req_isn) as usize == start)
+            .find(|r| r.seq.wrapping_sub(read.isn) as usize == start)
             .unwrap_or_else(|| panic!("a read starts at offset {start} (blocking reads)"));
         let w = r
             .wakeup
             .unwrap_or_else(|| panic!("the read at offset {start} carries no wakeup: {r:?}"));
         assert!(
-            req_ts[start] <= w.woken_ns && w.woken_ns <= w.on_cpu_ns && w.on_cpu_ns <= r.ts_ns,
+            read.ts[start] <= w.woken_ns && w.woken_ns <= w.on_cpu_ns && w.on_cpu_ns <= r.ts_ns,
             "offset {start}: arrival {} <= woken {} <= on cpu {} <= read {}",
-            req_ts[start],
+            read.ts[start],
             w.woken_ns,
             w.on_cpu_ns,
             r.ts_ns
@@ -357,12 +446,18 @@ fn socket_calls_sit_on_the_stream_and_between_the_wire_times() {
     assert_eq!(b.breakdown_reads as usize, reads.len(), "{b:?}");
     assert_eq!(b.breakdown_writes as usize, writes.len(), "{b:?}");
     assert_eq!(b.breakdown_ring_drops, 0, "{b:?}");
-    assert!(b.breakdown_skipped >= 1, "the peek was skipped: {b:?}");
+    if role == Role::Server {
+        assert!(
+            b.breakdown_skipped >= 1,
+            "the server's peek was skipped: {b:?}"
+        );
+    }
     assert!(b.breakdown_sched_calls > 0, "{b:?}");
     assert_eq!(cap.malformed_records(), 0);
 
     // ---- Detach: the links go, and with the capture every program.
-    let cap = in_netns(&net.ns_a, move || {
+    let cap = in_netns(&ns, move || {
+        let mut cap = cap;
         cap.detach().expect("detach");
         cap
     });
@@ -410,4 +505,50 @@ fn without_breakdown_no_socket_or_scheduler_program_is_loaded() {
     });
     drop(cap);
     drop(net);
+}
+
+/// SIGKILL of a process holding `--breakdown`'s hooks leaves none of them: the links (and
+/// so the programs) die with its descriptors.
+#[test]
+fn breakdown_hooks_die_with_a_killed_process() {
+    let _g = serial();
+    require_root("breakdown_hooks_die_with_a_killed_process");
+    let mut child = std::process::Command::new(example_bin("hold_attached"))
+        .args(["lo", "47191", "auto", "30", "breakdown"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::inherit())
+        .spawn()
+        .expect("spawn hold_attached");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut line = String::new();
+    io::BufRead::read_line(&mut io::BufReader::new(stdout), &mut line).expect("read");
+    if !line.starts_with("ATTACHED ") {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("hold_attached said {line:?}");
+    }
+    let held = breakdown_programs_held(child.id());
+    // Either socket hook set (3 tracepoints or 4 fentry/fexit) and the 2 scheduler hooks.
+    if !(held.len() == 5 || held.len() == 6) {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("the holder has the breakdown programs: {held:?}");
+    }
+    child.kill().expect("SIGKILL");
+    child.wait().expect("reap");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let alive: Vec<u32> = libbpf_rs::query::ProgInfoIter::default()
+            .map(|p| p.id)
+            .filter(|id| held.contains(id))
+            .collect();
+        if alive.is_empty() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "programs of the killed process still loaded: {alive:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
