@@ -90,8 +90,10 @@ fn check_breakdown(r: &RunResult) {
             r.label
         );
     }
-    // Per order too, on the orders that carry their breakdown (the slowest): `app` against
-    // the exchange's own read → write of that order (keys are unique per run).
+    // Per order, on the orders that carry their breakdown (the slowest): the exchange took
+    // `request_ns` after its read returned and `ack_ns` before its write (a batched write
+    // may start later still), so fixscope's read → write brackets the truth's: never
+    // shorter (2 µs of clock slack). Keys are unique per run.
     for o in slow {
         let key = o["key"].as_str().expect("key");
         let t = r
@@ -102,8 +104,8 @@ fn check_breakdown(r: &RunResult) {
         let want = t.ack_ns.expect("acked") - t.request_ns;
         let got = o["breakdown"]["app"].as_u64().expect("app");
         assert!(
-            within(want, got),
-            "[{}] order {key}: app {got} ns vs the exchange's {want} ns",
+            got + 2_000 >= want,
+            "[{}] order {key}: app {got} ns shorter than the exchange's own {want} ns",
             r.label
         );
     }
