@@ -111,3 +111,22 @@ mod tests {
         assert_eq!(names.len(), n, "a counter name appears twice");
     }
 }
+#[cfg(test)]
+mod breakdown_serde {
+    use super::*;
+    #[test]
+    fn breakdown_counters_round_trip_through_json() {
+        let c = Counters {
+            breakdown: Some(BreakdownCounters {
+                breakdown_orders: 3,
+                ..BreakdownCounters::default()
+            }),
+            ..Counters::default()
+        };
+        let back: Counters = serde_json::from_str(&serde_json::to_string(&c).unwrap()).unwrap();
+        assert_eq!(back, c);
+        let plain: Counters =
+            serde_json::from_str(&serde_json::to_string(&Counters::default()).unwrap()).unwrap();
+        assert_eq!(plain.breakdown, None);
+    }
+}

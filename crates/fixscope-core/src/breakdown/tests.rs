@@ -723,3 +723,48 @@ fn calls_arriving_after_the_connection_closed_still_finish_its_orders() {
     );
     exact(fr, &b);
 }
+
+/// An HdrHistogram log of a `--breakdown` run reads back with its breakdown stages, counters
+/// and the slow orders' breakdowns (`fixscope report`); one without stays without.
+#[test]
+fn hlog_round_trip_keeps_the_breakdown() {
+    use crate::hlog::{merge, HlogWriter, Window};
+    use std::io::Write;
+    for breakdown in [true, false] {
+        let mut h = H::new();
+        h.p = Pipeline::new(PipelineConfig {
+            breakdown,
+            interval_ns: 1_000_000,
+            ..PipelineConfig::default()
+        });
+        let mut w = HlogWriter::new(Vec::new());
+        // The driver's clock starts the first interval.
+        h.p.advance_to(500, &[], &mut w).unwrap();
+        let (o, a) = (order("A"), ack("A"));
+        h.read(0, o.len(), 1_500);
+        h.write(0, a.len(), 3_000);
+        h.seg(Direction::Request, 0, &o, 1_000);
+        h.seg(Direction::Response, 0, &a, 3_200);
+        h.p.finish(&[], &mut w).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run.hlog");
+        std::fs::File::create(&path)
+            .unwrap()
+            .write_all(&w.into_inner())
+            .unwrap();
+        let mut merged = merge(&[path], &Window::default()).unwrap();
+        merged.stats.refresh_views();
+        assert_eq!(merged.stats.breakdown(), breakdown);
+        let counters = merged.counters.unwrap();
+        assert_eq!(counters.breakdown.is_some(), breakdown, "{counters:?}");
+        let slow = &merged.stats.slowest(Stage::FirstResponse)[0];
+        if breakdown {
+            assert_eq!(merged.stats.cumulative(Stage::App).max_ns(), 1_500);
+            assert_eq!(counters.breakdown.unwrap().breakdown_orders, 1);
+            assert_eq!(slow.breakdown.and_then(|b| b.app), Some(1_500));
+        } else {
+            assert_eq!(merged.stats.cumulative(Stage::App).count(), 0);
+            assert_eq!(slow.breakdown, None);
+        }
+    }
+}

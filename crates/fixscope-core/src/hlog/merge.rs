@@ -561,14 +561,12 @@ fn window_counters(end: &Counters, before: Option<&Counters>) -> Counters {
 }
 
 fn add_counters(a: &Counters, b: &Counters) -> Counters {
-    let bm = as_map(b);
-    let m = as_map(a)
-        .into_iter()
-        .map(|(k, v)| {
-            let s = v.as_u64().unwrap_or(0) + bm.get(&k).and_then(Value::as_u64).unwrap_or(0);
-            (k, Value::from(s))
-        })
-        .collect();
+    let mut m = as_map(a);
+    // The union of names: a counter only one side has (`--breakdown`'s) is kept.
+    for (k, v) in as_map(b) {
+        let s = m.get(&k).and_then(Value::as_u64).unwrap_or(0) + v.as_u64().unwrap_or(0);
+        m.insert(k, Value::from(s));
+    }
     from_map(m)
 }
 
