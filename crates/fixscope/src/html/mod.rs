@@ -95,8 +95,8 @@ impl HtmlReporter {
 impl HtmlReporter {
     /// The latency-over-time series of a run that is not replayed through
     /// [`Reporter::interval`] (`fixscope report`: read from the logs), per stage.
-    pub fn with_intervals(mut self, intervals: [Vec<IntervalPoint>; 4]) -> Self {
-        for (stage, points) in Stage::ALL.into_iter().zip(intervals) {
+    pub fn with_intervals(mut self, intervals: [Vec<IntervalPoint>; Stage::COUNT]) -> Self {
+        for (stage, points) in Stage::EVERY.into_iter().zip(intervals) {
             self.plot.data.stage_mut(stage).intervals = points;
         }
         self
