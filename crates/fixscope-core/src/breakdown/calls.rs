@@ -20,10 +20,15 @@ pub struct Call {
 }
 
 impl Call {
-    /// Whether the call's range holds the byte with sequence number `seq` (wrap-around safe).
+    /// Whether the call's range holds the byte with sequence number `seq`.
     fn holds(&self, seq: u32) -> bool {
-        seq.wrapping_sub(self.seq) < self.len
+        holds(self.seq, self.len, seq)
     }
+}
+
+/// Whether `[start, start + len)` holds the byte `seq` (wrap-around safe).
+pub fn holds(start: u32, len: u32, seq: u32) -> bool {
+    seq.wrapping_sub(start) < len
 }
 
 #[derive(Debug, Default)]
@@ -32,6 +37,10 @@ pub struct CallLog {
     /// On loopback both ends' calls come (the acceptor's reads and writes, the initiator's
     /// writes and reads); each order uses only the watched end's kinds.
     calls: [VecDeque<Call>; 4],
+    /// Per kind, the furthest end (`seq + len`) of any call logged: a byte at or past it
+    /// is in no call yet — answered without a scan (the usual case when the calls' ring
+    /// lags behind the segments').
+    ends: [Option<u32>; 4],
 }
 
 fn slot(direction: Direction, call: SocketCall) -> usize {
@@ -49,7 +58,13 @@ impl CallLog {
         if ev.len == 0 {
             return 0;
         }
-        let log = &mut self.calls[slot(ev.direction, ev.call)];
+        let i = slot(ev.direction, ev.call);
+        let end = ev.seq.wrapping_add(ev.len);
+        let furthest = self.ends[i].get_or_insert(end);
+        if (end.wrapping_sub(*furthest) as i32) > 0 {
+            *furthest = end;
+        }
+        let log = &mut self.calls[i];
         let mut evicted = 0;
         if log.len() >= MAX_CALLS {
             log.pop_front();
@@ -69,9 +84,10 @@ impl CallLog {
     /// written once, so at most one call holds it (a `MSG_PEEK` read would be a second:
     /// the newest is the one that consumed it).
     pub fn find(&self, direction: Direction, call: SocketCall, seq: u32) -> Option<&Call> {
-        self.calls[slot(direction, call)]
-            .iter()
-            .rev()
-            .find(|c| c.holds(seq))
+        let i = slot(direction, call);
+        if (seq.wrapping_sub(self.ends[i]?) as i32) >= 0 {
+            return None;
+        }
+        self.calls[i].iter().rev().find(|c| c.holds(seq))
     }
 }

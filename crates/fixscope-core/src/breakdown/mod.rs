@@ -193,37 +193,44 @@ impl Breakdown {
         if conn.awaiting.is_empty() {
             return;
         }
-        let mut i = 0;
-        while i < conn.awaiting.len() {
-            let a = &conn.awaiting[i];
-            match resolve(
-                self.role,
-                &conn.calls,
-                &a.latency,
-                a.response_seq,
-                a.response_ts_ns,
-            ) {
-                Resolved::Wait => i += 1,
-                resolved => {
-                    if let Some(a) = conn.awaiting.remove(i) {
-                        self.awaiting -= 1;
-                        let order = OrderRef {
-                            key: &a.key,
-                            response_msg_type: &a.response_msg_type,
-                            exec_type: a.exec_type,
-                            ord_status: a.ord_status,
-                            response_ts_ns: a.response_ts_ns,
-                            breakdown: None,
-                        };
-                        if let Some(b) =
-                            finish(&mut self.counters, resolved, &a.latency, &order, stats)
-                        {
-                            stats.attach_breakdown(a.latency.session, a.latency.request_ts_ns, &b);
-                        }
-                    }
-                }
+        // Only the orders whose byte this call holds can be completed by it: one cheap
+        // comparison per waiting order, the lookups only for those (when the calls' ring
+        // lags, thousands of orders wait and calls come by the thousand).
+        let needs = |a: &Awaiting| match (self.role, ev.direction, ev.call) {
+            (Role::Server, Direction::Request, SocketCall::Read)
+            | (Role::Client, Direction::Request, SocketCall::Write) => {
+                calls::holds(ev.seq, ev.len, a.latency.request_seq)
             }
-        }
+            (Role::Server, Direction::Response, SocketCall::Write)
+            | (Role::Client, Direction::Response, SocketCall::Read) => {
+                calls::holds(ev.seq, ev.len, a.response_seq)
+            }
+            _ => false,
+        };
+        let (role, counters, awaiting) = (self.role, &mut self.counters, &mut self.awaiting);
+        let calls = &conn.calls;
+        conn.awaiting.retain(|a| {
+            if !needs(a) {
+                return true;
+            }
+            let resolved = resolve(role, calls, &a.latency, a.response_seq, a.response_ts_ns);
+            if matches!(resolved, Resolved::Wait) {
+                return true;
+            }
+            *awaiting -= 1;
+            let order = OrderRef {
+                key: &a.key,
+                response_msg_type: &a.response_msg_type,
+                exec_type: a.exec_type,
+                ord_status: a.ord_status,
+                response_ts_ns: a.response_ts_ns,
+                breakdown: None,
+            };
+            if let Some(b) = finish(counters, resolved, &a.latency, &order, stats) {
+                stats.attach_breakdown(a.latency.session, a.latency.request_ts_ns, &b);
+            }
+            false
+        });
     }
 
     /// A first response was matched on connection `conn`; `response_seq` is the sequence
