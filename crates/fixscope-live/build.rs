@@ -1,5 +1,6 @@
-//! Compiles src/bpf/fixscope.bpf.c with clang and generates the libbpf-rs skeleton into
-//! OUT_DIR (included by src/skel.rs).
+//! Compiles src/bpf/fixscope.bpf.c (and src/bpf/breakdown.bpf.c, `--breakdown`) with
+//! clang and generates their libbpf-rs skeletons into OUT_DIR (included by src/skeleton.rs
+//! and src/breakdown/skel.rs).
 
 use std::env;
 use std::path::PathBuf;
@@ -8,6 +9,8 @@ use libbpf_cargo::SkeletonBuilder;
 
 const SRC: &str = "src/bpf/fixscope.bpf.c";
 const HDR: &str = "src/bpf/fixscope.h";
+const BREAKDOWN_SRC: &str = "src/bpf/breakdown.bpf.c";
+const BREAKDOWN_HDR: &str = "src/bpf/breakdown.h";
 
 fn main() {
     let out = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR is set by cargo"))
@@ -33,6 +36,19 @@ fn main() {
         ])
         .build_and_generate(&out)
         .expect("failed to build the BPF program (clang, libbpf headers, kernel UAPI headers)");
+    let breakdown = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR is set by cargo"))
+        .join("breakdown.skel.rs");
+    SkeletonBuilder::new()
+        .source(BREAKDOWN_SRC)
+        .clang_args([
+            format!("-I/usr/include/{multiarch}"),
+            "-mcpu=v3".to_string(),
+            "-Wall".to_string(),
+        ])
+        .build_and_generate(&breakdown)
+        .expect("failed to build the breakdown BPF program (clang, libbpf headers)");
+    println!("cargo:rerun-if-changed={BREAKDOWN_SRC}");
+    println!("cargo:rerun-if-changed={BREAKDOWN_HDR}");
     println!("cargo:rerun-if-changed={SRC}");
     println!("cargo:rerun-if-changed={HDR}");
 }

@@ -14,21 +14,24 @@ mod pcap;
 mod reassembly;
 mod record;
 pub mod seeds;
+mod socket_record;
 
 pub use decode::decode;
 pub use fix::fix;
 pub use pcap::pcap;
 pub use reassembly::reassembly;
 pub use record::record;
+pub use socket_record::socket_record;
 
 /// A fuzz target: any bytes in, a panic when something that must hold does not.
 pub type Target = fn(&[u8]);
 
 /// Every target, by the name of its seed and regression directories.
-pub const TARGETS: [(&str, Target); 5] = [
+pub const TARGETS: [(&str, Target); 6] = [
     ("pcap", pcap),
     ("decode", decode),
     ("reassembly", reassembly),
     ("fix", fix),
     ("record", record),
+    ("socket_record", socket_record),
 ];

@@ -27,7 +27,7 @@ struct Delivered {
 impl Delivered {
     fn event(&mut self, event: StreamEvent<'_>) {
         match event {
-            StreamEvent::Data { bytes, ts_ns } => {
+            StreamEvent::Data { bytes, ts_ns, .. } => {
                 assert!(!bytes.is_empty(), "empty data event");
                 assert!(ts_ns <= self.now_ns, "stamped {ts_ns}, now {}", self.now_ns);
                 for (i, &b) in bytes.iter().enumerate() {

@@ -151,6 +151,7 @@ pub fn seeds() -> io::Result<Vec<(&'static str, String, Vec<u8>)>> {
         records.extend(rec);
     }
     out.push(("record", "conversation".into(), records));
+    out.push(("socket_record", "reads-and-writes".into(), socket_records()));
     Ok(out)
 }
 
@@ -211,4 +212,40 @@ fn ring_record(ts_ns: u64, p: &TcpPacketSpec) -> Vec<u8> {
     h[74] = p.flags.0;
     h.extend(&p.payload);
     h
+}
+
+/// `--breakdown` records (`struct fxb_rec`, breakdown.h: 80 bytes): a read with a wakeup, a
+/// write, an IPv6 read, each behind its 2-byte length.
+fn socket_records() -> Vec<u8> {
+    let rec = |ts: u64, woken: u64, on_cpu: u64, family: u8, dir: u8, call: u8, seq: u32| {
+        let mut r = vec![0u8; 80];
+        r[0..8].copy_from_slice(&ts.to_ne_bytes());
+        r[8..16].copy_from_slice(&woken.to_ne_bytes());
+        r[16..24].copy_from_slice(&on_cpu.to_ne_bytes());
+        r[24..28].copy_from_slice(&[10, 0, 0, 2]);
+        r[40..44].copy_from_slice(&[10, 0, 0, 1]);
+        if family == 6 {
+            r[24..40].copy_from_slice(&std::net::Ipv6Addr::LOCALHOST.octets());
+            r[40..56].copy_from_slice(&std::net::Ipv6Addr::LOCALHOST.octets());
+        }
+        r[56..60].copy_from_slice(&seq.to_ne_bytes());
+        r[60..64].copy_from_slice(&120u32.to_ne_bytes());
+        r[64..68].copy_from_slice(&4242u32.to_ne_bytes());
+        r[68..70].copy_from_slice(&50_000u16.to_ne_bytes());
+        r[70..72].copy_from_slice(&9878u16.to_ne_bytes());
+        r[72] = family;
+        r[73] = dir;
+        r[74] = call;
+        r
+    };
+    let mut out = Vec::new();
+    for r in [
+        rec(1_000, 700, 900, 4, 0, 0, 1),
+        rec(2_000, 0, 0, 4, 1, 1, 7),
+        rec(3_000, 2_500, 2_600, 6, 0, 0, 121),
+    ] {
+        out.extend((r.len() as u16).to_le_bytes());
+        out.extend(r);
+    }
+    out
 }

@@ -7,6 +7,7 @@
 
 use serde::Serialize;
 
+use crate::breakdown::BreakdownCounters;
 use crate::correlate::CorrelationCounters;
 use crate::fix::framing::FramingCounters;
 use crate::reassembly::ReassemblyCounters;
@@ -41,6 +42,13 @@ pub struct Counters {
     pub reassembly: ReassemblyCounters,
     /// Latencies above the histogram range (`-x`), all stages.
     pub over_range: u64,
+    /// The in-host breakdown's counters (`--breakdown` only: absent otherwise).
+    #[serde(
+        flatten,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::breakdown::counters_if_present"
+    )]
+    pub breakdown: Option<BreakdownCounters>,
 }
 
 impl Counters {
@@ -66,7 +74,11 @@ mod tests {
     #[test]
     fn every_counter_is_in_the_json_docs() {
         let doc = include_str!("../../../docs/output-json.md");
-        let mut names = Counters::default().list();
+        let mut names = Counters {
+            breakdown: Some(BreakdownCounters::default()),
+            ..Counters::default()
+        }
+        .list();
         assert!(names.len() >= 30, "{} counters", names.len());
         // The capture source's counters too (the live crate checks the kernel's).
         names.extend(counters_of(&crate::pcap::CaptureStats::default()));
@@ -97,5 +109,24 @@ mod tests {
         names.sort();
         names.dedup();
         assert_eq!(names.len(), n, "a counter name appears twice");
+    }
+}
+#[cfg(test)]
+mod breakdown_serde {
+    use super::*;
+    #[test]
+    fn breakdown_counters_round_trip_through_json() {
+        let c = Counters {
+            breakdown: Some(BreakdownCounters {
+                breakdown_orders: 3,
+                ..BreakdownCounters::default()
+            }),
+            ..Counters::default()
+        };
+        let back: Counters = serde_json::from_str(&serde_json::to_string(&c).unwrap()).unwrap();
+        assert_eq!(back, c);
+        let plain: Counters =
+            serde_json::from_str(&serde_json::to_string(&Counters::default()).unwrap()).unwrap();
+        assert_eq!(plain.breakdown, None);
     }
 }

@@ -14,14 +14,16 @@ use std::io;
 
 use hashbrown::HashMap;
 
+use crate::breakdown::Breakdown;
 use crate::correlate::{
-    is_response_type, Correlator, CorrelatorLimits, KeySpec, MessageFacts, RequestType,
+    is_response_type, Correlator, CorrelatorLimits, KeySpec, MessageFacts, RequestType, Stage,
 };
 use crate::fix::framing::{FramedMessage, FramingCounters, StreamFramer};
 use crate::reassembly::{ReassemblyCounters, ReassemblyLimits, StreamEvent, StreamReassembler};
 use crate::report::{Counters, IntervalReport, Reporter, SummaryReport, TimeSpan};
 use crate::segment::{ConnectionKey, Direction, Segment};
 use crate::slowest::OrderRef;
+use crate::socket_event::SocketEvent;
 use crate::source::Counter;
 use crate::stats::Stats;
 
@@ -45,6 +47,10 @@ pub struct PipelineConfig {
     /// Split orders' latency by the source's socket calls (`--breakdown`): the
     /// `wire_to_read`, `app`, `write_to_wire` and `sched_delay` stages.
     pub breakdown: bool,
+    /// Which end the breakdown times (`--role`): the acceptor's reads of requests and
+    /// writes of responses, or the initiator's writes of requests and reads of responses.
+    /// On loopback both ends' calls are seen; only the watched end's are used.
+    pub breakdown_role: crate::Role,
 }
 
 impl Default for PipelineConfig {
@@ -59,6 +65,7 @@ impl Default for PipelineConfig {
             max_connections: 1 << 16,
             slowest: crate::slowest::DEFAULT_SLOWEST,
             breakdown: false,
+            breakdown_role: crate::Role::Server,
         }
     }
 }
@@ -73,6 +80,7 @@ struct HalfStream {
 
 struct Connection {
     session: u64,
+    key: ConnectionKey,
     request: HalfStream,
     response: HalfStream,
     last_seen_ns: u64,
@@ -80,9 +88,10 @@ struct Connection {
 }
 
 impl Connection {
-    fn new(session: u64, now_ns: u64) -> Self {
+    fn new(session: u64, key: ConnectionKey, now_ns: u64) -> Self {
         let mut c = Connection {
             session,
+            key,
             request: HalfStream::default(),
             response: HalfStream::default(),
             last_seen_ns: now_ns,
@@ -102,12 +111,13 @@ impl Connection {
     /// its own times (before the connection is closed or forgotten, or at the end).
     fn flush(&mut self, reassembly: &mut ReassemblyCounters, sink: &mut MessageSink<'_>) {
         let session = self.session;
+        let key = self.key;
         for (direction, half) in [
             (Direction::Request, &mut self.request),
             (Direction::Response, &mut self.response),
         ] {
             half.reassembler.flush(reassembly, |event| {
-                sink.stream_event(event, &mut half.framer, direction, session)
+                sink.stream_event(event, &mut half.framer, direction, session, key)
             });
         }
     }
@@ -149,6 +159,8 @@ pub struct Pipeline {
     interval_start_counters: Counters,
     /// Added to timestamps for UNIX time in reports (the source's clock).
     unix_offset_ns: i64,
+    /// The in-host breakdown (`--breakdown`).
+    breakdown: Option<Breakdown>,
 }
 
 impl Pipeline {
@@ -156,7 +168,12 @@ impl Pipeline {
         Pipeline {
             observer: None,
             correlator: Correlator::new(config.key.clone(), config.correlation),
-            stats: Stats::new(config.highest_ns).with_slowest(config.slowest),
+            stats: Stats::new(config.highest_ns)
+                .with_slowest(config.slowest)
+                .with_breakdown(config.breakdown),
+            breakdown: config
+                .breakdown
+                .then(|| Breakdown::new(config.breakdown_role)),
             config,
             connections: HashMap::new(),
             next_session: 1,
@@ -197,6 +214,16 @@ impl Pipeline {
         self.now_ns
     }
 
+    /// Feeds one socket call (`--breakdown`): placed on its connection's stream by sequence
+    /// number; the orders it completes get their breakdown (see [`crate::breakdown`]).
+    /// Calls do not move the pipeline's clock: the two rings of a live source drift apart,
+    /// and a call stamped after a response still in the other ring must not raise `-t`.
+    pub fn on_socket_event(&mut self, ev: &SocketEvent) {
+        if let Some(b) = self.breakdown.as_mut() {
+            b.on_socket_event(ev, &mut self.stats);
+        }
+    }
+
     /// Feeds one segment.
     pub fn on_segment(&mut self, seg: &Segment<'_>) {
         self.segments += 1;
@@ -215,6 +242,7 @@ impl Pipeline {
             reassembly,
             config,
             observer,
+            breakdown,
             ..
         } = self;
 
@@ -222,7 +250,10 @@ impl Pipeline {
             let session = *next_session;
             *next_session += 1;
             stats.open_session(session, key);
-            Connection::new(session, seg.ts_ns)
+            if let Some(b) = breakdown.as_mut() {
+                b.connection_opened(&key);
+            }
+            Connection::new(session, key, seg.ts_ns)
         });
         // A SYN with a new initial sequence number on a known 4-tuple is a new connection
         // (port reuse): start a new session so old and new ClOrdIDs never mix.
@@ -239,7 +270,11 @@ impl Pipeline {
             let session = *next_session;
             *next_session += 1;
             stats.open_session(session, key);
-            *conn = Connection::new(session, seg.ts_ns);
+            *conn = Connection::new(session, key, seg.ts_ns);
+            if let Some(b) = breakdown.as_mut() {
+                // The old connection's calls are not this one's.
+                b.drop_connection(&key);
+            }
         }
         conn.payload_seen |= !seg.payload.is_empty();
         conn.last_seen_ns = seg.ts_ns;
@@ -256,6 +291,7 @@ impl Pipeline {
             correlator,
             stats,
             observer,
+            breakdown,
         };
         let direction = seg.direction;
         let (this, other) = match direction {
@@ -271,7 +307,7 @@ impl Pipeline {
                 Direction::Response => Direction::Request,
             };
             other.reassembler.peer_acked(seg.ack, reassembly, |event| {
-                sink.stream_event(event, &mut other.framer, other_direction, session)
+                sink.stream_event(event, &mut other.framer, other_direction, session, key)
             });
         }
         this.reassembler.push(
@@ -283,15 +319,21 @@ impl Pipeline {
             seg.ts_ns,
             &config.reassembly,
             reassembly,
-            |event| sink.stream_event(event, &mut this.framer, direction, session),
+            |event| sink.stream_event(event, &mut this.framer, direction, session, key),
         );
         if seg.flags.rst() || conn.finished() {
             // Bytes still held behind a capture hole are framed first (at their own times);
             // then no response can come on a closed connection: its requests are accounted
             // for.
             conn.flush(reassembly, &mut sink);
-            correlator.close_session(session);
+            sink.correlator.close_session(session);
+            if let Some(b) = sink.breakdown.as_mut() {
+                b.connection_closed(&key, seg.ts_ns);
+            }
             connections.remove(&key);
+        }
+        if let Some(b) = self.breakdown.as_mut() {
+            b.expire(self.now_ns);
         }
         if self.now_ns.saturating_sub(self.last_sweep_ns) > 1_000_000_000 {
             self.sweep_idle();
@@ -334,6 +376,7 @@ impl Pipeline {
             reassembly,
             config,
             observer,
+            breakdown,
             ..
         } = self;
         let sink = MessageSink {
@@ -342,6 +385,7 @@ impl Pipeline {
             correlator,
             stats,
             observer,
+            breakdown,
         };
         (connections, reassembly, sink)
     }
@@ -350,11 +394,15 @@ impl Pipeline {
     /// first (at its own times), then their pending requests are accounted as closed.
     /// Returns how many went.
     fn forget_connections(&mut self, mut forget: impl FnMut(&Connection) -> bool) -> u64 {
+        let now_ns = self.now_ns;
         let (connections, reassembly, mut sink) = self.connections_and_sink();
         let mut gone = 0;
         for (_, mut conn) in connections.extract_if(|_, c| forget(c)) {
             conn.flush(reassembly, &mut sink);
             sink.correlator.close_session(conn.session);
+            if let Some(b) = sink.breakdown.as_mut() {
+                b.connection_closed(&conn.key, now_ns);
+            }
             gone += 1;
         }
         gone
@@ -370,6 +418,9 @@ impl Pipeline {
     ) -> io::Result<()> {
         self.now_ns = self.now_ns.max(now_ns);
         self.correlator.expire(self.now_ns);
+        if let Some(b) = self.breakdown.as_mut() {
+            b.expire(self.now_ns);
+        }
         self.report_due_intervals(self.now_ns, source, reporter)
     }
 
@@ -445,6 +496,9 @@ impl Pipeline {
     /// the cumulative summary. `source` holds the source's own counters (capture or kernel).
     pub fn finish(&mut self, source: &[Counter], reporter: &mut dyn Reporter) -> io::Result<()> {
         self.flush_streams();
+        if let Some(b) = self.breakdown.as_mut() {
+            b.finish_run();
+        }
         if self.config.interval_ns > 0 {
             if let Some(start) = self.interval_start_ns {
                 // Data stamped exactly at the interval's start (or counted at the flush
@@ -504,6 +558,7 @@ impl Pipeline {
             pending: self.correlator.pending() as u64,
             reassembly: self.reassembly,
             over_range: self.stats.over_range(),
+            breakdown: self.breakdown.as_ref().map(|b| b.counters),
         }
     }
 }
@@ -515,6 +570,7 @@ struct MessageSink<'p> {
     correlator: &'p mut Correlator,
     stats: &'p mut Stats,
     observer: &'p mut Option<MessageObserver>,
+    breakdown: &'p mut Option<Breakdown>,
 }
 
 impl MessageSink<'_> {
@@ -525,18 +581,25 @@ impl MessageSink<'_> {
         framer: &mut StreamFramer,
         direction: Direction,
         session: u64,
+        conn: ConnectionKey,
     ) {
         match event {
-            StreamEvent::Data { bytes, ts_ns } => {
+            StreamEvent::Data { bytes, ts_ns, seq } => {
                 let MessageSink {
                     key,
                     framing,
                     correlator,
                     stats,
                     observer,
+                    breakdown,
                 } = self;
-                framer.push(bytes, ts_ns, framing, |msg| {
-                    on_message(direction, session, &msg, key, correlator, stats, observer)
+                let origin = Origin {
+                    direction,
+                    session,
+                    conn,
+                };
+                framer.push_at(bytes, ts_ns, seq, framing, |msg| {
+                    on_message(origin, &msg, key, correlator, stats, observer, breakdown)
                 })
             }
             StreamEvent::Gap { .. } => framer.gap(self.framing),
@@ -544,17 +607,30 @@ impl MessageSink<'_> {
     }
 }
 
+/// Where a framed message came from.
+#[derive(Clone, Copy)]
+struct Origin {
+    direction: Direction,
+    session: u64,
+    conn: ConnectionKey,
+}
+
 /// Routes one framed message: requests and responses go to the correlator, latencies to
 /// the statistics; session-level messages only name the session.
 fn on_message(
-    direction: Direction,
-    session: u64,
+    origin: Origin,
     msg: &FramedMessage<'_>,
     key: &KeySpec,
     correlator: &mut Correlator,
     stats: &mut Stats,
     observer: &mut Option<MessageObserver>,
+    breakdown: &mut Option<Breakdown>,
 ) {
+    let Origin {
+        direction,
+        session,
+        conn,
+    } = origin;
     let facts = MessageFacts::extract(msg.bytes, key);
     if let Some(observe) = observer {
         let is_request = RequestType::from_msg_type(facts.msg_type).is_some();
@@ -589,7 +665,13 @@ fn on_message(
                 if let Some(s) = stats.session_mut(session) {
                     s.requests += 1;
                 }
-                correlator.on_request(session, request_type, &facts, msg.last_byte_ts_ns);
+                correlator.on_request_at(
+                    session,
+                    request_type,
+                    &facts,
+                    msg.last_byte_ts_ns,
+                    msg.last_byte_seq,
+                );
             }
         }
         Direction::Response => {
@@ -598,14 +680,33 @@ fn on_message(
                     s.responses += 1;
                 }
                 let ts_ns = msg.first_byte_ts_ns;
+                // With `--breakdown`, the order's breakdown (resolved at its first response)
+                // goes with every slow-order entry this response makes.
+                let mut order_breakdown = None;
                 correlator.on_response(session, &facts, ts_ns, |latency, key| {
-                    let order = OrderRef {
+                    let mut order = OrderRef {
                         key,
                         response_msg_type: facts.msg_type,
                         exec_type: facts.exec_type,
                         ord_status: facts.ord_status,
                         response_ts_ns: ts_ns,
+                        breakdown: None,
                     };
+                    if let Some(b) = breakdown.as_mut() {
+                        if latency.stage == Stage::FirstResponse {
+                            order_breakdown = Some(
+                                b.on_first_response(
+                                    conn,
+                                    &latency,
+                                    msg.first_byte_seq,
+                                    &order,
+                                    stats,
+                                )
+                                .unwrap_or_default(),
+                            );
+                        }
+                        order.breakdown = order_breakdown;
+                    }
                     stats.record_order(latency, &order)
                 });
             }

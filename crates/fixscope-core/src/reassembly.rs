@@ -61,8 +61,13 @@ pub struct ReassemblyCounters {
 /// What the reassembler hands on, in stream order.
 #[derive(Debug, PartialEq, Eq)]
 pub enum StreamEvent<'a> {
-    /// Contiguous stream bytes that became readable at `ts_ns`.
-    Data { bytes: &'a [u8], ts_ns: u64 },
+    /// Contiguous stream bytes that became readable at `ts_ns`; `seq` is the TCP sequence
+    /// number of the first (`--breakdown` places socket calls by it).
+    Data {
+        bytes: &'a [u8],
+        ts_ns: u64,
+        seq: u32,
+    },
     /// `bytes` stream bytes are missing here; what follows is not contiguous with what came
     /// before.
     Gap { bytes: u64 },
@@ -207,7 +212,12 @@ impl StreamReassembler {
         F: FnMut(StreamEvent<'_>),
     {
         if !data.is_empty() {
-            out(StreamEvent::Data { bytes: data, ts_ns });
+            let seq = self.next_seq.unwrap_or(0);
+            out(StreamEvent::Data {
+                bytes: data,
+                ts_ns,
+                seq,
+            });
             self.advance(data.len() as u64);
         }
         if missing_tail > 0 {
@@ -401,7 +411,7 @@ mod tests {
                 &self.limits,
                 &mut self.counters,
                 |e| match e {
-                    StreamEvent::Data { bytes, ts_ns } => {
+                    StreamEvent::Data { bytes, ts_ns, .. } => {
                         events.push(Ev::Data(bytes.to_vec(), ts_ns))
                     }
                     StreamEvent::Gap { bytes } => events.push(Ev::Gap(bytes)),
@@ -571,7 +581,7 @@ mod tests {
         h.push(8, b"ij", 3);
         let events = &mut h.events;
         let mut sink = |e: StreamEvent<'_>| match e {
-            StreamEvent::Data { bytes, ts_ns } => events.push(Ev::Data(bytes.to_vec(), ts_ns)),
+            StreamEvent::Data { bytes, ts_ns, .. } => events.push(Ev::Data(bytes.to_vec(), ts_ns)),
             StreamEvent::Gap { bytes } => events.push(Ev::Gap(bytes)),
         };
         // An ACK that does not reach past the hole changes nothing.
@@ -596,7 +606,7 @@ mod tests {
         h.push(3, b"d", 1);
         let events = &mut h.events;
         h.r.flush(&mut h.counters, |e| match e {
-            StreamEvent::Data { bytes, ts_ns } => events.push(Ev::Data(bytes.to_vec(), ts_ns)),
+            StreamEvent::Data { bytes, ts_ns, .. } => events.push(Ev::Data(bytes.to_vec(), ts_ns)),
             StreamEvent::Gap { bytes } => events.push(Ev::Gap(bytes)),
         });
         assert_eq!(

@@ -14,6 +14,7 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
+use crate::breakdown::OrderBreakdown;
 use crate::correlate::{RequestType, Stage};
 use crate::segment::ConnectionKey;
 
@@ -47,6 +48,8 @@ pub struct SlowOrder {
     pub response_ts_ns: u64,
     /// The first response came after `-t` (the order was counted `timed_out`, then `late`).
     pub late: bool,
+    /// The order's in-host breakdown (`--breakdown`; each value `None` until measured).
+    pub breakdown: Option<OrderBreakdown>,
 }
 
 impl SlowOrder {
@@ -70,6 +73,8 @@ pub struct OrderRef<'a> {
     pub exec_type: Option<u8>,
     pub ord_status: Option<u8>,
     pub response_ts_ns: u64,
+    /// The order's breakdown, when `--breakdown` is on.
+    pub breakdown: Option<OrderBreakdown>,
 }
 
 /// The session details a [`SlowOrder`] carries, looked up when it is admitted.
@@ -118,6 +123,7 @@ fn blank() -> SlowOrder {
         request_ts_ns: 0,
         response_ts_ns: 0,
         late: false,
+        breakdown: None,
     }
 }
 
@@ -204,6 +210,20 @@ impl TopN {
         );
     }
 
+    /// Gives the kept entries of the order (`session`, `request_ts_ns`) its breakdown.
+    fn attach(&mut self, session: u64, request_ts_ns: u64, b: &OrderBreakdown) {
+        let is_it = |o: &SlowOrder| o.session == session && o.request_ts_ns == request_ts_ns;
+        if !self.heap.iter().any(|e| is_it(&e.0)) {
+            return;
+        }
+        // The breakdown is not part of the order: rebuilding keeps the heap as it was.
+        let mut entries = std::mem::take(&mut self.heap).into_vec();
+        for e in entries.iter_mut().filter(|e| is_it(&e.0)) {
+            e.0.breakdown = Some(*b);
+        }
+        self.heap = BinaryHeap::from(entries);
+    }
+
     fn sorted_into(&self, out: &mut Vec<SlowOrder>) {
         out.clear();
         out.extend(self.heap.iter().map(|e| e.0.clone()));
@@ -215,10 +235,10 @@ impl TopN {
 #[derive(Clone, Debug)]
 pub struct SlowestOrders {
     cap: usize,
-    current: [TopN; 4],
-    earlier: [TopN; 4],
-    interval_view: [Vec<SlowOrder>; 4],
-    cumulative_view: [Vec<SlowOrder>; 4],
+    current: [TopN; Stage::COUNT],
+    earlier: [TopN; Stage::COUNT],
+    interval_view: [Vec<SlowOrder>; Stage::COUNT],
+    cumulative_view: [Vec<SlowOrder>; Stage::COUNT],
 }
 
 impl SlowestOrders {
@@ -275,6 +295,7 @@ impl SlowestOrders {
             o.request_ts_ns = request_ts_ns;
             o.response_ts_ns = order.response_ts_ns;
             o.late = late;
+            o.breakdown = order.breakdown;
         });
     }
 
@@ -284,9 +305,17 @@ impl SlowestOrders {
         self.current[order.stage.index()].offer_order(order);
     }
 
+    /// An order's breakdown measured after it was kept (its socket calls came after its
+    /// segments): every list holding it gets it.
+    pub fn attach_breakdown(&mut self, session: u64, request_ts_ns: u64, b: &OrderBreakdown) {
+        for t in self.current.iter_mut().chain(self.earlier.iter_mut()) {
+            t.attach(session, request_ts_ns, b);
+        }
+    }
+
     /// Builds the sorted lists reports read ([`SlowestOrders::interval`], `cumulative`).
     pub fn refresh(&mut self) {
-        for s in 0..4 {
+        for s in 0..Stage::COUNT {
             self.current[s].sorted_into(&mut self.interval_view[s]);
             let mut all = self.earlier[s].clone();
             for o in &self.interval_view[s] {
@@ -352,6 +381,7 @@ mod tests {
                 exec_type: Some(b'0'),
                 ord_status: Some(b'0'),
                 response_ts_ns: ns.saturating_add(1000),
+                breakdown: None,
             };
             s.offer(
                 stage,

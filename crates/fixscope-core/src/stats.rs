@@ -9,6 +9,7 @@
 
 use hdrhistogram::Histogram;
 
+use crate::breakdown::OrderBreakdown;
 use crate::correlate::{Latency, RequestType, Stage};
 use crate::segment::ConnectionKey;
 use crate::slowest::{OrderRef, SessionRef, SlowOrder, SlowestOrders, DEFAULT_SLOWEST};
@@ -200,9 +201,21 @@ pub struct SessionStats {
     /// Allocated with the session's first latency: sessions that never see an order (port
     /// scans, heartbeats-only, SYN floods) cost no histogram.
     first_response: Option<LatencyRecorder>,
+    /// The breakdown stages (`--breakdown`), indexed as [`Stage::BREAKDOWN`]; allocated
+    /// with the session's first breakdown.
+    breakdown: Option<Box<[LatencyRecorder; 4]>>,
 }
 
 impl SessionStats {
+    /// The session's distribution of one breakdown stage (empty without `--breakdown`).
+    pub fn breakdown(&self, stage: Stage) -> Distribution {
+        let i = Stage::BREAKDOWN.iter().position(|&s| s == stage);
+        match (self.breakdown.as_deref(), i) {
+            (Some(recorders), Some(i)) => recorders[i].distribution(),
+            _ => Distribution::default(),
+        }
+    }
+
     /// The session's request → first response recorder (`None` before its first latency).
     pub fn first_response_recorder(&self) -> Option<&LatencyRecorder> {
         self.first_response.as_ref()
@@ -225,12 +238,12 @@ impl SessionStats {
 pub struct Stats {
     highest_ns: u64,
     /// The current interval, per request type and stage.
-    current: [[LatencyRecorder; 4]; 3],
+    current: [[LatencyRecorder; Stage::COUNT]; 3],
     /// The intervals before it, per request type and stage.
-    earlier: [[LatencyRecorder; 4]; 3],
-    interval_view: [LatencyRecorder; 4],
-    cumulative_view: [LatencyRecorder; 4],
-    by_type_view: [[LatencyRecorder; 4]; 3],
+    earlier: [[LatencyRecorder; Stage::COUNT]; 3],
+    interval_view: [LatencyRecorder; Stage::COUNT],
+    cumulative_view: [LatencyRecorder; Stage::COUNT],
+    by_type_view: [[LatencyRecorder; Stage::COUNT]; 3],
     views_fresh: bool,
     over_range: u64,
     /// Session `id` lives at index `id - 1`: ids are handed out in order from 1, so the
@@ -239,6 +252,8 @@ pub struct Stats {
     untracked_sessions: u64,
     /// The slowest orders per stage (`--slowest`).
     slowest: SlowestOrders,
+    /// The breakdown stages are measured (`--breakdown`): reports show them.
+    breakdown: bool,
 }
 
 impl Stats {
@@ -258,7 +273,34 @@ impl Stats {
             sessions: Vec::new(),
             untracked_sessions: 0,
             slowest: SlowestOrders::new(DEFAULT_SLOWEST),
+            breakdown: false,
         }
+    }
+
+    /// Measures (and reports) the breakdown stages (`--breakdown`).
+    pub fn with_breakdown(mut self, on: bool) -> Self {
+        self.breakdown = on;
+        self
+    }
+
+    /// Whether the breakdown stages are measured: reports show them only then.
+    pub fn breakdown(&self) -> bool {
+        self.breakdown
+    }
+
+    /// The stages reports show: [`Stage::ALL`], and [`Stage::BREAKDOWN`] with `--breakdown`.
+    pub fn shown_stages(&self) -> &'static [Stage] {
+        if self.breakdown {
+            &Stage::EVERY
+        } else {
+            &Stage::ALL
+        }
+    }
+
+    /// An order's breakdown measured after the order was recorded: its slow-order entries
+    /// get it.
+    pub fn attach_breakdown(&mut self, session: u64, request_ts_ns: u64, b: &OrderBreakdown) {
+        self.slowest.attach_breakdown(session, request_ts_ns, b);
     }
 
     /// Keeps the `n` slowest orders per stage (0: none) instead of [`DEFAULT_SLOWEST`].
@@ -312,6 +354,16 @@ impl Stats {
                     })
                     .record(latency.ns);
             }
+        } else if let Some(i) = Stage::BREAKDOWN.iter().position(|&s| s == latency.stage) {
+            let highest_ns = self.highest_ns;
+            if let Some(session) = self.session_mut(latency.session) {
+                session.breakdown.get_or_insert_with(|| {
+                    Box::new(std::array::from_fn(|_| {
+                        LatencyRecorder::new(highest_ns, SESSION_SIGNIFICANT_DIGITS)
+                    }))
+                })[i]
+                    .record(latency.ns);
+            }
         }
     }
 
@@ -325,7 +377,8 @@ impl Stats {
         if self.views_fresh {
             return;
         }
-        for s in 0..4 {
+        // The breakdown stages only when measured: without them the cost is as before.
+        for s in 0..self.shown_stages().len() {
             self.interval_view[s].reset();
             self.cumulative_view[s].reset();
             for t in 0..3 {
@@ -355,6 +408,7 @@ impl Stats {
             requests: 0,
             responses: 0,
             first_response: None,
+            breakdown: None,
         });
     }
 
@@ -506,12 +560,16 @@ impl Stats {
     /// (indexed by [`RequestType::index`] and [`Stage::index`]), all of one range, and the
     /// slowest orders the logs kept. No sessions: logs do not hold their histograms.
     pub fn from_recorders(
-        stages: [LatencyRecorder; 4],
-        by_type: [[LatencyRecorder; 4]; 3],
+        stages: [LatencyRecorder; Stage::COUNT],
+        by_type: [[LatencyRecorder; Stage::COUNT]; 3],
         mut slowest: SlowestOrders,
     ) -> Self {
         let highest_ns = stages[0].histogram().high();
         let over_range = stages.iter().map(LatencyRecorder::over_range).sum();
+        // A log with breakdown stages was written with `--breakdown`.
+        let breakdown = Stage::BREAKDOWN
+            .iter()
+            .any(|s| stages[s.index()].count() > 0);
         let empty = || LatencyRecorder::new(highest_ns, SIGNIFICANT_DIGITS);
         Stats {
             highest_ns,
@@ -524,6 +582,7 @@ impl Stats {
             over_range,
             sessions: Vec::new(),
             untracked_sessions: 0,
+            breakdown,
             slowest: {
                 slowest.refresh();
                 slowest
@@ -611,6 +670,7 @@ mod tests {
             ns,
             late: false,
             request_ts_ns: 0,
+            request_seq: 0,
         };
         s.record(l(100));
         s.reset_interval();

@@ -1,8 +1,8 @@
 //! Attaches a live capture and holds it, for residue tests (the test SIGKILLs us).
 //!
-//! `hold_attached <iface> <port> [auto|tcx|tc] [seconds]` prints `ATTACHED <kind>` once
-//! attached, then sleeps (draining the ring) until the time is up (default 30 s) and
-//! detaches.
+//! `hold_attached <iface> <port> [auto|tcx|tc] [seconds] [breakdown]` prints
+//! `ATTACHED <kind>` once attached (with `breakdown`: `--breakdown`'s hooks too), then
+//! sleeps (draining the ring) until the time is up (default 30 s) and detaches.
 //! Exit codes: 0 done, 2 usage, 3 not privileged, 4 other capture errors.
 
 use std::io::Write;
@@ -15,7 +15,7 @@ use fixscope_live::{AttachMode, LiveCapture, LiveConfig, LiveError};
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.len() < 3 {
-        eprintln!("usage: hold_attached <iface> <port> [auto|tcx|tc] [seconds]");
+        eprintln!("usage: hold_attached <iface> <port> [auto|tcx|tc] [seconds] [breakdown]");
         std::process::exit(2);
     }
     let Ok(ports) = args[2].parse::<PortSet>() else {
@@ -33,6 +33,7 @@ fn main() {
         }
     };
     let secs: u64 = args.get(4).and_then(|s| s.parse().ok()).unwrap_or(30);
+    cfg.breakdown = args.get(5).map(String::as_str) == Some("breakdown");
     let mut cap = match LiveCapture::open(&cfg) {
         Ok(c) => c,
         Err(e) => {

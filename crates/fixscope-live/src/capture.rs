@@ -6,11 +6,12 @@ use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::time::{Duration, Instant};
 
 use fixscope_core::segment::Segment;
-use fixscope_core::source::Flow;
+use fixscope_core::source::{Captured, Flow};
 use libbpf_rs::MapCore;
 use rustix::net::{AddressFamily, SocketFlags, SocketType};
 
 use crate::attach::{self, Attached};
+use crate::breakdown::{Breakdown, BreakdownCounters, SocketHooks};
 use crate::config::{AttachMode, IdleStrategy, LiveConfig};
 use crate::counters::KernelCounters;
 use crate::priority::{ConsumerPriority, YieldingConsumer};
@@ -66,6 +67,8 @@ pub struct LiveCapture {
     wakeup_threshold_bytes: u64,
     /// Backoff: the next sleep while the ring stays empty.
     idle_sleep: Duration,
+    /// `--breakdown`'s socket and scheduler hooks (`None` without it).
+    breakdown: Option<Breakdown>,
 }
 
 fn tcx_supported() -> bool {
@@ -109,6 +112,13 @@ impl LiveCapture {
         .map_err(|e| {
             LiveError::attach("a socket for the interface checks", std::io::Error::from(e))
         })?;
+        // Loaded and attached only with --breakdown; before the TC programs, so that a
+        // failure here leaves nothing attached.
+        let breakdown = if cfg.breakdown {
+            Some(Breakdown::open(cfg)?)
+        } else {
+            None
+        };
         let skel = OwnedSkel::load(|open| load::configure(open, cfg, l2_len, tcx))?;
         // The ring is mapped before anything is attached, so no failure after attaching
         // needs an undo.
@@ -149,6 +159,7 @@ impl LiveCapture {
             last_drain: None,
             wakeup_threshold_bytes: cfg.wakeup_threshold_bytes as u64,
             idle_sleep: IDLE_SLEEP_MIN,
+            breakdown,
         })
     }
 
@@ -199,6 +210,65 @@ impl LiveCapture {
                 }
             }
         }
+    }
+
+    /// Like [`LiveCapture::poll`], but first hands over the socket calls queued in the
+    /// breakdown ring (`--breakdown`) as [`Captured::Socket`], then the segments as
+    /// [`Captured::Segment`]. Returns how many of both it handed over. The pipeline places
+    /// socket calls by sequence number, so one arriving before or after the segments that
+    /// carry its bytes is the same to it.
+    ///
+    /// With `--breakdown` call this, not `poll`: `poll` leaves the breakdown ring alone,
+    /// which then fills up (counted as `breakdown_ring_drops`).
+    pub fn poll_captured(
+        &mut self,
+        max_wait: Duration,
+        on_captured: &mut dyn FnMut(Captured<'_, '_>) -> Flow,
+    ) -> Result<usize, LiveError> {
+        let mut events = 0;
+        if let Some(b) = &mut self.breakdown {
+            let mut stop = false;
+            b.drain(&mut |ev| {
+                events += 1;
+                let flow = on_captured(Captured::Socket(ev));
+                stop = flow == Flow::Stop;
+                flow
+            });
+            if stop {
+                return Ok(events);
+            }
+        }
+        let segments = self.poll(max_wait, &mut |seg| on_captured(Captured::Segment(seg)))?;
+        Ok(events + segments)
+    }
+
+    /// Whether the capture has `--breakdown`'s hooks.
+    pub fn has_breakdown(&self) -> bool {
+        self.breakdown.is_some()
+    }
+
+    /// Which socket hooks `--breakdown` uses (`None` without it).
+    pub fn breakdown_socket_hooks(&self) -> Option<SocketHooks> {
+        self.breakdown.as_ref().map(Breakdown::socket_hooks)
+    }
+
+    /// What `--breakdown` could not hook on this kernel and which stages that leaves
+    /// unmeasured, one message each (empty when everything is hooked, or without it).
+    pub fn breakdown_limits(&self) -> &[String] {
+        self.breakdown.as_ref().map_or(&[], |b| b.limits())
+    }
+
+    /// `--breakdown`'s kernel counters (`None` without it).
+    pub fn breakdown_counters(&self) -> Result<Option<BreakdownCounters>, LiveError> {
+        self.breakdown.as_ref().map(Breakdown::counters).transpose()
+    }
+
+    /// run_time_ns / run_cnt of the breakdown programs that are loaded (empty without
+    /// `--breakdown`).
+    pub fn breakdown_program_stats(&self) -> Result<Vec<ProgramStats>, LiveError> {
+        self.breakdown
+            .as_ref()
+            .map_or(Ok(Vec::new()), Breakdown::program_stats)
     }
 
     /// Backoff: sleeps until [`BATCH_PERIOD`] after the last drain that found records
@@ -310,6 +380,10 @@ impl LiveCapture {
     /// Records that were too short or inconsistent to decode (should stay 0).
     pub fn malformed_records(&self) -> u64 {
         self.malformed
+            + self
+                .breakdown
+                .as_ref()
+                .map_or(0, Breakdown::malformed_records)
     }
 
     /// The kernel counters, summed over CPUs (one lookup per call: cache it; the live
@@ -349,6 +423,9 @@ impl LiveCapture {
     /// a second call does nothing. tc filters must be detached from a thread in the network
     /// namespace `open` ran in.
     pub fn detach(&mut self) -> Result<(), LiveError> {
+        if let Some(b) = &mut self.breakdown {
+            b.detach();
+        }
         match self.attached.take() {
             Some(a) => a.detach(),
             None => Ok(()),

@@ -5,6 +5,7 @@
 use libbpf_rs::{MapCore, MapFlags};
 use serde::Serialize;
 
+use crate::breakdown::BreakdownCounters;
 use crate::skeleton::types::fxs_counter as C;
 use crate::skeleton::FixscopeSkel;
 use crate::LiveError;
@@ -136,6 +137,9 @@ pub struct LiveCounters {
     pub malformed_records: u64,
     /// How often the guard raised the yielding consumer to normal priority.
     pub consumer_raises: u64,
+    /// `--breakdown`'s counters; absent (no names at all) without it.
+    #[serde(flatten)]
+    pub breakdown: Option<BreakdownCounters>,
 }
 
 #[cfg(test)]
@@ -186,6 +190,7 @@ mod tests {
             kernel: KernelCounters::default(),
             malformed_records: 1,
             consumer_raises: 2,
+            breakdown: None,
         };
         let names: Vec<String> = counters_of(&all).into_iter().map(|(n, _)| n).collect();
         assert_eq!(names, SUMMARY_NAMES);

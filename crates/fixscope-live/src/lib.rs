@@ -20,6 +20,7 @@
 //! [`Segment`]: fixscope_core::segment::Segment
 
 mod attach;
+mod breakdown;
 mod capture;
 mod clock;
 mod clsact;
@@ -37,6 +38,10 @@ mod sys;
 pub use crate::attach::{
     detach_leftovers, fixscope_links_on, fixscope_tc_filters_on, FixscopeLink, FixscopeTcFilter,
     PROGRAM_NAMES, TC_HANDLE, TC_PRIORITY,
+};
+pub use crate::breakdown::{
+    socket_event_from_record, verify_breakdown_programs, BreakdownCounters, SocketHooks,
+    SCHED_PROGRAMS, SOCKET_FENTRY_PROGRAMS, SOCKET_RECORD_BYTES, SOCKET_TRACEPOINT_PROGRAMS,
 };
 pub use crate::capture::{LiveCapture, BATCH_PERIOD};
 pub use crate::config::{AttachMode, IdleStrategy, LiveConfig, MAX_PORT_RANGES};

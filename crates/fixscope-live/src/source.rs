@@ -5,8 +5,9 @@
 use std::time::{Duration, Instant};
 
 use fixscope_core::segment::Segment;
-use fixscope_core::source::{counters_of, Counter, Flow, Polled, Source, SourceError};
+use fixscope_core::source::{counters_of, Captured, Counter, Flow, Polled, Source, SourceError};
 
+use crate::breakdown::BreakdownCounters;
 use crate::capture::LiveCapture;
 use crate::clock;
 use crate::config::LiveConfig;
@@ -25,6 +26,8 @@ pub struct LiveSource {
     capture: LiveCapture,
     unix_offset_ns: i64,
     kernel: KernelCounters,
+    /// `--breakdown`'s counters, read with the kernel's.
+    breakdown: Option<BreakdownCounters>,
     kernel_read_at: Option<Instant>,
     interface_checked_at: Option<Instant>,
     /// A failure found where it cannot be returned (reading counters), for the next `poll`
@@ -46,6 +49,7 @@ impl LiveSource {
             capture,
             unix_offset_ns: clock::unix_offset_ns(),
             kernel: KernelCounters::default(),
+            breakdown: None,
             kernel_read_at: None,
             interface_checked_at: None,
             deferred: None,
@@ -71,6 +75,12 @@ impl LiveSource {
         self.kernel_read_at = Some(Instant::now());
         match self.capture.counters() {
             Ok(k) => self.kernel = k,
+            Err(e) => {
+                self.deferred.get_or_insert(e);
+            }
+        }
+        match self.capture.breakdown_counters() {
+            Ok(b) => self.breakdown = b,
             Err(e) => {
                 self.deferred.get_or_insert(e);
             }
@@ -112,6 +122,21 @@ impl Source for LiveSource {
         Ok(Polled::Segments(n))
     }
 
+    /// Socket calls first (`--breakdown`), then segments; see [`LiveCapture::poll_captured`].
+    /// The count in `Polled::Segments` is of both.
+    fn poll_captured(
+        &mut self,
+        wait: Duration,
+        on_captured: &mut dyn FnMut(Captured<'_, '_>) -> Flow,
+    ) -> Result<Polled, SourceError> {
+        if let Some(e) = self.deferred.take() {
+            return Err(e.into());
+        }
+        self.check_interface()?;
+        let n = self.capture.poll_captured(wait, on_captured)?;
+        Ok(Polled::Segments(n))
+    }
+
     fn now_ns(&self) -> Option<u64> {
         Some(clock::monotonic_ns())
     }
@@ -126,6 +151,7 @@ impl Source for LiveSource {
             kernel: self.kernel,
             malformed_records: self.capture.malformed_records(),
             consumer_raises: self.capture.consumer_raises(),
+            breakdown: self.breakdown,
         })
     }
 

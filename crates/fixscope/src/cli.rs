@@ -330,11 +330,11 @@ impl PlotArgs {
     pub fn stages(&self) -> Result<Vec<fixscope_core::correlate::Stage>> {
         use fixscope_core::correlate::Stage;
         for name in &self.stage {
-            if !Stage::ALL.iter().any(|s| s.name() == name) {
-                bail!("--stage {name}: one of first_response, ack, fill, ack_to_fill");
+            if Stage::from_name(name).is_none() {
+                bail!("--stage {name}: one of first_response, ack, fill, ack_to_fill, wire_to_read, app, write_to_wire, sched_delay");
             }
         }
-        Ok(Stage::ALL
+        Ok(Stage::EVERY
             .into_iter()
             .filter(|s| self.stage.is_empty() || self.stage.iter().any(|n| n == s.name()))
             .collect())

@@ -66,7 +66,14 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode> {
     let live_args = crate::cli::LiveArgs::demo(analysis.clone());
     let mut config = live_args.live_config()?;
     config.iface = "lo".into();
-    let mut pipeline = Pipeline::new(analysis.pipeline_config()?);
+    // The demo shows the in-host breakdown too (`--breakdown`): each slow order's time
+    // split into wire → read → app → write → wire.
+    config.breakdown = true;
+    let mut pipeline = Pipeline::new(fixscope_core::PipelineConfig {
+        breakdown: true,
+        breakdown_role: analysis.role,
+        ..analysis.pipeline_config()?
+    });
     let control = RunControl {
         duration: Some(Duration::from_secs_f64(args.duration + 1.0)),
         verbose: false,

@@ -22,6 +22,7 @@ pub fn run(args: &LiveArgs) -> Result<ExitCode> {
     let mut config = args.live_config()?;
     let mut pipeline = Pipeline::new(fixscope_core::PipelineConfig {
         breakdown: args.breakdown,
+        breakdown_role: args.analysis.role,
         ..args.analysis.pipeline_config()?
     });
     let stop = Shutdown::on_signals().context("cannot install signal handlers")?;
@@ -215,12 +216,17 @@ mod tests {
     #[test]
     fn every_live_counter_is_in_the_json_docs() {
         let doc = include_str!("../../../docs/output-json.md");
-        let names: Vec<String> = counters_of(&LiveCounters::default())
+        // With --breakdown's counters, which are absent without it.
+        let all = LiveCounters {
+            breakdown: Some(fixscope_live::BreakdownCounters::default()),
+            ..LiveCounters::default()
+        };
+        let names: Vec<String> = counters_of(&all)
             .into_iter()
             .chain(counters_of(&KernelIntervalCounters::default()))
             .map(|(name, _)| name)
             .collect();
-        assert!(names.len() >= 13, "{names:?}");
+        assert!(names.len() >= 20, "{names:?}");
         let missing: Vec<_> = names
             .iter()
             .filter(|n| !doc.contains(&format!("`{n}`")))

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
+use fixscope_core::correlate::Stage;
 use fixscope_core::hlog;
 use fixscope_core::report::json::JsonReporter;
 use fixscope_core::report::{Reporter, SummaryReport};
@@ -94,8 +95,11 @@ pub fn run(args: &ReportArgs) -> Result<ExitCode> {
 
 /// The latency-over-time series of the logs within `window`, per stage, in time order
 /// (logs of several hosts interleave).
-fn intervals(logs: &[PathBuf], window: &hlog::Window) -> Result<[Vec<IntervalPoint>; 4]> {
-    let mut all: [Vec<IntervalPoint>; 4] = Default::default();
+fn intervals(
+    logs: &[PathBuf],
+    window: &hlog::Window,
+) -> Result<[Vec<IntervalPoint>; Stage::COUNT]> {
+    let mut all: [Vec<IntervalPoint>; Stage::COUNT] = Default::default();
     for log in logs {
         for (mine, theirs) in all.iter_mut().zip(hdr_log_intervals(log, window)?) {
             mine.extend(theirs);

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use fixscope_core::report::Reporter;
 use fixscope_core::shutdown::Shutdown;
-use fixscope_core::source::{Flow, Polled, Source, SourceError};
+use fixscope_core::source::{Captured, Flow, Polled, Source, SourceError};
 use fixscope_core::Pipeline;
 
 use crate::keys::{Key, KeyReader, HELP};
@@ -84,7 +84,16 @@ pub fn drive_with(
         if due {
             interval_source = source.interval_counters();
         }
-        let polled = source.poll(POLL_WAIT, &mut |segment| {
+        let polled = source.poll_captured(POLL_WAIT, &mut |captured| {
+            let segment = match captured {
+                Captured::Segment(segment) => segment,
+                // Socket calls (`--breakdown`) are placed by sequence number, not time:
+                // they neither end intervals nor move the clock of reports.
+                Captured::Socket(event) => {
+                    pipeline.on_socket_event(event);
+                    return Flow::Continue;
+                }
+            };
             if pipeline.interval_due(segment.ts_ns) {
                 if let Err(e) =
                     pipeline.report_due_intervals(segment.ts_ns, &interval_source, reporter)
@@ -192,8 +201,11 @@ fn now_utc() -> String {
 fn drain(source: &mut dyn Source, pipeline: &mut Pipeline, failure: &mut Option<SourceError>) {
     let until = Instant::now() + DRAIN_FOR;
     while Instant::now() < until {
-        let polled = source.poll(Duration::ZERO, &mut |segment| {
-            pipeline.on_segment(segment);
+        let polled = source.poll_captured(Duration::ZERO, &mut |captured| {
+            match captured {
+                Captured::Segment(segment) => pipeline.on_segment(segment),
+                Captured::Socket(event) => pipeline.on_socket_event(event),
+            }
             Flow::Continue
         });
         match polled {

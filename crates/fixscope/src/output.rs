@@ -111,7 +111,10 @@ impl Reporter for SummaryOnly {
 pub fn report_reporters(
     format: Format,
     json_file: Option<&std::path::Path>,
-    html: Option<(&std::path::Path, [Vec<IntervalPoint>; 4])>,
+    html: Option<(
+        &std::path::Path,
+        [Vec<IntervalPoint>; fixscope_core::correlate::Stage::COUNT],
+    )>,
 ) -> Result<Fanout> {
     let mut fanout = Fanout::new();
     let stdout = BufWriter::new(io::stdout());

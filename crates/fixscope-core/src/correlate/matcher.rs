@@ -81,6 +81,9 @@ pub struct Latency {
     pub late: bool,
     /// When the order's request was seen (for `ack_to_fill` too), in the source's clock.
     pub request_ts_ns: u64,
+    /// TCP sequence number of the request's last byte (`--breakdown` places it on the
+    /// stream; 0 when the caller gave none).
+    pub request_seq: u32,
 }
 
 /// The pending-request table and the matching rules.
@@ -125,6 +128,18 @@ impl Correlator {
         facts: &MessageFacts,
         ts_ns: u64,
     ) {
+        self.on_request_at(session, request_type, facts, ts_ns, 0)
+    }
+
+    /// [`Correlator::on_request`] with the TCP sequence number of the request's last byte.
+    pub fn on_request_at(
+        &mut self,
+        session: u64,
+        request_type: RequestType,
+        facts: &MessageFacts,
+        ts_ns: u64,
+        last_byte_seq: u32,
+    ) {
         self.counters.requests += 1;
         let mut key_buf = std::mem::take(&mut self.key_buf);
         if let Some(key) = facts.key(&self.key, &mut key_buf) {
@@ -136,7 +151,8 @@ impl Correlator {
                 if self.table.len() >= self.limits.max_pending {
                     self.evict_oldest();
                 }
-                self.table.insert(session, key, hash, ts_ns, request_type);
+                self.table
+                    .insert(session, key, hash, ts_ns, last_byte_seq, request_type);
             }
         } else {
             self.counters.missing_key += 1;
@@ -177,6 +193,7 @@ impl Correlator {
         let late = p.timed_out;
         let request_type = p.request_type;
         let request_ts_ns = p.request_ts_ns;
+        let request_seq = p.request_seq;
         let mut emit = |stage, from: u64| match ts_ns.checked_sub(from) {
             Some(ns) => on_latency(
                 Latency {
@@ -186,6 +203,7 @@ impl Correlator {
                     ns,
                     late,
                     request_ts_ns,
+                    request_seq,
                 },
                 key,
             ),

@@ -31,6 +31,8 @@ pub(super) struct Pending {
     hash: u64,
     /// The time of the segment carrying the request's last byte.
     pub request_ts_ns: u64,
+    /// TCP sequence number of the request's last byte (`--breakdown`).
+    pub request_seq: u32,
     pub request_type: RequestType,
     pub ack_ts_ns: Option<u64>,
     /// A first response came.
@@ -53,6 +55,7 @@ impl Pending {
             key: KeyBytes::default(),
             hash: 0,
             request_ts_ns: 0,
+            request_seq: 0,
             request_type: RequestType::NewOrder,
             ack_ts_ns: None,
             responded: false,
@@ -188,6 +191,7 @@ impl PendingTable {
         key: &[u8],
         hash: u64,
         request_ts_ns: u64,
+        request_seq: u32,
         request_type: RequestType,
     ) -> u32 {
         let slot = match self.free.pop() {
@@ -206,6 +210,7 @@ impl PendingTable {
         p.key.set(key);
         p.hash = hash;
         p.request_ts_ns = request_ts_ns;
+        p.request_seq = request_seq;
         p.request_type = request_type;
         p.ack_ts_ns = None;
         p.responded = false;
@@ -368,7 +373,7 @@ mod tests {
         let mut table = PendingTable::new();
         for len in [5, INLINE_KEY, INLINE_KEY + 1, 90] {
             let h = table.hash(1, &long[..len]);
-            let slot = table.insert(1, &long[..len], h, 0, RequestType::NewOrder);
+            let slot = table.insert(1, &long[..len], h, 0, 0, RequestType::NewOrder);
             assert_eq!(table.find(1, &long[..len], h), Some(slot));
             assert_eq!(
                 table.find(2, &long[..len], table.hash(2, &long[..len])),

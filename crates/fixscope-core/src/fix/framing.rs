@@ -152,13 +152,19 @@ pub struct FramedMessage<'a> {
     pub bytes: &'a [u8],
     pub first_byte_ts_ns: u64,
     pub last_byte_ts_ns: u64,
+    /// TCP sequence numbers of the first and last byte (`--breakdown`; relative to the seq
+    /// given to [`StreamFramer::push_at`], 0-based with [`StreamFramer::push`]).
+    pub first_byte_seq: u32,
+    pub last_byte_seq: u32,
 }
 
-/// Bytes from `start` on (up to the next run) arrived at `ts_ns`.
+/// Bytes from `start` on (up to the next run) arrived at `ts_ns`, the first of them with
+/// TCP sequence number `seq` (a run is contiguous in the stream).
 #[derive(Clone, Copy, Debug)]
 struct Run {
     start: usize,
     ts_ns: u64,
+    seq: u32,
 }
 
 /// The time of the byte at `offset`, given runs sorted by start with the first at 0.
@@ -172,6 +178,16 @@ fn ts_at(runs: &[Run], offset: usize) -> u64 {
             .find(|r| r.start <= offset)
             .map_or(0, |r| r.ts_ns),
     }
+}
+
+/// The sequence number of the byte at `offset`, given runs as for [`ts_at`].
+#[inline]
+fn seq_at(runs: &[Run], offset: usize) -> u32 {
+    let run = match runs {
+        [only] => Some(only),
+        _ => runs.iter().rev().find(|r| r.start <= offset),
+    };
+    run.map_or(0, |r| r.seq.wrapping_add((offset - r.start) as u32))
 }
 
 /// Frames one direction of one TCP connection.
@@ -217,8 +233,23 @@ impl StreamFramer {
     /// message completed by them (checksum failures are counted, not delivered).
     pub fn push<F>(
         &mut self,
+        data: &[u8],
+        ts_ns: u64,
+        counters: &mut FramingCounters,
+        on_message: F,
+    ) where
+        F: FnMut(FramedMessage<'_>),
+    {
+        self.push_at(data, ts_ns, 0, counters, on_message)
+    }
+
+    /// [`StreamFramer::push`] of bytes whose first has TCP sequence number `seq`, so messages
+    /// carry their bytes' sequence numbers.
+    pub fn push_at<F>(
+        &mut self,
         mut data: &[u8],
         ts_ns: u64,
+        mut seq: u32,
         counters: &mut FramingCounters,
         mut on_message: F,
     ) where
@@ -239,10 +270,12 @@ impl StreamFramer {
                 self.partial_runs.push(Run {
                     start: self.partial.len(),
                     ts_ns,
+                    seq,
                 });
             }
             self.partial.extend_from_slice(&data[..take]);
             data = &data[take..];
+            seq = seq.wrapping_add(take as u32);
             match frame_one(&self.partial) {
                 Frame::NeedMore { .. } => {}
                 Frame::Message { len, checksum_ok } => {
@@ -252,6 +285,8 @@ impl StreamFramer {
                             bytes: &self.partial[..len],
                             first_byte_ts_ns: ts_at(&self.partial_runs, 0),
                             last_byte_ts_ns: ts_at(&self.partial_runs, len - 1),
+                            first_byte_seq: seq_at(&self.partial_runs, 0),
+                            last_byte_seq: seq_at(&self.partial_runs, len - 1),
                         });
                     } else {
                         counters.bad_checksum += 1;
@@ -282,7 +317,11 @@ impl StreamFramer {
             }
         }
         if !data.is_empty() {
-            let runs = [Run { start: 0, ts_ns }];
+            let runs = [Run {
+                start: 0,
+                ts_ns,
+                seq,
+            }];
             self.push_fresh(data, &runs, counters, &mut on_message);
         }
     }
@@ -324,6 +363,8 @@ impl StreamFramer {
                             bytes: &data[..len],
                             first_byte_ts_ns: ts_at(runs, at),
                             last_byte_ts_ns: ts_at(runs, at + len - 1),
+                            first_byte_seq: seq_at(runs, at),
+                            last_byte_seq: seq_at(runs, at + len - 1),
                         });
                     } else {
                         counters.bad_checksum += 1;
@@ -354,6 +395,10 @@ fn rebase_runs(runs: &mut Vec<Run>, skip: usize) {
     let keep_from = runs.iter().rposition(|r| r.start <= skip).unwrap_or(0);
     runs.drain(..keep_from);
     for r in runs.iter_mut() {
+        if r.start < skip {
+            // The run holding byte `skip` now starts there: its sequence moves with it.
+            r.seq = r.seq.wrapping_add((skip - r.start) as u32);
+        }
         r.start = r.start.saturating_sub(skip);
     }
 }
@@ -548,5 +593,79 @@ mod tests {
         let mut framer = StreamFramer::new();
         let out = collect(&mut framer, &[(&heartbeat[..10], 1), (&second, 2)]);
         assert_eq!(out, vec![(heartbeat, 1, 2), (next, 2, 2)]);
+    }
+
+    /// Frames `stream` cut at `cuts`, each chunk pushed with the sequence number of its
+    /// first byte (from `isn`, wrapping); returns each message's (stream offset of its
+    /// first byte, first seq, last seq).
+    fn seqs_of(stream: &[u8], cuts: &[usize], isn: u32) -> Vec<(usize, u32, u32)> {
+        let mut framer = StreamFramer::new();
+        let mut counters = FramingCounters::default();
+        let mut out = Vec::new();
+        // Messages come in stream order: each is found after the previous one.
+        let mut cursor = 0;
+        let mut bounds = vec![0];
+        bounds.extend_from_slice(cuts);
+        bounds.push(stream.len());
+        for w in bounds.windows(2) {
+            let (from, to) = (w[0], w[1]);
+            let seq = isn.wrapping_add(from as u32);
+            framer.push_at(&stream[from..to], 1, seq, &mut counters, |m| {
+                let at = cursor
+                    + memmem::find(&stream[cursor..], m.bytes)
+                        .expect("framed bytes are the stream's");
+                cursor = at + m.bytes.len();
+                out.push((at, m.first_byte_seq, m.last_byte_seq));
+            });
+        }
+        out
+    }
+
+    /// `--breakdown` places socket calls by these: every message's first and last byte
+    /// carry their exact sequence numbers, however the stream is cut — across segments,
+    /// after an invalid held start is re-scanned, after a short message completed from a
+    /// cut header — and across the 32-bit wrap.
+    #[test]
+    fn messages_carry_the_sequence_numbers_of_their_first_and_last_byte() {
+        let (a, b) = (order("A1"), order("B22"));
+        let mut heartbeat = Vec::new();
+        FixEncoder::new()
+            .start(b"0")
+            .finish(b"FIX.4.4", &mut heartbeat);
+        let bogus = b"8=FIX.4.4\x019=49\x0135=D\x01".to_vec();
+        let mut stream = a.clone();
+        stream.extend_from_slice(&heartbeat);
+        stream.extend_from_slice(&b);
+        stream.extend_from_slice(&bogus);
+        stream.extend_from_slice(&heartbeat);
+        stream.extend_from_slice(&[b'x'; 60]);
+        stream.extend_from_slice(&order("C333"));
+        let check = |cuts: &[usize], isn: u32| {
+            let got = seqs_of(&stream, cuts, isn);
+            assert_eq!(got.len(), 5, "cuts {cuts:?}: {got:?}");
+            for (at, first, last) in got {
+                let len = frame_len(&stream[at..]);
+                assert_eq!(first, isn.wrapping_add(at as u32), "cuts {cuts:?} at {at}");
+                assert_eq!(
+                    last,
+                    isn.wrapping_add((at + len - 1) as u32),
+                    "cuts {cuts:?}"
+                );
+            }
+        };
+        for cut in 1..stream.len() {
+            check(&[cut], 1_000);
+            check(&[cut], u32::MAX - (cut as u32 / 2));
+        }
+        for cut in (1..stream.len()).step_by(7) {
+            check(&[cut / 2, cut], 7);
+        }
+    }
+
+    fn frame_len(buf: &[u8]) -> usize {
+        match frame_one(buf) {
+            Frame::Message { len, .. } => len,
+            other => panic!("not a message: {other:?}"),
+        }
     }
 }

@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::breakdown::OrderBreakdown;
 use crate::correlate::{RequestType, Stage};
 use crate::report::{Counters, SessionSummary};
 use crate::segment::{ConnectionKey, Endpoint};
@@ -53,7 +54,7 @@ impl TagKind {
             Some((s, t)) => (s, Some(t)),
             None => (tag, None),
         };
-        let stage = Stage::ALL.into_iter().find(|s| s.name() == stage)?;
+        let stage = Stage::from_name(stage)?;
         match t {
             None => Some(TagKind::Stage(stage)),
             Some(t) => RequestType::ALL
@@ -131,6 +132,9 @@ pub struct SlowLine {
     pub request_ns: u64,
     pub response_ns: u64,
     pub late: bool,
+    /// The order's breakdown (`--breakdown` runs only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub breakdown: Option<OrderBreakdown>,
 }
 
 impl From<&SlowOrder> for SlowLine {
@@ -151,6 +155,7 @@ impl From<&SlowOrder> for SlowLine {
             request_ns: o.request_ts_ns,
             response_ns: o.response_ts_ns,
             late: o.late,
+            breakdown: o.breakdown,
         }
     }
 }
@@ -158,9 +163,7 @@ impl From<&SlowOrder> for SlowLine {
 impl SlowLine {
     /// The order back; an unknown stage or request type, or a bad address, says which.
     pub fn to_order(&self) -> Result<SlowOrder, String> {
-        let stage = Stage::ALL
-            .into_iter()
-            .find(|s| s.name() == self.stage)
+        let stage = Stage::from_name(&self.stage)
             .ok_or_else(|| format!("slow order: unknown stage {:?}", self.stage))?;
         let request_type = RequestType::ALL
             .into_iter()
@@ -198,6 +201,7 @@ impl SlowLine {
             request_ts_ns: self.request_ns,
             response_ts_ns: self.response_ns,
             late: self.late,
+            breakdown: self.breakdown,
         })
     }
 }
@@ -245,6 +249,8 @@ impl SessionLine {
             requests: self.requests,
             responses: self.responses,
             first_response: self.distribution(),
+            // A log's session lines hold first_response only.
+            breakdown: Vec::new(),
         }
     }
 }

@@ -20,8 +20,8 @@ pub const HGRM_UNIT_RATIO: f64 = 1000.0;
 
 /// Where each stage's distribution goes: `first_response` to `path`, the others to `path`
 /// with `.<stage>` before the extension.
-pub fn hgrm_paths(path: &Path) -> [(Stage, PathBuf); 4] {
-    Stage::ALL.map(|stage| {
+pub fn hgrm_paths(path: &Path) -> [(Stage, PathBuf); Stage::COUNT] {
+    Stage::EVERY.map(|stage| {
         if stage == Stage::FirstResponse {
             return (stage, path.to_path_buf());
         }

@@ -247,7 +247,7 @@ impl SlowAcc {
         self.top.refresh();
         let all_fit = fits(span_unix.0)
             && fits(span_unix.1)
-            && Stage::ALL.iter().all(|&s| {
+            && Stage::EVERY.iter().all(|&s| {
                 self.top
                     .cumulative(s)
                     .iter()
@@ -273,7 +273,7 @@ fn rebuilt(
 ) -> SlowestOrders {
     top.refresh();
     let mut out = SlowestOrders::new(cap);
-    for stage in Stage::ALL {
+    for stage in Stage::EVERY {
         for o in top.cumulative(stage).iter().filter_map(&map) {
             out.offer_order(&o);
         }
@@ -305,8 +305,9 @@ pub fn merge_with(
     slowest: Option<usize>,
 ) -> Result<Merged, HlogError> {
     let mut slow = SlowAcc::new(slowest);
-    let mut stages: [Acc; 4] = std::array::from_fn(|_| Acc::new());
-    let mut by_type: [[Acc; 4]; 3] = std::array::from_fn(|_| std::array::from_fn(|_| Acc::new()));
+    let mut stages: [Acc; Stage::COUNT] = std::array::from_fn(|_| Acc::new());
+    let mut by_type: [[Acc; Stage::COUNT]; 3] =
+        std::array::from_fn(|_| std::array::from_fn(|_| Acc::new()));
     let mut range_min = u64::MAX;
     let mut header_range: Option<u64> = None;
     let mut counters: Option<Counters> = Some(Counters::default());
@@ -463,8 +464,8 @@ pub fn merge_with(
         }
         type_recs.push(row);
     }
-    let stage_recs: [LatencyRecorder; 4] = take_array(stage_recs);
-    let type_recs: [[LatencyRecorder; 4]; 3] =
+    let stage_recs: [LatencyRecorder; Stage::COUNT] = take_array(stage_recs);
+    let type_recs: [[LatencyRecorder; Stage::COUNT]; 3] =
         take_array(type_recs.into_iter().map(take_array).collect());
     if window.is_all() && summaries.len() == paths.len() {
         let expected = summaries.iter().fold([0u64; 4], |mut acc, s| {
@@ -560,14 +561,12 @@ fn window_counters(end: &Counters, before: Option<&Counters>) -> Counters {
 }
 
 fn add_counters(a: &Counters, b: &Counters) -> Counters {
-    let bm = as_map(b);
-    let m = as_map(a)
-        .into_iter()
-        .map(|(k, v)| {
-            let s = v.as_u64().unwrap_or(0) + bm.get(&k).and_then(Value::as_u64).unwrap_or(0);
-            (k, Value::from(s))
-        })
-        .collect();
+    let mut m = as_map(a);
+    // The union of names: a counter only one side has (`--breakdown`'s) is kept.
+    for (k, v) in as_map(b) {
+        let s = m.get(&k).and_then(Value::as_u64).unwrap_or(0) + v.as_u64().unwrap_or(0);
+        m.insert(k, Value::from(s));
+    }
     from_map(m)
 }
 

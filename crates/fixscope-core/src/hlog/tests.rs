@@ -19,6 +19,7 @@ fn latency(stage: Stage, t: RequestType, ns: u64) -> Latency {
         ns,
         late: false,
         request_ts_ns: T0_NS,
+        request_seq: 0,
     }
 }
 

@@ -143,12 +143,12 @@ fn tagged<'a>(
     stage: impl Fn(Stage) -> &'a LatencyRecorder,
     by_type: impl Fn(RequestType, Stage) -> &'a LatencyRecorder,
 ) -> Vec<(String, &'a LatencyRecorder)> {
-    let mut tags: Vec<(String, &LatencyRecorder)> = Stage::ALL
+    let mut tags: Vec<(String, &LatencyRecorder)> = Stage::EVERY
         .into_iter()
         .map(|s| (stage_tag(s).to_string(), stage(s)))
         .filter(|(_, r)| r.count() > 0)
         .collect();
-    for s in Stage::ALL {
+    for s in Stage::EVERY {
         for t in RequestType::ALL {
             let r = by_type(t, s);
             if r.count() > 0 {

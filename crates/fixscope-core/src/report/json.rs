@@ -76,7 +76,7 @@ fn stages_json(stages: &[StageSummary]) -> Value {
 /// inline), times both in the source's clock and as UTC.
 pub fn slow_order_json(o: &SlowOrder, unix_offset_ns: i64) -> Value {
     let conn = o.connection;
-    json!({
+    let mut v = json!({
         "stage": o.stage.name(),
         "latency_ns": o.latency_ns,
         "key": o.key,
@@ -93,7 +93,40 @@ pub fn slow_order_json(o: &SlowOrder, unix_offset_ns: i64) -> Value {
         "request_time": utc(o.request_ts_ns, unix_offset_ns),
         "response_ns": o.response_ts_ns,
         "late": o.late,
-    })
+    });
+    if let (Some(b), Value::Object(m)) = (o.breakdown, &mut v) {
+        // `--breakdown` only: each stage's ns, or null when it was not measured.
+        let stages: Map<String, Value> = Stage::BREAKDOWN
+            .iter()
+            .map(|&s| {
+                (
+                    s.name().to_string(),
+                    b.get(s).map_or(Value::Null, Value::from),
+                )
+            })
+            .collect();
+        m.insert("breakdown".into(), Value::Object(stages));
+    }
+    v
+}
+
+/// [`slowest_json`] plus the breakdown stages' lists (`--breakdown`; none without it).
+fn slowest_all_json<'a>(
+    core: &[&[SlowOrder]; 4],
+    breakdown: impl Iterator<Item = (Stage, &'a [SlowOrder])>,
+    unix_offset_ns: i64,
+) -> Value {
+    let mut v = slowest_json(core, unix_offset_ns);
+    if let Value::Object(m) = &mut v {
+        for (stage, list) in breakdown {
+            let list: Vec<Value> = list
+                .iter()
+                .map(|o| slow_order_json(o, unix_offset_ns))
+                .collect();
+            m.insert(stage.name().to_string(), Value::Array(list));
+        }
+    }
+    v
 }
 
 /// The slowest orders per stage: `{"first_response": [...], "ack": [...], ...}`.
@@ -114,8 +147,7 @@ pub fn slowest_json(slowest: &[&[SlowOrder]; 4], unix_offset_ns: i64) -> Value {
 impl<W: Write> Reporter for JsonReporter<W> {
     fn interval(&mut self, r: &IntervalReport<'_>) -> io::Result<()> {
         let stages: Vec<Value> = r
-            .stages
-            .iter()
+            .all_stages()
             .map(|s| {
                 let mut m = Map::new();
                 m.insert("stage".into(), s.stage.name().into());
@@ -142,7 +174,11 @@ impl<W: Write> Reporter for JsonReporter<W> {
             "counters": r.counters,
             "delta": counter_map(&r.delta),
             "source": counter_map(r.source),
-            "slowest": slowest_json(&r.slowest, r.span.unix_offset_ns),
+            "slowest": slowest_all_json(
+                &r.slowest,
+                r.breakdown.iter().map(|s| (s.stage, r.slowest_of(s.stage))),
+                r.span.unix_offset_ns,
+            ),
         });
         self.line(&v)
     }
@@ -157,7 +193,7 @@ impl<W: Write> Reporter for JsonReporter<W> {
             .sessions
             .iter()
             .map(|s| {
-                json!({
+                let mut v = json!({
                     "session": s.id,
                     "client": s.client,
                     "server": s.server,
@@ -166,7 +202,11 @@ impl<W: Write> Reporter for JsonReporter<W> {
                     "requests": s.requests,
                     "responses": s.responses,
                     "first_response": distribution_json(("stage", "first_response"), &s.first_response),
-                })
+                });
+                if let (false, Value::Object(m)) = (s.breakdown.is_empty(), &mut v) {
+                    m.insert("breakdown".into(), stages_json(&s.breakdown));
+                }
+                v
             })
             .collect();
         let v = json!({
@@ -174,13 +214,17 @@ impl<W: Write> Reporter for JsonReporter<W> {
             "start": r.span.start_utc(),
             "end": r.span.end_utc(),
             "duration_s": r.duration_ns as f64 / 1e9,
-            "stages": stages_json(&r.stages),
+            "stages": r.all_stages().map(|s| distribution_json(("stage", s.stage.name()), &s.dist)).collect::<Vec<_>>(),
             "by_msg_type": by_type,
             "sessions": sessions,
             "untracked_sessions": r.untracked_sessions,
             "counters": r.counters,
             "source": counter_map(r.source),
-            "slowest": slowest_json(&r.slowest, r.span.unix_offset_ns),
+            "slowest": slowest_all_json(
+                &r.slowest,
+                r.breakdown.iter().map(|s| (s.stage, r.slowest_of(s.stage))),
+                r.span.unix_offset_ns,
+            ),
         });
         self.line(&v)
     }

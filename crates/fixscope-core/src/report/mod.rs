@@ -89,6 +89,10 @@ pub struct IntervalReport<'a> {
     /// The interval's slowest orders per stage (`--slowest`), slowest first, indexed by
     /// [`Stage::index`]; each carries its session's names and addresses.
     pub slowest: [&'a [SlowOrder]; 4],
+    /// The breakdown stages (`--breakdown`; empty without it), in [`Stage::BREAKDOWN`]
+    /// order; their histograms and slowest orders: [`IntervalReport::histogram`],
+    /// [`IntervalReport::slowest_of`].
+    pub breakdown: Vec<IntervalStage>,
     /// Everything recorded, for reporters that need more than the above (the HdrHistogram
     /// log: exact sums and the interval per request type; Prometheus: the cumulative views
     /// per stage, request type and session).
@@ -104,7 +108,7 @@ impl<'a> IntervalReport<'a> {
         source: &'a [Counter],
     ) -> Self {
         let seconds = span.seconds();
-        let stages = Stage::ALL.map(|stage| {
+        let interval_stage = |stage: Stage| {
             let d = stats.interval(stage).distribution();
             IntervalStage {
                 stage,
@@ -120,7 +124,12 @@ impl<'a> IntervalReport<'a> {
                 percentiles_ns: d.percentiles_ns,
                 over_range: d.over_range,
             }
-        });
+        };
+        let stages = Stage::ALL.map(interval_stage);
+        let breakdown = stats.shown_stages()[Stage::ALL.len()..]
+            .iter()
+            .map(|&s| interval_stage(s))
+            .collect();
         IntervalReport {
             start_ns: span.start_ns,
             end_ns: span.end_ns,
@@ -131,8 +140,24 @@ impl<'a> IntervalReport<'a> {
             source,
             histograms: Stage::ALL.map(|s| stats.interval(s).histogram()),
             slowest: Stage::ALL.map(|s| stats.interval_slowest(s)),
+            breakdown,
             stats,
         }
+    }
+
+    /// Every stage shown, the order-latency stages then the breakdown ones.
+    pub fn all_stages(&self) -> impl Iterator<Item = &IntervalStage> {
+        self.stages.iter().chain(&self.breakdown)
+    }
+
+    /// The interval's histogram of any stage.
+    pub fn histogram(&self, stage: Stage) -> &'a Histogram<u64> {
+        self.stats.interval(stage).histogram()
+    }
+
+    /// The interval's slowest orders of any stage.
+    pub fn slowest_of(&self, stage: Stage) -> &'a [SlowOrder] {
+        self.stats.interval_slowest(stage)
     }
 }
 
@@ -154,6 +179,8 @@ pub struct SessionSummary {
     pub requests: u64,
     pub responses: u64,
     pub first_response: Distribution,
+    /// The session's breakdown stages (`--breakdown`; empty without it).
+    pub breakdown: Vec<StageSummary>,
 }
 
 /// The cumulative report.
@@ -174,6 +201,10 @@ pub struct SummaryReport<'a> {
     /// The run's slowest orders per stage (`--slowest`), slowest first, indexed by
     /// [`Stage::index`]; each carries its session's names and addresses.
     pub slowest: [&'a [SlowOrder]; 4],
+    /// The breakdown stages (`--breakdown`; empty without it), in [`Stage::BREAKDOWN`]
+    /// order; histograms and slowest orders: [`SummaryReport::histogram`],
+    /// [`SummaryReport::slowest_of`].
+    pub breakdown: Vec<StageSummary>,
     /// Everything recorded (the cumulative views are fresh).
     pub stats: &'a Stats,
 }
@@ -190,6 +221,7 @@ impl<'a> SummaryReport<'a> {
             stage,
             dist: stats.cumulative(stage).distribution(),
         });
+        let breakdown_stages = &stats.shown_stages()[Stage::ALL.len()..];
         let by_request_type = RequestType::ALL
             .iter()
             .map(|&t| {
@@ -215,6 +247,13 @@ impl<'a> SummaryReport<'a> {
                 requests: s.requests,
                 responses: s.responses,
                 first_response: s.first_response(),
+                breakdown: breakdown_stages
+                    .iter()
+                    .map(|&stage| StageSummary {
+                        stage,
+                        dist: s.breakdown(stage),
+                    })
+                    .collect(),
             })
             .collect();
         SummaryReport {
@@ -228,8 +267,30 @@ impl<'a> SummaryReport<'a> {
             source,
             histograms: Stage::ALL.map(|s| stats.cumulative(s).histogram()),
             slowest: Stage::ALL.map(|s| stats.slowest(s)),
+            breakdown: breakdown_stages
+                .iter()
+                .map(|&stage| StageSummary {
+                    stage,
+                    dist: stats.cumulative(stage).distribution(),
+                })
+                .collect(),
             stats,
         }
+    }
+
+    /// Every stage shown, the order-latency stages then the breakdown ones.
+    pub fn all_stages(&self) -> impl Iterator<Item = &StageSummary> {
+        self.stages.iter().chain(&self.breakdown)
+    }
+
+    /// The run's histogram of any stage.
+    pub fn histogram(&self, stage: Stage) -> &'a Histogram<u64> {
+        self.stats.cumulative(stage).histogram()
+    }
+
+    /// The run's slowest orders of any stage.
+    pub fn slowest_of(&self, stage: Stage) -> &'a [SlowOrder] {
+        self.stats.slowest(stage)
     }
 }
 

@@ -60,7 +60,7 @@ impl<W: Write> Reporter for TextReporter<W> {
             let parts: Vec<String> = r.source.iter().map(|(k, v)| format!("{k} {v}")).collect();
             writeln!(self.out, "    {}", parts.join("  "))?;
         }
-        for s in &r.stages {
+        for s in r.all_stages() {
             if s.count == 0 {
                 writeln!(self.out, "  {:<15} {:>9}", s.stage.name(), "-")?;
                 continue;
@@ -94,7 +94,7 @@ impl<W: Write> Reporter for TextReporter<W> {
         )?;
         write_accounting(out, c)?;
         write_stage_header(out, "stage")?;
-        for s in &r.stages {
+        for s in r.all_stages() {
             write_stage_row(out, s.stage.name(), &s.dist)?;
         }
         if !r.by_request_type.is_empty() {
@@ -295,6 +295,17 @@ fn write_slowest(
             super::utc(o.request_ts_ns, unix_offset_ns),
             if o.late { "  (late)" } else { "" },
         )?;
+        if let Some(b) = o.breakdown {
+            // `--breakdown`: where the order's time went ("-": not measured).
+            let parts: Vec<String> = Stage::BREAKDOWN
+                .iter()
+                .map(|&s| {
+                    let v = b.get(s).map_or("-".to_string(), |ns| human_ns(ns as f64));
+                    format!("{} {v}", s.name())
+                })
+                .collect();
+            writeln!(out, "  {:<15} {}", "", parts.join("  "))?;
+        }
     }
     Ok(())
 }
@@ -385,6 +396,7 @@ mod tests {
                 over_range: 1,
                 range_ns: 10_000,
             },
+            breakdown: Vec::new(),
         };
         let c = session_columns(&s);
         assert_eq!(c[0], "7");

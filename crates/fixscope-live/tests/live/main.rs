@@ -2,6 +2,7 @@
 //! namespaces the tests create (and always delete). They need root; without it they fail
 //! loudly. One test binary, so `serial()` keeps every attaching test apart.
 
+mod breakdown;
 mod clsact_hygiene;
 mod common;
 mod lo_capture;

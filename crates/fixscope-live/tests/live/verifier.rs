@@ -99,3 +99,48 @@ fn every_program_loads_in_every_configuration() {
     }
     assert_eq!(loads, CASES.len() * modes.len());
 }
+
+/// `--breakdown`'s object (socket fexit/fentry and scheduler tp_btf programs) loads in
+/// each role and filter shape; its CO-RE relocations resolve against this kernel's BTF.
+#[test]
+fn breakdown_programs_load_in_every_configuration() {
+    let _g = serial();
+    require_root("breakdown_programs_load_in_every_configuration");
+    fixscope_live::set_libbpf_logging(true);
+    let (major, minor) = kernel_version();
+    for case in &CASES {
+        let mut cfg = LiveConfig::new("lo", case.ports.parse::<PortSet>().expect("ports"));
+        cfg.role = case.role;
+        cfg.ip_filter = case.ip;
+        cfg.breakdown = true;
+        let progs = fixscope_live::verify_breakdown_programs(&cfg).unwrap_or_else(|e| {
+            panic!(
+                "Linux {major}.{minor} rejects the breakdown programs ({}): {e:#?}",
+                case.what
+            )
+        });
+        let names: Vec<&str> = progs.iter().map(|p| p.name.as_str()).collect();
+        // One whole socket hook set (fentry/fexit where the kernel allows, tracepoints
+        // otherwise) and, on every kernel of the matrix, the scheduler's.
+        let socket = &names[..names.len() - 2];
+        assert!(
+            socket == fixscope_live::SOCKET_FENTRY_PROGRAMS
+                || socket == fixscope_live::SOCKET_TRACEPOINT_PROGRAMS,
+            "{}: {names:?}",
+            case.what
+        );
+        assert_eq!(
+            names[names.len() - 2..],
+            fixscope_live::SCHED_PROGRAMS,
+            "{}",
+            case.what
+        );
+        for p in &progs {
+            assert!(p.insns > 5, "{} has its code: {p:?}", p.name);
+            println!(
+                "Linux {major}.{minor} breakdown [{}]: {} {} insns, {} verified",
+                case.what, p.name, p.insns, p.verified_insns
+            );
+        }
+    }
+}

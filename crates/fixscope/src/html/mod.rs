@@ -95,8 +95,8 @@ impl HtmlReporter {
 impl HtmlReporter {
     /// The latency-over-time series of a run that is not replayed through
     /// [`Reporter::interval`] (`fixscope report`: read from the logs), per stage.
-    pub fn with_intervals(mut self, intervals: [Vec<IntervalPoint>; 4]) -> Self {
-        for (stage, points) in Stage::ALL.into_iter().zip(intervals) {
+    pub fn with_intervals(mut self, intervals: [Vec<IntervalPoint>; Stage::COUNT]) -> Self {
+        for (stage, points) in Stage::EVERY.into_iter().zip(intervals) {
             self.plot.data.stage_mut(stage).intervals = points;
         }
         self
@@ -111,7 +111,8 @@ impl Reporter for HtmlReporter {
     fn summary(&mut self, r: &SummaryReport<'_>) -> io::Result<()> {
         self.plot.summary(r)?;
         let data = std::slice::from_ref(&self.plot.data);
-        let chart = |draw| svg_string(data, &Stage::ALL, draw).map_err(io::Error::other);
+        let stages = r.stats.shown_stages();
+        let chart = |draw| svg_string(data, stages, draw).map_err(io::Error::other);
         let percentiles = chart(Chart::Percentiles)?;
         let over_time = chart(Chart::OverTime)?;
         let html = page::render(r, &self.run, &percentiles, &over_time);

@@ -7,6 +7,7 @@
 
 use std::fmt::Write;
 
+use fixscope_core::correlate::Stage;
 use fixscope_core::report::{utc, SummaryReport};
 use fixscope_core::slowest::SlowOrder;
 use fixscope_core::stats::{Distribution, PERCENTILES};
@@ -105,7 +106,7 @@ pub fn render(
         A percentile shown as &gt; range ranks among latencies above the histogram's range (<code>-x</code>): \
         its value is above it.</p>\n");
     stage_table_head(&mut h, "stage");
-    for s in &r.stages {
+    for s in r.all_stages() {
         stage_row(
             &mut h,
             s.stage.name(),
@@ -244,6 +245,25 @@ fn slowest(h: &mut String, slowest: &[&[SlowOrder]; 4], unix_offset_ns: i64) {
             utc(o.request_ts_ns, unix_offset_ns),
             if o.late { "late" } else { "" },
         );
+        if let Some(b) = o.breakdown {
+            // `--breakdown`: where the order's time went (— not measured).
+            let parts: Vec<String> = Stage::BREAKDOWN
+                .iter()
+                .map(|&s| {
+                    let v = b.get(s).map_or("—".to_string(), us);
+                    format!(
+                        "{} <span data-k=\"{key}.breakdown.{}\">{v}</span>",
+                        s.name(),
+                        s.name()
+                    )
+                })
+                .collect();
+            let _ = writeln!(
+                h,
+                "<tr><td></td><td></td><td class=\"l\" colspan=\"9\">{}</td></tr>",
+                parts.join(" · ")
+            );
+        }
     }
     h.push_str("</table>\n");
 }

@@ -3,7 +3,6 @@
 
 use std::io;
 
-use fixscope_core::correlate::Stage;
 use fixscope_core::report::{IntervalReport, Reporter, SummaryReport};
 
 use super::model::{IntervalPoint, PlotData, StageSeries};
@@ -35,7 +34,7 @@ impl Reporter for PlotCollector {
     fn interval(&mut self, r: &IntervalReport<'_>) -> io::Result<()> {
         let start_unix_s = unix_s(r.start_ns, r.span.unix_offset_ns);
         let end_unix_s = unix_s(r.end_ns, r.span.unix_offset_ns);
-        for s in &r.stages {
+        for s in r.all_stages() {
             let has = s.count > 0;
             self.data.stage_mut(s.stage).intervals.push(IntervalPoint {
                 start_unix_s,
@@ -49,11 +48,11 @@ impl Reporter for PlotCollector {
     }
 
     fn summary(&mut self, r: &SummaryReport<'_>) -> io::Result<()> {
-        for stage in Stage::ALL {
-            let d = &r.stages[stage.index()].dist;
+        for s in r.all_stages() {
+            let (stage, d) = (s.stage, &s.dist);
             let intervals = std::mem::take(&mut self.data.stage_mut(stage).intervals);
             let mut series = StageSeries::curve_from_histogram(
-                r.histograms[stage.index()],
+                r.histogram(stage),
                 d.count,
                 d.min_ns,
                 d.max_ns,

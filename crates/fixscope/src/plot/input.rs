@@ -115,7 +115,11 @@ pub fn from_json(path: &Path) -> Result<PlotData> {
             path.display()
         );
     };
-    for stage in Stage::ALL {
+    for stage in Stage::EVERY {
+        // The breakdown stages are there only for `--breakdown` runs.
+        if Stage::BREAKDOWN.contains(&stage) && stage_object(&summary, stage).is_err() {
+            continue;
+        }
         let o = stage_object(&summary, stage)
             .with_context(|| format!("{}: summary", path.display()))?;
         let count = o["count"].as_u64().unwrap_or(0);
@@ -155,7 +159,10 @@ fn unix_s(v: &Value) -> Result<f64> {
 fn add_interval(data: &mut PlotData, v: &Value) -> Result<()> {
     let start_unix_s = unix_s(&v["start"])?;
     let end_unix_s = unix_s(&v["end"])?;
-    for stage in Stage::ALL {
+    for stage in Stage::EVERY {
+        if Stage::BREAKDOWN.contains(&stage) && stage_object(v, stage).is_err() {
+            continue;
+        }
         let o = stage_object(v, stage)?;
         data.stage_mut(stage).intervals.push(IntervalPoint {
             start_unix_s,
@@ -185,7 +192,7 @@ pub fn from_hdr_log(path: &Path) -> Result<PlotData> {
         ));
     }
     let mut data = PlotData::new(label(path));
-    for stage in Stage::ALL {
+    for stage in Stage::EVERY {
         let r = merged.stats.cumulative(stage);
         *data.stage_mut(stage) = StageSeries::curve_from_histogram(
             r.histogram(),
@@ -196,7 +203,7 @@ pub fn from_hdr_log(path: &Path) -> Result<PlotData> {
         );
     }
     let intervals = hdr_log_intervals(path, &hlog::Window::default())?;
-    for (stage, points) in Stage::ALL.into_iter().zip(intervals) {
+    for (stage, points) in Stage::EVERY.into_iter().zip(intervals) {
         data.stage_mut(stage).intervals = points;
     }
     Ok(data)
@@ -206,8 +213,11 @@ pub fn from_hdr_log(path: &Path) -> Result<PlotData> {
 /// log names every interval (its `#fixscope-interval` line, exact times), so a stage without
 /// data in one gets an empty point as from a capture; another tool's log gets a point per
 /// histogram line.
-pub fn hdr_log_intervals(path: &Path, window: &hlog::Window) -> Result<[Vec<IntervalPoint>; 4]> {
-    let mut stages: [Vec<IntervalPoint>; 4] = Default::default();
+pub fn hdr_log_intervals(
+    path: &Path,
+    window: &hlog::Window,
+) -> Result<[Vec<IntervalPoint>; Stage::COUNT]> {
+    let mut stages: [Vec<IntervalPoint>; Stage::COUNT] = Default::default();
     let mut untagged: Vec<IntervalPoint> = Vec::new();
     let mut tagged_first_response = false;
     let mut named = false;

@@ -17,7 +17,7 @@ pub struct PlotData {
     /// What the legend calls it (the file name).
     pub label: String,
     /// Per stage, indexed by [`Stage::index`].
-    pub stages: [StageSeries; 4],
+    pub stages: [StageSeries; Stage::COUNT],
 }
 
 /// One stage of one input.

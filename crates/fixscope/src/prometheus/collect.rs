@@ -32,9 +32,9 @@ pub struct Settings {
 /// by name (interval reports carry a subset of the summary's), and the latest exemplars.
 pub struct Collector {
     settings: Settings,
-    seen: [[bool; 3]; 4],
+    seen: [[bool; 3]; Stage::COUNT],
     source: Vec<Counter>,
-    exemplars: [[Option<Exemplar>; 3]; 4],
+    exemplars: [[Option<Exemplar>; 3]; Stage::COUNT],
     /// CPU time building the previous snapshot took (pipeline thread), seconds.
     last_build_s: f64,
 }
@@ -52,7 +52,7 @@ impl Collector {
     pub fn new(settings: Settings) -> Self {
         Collector {
             settings,
-            seen: [[false; 3]; 4],
+            seen: [[false; 3]; Stage::COUNT],
             source: Vec::new(),
             exemplars: Default::default(),
             last_build_s: 0.0,
@@ -128,7 +128,8 @@ impl Collector {
 
     fn latency(&mut self, stats: &Stats) -> Family {
         let mut samples = Vec::new();
-        for stage in Stage::ALL {
+        // The breakdown stages (`--breakdown`) are series of the same family.
+        for &stage in stats.shown_stages() {
             for t in RequestType::ALL {
                 let rec = stats.by_request_type(t, stage);
                 let seen = &mut self.seen[stage.index()][t.index()];
@@ -149,7 +150,7 @@ impl Collector {
         }
         Family {
             name: "fixscope_latency_seconds".into(),
-            help: "Request to response latency by stage (first_response, ack, fill, ack_to_fill) and request MsgType (D, F, G); values above -x lie in a bucket above range".into(),
+            help: "Request to response latency by stage (first_response, ack, fill, ack_to_fill; with --breakdown wire_to_read, app, write_to_wire, sched_delay) and request MsgType (D, F, G); values above -x lie in a bucket above range".into(),
             unit: Some("seconds"),
             kind: Kind::Histogram,
             samples,

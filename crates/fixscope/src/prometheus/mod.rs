@@ -67,7 +67,11 @@ impl PrometheusReporter {
     /// Each series' exemplar becomes the interval's slowest order of its stage and request
     /// type (lists are slowest first; `--slowest 0` keeps none). A quiet interval keeps the
     /// previous exemplar.
-    fn take_exemplars(&mut self, slowest: [&[SlowOrder]; 4], unix_offset_ns: i64) {
+    fn take_exemplars<'a>(
+        &mut self,
+        slowest: impl IntoIterator<Item = &'a [SlowOrder]>,
+        unix_offset_ns: i64,
+    ) {
         for list in slowest {
             for t in RequestType::ALL {
                 if let Some(o) = list.iter().find(|o| o.request_type == t) {
@@ -91,7 +95,11 @@ impl Reporter for PrometheusReporter {
         if self.published.is_none() {
             return Ok(());
         }
-        self.take_exemplars(r.slowest, r.span.unix_offset_ns);
+        let breakdown = r.breakdown.iter().map(|s| r.slowest_of(s.stage));
+        self.take_exemplars(
+            r.slowest.into_iter().chain(breakdown),
+            r.span.unix_offset_ns,
+        );
         let snapshot = self.collector.snapshot(&Inputs {
             stats: r.stats,
             counters: &r.counters,

@@ -83,6 +83,8 @@ pub struct SummaryFigures {
     pub span: TimeSpan,
     pub duration_ns: u64,
     pub stages: [StageSummary; 4],
+    /// The breakdown stages (`--breakdown`; empty without it).
+    pub breakdown: Vec<StageSummary>,
     pub by_request_type: Vec<(RequestType, [StageSummary; 4])>,
     pub sessions: Vec<SessionSummary>,
     pub untracked_sessions: u64,
@@ -154,6 +156,7 @@ impl Model {
             span: r.span,
             duration_ns: r.duration_ns,
             stages: r.stages,
+            breakdown: r.breakdown.clone(),
             by_request_type: r.by_request_type.clone(),
             sessions: r.sessions.clone(),
             untracked_sessions: r.untracked_sessions,

@@ -97,6 +97,7 @@ pub fn summary(frame: &mut Frame<'_>, area: Rect, model: &Model) {
             let rows = s
                 .stages
                 .iter()
+                .chain(&s.breakdown)
                 .map(|st: &StageSummary| stage_row(st.stage.name().to_string(), &st.dist))
                 .collect();
             frame.render_widget(stage_table(rows, "stage", title), table);

@@ -42,6 +42,15 @@ impl From<(&SlowOrder, i64)> for SlowRow {
         if o.late {
             response.push_str(" (late)");
         }
+        if let Some(b) = o.breakdown {
+            // `--breakdown`: where the order's time went ("-": not measured).
+            for stage in Stage::BREAKDOWN {
+                let v = b.get(stage).map_or("-".to_string(), |ns| {
+                    fixscope_core::report::human_ns(ns as f64)
+                });
+                response.push_str(&format!(" {} {v}", stage.name()));
+            }
+        }
         SlowRow {
             stage: o.stage,
             latency_ns: o.latency_ns,

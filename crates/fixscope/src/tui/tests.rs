@@ -60,6 +60,7 @@ fn latency(stage: Stage, session: u64, ns: u64) -> Latency {
         ns,
         late: false,
         request_ts_ns: 0,
+        request_seq: 0,
     }
 }
 
@@ -98,6 +99,7 @@ fn known_stats() -> Stats {
             exec_type: Some(b'0'),
             ord_status: Some(b'0'),
             response_ts_ns: SLOW_REQUEST_NS + ns,
+            breakdown: None,
         };
         for stage in [Stage::FirstResponse, Stage::Ack] {
             let mut l = latency(stage, session, ns);

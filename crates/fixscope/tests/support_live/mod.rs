@@ -297,9 +297,10 @@ pub fn start_live(netns: Option<&str>, iface: &str, port: u16, extra: &[&str]) -
     let mut proc = Proc::spawn("fixscope live", fixscope_cmd(netns, &args));
     let watching = proc.wait_for_stderr("fixscope: watching", Duration::from_secs(15));
     let prog_ids = bpf_prog_ids_of(proc.pid());
-    assert_eq!(
-        prog_ids.len(),
-        2,
+    // `--breakdown` adds its socket and scheduler programs to the two TC ones.
+    let breakdown = extra.contains(&"--breakdown");
+    assert!(
+        prog_ids.len() == 2 || (breakdown && prog_ids.len() > 2),
         "fixscope live holds its ingress and egress programs: {prog_ids:?}"
     );
     Live {

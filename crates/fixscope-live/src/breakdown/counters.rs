@@ -1,0 +1,90 @@
+//! The breakdown object's counters (`enum fxb_counter` in breakdown.h), named once by the
+//! serde names of [`BreakdownCounters`].
+
+use libbpf_rs::{MapCore, MapFlags, MapHandle};
+use serde::Serialize;
+
+use super::skel::types::fxb_counter as C;
+use crate::LiveError;
+
+const NR: usize = C::FXB_CNT_NR.0 as usize;
+
+/// `--breakdown`'s kernel counters, summed over CPUs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct BreakdownCounters {
+    /// Runs of the read hook (tcp_recvmsg returns, every socket of the host).
+    pub breakdown_recv_calls: u64,
+    /// Runs of the write hook (tcp_sendmsg entries, every socket of the host).
+    pub breakdown_send_calls: u64,
+    /// Runs of the scheduler hooks (sched_switch + sched_wakeup, every thread).
+    pub breakdown_sched_calls: u64,
+    /// Read / write events recorded (watched connections).
+    pub breakdown_reads: u64,
+    pub breakdown_writes: u64,
+    /// Events lost because the breakdown ring was full.
+    pub breakdown_ring_drops: u64,
+    /// Watched calls not recorded: MSG_PEEK / MSG_ERRQUEUE reads, writes whose entry was
+    /// not seen.
+    pub breakdown_skipped: u64,
+}
+
+impl BreakdownCounters {
+    fn from_sums(n: &[u64; NR]) -> BreakdownCounters {
+        let at = |c: C| n[c.0 as usize];
+        BreakdownCounters {
+            breakdown_recv_calls: at(C::FXB_CNT_RECV_CALLS),
+            breakdown_send_calls: at(C::FXB_CNT_SEND_CALLS),
+            breakdown_sched_calls: at(C::FXB_CNT_SCHED_CALLS),
+            breakdown_reads: at(C::FXB_CNT_READS),
+            breakdown_writes: at(C::FXB_CNT_WRITES),
+            breakdown_ring_drops: at(C::FXB_CNT_RING_DROPS),
+            breakdown_skipped: at(C::FXB_CNT_SKIPPED),
+        }
+    }
+
+    pub(crate) fn read(map: &MapHandle) -> Result<BreakdownCounters, LiveError> {
+        let per_cpu = map
+            .lookup_percpu(&0u32.to_ne_bytes(), MapFlags::ANY)
+            .map_err(|e| LiveError::bpf("looking up the breakdown counters", e))?
+            .ok_or_else(|| {
+                LiveError::bpf(
+                    "the breakdown counters entry is missing",
+                    std::io::Error::from(std::io::ErrorKind::NotFound),
+                )
+            })?;
+        let mut sums = [0u64; NR];
+        for value in &per_cpu {
+            if value.len() < NR * 8 {
+                return Err(LiveError::bpf(
+                    format!("a breakdown counters value of {} bytes", value.len()),
+                    std::io::Error::from(std::io::ErrorKind::InvalidData),
+                ));
+            }
+            for (sum, bytes) in sums.iter_mut().zip(value.chunks_exact(8)) {
+                let mut b = [0u8; 8];
+                b.copy_from_slice(bytes);
+                *sum += u64::from_ne_bytes(b);
+            }
+        }
+        Ok(BreakdownCounters::from_sums(&sums))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fixscope_core::source::counters_of;
+
+    #[test]
+    fn every_breakdown_counter_is_named_exactly_once() {
+        let mut n = [0u64; NR];
+        for (i, v) in n.iter_mut().enumerate() {
+            *v = 1 << i;
+        }
+        let named = counters_of(&BreakdownCounters::from_sums(&n));
+        assert_eq!(named.len(), NR, "{named:?}");
+        // Distinct powers of two, in the header's order.
+        assert!(named.windows(2).all(|w| w[0].1 < w[1].1), "{named:?}");
+        assert_eq!(named.iter().map(|(_, v)| v).sum::<u64>(), (1 << NR) - 1);
+    }
+}

@@ -1,0 +1,192 @@
+//! End to end: `fixscope live --breakdown` against the simulator's exchange truth (#13).
+//!
+//! The exchange's truth file holds, per order, the monotonic time right after the read()
+//! that returned the request's last byte (`request_ns`) and just before the write() of the
+//! ack (`ack_ns`): `ack_ns - request_ns` is the exchange's own view of `app` (read return →
+//! write entry). fixscope's `app` must match it within max(2 µs, 5%) at p50 and p99; every
+//! order's `wire_to_read`, `app` and `write_to_wire` must be recorded (none missing, none
+//! negative) and sum exactly to its `first_response` (checked on the slowest orders, which
+//! carry their breakdown). On lo and over a veth pair between namespaces; the client
+//! sends a window of orders back to back with every order split over two write() calls,
+//! so the exchange reads several messages per read, reads span messages, and writes carry
+//! several responses.
+//!
+//! Needs root (BPF, namespaces) and the kernel half of `--breakdown` (socket-call events):
+//! without it, the tests fail loudly.
+
+mod support;
+#[allow(unused_imports)]
+mod support_live;
+
+use serde_json::Value;
+use support_live::*;
+
+/// max(2 µs, 5%) of the truth's figure.
+fn within(truth_ns: u64, got_ns: u64) -> bool {
+    let tol = (truth_ns / 20).max(2_000);
+    got_ns.abs_diff(truth_ns) <= tol
+}
+
+fn quantile(sorted: &[u64], q: f64) -> u64 {
+    let i = ((sorted.len() as f64 * q).ceil() as usize).clamp(1, sorted.len()) - 1;
+    sorted[i]
+}
+
+fn stage<'a>(summary: &'a Value, name: &str) -> &'a Value {
+    summary["stages"]
+        .as_array()
+        .and_then(|a| a.iter().find(|s| s["stage"] == name))
+        .unwrap_or_else(|| panic!("stage {name} missing from the summary: {summary}"))
+}
+
+fn counter(summary: &Value, name: &str) -> u64 {
+    summary["counters"][name]
+        .as_u64()
+        .unwrap_or_else(|| panic!("counter {name} missing: {}", summary["counters"]))
+}
+
+/// The checks every scenario shares.
+fn check_breakdown(r: &RunResult) {
+    let s = &r.summary;
+    let matched = counter(s, "matched");
+    assert!(matched >= 500, "[{}] matched {matched}", r.label);
+    assert_eq!(
+        counter(s, "breakdown_missing"),
+        0,
+        "[{}] {}\nsource: {}",
+        r.label,
+        s["counters"],
+        s["source"]
+    );
+    assert_eq!(
+        counter(s, "breakdown_negative"),
+        0,
+        "[{}] {}",
+        r.label,
+        s["counters"]
+    );
+    assert_eq!(counter(s, "breakdown_orders"), matched, "[{}]", r.label);
+    for name in ["wire_to_read", "app", "write_to_wire"] {
+        assert_eq!(stage(s, name)["count"], matched, "[{}] {name}", r.label);
+    }
+    // Batching happened: fewer socket calls than FIX messages of orders.
+    let (requests, responses) = (counter(s, "requests"), counter(s, "responses"));
+    assert!(
+        counter(s, "breakdown_calls") < requests + responses,
+        "[{}] no batched reads or writes: {} calls for {requests} requests and {responses} responses",
+        r.label,
+        counter(s, "breakdown_calls")
+    );
+    // Exact sums, order by order, on the orders that carry their breakdown.
+    let slow = s["slowest"]["first_response"].as_array().expect("slowest");
+    assert!(!slow.is_empty(), "[{}] no slowest orders", r.label);
+    for o in slow {
+        let b = &o["breakdown"];
+        let part = |n: &str| b[n].as_u64().unwrap_or_else(|| panic!("{n} null: {o}"));
+        assert_eq!(
+            part("wire_to_read") + part("app") + part("write_to_wire"),
+            o["latency_ns"].as_u64().unwrap(),
+            "[{}] stages must sum to first_response: {o}",
+            r.label
+        );
+    }
+    // Per order, on the orders that carry their breakdown (the slowest): the exchange took
+    // `request_ns` after its read returned and `ack_ns` before its write (a batched write
+    // may start later still), so fixscope's read → write brackets the truth's: never
+    // shorter (2 µs of clock slack). Keys are unique per run.
+    for o in slow {
+        let key = o["key"].as_str().expect("key");
+        let t = r
+            .truth
+            .iter()
+            .find(|t| t.clordid == key)
+            .unwrap_or_else(|| panic!("[{}] order {key} not in the truth", r.label));
+        let want = t.ack_ns.expect("acked") - t.request_ns;
+        let got = o["breakdown"]["app"].as_u64().expect("app");
+        assert!(
+            got + 2_000 >= want,
+            "[{}] order {key}: app {got} ns shorter than the exchange's own {want} ns",
+            r.label
+        );
+    }
+    // `app` against the exchange's own read → write, at p50 and p99.
+    let mut truth: Vec<u64> = r
+        .truth
+        .iter()
+        .filter_map(|t| Some(t.ack_ns? - t.request_ns))
+        .collect();
+    truth.sort_unstable();
+    let app = stage(s, "app");
+    for (q, field) in [(0.5, "p50_ns"), (0.99, "p99_ns")] {
+        let want = quantile(&truth, q);
+        let got = app[field].as_u64().expect("app percentile");
+        eprintln!(
+            "[{}] app {field}: fixscope {got} ns, exchange truth {want} ns",
+            r.label
+        );
+        assert!(
+            within(want, got),
+            "[{}] app {field} {got} ns vs the exchange's {want} ns: beyond max(2 µs, 5%)",
+            r.label
+        );
+    }
+}
+
+const EXCHANGE: &[&str] = &[
+    "--ack-delay",
+    "lognormal:80us,0.4",
+    "--fill-delay",
+    "uniform:20us-60us",
+];
+const CLIENT: &[&str] = &[
+    "--sessions",
+    "2",
+    "--window",
+    "8",
+    "--count",
+    "1500",
+    "--split-clordid",
+];
+
+#[test]
+fn breakdown_on_lo_matches_the_exchange_truth() {
+    require_root("breakdown_on_lo_matches_the_exchange_truth");
+    let _g = serial();
+    let r = run_scenario(&RunSpec {
+        label: "breakdown lo",
+        exchange_args: EXCHANGE,
+        client_args: CLIENT,
+        live_args: &["--breakdown"],
+        ..RunSpec::default()
+    });
+    check_breakdown(&r);
+}
+
+#[test]
+fn breakdown_over_veth_matches_the_exchange_truth() {
+    require_root("breakdown_over_veth_matches_the_exchange_truth");
+    let _g = serial();
+    let net = NetnsPair::create(13);
+    let listen = format!("{}:0", net.ip_a);
+    let r = run_scenario(&RunSpec {
+        label: "breakdown veth",
+        listen: &listen,
+        iface: &net.veth_a,
+        exchange_netns: Some(&net.ns_a),
+        live_netns: Some(&net.ns_a),
+        client_netns: Some(&net.ns_b),
+        exchange_args: EXCHANGE,
+        client_args: CLIENT,
+        live_args: &["--breakdown"],
+    });
+    check_breakdown(&r);
+    let names = net.names().to_vec();
+    drop(net);
+    assert!(!Netns::any_listed(&names), "namespaces left: {names:?}");
+}
+
+#[test]
+fn tolerance_is_two_microseconds_or_five_percent() {
+    assert!(within(10_000, 11_999) && !within(10_000, 12_001));
+    assert!(within(100_000, 105_000) && !within(100_000, 105_001));
+}
