@@ -53,7 +53,7 @@ for rate in $RATES; do
             arg=""; [[ $mode == on ]] && arg=breakdown
             "$COST" lo "$PORT" $((RUN_S + 3)) $arg >"$out" 2>"$out.err" &
             cost=$!; PIDS+=("$cost")
-            for (( i = 0; i < 100; i++ )); do grep -q READY "$out" && break; sleep 0.05; done
+            for (( i = 0; i < 100; i++ )); do grep -qs READY "$out" && break; sleep 0.05; done
             "$FIXSCOPE" sim client --connect "127.0.0.1:$PORT" --sessions "$SESSIONS" --rate "$rate" \
                 --duration "$RUN_S" --pad "$PAD" </dev/null >"$out.client" 2>&1
             wait "$cost"

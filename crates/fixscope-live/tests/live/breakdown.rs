@@ -17,7 +17,7 @@ use fixscope_core::socket_event::{SocketCall, SocketEvent};
 use fixscope_core::source::{Captured, Flow};
 use fixscope_live::{LiveCapture, LiveConfig, LiveError, SocketHooks};
 use fixscope_testkit::fix::padded_message;
-use fixscope_testkit::{enter_netns, require_root, serial, Netns, NetnsPair};
+use fixscope_testkit::{enter_netns, require_root, require_tool, serial, Netns, NetnsPair};
 
 use crate::common::*;
 
@@ -551,4 +551,43 @@ fn breakdown_hooks_die_with_a_killed_process() {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// A kernel without BTF cannot have the socket hooks: `--breakdown` fails saying so (the
+/// kernel's BTF hidden behind an empty tmpfs in a private mount namespace), while the same
+/// capture without it still opens.
+#[test]
+fn without_kernel_btf_breakdown_fails_clearly() {
+    let _g = serial();
+    require_root("without_kernel_btf_breakdown_fails_clearly");
+    require_tool("without_kernel_btf_breakdown_fails_clearly", "unshare");
+    let holder = example_bin("hold_attached");
+    let run = |extra: &[&str]| {
+        let out = std::process::Command::new("unshare")
+            .args([
+                "-m",
+                "sh",
+                "-c",
+                "mount -t tmpfs none /sys/kernel/btf && exec \"$0\" \"$@\"",
+            ])
+            .arg(&holder)
+            .args(["lo", "47192", "auto", "0"])
+            .args(extra)
+            .output()
+            .expect("run hold_attached in a private mount namespace");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, stdout, stderr) = run(&[]);
+    assert_eq!(code, Some(0), "without --breakdown: {stdout}{stderr}");
+    assert!(stdout.starts_with("ATTACHED "), "{stdout}");
+    let (code, stdout, stderr) = run(&["breakdown"]);
+    assert_eq!(code, Some(4), "with --breakdown: {stdout}{stderr}");
+    assert!(
+        stderr.contains("--breakdown needs the kernel's BTF (/sys/kernel/btf/vmlinux"),
+        "{stderr}"
+    );
 }
