@@ -136,6 +136,9 @@ pub struct LiveCounters {
     pub malformed_records: u64,
     /// How often the guard raised the yielding consumer to normal priority.
     pub consumer_raises: u64,
+    /// Records handed on after records stamped later (out of order across CPUs; should
+    /// stay 0).
+    pub late_records: u64,
 }
 
 #[cfg(test)]
@@ -144,7 +147,7 @@ mod tests {
     use fixscope_core::source::counters_of;
 
     /// The JSON names are a contract: exactly these, in this order.
-    const SUMMARY_NAMES: [&str; 13] = [
+    const SUMMARY_NAMES: [&str; 14] = [
         "kernel_hook_calls",
         "kernel_requests_in_range",
         "kernel_responses_in_range",
@@ -158,6 +161,7 @@ mod tests {
         "kernel_load_errors",
         "malformed_records",
         "consumer_raises",
+        "late_records",
     ];
 
     #[test]
@@ -186,6 +190,7 @@ mod tests {
             kernel: KernelCounters::default(),
             malformed_records: 1,
             consumer_raises: 2,
+            late_records: 3,
         };
         let names: Vec<String> = counters_of(&all).into_iter().map(|(n, _)| n).collect();
         assert_eq!(names, SUMMARY_NAMES);
