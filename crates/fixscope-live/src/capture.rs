@@ -366,6 +366,12 @@ impl LiveCapture {
         self.merge.rings().count()
     }
 
+    /// Records handed on so far from each CPU's ring, in CPU order (for tests and
+    /// diagnostics: where the traffic was taken).
+    pub fn records_per_ring(&self) -> Vec<u64> {
+        self.merge.records_per_ring()
+    }
+
     /// Records that were too short or inconsistent to decode (should stay 0).
     pub fn malformed_records(&self) -> u64 {
         self.malformed + self.merge.short_records()

@@ -67,6 +67,8 @@ struct Lane<R, T> {
     /// Positions past the consumer position of records already handed on (only after a
     /// drain was stopped between two records of this ring that were out of ring order).
     handed: Vec<u64>,
+    /// Records of this ring handed on.
+    delivered: u64,
 }
 
 /// One record seen by a drain.
@@ -140,6 +142,7 @@ impl<R: RecordRing, T> Merge<R, T> {
             ring,
             tag,
             handed: Vec::new(),
+            delivered: 0,
         });
     }
 
@@ -155,6 +158,11 @@ impl<R: RecordRing, T> Merge<R, T> {
 
     pub(crate) fn grace_ns(&self) -> u64 {
         self.grace_ns
+    }
+
+    /// Records handed on, per ring (in the order the rings were added).
+    pub(crate) fn records_per_ring(&self) -> Vec<u64> {
+        self.lanes.iter().map(|l| l.delivered).collect()
     }
 
     /// Records that arrived after records stamped later had been handed on.
@@ -252,6 +260,7 @@ impl<R: RecordRing, T> Merge<R, T> {
                     .min(MAX_GRACE_NS);
             }
             delivered += 1;
+            lane.delivered += 1;
             if f(&lane.tag, bytes) == Flow::Stop {
                 stopped_at = Some(e.ts);
                 break;

@@ -4,6 +4,7 @@
 
 mod clsact_hygiene;
 mod common;
+mod cross_cpu;
 mod lo_capture;
 mod netns_veth;
 mod residue;
