@@ -39,7 +39,7 @@ pub(crate) trait RecordRing {
     fn producer(&self) -> u64;
     fn record_at(&self, pos: u64) -> At<'_>;
     fn release(&mut self, pos: u64);
-    /// Bytes of data area: a drain reads at most this much of the ring.
+    /// Bytes of data area: a drain reads at most 1/8 of it.
     fn size(&self) -> usize;
 }
 
@@ -300,12 +300,14 @@ impl<R: RecordRing, T> Merge<R, T> {
 }
 
 /// Reads lane `li`'s committed records into `seen`, from the consumer position up to the
-/// first uncommitted one, at most one ring's worth. Returns whether it reached the end.
+/// first uncommitted one, at most 1/8 of the ring. Returns whether it reached the end.
 fn scan<R: RecordRing, T>(lane: &Lane<R, T>, li: u32, seen: &mut Vec<Entry>) -> bool {
     let ring = &lane.ring;
     let prod = ring.producer();
     let mut pos = ring.consumer();
-    let budget_end = pos + ring.size() as u64;
+    // Space is released only after a drain: reading at most 1/8 of the ring per drain gives
+    // it back to the producers at least that often while a backlog is worked off.
+    let budget_end = pos + (ring.size() as u64 / 8).max(1);
     while pos < prod {
         if pos >= budget_end {
             return false;

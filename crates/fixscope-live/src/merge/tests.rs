@@ -8,6 +8,8 @@ use super::*;
 struct FakeRing {
     recs: Vec<Option<Vec<u8>>>,
     cons: u64,
+    /// Positions of data area (0: 1 << 20); a drain reads at most 1/8 of them.
+    size: usize,
 }
 
 impl FakeRing {
@@ -55,7 +57,11 @@ impl RecordRing for FakeRing {
         self.cons = pos;
     }
     fn size(&self) -> usize {
-        1 << 20
+        if self.size == 0 {
+            1 << 20
+        } else {
+            self.size
+        }
     }
 }
 
@@ -160,6 +166,26 @@ fn a_stopped_drain_loses_and_repeats_nothing() {
     let ids: Vec<u32> = out.iter().map(|&(_, id)| id).collect();
     assert_eq!(ids, vec![1, 2, 3, 4, 5]);
     assert!(m.rings().all(|r| r.cons == r.recs.len() as u64));
+}
+
+#[test]
+fn a_backlog_is_worked_off_an_eighth_of_the_ring_at_a_time_in_order() {
+    let mut m = Merge::new(0);
+    let mut a = ring(&(1..=20).map(|i| (i * 10, i as u32)).collect::<Vec<_>>());
+    a.size = 64; // 8 records per drain
+    m.add(a, 'A');
+    m.add(ring(&[(95, 100)]), 'B');
+    let mut all = Vec::new();
+    for _ in 0..10 {
+        let got = drain(&mut m, 10 * G);
+        assert!(got.len() <= 8 + 1, "{got:?}");
+        all.extend(got);
+    }
+    let ids: Vec<u32> = all.iter().map(|&(_, id)| id).collect();
+    let mut want: Vec<u32> = (1..=9).collect();
+    want.push(100);
+    want.extend(10..=20);
+    assert_eq!(ids, want);
 }
 
 #[test]
