@@ -34,6 +34,10 @@
 # FIXSCOPE_ALT=/path/to/another/fixscope makes a2 an A/B: each run measures this tree's
 # build and then that binary (the simulator is always this tree's); in b, each run at the
 # highest rate is followed by one with that binary (B_MAX_ONLY=1 skips b's other runs).
+# build and then that binary (the simulator is always this tree's). In c, the OBS_VARIANTS
+# entry "alt" is that binary attached with default settings (e.g. OBS_VARIANTS="yes alt").
+# OBS_BPF_STATS=1: c also records the BPF programs' kernel accounting (run_time_ns/run_cnt,
+# kernel.bpf_stats_enabled=1 for the section) of each attached run: bpf_ns_per_run.
 # FIXSCOPE_WRAP prefixes fixscope's command line (e.g. "nice -n 10 chrt -b 0" to try a
 # lower scheduling class). Everything started here is killed by PID in the exit trap; fixscope detaches on exit.
 # Results: $BENCH_DIR/live-*.tsv and a markdown summary on stdout.
@@ -314,7 +318,8 @@ fi
 # ---------------------------------------------------------------- c: observer effect
 if [[ " $SECTIONS " == *" c "* ]]; then
     C=$BENCH_DIR/live-c-observer.tsv
-    printf 'mode\tpair\tfixscope\tachieved_rate\tsent\tcomplete\tincomplete\tp50_us\tp99_us\tload1\tfixscope_cpu_ns\tkernel_records\n' >"$C"
+    printf 'mode\tpair\tfixscope\tachieved_rate\tsent\tcomplete\tincomplete\tp50_us\tp99_us\tload1\tfixscope_cpu_ns\tkernel_records\tbpf_ns_per_run\n' >"$C"
+    [[ ${OBS_BPF_STATS:-0} == 1 ]] && sysctl -qw kernel.bpf_stats_enabled=1
     echo "== c: veth $VETH_EX ($NS_EX, 10.201.0.1) <-> $VETH_CL ($NS_CL, 10.201.0.2)" >&2
     ip netns add "$NS_EX"
     ip netns add "$NS_CL"
@@ -340,6 +345,7 @@ if [[ " $SECTIONS " == *" c "* ]]; then
             case $with in
                 no) ;;
                 yes) start_fixscope "$NS_EX" "$VETH_EX" "${FX_EXTRA[@]}" ;;
+                alt) FX_BIN=$FIXSCOPE_ALT start_fixscope "$NS_EX" "$VETH_EX" "${FX_EXTRA[@]}" ;;
                 normal) start_fixscope "$NS_EX" "$VETH_EX" "${FX_EXTRA[@]}" --priority normal ;;
                 filter) FX_PORT=$((PORT + 1000)) start_fixscope "$NS_EX" "$VETH_EX" "${FX_EXTRA[@]}" ;;
                 *) echo "unknown OBS_VARIANTS entry: $with" >&2; exit 2 ;;
@@ -347,20 +353,25 @@ if [[ " $SECTIONS " == *" c "* ]]; then
             l=$(load1)
             [[ $with != no ]] && cpu0=$(cpu_ns "$FX_PID")
             run_client "$NS_CL" 10.201.0.1 "${LOAD[@]}" --duration "$RUN_S" --pad "$PAD"
+            bpf_ns=nan
             if [[ $with != no ]]; then
                 fx_cpu=$(( $(cpu_ns "$FX_PID") - cpu0 ))
+                if [[ ${OBS_BPF_STATS:-0} == 1 ]]; then
+                    bpf_ns=$(prog_stats "$FX_PID" | awk '{c += $3; t += $4} END {printf "%.0f", c ? t / c : 0}')
+                fi
                 sleep 0.3; stop_pid "$FX_PID"
                 read -r req matched _ dreq dresp records _ _ _ _ raises < <(fixscope_fields)
                 echo "  fixscope ($with): requests $req matched $matched drops $dreq/$dresp records $records cpu $((fx_cpu / 1000000)) ms consumer raised $raises times" >&2
             fi
             stop_pid "$EX_PID"
             read -r rate sent comp inc p50 p99 < <(client_fields)
-            printf '%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$mode" "$i" "$with" "$rate" "$sent" "$comp" "$inc" "$p50" "$p99" "$l" "$fx_cpu" "$records" >>"$C"
+            printf '%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$mode" "$i" "$with" "$rate" "$sent" "$comp" "$inc" "$p50" "$p99" "$l" "$fx_cpu" "$records" "$bpf_ns" >>"$C"
             echo "  $mode pair $i fixscope=$with rate $rate p50 ${p50}us p99 ${p99}us load $l" >&2
         done
     done
     done
     ip netns del "$NS_EX"; ip netns del "$NS_CL"
+    sysctl -qw kernel.bpf_stats_enabled="$STATS_BEFORE"
 fi
 
 echo
@@ -404,10 +415,10 @@ if "c" in sections:
         title = "closed loop, window per session" if mode == "closed" else "open loop at a fixed rate"
         print(f"\n### c. Observer effect (veth between namespaces, {title})")
         m = {}
-        names = {"no": "not attached", "yes": "attached", "normal": "attached, --priority normal", "filter": "attached, port not in traffic (filter only)"}
+        names = {"no": "not attached", "yes": "attached", "alt": "attached, FIXSCOPE_ALT build", "normal": "attached, --priority normal", "filter": "attached, port not in traffic (filter only)"}
         variants = list(dict.fromkeys(x["fixscope"] for x in r))
-        print("| fixscope | runs | orders/s median (range) | p50 us median | p99 us median | fixscope user-space CPU ns/order | kernel records/order |")
-        print("|---|---|---|---|---|---|---|")
+        print("| fixscope | runs | orders/s median (range) | p50 us median | p99 us median | fixscope user-space CPU ns/order | kernel records/order | BPF ns/run median |")
+        print("|---|---|---|---|---|---|---|---|")
         for w in variants:
             g = [x for x in r if x["fixscope"] == w]
             rate = [float(x["achieved_rate"]) for x in g]
@@ -415,7 +426,8 @@ if "c" in sections:
             cpu = [float(x["fixscope_cpu_ns"]) / max(float(x["complete"]), 1) for x in g]
             recs = [float(x["kernel_records"]) / max(float(x["complete"]), 1) for x in g]
             m[w] = (rate, p50, p99)
-            if g: print(f"| {names.get(w, w)} | {len(g)} | {med(rate):,.0f} ({rng(rate)}) | {med(p50):.1f} | {med(p99):.1f} | {med(cpu):.0f} | {med(recs):.2f} |")
+            bpf = [float(x["bpf_ns_per_run"]) for x in g if x.get("bpf_ns_per_run", "nan") not in ("nan", "", "0")]
+            if g: print(f"| {names.get(w, w)} | {len(g)} | {med(rate):,.0f} ({rng(rate)}) | {med(p50):.1f} | {med(p99):.1f} | {med(cpu):.0f} | {med(recs):.2f} | {f'{med(bpf):.0f} ({rng(bpf)})' if bpf else '-'} |")
         for w in variants:
             if w == "no" or not m.get("no") or not m["no"][0] or not m[w][0]: continue
             pairs = [y / n for n, y in zip(m["no"][0], m[w][0])]

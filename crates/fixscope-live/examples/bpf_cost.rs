@@ -1,7 +1,8 @@
 //! Measures the kernel-side cost of the capture programs per hooked packet, from the
 //! kernel's own accounting (BPF_ENABLE_STATS: run_time_ns / run_cnt per program).
 //!
-//! `sudo bpf_cost [exchanges] [message_bytes]` (defaults 20000, 300) runs a request/response
+//! `sudo bpf_cost [exchanges] [message_bytes] [ring_mib]` (defaults 20000, 300, 64: the
+//! capture's default `--ring-mb`, all CPUs' rings together) runs a request/response
 //! ping-pong of FIX-sized messages over 127.0.0.1 twice: once with the server port watched
 //! (every data packet copied to the ring) and once with another port watched (all packets
 //! parsed and filtered out), while a consumer drains the ring.
@@ -22,14 +23,15 @@ fn main() -> anyhow::Result<()> {
         .and_then(|s| s.parse().ok())
         .unwrap_or(300)
         .max(16);
+    let ring_mib: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(64);
     let _stats = enable_bpf_stats()?;
     for watched in [true, false] {
-        run(exchanges, msg_len, watched)?;
+        run(exchanges, msg_len, ring_mib, watched)?;
     }
     Ok(())
 }
 
-fn run(exchanges: usize, msg_len: usize, watched: bool) -> anyhow::Result<()> {
+fn run(exchanges: usize, msg_len: usize, ring_mib: usize, watched: bool) -> anyhow::Result<()> {
     let listener = TcpListener::bind("127.0.0.1:0")?;
     let port = listener.local_addr()?.port();
     let watch = if watched {
@@ -37,7 +39,10 @@ fn run(exchanges: usize, msg_len: usize, watched: bool) -> anyhow::Result<()> {
     } else {
         port.wrapping_add(1).max(1)
     };
-    let cap = LiveCapture::open(&LiveConfig::new("lo", PortSet::single(watch)))?;
+    let mut cfg = LiveConfig::new("lo", PortSet::single(watch));
+    cfg.ring_bytes = ring_mib << 20;
+    cfg.wakeup_threshold_bytes = cfg.ring_bytes / 4;
+    let cap = LiveCapture::open(&cfg)?;
 
     let server = std::thread::spawn(move || -> std::io::Result<()> {
         let (mut s, _) = listener.accept()?;

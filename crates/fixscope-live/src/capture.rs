@@ -1,5 +1,5 @@
-//! [`LiveCapture`]: the loaded and attached programs plus the ring consumer — open, poll,
-//! counters, detach.
+//! [`LiveCapture`]: the loaded and attached programs plus the consumer of the per-CPU
+//! rings, merged by timestamp (`merge.rs`) — open, poll, counters, detach.
 
 use std::mem::size_of;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
@@ -7,13 +7,14 @@ use std::time::{Duration, Instant};
 
 use fixscope_core::segment::Segment;
 use fixscope_core::source::{Captured, Flow};
-use libbpf_rs::MapCore;
 use rustix::net::{AddressFamily, SocketFlags, SocketType};
 
 use crate::attach::{self, Attached};
-use crate::breakdown::{Breakdown, BreakdownCounters, SocketHooks};
+use crate::breakdown::{socket_event_from_record, Breakdown, BreakdownCounters, SocketHooks};
+use crate::clock;
 use crate::config::{AttachMode, IdleStrategy, LiveConfig};
 use crate::counters::KernelCounters;
+use crate::merge::Merge;
 use crate::priority::{ConsumerPriority, YieldingConsumer};
 use crate::record::segment_from_record;
 use crate::ring::{Ring, RingLevel};
@@ -39,15 +40,27 @@ pub const BATCH_PERIOD: Duration = Duration::from_millis(1);
 const IDLE_SLEEP_MIN: Duration = Duration::from_micros(20);
 const IDLE_SLEEP_MAX: Duration = Duration::from_millis(5);
 
+/// What a ring's records are, and so how the consumer decodes them. Each ring added to the
+/// merge comes with one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RecordKind {
+    /// `struct fxs_rec` + payload (fixscope.h), from the TC programs' per-CPU rings.
+    Packet,
+    /// `struct fxb_rec` (breakdown.h): a socket call, from `--breakdown`'s ring.
+    Socket,
+}
+
 /// A loaded and attached capture. Dropping it detaches everything it attached (call
 /// [`LiveCapture::detach`] first to see whether that worked).
 pub struct LiveCapture {
-    // Field order matters for drop: the priority guard stops first; the ring (which uses
-    // the map fd) goes before the skeleton.
+    // Field order matters for drop: the priority guard stops first, then the rings.
     yielding: Option<YieldingConsumer>,
     /// Why `ConsumerPriority::Yield` was asked for but is not in effect.
     priority_fallback: Option<String>,
-    ring: Ring,
+    /// Every CPU's ring, merged by timestamp.
+    merge: Merge<Ring, RecordKind>,
+    /// One per ring, for sleeping in ppoll on all of them.
+    pollfds: Vec<libc::pollfd>,
     /// `None` once detached.
     attached: Option<Attached>,
     attach_kind: &'static str,
@@ -62,7 +75,7 @@ pub struct LiveCapture {
     pinned: Option<std::thread::ThreadId>,
     malformed: u64,
     /// Backoff pacing: when the last drain that found records started, and the fill level
-    /// that ends pacing early.
+    /// of any one ring that ends pacing early (the kernel's per-ring wakeup threshold).
     last_drain: Option<Instant>,
     wakeup_threshold_bytes: u64,
     /// Backoff: the next sleep while the ring stays empty.
@@ -114,17 +127,28 @@ impl LiveCapture {
         })?;
         // Loaded and attached only with --breakdown; before the TC programs, so that a
         // failure here leaves nothing attached.
-        let breakdown = if cfg.breakdown {
+        let mut breakdown = if cfg.breakdown {
             Some(Breakdown::open(cfg)?)
         } else {
             None
         };
         let skel = OwnedSkel::load(|open| load::configure(open, cfg, l2_len, tcx))?;
-        // The ring is mapped before anything is attached, so no failure after attaching
-        // needs an undo.
-        let ring_fd = skel.get().maps.fxs_ring.as_fd().as_raw_fd();
-        let ring_size = skel.get().maps.fxs_ring.max_entries() as usize;
-        let ring = Ring::new(ring_fd, ring_size)?;
+        // The rings are made and mapped before anything is attached, so no failure after
+        // attaching needs an undo.
+        let rings = load::make_rings(skel.get(), cfg)?;
+        let ring_size = rings.first().map_or(0, |(_, r)| r.size());
+        let n_rings = rings.len().max(1);
+        let levels: std::io::Result<Vec<RingLevel>> =
+            rings.iter().map(|(_, r)| RingLevel::new(r.fd())).collect();
+        let mut merge = Merge::new(clock::monotonic_ns());
+        for (_, ring) in rings {
+            merge.add(ring, RecordKind::Packet);
+        }
+        // The socket calls join the same merge, so they come in time order with the
+        // segments carrying their bytes.
+        if let Some(ring) = breakdown.as_mut().and_then(Breakdown::take_ring) {
+            merge.add(ring, RecordKind::Socket);
+        }
         let attached = if tcx {
             attach::attach_tcx(skel.get(), ifindex)?
         } else {
@@ -133,19 +157,28 @@ impl LiveCapture {
         let (yielding, priority_fallback) = match cfg.priority {
             ConsumerPriority::Normal => (None, None),
             ConsumerPriority::Yield => {
-                match RingLevel::new(ring_fd)
+                match levels
                     .map_err(|e| format!("cannot map the ring positions: {e}"))
-                    .and_then(|level| YieldingConsumer::start(level, ring.size() as u64))
+                    .and_then(|levels| YieldingConsumer::start(levels, ring_size as u64))
                 {
                     Ok(y) => (Some(y), None),
                     Err(why) => (None, Some(why)),
                 }
             }
         };
+        let pollfds = merge
+            .rings()
+            .map(|r| libc::pollfd {
+                fd: r.fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            })
+            .collect();
         Ok(LiveCapture {
             yielding,
             priority_fallback,
-            ring,
+            merge,
+            pollfds,
             attach_kind: attached.kind(),
             attached: Some(attached),
             skel,
@@ -157,16 +190,19 @@ impl LiveCapture {
             pinned: None,
             malformed: 0,
             last_drain: None,
-            wakeup_threshold_bytes: cfg.wakeup_threshold_bytes as u64,
+            wakeup_threshold_bytes: (cfg.wakeup_threshold_bytes / n_rings) as u64,
             idle_sleep: IDLE_SLEEP_MIN,
             breakdown,
         })
     }
 
-    /// Drains the ring, handing each record to `on_segment` as a [`Segment`] borrowing the
-    /// ring memory, until the ring is empty or `on_segment` says [`Flow::Stop`], and
-    /// returns how many segments it handed over. When the ring is empty, waits per the idle
-    /// strategy for up to `max_wait`, returning `Ok(0)` if nothing came.
+    /// Drains the rings in timestamp order, handing each record to `on_segment` as a
+    /// [`Segment`] borrowing the ring memory, until they hold nothing old enough to hand on
+    /// (see `merge.rs`: records wait until no older one can still come, about half a
+    /// millisecond) or `on_segment` says [`Flow::Stop`], and returns how many segments it
+    /// handed over. When there is nothing to hand on, waits per the idle strategy for up to
+    /// `max_wait` — longer by at most the merge's grace when records are held back, so that
+    /// a caller draining with `max_wait` zero still gets the last records.
     ///
     /// A skb larger than 16 KiB (GSO/GRO) arrives as several segments, each with the
     /// sequence number of its own first byte.
@@ -175,6 +211,26 @@ impl LiveCapture {
         max_wait: Duration,
         on_segment: &mut dyn FnMut(&Segment<'_>) -> Flow,
     ) -> Result<usize, LiveError> {
+        let mut segments = 0;
+        self.poll_captured(max_wait, &mut |captured| match captured {
+            Captured::Segment(seg) => {
+                segments += 1;
+                on_segment(seg)
+            }
+            Captured::Socket(_) => Flow::Continue,
+        })?;
+        Ok(segments)
+    }
+
+    /// Like [`LiveCapture::poll`], but also hands over `--breakdown`'s socket calls as
+    /// [`Captured::Socket`], merged in timestamp order with the segments
+    /// ([`Captured::Segment`]); returns how many of both it handed over. With
+    /// `--breakdown` call this, not `poll`, which skips the socket calls.
+    pub fn poll_captured(
+        &mut self,
+        max_wait: Duration,
+        on_captured: &mut dyn FnMut(Captured<'_, '_>) -> Flow,
+    ) -> Result<usize, LiveError> {
         self.pin_if_needed()?;
         if let Some(y) = &mut self.yielding {
             y.on_poll(max_wait);
@@ -182,64 +238,47 @@ impl LiveCapture {
         if self.idle == IdleStrategy::Backoff {
             self.pace(max_wait);
         }
-        let mut start: Option<Instant> = None;
+        let start = Instant::now();
         loop {
             let drain_started = Instant::now();
-            let (records, segments) = self.drain(on_segment);
+            let (drained, handed) = self.drain(on_captured);
+            let fullest = self.fullest_ring();
             if let Some(y) = &mut self.yielding {
-                y.after_drain(self.ring.avail());
+                y.after_drain(fullest);
             }
-            if records > 0 {
+            if drained.delivered > 0 {
                 self.last_drain = Some(drain_started);
                 self.idle_sleep = IDLE_SLEEP_MIN;
-                return Ok(segments);
+                return Ok(handed);
             }
-            let t0 = *start.get_or_insert_with(Instant::now);
-            let elapsed = t0.elapsed();
-            if elapsed >= max_wait {
+            let elapsed = start.elapsed();
+            // Held records: wait for them (at most the grace past `max_wait`).
+            let held_for = drained.release_at_ns.map(|at| {
+                Duration::from_nanos(at.saturating_sub(clock::monotonic_ns()))
+                    .min(Duration::from_nanos(self.merge.grace_ns()))
+            });
+            let limit = match held_for {
+                Some(_) => max_wait + Duration::from_nanos(self.merge.grace_ns()),
+                None => max_wait,
+            };
+            if elapsed >= limit {
                 return Ok(0);
             }
             match self.idle {
                 IdleStrategy::Spin => std::hint::spin_loop(),
-                // No spinning here: a consumer hammering the producer position steals the
-                // ring's cache lines from the BPF programs (measured: ~+200 ns per record).
+                // A ring that holds records is always readable: sleep, do not ppoll.
+                IdleStrategy::Backoff if held_for.is_some() => {
+                    std::thread::sleep(held_for.unwrap_or_default().max(IDLE_SLEEP_MIN));
+                }
+                // No spinning here: a consumer hammering the producer positions steals the
+                // rings' cache lines from the BPF programs (measured: ~+200 ns per record).
                 IdleStrategy::Backoff => {
-                    let wait = self.idle_sleep.min(max_wait - elapsed);
+                    let wait = self.idle_sleep.min(limit - elapsed);
                     self.wait_readable(wait)?;
                     self.idle_sleep = (self.idle_sleep * 2).min(IDLE_SLEEP_MAX);
                 }
             }
         }
-    }
-
-    /// Like [`LiveCapture::poll`], but first hands over the socket calls queued in the
-    /// breakdown ring (`--breakdown`) as [`Captured::Socket`], then the segments as
-    /// [`Captured::Segment`]. Returns how many of both it handed over. The pipeline places
-    /// socket calls by sequence number, so one arriving before or after the segments that
-    /// carry its bytes is the same to it.
-    ///
-    /// With `--breakdown` call this, not `poll`: `poll` leaves the breakdown ring alone,
-    /// which then fills up (counted as `breakdown_ring_drops`).
-    pub fn poll_captured(
-        &mut self,
-        max_wait: Duration,
-        on_captured: &mut dyn FnMut(Captured<'_, '_>) -> Flow,
-    ) -> Result<usize, LiveError> {
-        let mut events = 0;
-        if let Some(b) = &mut self.breakdown {
-            let mut stop = false;
-            b.drain(&mut |ev| {
-                events += 1;
-                let flow = on_captured(Captured::Socket(ev));
-                stop = flow == Flow::Stop;
-                flow
-            });
-            if stop {
-                return Ok(events);
-            }
-        }
-        let segments = self.poll(max_wait, &mut |seg| on_captured(Captured::Segment(seg)))?;
-        Ok(events + segments)
     }
 
     /// Whether the capture has `--breakdown`'s hooks.
@@ -271,52 +310,72 @@ impl LiveCapture {
             .map_or(Ok(Vec::new()), Breakdown::program_stats)
     }
 
+    /// Bytes queued in the fullest ring.
+    fn fullest_ring(&self) -> u64 {
+        self.merge.rings().map(Ring::avail).max().unwrap_or(0)
+    }
+
     /// Backoff: sleeps until [`BATCH_PERIOD`] after the last drain that found records
-    /// (at most `max_wait`), unless the ring already holds the wakeup threshold.
+    /// (at most `max_wait`), unless a ring already holds its wakeup threshold.
     fn pace(&mut self, max_wait: Duration) {
         let Some(last) = self.last_drain else {
             return;
         };
         let since = last.elapsed();
-        if since >= BATCH_PERIOD || self.ring.avail() >= self.wakeup_threshold_bytes {
+        if since >= BATCH_PERIOD || self.fullest_ring() >= self.wakeup_threshold_bytes {
             return;
         }
         std::thread::sleep((BATCH_PERIOD - since).min(max_wait));
     }
 
-    /// (records consumed, segments handed over).
-    fn drain(&mut self, on_segment: &mut dyn FnMut(&Segment<'_>) -> Flow) -> (usize, usize) {
+    /// (what the merge did, segments and socket calls handed over).
+    fn drain(
+        &mut self,
+        on_captured: &mut dyn FnMut(Captured<'_, '_>) -> Flow,
+    ) -> (crate::merge::Drained, usize) {
         let malformed = &mut self.malformed;
-        let mut segments = 0;
-        let records = self
-            .ring
-            .consume(&mut |rec: &[u8]| match segment_from_record(rec) {
-                Some(seg) => {
-                    segments += 1;
-                    on_segment(&seg)
+        let mut handed = 0;
+        let now = clock::monotonic_ns();
+        let drained = self.merge.drain(now, &mut |kind, rec: &[u8]| {
+            let flow = match kind {
+                RecordKind::Packet => {
+                    segment_from_record(rec).map(|seg| on_captured(Captured::Segment(&seg)))
+                }
+                RecordKind::Socket => {
+                    socket_event_from_record(rec).map(|ev| on_captured(Captured::Socket(&ev)))
+                }
+            };
+            match flow {
+                Some(flow) => {
+                    handed += 1;
+                    flow
                 }
                 None => {
                     *malformed += 1;
                     Flow::Continue
                 }
-            });
-        (records, segments)
+            }
+        });
+        (drained, handed)
     }
 
-    /// Sleeps up to `wait` in ppoll on the ring fd (readable when data is queued; the
-    /// kernel only sends wakeups past the fill threshold).
-    fn wait_readable(&self, wait: Duration) -> Result<(), LiveError> {
-        let mut pfd = libc::pollfd {
-            fd: self.ring.fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        };
+    /// Sleeps up to `wait` in ppoll on the ring fds (readable when data is queued; the
+    /// kernel only sends wakeups past a ring's fill threshold).
+    fn wait_readable(&mut self, wait: Duration) -> Result<(), LiveError> {
         let ts = libc::timespec {
             tv_sec: wait.as_secs() as libc::time_t,
             tv_nsec: wait.subsec_nanos() as libc::c_long,
         };
-        // SAFETY: one valid pollfd and a valid timespec, no signal mask.
-        let rc = unsafe { libc::ppoll(&mut pfd, 1, &ts, std::ptr::null()) };
+        // SAFETY: `pollfds` is a valid array of its length, `ts` a valid timespec, no
+        // signal mask.
+        let rc = unsafe {
+            libc::ppoll(
+                self.pollfds.as_mut_ptr(),
+                self.pollfds.len() as libc::nfds_t,
+                &ts,
+                std::ptr::null(),
+            )
+        };
         if rc < 0 {
             let e = std::io::Error::last_os_error();
             if e.kind() != std::io::ErrorKind::Interrupted {
@@ -372,18 +431,38 @@ impl LiveCapture {
         self.yielding.as_ref().map_or(0, |y| y.raises())
     }
 
-    /// Bytes queued in the ring and not yet consumed.
+    /// Bytes queued in the rings and not yet consumed.
     pub fn ring_pending_bytes(&self) -> u64 {
-        self.ring.avail()
+        self.merge.rings().map(Ring::avail).sum()
+    }
+
+    /// How many rings the capture reads (one per online CPU).
+    pub fn rings(&self) -> usize {
+        self.merge.rings().count()
+    }
+
+    /// Records handed on so far from each CPU's ring, in CPU order (for tests and
+    /// diagnostics: where the traffic was taken).
+    pub fn records_per_ring(&self) -> Vec<u64> {
+        self.merge.records_per_ring()
     }
 
     /// Records that were too short or inconsistent to decode (should stay 0).
     pub fn malformed_records(&self) -> u64 {
-        self.malformed
-            + self
-                .breakdown
-                .as_ref()
-                .map_or(0, Breakdown::malformed_records)
+        self.malformed + self.merge.short_records()
+    }
+
+    /// Records that reached user space after records stamped later had been handed on
+    /// (their program was held up between its timestamp and its ring reservation for
+    /// longer than the merge waited; should stay 0).
+    pub fn late_records(&self) -> u64 {
+        self.merge.late_records()
+    }
+
+    /// CLOCK_MONOTONIC time up to which every record has been handed on: the capture's
+    /// clock for timeouts, which never runs ahead of the records.
+    pub fn delivered_to_ns(&self) -> u64 {
+        self.merge.delivered_to()
     }
 
     /// The kernel counters, summed over CPUs (one lookup per call: cache it; the live

@@ -137,6 +137,9 @@ pub struct LiveCounters {
     pub malformed_records: u64,
     /// How often the guard raised the yielding consumer to normal priority.
     pub consumer_raises: u64,
+    /// Records handed on after records stamped later (out of order across CPUs; should
+    /// stay 0).
+    pub late_records: u64,
     /// `--breakdown`'s counters; absent (no names at all) without it.
     #[serde(flatten)]
     pub breakdown: Option<BreakdownCounters>,
@@ -148,7 +151,7 @@ mod tests {
     use fixscope_core::source::counters_of;
 
     /// The JSON names are a contract: exactly these, in this order.
-    const SUMMARY_NAMES: [&str; 13] = [
+    const SUMMARY_NAMES: [&str; 14] = [
         "kernel_hook_calls",
         "kernel_requests_in_range",
         "kernel_responses_in_range",
@@ -162,6 +165,7 @@ mod tests {
         "kernel_load_errors",
         "malformed_records",
         "consumer_raises",
+        "late_records",
     ];
 
     #[test]
@@ -190,6 +194,7 @@ mod tests {
             kernel: KernelCounters::default(),
             malformed_records: 1,
             consumer_raises: 2,
+            late_records: 3,
             breakdown: None,
         };
         let names: Vec<String> = counters_of(&all).into_iter().map(|(n, _)| n).collect();

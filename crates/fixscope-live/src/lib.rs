@@ -1,6 +1,7 @@
 //! fixscope's live source: eBPF programs on TC ingress and egress copy the TCP payload of
-//! the watched ports, with a `bpf_ktime_get_ns` timestamp, into one BPF ring buffer; this
-//! crate loads and attaches them and turns ring records into [`Segment`]s.
+//! the watched ports, with a `bpf_ktime_get_ns` timestamp, into a BPF ring buffer per CPU;
+//! this crate loads and attaches them, merges the rings by timestamp, and turns ring
+//! records into [`Segment`]s.
 //!
 //! * Attachment: TCX links on Linux >= 6.6 (they chain with other programs and vanish with
 //!   the process); older kernels get a clsact filter with fixscope's own handle/priority
@@ -9,8 +10,8 @@
 //!   crash. The programs never change a packet's fate.
 //! * Filtering happens in the kernel: ports, role (which hook sees which direction), and
 //!   an optional address. Each packet is taken at exactly one hook, even on loopback.
-//! * The kernel never wakes user space per record; it wakes only when the ring holds
-//!   `wakeup_threshold_bytes`. [`LiveCapture::poll`] busy-polls or backs off.
+//! * The kernel never wakes user space per record; it wakes only once a CPU has filled its
+//!   share of `wakeup_threshold_bytes`. [`LiveCapture::poll`] busy-polls or backs off.
 //! * [`LiveSource`] puts a capture behind the core's `Source` seam.
 //!
 //! Everything that crosses the kernel/user boundary — the record layout, the counter
@@ -28,6 +29,7 @@ mod config;
 mod counters;
 mod error;
 mod load;
+mod merge;
 mod priority;
 mod record;
 mod ring;

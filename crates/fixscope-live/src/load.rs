@@ -1,9 +1,18 @@
 //! What the loader writes into the BPF object before loading it: the configuration as
-//! `const volatile` rodata (the verifier prunes on it), the ring's size, and the programs'
-//! attach type; and loading without attaching, to ask the running kernel's verifier.
+//! `const volatile` rodata (the verifier prunes on it), the number of per-CPU ring slots,
+//! and the programs' attach type; the per-CPU rings it puts into those slots after loading;
+//! and loading without attaching, to ask the running kernel's verifier.
+//!
+//! Ring sizes: `LiveConfig::ring_bytes` is the memory of all rings together, split evenly
+//! among the online CPUs (each CPU's ring rounded down to a power of two, at least a page),
+//! so `--ring-mb` keeps meaning how much memory the capture takes. A CPU's ring must hold
+//! the bursts of the flows that CPU handles; on a host with many CPUs, raise `--ring-mb`
+//! (drops are counted per direction either way). The wakeup threshold is split the same
+//! way: each CPU wakes the consumer once it has filled its share since its last wakeup.
 //!
 //! Kernel features the programs use, and the oldest Linux that has each: ring buffer and
-//! its wakeup flags (5.8), `bpf_ktime_get_ns`, `bpf_skb_load_bytes` and direct packet
+//! its wakeup flags (5.8), ring buffers inside an array of maps (5.8; the libbpf selftest
+//! `ringbuf_multi`), `bpf_get_smp_processor_id`, `bpf_ktime_get_ns`, `bpf_skb_load_bytes` and direct packet
 //! access (4.x), 32-bit jumps of `-mcpu=v3` (5.1), global data in rodata (5.2). No kfunc,
 //! no CO-RE relocation, so the kernel's own BTF (`/sys/kernel/btf/vmlinux`) is not needed;
 //! where the kernel lacks a BTF kind the object uses, libbpf leaves it out. TCX (6.6) is
@@ -11,14 +20,16 @@
 //! constraint that shapes the C code: see docs/architecture.md ("Verifier").
 
 use std::net::IpAddr;
-use std::os::fd::{AsFd, AsRawFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 
 use fixscope_core::ports::Role;
 
 use crate::config::{AttachMode, LiveConfig, MAX_PORT_RANGES};
-use crate::ring;
+use libbpf_rs::{MapCore, MapFlags, MapHandle, MapType};
+
+use crate::ring::{self, Ring};
 use crate::skeleton::types::fxs_role;
-use crate::skeleton::{OpenFixscopeSkel, OwnedSkel};
+use crate::skeleton::{FixscopeSkel, OpenFixscopeSkel, OwnedSkel};
 use crate::{sys, LiveError};
 
 /// The largest ring the loader asks for.
@@ -101,7 +112,11 @@ pub(crate) fn configure(
             ranges.len()
         )));
     }
-    let ring_bytes = ring_size(cfg.ring_bytes)?;
+    ring_size(cfg.ring_bytes)?;
+    let cpus = sys::online_cpus().map_err(|e| LiveError::load("reading the online CPUs", e))?;
+    let slots = libbpf_rs::num_possible_cpus()
+        .map_err(|e| LiveError::load("counting the possible CPUs", e))?
+        .max(cpus.iter().max().map_or(1, |&c| c + 1));
     let ro = open.maps.rodata_data.as_deref_mut().ok_or_else(|| {
         LiveError::load(
             "the BPF object has no .rodata",
@@ -132,12 +147,12 @@ pub(crate) fn configure(
             }
         }
     }
-    ro.cfg_wakeup_bytes = cfg.wakeup_threshold_bytes as u64;
+    ro.cfg_wakeup_bytes = (cfg.wakeup_threshold_bytes / cpus.len().max(1)) as u64;
 
     open.maps
-        .fxs_ring
-        .set_max_entries(ring_bytes as u32)
-        .map_err(|e| LiveError::load("sizing the ring", e))?;
+        .fxs_rings
+        .set_max_entries(slots as u32)
+        .map_err(|e| LiveError::load("sizing the array of rings", e))?;
     if !tcx {
         // SEC("tcx/...") sets expected_attach_type BPF_TCX_*; classic cls_bpf programs
         // load with 0, which older kernels insist on.
@@ -146,6 +161,55 @@ pub(crate) fn configure(
         }
     }
     Ok(())
+}
+
+/// Makes one ring per online CPU, each of its share of `cfg.ring_bytes`, and puts it into
+/// the loaded object's slot for that CPU. Returns (CPU, ring) pairs.
+pub(crate) fn make_rings(
+    skel: &FixscopeSkel<'_>,
+    cfg: &LiveConfig,
+) -> Result<Vec<(usize, Ring)>, LiveError> {
+    let cpus = sys::online_cpus().map_err(|e| LiveError::load("reading the online CPUs", e))?;
+    let each = per_cpu_ring_size(ring_size(cfg.ring_bytes)?, cpus.len());
+    let opts = libbpf_rs::libbpf_sys::bpf_map_create_opts {
+        sz: std::mem::size_of::<libbpf_rs::libbpf_sys::bpf_map_create_opts>() as _,
+        ..Default::default()
+    };
+    let slots = skel.maps.fxs_rings.max_entries() as usize;
+    cpus.into_iter()
+        .filter(|&cpu| cpu < slots)
+        .map(|cpu| {
+            let map = MapHandle::create(
+                MapType::RingBuf,
+                Some(format!("fxs_ring{cpu}")),
+                0,
+                0,
+                each as u32,
+                &opts,
+            )
+            .map_err(|e| LiveError::load(format!("creating the ring of CPU {cpu}"), e))?;
+            let fd = map.as_fd().as_raw_fd();
+            skel.maps
+                .fxs_rings
+                .update(
+                    &(cpu as u32).to_ne_bytes(),
+                    &(fd as u32).to_ne_bytes(),
+                    MapFlags::ANY,
+                )
+                .map_err(|e| LiveError::load(format!("installing the ring of CPU {cpu}"), e))?;
+            let owned: OwnedFd = map
+                .as_fd()
+                .try_clone_to_owned()
+                .map_err(|e| LiveError::load("duplicating a ring descriptor", e))?;
+            Ok((cpu, Ring::new(owned, each)?))
+        })
+        .collect()
+}
+
+/// Each CPU's ring for `total` bytes among `cpus` CPUs: a power of two, at least a page.
+fn per_cpu_ring_size(total: usize, cpus: usize) -> usize {
+    let share = (total / cpus.max(1)).max(ring::page_size());
+    1 << (usize::BITS - 1 - share.leading_zeros())
 }
 
 /// The ring size for a requested one: a power of two, at least a page, at most 1 GiB.
@@ -171,5 +235,15 @@ mod tests {
             ring_size((1 << 30) + 1),
             Err(LiveError::Config(_))
         ));
+    }
+
+    #[test]
+    fn the_ring_memory_is_split_among_the_cpus() {
+        let page = ring::page_size();
+        assert_eq!(per_cpu_ring_size(64 << 20, 1), 64 << 20);
+        assert_eq!(per_cpu_ring_size(64 << 20, 2), 32 << 20);
+        assert_eq!(per_cpu_ring_size(64 << 20, 3), 16 << 20, "rounded down");
+        assert_eq!(per_cpu_ring_size(page, 8), page, "at least a page");
+        assert_eq!(per_cpu_ring_size(64 << 20, 0), 64 << 20);
     }
 }

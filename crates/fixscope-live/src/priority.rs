@@ -8,12 +8,12 @@
 //! let the ring fill up and lose records, so a guard thread at normal priority, which
 //! sleeps almost all the time, looks at the ring every [`GUARD_PERIOD`] and lifts the
 //! consumer to `SCHED_OTHER` when
-//! - the ring holds more than its high mark (1/8 of the ring), or
+//! - any CPU's ring holds more than its high mark (1/8 of that ring), or
 //! - the consumer is overdue back at the ring by more than [`MAX_LAG`] (so interval
 //!   reports, keys and signals stay timely on a saturated host).
 //!
-//! The consumer lowers itself to `SCHED_IDLE` again once a drain leaves the ring below
-//! the low mark. Timestamps are taken in the kernel, so none of this changes a number.
+//! The consumer lowers itself to `SCHED_IDLE` again once a drain leaves every ring below
+//! its low mark (1/64 of it). Timestamps are taken in the kernel, so none of this changes a number.
 //!
 //! Raising a thread out of `SCHED_IDLE` needs CAP_SYS_NICE; without it we stay at normal
 //! priority (checked once, on a throwaway thread, before anything is lowered).
@@ -28,9 +28,11 @@ use crate::ring::RingLevel;
 /// How often the guard looks at the ring. A timer wakeup costs ~25 µs of CPU in this VM,
 /// so every 10 ms is 0.25% of a core.
 pub(crate) const GUARD_PERIOD: Duration = Duration::from_millis(10);
-/// The smallest ring a yielding consumer is allowed with: from the high mark (1/8) to full,
-/// a 32 MiB ring holds ~40 ms of 1.7 M msgs/s of 300-byte messages (~380 bytes of ring
-/// each, ~650 MB/s), ample for the guard's 10 ms period plus a scheduling delay.
+/// The smallest ring memory (all CPUs' rings together) a yielding consumer is allowed
+/// with: from the high mark (1/8) to full, 32 MiB hold ~40 ms of 1.7 M msgs/s of 300-byte
+/// messages (~460 bytes of ring each, ~800 MB/s) spread over the CPUs, ample for the
+/// guard's 10 ms period plus a scheduling delay. (A single CPU taking all of that traffic
+/// has only its share; its drops are counted.)
 pub(crate) const MIN_YIELD_RING_BYTES: u64 = 32 << 20;
 /// How long past its due time the consumer may stay away from the ring before it is raised.
 pub(crate) const MAX_LAG: Duration = Duration::from_millis(50);
@@ -106,12 +108,17 @@ pub(crate) struct YieldingConsumer {
 }
 
 impl YieldingConsumer {
-    /// Starts the guard for a ring of `ring_bytes`, or returns why yielding is not possible
-    /// here (then the caller stays at normal priority).
-    pub(crate) fn start(level: RingLevel, ring_bytes: u64) -> Result<YieldingConsumer, String> {
-        if ring_bytes < MIN_YIELD_RING_BYTES {
+    /// Starts the guard for the rings `levels` watches, each of `ring_bytes`, or returns
+    /// why yielding is not possible here (then the caller stays at normal priority). The
+    /// rings together must hold [`MIN_YIELD_RING_BYTES`].
+    pub(crate) fn start(
+        levels: Vec<RingLevel>,
+        ring_bytes: u64,
+    ) -> Result<YieldingConsumer, String> {
+        let total = ring_bytes * levels.len() as u64;
+        if total < MIN_YIELD_RING_BYTES {
             return Err(format!(
-                "a yielding consumer needs a ring of at least {} MiB to be safe from drops",
+                "a yielding consumer needs rings of at least {} MiB together to be safe from drops",
                 MIN_YIELD_RING_BYTES >> 20
             ));
         }
@@ -128,7 +135,7 @@ impl YieldingConsumer {
         let guard_shared = Arc::clone(&shared);
         let guard = std::thread::Builder::new()
             .name("fixscope-guard".into())
-            .spawn(move || guard_loop(&guard_shared, &level, high_bytes))
+            .spawn(move || guard_loop(&guard_shared, &levels, high_bytes))
             .map_err(|e| format!("cannot start the guard thread: {e}"))?;
         Ok(YieldingConsumer {
             shared,
@@ -152,8 +159,8 @@ impl YieldingConsumer {
         self.shared.due_back_ns.store(due, Ordering::Relaxed);
     }
 
-    /// Called after a drain with what is left in the ring: back to `SCHED_IDLE` once the
-    /// backlog is gone.
+    /// Called after a drain with what is left in the fullest ring: back to `SCHED_IDLE`
+    /// once the backlog is gone.
     pub(crate) fn after_drain(&mut self, pending_bytes: u64) {
         let raised = self.shared.raised.load(Ordering::Acquire);
         if may_lower(raised, pending_bytes, self.low_bytes) {
@@ -184,7 +191,7 @@ impl Drop for YieldingConsumer {
     }
 }
 
-fn guard_loop(shared: &Shared, level: &RingLevel, high_bytes: u64) {
+fn guard_loop(shared: &Shared, levels: &[RingLevel], high_bytes: u64) {
     while !shared.stop.load(Ordering::Acquire) {
         std::thread::park_timeout(GUARD_PERIOD);
         let tid = shared.tid.load(Ordering::Acquire);
@@ -196,7 +203,8 @@ fn guard_loop(shared: &Shared, level: &RingLevel, high_bytes: u64) {
         // `raised` is what we believe; the thread's policy is the truth (the consumer may
         // have lowered itself since, or be about to).
         let at_idle = thread_policy(tid).is_ok_and(|p| p == libc::SCHED_IDLE);
-        if guard_verdict(!at_idle, level.pending(), high_bytes, overdue) == GuardVerdict::Raise
+        let fullest = levels.iter().map(RingLevel::pending).max().unwrap_or(0);
+        if guard_verdict(!at_idle, fullest, high_bytes, overdue) == GuardVerdict::Raise
             && set_policy(tid, libc::SCHED_OTHER).is_ok()
         {
             shared.raised.store(true, Ordering::Release);

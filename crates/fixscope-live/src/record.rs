@@ -146,6 +146,6 @@ mod tests {
     fn header_matches_c_layout() {
         assert_eq!(REC_HDR, 80);
         assert_eq!(CHUNK_BYTES, 16384);
-        assert_eq!(size_of::<fxs_counters>(), 11 * 8);
+        assert_eq!(size_of::<fxs_counters>(), 12 * 8);
     }
 }

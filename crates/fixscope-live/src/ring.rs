@@ -1,25 +1,25 @@
 //! A consumer for a `BPF_MAP_TYPE_RINGBUF` map, reading the mmap'ed ring directly.
 //!
-//! libbpf's `ring_buffer` takes a callback fixed at creation; we need a different one on
-//! every `poll`, and the busy-poll path wants nothing but two loads when the ring is empty.
+//! libbpf's `ring_buffer` takes a callback fixed at creation and consumes in ring order; the
+//! merge of the per-CPU rings (`merge.rs`) reads records in place, possibly beyond ones it
+//! holds back, and releases their space later, and the busy-poll path wants nothing but
+//! two loads when the rings are empty.
 //! The layout (kernel/bpf/ringbuf.c): page 0 holds the consumer position (read-write for
 //! us); from page 1 on, the producer position page, then the data area mapped twice so a
 //! record that wraps is still contiguous. Each record has an 8-byte header
 //! (`u32 len | BUSY | DISCARD`, `u32 page offset`) and is padded to 8 bytes.
 
 use std::io;
-use std::os::fd::RawFd;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-
-use fixscope_core::source::Flow;
 
 const BUSY_BIT: u32 = 1 << 31;
 const DISCARD_BIT: u32 = 1 << 30;
 const HDR_SZ: u64 = 8;
 
 pub(crate) struct Ring {
-    fd: RawFd,
+    fd: OwnedFd,
     page: usize,
     size: usize,
     mask: u64,
@@ -38,9 +38,9 @@ pub(crate) fn page_size() -> usize {
 }
 
 impl Ring {
-    /// Maps ring-buffer map `fd` of `size` bytes (its max_entries). The caller keeps `fd`
-    /// open for as long as this `Ring` lives.
-    pub(crate) fn new(fd: RawFd, size: usize) -> io::Result<Ring> {
+    /// Maps ring-buffer map `fd` of `size` bytes (its max_entries); the ring keeps the
+    /// descriptor (the consumer sleeps in ppoll on it).
+    pub(crate) fn new(fd: OwnedFd, size: usize) -> io::Result<Ring> {
         let page = page_size();
         if !size.is_power_of_two() || size < page {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, "bad ring size"));
@@ -52,7 +52,7 @@ impl Ring {
                 page,
                 libc::PROT_READ | libc::PROT_WRITE,
                 libc::MAP_SHARED,
-                fd,
+                fd.as_raw_fd(),
                 0,
             )
         };
@@ -66,7 +66,7 @@ impl Ring {
                 page + 2 * size,
                 libc::PROT_READ,
                 libc::MAP_SHARED,
-                fd,
+                fd.as_raw_fd(),
                 page as libc::off_t,
             )
         };
@@ -89,7 +89,7 @@ impl Ring {
     }
 
     pub(crate) fn fd(&self) -> RawFd {
-        self.fd
+        self.fd.as_raw_fd()
     }
 
     /// Size of the data area in bytes.
@@ -115,65 +115,60 @@ impl Ring {
         prod.saturating_sub(cons)
     }
 
-    /// Hands every committed record to `f`, in ring order, releasing each record's space
-    /// after `f` returns. Stops at the first record still being written, when the ring is
-    /// empty, after one ring's worth of bytes (so a fast producer cannot keep us here), or
-    /// right after a record for which `f` says [`Flow::Stop`]. Returns the number of
-    /// records passed to `f`.
-    pub(crate) fn consume(&mut self, f: &mut dyn FnMut(&[u8]) -> Flow) -> usize {
-        let data = self.producer.as_ptr().wrapping_add(self.page);
-        let cons_pos = self.consumer_pos();
-        let mut cons = cons_pos.load(Ordering::Relaxed);
-        let budget_end = cons + self.size as u64;
-        // The consumer position is published every RELEASE_EVERY bytes and when we stop,
-        // not after every record: each producer (BPF, on every CPU) reads that cache line
-        // on every reserve, and a line rewritten per record moves between cores each time.
-        let release_every = (self.size as u64 / 16).max(HDR_SZ);
-        let mut released = cons;
-        let mut n = 0;
-        loop {
-            let prod = self.producer_pos().load(Ordering::Acquire);
-            if cons >= prod || cons >= budget_end {
-                cons_pos.store(cons, Ordering::Release);
-                return n;
-            }
-            while cons < prod {
-                // SAFETY: `cons & mask` is inside the first copy of the data area; the
-                // header is 8-aligned because records are.
-                let hdr = unsafe { &*(data.add((cons & self.mask) as usize) as *const AtomicU32) };
-                let len = hdr.load(Ordering::Acquire);
-                if len & BUSY_BIT != 0 {
-                    cons_pos.store(cons, Ordering::Release);
-                    return n;
-                }
-                let rec_len = u64::from(len & !(BUSY_BIT | DISCARD_BIT));
-                if len & DISCARD_BIT == 0 && rec_len <= self.size as u64 {
-                    // SAFETY: the committed record's `rec_len` bytes follow its header;
-                    // the double mapping keeps them contiguous even across the wrap, and
-                    // the kernel does not reuse them until we advance the consumer
-                    // position below.
-                    let rec = unsafe {
-                        std::slice::from_raw_parts(
-                            data.add(((cons & self.mask) + HDR_SZ) as usize),
-                            rec_len as usize,
-                        )
-                    };
-                    let flow = f(rec);
-                    n += 1;
-                    if flow == Flow::Stop {
-                        cons += (rec_len + HDR_SZ + 7) & !7;
-                        cons_pos.store(cons, Ordering::Release);
-                        return n;
-                    }
-                }
-                cons += (rec_len + HDR_SZ + 7) & !7;
-                if cons - released >= release_every {
-                    cons_pos.store(cons, Ordering::Release);
-                    released = cons;
-                }
-            }
-        }
+    /// The position of the first record not yet released.
+    pub(crate) fn consumer(&self) -> u64 {
+        self.consumer_pos().load(Ordering::Relaxed)
     }
+
+    /// The position after the last reserved record (committed or not).
+    pub(crate) fn producer(&self) -> u64 {
+        self.producer_pos().load(Ordering::Acquire)
+    }
+
+    /// The record at `pos`, which must lie between [`Ring::consumer`] and a value
+    /// [`Ring::producer`] returned (records are read in place; the kernel does not reuse
+    /// their space until [`Ring::release`] moves past them).
+    pub(crate) fn record_at(&self, pos: u64) -> At<'_> {
+        let data = self.producer.as_ptr().wrapping_add(self.page);
+        // SAFETY: `pos & mask` is inside the first copy of the data area; the header is
+        // 8-aligned because records are.
+        let hdr = unsafe { &*(data.add((pos & self.mask) as usize) as *const AtomicU32) };
+        let len = hdr.load(Ordering::Acquire);
+        if len & BUSY_BIT != 0 {
+            return At::Busy;
+        }
+        let rec_len = u64::from(len & !(BUSY_BIT | DISCARD_BIT));
+        let next = pos + ((rec_len + HDR_SZ + 7) & !7);
+        if len & DISCARD_BIT != 0 || rec_len > self.size as u64 {
+            return At::Skip { next };
+        }
+        // SAFETY: the committed record's `rec_len` bytes follow its header; the double
+        // mapping keeps them contiguous even across the wrap, and the kernel does not reuse
+        // them until the consumer position moves past them (`release`).
+        let bytes = unsafe {
+            std::slice::from_raw_parts(
+                data.add(((pos & self.mask) + HDR_SZ) as usize),
+                rec_len as usize,
+            )
+        };
+        At::Record { bytes, next }
+    }
+
+    /// Gives the space of every record before `pos` back to the kernel.
+    pub(crate) fn release(&mut self, pos: u64) {
+        self.consumer_pos().store(pos, Ordering::Release);
+    }
+}
+
+/// What [`Ring::record_at`] found.
+#[derive(Debug)]
+pub(crate) enum At<'a> {
+    /// A committed record and the position of the next one.
+    Record { bytes: &'a [u8], next: u64 },
+    /// A discarded (or impossible) record to step over.
+    Skip { next: u64 },
+    /// Reserved, not yet committed: nothing at or after it can be read yet.
+    Busy,
 }
 
 impl Drop for Ring {

@@ -137,8 +137,11 @@ impl Source for LiveSource {
         Ok(Polled::Segments(n))
     }
 
+    /// Not the wall clock: the time up to which the rings' records have been handed on
+    /// (behind CLOCK_MONOTONIC by the merge's grace). The driver raises `-t` alerts up to
+    /// this instant, so a response still held back never leaves its request timed out.
     fn now_ns(&self) -> Option<u64> {
-        Some(clock::monotonic_ns())
+        Some(self.capture.delivered_to_ns())
     }
 
     fn unix_offset_ns(&self) -> i64 {
@@ -150,6 +153,7 @@ impl Source for LiveSource {
         counters_of(&LiveCounters {
             kernel: self.kernel,
             malformed_records: self.capture.malformed_records(),
+            late_records: self.capture.late_records(),
             consumer_raises: self.capture.consumer_raises(),
             breakdown: self.breakdown,
         })

@@ -130,6 +130,36 @@ pub(crate) fn l2_header_len(name: &str) -> Result<u32, LiveError> {
 
 /// The calling thread's network namespace, as the (device, inode) of its nsfs file: equal
 /// for two threads exactly when they share the namespace.
+/// The online CPUs (`/sys/devices/system/cpu/online`), in order.
+pub(crate) fn online_cpus() -> io::Result<Vec<usize>> {
+    let list = std::fs::read_to_string("/sys/devices/system/cpu/online")?;
+    parse_cpu_list(&list).ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("a CPU list of {list:?}"),
+        )
+    })
+}
+
+/// A kernel CPU list ("0-3,5,7-8"), or `None` if it is not one.
+pub(crate) fn parse_cpu_list(list: &str) -> Option<Vec<usize>> {
+    let mut cpus = Vec::new();
+    for part in list.trim().split(',') {
+        let (lo, hi) = match part.split_once('-') {
+            Some((a, b)) => (a.parse::<usize>().ok()?, b.parse::<usize>().ok()?),
+            None => {
+                let c = part.parse::<usize>().ok()?;
+                (c, c)
+            }
+        };
+        if hi < lo || hi >= 1 << 16 {
+            return None;
+        }
+        cpus.extend(lo..=hi);
+    }
+    Some(cpus)
+}
+
 pub(crate) fn netns_id() -> io::Result<(u64, u64)> {
     use std::os::unix::fs::MetadataExt;
     let m = std::fs::metadata("/proc/thread-self/ns/net")?;
@@ -289,6 +319,16 @@ mod tests {
         let sys_net = (1 << CAP_SYS_ADMIN) | (1 << CAP_NET_ADMIN);
         assert!(missing_capabilities(sys_net).is_empty());
         assert_eq!(missing_capabilities(1 << CAP_BPF), vec!["CAP_NET_ADMIN"]);
+    }
+
+    #[test]
+    fn parses_cpu_lists() {
+        assert_eq!(parse_cpu_list("0-1\n"), Some(vec![0, 1]));
+        assert_eq!(parse_cpu_list("0-2,5,7-8"), Some(vec![0, 1, 2, 5, 7, 8]));
+        assert_eq!(parse_cpu_list("3"), Some(vec![3]));
+        assert_eq!(parse_cpu_list(""), None);
+        assert_eq!(parse_cpu_list("2-1"), None);
+        assert_eq!(parse_cpu_list("a"), None);
     }
 
     #[test]

@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * fixscope live capture: TC/TCX ingress+egress programs that copy the TCP payload of
- * watched ports into one ring buffer, with a CLOCK_MONOTONIC timestamp.
+ * watched ports into the ring buffer of the CPU they run on, with a CLOCK_MONOTONIC
+ * timestamp. One ring per CPU: a shared ring's producer lock and positions moved between
+ * the CPUs on every record (~300 ns of a copying run, BENCHMARKS.md §4a); user space
+ * merges the rings by timestamp.
  *
  * Never changes a packet's fate: every path returns TC_ACT_UNSPEC (== TCX_NEXT).
- * Never wakes user space per record: BPF_RB_NO_WAKEUP unless the ring holds at least
- * cfg_wakeup_bytes. A full ring drops the record and counts it.
+ * Never wakes user space per record: BPF_RB_NO_WAKEUP until this CPU has reserved
+ * cfg_wakeup_bytes of its ring since its last wakeup. A full ring (or a CPU without a
+ * ring) drops the record and counts it.
  */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
@@ -34,15 +38,25 @@ const volatile __u16 cfg_port_hi[FXS_MAX_RANGES] = {};
 const volatile __u32 cfg_l2_len = ETH_HLEN; /* 14 for Ethernet/loopback, 0 for L3 devices */
 const volatile __u32 cfg_ip_family = 0;     /* 0: no address filter, 4 or 6 */
 const volatile __u32 cfg_ip[4] = {};        /* network order; IPv4 in cfg_ip[0] */
-const volatile __u64 cfg_wakeup_bytes = 0;  /* 0: wake on every record */
+const volatile __u64 cfg_wakeup_bytes = 0;  /* per CPU ring; 0: wake on every record */
 
 /* Not used by the programs: puts the shared types into the skeleton (see fixscope.h). */
 const volatile struct fxs_abi fxs_abi = {};
 
-struct {
+/* The template of the per-CPU rings: user space creates one ring per online CPU, of the
+ * size it chose, and puts it at the CPU's index (a ring's size is not part of what the
+ * kernel compares between the template and an inner map). */
+struct fxs_ring_inner {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 1 << 22); /* resized by the loader */
-} fxs_ring SEC(".maps");
+	__uint(max_entries, 4096);
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1); /* resized by the loader: one slot per possible CPU */
+	__type(key, __u32);
+	__array(values, struct fxs_ring_inner);
+} fxs_rings SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -58,16 +72,26 @@ struct {
  * full.
  */
 #define DEFINE_EMIT(CAP)                                                                      \
-	static __always_inline int emit_##CAP(struct __sk_buff *skb, struct fxs_rec *h,        \
-					      __u32 off, __u32 n, __u64 wf,                    \
+	static __always_inline int emit_##CAP(void *ring, struct __sk_buff *skb,               \
+					      struct fxs_rec *h, __u32 off, __u32 n,           \
 					      struct fxs_counters *c)                          \
 	{                                                                                      \
 		struct {                                                                       \
 			struct fxs_rec hdr;                                                    \
 			__u8 data[CAP];                                                        \
-		} *r = bpf_ringbuf_reserve(&fxs_ring, sizeof(*r), 0);                          \
+		} *r = bpf_ringbuf_reserve(ring, sizeof(*r), 0);                               \
 		if (!r)                                                                        \
 			return -1;                                                             \
+		/* Wake user space once this CPU has filled cfg_wakeup_bytes of its own ring  \
+		 * since its last wakeup (8: the ring's record header). A consumer asleep on  \
+		 * an empty ring is woken by the time the ring holds the threshold. */        \
+		__u64 wf = BPF_RB_NO_WAKEUP;                                                   \
+		c->unwoken_bytes += sizeof(*r) + 8;                                            \
+		if (c->unwoken_bytes >= cfg_wakeup_bytes) {                                    \
+			wf = BPF_RB_FORCE_WAKEUP;                                              \
+			c->unwoken_bytes = 0;                                                  \
+			c->n[FXS_CNT_WAKEUPS]++;                                               \
+		}                                                                              \
 		/* The verifier must see 0 < n <= CAP on the length passed to the helper. The \
 		 * barriers keep clang from dropping a check it can prove from the caller, and \
 		 * the signed test stays a "> 0" jump: Linux < 6.8 learns nothing from the    \
@@ -87,12 +111,17 @@ struct {
 		return 0;                                                                      \
 	}
 
-/* Powers of two, so a record never takes more than twice its size of ring: the ring then
- * holds twice as much traffic and the producers touch fewer cache lines. */
+/* Size classes a half-power of two apart up to 2 KiB (a record never takes more than 1.5
+ * times its size of ring; a 300-byte FIX message takes 464 bytes, not 592), powers of two
+ * above: reserve needs a constant size, and each class is code in every chunk. */
 DEFINE_EMIT(128)
+DEFINE_EMIT(192)
 DEFINE_EMIT(256)
+DEFINE_EMIT(384)
 DEFINE_EMIT(512)
+DEFINE_EMIT(768)
 DEFINE_EMIT(1024)
+DEFINE_EMIT(1536)
 DEFINE_EMIT(2048)
 DEFINE_EMIT(4096)
 DEFINE_EMIT(8192)
@@ -139,8 +168,9 @@ static __always_inline int port_watched(__u16 port)
  * counts what it leaves out as `cut`. Returns 1 if this was the last chunk. Every chunk but
  * the last is full, so chunk I starts at I * FXS_CHUNK.
  */
-static __always_inline int emit_chunk(struct __sk_buff *skb, struct fxs_counters *c,
-				      struct fxs_rec *h, const int i, __u32 plen, __u32 poff,
+static __always_inline int emit_chunk(void *ring, struct __sk_buff *skb,
+				      struct fxs_counters *c, struct fxs_rec *h, const int i,
+				      __u32 plen, __u32 poff,
 				      __u32 seq, __u8 flags, enum fxs_dir dir)
 {
 	__u32 done = (__u32)i * FXS_CHUNK;
@@ -157,32 +187,38 @@ static __always_inline int emit_chunk(struct __sk_buff *skb, struct fxs_counters
 	h->flags = f;
 	h->cut = last ? rest - n : 0;
 
-	__u64 wf = BPF_RB_NO_WAKEUP;
-	if (cfg_wakeup_bytes == 0 ||
-	    bpf_ringbuf_query(&fxs_ring, BPF_RB_AVAIL_DATA) + n >= cfg_wakeup_bytes) {
-		wf = BPF_RB_FORCE_WAKEUP;
-		c->n[FXS_CNT_WAKEUPS]++;
-	}
 	__u32 at = poff + done;
 	int err;
-	if (n <= 512) {
-		if (n <= 128)
-			err = emit_128(skb, h, at, n, wf, c);
-		else if (n <= 256)
-			err = emit_256(skb, h, at, n, wf, c);
-		else
-			err = emit_512(skb, h, at, n, wf, c);
+	if (!ring) {
+		err = -1; /* a CPU that came online after the rings were made */
+	} else if (n <= 512) {
+		if (n <= 256) {
+			if (n <= 128)
+				err = emit_128(ring, skb, h, at, n, c);
+			else if (n <= 192)
+				err = emit_192(ring, skb, h, at, n, c);
+			else
+				err = emit_256(ring, skb, h, at, n, c);
+		} else if (n <= 384) {
+			err = emit_384(ring, skb, h, at, n, c);
+		} else {
+			err = emit_512(ring, skb, h, at, n, c);
+		}
 	} else if (n <= 2048) {
-		if (n <= 1024)
-			err = emit_1024(skb, h, at, n, wf, c);
+		if (n <= 768)
+			err = emit_768(ring, skb, h, at, n, c);
+		else if (n <= 1024)
+			err = emit_1024(ring, skb, h, at, n, c);
+		else if (n <= 1536)
+			err = emit_1536(ring, skb, h, at, n, c);
 		else
-			err = emit_2048(skb, h, at, n, wf, c);
+			err = emit_2048(ring, skb, h, at, n, c);
 	} else if (n <= 4096) {
-		err = emit_4096(skb, h, at, n, wf, c);
+		err = emit_4096(ring, skb, h, at, n, c);
 	} else if (n <= 8192) {
-		err = emit_8192(skb, h, at, n, wf, c);
+		err = emit_8192(ring, skb, h, at, n, c);
 	} else {
-		err = emit_16384(skb, h, at, n, wf, c);
+		err = emit_16384(ring, skb, h, at, n, c);
 	}
 	if (err) {
 		if (dir == FXS_DIR_REQUEST)
@@ -333,21 +369,26 @@ static __always_inline int handle(struct __sk_buff *skb, const enum fxs_hook hoo
 	h.dir = dir;
 	h.hook = hook;
 
+	/* This CPU's ring. The program cannot migrate while it runs (BH off), so every chunk
+	 * of this skb goes to the same ring. */
+	__u32 cpu = bpf_get_smp_processor_id();
+	void *ring = bpf_map_lookup_elem(&fxs_rings, &cpu);
+
 	/* ---- Payload, in chunks of at most FXS_CHUNK bytes (GSO/GRO skbs reach 64 KiB). Written
 	 * out, not as a loop: clang lays that loop out so that its header is entered by falling
 	 * through from a non-jump instruction, which the verifier of Linux < 6.4 (Debian 12's 6.1)
 	 * rejects as "back-edge from insn X to X+1". Straight-line code passes every verifier,
 	 * and the common one-chunk packet runs exactly the code it ran as a loop. */
 	_Static_assert(FXS_MAX_CHUNKS == 8, "one emit_chunk call per chunk below");
-	if (emit_chunk(skb, c, &h, 0, plen, poff, seq, flags, dir) ||
-	    emit_chunk(skb, c, &h, 1, plen, poff, seq, flags, dir) ||
-	    emit_chunk(skb, c, &h, 2, plen, poff, seq, flags, dir) ||
-	    emit_chunk(skb, c, &h, 3, plen, poff, seq, flags, dir) ||
-	    emit_chunk(skb, c, &h, 4, plen, poff, seq, flags, dir) ||
-	    emit_chunk(skb, c, &h, 5, plen, poff, seq, flags, dir) ||
-	    emit_chunk(skb, c, &h, 6, plen, poff, seq, flags, dir))
+	if (emit_chunk(ring, skb, c, &h, 0, plen, poff, seq, flags, dir) ||
+	    emit_chunk(ring, skb, c, &h, 1, plen, poff, seq, flags, dir) ||
+	    emit_chunk(ring, skb, c, &h, 2, plen, poff, seq, flags, dir) ||
+	    emit_chunk(ring, skb, c, &h, 3, plen, poff, seq, flags, dir) ||
+	    emit_chunk(ring, skb, c, &h, 4, plen, poff, seq, flags, dir) ||
+	    emit_chunk(ring, skb, c, &h, 5, plen, poff, seq, flags, dir) ||
+	    emit_chunk(ring, skb, c, &h, 6, plen, poff, seq, flags, dir))
 		return PASS;
-	emit_chunk(skb, c, &h, 7, plen, poff, seq, flags, dir);
+	emit_chunk(ring, skb, c, &h, 7, plen, poff, seq, flags, dir);
 	return PASS;
 }
 

@@ -34,7 +34,8 @@ enum fxs_role {
 	FXS_ROLE_CLIENT = 1,
 };
 
-/* One ring-buffer record: this header, then `len` payload bytes. */
+/* One ring-buffer record: this header, then `len` payload bytes. ts_ns comes first: the
+ * user-space merge of the per-CPU rings reads every ring's records as "u64 ts_ns, ...". */
 struct fxs_rec {
 	__u64 ts_ns;      /* bpf_ktime_get_ns() (CLOCK_MONOTONIC), same for all chunks of a skb */
 	__u8 saddr[16];   /* network order; IPv4 uses the first 4 bytes */
@@ -73,6 +74,9 @@ enum fxs_counter {
 /* The value of the one per-CPU array entry. */
 struct fxs_counters {
 	__u64 n[FXS_CNT_NR];
+	/* Not a counter (user space ignores it): ring bytes this CPU reserved since it last
+	 * forced a wakeup, which decides the next one without a bpf_ringbuf_query call. */
+	__u64 unwoken_bytes;
 };
 
 /*

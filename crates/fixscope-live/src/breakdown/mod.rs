@@ -17,8 +17,6 @@ use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::path::Path;
 
 use fixscope_core::ports::Role;
-use fixscope_core::socket_event::SocketEvent;
-use fixscope_core::source::Flow;
 use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
 use libbpf_rs::{Link, MapCore, MapHandle, OpenObject, ProgramMut};
 
@@ -75,9 +73,9 @@ const ATTEMPTS: [(SocketHooks, bool); 4] = [
 
 /// The loaded and attached breakdown programs and their ring.
 pub(crate) struct Breakdown {
-    // Drop order: the ring's mappings before the map descriptor they came from.
-    ring: Ring,
-    _ring_map: MapHandle,
+    /// The socket calls' ring until the capture takes it into its timestamp merge
+    /// ([`Breakdown::take_ring`]); the ring owns a descriptor of its own.
+    ring: Option<Ring>,
     counters: MapHandle,
     /// Attached programs; empty once detached.
     links: Vec<Link>,
@@ -86,7 +84,6 @@ pub(crate) struct Breakdown {
     /// What this kernel could not hook, and which stages that leaves out.
     limits: Vec<String>,
     socket_hooks: SocketHooks,
-    malformed: u64,
 }
 
 impl Breakdown {
@@ -105,10 +102,10 @@ impl Breakdown {
         for (socket, sched) in ATTEMPTS {
             match with_loaded(cfg, socket, sched, attach) {
                 Ok((links, progs, ring_map, counters)) => {
-                    let ring = Ring::new(
-                        ring_map.as_fd().as_raw_fd(),
-                        ring_map.max_entries() as usize,
-                    )?;
+                    let owned = ring_map.as_fd().try_clone_to_owned().map_err(|e| {
+                        LiveError::load("duplicating the breakdown ring descriptor", e)
+                    })?;
+                    let ring = Ring::new(owned, ring_map.max_entries() as usize)?;
                     let mut limits = Vec::new();
                     if !sched {
                         limits.push(
@@ -119,14 +116,12 @@ impl Breakdown {
                         );
                     }
                     return Ok(Breakdown {
-                        ring,
-                        _ring_map: ring_map,
+                        ring: Some(ring),
                         counters,
                         links,
                         progs,
                         limits,
                         socket_hooks: socket,
-                        malformed: 0,
                     });
                 }
                 Err(e) => {
@@ -148,26 +143,17 @@ impl Breakdown {
         self.socket_hooks
     }
 
-    /// Hands every queued socket call to `on_event`, in ring order, until the ring is empty
-    /// or `on_event` says [`Flow::Stop`]; returns the records consumed.
-    pub(crate) fn drain(&mut self, on_event: &mut dyn FnMut(&SocketEvent) -> Flow) -> usize {
-        let malformed = &mut self.malformed;
-        self.ring
-            .consume(&mut |rec: &[u8]| match socket_event_from_record(rec) {
-                Some(ev) => on_event(&ev),
-                None => {
-                    *malformed += 1;
-                    Flow::Continue
-                }
-            })
+    /// The socket calls' ring, for the capture's timestamp merge (`merge.rs`): the calls
+    /// then come in time order with the segments. Its records begin with `ts_ns`, as the
+    /// merge needs; a write's record is stamped at the write's entry but committed at its
+    /// end, so a write that blocks longer than the merge's grace arrives late (counted as
+    /// `late_records`, and harmless: the pipeline places calls by sequence number).
+    pub(crate) fn take_ring(&mut self) -> Option<Ring> {
+        self.ring.take()
     }
 
     pub(crate) fn counters(&self) -> Result<BreakdownCounters, LiveError> {
         BreakdownCounters::read(&self.counters)
-    }
-
-    pub(crate) fn malformed_records(&self) -> u64 {
-        self.malformed
     }
 
     pub(crate) fn limits(&self) -> &[String] {

@@ -5,6 +5,7 @@
 mod breakdown;
 mod clsact_hygiene;
 mod common;
+mod cross_cpu;
 mod lo_capture;
 mod netns_veth;
 mod residue;
