@@ -13,6 +13,21 @@ const CHUNK_BYTES: usize = fxs_limit::FXS_CHUNK.0 as usize;
 /// Bytes of the record header in front of the payload.
 pub const REC_HDR: usize = size_of::<fxs_rec>();
 
+/// A record's source and destination addresses: IPv4 in the first 4 bytes of each array
+/// (family 4) or IPv6 (family 6); `None` for any other family. Shared by every record
+/// layout the programs write (packets here, socket calls in `breakdown/event.rs`).
+pub(crate) fn addresses(family: u8, saddr: [u8; 16], daddr: [u8; 16]) -> Option<(IpAddr, IpAddr)> {
+    let v4 = |a: [u8; 16]| IpAddr::V4(Ipv4Addr::new(a[0], a[1], a[2], a[3]));
+    match family {
+        4 => Some((v4(saddr), v4(daddr))),
+        6 => Some((
+            IpAddr::V6(Ipv6Addr::from(saddr)),
+            IpAddr::V6(Ipv6Addr::from(daddr)),
+        )),
+        _ => None,
+    }
+}
+
 /// The segment in `rec`, or `None` when the record is too short or inconsistent. Public for
 /// the fuzz targets (`fuzz/`): it parses bytes the kernel wrote.
 pub fn segment_from_record(rec: &[u8]) -> Option<Segment<'_>> {
@@ -26,21 +41,7 @@ pub fn segment_from_record(rec: &[u8]) -> Option<Segment<'_>> {
     if len > CHUNK_BYTES || REC_HDR + len > rec.len() {
         return None;
     }
-    let (src, dst) = match h.family {
-        4 => (
-            IpAddr::V4(Ipv4Addr::new(
-                h.saddr[0], h.saddr[1], h.saddr[2], h.saddr[3],
-            )),
-            IpAddr::V4(Ipv4Addr::new(
-                h.daddr[0], h.daddr[1], h.daddr[2], h.daddr[3],
-            )),
-        ),
-        6 => (
-            IpAddr::V6(Ipv6Addr::from(h.saddr)),
-            IpAddr::V6(Ipv6Addr::from(h.daddr)),
-        ),
-        _ => return None,
-    };
+    let (src, dst) = addresses(h.family, h.saddr, h.daddr)?;
     let direction = match fxs_dir(u32::from(h.dir)) {
         fxs_dir::FXS_DIR_REQUEST => Direction::Request,
         fxs_dir::FXS_DIR_RESPONSE => Direction::Response,

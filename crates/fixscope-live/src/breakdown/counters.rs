@@ -1,7 +1,7 @@
 //! The breakdown object's counters (`enum fxb_counter` in breakdown.h), named once by the
 //! serde names of [`BreakdownCounters`].
 
-use libbpf_rs::{MapCore, MapFlags, MapHandle};
+use libbpf_rs::MapHandle;
 use serde::Serialize;
 
 use super::skel::types::fxb_counter as C;
@@ -43,29 +43,7 @@ impl BreakdownCounters {
     }
 
     pub(crate) fn read(map: &MapHandle) -> Result<BreakdownCounters, LiveError> {
-        let per_cpu = map
-            .lookup_percpu(&0u32.to_ne_bytes(), MapFlags::ANY)
-            .map_err(|e| LiveError::bpf("looking up the breakdown counters", e))?
-            .ok_or_else(|| {
-                LiveError::bpf(
-                    "the breakdown counters entry is missing",
-                    std::io::Error::from(std::io::ErrorKind::NotFound),
-                )
-            })?;
-        let mut sums = [0u64; NR];
-        for value in &per_cpu {
-            if value.len() < NR * 8 {
-                return Err(LiveError::bpf(
-                    format!("a breakdown counters value of {} bytes", value.len()),
-                    std::io::Error::from(std::io::ErrorKind::InvalidData),
-                ));
-            }
-            for (sum, bytes) in sums.iter_mut().zip(value.chunks_exact(8)) {
-                let mut b = [0u8; 8];
-                b.copy_from_slice(bytes);
-                *sum += u64::from_ne_bytes(b);
-            }
-        }
+        let sums = crate::counters::sum_per_cpu::<NR>(map, "breakdown counters")?;
         Ok(BreakdownCounters::from_sums(&sums))
     }
 }

@@ -2,7 +2,8 @@
 //! [`SocketEvent`].
 
 use std::mem::size_of;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+#[cfg(test)]
+use std::net::Ipv6Addr;
 
 use fixscope_core::segment::{Direction, Endpoint, FlowKey};
 use fixscope_core::socket_event::{SocketCall, SocketEvent, Wakeup};
@@ -21,21 +22,7 @@ pub fn socket_event_from_record(rec: &[u8]) -> Option<SocketEvent> {
     // SAFETY: `rec` holds at least size_of::<fxb_rec>() bytes and fxb_rec consists of
     // integers and byte arrays (every bit pattern valid); read_unaligned needs no alignment.
     let h = unsafe { std::ptr::read_unaligned(rec.as_ptr() as *const fxb_rec) };
-    let (src, dst) = match h.family {
-        4 => (
-            IpAddr::V4(Ipv4Addr::new(
-                h.saddr[0], h.saddr[1], h.saddr[2], h.saddr[3],
-            )),
-            IpAddr::V4(Ipv4Addr::new(
-                h.daddr[0], h.daddr[1], h.daddr[2], h.daddr[3],
-            )),
-        ),
-        6 => (
-            IpAddr::V6(Ipv6Addr::from(h.saddr)),
-            IpAddr::V6(Ipv6Addr::from(h.daddr)),
-        ),
-        _ => return None,
-    };
+    let (src, dst) = crate::record::addresses(h.family, h.saddr, h.daddr)?;
     // The same values as fixscope.h's enum fxs_dir.
     let direction = match h.dir {
         0 => Direction::Request,
