@@ -513,6 +513,9 @@ fn without_breakdown_no_socket_or_scheduler_program_is_loaded() {
 fn breakdown_hooks_die_with_a_killed_process() {
     let _g = serial();
     require_root("breakdown_hooks_die_with_a_killed_process");
+    // With tc filters (Linux < 6.6) the TC programs outlive a SIGKILL until detached: the
+    // test removes them below, and this guard the clsact qdisc it caused.
+    let _clean = fixscope_testkit::tc::ClsactCleanup::new("lo");
     let mut child = std::process::Command::new(example_bin("hold_attached"))
         .args(["lo", "47191", "auto", "30", "breakdown"])
         .stdout(std::process::Stdio::piped())
@@ -536,6 +539,7 @@ fn breakdown_hooks_die_with_a_killed_process() {
     }
     child.kill().expect("SIGKILL");
     child.wait().expect("reap");
+    fixscope_live::detach_leftovers("lo").expect("remove the killed holder's tc filters");
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
         let alive: Vec<u32> = libbpf_rs::query::ProgInfoIter::default()

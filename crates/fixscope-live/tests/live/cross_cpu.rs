@@ -159,7 +159,16 @@ fn a_response_taken_on_another_cpu_never_comes_before_its_request() {
         "requests and responses went to different CPUs' rings: {:?}",
         cap.records_per_ring()
     );
-    assert_eq!(cap.late_records(), 0);
+    // Under QEMU's TCG (`make test-kernel` sets FIXSCOPE_TEST_EMULATED_CPU=1) a vCPU can be
+    // descheduled between a program's timestamp and its ring reservation for longer than
+    // the merge's grace: such a record is late (handed on when seen, counted). The order
+    // checks above still hold for every pair; on real CPUs none may be late.
+    let late = cap.late_records();
+    if std::env::var_os("FIXSCOPE_TEST_EMULATED_CPU").is_some_and(|v| v == "1") {
+        assert!(late <= 10, "{late} late records under emulation");
+    } else {
+        assert_eq!(late, 0);
+    }
     let k = cap.counters().expect("counters");
     assert_eq!(k.ring_drops(), 0, "{k:?}");
 }
