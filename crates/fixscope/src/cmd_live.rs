@@ -8,7 +8,7 @@ use anyhow::{anyhow, Context, Result};
 use fixscope_core::report::Reporter;
 use fixscope_core::shutdown::Shutdown;
 use fixscope_core::Pipeline;
-use fixscope_live::{ConsumerPriority, LiveConfig, LiveError, LiveSource};
+use fixscope_live::{ConsumerPriority, LiveConfig, LiveError, LiveSource, SocketHooks};
 
 use crate::cli::LiveArgs;
 use crate::driver::{drive_with, RunLimits};
@@ -193,6 +193,22 @@ fn announce(config: &LiveConfig, source: &LiveSource, verbose: bool) {
     }
     if let Some(why) = capture.priority_fallback() {
         say::info(format!("note: consumer runs at normal priority: {why}"));
+    }
+    if verbose {
+        if let Some(hooks) = capture.breakdown_socket_hooks() {
+            let how = match hooks {
+                SocketHooks::Fentry => "fentry/fexit on tcp_recvmsg/tcp_sendmsg",
+                SocketHooks::Tracepoints => {
+                    "the socket tracepoints (this kernel refuses BPF trampolines; a write is \
+                     timed once it holds the socket lock)"
+                }
+            };
+            say::info(format!("--breakdown: socket calls via {how}"));
+        }
+    }
+    // What --breakdown could not hook here, and which stages that leaves unmeasured.
+    for limit in capture.breakdown_limits() {
+        say::warn(limit);
     }
 }
 
