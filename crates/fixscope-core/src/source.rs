@@ -81,8 +81,18 @@ pub trait Source {
         self.counters()
     }
 
-    /// Stops capturing (live: detaches from the kernel). The driver has drained what was
-    /// left before. A failure to clean up is reported, never ignored.
+    /// Stops taking in new data at a stop (signal, `--duration`, quit key) but keeps what
+    /// was already taken readable, and says whether there may be such data: a live source
+    /// detaches from the kernel and still holds its rings, which the driver then drains to
+    /// the end, so nothing captured before the stop is missing from the summary. A capture
+    /// file has nothing taken but unread (`false`, the default): a stop ends its reading.
+    fn stop_capture(&mut self) -> Result<bool, SourceError> {
+        Ok(false)
+    }
+
+    /// Stops capturing (live: detaches from the kernel, if [`Source::stop_capture`] did not)
+    /// and makes the counters final. The driver has drained what was left before. A
+    /// failure to clean up is reported, never ignored.
     fn close(&mut self) -> Result<(), SourceError> {
         Ok(())
     }

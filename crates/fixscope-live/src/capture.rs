@@ -17,7 +17,7 @@ use crate::counters::KernelCounters;
 use crate::merge::Merge;
 use crate::priority::{ConsumerPriority, YieldingConsumer};
 use crate::record::segment_from_record;
-use crate::ring::{Ring, RingLevel};
+use crate::ring::{At, Ring, RingLevel};
 use crate::skeleton::OwnedSkel;
 use crate::sys::{self, ProgramStats};
 use crate::{load, LiveError};
@@ -459,6 +459,13 @@ impl LiveCapture {
         self.merge.late_records()
     }
 
+    /// Committed records still in the rings, not handed on: after a stop, what the drain
+    /// left (their segments are in no figure). Walks the rings; once detached the count is
+    /// final.
+    pub fn unread_records(&self) -> u64 {
+        self.merge.rings().map(committed_records).sum()
+    }
+
     /// CLOCK_MONOTONIC time up to which every record has been handed on: the capture's
     /// clock for timeouts, which never runs ahead of the records.
     pub fn delivered_to_ns(&self) -> u64 {
@@ -523,6 +530,26 @@ impl LiveCapture {
         .map(|fd| sys::prog_stats_by_fd(fd).map_err(|e| LiveError::bpf("reading program info", e)))
         .collect()
     }
+}
+
+/// Committed records between a ring's consumer position and its producer position (up to
+/// the first one still being written). Each step moves forward by at least a record
+/// header, so the walk ends.
+fn committed_records(ring: &Ring) -> u64 {
+    let end = ring.producer();
+    let mut pos = ring.consumer();
+    let mut records = 0;
+    while pos < end {
+        match ring.record_at(pos) {
+            At::Record { next, .. } => {
+                records += 1;
+                pos = next;
+            }
+            At::Skip { next } => pos = next,
+            At::Busy => break,
+        }
+    }
+    records
 }
 
 impl Drop for LiveCapture {

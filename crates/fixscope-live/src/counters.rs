@@ -144,6 +144,10 @@ pub struct LiveCounters {
     /// Records handed on after records stamped later (out of order across CPUs; should
     /// stay 0).
     pub late_records: u64,
+    /// Records still in the rings when the drain after a stop ended (at most
+    /// `driver::MAX_DRAIN`, 5 s): captured, but in no figure. 0 unless the consumer was
+    /// that far behind.
+    pub unread_records_at_exit: u64,
     /// `--breakdown`'s counters; absent (no names at all) without it.
     #[serde(flatten)]
     pub breakdown: Option<BreakdownCounters>,
@@ -155,7 +159,7 @@ mod tests {
     use fixscope_core::source::counters_of;
 
     /// The JSON names are a contract: exactly these, in this order.
-    const SUMMARY_NAMES: [&str; 14] = [
+    const SUMMARY_NAMES: [&str; 15] = [
         "kernel_hook_calls",
         "kernel_requests_in_range",
         "kernel_responses_in_range",
@@ -170,6 +174,7 @@ mod tests {
         "malformed_records",
         "consumer_raises",
         "late_records",
+        "unread_records_at_exit",
     ];
 
     #[test]
@@ -199,6 +204,7 @@ mod tests {
             malformed_records: 1,
             consumer_raises: 2,
             late_records: 3,
+            unread_records_at_exit: 4,
             breakdown: None,
         };
         let names: Vec<String> = counters_of(&all).into_iter().map(|(n, _)| n).collect();

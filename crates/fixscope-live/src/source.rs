@@ -35,6 +35,8 @@ pub struct LiveSource {
     deferred: Option<LiveError>,
     /// The interface vanished: every later `poll` says so.
     gone: bool,
+    /// Records left in the rings when the source was closed.
+    unread_at_exit: u64,
 }
 
 impl LiveSource {
@@ -54,7 +56,13 @@ impl LiveSource {
             interface_checked_at: None,
             deferred: None,
             gone: false,
+            unread_at_exit: 0,
         }
+    }
+
+    /// Records left in the rings after the final drain (known once closed).
+    pub fn unread_records_at_exit(&self) -> u64 {
+        self.unread_at_exit
     }
 
     /// The capture (attach kind, ifindex, consumer priority, ...).
@@ -154,6 +162,7 @@ impl Source for LiveSource {
             kernel: self.kernel,
             malformed_records: self.capture.malformed_records(),
             late_records: self.capture.late_records(),
+            unread_records_at_exit: self.unread_at_exit,
             consumer_raises: self.capture.consumer_raises(),
             breakdown: self.breakdown,
         })
@@ -164,10 +173,18 @@ impl Source for LiveSource {
         counters_of(&KernelIntervalCounters::from(&self.kernel))
     }
 
-    /// Detaches, then reads the counters one last time (so the summary's are final).
+    /// Detaches; the rings stay readable, and the driver drains them to the end.
+    fn stop_capture(&mut self) -> Result<bool, SourceError> {
+        self.capture.detach()?;
+        Ok(true)
+    }
+
+    /// Detaches, then reads the counters one last time (so the summary's are final) and
+    /// counts the records the drain left in the rings.
     fn close(&mut self) -> Result<(), SourceError> {
         let detached = self.capture.detach();
         self.refresh_counters(true);
+        self.unread_at_exit = self.capture.unread_records();
         detached?;
         match self.deferred.take() {
             Some(e) => Err(e.into()),

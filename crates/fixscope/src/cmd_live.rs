@@ -156,10 +156,19 @@ fn run_attached(
     let limits = RunLimits {
         stop,
         duration: control.duration,
+        max_drain: crate::driver::MAX_DRAIN,
     };
     let code = drive_with(&mut source, pipeline, reporter, &limits, tui)?;
     if let Some(trace) = trace {
         trace.finish()?;
+    }
+    let unread = source.unread_records_at_exit();
+    if unread > 0 {
+        say::warn(format!(
+            "{unread} captured records were still unread {} s after the stop and are left out \
+             of every figure (unread_records_at_exit): the consumer was that far behind",
+            crate::driver::MAX_DRAIN.as_secs()
+        ));
     }
     let drops = source.kernel_counters().ring_drops();
     if drops > 0 {

@@ -51,6 +51,7 @@ pub fn run(args: &PcapArgs) -> Result<ExitCode> {
     let limits = RunLimits {
         stop: &stop,
         duration: None,
+        max_drain: crate::driver::MAX_DRAIN,
     };
     let code = drive(&mut source, &mut pipeline, &mut reporters, &limits)?;
     if let Some(trace) = trace {

@@ -18,14 +18,20 @@ use crate::tui::{Tui, View};
 /// How long one poll of a live source may wait before the loop looks at the clock, keys
 /// and signals.
 const POLL_WAIT: Duration = Duration::from_millis(20);
-/// After a stop, how long the loop keeps draining what a live source still holds.
-const DRAIN_FOR: Duration = Duration::from_millis(50);
+/// After a stop, the most a live source's backlog is drained for. A consumer that kept up
+/// empties its rings in milliseconds; one that fell behind (a full 64 MiB of rings is about
+/// 10^6 messages, a quarter of a second of work) still finishes well inside this. What is
+/// left after it is counted by the source (`unread_records_at_exit`), never dropped
+/// silently.
+pub const MAX_DRAIN: Duration = Duration::from_secs(5);
 
 /// What ends a run besides the source itself.
 pub struct RunLimits<'a> {
     pub stop: &'a Shutdown,
     /// Stop after this long (live `--duration`).
     pub duration: Option<Duration>,
+    /// After a stop, how long a live source's backlog may be drained ([`MAX_DRAIN`]).
+    pub max_drain: Duration,
 }
 
 /// Runs `source` to its end (or a stop), then prints the summary. A source that fails
@@ -66,11 +72,26 @@ pub fn drive_with(
     let deadline = limits.duration.map(|d| Instant::now() + d);
     let mut delivered = 0usize;
     let mut failure: Option<SourceError> = None;
-    let mut ended = false;
     let mut report_error: Option<std::io::Error> = None;
     let mut interval_source = Vec::new();
+    // Set at a stop when the source still holds captured data: the loop then runs on,
+    // without taking in anything new, until the source is empty or this instant.
+    let mut draining_until: Option<Instant> = None;
+    let mut quit = false;
     loop {
-        if limits.stop.is_triggered() || deadline.is_some_and(|d| Instant::now() >= d) {
+        let stop =
+            quit || limits.stop.is_triggered() || deadline.is_some_and(|d| Instant::now() >= d);
+        if stop && draining_until.is_none() {
+            match source.stop_capture() {
+                Ok(true) => draining_until = Some(Instant::now() + limits.max_drain),
+                Ok(false) => break,
+                Err(e) => {
+                    failure = Some(e);
+                    break;
+                }
+            }
+        }
+        if draining_until.is_some_and(|until| Instant::now() >= until) {
             break;
         }
         // The source's counters for an interval line are read only when an interval may
@@ -109,11 +130,10 @@ pub fn drive_with(
             return Err(e.into());
         }
         match polled {
+            // Nothing within a poll's wait once nothing new comes in: the backlog is done.
+            Ok(Polled::Segments(0)) if draining_until.is_some() => break,
             Ok(Polled::Segments(n)) => delivered += n,
-            Ok(Polled::Ended) => {
-                ended = true;
-                break;
-            }
+            Ok(Polled::Ended) => break,
             Err(e) => {
                 failure = Some(e);
                 break;
@@ -148,7 +168,7 @@ pub fn drive_with(
                     None => say::info("statistics reset"),
                 }
             }
-            Some(Key::Quit) => break,
+            Some(Key::Quit) => quit = true,
             Some(Key::Help) => say::info(HELP),
             // The UI's own keys; nothing in line mode.
             Some(Key::NextView | Key::PreviousView) | None => {}
@@ -164,9 +184,6 @@ pub fn drive_with(
     // The screen goes before the final summary, which is printed as without the UI.
     if let Some(tui) = tui {
         tui.leave();
-    }
-    if !ended && failure.is_none() {
-        drain(source, pipeline, &mut failure);
     }
     if delivered == 0 {
         if let Some(e) = failure {
@@ -197,24 +214,194 @@ fn now_utc() -> String {
     fixscope_core::clock::iso8601_utc(unix_ns, fixscope_core::clock::Precision::Seconds).to_string()
 }
 
-/// Hands the pipeline what a stopped source still holds (a live ring's last records).
-fn drain(source: &mut dyn Source, pipeline: &mut Pipeline, failure: &mut Option<SourceError>) {
-    let until = Instant::now() + DRAIN_FOR;
-    while Instant::now() < until {
-        let polled = source.poll_captured(Duration::ZERO, &mut |captured| {
-            match captured {
-                Captured::Segment(segment) => pipeline.on_segment(segment),
-                Captured::Socket(event) => pipeline.on_socket_event(event),
-            }
-            Flow::Continue
-        });
-        match polled {
-            Ok(Polled::Segments(0)) | Ok(Polled::Ended) => return,
-            Ok(Polled::Segments(_)) => {}
-            Err(e) => {
-                *failure = Some(e);
-                return;
+#[cfg(test)]
+mod tests {
+    //! The stop: a live source's backlog reaches the summary; a capture file stops at once;
+    //! a backlog that never ends is cut off by `max_drain`.
+    use super::*;
+    use fixscope_core::report::{IntervalReport, SummaryReport};
+    use fixscope_core::source::Counter;
+    use fixscope_core::{Direction, Endpoint, FlowKey, PipelineConfig, Segment, TcpFlags};
+    use fixscope_testkit::fix::fix_message;
+
+    /// A source of orders (request + ack per order) handed a few segments per poll, as a
+    /// live capture hands its rings' records; `live` says whether a stop leaves a backlog
+    /// to drain. `orders: None` never runs dry.
+    struct Backlog {
+        live: bool,
+        orders: Option<usize>,
+        next: usize,
+        per_poll: usize,
+        stop_calls: usize,
+        ts: u64,
+    }
+
+    impl Backlog {
+        fn new(live: bool, orders: Option<usize>) -> Self {
+            Backlog {
+                live,
+                orders,
+                next: 0,
+                per_poll: 3,
+                stop_calls: 0,
+                ts: 1_000_000,
             }
         }
+    }
+
+    fn endpoint(addr: &str, port: u16) -> Endpoint {
+        Endpoint {
+            addr: addr.parse().expect("address"),
+            port,
+        }
+    }
+
+    /// Segment `i`: even ones the request of order i/2, odd ones its ack. The ClOrdID has a
+    /// fixed width, so each direction's messages have one length and sequence numbers
+    /// follow from `i`.
+    fn message(i: usize) -> Vec<u8> {
+        let id = format!("ORD{:08}", i / 2);
+        if i.is_multiple_of(2) {
+            fix_message(
+                "FIX.4.4",
+                &[(35, "D"), (49, "C"), (56, "X"), (11, &id), (55, "A")],
+            )
+        } else {
+            fix_message(
+                "FIX.4.4",
+                &[(35, "8"), (49, "X"), (56, "C"), (11, &id), (150, "0")],
+            )
+        }
+    }
+
+    impl Source for Backlog {
+        fn poll(
+            &mut self,
+            _wait: Duration,
+            on_segment: &mut dyn FnMut(&Segment<'_>) -> Flow,
+        ) -> Result<Polled, SourceError> {
+            let client = endpoint("10.0.0.1", 40000);
+            let server = endpoint("10.0.0.2", 9000);
+            let mut handed = 0;
+            while handed < self.per_poll {
+                if self.orders.is_some_and(|n| self.next >= 2 * n) {
+                    break;
+                }
+                let i = self.next;
+                let payload = message(i);
+                let (flow, direction, seq) = if i.is_multiple_of(2) {
+                    (
+                        FlowKey {
+                            src: client,
+                            dst: server,
+                        },
+                        Direction::Request,
+                        1_000 + (i / 2 * payload.len()) as u32,
+                    )
+                } else {
+                    (
+                        FlowKey {
+                            src: server,
+                            dst: client,
+                        },
+                        Direction::Response,
+                        5_000 + (i / 2 * payload.len()) as u32,
+                    )
+                };
+                self.ts += 10_000;
+                let seg = Segment {
+                    ts_ns: self.ts,
+                    flow,
+                    direction,
+                    seq,
+                    ack: 0,
+                    flags: TcpFlags(TcpFlags::PSH),
+                    payload: &payload,
+                    missing_tail: 0,
+                };
+                on_segment(&seg);
+                self.next += 1;
+                handed += 1;
+            }
+            Ok(Polled::Segments(handed))
+        }
+        fn now_ns(&self) -> Option<u64> {
+            self.live.then_some(self.ts)
+        }
+        fn unix_offset_ns(&self) -> i64 {
+            0
+        }
+        fn counters(&mut self) -> Vec<Counter> {
+            Vec::new()
+        }
+        fn stop_capture(&mut self) -> Result<bool, SourceError> {
+            self.stop_calls += 1;
+            Ok(self.live)
+        }
+    }
+
+    #[derive(Default)]
+    struct Summary(Option<(u64, u64)>);
+
+    impl Reporter for Summary {
+        fn interval(&mut self, _: &IntervalReport<'_>) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn summary(&mut self, r: &SummaryReport<'_>) -> std::io::Result<()> {
+            self.0 = Some((
+                r.counters.correlation.requests,
+                r.counters.correlation.matched,
+            ));
+            Ok(())
+        }
+    }
+
+    /// Drives `source` with the stop already raised; (requests, matched) of the summary.
+    fn drive_stopped(source: &mut Backlog, max_drain: Duration) -> (u64, u64) {
+        let stop = Shutdown::new();
+        stop.trigger();
+        let limits = RunLimits {
+            stop: &stop,
+            duration: None,
+            max_drain,
+        };
+        let mut pipeline = Pipeline::new(PipelineConfig::default());
+        let mut summary = Summary::default();
+        drive(source, &mut pipeline, &mut summary, &limits).expect("drive");
+        summary.0.expect("a summary")
+    }
+
+    #[test]
+    fn a_stop_drains_everything_a_live_source_captured_before_it() {
+        let mut source = Backlog::new(true, Some(500));
+        let (requests, matched) = drive_stopped(&mut source, MAX_DRAIN);
+        assert_eq!(source.stop_calls, 1, "the capture is stopped once");
+        assert_eq!(
+            requests, 500,
+            "every request captured before the stop is counted"
+        );
+        assert_eq!(matched, 500);
+    }
+
+    #[test]
+    fn a_stop_ends_a_capture_file_at_once() {
+        let mut source = Backlog::new(false, Some(500));
+        let (requests, _) = drive_stopped(&mut source, MAX_DRAIN);
+        assert_eq!(source.stop_calls, 1);
+        assert_eq!(requests, 0, "nothing is read from a file after the stop");
+    }
+
+    #[test]
+    fn a_backlog_that_never_ends_is_cut_off_after_max_drain() {
+        let mut source = Backlog::new(true, None);
+        let started = Instant::now();
+        let (requests, _) = drive_stopped(&mut source, Duration::from_millis(100));
+        assert_eq!(source.stop_calls, 1);
+        assert!(requests > 0, "the drain ran");
+        // Generous: the point is that it ends, not how fast.
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the drain is bounded"
+        );
     }
 }

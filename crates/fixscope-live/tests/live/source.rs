@@ -116,3 +116,68 @@ fn live_source_delivers_segments_clock_counters_and_closes() {
     let k = source.kernel_counters();
     assert!(k.records >= caps.len() as u64, "final counters: {k:?}");
 }
+
+/// The counter `name` of `all`.
+fn counter(all: &[(String, u64)], name: &str) -> u64 {
+    all.iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| *v)
+        .unwrap_or_else(|| panic!("no counter {name}"))
+}
+
+/// One exchange on lo with a source attached and nothing read meanwhile: all of it waits
+/// in the rings. Returns the source, the server address and the client's and server's logs.
+fn exchange_unread() -> (LiveSource, SocketAddr, Log, Log) {
+    let bind: SocketAddr = "127.0.0.1:0".parse().expect("addr");
+    let (addr, server) = spawn_server(None, bind);
+    let mut cfg = LiveConfig::new("lo", PortSet::single(addr.port()));
+    cfg.ring_bytes = 32 << 20;
+    let source = LiveSource::open(&cfg).expect("open");
+    let client = spawn_client(None, addr, default_plan());
+    let clog = client.join().expect("client thread").expect("client");
+    let slog = server.join().expect("server thread").expect("server");
+    (source, addr, clog, slog)
+}
+
+#[test]
+fn a_stop_detaches_and_leaves_the_backlog_readable_and_what_stays_unread_is_counted() {
+    let _g = serial();
+    require_root(
+        "a_stop_detaches_and_leaves_the_backlog_readable_and_what_stays_unread_is_counted",
+    );
+
+    // Stopped, then drained: every byte captured before the stop is still there.
+    let (mut source, addr, clog, slog) = exchange_unread();
+    let kind = source.capture().attach_kind();
+    assert!(
+        source.stop_capture().expect("stop"),
+        "a live source has a backlog to drain"
+    );
+    assert_eq!(ours_on_lo(kind), 0, "stopping detached the programs");
+    let mut caps = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let polled = source
+            .poll(Duration::from_millis(50), &mut |s| {
+                caps.push(Cap::of(s));
+                Flow::Continue
+            })
+            .expect("poll after the stop");
+        if polled == Polled::Segments(0) || Instant::now() >= deadline {
+            break;
+        }
+    }
+    verify_exchange(&caps, addr, &clog, &slog);
+    source.close().expect("close");
+    let summary = source.counters();
+    assert_eq!(counter(&summary, "unread_records_at_exit"), 0);
+
+    // Closed without reading: every record is counted as unread, none silently lost.
+    let (mut source, _, _, _) = exchange_unread();
+    source.close().expect("close");
+    let summary = source.counters();
+    let records = counter(&summary, "kernel_records");
+    assert!(records > 0, "the exchange was captured");
+    assert_eq!(counter(&summary, "unread_records_at_exit"), records);
+    assert_eq!(source.unread_records_at_exit(), records);
+}

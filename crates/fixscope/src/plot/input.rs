@@ -77,6 +77,7 @@ pub fn from_capture(path: &Path, analysis: &AnalysisArgs, stop: &Shutdown) -> Re
     let limits = RunLimits {
         stop,
         duration: None,
+        max_drain: crate::driver::MAX_DRAIN,
     };
     let code = drive(&mut source, &mut pipeline, &mut collector, &limits)
         .with_context(|| format!("analysing {}", path.display()))?;
