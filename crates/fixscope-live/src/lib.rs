@@ -32,6 +32,7 @@ mod load;
 mod merge;
 mod priority;
 mod record;
+pub mod perf_experiment;
 mod ring;
 mod skeleton;
 mod source;
