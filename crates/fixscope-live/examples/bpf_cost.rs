@@ -117,9 +117,6 @@ fn run(exchanges: usize, msg_len: usize, ring_mib: usize, watched: bool) -> anyh
         "  both         run_cnt {cnt:>8}  run_time_ns {ns:>11}  {:>6.0} ns/packet",
         if cnt > 0 { ns as f64 / cnt as f64 } else { 0.0 }
     );
-    if let Some((records, lost, bad, bytes)) = cap.perf_tally() {
-        println!("  perf buffer: records {records} lost {lost} bad {bad} bytes {bytes}");
-    }
     println!(
         "  records {} (consumed {seen}), ring drops {}, wakeups {}, in range req/resp {}/{}",
         k.records,

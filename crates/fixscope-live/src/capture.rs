@@ -82,8 +82,6 @@ pub struct LiveCapture {
     idle_sleep: Duration,
     /// `--breakdown`'s socket and scheduler hooks (`None` without it).
     breakdown: Option<Breakdown>,
-    /// EXPERIMENT (#12 §4f): the perf-buffer output, when turned on.
-    perf_experiment: Option<crate::perf_experiment::PerfExperiment>,
 }
 
 fn tcx_supported() -> bool {
@@ -151,17 +149,6 @@ impl LiveCapture {
         if let Some(ring) = breakdown.as_mut().and_then(Breakdown::take_ring) {
             merge.add(ring, RecordKind::Socket);
         }
-        let perf_experiment = if crate::perf_experiment::enabled() {
-            let fd = skel.get().maps.fxs_perf.as_fd().as_raw_fd();
-            let cpus = n_rings;
-            let pages = (cfg.ring_bytes / cpus / crate::ring::page_size()).next_power_of_two() / 2;
-            Some(
-                crate::perf_experiment::PerfExperiment::new(fd, pages.max(1))
-                    .map_err(|e| LiveError::load("perf buffer (experiment)", e))?,
-            )
-        } else {
-            None
-        };
         let attached = if tcx {
             attach::attach_tcx(skel.get(), ifindex)?
         } else {
@@ -206,7 +193,6 @@ impl LiveCapture {
             wakeup_threshold_bytes: (cfg.wakeup_threshold_bytes / n_rings) as u64,
             idle_sleep: IDLE_SLEEP_MIN,
             breakdown,
-            perf_experiment,
         })
     }
 
@@ -252,13 +238,6 @@ impl LiveCapture {
         if self.idle == IdleStrategy::Backoff {
             self.pace(max_wait);
         }
-        if let Some(p) = &mut self.perf_experiment {
-            let n = p.consume();
-            if n == 0 {
-                std::thread::sleep(max_wait.min(BATCH_PERIOD));
-            }
-            return Ok(n as usize);
-        }
         let start = Instant::now();
         loop {
             let drain_started = Instant::now();
@@ -300,13 +279,6 @@ impl LiveCapture {
                 }
             }
         }
-    }
-
-    /// EXPERIMENT (#12 §4f): (records, lost, bad, bytes) of the perf-buffer output.
-    pub fn perf_tally(&self) -> Option<(u64, u64, u64, u64)> {
-        self.perf_experiment
-            .as_ref()
-            .map(|p| (p.tally().records, p.tally().lost, p.tally().bad, p.tally().bytes))
     }
 
     /// Whether the capture has `--breakdown`'s hooks.

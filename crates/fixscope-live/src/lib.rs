@@ -32,7 +32,6 @@ mod load;
 mod merge;
 mod priority;
 mod record;
-pub mod perf_experiment;
 mod ring;
 mod skeleton;
 mod source;

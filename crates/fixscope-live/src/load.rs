@@ -148,7 +148,6 @@ pub(crate) fn configure(
         }
     }
     ro.cfg_wakeup_bytes = (cfg.wakeup_threshold_bytes / cpus.len().max(1)) as u64;
-    ro.cfg_perf = u32::from(crate::perf_experiment::enabled());
 
     open.maps
         .fxs_rings

@@ -39,7 +39,6 @@ const volatile __u32 cfg_l2_len = ETH_HLEN; /* 14 for Ethernet/loopback, 0 for L
 const volatile __u32 cfg_ip_family = 0;     /* 0: no address filter, 4 or 6 */
 const volatile __u32 cfg_ip[4] = {};        /* network order; IPv4 in cfg_ip[0] */
 const volatile __u64 cfg_wakeup_bytes = 0;  /* per CPU ring; 0: wake on every record */
-const volatile __u32 cfg_perf = 0;          /* EXPERIMENT (#12 §4f): records via the perf buffer */
 
 /* Not used by the programs: puts the shared types into the skeleton (see fixscope.h). */
 const volatile struct fxs_abi fxs_abi = {};
@@ -58,12 +57,6 @@ struct {
 	__type(key, __u32);
 	__array(values, struct fxs_ring_inner);
 } fxs_rings SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, sizeof(__u32));
-} fxs_perf SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -375,28 +368,6 @@ static __always_inline int handle(struct __sk_buff *skb, const enum fxs_hook hoo
 	h.family = family;
 	h.dir = dir;
 	h.hook = hook;
-
-	if (cfg_perf) {
-		/* EXPERIMENT: one helper call appends the skb's first poff + n bytes (headers and
-		 * payload) after the header; `offset` says where the payload starts in them. */
-		__u32 n = plen > FXS_CHUNK ? FXS_CHUNK : plen;
-		h.seq = seq;
-		h.flags = flags;
-		h.offset = poff;
-		h.cut = plen - n;
-		h.len = n;
-		__u64 ctx_len = (__u64)(poff + n) & 0xfffff;
-		if (bpf_perf_event_output(skb, &fxs_perf, BPF_F_CURRENT_CPU | (ctx_len << 32), &h,
-					  sizeof(h))) {
-			if (dir == FXS_DIR_REQUEST)
-				c->n[FXS_CNT_RING_DROPS_REQUEST]++;
-			else
-				c->n[FXS_CNT_RING_DROPS_RESPONSE]++;
-		} else {
-			c->n[FXS_CNT_RECORDS]++;
-		}
-		return PASS;
-	}
 
 	/* This CPU's ring. The program cannot migrate while it runs (BH off), so every chunk
 	 * of this skb goes to the same ring. */
