@@ -28,6 +28,7 @@ mod clsact;
 mod config;
 mod counters;
 mod error;
+mod filter;
 mod load;
 mod merge;
 mod priority;

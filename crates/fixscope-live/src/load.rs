@@ -19,12 +19,12 @@
 //! used only where the kernel has it, with clsact filters as the fallback. The verifier
 //! constraint that shapes the C code: see docs/architecture.md ("Verifier").
 
-use std::net::IpAddr;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 
 use fixscope_core::ports::Role;
 
-use crate::config::{AttachMode, LiveConfig, MAX_PORT_RANGES};
+use crate::config::{AttachMode, LiveConfig};
+use crate::filter::WatchFilter;
 use libbpf_rs::{MapCore, MapFlags, MapHandle, MapType};
 
 use crate::ring::{self, Ring};
@@ -105,13 +105,7 @@ pub(crate) fn configure(
     l2_len: u32,
     tcx: bool,
 ) -> Result<(), LiveError> {
-    let ranges = cfg.ports.ranges();
-    if ranges.len() > MAX_PORT_RANGES {
-        return Err(LiveError::Config(format!(
-            "at most {MAX_PORT_RANGES} port ranges can be watched live (got {})",
-            ranges.len()
-        )));
-    }
+    let filter = WatchFilter::new(cfg)?;
     ring_size(cfg.ring_bytes)?;
     let cpus = sys::online_cpus().map_err(|e| LiveError::load("reading the online CPUs", e))?;
     let slots = libbpf_rs::num_possible_cpus()
@@ -123,30 +117,16 @@ pub(crate) fn configure(
             std::io::Error::from(std::io::ErrorKind::InvalidData),
         )
     })?;
-    ro.cfg_role = match cfg.role {
+    ro.cfg_role = match filter.role {
         Role::Server => fxs_role::FXS_ROLE_SERVER,
         Role::Client => fxs_role::FXS_ROLE_CLIENT,
     };
-    ro.cfg_nranges = ranges.len() as u32;
-    for (i, r) in ranges.iter().enumerate() {
-        ro.cfg_port_lo[i] = r.lo;
-        ro.cfg_port_hi[i] = r.hi;
-    }
+    ro.cfg_nranges = filter.nranges;
+    ro.cfg_port_lo = filter.port_lo;
+    ro.cfg_port_hi = filter.port_hi;
+    ro.cfg_ip_family = filter.ip_family;
+    ro.cfg_ip = filter.ip;
     ro.cfg_l2_len = l2_len;
-    match cfg.ip_filter {
-        None => ro.cfg_ip_family = 0,
-        Some(IpAddr::V4(a)) => {
-            ro.cfg_ip_family = 4;
-            ro.cfg_ip = [u32::from_ne_bytes(a.octets()), 0, 0, 0];
-        }
-        Some(IpAddr::V6(a)) => {
-            ro.cfg_ip_family = 6;
-            let o = a.octets();
-            for (i, w) in ro.cfg_ip.iter_mut().enumerate() {
-                *w = u32::from_ne_bytes([o[4 * i], o[4 * i + 1], o[4 * i + 2], o[4 * i + 3]]);
-            }
-        }
-    }
     ro.cfg_wakeup_bytes = (cfg.wakeup_threshold_bytes / cpus.len().max(1)) as u64;
 
     open.maps

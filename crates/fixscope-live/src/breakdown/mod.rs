@@ -12,7 +12,6 @@ mod event;
 mod skel;
 
 use std::mem::MaybeUninit;
-use std::net::IpAddr;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::path::Path;
 
@@ -23,7 +22,8 @@ use libbpf_rs::{Link, MapCore, MapHandle, OpenObject, ProgramMut};
 pub use self::counters::BreakdownCounters;
 pub use self::event::{socket_event_from_record, SOCKET_RECORD_BYTES};
 use self::skel::{BreakdownSkel, BreakdownSkelBuilder, OpenBreakdownSkel};
-use crate::config::{LiveConfig, MAX_PORT_RANGES};
+use crate::config::LiveConfig;
+use crate::filter::WatchFilter;
 use crate::load::VerifiedProgram;
 use crate::ring::Ring;
 use crate::sys::{self, ProgramStats};
@@ -287,44 +287,24 @@ fn attach(skel: &BreakdownSkel<'_>, names: &[&'static str]) -> Result<Attached, 
     Ok((links, progs, ring_map, counters))
 }
 
-/// The same filter as the TC programs' (load::configure), written into this object's rodata.
+/// The same filter as the TC programs' ([`WatchFilter`]), written into this object's rodata.
 fn configure(open: &mut OpenBreakdownSkel<'_>, cfg: &LiveConfig) -> Result<(), LiveError> {
-    let ranges = cfg.ports.ranges();
-    if ranges.len() > MAX_PORT_RANGES {
-        return Err(LiveError::Config(format!(
-            "at most {MAX_PORT_RANGES} port ranges can be watched live (got {})",
-            ranges.len()
-        )));
-    }
+    let filter = WatchFilter::new(cfg)?;
     let ro = open.maps.rodata_data.as_deref_mut().ok_or_else(|| {
         LiveError::load(
             "the breakdown BPF object has no .rodata",
             std::io::Error::from(std::io::ErrorKind::InvalidData),
         )
     })?;
-    ro.cfg_role = match cfg.role {
+    ro.cfg_role = match filter.role {
         Role::Server => skel::types::fxs_role::FXS_ROLE_SERVER,
         Role::Client => skel::types::fxs_role::FXS_ROLE_CLIENT,
     };
-    ro.cfg_nranges = ranges.len() as u32;
-    for (i, r) in ranges.iter().enumerate() {
-        ro.cfg_port_lo[i] = r.lo;
-        ro.cfg_port_hi[i] = r.hi;
-    }
-    match cfg.ip_filter {
-        None => ro.cfg_ip_family = 0,
-        Some(IpAddr::V4(a)) => {
-            ro.cfg_ip_family = 4;
-            ro.cfg_ip = [u32::from_ne_bytes(a.octets()), 0, 0, 0];
-        }
-        Some(IpAddr::V6(a)) => {
-            ro.cfg_ip_family = 6;
-            let o = a.octets();
-            for (i, w) in ro.cfg_ip.iter_mut().enumerate() {
-                *w = u32::from_ne_bytes([o[4 * i], o[4 * i + 1], o[4 * i + 2], o[4 * i + 3]]);
-            }
-        }
-    }
+    ro.cfg_nranges = filter.nranges;
+    ro.cfg_port_lo = filter.port_lo;
+    ro.cfg_port_hi = filter.port_hi;
+    ro.cfg_ip_family = filter.ip_family;
+    ro.cfg_ip = filter.ip;
     open.maps
         .fxb_ring
         .set_max_entries(ring_bytes(cfg))

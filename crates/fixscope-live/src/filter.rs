@@ -1,0 +1,112 @@
+//! The watch filter both BPF objects are loaded with — the TC programs and `--breakdown`'s
+//! socket hooks must take exactly the same connections — as the values of their rodata
+//! `cfg_*` fields, worked out once from the configuration.
+
+use std::net::IpAddr;
+
+use fixscope_core::ports::Role;
+
+use crate::config::{LiveConfig, MAX_PORT_RANGES};
+use crate::LiveError;
+
+/// The values of `cfg_role`, `cfg_nranges`, `cfg_port_lo`/`cfg_port_hi`, `cfg_ip_family` and
+/// `cfg_ip` (fixscope.bpf.c, breakdown.bpf.c).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct WatchFilter {
+    pub role: Role,
+    pub nranges: u32,
+    pub port_lo: [u16; MAX_PORT_RANGES],
+    pub port_hi: [u16; MAX_PORT_RANGES],
+    /// 0: no address filter, 4 or 6.
+    pub ip_family: u32,
+    /// Network byte order, as the programs compare it with the packet's; IPv4 in `ip[0]`.
+    pub ip: [u32; 4],
+}
+
+impl WatchFilter {
+    /// The filter for `cfg`; more port ranges than the programs hold is a configuration
+    /// error.
+    pub(crate) fn new(cfg: &LiveConfig) -> Result<WatchFilter, LiveError> {
+        let ranges = cfg.ports.ranges();
+        if ranges.len() > MAX_PORT_RANGES {
+            return Err(LiveError::Config(format!(
+                "at most {MAX_PORT_RANGES} port ranges can be watched live (got {})",
+                ranges.len()
+            )));
+        }
+        let mut port_lo = [0; MAX_PORT_RANGES];
+        let mut port_hi = [0; MAX_PORT_RANGES];
+        for (i, r) in ranges.iter().enumerate() {
+            port_lo[i] = r.lo;
+            port_hi[i] = r.hi;
+        }
+        let (ip_family, ip) = match cfg.ip_filter {
+            None => (0, [0; 4]),
+            Some(IpAddr::V4(a)) => (4, [u32::from_ne_bytes(a.octets()), 0, 0, 0]),
+            Some(IpAddr::V6(a)) => {
+                let o = a.octets();
+                (
+                    6,
+                    std::array::from_fn(|i| {
+                        u32::from_ne_bytes([o[4 * i], o[4 * i + 1], o[4 * i + 2], o[4 * i + 3]])
+                    }),
+                )
+            }
+        };
+        Ok(WatchFilter {
+            role: cfg.role,
+            nranges: ranges.len() as u32,
+            port_lo,
+            port_hi,
+            ip_family,
+            ip,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fixscope_core::ports::PortSet;
+
+    fn config(ports: &str, ip: Option<&str>) -> LiveConfig {
+        let mut cfg = LiveConfig::new("lo", ports.parse::<PortSet>().expect("ports"));
+        cfg.ip_filter = ip.map(|a| a.parse().expect("address"));
+        cfg
+    }
+
+    #[test]
+    fn ports_and_addresses_become_the_programs_values() {
+        let f = WatchFilter::new(&config("9000-9010,9878", Some("10.1.2.3"))).expect("filter");
+        assert_eq!(f.nranges, 2);
+        assert_eq!((f.port_lo[0], f.port_hi[0]), (9000, 9010));
+        assert_eq!((f.port_lo[1], f.port_hi[1]), (9878, 9878));
+        assert_eq!(f.ip_family, 4);
+        // In memory, the bytes of the address in wire order.
+        assert_eq!(f.ip[0].to_ne_bytes(), [10, 1, 2, 3]);
+        assert_eq!(&f.ip[1..], &[0, 0, 0]);
+
+        let f = WatchFilter::new(&config("1", Some("2001:db8::1"))).expect("filter");
+        assert_eq!(f.ip_family, 6);
+        let bytes: Vec<u8> = f.ip.iter().flat_map(|w| w.to_ne_bytes()).collect();
+        assert_eq!(
+            bytes,
+            "2001:db8::1"
+                .parse::<std::net::Ipv6Addr>()
+                .expect("v6")
+                .octets()
+        );
+
+        let f = WatchFilter::new(&config("1", None)).expect("filter");
+        assert_eq!((f.ip_family, f.ip), (0, [0; 4]));
+    }
+
+    #[test]
+    fn more_ranges_than_the_programs_hold_is_a_config_error() {
+        let many: Vec<String> = (0..=MAX_PORT_RANGES)
+            .map(|i| (1000 + 10 * i).to_string())
+            .collect();
+        let err = WatchFilter::new(&config(&many.join(","), None)).expect_err("too many");
+        assert!(matches!(err, LiveError::Config(_)), "{err:?}");
+    }
+}
