@@ -51,4 +51,5 @@ fn main() {
     println!("cargo:rerun-if-changed={BREAKDOWN_HDR}");
     println!("cargo:rerun-if-changed={SRC}");
     println!("cargo:rerun-if-changed={HDR}");
+    println!("cargo:rerun-if-changed=src/bpf/watch_filter.h");
 }

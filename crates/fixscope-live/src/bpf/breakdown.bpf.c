@@ -25,6 +25,7 @@
 
 #include "fixscope.h"
 #include "breakdown.h"
+#include "watch_filter.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
@@ -60,14 +61,6 @@ struct tcp_sock {
 struct task_struct {
 	int pid; /* the kernel's thread id */
 } __attribute__((preserve_access_index));
-
-/* ---- Configuration, as for fixscope.bpf.c (the same filter rules). */
-const volatile enum fxs_role cfg_role = FXS_ROLE_SERVER;
-const volatile __u32 cfg_nranges = 0;
-const volatile __u16 cfg_port_lo[FXS_MAX_RANGES] = {};
-const volatile __u16 cfg_port_hi[FXS_MAX_RANGES] = {};
-const volatile __u32 cfg_ip_family = 0; /* 0: no address filter, 4 or 6 */
-const volatile __u32 cfg_ip[4] = {};    /* network order; IPv4 in cfg_ip[0] */
 
 /* Not used by the programs: puts the shared types into the skeleton (see breakdown.h). */
 const volatile struct fxb_abi fxb_abi = {};
@@ -144,22 +137,6 @@ static __always_inline struct fxb_counters *counters(void)
 	return bpf_map_lookup_elem(&fxb_counters, &zero);
 }
 
-static __always_inline int port_watched(__u16 port)
-{
-	for (int i = 0; i < FXS_MAX_RANGES; i++) {
-		if (i >= cfg_nranges)
-			break;
-		if (port >= cfg_port_lo[i] && port <= cfg_port_hi[i])
-			return 1;
-	}
-	return 0;
-}
-
-static __always_inline int addr_eq(const __u32 *a)
-{
-	return a[0] == cfg_ip[0] && a[1] == cfg_ip[1] && a[2] == cfg_ip[2] && a[3] == cfg_ip[3];
-}
-
 /*
  * Whether SK is a watched connection for a read (the bytes came in: the TC ingress rule)
  * or a write (they go out: the egress rule); if so fills R's flow — as the bytes travel
@@ -174,16 +151,10 @@ static __always_inline int watched(struct sock *sk, const int read, struct fxb_r
 	__u16 rport = bpf_ntohs(sk->__sk_common.skc_dport);
 	__u16 src = read ? rport : lport;
 	__u16 dst = read ? lport : rport;
-	int dst_watched = port_watched(dst);
-	if (read == (cfg_role == FXS_ROLE_SERVER)) {
-		if (!dst_watched)
-			return 0;
-		r->dir = FXS_DIR_REQUEST;
-	} else {
-		if (dst_watched || !port_watched(src))
-			return 0;
-		r->dir = FXS_DIR_RESPONSE;
-	}
+	enum fxs_dir dir;
+	if (!watched_direction(read, src, dst, &dir))
+		return 0;
+	r->dir = dir;
 
 	__u32 local[4] = {}, remote[4] = {};
 	__u16 family = sk->__sk_common.skc_family;
@@ -208,12 +179,8 @@ static __always_inline int watched(struct sock *sk, const int read, struct fxb_r
 	} else {
 		return 0;
 	}
-	if (cfg_ip_family) {
-		if (r->family != cfg_ip_family)
-			return 0;
-		if (!addr_eq(local) && !addr_eq(remote))
-			return 0;
-	}
+	if (!watched_addresses(r->family, local, remote))
+		return 0;
 	__builtin_memcpy(r->saddr, read ? remote : local, 16);
 	__builtin_memcpy(r->daddr, read ? local : remote, 16);
 	r->sport = src;

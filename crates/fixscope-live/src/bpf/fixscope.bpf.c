@@ -21,6 +21,7 @@
 #include <bpf/bpf_endian.h>
 
 #include "fixscope.h"
+#include "watch_filter.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
@@ -30,14 +31,9 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 #define TCPF_SYN 0x02
 #define TCPF_RST 0x04
 
-/* Configuration, set by the loader before load (rodata: the verifier prunes on it). */
-const volatile enum fxs_role cfg_role = FXS_ROLE_SERVER;
-const volatile __u32 cfg_nranges = 0;
-const volatile __u16 cfg_port_lo[FXS_MAX_RANGES] = {};
-const volatile __u16 cfg_port_hi[FXS_MAX_RANGES] = {};
+/* Configuration, set by the loader before load (rodata: the verifier prunes on it); the
+ * watch filter's is in watch_filter.h. */
 const volatile __u32 cfg_l2_len = ETH_HLEN; /* 14 for Ethernet/loopback, 0 for L3 devices */
-const volatile __u32 cfg_ip_family = 0;     /* 0: no address filter, 4 or 6 */
-const volatile __u32 cfg_ip[4] = {};        /* network order; IPv4 in cfg_ip[0] */
 const volatile __u64 cfg_wakeup_bytes = 0;  /* per CPU ring; 0: wake on every record */
 
 /* Not used by the programs: puts the shared types into the skeleton (see fixscope.h). */
@@ -149,17 +145,6 @@ static __always_inline int load_hdr(struct __sk_buff *skb, __u32 off, void *to, 
 		}
 	}
 	return bpf_skb_load_bytes(skb, off, to, len);
-}
-
-static __always_inline int port_watched(__u16 port)
-{
-	for (int i = 0; i < FXS_MAX_RANGES; i++) {
-		if (i >= cfg_nranges)
-			break;
-		if (port >= cfg_port_lo[i] && port <= cfg_port_hi[i])
-			return 1;
-	}
-	return 0;
 }
 
 /*
@@ -323,27 +308,10 @@ static __always_inline int handle(struct __sk_buff *skb, const enum fxs_hook hoo
 	/* ---- Role + ports: each packet is taken at exactly one hook, even on loopback where
 	 * it crosses egress then ingress. A packet between two watched ports is a request. */
 	enum fxs_dir dir;
-	int dst_watched = port_watched(dport);
-	if ((hook == FXS_HOOK_INGRESS) == (cfg_role == FXS_ROLE_SERVER)) {
-		if (!dst_watched)
-			return PASS;
-		dir = FXS_DIR_REQUEST;
-	} else {
-		if (dst_watched || !port_watched(sport))
-			return PASS;
-		dir = FXS_DIR_RESPONSE;
-	}
-
-	if (cfg_ip_family) {
-		if (family != cfg_ip_family)
-			return PASS;
-		int s = saddr[0] == cfg_ip[0] && saddr[1] == cfg_ip[1] && saddr[2] == cfg_ip[2] &&
-			saddr[3] == cfg_ip[3];
-		int d = daddr[0] == cfg_ip[0] && daddr[1] == cfg_ip[1] && daddr[2] == cfg_ip[2] &&
-			daddr[3] == cfg_ip[3];
-		if (!s && !d)
-			return PASS;
-	}
+	if (!watched_direction(hook == FXS_HOOK_INGRESS, sport, dport, &dir))
+		return PASS;
+	if (!watched_addresses(family, saddr, daddr))
+		return PASS;
 
 	if (dir == FXS_DIR_REQUEST)
 		c->n[FXS_CNT_REQUESTS_IN_RANGE]++;
