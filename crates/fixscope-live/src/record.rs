@@ -13,19 +13,41 @@ const CHUNK_BYTES: usize = fxs_limit::FXS_CHUNK.0 as usize;
 /// Bytes of the record header in front of the payload.
 pub const REC_HDR: usize = size_of::<fxs_rec>();
 
-/// A record's source and destination addresses: IPv4 in the first 4 bytes of each array
-/// (family 4) or IPv6 (family 6); `None` for any other family. Shared by every record
-/// layout the programs write (packets here, socket calls in `breakdown/event.rs`).
-pub(crate) fn addresses(family: u8, saddr: [u8; 16], daddr: [u8; 16]) -> Option<(IpAddr, IpAddr)> {
+/// A record's flow: IPv4 addresses in the first 4 bytes of each array (family 4) or IPv6
+/// (family 6), `None` for any other family; and its direction (`enum fxs_dir`). Shared by
+/// every record layout the programs write (packets here, socket calls in
+/// `breakdown/event.rs`).
+pub(crate) fn flow_and_direction(
+    family: u8,
+    (saddr, sport): ([u8; 16], u16),
+    (daddr, dport): ([u8; 16], u16),
+    dir: u8,
+) -> Option<(FlowKey, Direction)> {
     let v4 = |a: [u8; 16]| IpAddr::V4(Ipv4Addr::new(a[0], a[1], a[2], a[3]));
-    match family {
-        4 => Some((v4(saddr), v4(daddr))),
-        6 => Some((
+    let (src, dst) = match family {
+        4 => (v4(saddr), v4(daddr)),
+        6 => (
             IpAddr::V6(Ipv6Addr::from(saddr)),
             IpAddr::V6(Ipv6Addr::from(daddr)),
-        )),
-        _ => None,
-    }
+        ),
+        _ => return None,
+    };
+    let direction = match fxs_dir(u32::from(dir)) {
+        fxs_dir::FXS_DIR_REQUEST => Direction::Request,
+        fxs_dir::FXS_DIR_RESPONSE => Direction::Response,
+        _ => return None,
+    };
+    let flow = FlowKey {
+        src: Endpoint {
+            addr: src,
+            port: sport,
+        },
+        dst: Endpoint {
+            addr: dst,
+            port: dport,
+        },
+    };
+    Some((flow, direction))
 }
 
 /// The segment in `rec`, or `None` when the record is too short or inconsistent. Public for
@@ -41,24 +63,11 @@ pub fn segment_from_record(rec: &[u8]) -> Option<Segment<'_>> {
     if len > CHUNK_BYTES || REC_HDR + len > rec.len() {
         return None;
     }
-    let (src, dst) = addresses(h.family, h.saddr, h.daddr)?;
-    let direction = match fxs_dir(u32::from(h.dir)) {
-        fxs_dir::FXS_DIR_REQUEST => Direction::Request,
-        fxs_dir::FXS_DIR_RESPONSE => Direction::Response,
-        _ => return None,
-    };
+    let (flow, direction) =
+        flow_and_direction(h.family, (h.saddr, h.sport), (h.daddr, h.dport), h.dir)?;
     Some(Segment {
         ts_ns: h.ts_ns,
-        flow: FlowKey {
-            src: Endpoint {
-                addr: src,
-                port: h.sport,
-            },
-            dst: Endpoint {
-                addr: dst,
-                port: h.dport,
-            },
-        },
+        flow,
         direction,
         seq: h.seq,
         ack: h.ack,

@@ -5,7 +5,8 @@ use std::mem::size_of;
 #[cfg(test)]
 use std::net::Ipv6Addr;
 
-use fixscope_core::segment::{Direction, Endpoint, FlowKey};
+#[cfg(test)]
+use fixscope_core::segment::Direction;
 use fixscope_core::socket_event::{SocketCall, SocketEvent, Wakeup};
 
 use super::skel::types::{fxb_call, fxb_rec};
@@ -22,13 +23,8 @@ pub fn socket_event_from_record(rec: &[u8]) -> Option<SocketEvent> {
     // SAFETY: `rec` holds at least size_of::<fxb_rec>() bytes and fxb_rec consists of
     // integers and byte arrays (every bit pattern valid); read_unaligned needs no alignment.
     let h = unsafe { std::ptr::read_unaligned(rec.as_ptr() as *const fxb_rec) };
-    let (src, dst) = crate::record::addresses(h.family, h.saddr, h.daddr)?;
-    // The same values as fixscope.h's enum fxs_dir.
-    let direction = match h.dir {
-        0 => Direction::Request,
-        1 => Direction::Response,
-        _ => return None,
-    };
+    let (flow, direction) =
+        crate::record::flow_and_direction(h.family, (h.saddr, h.sport), (h.daddr, h.dport), h.dir)?;
     let call = match fxb_call(u32::from(h.call)) {
         fxb_call::FXB_CALL_READ => SocketCall::Read,
         fxb_call::FXB_CALL_WRITE => SocketCall::Write,
@@ -49,16 +45,7 @@ pub fn socket_event_from_record(rec: &[u8]) -> Option<SocketEvent> {
         });
     Some(SocketEvent {
         ts_ns: h.ts_ns,
-        flow: FlowKey {
-            src: Endpoint {
-                addr: src,
-                port: h.sport,
-            },
-            dst: Endpoint {
-                addr: dst,
-                port: h.dport,
-            },
-        },
+        flow,
         direction,
         call,
         seq: h.seq,
