@@ -86,7 +86,7 @@ impl Stage {
 }
 
 /// Request message types broken down in reports.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum RequestType {
     NewOrder,
     Cancel,
