@@ -98,6 +98,25 @@ impl BlockHist {
         self.buckets.iter().map(|b| b.1).sum::<u64>() + self.over_range
     }
 
+    /// What `self` (a cumulative histogram) holds beyond `earlier` (the same one, earlier):
+    /// one block's part. The exact extremes of the part are unknown: its buckets' values
+    /// stand in.
+    pub fn since(&self, earlier: &BlockHist) -> BlockHist {
+        let before: BTreeMap<u64, u64> = earlier.buckets.iter().copied().collect();
+        let buckets: Vec<(u64, u64)> = self
+            .buckets
+            .iter()
+            .map(|&(v, c)| (v, c.saturating_sub(before.get(&v).copied().unwrap_or(0))))
+            .filter(|&(_, c)| c > 0)
+            .collect();
+        BlockHist {
+            min_ns: buckets.first().map(|b| b.0),
+            max_ns: buckets.last().map_or(0, |b| b.0),
+            over_range: self.over_range.saturating_sub(earlier.over_range),
+            buckets,
+        }
+    }
+
     /// Adds `other`'s counts (merging blocks, or a delta of cumulative histograms).
     pub fn add(&mut self, other: &BlockHist) {
         if other.count() == 0 {
@@ -191,16 +210,37 @@ impl Run {
     /// takes what is left).
     pub fn coarsened(&self, factor: usize) -> Run {
         let factor = factor.max(1);
-        let blocks = self.blocks.div_ceil(factor);
+        let bounds: Vec<usize> = (0..self.blocks.div_ceil(factor))
+            .map(|i| i * factor)
+            .chain(std::iter::once(self.blocks))
+            .collect();
+        let mut run = self.regrouped(&bounds);
+        run.block_s = self.block_s * factor as f64;
+        run
+    }
+
+    /// Merges consecutive blocks into `target` of near-equal lengths when there are more.
+    pub fn with_at_most_blocks(&self, target: usize) -> Run {
+        if self.blocks <= target || target == 0 {
+            return self.clone();
+        }
+        let bounds: Vec<usize> = (0..=target).map(|i| i * self.blocks / target).collect();
+        let mut run = self.regrouped(&bounds);
+        run.block_s = self.block_s * self.blocks as f64 / target as f64;
+        run
+    }
+
+    /// Blocks `bounds[i]..bounds[i + 1]` merged into block `i`.
+    fn regrouped(&self, bounds: &[usize]) -> Run {
         let cells = self
             .cells
             .iter()
             .map(|(k, list)| {
-                let merged = list
-                    .chunks(factor)
-                    .map(|chunk| {
+                let merged = bounds
+                    .windows(2)
+                    .map(|w| {
                         let mut h = BlockHist::default();
-                        for b in chunk {
+                        for b in &list[w[0]..w[1]] {
                             h.add(b);
                         }
                         h
@@ -212,18 +252,10 @@ impl Run {
         Run {
             label: self.label.clone(),
             cells,
-            block_s: self.block_s * factor as f64,
+            block_s: self.block_s,
             context: self.context.clone(),
-            blocks,
+            blocks: bounds.len() - 1,
         }
-    }
-
-    /// Merges consecutive blocks so there are at most `target` (about equal lengths).
-    pub fn with_at_most_blocks(&self, target: usize) -> Run {
-        if self.blocks <= target || target == 0 {
-            return self.clone();
-        }
-        self.coarsened(self.blocks.div_ceil(target))
     }
 
     /// Blocks `range` only (a half of the run, for the drift check).
@@ -247,5 +279,36 @@ impl Run {
         self.cells
             .get(key)
             .map_or(0, |l| l.iter().map(BlockHist::count).sum())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run_of(blocks: usize) -> Run {
+        let mut r = Run::new("r");
+        r.block_s = 1.0;
+        let key = CellKey {
+            group: Group::All,
+            stage: Stage::Ack,
+        };
+        for b in 0..blocks {
+            r.push_block([(key.clone(), BlockHist::from_values(&[b as u64 + 1]))]);
+        }
+        r
+    }
+
+    #[test]
+    fn cutting_keeps_every_latency_and_evens_the_blocks() {
+        let r = run_of(61).with_at_most_blocks(50);
+        assert_eq!(r.blocks(), 50);
+        let list = r.cells.values().next().unwrap();
+        assert_eq!(list.iter().map(BlockHist::count).sum::<u64>(), 61);
+        assert!(list.iter().all(|b| (1..=2).contains(&b.count())));
+        let d = run_of(5).coarsened(2);
+        assert_eq!(d.blocks(), 3);
+        assert_eq!(d.block_s, 2.0);
+        assert_eq!(d.cells.values().next().unwrap()[2].buckets, vec![(5, 1)]);
     }
 }

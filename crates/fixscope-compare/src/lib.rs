@@ -9,9 +9,11 @@
 //! | `band.rs` | the max-T simultaneous band and its t-widening |
 //! | `verdict.rs` | worse / better / same / inconclusive, and the orders a cell would need |
 //! | `table.rs` | one comparison: point estimates, replicates, intervals, verdicts |
+//! | `curve.rs` | a side's percentile curve with its band (pictures) |
 //! | `diagnose.rs` | block length (variance when blocks double), drift within a run, load |
 
 mod band;
+mod curve;
 mod data;
 mod diagnose;
 mod quantile;
@@ -19,6 +21,7 @@ mod resample;
 mod table;
 mod verdict;
 
+pub use curve::{curve, CurvePoint};
 pub use data::{BlockHist, CellKey, Group, Run, RunContext};
 pub use diagnose::{compare, BlockCheck, Comparison, SideNotes};
 pub use resample::DEFAULT_SEED;

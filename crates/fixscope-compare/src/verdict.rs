@@ -63,8 +63,17 @@ pub fn orders_needed(estimate: f64, half_width: f64, threshold_log: f64, orders:
         return None;
     }
     let factor = (half_width / room).powi(2);
-    let needed = (orders as f64 * factor).ceil();
-    (needed.is_finite() && needed < 1e15).then_some(needed as u64)
+    let needed = orders as f64 * factor;
+    (needed.is_finite() && needed < 1e15).then(|| two_digits_up(needed))
+}
+
+/// `154491.3` → `160000`: an estimate, so no more digits than it is worth.
+fn two_digits_up(x: f64) -> u64 {
+    if x < 100.0 {
+        return x.ceil() as u64;
+    }
+    let unit = 10f64.powi(x.log10().floor() as i32 - 1);
+    ((x / unit).ceil() * unit) as u64
 }
 
 #[cfg(test)]
@@ -90,5 +99,6 @@ mod tests {
         // Beyond the threshold: the interval must clear 0.
         assert_eq!(orders_needed(0.2, 0.4, t, 100), Some(400));
         assert_eq!(orders_needed(t, 0.1, t, 100), None);
+        assert_eq!(orders_needed(0.0, 3.0 * t, t, 17_171), Some(160_000));
     }
 }

@@ -39,6 +39,10 @@ pub enum Command {
     /// Read HdrHistogram interval logs written with `--hlog` (several hosts, several days),
     /// merge them per tag and print the summary report as live/pcap do.
     Report(ReportArgs),
+    /// Did latency change? Compare a baseline with a candidate (captures or `--hlog`
+    /// logs) percentile by percentile, with confidence intervals that hold for the whole
+    /// table; exit 3 when something got worse (a CI gate; method: docs/compare.md).
+    Compare(CompareArgs),
 }
 
 /// Options shared by every analysing command (pcap, live).
@@ -601,5 +605,113 @@ impl ReportArgs {
             from: bound("from", &self.from)?,
             to: bound("to", &self.to)?,
         })
+    }
+}
+
+// ---- `fixscope compare` (issue #23) ----
+
+/// `fixscope compare`: sides, statistics and outputs.
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// The baseline run: a capture (pcap/pcapng, with -p) or an HdrHistogram log written
+    /// with `--hlog`.
+    #[arg(value_name = "BASELINE")]
+    pub baseline_input: Option<PathBuf>,
+    /// The candidate run, as BASELINE.
+    #[arg(value_name = "CANDIDATE")]
+    pub candidate_input: Option<PathBuf>,
+    /// Several baseline runs (each file one run): the comparison resamples runs, then
+    /// blocks within them, so run-to-run variation is in the intervals.
+    #[arg(long = "baseline", visible_alias = "base", num_args = 1.., value_name = "FILE")]
+    pub baseline: Vec<PathBuf>,
+    /// Several candidate runs, as `--baseline`.
+    #[arg(long = "candidate", visible_alias = "cand", num_args = 1.., value_name = "FILE")]
+    pub candidate: Vec<PathBuf>,
+    /// Captures only: the watched FIX port(s), as for `fixscope pcap`.
+    #[arg(short = 'p', long = "port", value_name = "PORT|LO-HI[,...]")]
+    pub ports: Option<PortSet>,
+    /// Captures only: `server` or `client`, as for `fixscope pcap`.
+    #[arg(long, default_value = "server", value_name = "server|client")]
+    pub role: Role,
+    /// Captures only: top of the histogram range in milliseconds, as for `fixscope pcap`.
+    #[arg(short = 'x', long = "max-ms", default_value = "10000", value_name = "MS")]
+    pub max_ms: f64,
+    /// Captures only: the correlation key's tag(s), as for `fixscope pcap`.
+    #[arg(long, default_value = "11", value_name = "TAG[,TAG...]")]
+    pub key: String,
+    /// Captures only: the `-t` alert in seconds (the timed-out and late counts shown).
+    #[arg(short = 't', long = "timeout", default_value = "0.5", value_name = "SECS")]
+    pub timeout_s: f64,
+    /// Also compare per group: `type` (D, F, G) or `session` (SenderCompID->TargetCompID;
+    /// captures only).
+    #[arg(long = "by", value_name = "type|session")]
+    pub by: Option<String>,
+    /// Percentiles to compare, comma-separated.
+    #[arg(long, default_value = "50,90,99,99.9", value_name = "P,P,...")]
+    pub percentiles: String,
+    /// Confidence of the intervals, held over the whole table, in percent.
+    #[arg(long, default_value = "99", value_name = "PERCENT")]
+    pub confidence: f64,
+    /// Smallest change that counts, in percent: smaller changes are never `worse`, and
+    /// `same` means the interval lies within ±threshold.
+    #[arg(long, default_value = "5", value_name = "PERCENT")]
+    pub threshold: String,
+    /// Bootstrap resamples.
+    #[arg(long, default_value_t = 2000, value_name = "N")]
+    pub resamples: usize,
+    /// Seed of the resampling (the default is fixed: the same inputs give the same output).
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    /// Exit 4 when a cell is inconclusive or insufficient (and nothing is worse).
+    #[arg(long)]
+    pub strict: bool,
+    /// What stdout carries: `text` (a table) or `json` (one JSON object).
+    #[arg(long, value_enum, value_name = "text|json")]
+    pub format: Option<Format>,
+    /// JSON on stdout: the same as `--format json`.
+    #[arg(long, conflicts_with = "format")]
+    pub json: bool,
+    /// Also write the JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json_file: Option<PathBuf>,
+    /// Also write a self-contained HTML page: the table and, per stage, both percentile
+    /// curves with their confidence bands.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Also draw both percentile curves with their confidence bands, per stage, to an SVG.
+    #[arg(short = 'o', long = "output", value_name = "FILE.svg")]
+    pub output: Option<PathBuf>,
+}
+
+impl CompareArgs {
+    pub fn stdout_format(&self) -> Format {
+        Format::of(self.json, self.format)
+    }
+
+    /// The baseline's and the candidate's files.
+    pub fn sides(&self) -> Result<[Vec<PathBuf>; 2]> {
+        let flags = !self.baseline.is_empty() || !self.candidate.is_empty();
+        match (&self.baseline_input, &self.candidate_input, flags) {
+            (Some(b), Some(c), false) => Ok([vec![b.clone()], vec![c.clone()]]),
+            (None, None, true) if !self.baseline.is_empty() && !self.candidate.is_empty() => {
+                Ok([self.baseline.clone(), self.candidate.clone()])
+            }
+            (None, None, true) => bail!("--baseline and --candidate go together"),
+            (_, _, true) => bail!(
+                "either BASELINE CANDIDATE or --baseline FILE... --candidate FILE..., not both"
+            ),
+            _ => bail!("give BASELINE and CANDIDATE (or --baseline FILE... --candidate FILE...)"),
+        }
+    }
+
+    /// The analysis settings for captures (`None` without `-p`).
+    pub fn analysis(&self) -> Option<AnalysisArgs> {
+        let mut a = AnalysisArgs::demo(self.ports.clone()?);
+        a.role = self.role;
+        a.max_ms = self.max_ms;
+        a.key = self.key.clone();
+        a.timeout_s = self.timeout_s;
+        a.slowest = 0;
+        Some(a)
     }
 }

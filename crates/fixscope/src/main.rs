@@ -2,12 +2,14 @@
 //! and a built-in FIX exchange simulator to try it on.
 
 mod cli;
+mod cmd_compare;
 mod cmd_demo;
 mod cmd_live;
 mod cmd_pcap;
 mod cmd_plot;
 mod cmd_report;
 mod cmd_sim;
+mod compare;
 mod driver;
 mod html;
 mod keys;
@@ -51,6 +53,7 @@ fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
         cli::Command::Live(args) => cmd_live::run(&args),
         cli::Command::Sim(cmd) => cmd_sim::run(&cmd),
         cli::Command::Report(args) => cmd_report::run(&args),
+        cli::Command::Compare(args) => cmd_compare::run(&args),
         cli::Command::Detach(args) => {
             let removed = fixscope_live::detach_leftovers(&args.iface)?;
             println!(

@@ -10,7 +10,7 @@
 //! | `meanings.rs` | counter meanings, read from docs/output-json.md |
 
 mod meanings;
-mod page;
+pub(crate) mod page;
 
 use std::io;
 use std::path::PathBuf;

@@ -16,7 +16,7 @@ use plotters::style::{register_font, FontStyle};
 use super::model::{nines, PlotData, MAX_NINES};
 
 /// The family every text uses; registered from the embedded font.
-const FONT: &str = "sans-serif";
+pub(crate) const FONT: &str = "sans-serif";
 static FONT_BYTES: &[u8] = include_bytes!("../../assets/fonts/DejaVuSansMono.ttf");
 
 /// Curves with fewer points than this get their points marked.
@@ -68,7 +68,7 @@ fn name(data: &[PlotData], d: &PlotData, stage: Stage) -> String {
 }
 
 /// `2` nines → `99%`, `0` → `0%`, `0.5` → `68.4%`.
-fn percent_label(n: f64) -> String {
+pub(crate) fn percent_label(n: f64) -> String {
     let pct = 100.0 * (1.0 - 10f64.powf(-n));
     let digits = if (n - n.round()).abs() < 1e-9 {
         (n.round() as usize).saturating_sub(2)
@@ -79,7 +79,7 @@ fn percent_label(n: f64) -> String {
 }
 
 /// The latency axis around `values` (1 ns without any), a decade at least.
-fn log_range(values: &[u64]) -> std::ops::Range<f64> {
+pub(crate) fn log_range(values: &[u64]) -> std::ops::Range<f64> {
     let lo = values.iter().copied().min().unwrap_or(1);
     let hi = values.iter().copied().max().unwrap_or(1);
     let lo = (lo.max(1) as f64) / 1.5;
@@ -105,7 +105,7 @@ where
     Ok(())
 }
 
-fn err<E: std::error::Error + Send + Sync>(e: DrawingAreaErrorKind<E>) -> anyhow::Error {
+pub(crate) fn err<E: std::error::Error + Send + Sync>(e: DrawingAreaErrorKind<E>) -> anyhow::Error {
     anyhow!("drawing the chart: {e}")
 }
 

@@ -1,0 +1,113 @@
+//! A [`Reporter`] that cuts a run into blocks of time: each interval report becomes one
+//! block holding, per cell (stage, and group with `--by`), the interval's histogram as
+//! sparse bucket counts. The summary gives the run's context (orders, unanswered, …).
+
+use std::collections::{BTreeMap, HashMap};
+use std::io;
+
+use fixscope_compare::{BlockHist, CellKey, Group, Run};
+use fixscope_core::correlate::{RequestType, Stage};
+use fixscope_core::report::{IntervalReport, Reporter, SummaryReport};
+use fixscope_core::stats::LatencyRecorder;
+
+use super::options::GroupBy;
+
+pub struct BlockCollector {
+    pub run: Run,
+    by: Option<GroupBy>,
+    /// Per session id, its cumulative first_response histogram at the last block
+    /// (sessions keep only cumulative histograms: a block is the difference).
+    sessions_before: HashMap<u64, BlockHist>,
+}
+
+impl BlockCollector {
+    pub fn new(label: impl Into<String>, by: Option<GroupBy>) -> Self {
+        BlockCollector {
+            run: Run::new(label),
+            by,
+            sessions_before: HashMap::new(),
+        }
+    }
+}
+
+fn block_of(r: &LatencyRecorder) -> BlockHist {
+    BlockHist::from_histogram(r.histogram(), r.over_range(), r.min_ns(), r.max_ns())
+}
+
+impl Reporter for BlockCollector {
+    fn interval(&mut self, r: &IntervalReport<'_>) -> io::Result<()> {
+        let mut cells: BTreeMap<CellKey, BlockHist> = BTreeMap::new();
+        for s in r.all_stages().filter(|s| s.count > 0) {
+            let key = CellKey {
+                group: Group::All,
+                stage: s.stage,
+            };
+            let hist = BlockHist::from_histogram(
+                r.histogram(s.stage),
+                s.over_range,
+                Some(s.min_ns),
+                s.max_ns,
+            );
+            cells.insert(key, hist);
+        }
+        match self.by {
+            None => {}
+            Some(GroupBy::Type) => {
+                for &stage in r.stats.shown_stages() {
+                    for t in RequestType::ALL {
+                        let rec = r.stats.interval_by_request_type(t, stage);
+                        if rec.count() > 0 {
+                            let key = CellKey {
+                                group: Group::Type(t),
+                                stage,
+                            };
+                            cells.insert(key, block_of(rec));
+                        }
+                    }
+                }
+            }
+            Some(GroupBy::Session) => {
+                for s in r.stats.sessions() {
+                    let Some(rec) = s.first_response_recorder() else {
+                        continue;
+                    };
+                    let now = block_of(rec);
+                    let part = match self.sessions_before.get(&s.id) {
+                        Some(before) => now.since(before),
+                        None => now.since(&BlockHist::default()),
+                    };
+                    self.sessions_before.insert(s.id, now);
+                    if part.count() == 0 {
+                        continue;
+                    }
+                    // Connections differ between runs; the session's names do not (a
+                    // reconnect of the same names adds to the same group).
+                    let key = CellKey {
+                        group: Group::Session(format!(
+                            "{}->{}",
+                            s.sender_comp_id, s.target_comp_id
+                        )),
+                        stage: Stage::FirstResponse,
+                    };
+                    cells.entry(key).or_default().add(&part);
+                }
+            }
+        }
+        self.run.push_block(cells);
+        if self.run.block_s == 0.0 {
+            self.run.block_s = r.span.seconds();
+        }
+        Ok(())
+    }
+
+    fn summary(&mut self, r: &SummaryReport<'_>) -> io::Result<()> {
+        let c = &r.counters;
+        let ctx = &mut self.run.context;
+        ctx.requests = c.correlation.requests;
+        ctx.unanswered = c.unanswered;
+        ctx.timed_out = c.correlation.timed_out;
+        ctx.late = c.correlation.late;
+        ctx.duration_s = r.duration_ns as f64 / 1e9;
+        Ok(())
+    }
+}

@@ -1,0 +1,89 @@
+//! The comparison as one JSON object (docs/output-json.md, "compare"):
+//! `{"type":"compare","verdict":…,"stages":[{"stage":…,"percentiles":[{"p":50,
+//! "baseline_ns":…,"candidate_ns":…,"ratio":…,"ci_low":…,"ci_high":…,"verdict":…}]}]}`
+//! plus the settings, each side's context and the warnings.
+
+use fixscope_compare::{Comparison, Group, SideNotes};
+use serde_json::{json, Value};
+
+use super::text::percent;
+
+fn side(s: &SideNotes) -> Value {
+    let c = &s.context;
+    json!({
+        "runs": s.labels,
+        "orders": c.requests,
+        "duration_s": c.duration_s,
+        "order_rate": c.order_rate(),
+        "blocks": s.blocks,
+        "block_s": s.block_s,
+        "variance_growth_doubled_blocks": s.block_check.as_ref().map(|b| b.variance_growth),
+        "blocks_doubled": s.block_check.as_ref().is_some_and(|b| b.doubled),
+        "timed_out": c.timed_out,
+        "late": c.late,
+        "unanswered": c.unanswered,
+    })
+}
+
+fn group(g: &Group) -> (Value, Value) {
+    match g {
+        Group::All => (Value::Null, Value::Null),
+        Group::Type(t) => (json!("type"), json!(t.msg_type())),
+        Group::Session(s) => (json!("session"), json!(s)),
+        Group::Tag { tag, value } => (json!(tag.to_string()), json!(value)),
+    }
+}
+
+pub fn render(c: &Comparison) -> Value {
+    let t = &c.table;
+    let stages: Vec<Value> = t
+        .cells
+        .iter()
+        .map(|cell| {
+            let (by, value) = group(&cell.key.group);
+            let percentiles: Vec<Value> = cell
+                .percentiles
+                .iter()
+                .map(|p| {
+                    let pct: f64 = percent(p.q).parse().unwrap_or(p.q * 100.0);
+                    json!({
+                        "p": pct,
+                        "baseline_ns": p.baseline_ns,
+                        "candidate_ns": p.candidate_ns,
+                        "ratio": p.ratio,
+                        "ci_low": p.ci_low,
+                        "ci_high": p.ci_high,
+                        "verdict": p.verdict.name(),
+                        "orders_needed": p.orders_needed,
+                        "note": p.note,
+                    })
+                })
+                .collect();
+            json!({
+                "stage": cell.key.stage.name(),
+                "by": by,
+                "group": value,
+                "baseline_count": cell.baseline_count,
+                "candidate_count": cell.candidate_count,
+                "percentiles": percentiles,
+            })
+        })
+        .collect();
+    let s = &c.settings;
+    json!({
+        "type": "compare",
+        "verdict": c.verdict().name(),
+        "confidence": s.confidence,
+        "threshold": s.threshold,
+        "resamples": s.resamples,
+        "seed": s.seed,
+        "rng": "ChaCha8",
+        "critical": t.critical,
+        "t_df": t.t_df,
+        "judged": t.judged,
+        "baseline": side(&c.sides[0]),
+        "candidate": side(&c.sides[1]),
+        "warnings": c.warnings,
+        "stages": stages,
+    })
+}
