@@ -64,7 +64,12 @@ mod tests {
     #[test]
     fn t_quantiles_match_tables() {
         // t(0.995, df) from standard tables; z(0.995) = 2.5758.
-        for (df, t) in [(19.0, 2.8609), (24.0, 2.7969), (49.0, 2.6800), (100.0, 2.6259)] {
+        for (df, t) in [
+            (19.0, 2.8609),
+            (24.0, 2.7969),
+            (49.0, 2.6800),
+            (100.0, 2.6259),
+        ] {
             let ours = student_t_from_normal(2.575_829, df);
             assert!((ours - t).abs() / t < 0.002, "df {df}: {ours} vs {t}");
         }

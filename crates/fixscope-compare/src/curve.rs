@@ -18,7 +18,10 @@ pub struct CurvePoint {
 /// The curve of `key` over `runs` at the quantiles `qs` that have `min_tail` orders
 /// beyond them; the band at `s.confidence`, point by point.
 pub fn curve(runs: &[Run], key: &CellKey, qs: &[f64], s: &Settings) -> Vec<CurvePoint> {
-    let runs: Vec<Run> = runs.iter().map(|r| r.with_at_most_blocks(s.target_blocks)).collect();
+    let runs: Vec<Run> = runs
+        .iter()
+        .map(|r| r.with_at_most_blocks(s.target_blocks))
+        .collect();
     let run_blocks: Vec<usize> = runs.iter().map(Run::blocks).collect();
     let empty = super::data::BlockHist::default();
     let blocks: Vec<&super::data::BlockHist> = runs

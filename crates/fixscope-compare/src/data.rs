@@ -21,7 +21,10 @@ pub enum Group {
     /// differ between runs; the names do not).
     Session(String),
     /// `--by TAG`: the value of a FIX tag (for pipelines that keep per-tag histograms).
-    Tag { tag: u32, value: String },
+    Tag {
+        tag: u32,
+        value: String,
+    },
 }
 
 impl fmt::Display for Group {

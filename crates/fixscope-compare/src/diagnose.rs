@@ -119,8 +119,16 @@ fn cut(runs: &[Run], s: &Settings) -> Vec<Run> {
 /// The median, over the cells of all orders, of the variance growth when blocks double;
 /// the runs with doubled blocks when it exceeds [`GROWTH_LIMIT`] and every run keeps
 /// `min_blocks`.
-fn check_block_length(runs: &[Run], keys: &[CellKey], s: &Settings) -> (Vec<Run>, Option<BlockCheck>) {
-    let all: Vec<CellKey> = keys.iter().filter(|k| k.group == Group::All).cloned().collect();
+fn check_block_length(
+    runs: &[Run],
+    keys: &[CellKey],
+    s: &Settings,
+) -> (Vec<Run>, Option<BlockCheck>) {
+    let all: Vec<CellKey> = keys
+        .iter()
+        .filter(|k| k.group == Group::All)
+        .cloned()
+        .collect();
     let doubled: Vec<Run> = runs.iter().map(|r| r.coarsened(2)).collect();
     let total: usize = doubled.iter().map(Run::blocks).sum();
     // Too few blocks to say anything about doubling them.
@@ -149,13 +157,20 @@ fn check_block_length(runs: &[Run], keys: &[CellKey], s: &Settings) -> (Vec<Run>
         variance_growth: growth,
         doubled: doubled_now,
     };
-    (if doubled_now { doubled } else { runs.to_vec() }, Some(check))
+    (
+        if doubled_now { doubled } else { runs.to_vec() },
+        Some(check),
+    )
 }
 
 /// Runs whose second half differs from their first (all orders, every stage): the block
 /// bootstrap assumes latency is steady within a run.
 fn drift(name: &str, runs: &[Run], keys: &[CellKey], s: &Settings) -> Vec<String> {
-    let all: Vec<CellKey> = keys.iter().filter(|k| k.group == Group::All).cloned().collect();
+    let all: Vec<CellKey> = keys
+        .iter()
+        .filter(|k| k.group == Group::All)
+        .cloned()
+        .collect();
     let quick = Settings {
         resamples: s.resamples.min(500),
         min_blocks: s.min_blocks / 2,

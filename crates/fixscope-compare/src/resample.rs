@@ -40,7 +40,12 @@ impl Resampler {
     /// (numbered one run after another): runs drawn with replacement, then, for each run
     /// drawn, its blocks drawn with replacement. Returns `(block, weight)` pairs with
     /// weight > 0, block ascending, in `out`.
-    pub fn side_weights(&mut self, blocks: &[usize], out: &mut Vec<(usize, u64)>, scratch: &mut Vec<u64>) {
+    pub fn side_weights(
+        &mut self,
+        blocks: &[usize],
+        out: &mut Vec<(usize, u64)>,
+        scratch: &mut Vec<u64>,
+    ) {
         let total: usize = blocks.iter().sum();
         scratch.clear();
         scratch.resize(total, 0);
@@ -54,7 +59,11 @@ impl Resampler {
             .collect();
         let runs = blocks.len() as u32;
         for _ in 0..runs {
-            let r = if runs == 1 { 0 } else { self.index(runs) as usize };
+            let r = if runs == 1 {
+                0
+            } else {
+                self.index(runs) as usize
+            };
             let n = blocks[r] as u32;
             for _ in 0..n {
                 scratch[offsets[r] + self.index(n) as usize] += 1;

@@ -60,7 +60,12 @@ impl Table {
     /// The worst verdict that matters to a gate: worse, then inconclusive or
     /// insufficient, then better, then same.
     pub fn verdict(&self) -> Verdict {
-        let all = || self.cells.iter().flat_map(|c| &c.percentiles).map(|p| p.verdict);
+        let all = || {
+            self.cells
+                .iter()
+                .flat_map(|c| &c.percentiles)
+                .map(|p| p.verdict)
+        };
         if all().any(|v| v == Verdict::Worse) {
             Verdict::Worse
         } else if all().any(|v| v == Verdict::Inconclusive) {
@@ -128,7 +133,10 @@ impl SideIndex {
 
 /// Compares `baseline` with `candidate` (runs already cut into blocks).
 pub fn analyse(baseline: &[Run], candidate: &[Run], s: &Settings, keys: &[CellKey]) -> Table {
-    let sides = [SideIndex::new(baseline, keys), SideIndex::new(candidate, keys)];
+    let sides = [
+        SideIndex::new(baseline, keys),
+        SideIndex::new(candidate, keys),
+    ];
     let blocks = [sides[0].total_blocks(), sides[1].total_blocks()];
     let unit = [unit_weights(blocks[0]), unit_weights(blocks[1])];
     let threshold_log = (1.0 + s.threshold).ln();
@@ -156,7 +164,11 @@ pub fn analyse(baseline: &[Run], candidate: &[Run], s: &Settings, keys: &[CellKe
             } else if counts[0] == 0 || counts[1] == 0 {
                 Some(format!(
                     "no latency on the {} side",
-                    if counts[0] == 0 { "baseline" } else { "candidate" }
+                    if counts[0] == 0 {
+                        "baseline"
+                    } else {
+                        "candidate"
+                    }
                 ))
             } else if counts[0].min(counts[1]) < needed_for_tail {
                 Some(format!(
@@ -217,7 +229,9 @@ pub fn analyse(baseline: &[Run], candidate: &[Run], s: &Settings, keys: &[CellKe
             for (j, &(c, pi, _)) in judged.iter().enumerate() {
                 let q = s.percentiles[pi];
                 for side in 0..2 {
-                    let ix = sides[side].cells[c].as_ref().expect("judged cells have data");
+                    let ix = sides[side].cells[c]
+                        .as_ref()
+                        .expect("judged cells have data");
                     // A resample whose rank lands above range: the largest latency stands in.
                     qs[j][side] = Some(ix.quantile(&w[side], q).unwrap_or(ix.max_ns()));
                 }

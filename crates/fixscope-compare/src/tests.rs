@@ -87,7 +87,14 @@ fn aa_pairs_false_alarm_at_most_one_minus_confidence() {
         for i in 0..pairs {
             let a = simulate(1000 + 2 * i, 30, 100, &same);
             let b = simulate(1001 + 2 * i, 30, 100, &same);
-            let c = compare(&[a], &[b], &Settings { seed: i, ..s.clone() });
+            let c = compare(
+                &[a],
+                &[b],
+                &Settings {
+                    seed: i,
+                    ..s.clone()
+                },
+            );
             assert!(c.table.judged >= 6, "judged {}", c.table.judged);
             if c.table.count(Verdict::Worse) + c.table.count(Verdict::Better) > 0 {
                 alarms += 1;
@@ -113,8 +120,21 @@ fn intervals_cover_a_known_ratio() {
     for i in 0..pairs {
         let a = simulate(5000 + 2 * i, 30, 100, &same);
         let b = simulate(5001 + 2 * i, 30, 100, &|x| 1.10 * x);
-        let c = compare(&[a], &[b], &Settings { seed: i, ..s.clone() });
-        for p in c.table.cells.iter().filter(|c| c.key.stage == Stage::FirstResponse).flat_map(|c| &c.percentiles) {
+        let c = compare(
+            &[a],
+            &[b],
+            &Settings {
+                seed: i,
+                ..s.clone()
+            },
+        );
+        for p in c
+            .table
+            .cells
+            .iter()
+            .filter(|c| c.key.stage == Stage::FirstResponse)
+            .flat_map(|c| &c.percentiles)
+        {
             if let (Some(lo), Some(hi)) = (p.ci_low, p.ci_high) {
                 cells += 1;
                 // Histogram buckets are 0.1% wide: the band may miss by that much.
@@ -253,12 +273,18 @@ fn drift_within_a_run_is_reported() {
     };
     let c = compare(&[steady.clone()], &[step], &s);
     assert!(
-        c.warnings.iter().any(|w| w.contains("candidate stepped: latency drifts")),
+        c.warnings
+            .iter()
+            .any(|w| w.contains("candidate stepped: latency drifts")),
         "{:?}",
         c.warnings
     );
     let c = compare(&[steady.clone()], &[steady], &s);
-    assert!(!c.warnings.iter().any(|w| w.contains("drifts")), "{:?}", c.warnings);
+    assert!(
+        !c.warnings.iter().any(|w| w.contains("drifts")),
+        "{:?}",
+        c.warnings
+    );
 }
 
 /// Blocks whose regimes last several blocks (correlated neighbours): the check sees the
@@ -269,7 +295,11 @@ fn correlated_blocks_are_doubled() {
     let base = simulate(51, 20, 400, &same);
     let mut r = Run::new("slow regimes");
     for b in 0..80 {
-        r.push_block(base.cells.iter().map(|(k, l)| (k.clone(), l[b / 4].clone())));
+        r.push_block(
+            base.cells
+                .iter()
+                .map(|(k, l)| (k.clone(), l[b / 4].clone())),
+        );
     }
     let s = Settings {
         diagnose: true,

@@ -52,7 +52,12 @@ pub fn decide(estimate: f64, low: f64, high: f64, threshold_log: f64) -> Verdict
 /// shrinking as 1/√n: to fit inside ±threshold when the estimate is within it, or to
 /// clear 0 when it is beyond. `None` when the estimate sits on the threshold (no number
 /// of orders decides that).
-pub fn orders_needed(estimate: f64, half_width: f64, threshold_log: f64, orders: u64) -> Option<u64> {
+pub fn orders_needed(
+    estimate: f64,
+    half_width: f64,
+    threshold_log: f64,
+    orders: u64,
+) -> Option<u64> {
     let room = if estimate.abs() <= threshold_log {
         threshold_log - estimate.abs()
     } else {

@@ -634,13 +634,23 @@ pub struct CompareArgs {
     #[arg(long, default_value = "server", value_name = "server|client")]
     pub role: Role,
     /// Captures only: top of the histogram range in milliseconds, as for `fixscope pcap`.
-    #[arg(short = 'x', long = "max-ms", default_value = "10000", value_name = "MS")]
+    #[arg(
+        short = 'x',
+        long = "max-ms",
+        default_value = "10000",
+        value_name = "MS"
+    )]
     pub max_ms: f64,
     /// Captures only: the correlation key's tag(s), as for `fixscope pcap`.
     #[arg(long, default_value = "11", value_name = "TAG[,TAG...]")]
     pub key: String,
     /// Captures only: the `-t` alert in seconds (the timed-out and late counts shown).
-    #[arg(short = 't', long = "timeout", default_value = "0.5", value_name = "SECS")]
+    #[arg(
+        short = 't',
+        long = "timeout",
+        default_value = "0.5",
+        value_name = "SECS"
+    )]
     pub timeout_s: f64,
     /// Also compare per group: `type` (D, F, G) or `session` (SenderCompID->TargetCompID;
     /// captures only).

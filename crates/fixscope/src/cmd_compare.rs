@@ -28,7 +28,11 @@ pub fn run(args: &CompareArgs) -> Result<ExitCode> {
             .exit()
     });
     let settings = options::settings(args)?;
-    let by = args.by.as_deref().map(options::GroupBy::parse).transpose()?;
+    let by = args
+        .by
+        .as_deref()
+        .map(options::GroupBy::parse)
+        .transpose()?;
     let analysis = args.analysis();
     if let Some(a) = &analysis {
         // The flags' errors before any reading.
@@ -38,7 +42,13 @@ pub fn run(args: &CompareArgs) -> Result<ExitCode> {
     let mut sides: [Vec<Run>; 2] = [Vec::new(), Vec::new()];
     for (side, paths) in sides.iter_mut().zip(&files) {
         for path in paths {
-            side.push(input::read_run(path, analysis.as_ref(), by, &settings, &stop)?);
+            side.push(input::read_run(
+                path,
+                analysis.as_ref(),
+                by,
+                &settings,
+                &stop,
+            )?);
         }
     }
     let comparison = compare(&sides[0], &sides[1], &settings);

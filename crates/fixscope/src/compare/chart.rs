@@ -36,7 +36,9 @@ pub fn curves(c: &Comparison, sides: &[Vec<Run>; 2]) -> Vec<StageCurves> {
     c.table
         .cells
         .iter()
-        .filter(|cell| cell.key.group == Group::All && cell.baseline_count > 0 && cell.candidate_count > 0)
+        .filter(|cell| {
+            cell.key.group == Group::All && cell.baseline_count > 0 && cell.candidate_count > 0
+        })
         .map(|cell| {
             let key = CellKey {
                 group: Group::All,
@@ -51,7 +53,11 @@ pub fn curves(c: &Comparison, sides: &[Vec<Run>; 2]) -> Vec<StageCurves> {
 }
 
 /// Draws the panels, one under another, on `area`.
-pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, curves: &[StageCurves], confidence: f64) -> Result<()>
+pub fn draw<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    curves: &[StageCurves],
+    confidence: f64,
+) -> Result<()>
 where
     DB::ErrorType: 'static,
 {
@@ -104,7 +110,10 @@ where
                 .chain(points.iter().rev().map(|p| (nines(p.q), p.low_ns as f64)))
                 .collect();
             chart
-                .draw_series(std::iter::once(Polygon::new(outline, colour.mix(0.2).filled())))
+                .draw_series(std::iter::once(Polygon::new(
+                    outline,
+                    colour.mix(0.2).filled(),
+                )))
                 .map_err(err)?;
             chart
                 .draw_series(LineSeries::new(
@@ -113,7 +122,9 @@ where
                 ))
                 .map_err(err)?
                 .label(name)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2)));
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2))
+                });
         }
         chart
             .configure_series_labels()

@@ -105,7 +105,10 @@ fn from_capture(
     let code = drive(&mut source, &mut pipeline, &mut collector, &limits)
         .with_context(|| format!("analysing {}", path.display()))?;
     if code != ExitCode::SUCCESS {
-        bail!("{}: the capture could not be read to its end", path.display());
+        bail!(
+            "{}: the capture could not be read to its end",
+            path.display()
+        );
     }
     collector.run.block_s = interval_ns as f64 / 1e9;
     Ok(collector.run)
@@ -128,9 +131,9 @@ fn from_hlog(path: &Path, by: Option<GroupBy>) -> Result<Run> {
     let mut lengths = Vec::new();
     let mut summary = None;
     let flush = |block: &mut BTreeMap<CellKey, BlockHist>,
-                     untagged_now: &mut BlockHist,
-                     run: &mut Run,
-                     untagged: &mut Vec<BlockHist>| {
+                 untagged_now: &mut BlockHist,
+                 run: &mut Run,
+                 untagged: &mut Vec<BlockHist>| {
         run.push_block(std::mem::take(block));
         untagged.push(std::mem::take(untagged_now));
     };
@@ -182,7 +185,10 @@ fn from_hlog(path: &Path, by: Option<GroupBy>) -> Result<Run> {
                     _ => None,
                 };
                 if let Some((group, stage)) = group {
-                    block.entry(CellKey { group, stage }).or_default().add(&hist);
+                    block
+                        .entry(CellKey { group, stage })
+                        .or_default()
+                        .add(&hist);
                 }
             }
             Entry::Summary(s) => summary = Some(s.counters),

@@ -93,7 +93,10 @@ mod tests {
 
     #[test]
     fn percentiles_are_the_ranks_reports_use() {
-        assert_eq!(percentiles("50,90,99,99.9").unwrap(), vec![0.5, 0.9, 0.99, 0.999]);
+        assert_eq!(
+            percentiles("50,90,99,99.9").unwrap(),
+            vec![0.5, 0.9, 0.99, 0.999]
+        );
         assert_eq!(percentiles("99.99, 50").unwrap(), vec![0.5, 0.9999]);
         assert!(percentiles("100").is_err());
         assert!(percentiles("x").is_err());

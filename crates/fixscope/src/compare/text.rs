@@ -53,7 +53,9 @@ pub fn cell_title(c: &CellResult) -> String {
 /// The verdict column: the verdict and what would decide it.
 pub fn verdict_text(p: &PercentileResult) -> String {
     match (p.verdict, p.orders_needed, &p.note) {
-        (Verdict::Inconclusive, Some(n), _) => format!("inconclusive (~{n} orders per side would decide)"),
+        (Verdict::Inconclusive, Some(n), _) => {
+            format!("inconclusive (~{n} orders per side would decide)")
+        }
         (Verdict::Inconclusive, None, _) => "inconclusive (the change is at the threshold)".into(),
         (Verdict::Insufficient, n, note) => {
             let mut s = "insufficient".to_string();
@@ -96,9 +98,9 @@ pub fn render(c: &Comparison) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{}", side_line("baseline", &c.sides[0]));
     let _ = writeln!(out, "{}", side_line("candidate", &c.sides[1]));
-    let widening = t
-        .t_df
-        .map_or(String::new(), |df| format!(", t-widened for {df:.0} degrees of freedom"));
+    let widening = t.t_df.map_or(String::new(), |df| {
+        format!(", t-widened for {df:.0} degrees of freedom")
+    });
     let _ = writeln!(
         out,
         "{}% band held over the whole table ({} cells, max-T critical value {:.2}{widening}); threshold ±{}%; {} resamples; seed {}",
@@ -170,6 +172,11 @@ pub fn render(c: &Comparison) -> String {
     .filter(|&(_, n)| n > 0)
     .map(|(v, n)| format!("{n} {}", v.name()))
     .collect();
-    let _ = writeln!(out, "verdict: {} ({})", c.verdict().name(), counts.join(", "));
+    let _ = writeln!(
+        out,
+        "verdict: {} ({})",
+        c.verdict().name(),
+        counts.join(", ")
+    );
     out
 }
