@@ -205,7 +205,7 @@ fn a_median_shift_is_found_only_at_the_median() {
 fn better_and_same() {
     let a = simulate(11, 50, 400, &same);
     let faster = simulate(12, 50, 400, &|x| 0.7 * x);
-    let c = compare(&[a.clone()], &[faster], &settings(0.99, 0.05));
+    let c = compare(std::slice::from_ref(&a), &[faster], &settings(0.99, 0.05));
     let v = verdicts(&c, Stage::FirstResponse);
     assert!(v[..3].iter().all(|(_, v)| *v == Verdict::Better), "{v:?}");
     // Steadier regimes (σ 0.03): the band gets narrow enough to prove equivalence.
@@ -243,10 +243,11 @@ fn deterministic_for_a_seed() {
     let a = simulate(31, 30, 100, &same);
     let b = simulate(32, 30, 100, &same);
     let s = settings(0.99, 0.05);
-    let one = compare(&[a.clone()], &[b.clone()], &s);
-    let two = compare(&[a.clone()], &[b.clone()], &s);
+    let (a, b) = ([a], [b]);
+    let one = compare(&a, &b, &s);
+    let two = compare(&a, &b, &s);
     assert_eq!(one, two);
-    let other = compare(&[a], &[b], &Settings { seed: 99, ..s });
+    let other = compare(&a, &b, &Settings { seed: 99, ..s });
     assert_ne!(one.table.critical, other.table.critical);
 }
 

@@ -10,7 +10,6 @@
 //! delays of microseconds, a run whose machine was busier is really slower in its tail, and
 //! one run per side cannot tell that from the exchange (the comparison says so).
 
-#[allow(dead_code)]
 mod support;
 #[allow(unused_imports)]
 mod support_live;

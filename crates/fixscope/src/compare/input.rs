@@ -117,7 +117,7 @@ fn from_capture(
 /// One block per interval of the log: a `#fixscope-interval` line starts one (fixscope's
 /// logs); another tool's log starts one at each new start time.
 fn from_hlog(path: &Path, by: Option<GroupBy>) -> Result<Run> {
-    let mut reader = hlog::LogReader::open(path)?;
+    let reader = hlog::LogReader::open(path)?;
     let mut run = Run::new(label(path));
     let mut block: BTreeMap<CellKey, BlockHist> = BTreeMap::new();
     // The untagged lines, per block: first_response for logs without that tag.
@@ -137,7 +137,7 @@ fn from_hlog(path: &Path, by: Option<GroupBy>) -> Result<Run> {
         run.push_block(std::mem::take(block));
         untagged.push(std::mem::take(untagged_now));
     };
-    while let Some(entry) = reader.next() {
+    for entry in reader {
         match entry? {
             Entry::Figures(f) => {
                 if started {
