@@ -688,8 +688,9 @@ pub struct CompareArgs {
     /// curves with their confidence bands.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
-    /// Also draw both percentile curves with their confidence bands, per stage, to an SVG.
-    #[arg(short = 'o', long = "output", value_name = "FILE.svg")]
+    /// Also draw both percentile curves with their confidence bands, per stage: `.svg` or
+    /// `.png`.
+    #[arg(short = 'o', long = "output", value_name = "FILE.svg|FILE.png")]
     pub output: Option<PathBuf>,
 }
 

@@ -28,6 +28,10 @@ pub fn run(args: &CompareArgs) -> Result<ExitCode> {
             .exit()
     });
     let settings = options::settings(args)?;
+    if let Some(path) = &args.output {
+        // The image's kind before any reading.
+        crate::cmd_plot::ImageFormat::of(path)?;
+    }
     let by = args
         .by
         .as_deref()
@@ -65,7 +69,7 @@ pub fn run(args: &CompareArgs) -> Result<ExitCode> {
     if args.output.is_some() || args.html.is_some() {
         let curves = chart::curves(&comparison, &sides);
         if let Some(path) = &args.output {
-            chart::write_svg(path, &curves, settings.confidence)?;
+            chart::write_image(path, &curves, settings.confidence)?;
             say::info(format!("wrote {}", path.display()));
         }
         if let Some(path) = &args.html {

@@ -1,6 +1,6 @@
 //! Pictures of a comparison: per stage (all orders), the baseline's and the candidate's
 //! percentile curves, each with its confidence band, on the 1/(1-p) axis `fixscope plot`
-//! uses — where the bands part, the runs differ. As SVG (`-o`) and inside an HTML page
+//! uses — where the bands part, the runs differ. As SVG or PNG (`-o`) and inside an HTML page
 //! (`--html`).
 
 use std::path::Path;
@@ -12,6 +12,7 @@ use fixscope_core::report::human_ns;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
+use crate::cmd_plot::ImageFormat;
 use crate::plot::draw::{err, init_font, log_range, percent_label, FONT};
 use crate::plot::model::{nines, MAX_NINES};
 
@@ -30,8 +31,13 @@ pub struct StageCurves {
 
 /// The curves of every stage that has all-orders cells on both sides.
 pub fn curves(c: &Comparison, sides: &[Vec<Run>; 2]) -> Vec<StageCurves> {
-    let qs: Vec<f64> = (0..=POINTS)
-        .map(|i| 1.0 - 10f64.powf(-MAX_NINES * i as f64 / POINTS as f64))
+    // From p1 (p0 is the minimum: one order, no band worth drawing) up the 1/(1-p) axis.
+    let qs: Vec<f64> = std::iter::once(0.01)
+        .chain(
+            (1..=POINTS)
+                .map(|i| 1.0 - 10f64.powf(-MAX_NINES * i as f64 / POINTS as f64))
+                .filter(|&q| q > 0.01),
+        )
         .collect();
     c.table
         .cells
@@ -71,6 +77,14 @@ where
             .flatten()
             .flat_map(|p| [p.low_ns, p.high_ns])
             .collect();
+        // The axis ends half a nine past the last percentile with enough orders beyond it.
+        let last = c
+            .sides
+            .iter()
+            .filter_map(|s| s.last())
+            .map(|p| nines(p.q))
+            .fold(2.0f64, f64::max);
+        let x_max = ((last * 2.0).ceil() / 2.0 + 0.5).min(MAX_NINES);
         let mut chart = ChartBuilder::on(panel)
             .caption(
                 format!(
@@ -84,7 +98,7 @@ where
             .margin_right(40)
             .x_label_area_size(40)
             .y_label_area_size(80)
-            .build_cartesian_2d(0f64..MAX_NINES, log_range(&values).log_scale())
+            .build_cartesian_2d(0f64..x_max, log_range(&values).log_scale())
             .map_err(err)?;
         chart
             .configure_mesh()
@@ -142,13 +156,25 @@ fn size(curves: &[StageCurves]) -> (u32, u32) {
     (PANEL.0, PANEL.1 * curves.len().max(1) as u32)
 }
 
-/// `-o FILE.svg`.
-pub fn write_svg(path: &Path, curves: &[StageCurves], confidence: f64) -> Result<()> {
-    let area = SVGBackend::new(path, size(curves)).into_drawing_area();
-    draw(&area, curves, confidence)?;
-    area.present()
-        .map_err(|e| anyhow!("{e}"))
-        .with_context(|| format!("cannot write {}", path.display()))
+/// `-o FILE.svg` or `-o FILE.png`.
+pub fn write_image(path: &Path, curves: &[StageCurves], confidence: f64) -> Result<()> {
+    let context = || format!("cannot write {}", path.display());
+    match ImageFormat::of(path)? {
+        ImageFormat::Svg => {
+            let area = SVGBackend::new(path, size(curves)).into_drawing_area();
+            draw(&area, curves, confidence)?;
+            area.present()
+                .map_err(|e| anyhow!("{e}"))
+                .with_context(context)
+        }
+        ImageFormat::Png => {
+            let area = BitMapBackend::new(path, size(curves)).into_drawing_area();
+            draw(&area, curves, confidence)?;
+            area.present()
+                .map_err(|e| anyhow!("{e}"))
+                .with_context(context)
+        }
+    }
 }
 
 /// The SVG as text (for the HTML page).

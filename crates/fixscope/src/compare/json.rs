@@ -87,3 +87,59 @@ pub fn render(c: &Comparison) -> Value {
         "stages": stages,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use fixscope_compare::{compare, BlockHist, CellKey, Group, Run, Settings};
+    use fixscope_core::correlate::Stage;
+
+    use super::*;
+
+    /// Every field the object can carry is listed in docs/output-json.md's compare table.
+    #[test]
+    fn every_field_is_documented() {
+        let mut run = Run::new("r");
+        for b in 0..20u64 {
+            let values: Vec<u64> = (1..=50).map(|i| 1000 + i * 10 + b).collect();
+            run.push_block([(
+                CellKey {
+                    group: Group::All,
+                    stage: Stage::Ack,
+                },
+                BlockHist::from_values(&values),
+            )]);
+        }
+        let s = Settings {
+            resamples: 100,
+            ..Settings::default()
+        };
+        let c = compare(std::slice::from_ref(&run), std::slice::from_ref(&run), &s);
+        let v = render(&c);
+        let mut keys = BTreeSet::new();
+        fn walk(v: &Value, keys: &mut BTreeSet<String>) {
+            match v {
+                Value::Object(m) => {
+                    for (k, x) in m {
+                        keys.insert(k.clone());
+                        walk(x, keys);
+                    }
+                }
+                Value::Array(a) => a.iter().for_each(|x| walk(x, keys)),
+                _ => {}
+            }
+        }
+        walk(&v, &mut keys);
+        let doc = include_str!("../../../../docs/output-json.md");
+        let section = &doc[doc.find("## Compare object").expect("the compare section")..];
+        let missing: Vec<&String> = keys
+            .iter()
+            .filter(|k| !section.contains(&format!("`{k}`")))
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "not in docs/output-json.md: {missing:?}"
+        );
+    }
+}
