@@ -23,14 +23,7 @@ pub fn curve(runs: &[Run], key: &CellKey, qs: &[f64], s: &Settings) -> Vec<Curve
         .map(|r| r.with_at_most_blocks(s.target_blocks))
         .collect();
     let run_blocks: Vec<usize> = runs.iter().map(Run::blocks).collect();
-    let empty = super::data::BlockHist::default();
-    let blocks: Vec<&super::data::BlockHist> = runs
-        .iter()
-        .flat_map(|r| match r.cells.get(key) {
-            Some(list) => list.iter().collect::<Vec<_>>(),
-            None => vec![&empty; r.blocks()],
-        })
-        .collect();
+    let blocks = Run::side_blocks(&runs, key);
     let index = CellIndex::new(blocks.iter().copied());
     let unit = unit_weights(blocks.len());
     let count = index.total(&unit);

@@ -252,12 +252,17 @@ impl Run {
                 (k.clone(), merged)
             })
             .collect();
+        self.with_cells(cells, bounds.len() - 1)
+    }
+
+    /// This run's label, block length and context with other blocks.
+    fn with_cells(&self, cells: BTreeMap<CellKey, Vec<BlockHist>>, blocks: usize) -> Run {
         Run {
             label: self.label.clone(),
             cells,
             block_s: self.block_s,
             context: self.context.clone(),
-            blocks: bounds.len() - 1,
+            blocks,
         }
     }
 
@@ -268,13 +273,24 @@ impl Run {
             .iter()
             .map(|(k, list)| (k.clone(), list[range.clone()].to_vec()))
             .collect();
-        Run {
-            label: self.label.clone(),
-            cells,
-            block_s: self.block_s,
-            context: self.context.clone(),
-            blocks: range.len(),
-        }
+        self.with_cells(cells, range.len())
+    }
+
+    /// A cell's blocks over `runs`, one run after another (a run without the cell gives
+    /// empty blocks, so block numbers stay those of the side).
+    pub fn side_blocks<'a>(runs: &'a [Run], key: &CellKey) -> Vec<&'a BlockHist> {
+        static EMPTY: BlockHist = BlockHist {
+            buckets: Vec::new(),
+            over_range: 0,
+            min_ns: None,
+            max_ns: 0,
+        };
+        runs.iter()
+            .flat_map(|r| match r.cells.get(key) {
+                Some(list) => list.iter().collect::<Vec<_>>(),
+                None => vec![&EMPTY; r.blocks()],
+            })
+            .collect()
     }
 
     /// All latencies of a cell (count), over every block.

@@ -107,16 +107,7 @@ impl SideIndex {
                 cells.push(None);
                 continue;
             }
-            // Runs without the cell still have its blocks (empty), so block numbers stay
-            // those of the side.
-            let empty = super::data::BlockHist::default();
-            let blocks: Vec<&super::data::BlockHist> = runs
-                .iter()
-                .flat_map(|r| match r.cells.get(key) {
-                    Some(list) => list.iter().collect::<Vec<_>>(),
-                    None => vec![&empty; r.blocks()],
-                })
-                .collect();
+            let blocks = Run::side_blocks(runs, key);
             cells.push(Some(CellIndex::new(blocks.iter().copied())));
         }
         SideIndex {

@@ -8,12 +8,11 @@ use std::path::Path;
 use anyhow::{anyhow, Context, Result};
 use fixscope_compare::{curve, CellKey, Comparison, CurvePoint, Group, Run};
 use fixscope_core::correlate::Stage;
-use fixscope_core::report::human_ns;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use crate::cmd_plot::ImageFormat;
-use crate::plot::draw::{err, init_font, log_range, percent_label, FONT};
+use crate::plot::draw::{draw_legend, err, init_font, log_range, percentile_mesh, FONT};
 use crate::plot::model::{nines, MAX_NINES};
 
 /// One stage's panel in pixels.
@@ -100,16 +99,7 @@ where
             .y_label_area_size(80)
             .build_cartesian_2d(0f64..x_max, log_range(&values).log_scale())
             .map_err(err)?;
-        chart
-            .configure_mesh()
-            .x_labels(6)
-            .x_label_formatter(&|x| percent_label(*x))
-            .y_label_formatter(&|y| human_ns(*y))
-            .x_desc("percentile")
-            .y_desc("latency")
-            .label_style((FONT, 14))
-            .draw()
-            .map_err(err)?;
+        percentile_mesh(&mut chart)?;
         for (points, colour, name) in [
             (&c.sides[0], BASELINE, "baseline"),
             (&c.sides[1], CANDIDATE, "candidate"),
@@ -140,14 +130,7 @@ where
                     PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2))
                 });
         }
-        chart
-            .configure_series_labels()
-            .label_font((FONT, 14))
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .position(SeriesLabelPosition::UpperLeft)
-            .draw()
-            .map_err(err)?;
+        draw_legend(&mut chart)?;
     }
     Ok(())
 }

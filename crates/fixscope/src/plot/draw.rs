@@ -9,6 +9,7 @@ use std::sync::Once;
 use anyhow::{anyhow, Result};
 use fixscope_core::correlate::Stage;
 use fixscope_core::report::human_ns;
+use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::{register_font, FontStyle};
@@ -88,7 +89,7 @@ pub(crate) fn log_range(values: &[u64]) -> std::ops::Range<f64> {
 }
 
 /// Both charts' legend: upper left, on a light background.
-fn draw_legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
+pub(crate) fn draw_legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
     chart: &mut ChartContext<'a, DB, CT>,
 ) -> Result<()>
 where
@@ -100,6 +101,26 @@ where
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK)
         .position(SeriesLabelPosition::UpperLeft)
+        .draw()
+        .map_err(err)?;
+    Ok(())
+}
+
+/// The grid and labels of a latency-by-percentile chart (the 1/(1-p) axis in nines).
+pub(crate) fn percentile_mesh<'a, DB: DrawingBackend + 'a>(
+    chart: &mut ChartContext<'a, DB, Cartesian2d<RangedCoordf64, LogCoord<f64>>>,
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    chart
+        .configure_mesh()
+        .x_labels(6)
+        .x_label_formatter(&|x| percent_label(*x))
+        .y_label_formatter(&|y| human_ns(*y))
+        .x_desc("percentile")
+        .y_desc("latency")
+        .label_style((FONT, 14))
         .draw()
         .map_err(err)?;
     Ok(())
@@ -133,16 +154,7 @@ where
         .y_label_area_size(80)
         .build_cartesian_2d(0f64..MAX_NINES, log_range(&values).log_scale())
         .map_err(err)?;
-    chart
-        .configure_mesh()
-        .x_labels(6)
-        .x_label_formatter(&|x| percent_label(*x))
-        .y_label_formatter(&|y| human_ns(*y))
-        .x_desc("percentile")
-        .y_desc("latency")
-        .label_style((FONT, 14))
-        .draw()
-        .map_err(err)?;
+    percentile_mesh(&mut chart)?;
     for (i, d, stage) in series(data, stages) {
         let s = d.stage(stage);
         if s.percentiles.is_empty() {
