@@ -312,3 +312,41 @@ fn correlated_blocks_are_doubled() {
     assert!(check.doubled && check.variance_growth > 1.5, "{check:?}");
     assert_eq!(c.sides[0].blocks, 40);
 }
+
+/// Several runs per side: the runs are resampled too, so a run-level difference (one run's
+/// machine slower than another's) widens the band; the same blocks pooled as one run per
+/// side do not see it.
+#[test]
+fn run_to_run_variation_widens_the_band() {
+    let side = |seed: u64| -> Vec<Run> {
+        [1.0, 1.15, 0.9, 1.1]
+            .iter()
+            .enumerate()
+            .map(|(i, &f)| simulate(seed + i as u64, 20, 200, &move |x| f * x))
+            .collect()
+    };
+    let (a, b) = (side(60), side(70));
+    let pooled = |runs: &[Run]| {
+        let mut one = Run::new("pooled");
+        for r in runs {
+            for i in 0..r.blocks() {
+                one.push_block(r.cells.iter().map(|(k, l)| (k.clone(), l[i].clone())));
+            }
+        }
+        one
+    };
+    let s = settings(0.99, 0.05);
+    let width = |c: &Comparison| {
+        let p = &c.table.cells[0].percentiles[0];
+        (p.ci_high.unwrap() / p.ci_low.unwrap()).ln()
+    };
+    let runs = compare(&a, &b, &s);
+    let one = compare(&[pooled(&a)], &[pooled(&b)], &s);
+    assert!(
+        width(&runs) > 1.5 * width(&one),
+        "runs {} vs pooled {}",
+        width(&runs),
+        width(&one)
+    );
+    assert_eq!(runs.sides[0].runs, 4);
+}
