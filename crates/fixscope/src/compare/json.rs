@@ -46,8 +46,14 @@ pub fn render(c: &Comparison) -> Value {
                 .iter()
                 .map(|p| {
                     let pct: f64 = percent(p.q).parse().unwrap_or(p.q * 100.0);
+                    // `50`, not `50.0`; `99.9` stays a fraction.
+                    let p_value = if pct.fract() == 0.0 {
+                        json!(pct as u64)
+                    } else {
+                        json!(pct)
+                    };
                     json!({
-                        "p": pct,
+                        "p": p_value,
                         "baseline_ns": p.baseline_ns,
                         "candidate_ns": p.candidate_ns,
                         "ratio": p.ratio,
@@ -117,6 +123,8 @@ mod tests {
         };
         let c = compare(std::slice::from_ref(&run), std::slice::from_ref(&run), &s);
         let v = render(&c);
+        assert_eq!(v["stages"][0]["percentiles"][0]["p"].to_string(), "50");
+        assert_eq!(v["stages"][0]["percentiles"][3]["p"].to_string(), "99.9");
         let mut keys = BTreeSet::new();
         fn walk(v: &Value, keys: &mut BTreeSet<String>) {
             match v {
