@@ -23,7 +23,12 @@ pub const EXIT_UNDECIDED: u8 = 4;
 pub fn run(args: &CompareArgs) -> Result<ExitCode> {
     // Which files make which side is a usage error (exit 2, with the usage, as clap's own).
     let files = args.sides().unwrap_or_else(|e| {
-        crate::cli::Cli::command()
+        let mut cli = crate::cli::Cli::command();
+        let mut compare = cli
+            .find_subcommand_mut("compare")
+            .map(|c| c.clone().bin_name("fixscope compare"))
+            .unwrap_or(cli);
+        compare
             .error(clap::error::ErrorKind::ArgumentConflict, e)
             .exit()
     });
