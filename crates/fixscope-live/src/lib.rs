@@ -23,6 +23,7 @@
 mod attach;
 mod breakdown;
 mod capture;
+pub mod check;
 mod clock;
 mod clsact;
 mod config;
@@ -32,6 +33,7 @@ mod filter;
 mod load;
 mod merge;
 mod priority;
+pub mod probe;
 mod record;
 mod ring;
 mod skeleton;
@@ -50,7 +52,7 @@ pub use crate::capture::{LiveCapture, BATCH_PERIOD};
 pub use crate::config::{AttachMode, IdleStrategy, LiveConfig, MAX_PORT_RANGES};
 pub use crate::counters::{KernelCounters, KernelIntervalCounters, LiveCounters};
 pub use crate::error::LiveError;
-pub use crate::load::{verify_programs, VerifiedProgram, MIN_KERNEL};
+pub use crate::load::{verify_programs, VerifiedProgram};
 pub use crate::priority::{thread_policy, ConsumerPriority};
 /// The ring record decoder, for the fuzz targets.
 pub use crate::record::{segment_from_record, REC_HDR as RECORD_HEADER_BYTES};

@@ -39,6 +39,12 @@ pub enum Command {
     /// Read HdrHistogram interval logs written with `--hlog` (several hosts, several days),
     /// merge them per tag and print the summary report as live/pcap do.
     Report(ReportArgs),
+    // ---- #20: kernel feature probes.
+    /// Probe this kernel for what live capture and --breakdown need (each feature with the
+    /// upstream Linux that brought it), load the real programs without attaching them, and
+    /// say what would run (attach mode, breakdown hooks). Needs root for the probes. Exit
+    /// status 0 when live capture can run here, 1 when it cannot.
+    Check(CheckArgs),
 }
 
 /// Options shared by every analysing command (pcap, live).
@@ -602,4 +608,16 @@ impl ReportArgs {
             to: bound("to", &self.to)?,
         })
     }
+}
+
+// ---- #20: `fixscope check`.
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    /// Print the findings as one JSON object (field names are a contract, see
+    /// docs/kernels.md) instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Also print libbpf's messages (a rejected program's verifier log).
+    #[arg(short = 'v', long)]
+    pub verbose: bool,
 }
