@@ -100,18 +100,22 @@ for i in "${!kernels[@]}"; do
         failed=1
     fi
     # What `fixscope check` said inside (the probes decide the attach mode, not the version).
-    attach=$(grep -a -o '== attach mode: [a-z]*' "$log" | tail -n 1 | cut -d' ' -f4 || true)
+    attach=$(awk '/^== attach mode: / {a = $4} END {print a}' "$log")
     # From libtest's own "test result:" lines (per-test lines can be interleaved with
     # libbpf's messages on stderr).
-    passed=$(grep -a -o -E 'test result: [a-zA-Z]+\. [0-9]+ passed' "$log" |
-        awk '{n += $4} END {print n + 0}')
-    tfailed=$(grep -a -o -E '[0-9]+ failed;' "$log" | awk '{n += $1} END {print n + 0}')
-    late=$(grep -a -o -E 'late_records [0-9]+' "$log" | awk '{n += $2} END {print n + 0}')
-    summary+=("| $release (${names[$i]}) | ${attach:-?} | $passed passed, $tfailed failed | $late | ${secs} s | $result |")
+    # (awk, not grep: a pattern that matches nothing must not end the script under pipefail)
+    passed=$(awk '/test result: [a-zA-Z]+\. [0-9]+ passed/ {
+        for (i = 1; i < NF; i++) if ($(i + 1) ~ /^passed;?$/) n += $i } END {print n + 0}' "$log")
+    tfailed=$(awk '/test result:/ {
+        for (i = 1; i < NF; i++) if ($(i + 1) ~ /^failed;?$/) n += $i } END {print n + 0}' "$log")
+    late=$(awk 'match($0, /late_records [0-9]+/) {
+        n += substr($0, RSTART + 13, RLENGTH - 13)} END {print n + 0}' "$log")
+    retrans=$(awk '/retransmitted segment\(s\)/ {n++} END {print n + 0}' "$log")
+    summary+=("| $release (${names[$i]}) | ${attach:-?} | $passed passed, $tfailed failed | $late late, $retrans with retransmissions | ${secs} s | $result |")
 done
 
 {
-    echo "| kernel | attach mode (probed) | tests | late records (TCG) | VM time | result |"
+    echo "| kernel | attach mode (probed) | tests | late records, checks with retransmissions (TCG) | VM time | result |"
     echo "|---|---|---|---|---|---|"
     printf '%s\n' "${summary[@]}"
 } | tee "$logdir/summary.md"

@@ -76,12 +76,14 @@ if [ "$phases" = all ]; then
     # 2. The live crate's tests: attach (auto and the clsact fallback), byte-exact capture
     #    on lo and veth, clsact hygiene (a foreign filter survives), leftovers after SIGKILL,
     #    --breakdown's socket and scheduler hooks.
+    #    --nocapture: each run's late_records and retransmissions go into the log.
     run "fixscope-live tests" "$repo/crates/fixscope-live" "$live_bin" --test-threads=1 \
-        "${skip[@]}" --skip verifier:: --skip probes::
+        --nocapture "${skip[@]}" --skip verifier:: --skip probes::
 
     # 3. End to end with the binary: the simulator's orders measured exactly against its
-    #    truth, exit/SIGTERM/SIGKILL then `fixscope detach` removing only ours.
-    run "live e2e" "$repo/crates/fixscope" "$e2e_bin" --test-threads=1 "${skip[@]}" \
+    #    truth, exit/SIGTERM/SIGKILL then `fixscope detach` removing only ours. --nocapture:
+    #    the per-order excess over the truth (the timestamp error docs/kernels.md publishes).
+    run "live e2e" "$repo/crates/fixscope" "$e2e_bin" --test-threads=1 --nocapture "${skip[@]}" \
         loopback_delay_distributions_match_truth_order_by_order \
         client_role_and_ipv6_match_truth \
         veth_between_namespaces_matches_truth \
@@ -89,7 +91,7 @@ if [ "$phases" = all ]; then
         lifecycle_leaves_nothing_attached_tcx
 
     # 4. --breakdown end to end: each stage of each order against the exchange's truth.
-    run "breakdown e2e" "$repo/crates/fixscope" "$breakdown_bin" --test-threads=1
+    run "breakdown e2e" "$repo/crates/fixscope" "$breakdown_bin" --test-threads=1 --nocapture
 fi
 
 echo "FIXSCOPE-VM-RESULT $failures"

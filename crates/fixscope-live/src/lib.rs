@@ -3,8 +3,8 @@
 //! this crate loads and attaches them, merges the rings by timestamp, and turns ring
 //! records into [`Segment`]s.
 //!
-//! * Attachment: TCX links on Linux >= 6.6 (they chain with other programs and vanish with
-//!   the process); older kernels get a clsact filter with fixscope's own handle/priority
+//! * Attachment: TCX links where the kernel has them (probed, not read off the version:
+//!   [`probe`]; they chain with other programs and vanish with the process); other kernels get a clsact filter with fixscope's own handle/priority
 //!   ([`TC_HANDLE`], [`TC_PRIORITY`]), removed on detach/drop — with the clsact qdisc if
 //!   the capture created it and nothing else uses it — or by [`detach_leftovers`] after a
 //!   crash. The programs never change a packet's fate.

@@ -267,7 +267,10 @@ pub fn retransmitted_segments(netns: Option<&str>) -> u64 {
         }
     };
     let mut tcp = text.lines().filter(|l| l.starts_with("Tcp:"));
-    let (names, values) = (tcp.next().expect("Tcp header"), tcp.next().expect("Tcp values"));
+    let (names, values) = (
+        tcp.next().expect("Tcp header"),
+        tcp.next().expect("Tcp values"),
+    );
     let col = names
         .split_whitespace()
         .position(|n| n == "RetransSegs")
@@ -345,7 +348,7 @@ pub fn verify_direction_allowing(
                 next + fresh.len() <= expected.len(),
                 "{dir:?}: more bytes than sent"
             );
-            assert_eq!(&fresh[..], &expected[next..next + fresh.len()]);
+            assert_eq!(fresh, &expected[next..next + fresh.len()]);
             owner[next..next + fresh.len()].fill(i);
             next += fresh.len();
             continue;
