@@ -110,7 +110,8 @@ for i in "${!kernels[@]}"; do
         for (i = 1; i < NF; i++) if ($(i + 1) ~ /^failed;?$/) n += $i } END {print n + 0}' "$log")
     late=$(awk 'match($0, /late_records [0-9]+/) {
         n += substr($0, RSTART + 13, RLENGTH - 13)} END {print n + 0}' "$log")
-    retrans=$(awk '/retransmitted segment\(s\)/ {n++} END {print n + 0}' "$log")
+    # (the byte-exact check's own unit tests, common::allowances, print the same line)
+    retrans=$(awk '/retransmitted segment\(s\)/ && !/allowances/ {n++} END {print n + 0}' "$log")
     summary+=("| $release (${names[$i]}) | ${attach:-?} | $passed passed, $tfailed failed | $late late, $retrans with retransmissions | ${secs} s | $result |")
 done
 
