@@ -14,7 +14,7 @@
 # ("failed to set MSR 0x10a"). Environment: FIXSCOPE_VM_MEMORY (2G), FIXSCOPE_VM_CPUS (2),
 # FIXSCOPE_VM_TIMEOUT (seconds per VM, 2400), FIXSCOPE_VNG_VENV (~/.cache/fixscope-vng),
 # FIXSCOPE_VM_PHASES ("all", or "verifier": load every program in every configuration, attach
-# nothing — CI's check). Logs: target/test-kernel/<release>.log; a summary table at the end
+# nothing — CI's check). Logs: target/test-kernel/<NN>-<release>.log (NN: run order); a summary table at the end
 # (docs/kernels.md), also written to target/test-kernel/summary.md.
 set -euo pipefail
 
@@ -78,7 +78,8 @@ failed=0
 for i in "${!kernels[@]}"; do
     k=${kernels[$i]}
     release=${k##*/vmlinuz-}
-    log=$logdir/$release.log
+    # One log per VM run, in run order (a label may be given more than once: repeated runs).
+    log=$logdir/$(printf '%02d' $((i + 1)))-$release.log
     echo "== test-kernel: booting $release (${names[$i]}; no KVM, $cpus vCPUs, $memory; $phases); log: $log"
     t0=$SECONDS
     set +e
