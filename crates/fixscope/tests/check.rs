@@ -64,7 +64,9 @@ fn check_reports_probes_loads_and_what_would_run() {
         v["breakdown_hooks"].is_string() || v["breakdown_error"].is_string(),
         "{v}"
     );
-    assert!(v["breakdown_features"].as_array().is_some_and(|a| a.len() >= 5));
+    assert!(v["breakdown_features"]
+        .as_array()
+        .is_some_and(|a| a.len() >= 5));
 
     let text = Command::new(BIN).arg("check").output().expect("text");
     let text = String::from_utf8_lossy(&text.stdout);
