@@ -49,12 +49,20 @@ fi
 # kernel's own TCP path (never the exact per-order checks); see live_e2e.rs `tolerance`.
 export FIXSCOPE_TEST_EMULATED_CPU=1
 
+# The kernel's warnings and errors go into the log as they come (an RCU stall, a soft
+# lockup or a BPF splat explains a hang or a failure that the tests alone cannot).
+dmesg --follow --level=emerg,alert,crit,err,warn --time-format=reltime 2>/dev/null |
+    sed -u 's/^/kernel: /' &
+# A hung test binary fails its step after this long and the VM goes on (rather than the
+# whole VM running into FIXSCOPE_VM_TIMEOUT with nothing said).
+step_timeout=${FIXSCOPE_VM_STEP_TIMEOUT:-900}
+
 run() { # NAME DIR COMMAND...: one test binary, timed, from its package's directory
     local name=$1 dir=$2
     shift 2
     local t0=$SECONDS
     echo "== $name: $*"
-    if (cd "$dir" && "$@"); then
+    if (cd "$dir" && timeout --kill-after=10 "$step_timeout" "$@"); then
         echo "== $name: ok ($((SECONDS - t0)) s)"
     else
         fail "$name ($((SECONDS - t0)) s)"
