@@ -46,8 +46,16 @@ clean:
 SOAK_MINUTES ?= 10
 soak: deps
 	scripts/soak.sh $(SOAK_MINUTES)
-# Boots Debian 12's kernels 6.1 (clsact fallback) and 6.12 (TCX) in QEMU VMs (virtme-ng, no
-# KVM) and runs the verifier-acceptance and live end-to-end tests inside; see docs/kernels.md.
+# Boots the kernel matrix — Debian's 5.10, 6.1, 6.1 PREEMPT_RT, 6.12 and the newest 7.x,
+# fetched into target/kernels without installing them — in QEMU VMs (virtme-ng, no KVM) and
+# runs the verifier, probe, live and end-to-end tests inside; see docs/kernels.md.
+# `make test-kernel KERNELS="5.10 7.x"` for some.
 .PHONY: test-kernel
 test-kernel: deps
-	scripts/test-kernel.sh
+	scripts/test-kernel.sh $(KERNELS)
+
+# ---- #20: CI's verifier check (.ci/run): every program in every configuration loaded (not
+# attached) inside VMs of the oldest kernel we support, 5.10, and of 6.1 (~1-2 min each).
+.PHONY: test-verifier
+test-verifier: deps
+	FIXSCOPE_VM_PHASES=verifier scripts/test-kernel.sh 5.10 6.1

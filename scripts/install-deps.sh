@@ -15,7 +15,8 @@ apt_install() {
     echo "install-deps: installing $*"
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
-    apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+    # Waits for another apt-get (a second install-deps, unattended-upgrades) to finish.
+    apt-get install -y -qq -o DPkg::Lock::Timeout=600 --no-install-recommends "$@" >/dev/null
 }
 have clang || need_apt+=(clang)
 have llvm-strip || need_apt+=(llvm)
@@ -73,14 +74,24 @@ if [ ! -x "$interop/py/bin/python" ] || ! "$interop/py/bin/python" -c 'import hd
     "$interop/py/bin/pip" install -q 'hdrhistogram==0.10.*'
 fi
 
-# Only for `make test-kernel` (scripts/test-kernel.sh calls `install-deps.sh --kernel-test`;
-# `make test` does not): QEMU, Debian 12's kernels 6.1 (linux-image-amd64) and 6.12
-# (linux-image-6.12-amd64), and virtme-ng in a venv (FIXSCOPE_VNG_VENV).
+# Only for `make test-kernel` and `make test-verifier` (their scripts call
+# `install-deps.sh --kernel-test`; `make test` does not): QEMU, busybox-static (virtme-ng builds the
+# VM's initramfs with it), udev, kmod (depmod for the fetched kernels, modprobe inside the VM),
+# virtme-ng in a venv (FIXSCOPE_VNG_VENV), then the matrix's kernels themselves, fetched
+# from Debian's archive into target/kernels through a private apt state (scripts/vm/
+# fetch-kernels.sh: the host's packages stay as they are). FIXSCOPE_KERNELS names the
+# labels to fetch (default: all).
 install_kernel_test_deps() {
     local need=() venv=${FIXSCOPE_VNG_VENV:-$HOME/.cache/fixscope-vng}
     have qemu-system-x86_64 || need+=(qemu-system-x86)
-    ls /boot/vmlinuz-6.1.* >/dev/null 2>&1 || need+=(linux-image-amd64)
-    ls /boot/vmlinuz-6.12.* >/dev/null 2>&1 || need+=(linux-image-6.12-amd64)
+    dpkg -s busybox-static >/dev/null 2>&1 || need+=(busybox-static) # virtme-run wants it static
+    { have depmod && have modprobe; } || need+=(kmod)
+    # The VM's init starts udevd, which names virtio-serial ports (/dev/virtio-ports/virtme.*):
+    # without it a command's output and exit code do not reach the host.
+    [ -x /lib/systemd/systemd-udevd ] || have udevd || need+=(udev)
+    have dpkg-deb || need+=(dpkg)
+    have ip || need+=(iproute2)
+    dpkg -s debian-archive-keyring >/dev/null 2>&1 || need+=(debian-archive-keyring)
     dpkg -s python3-venv >/dev/null 2>&1 || need+=(python3-venv)
     apt_install "${need[@]}"
     if [ ! -x "$venv/bin/vng" ]; then
@@ -88,6 +99,8 @@ install_kernel_test_deps() {
         python3 -m venv "$venv"
         "$venv/bin/pip" install -q 'virtme-ng==1.42'
     fi
+    # shellcheck disable=SC2086 # FIXSCOPE_KERNELS is a list of labels
+    "$(dirname "$0")/vm/fetch-kernels.sh" ${FIXSCOPE_KERNELS:-} >/dev/null
 }
 if [ "${1:-}" = "--kernel-test" ]; then
     install_kernel_test_deps

@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
 # `make test-kernel`: boots each kernel of the matrix in a VM (virtme-ng + QEMU) and runs the
-# verifier-acceptance test and the live end-to-end tests inside, with the test binaries built
-# here (the VM sees this machine's files read-only). Fails if anything fails in any VM.
+# verifier-acceptance and probe tests, the live crate's tests, the live end-to-end tests and
+# the --breakdown end-to-end tests inside, with the test binaries built here (the VM sees
+# this machine's files read-only). Fails if anything fails in any VM.
 #
-#   scripts/test-kernel.sh [/boot/vmlinuz-... ...]
+#   scripts/test-kernel.sh [LABEL|/path/to/vmlinuz-RELEASE ...]
+#   FIXSCOPE_VM_PHASES=verifier scripts/test-kernel.sh 5.10 6.1     (`make test-verifier`)
 #
-# Default matrix: Debian 12's own kernels — the newest /boot/vmlinuz-6.1.* (linux-image-amd64:
-# no TCX, so the clsact fallback) and /boot/vmlinuz-6.12.* (linux-image-6.12-amd64: TCX).
+# Default matrix (labels of scripts/vm/fetch-kernels.sh, which fetches Debian's packages into
+# target/kernels without installing them): 5.10 (Debian 11), 6.1 and 6.1-rt (Debian 12, no
+# TCX: the clsact fallback), 6.12 (TCX) and 7.x (trixie-backports: the newest verifier).
 # QEMU runs without KVM (--disable-kvm): with KVM, `-cpu host` aborts on these machines
 # ("failed to set MSR 0x10a"). Environment: FIXSCOPE_VM_MEMORY (2G), FIXSCOPE_VM_CPUS (2),
-# FIXSCOPE_VM_TIMEOUT (seconds per VM, 2400), FIXSCOPE_VNG_VENV (~/.cache/fixscope-vng).
-# Logs: target/test-kernel/<release>.log; a summary table at the end (docs/kernels.md).
+# FIXSCOPE_VM_TIMEOUT (seconds per VM, 2400), FIXSCOPE_VNG_VENV (~/.cache/fixscope-vng),
+# FIXSCOPE_VM_PHASES ("all", or "verifier": load every program in every configuration, attach
+# nothing — CI's check). Logs: target/test-kernel/<NN>-<release>.log (NN: run order); a summary table at the end
+# (docs/kernels.md), also written to target/test-kernel/summary.md.
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -18,46 +23,70 @@ cd "$repo"
 memory=${FIXSCOPE_VM_MEMORY:-2G}
 cpus=${FIXSCOPE_VM_CPUS:-2}
 vm_timeout=${FIXSCOPE_VM_TIMEOUT:-2400}
+phases=${FIXSCOPE_VM_PHASES:-all}
 venv=${FIXSCOPE_VNG_VENV:-$HOME/.cache/fixscope-vng}
 export PATH=$HOME/.cargo/bin:$PATH
 
-# qemu, Debian's kernels and virtme-ng (in a venv): installed if missing.
-FIXSCOPE_VNG_VENV=$venv scripts/install-deps.sh --kernel-test
+labels=()
+paths=()
+for a in "$@"; do
+    case $a in
+    /* | ./*) paths+=("$a") ;;
+    *) labels+=("$a") ;;
+    esac
+done
+[ $# -gt 0 ] || labels=(5.10 6.1 6.1-rt 6.12 7.x)
+
+# qemu, busybox, udev, kmod, virtme-ng (in a venv), and the labelled kernels: installed or
+# fetched if missing.
+FIXSCOPE_VNG_VENV=$venv FIXSCOPE_KERNELS="${labels[*]}" scripts/install-deps.sh --kernel-test
 export PATH=$venv/bin:$PATH # vng runs virtme-run from PATH
 
-newest() { ls -v $1 2>/dev/null | tail -n 1; }
-if [ $# -gt 0 ]; then
-    kernels=("$@")
-else
-    kernels=("$(newest '/boot/vmlinuz-6.1.*')" "$(newest '/boot/vmlinuz-6.12.*')")
+kernels=()
+names=()
+if [ ${#labels[@]} -gt 0 ]; then
+    while read -r label release; do
+        kernels+=("$repo/target/kernels/root/boot/vmlinuz-$release")
+        names+=("$label")
+    done < <(scripts/vm/fetch-kernels.sh "${labels[@]}")
 fi
+for k in "${paths[@]}"; do
+    kernels+=("$k")
+    names+=("${k##*/vmlinuz-}")
+done
 for k in "${kernels[@]}"; do
     [ -r "$k" ] || { echo "test-kernel: no kernel image $k" >&2; exit 1; }
-    release=${k#/boot/vmlinuz-}
-    [ -d "/lib/modules/$release" ] || { echo "test-kernel: no /lib/modules/$release" >&2; exit 1; }
+    release=${k##*/vmlinuz-}
+    moddir=$(dirname "$(dirname "$k")")/lib/modules/$release
+    [ -d "$moddir" ] || { echo "test-kernel: no $moddir" >&2; exit 1; }
 done
 
 # The test binaries, and the examples and the fixscope binary they run — optimised: QEMU
 # without KVM runs user space ~10-50x slower than the host, and the e2e tests' start-up and
 # timeout limits assume an ordinary machine.
 cargo build --release -p fixscope-live --examples
+cargo build --release --bin fixscope
 bins=$(cargo test --release --no-run --message-format=json -p fixscope-live --test live \
-    -p fixscope --test live_e2e | python3 "$repo/scripts/vm/test-binaries.py" live live_e2e)
-read -r live_bin e2e_bin <<<"$bins"
+    -p fixscope --test live_e2e --test breakdown_e2e |
+    python3 "$repo/scripts/vm/test-binaries.py" live live_e2e breakdown_e2e)
+read -r live_bin e2e_bin breakdown_bin <<<"$bins"
 
 logdir=$repo/target/test-kernel
 mkdir -p "$logdir"
 summary=()
 failed=0
-for k in "${kernels[@]}"; do
-    release=${k#/boot/vmlinuz-}
-    log=$logdir/$release.log
-    echo "== test-kernel: booting $release (no KVM, $cpus vCPUs, $memory); log: $log"
+for i in "${!kernels[@]}"; do
+    k=${kernels[$i]}
+    release=${k##*/vmlinuz-}
+    # One log per VM run, in run order (a label may be given more than once: repeated runs).
+    log=$logdir/$(printf '%02d' $((i + 1)))-$release.log
+    echo "== test-kernel: booting $release (${names[$i]}; no KVM, $cpus vCPUs, $memory; $phases); log: $log"
     t0=$SECONDS
     set +e
     timeout --kill-after=30 "$vm_timeout" vng --run "$k" --user root --disable-kvm \
         --cpus "$cpus" --memory "$memory" -- \
-        "$(printf '%q ' "$repo/scripts/vm/inside.sh" "$repo" "$live_bin" "$e2e_bin")" \
+        "$(printf '%q ' "$repo/scripts/vm/inside.sh" "$repo" "$phases" "$live_bin" "$e2e_bin" \
+            "$breakdown_bin")" \
         </dev/null 2>&1 | tee "$log"
     rc=${PIPESTATUS[0]}
     set -e
@@ -71,18 +100,25 @@ for k in "${kernels[@]}"; do
         result="FAIL (exit $rc, ${verdict:-no verdict line})"
         failed=1
     fi
-    tcx=$(grep -a -o '== TCX: [a-z]*' "$log" | tail -n 1 | cut -d' ' -f3 || true)
+    # What `fixscope check` said inside (the probes decide the attach mode, not the version).
+    attach=$(awk '/^== attach mode: / {a = $4} END {print a}' "$log")
     # From libtest's own "test result:" lines (per-test lines can be interleaved with
     # libbpf's messages on stderr).
-    passed=$(grep -a -o -E 'test result: [a-zA-Z]+\. [0-9]+ passed' "$log" |
-        awk '{n += $4} END {print n + 0}')
-    tfailed=$(grep -a -o -E '[0-9]+ failed;' "$log" | awk '{n += $1} END {print n + 0}')
-    attach=$([ "$tcx" = yes ] && echo "tcx (auto), tc" || echo "tc (auto: clsact fallback)")
-    summary+=("| $release | $attach | $passed passed, $tfailed failed | ${secs} s | $result |")
+    # (awk, not grep: a pattern that matches nothing must not end the script under pipefail)
+    passed=$(awk '/test result: [a-zA-Z]+\. [0-9]+ passed/ {
+        for (i = 1; i < NF; i++) if ($(i + 1) ~ /^passed;?$/) n += $i } END {print n + 0}' "$log")
+    tfailed=$(awk '/test result:/ {
+        for (i = 1; i < NF; i++) if ($(i + 1) ~ /^failed;?$/) n += $i } END {print n + 0}' "$log")
+    late=$(awk 'match($0, /late_records [0-9]+/) {
+        n += substr($0, RSTART + 13, RLENGTH - 13)} END {print n + 0}' "$log")
+    # (the byte-exact check's own unit tests, common::allowances, print the same line)
+    retrans=$(awk '/retransmitted segment\(s\)/ && !/allowances/ {n++} END {print n + 0}' "$log")
+    summary+=("| $release (${names[$i]}) | ${attach:-?} | $passed passed, $tfailed failed | $late late, $retrans with retransmissions | ${secs} s | $result |")
 done
 
-echo
-echo "| kernel | attach | tests | duration | result |"
-echo "|---|---|---|---|---|"
-printf '%s\n' "${summary[@]}"
+{
+    echo "| kernel | attach mode (probed) | tests | late records, checks with retransmissions (TCG) | VM time | result |"
+    echo "|---|---|---|---|---|---|"
+    printf '%s\n' "${summary[@]}"
+} | tee "$logdir/summary.md"
 exit "$failed"

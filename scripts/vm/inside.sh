@@ -4,12 +4,13 @@
 # end-to-end tests with the test binaries the host built. The host's files are visible
 # read-only; /tmp is the VM's own.
 #
-# Usage: inside.sh REPO LIVE_TESTS_BIN LIVE_E2E_BIN
+# Usage: inside.sh REPO PHASES LIVE_TESTS_BIN LIVE_E2E_BIN BREAKDOWN_E2E_BIN
+# PHASES: "all", or "verifier" (load every program in every configuration, attach nothing).
 # Prints "FIXSCOPE-VM-RESULT <failures>" last; the host trusts only that line (a VM that
 # panics or hangs cannot print it).
 set -uo pipefail
 
-repo=$1 live_bin=$2 e2e_bin=$3
+repo=$1 phases=$2 live_bin=$3 e2e_bin=$4 breakdown_bin=$5
 release=$(uname -r)
 echo "== uname -r: $release"
 failures=0
@@ -30,33 +31,38 @@ ip link set lo up
 for t in tc ip tcpdump tshark; do
     command -v "$t" >/dev/null || fail "$t not found in the VM"
 done
-# Where the kernel's BTF is (the programs do not need it; reported for the table).
-[ -e /sys/kernel/btf/vmlinux ] && echo "== kernel BTF: yes" || echo "== kernel BTF: no"
-
-major=${release%%.*}
-rest=${release#*.}
-minor=${rest%%[!0-9]*}
-if [ "$major" -gt 6 ] || { [ "$major" -eq 6 ] && [ "$minor" -ge 6 ]; }; then
-    tcx=yes
-    skip=()
-else
-    # TCX arrived in 6.6: the tests that require it fail loudly by design (require_kernel),
-    # so they are left out here, by name; the clsact fallback is what `auto` picks.
-    tcx=no
+# What the kernel can do, probed as a user would (`fixscope check`), and from it, not from
+# the version number, what runs: TCX where the probe attached a TCX link, the clsact
+# fallback elsewhere. The tests that require TCX are left out by name where it is missing
+# (they fail loudly by design).
+echo "== RLIMIT_MEMLOCK: $(ulimit -l) KiB (the capture raises it where the kernel charges BPF maps to it)"
+fixscope=$repo/target/release/fixscope
+"$fixscope" check || fail "fixscope check: live capture cannot run here"
+attach=$("$fixscope" check --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["attach_mode"])')
+echo "== attach mode: $attach"
+skip=()
+if [ "$attach" != tcx ]; then
     skip=(--skip tcx_links --skip lifecycle_leaves_nothing_attached_tcx)
 fi
-echo "== TCX: $tcx"
 
 # No KVM here: the CPU is emulated, so the live e2e tests widen their loose bounds on the
 # kernel's own TCP path (never the exact per-order checks); see live_e2e.rs `tolerance`.
 export FIXSCOPE_TEST_EMULATED_CPU=1
+
+# The kernel's warnings and errors go into the log as they come (an RCU stall, a soft
+# lockup or a BPF splat explains a hang or a failure that the tests alone cannot).
+dmesg --follow --level=emerg,alert,crit,err,warn --time-format=reltime 2>/dev/null |
+    sed -u 's/^/kernel: /' &
+# A hung test binary fails its step after this long and the VM goes on (rather than the
+# whole VM running into FIXSCOPE_VM_TIMEOUT with nothing said).
+step_timeout=${FIXSCOPE_VM_STEP_TIMEOUT:-900}
 
 run() { # NAME DIR COMMAND...: one test binary, timed, from its package's directory
     local name=$1 dir=$2
     shift 2
     local t0=$SECONDS
     echo "== $name: $*"
-    if (cd "$dir" && "$@"); then
+    if (cd "$dir" && timeout --kill-after=10 "$step_timeout" "$@"); then
         echo "== $name: ok ($((SECONDS - t0)) s)"
     else
         fail "$name ($((SECONDS - t0)) s)"
@@ -64,27 +70,37 @@ run() { # NAME DIR COMMAND...: one test binary, timed, from its package's direct
 }
 
 # 1. Verifier acceptance: every program in every configuration that changes what the
-#    verifier sees, for every attach type this kernel has (prints the complexity).
-run "verifier" "$repo/crates/fixscope-live" "$live_bin" --exact --nocapture \
-    verifier::every_program_loads_in_every_configuration
+#    verifier sees, for every attach type this kernel has (prints the complexity), and the
+#    probes against the upstream versions (these kernels carry no BPF backports).
+run "verifier" "$repo/crates/fixscope-live" "$live_bin" --test-threads=1 --nocapture \
+    verifier:: probes::
 # ... also without the kernel's BTF (hidden behind an empty tmpfs in a private mount
-#     namespace): the programs use no CO-RE, so it must not matter.
+#     namespace): the TC programs use no CO-RE, so it must not matter.
 run "verifier-without-kernel-btf" "$repo/crates/fixscope-live" \
     unshare -m sh -c 'mount -t tmpfs none /sys/kernel/btf && exec "$0" "$@"' "$live_bin" \
     --exact verifier::every_program_loads_in_every_configuration
 
-# 2. The live crate's tests: attach (auto and the clsact fallback), byte-exact capture on lo
-#    and veth, clsact hygiene (a foreign filter survives), leftovers after SIGKILL.
-run "fixscope-live tests" "$repo/crates/fixscope-live" "$live_bin" --test-threads=1 "${skip[@]}"
+if [ "$phases" = all ]; then
+    # 2. The live crate's tests: attach (auto and the clsact fallback), byte-exact capture
+    #    on lo and veth, clsact hygiene (a foreign filter survives), leftovers after SIGKILL,
+    #    --breakdown's socket and scheduler hooks.
+    #    --nocapture: each run's late_records and retransmissions go into the log.
+    run "fixscope-live tests" "$repo/crates/fixscope-live" "$live_bin" --test-threads=1 \
+        --nocapture "${skip[@]}" --skip verifier:: --skip probes::
 
-# 3. End to end with the binary: the simulator's orders measured exactly against its
-#    truth, exit/SIGTERM/SIGKILL then `fixscope detach` removing only ours.
-run "live e2e" "$repo/crates/fixscope" "$e2e_bin" --test-threads=1 "${skip[@]}" \
-    loopback_delay_distributions_match_truth_order_by_order \
-    client_role_and_ipv6_match_truth \
-    veth_between_namespaces_matches_truth \
-    lifecycle_leaves_nothing_attached_tc \
-    lifecycle_leaves_nothing_attached_tcx
+    # 3. End to end with the binary: the simulator's orders measured exactly against its
+    #    truth, exit/SIGTERM/SIGKILL then `fixscope detach` removing only ours. --nocapture:
+    #    the per-order excess over the truth (the timestamp error docs/kernels.md publishes).
+    run "live e2e" "$repo/crates/fixscope" "$e2e_bin" --test-threads=1 --nocapture "${skip[@]}" \
+        loopback_delay_distributions_match_truth_order_by_order \
+        client_role_and_ipv6_match_truth \
+        veth_between_namespaces_matches_truth \
+        lifecycle_leaves_nothing_attached_tc \
+        lifecycle_leaves_nothing_attached_tcx
+
+    # 4. --breakdown end to end: each stage of each order against the exchange's truth.
+    run "breakdown e2e" "$repo/crates/fixscope" "$breakdown_bin" --test-threads=1 --nocapture
+fi
 
 echo "FIXSCOPE-VM-RESULT $failures"
 exit $((failures > 0))

@@ -1,5 +1,6 @@
-//! Putting the two programs on an interface and taking them off again — TCX links on
-//! Linux >= 6.6, clsact filters with fixscope's own handle/priority before — and finding
+//! Putting the two programs on an interface and taking them off again — TCX links where
+//! the kernel has them (upstream 6.6; probed), clsact filters with fixscope's own
+//! handle/priority otherwise — and finding
 //! and removing what a killed capture left behind.
 //!
 //! Destroy only what we created: our filters and links, never anyone else's, and the

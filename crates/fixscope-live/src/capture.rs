@@ -16,6 +16,7 @@ use crate::config::{AttachMode, IdleStrategy, LiveConfig};
 use crate::counters::KernelCounters;
 use crate::merge::Merge;
 use crate::priority::{ConsumerPriority, YieldingConsumer};
+use crate::probe::{self, Presence};
 use crate::record::segment_from_record;
 use crate::ring::{At, Ring, RingLevel};
 use crate::skeleton::OwnedSkel;
@@ -84,10 +85,6 @@ pub struct LiveCapture {
     breakdown: Option<Breakdown>,
 }
 
-fn tcx_supported() -> bool {
-    sys::kernel_version().is_some_and(|v| v >= (6, 6))
-}
-
 impl LiveCapture {
     /// Checks privileges, the interface and kernel support (each with its own error), then
     /// loads the programs configured for `cfg` and attaches them to `cfg.iface` in the
@@ -96,13 +93,18 @@ impl LiveCapture {
         sys::check_privileges()?;
         let ifindex = sys::ifindex_of(&cfg.iface)?;
         let l2_len = sys::l2_header_len(&cfg.iface)?;
-        sys::check_bpf_support()?;
+        load::prepare_kernel(cfg)?;
         match cfg.attach {
             AttachMode::Tcx => Self::open_with(cfg, ifindex, l2_len, true),
             AttachMode::TcFilter => Self::open_with(cfg, ifindex, l2_len, false),
-            AttachMode::Auto if tcx_supported() => {
+            // TCX first, unless the probe is sure the kernel has none; on any failure to
+            // load or attach for TCX, the clsact filters (a verifier refusal then shows
+            // again, from the classic load).
+            AttachMode::Auto if probe::tcx() != Presence::No => {
                 match Self::open_with(cfg, ifindex, l2_len, true) {
-                    Err(LiveError::Attach { .. }) => Self::open_with(cfg, ifindex, l2_len, false),
+                    Err(LiveError::Attach { .. } | LiveError::Load { .. }) => {
+                        Self::open_with(cfg, ifindex, l2_len, false)
+                    }
                     other => other,
                 }
             }

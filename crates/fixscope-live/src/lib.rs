@@ -3,8 +3,8 @@
 //! this crate loads and attaches them, merges the rings by timestamp, and turns ring
 //! records into [`Segment`]s.
 //!
-//! * Attachment: TCX links on Linux >= 6.6 (they chain with other programs and vanish with
-//!   the process); older kernels get a clsact filter with fixscope's own handle/priority
+//! * Attachment: TCX links where the kernel has them (probed, not read off the version:
+//!   [`probe`]; they chain with other programs and vanish with the process); other kernels get a clsact filter with fixscope's own handle/priority
 //!   ([`TC_HANDLE`], [`TC_PRIORITY`]), removed on detach/drop — with the clsact qdisc if
 //!   the capture created it and nothing else uses it — or by [`detach_leftovers`] after a
 //!   crash. The programs never change a packet's fate.
@@ -23,6 +23,7 @@
 mod attach;
 mod breakdown;
 mod capture;
+pub mod check;
 mod clock;
 mod clsact;
 mod config;
@@ -32,6 +33,7 @@ mod filter;
 mod load;
 mod merge;
 mod priority;
+pub mod probe;
 mod record;
 mod ring;
 mod skeleton;
@@ -50,7 +52,7 @@ pub use crate::capture::{LiveCapture, BATCH_PERIOD};
 pub use crate::config::{AttachMode, IdleStrategy, LiveConfig, MAX_PORT_RANGES};
 pub use crate::counters::{KernelCounters, KernelIntervalCounters, LiveCounters};
 pub use crate::error::LiveError;
-pub use crate::load::{verify_programs, VerifiedProgram, MIN_KERNEL};
+pub use crate::load::{verify_programs, VerifiedProgram};
 pub use crate::priority::{thread_policy, ConsumerPriority};
 /// The ring record decoder, for the fuzz targets.
 pub use crate::record::{segment_from_record, REC_HDR as RECORD_HEADER_BYTES};

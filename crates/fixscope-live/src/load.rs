@@ -16,7 +16,8 @@
 //! access (4.x), 32-bit jumps of `-mcpu=v3` (5.1), global data in rodata (5.2). No kfunc,
 //! no CO-RE relocation, so the kernel's own BTF (`/sys/kernel/btf/vmlinux`) is not needed;
 //! where the kernel lacks a BTF kind the object uses, libbpf leaves it out. TCX (6.6) is
-//! used only where the kernel has it, with clsact filters as the fallback. The verifier
+//! used only where the kernel has it, with clsact filters as the fallback. None of this is
+//! decided by the kernel's version number: `probe.rs` asks the kernel, and the load decides. The verifier
 //! constraint that shapes the C code: see docs/architecture.md ("Verifier").
 
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
@@ -27,6 +28,7 @@ use crate::config::{AttachMode, LiveConfig};
 use crate::filter::WatchFilter;
 use libbpf_rs::{MapCore, MapFlags, MapHandle, MapType};
 
+use crate::probe::{self, Presence};
 use crate::ring::{self, Ring};
 use crate::skeleton::types::fxs_role;
 use crate::skeleton::{FixscopeSkel, OpenFixscopeSkel, OwnedSkel};
@@ -34,13 +36,6 @@ use crate::{sys, LiveError};
 
 /// The largest ring the loader asks for.
 const MAX_RING_BYTES: usize = 1 << 30;
-
-/// The oldest kernel live capture supports (the README's promise; tested in VMs down to
-/// 6.1 by `make test-kernel`).
-pub const MIN_KERNEL: (u32, u32) = (5, 15);
-
-/// The first kernel with TCX links.
-const TCX_KERNEL: (u32, u32) = (6, 6);
 
 /// One program as the running kernel's verifier accepted it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -62,11 +57,11 @@ pub struct VerifiedProgram {
 /// [`AttachMode::Auto`] as `LiveCapture::open` would first try on this kernel.
 pub fn verify_programs(cfg: &LiveConfig, l2_len: u32) -> Result<Vec<VerifiedProgram>, LiveError> {
     sys::check_privileges()?;
-    sys::check_bpf_support()?;
+    prepare_kernel(cfg)?;
     let tcx = match cfg.attach {
         AttachMode::Tcx => true,
         AttachMode::TcFilter => false,
-        AttachMode::Auto => sys::kernel_version().is_some_and(|v| v >= TCX_KERNEL),
+        AttachMode::Auto => probe::tcx() == Presence::Yes,
     };
     let skel = OwnedSkel::load(|open| configure(open, cfg, l2_len, tcx))?;
     let progs = &skel.get().progs;
@@ -84,17 +79,26 @@ pub fn verify_programs(cfg: &LiveConfig, l2_len: u32) -> Result<Vec<VerifiedProg
         .collect()
 }
 
-/// The error for a program load that failed: on a kernel older than [`MIN_KERNEL`] that
-/// is the likely reason, so it says so; otherwise it points at the verifier's log.
+/// What must hold before loading: the features the programs need (each missing one named
+/// with the Linux that brought it), and RLIMIT_MEMLOCK raised where the kernel charges BPF
+/// maps to it (before 5.11).
+pub(crate) fn prepare_kernel(cfg: &LiveConfig) -> Result<(), LiveError> {
+    probe::require_capture_features()?;
+    // The rings, plus the breakdown ring and room for the small maps and programs.
+    let breakdown = if cfg.breakdown { 64 << 20 } else { 0 };
+    probe::raise_memlock((ring_size(cfg.ring_bytes)? + breakdown + (4 << 20)) as u64)
+}
+
+/// The error for a program load that failed. The probes said the kernel has every feature
+/// the programs need (`prepare_kernel` ran first), so it is the verifier's refusal: the
+/// hint says where its log is and what to send.
 pub(crate) fn load_failed(e: libbpf_rs::Error) -> LiveError {
-    let what = match sys::kernel_version() {
-        Some((a, b)) if (a, b) < MIN_KERNEL => format!(
-            "fixscope.bpf.o: this is Linux {a}.{b}; live capture needs Linux >= {}.{}",
-            MIN_KERNEL.0, MIN_KERNEL.1
-        ),
-        _ => "fixscope.bpf.o (the kernel's verifier log is printed with -v)".to_string(),
-    };
-    LiveError::load(what, e)
+    LiveError::load(
+        "fixscope.bpf.o: the kernel's verifier rejected the programs (its log is printed \
+         with -v; `fixscope check` shows which kernel features the programs found — please \
+         send both with an issue)",
+        e,
+    )
 }
 
 /// Configures an opened object for `cfg`: `l2_len` bytes of link-layer header in front of

@@ -186,42 +186,6 @@ pub(crate) fn parse_kernel_version(release: &str) -> Option<(u32, u32)> {
     Some((major, minor))
 }
 
-/// Fails with [`LiveError::NoBtfOrBpf`] when the kernel lacks what the programs need
-/// (the bpf() syscall, TC programs, ring buffers).
-pub(crate) fn check_bpf_support() -> Result<(), LiveError> {
-    // SAFETY: probing functions take no pointers and only issue bpf() syscalls.
-    let ringbuf = unsafe {
-        libbpf_sys::libbpf_probe_bpf_map_type(libbpf_sys::BPF_MAP_TYPE_RINGBUF, std::ptr::null())
-    };
-    if ringbuf == 0 {
-        return Err(LiveError::NoBtfOrBpf(
-            "the kernel has no BPF ring buffer (needs Linux >= 5.8)".to_string(),
-        ));
-    }
-    if ringbuf < 0 {
-        let e = io::Error::from_raw_os_error(-ringbuf);
-        return Err(match e.raw_os_error() {
-            Some(libc::EPERM) | Some(libc::EACCES) => {
-                LiveError::NotPrivileged(format!("bpf() refused: {e}"))
-            }
-            _ => LiveError::NoBtfOrBpf(format!("bpf() is unavailable: {e}")),
-        });
-    }
-    // SAFETY: as above.
-    let cls = unsafe {
-        libbpf_sys::libbpf_probe_bpf_prog_type(
-            libbpf_sys::BPF_PROG_TYPE_SCHED_CLS,
-            std::ptr::null(),
-        )
-    };
-    if cls <= 0 {
-        return Err(LiveError::NoBtfOrBpf(
-            "the kernel cannot load TC (sched_cls) BPF programs".to_string(),
-        ));
-    }
-    Ok(())
-}
-
 /// What `bpf_obj_get_info_by_fd` says about a program.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ProgramStats {

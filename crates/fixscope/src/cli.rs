@@ -43,6 +43,12 @@ pub enum Command {
     /// logs) percentile by percentile, with confidence intervals that hold for the whole
     /// table; exit 3 when something got worse (a CI gate; method: docs/compare.md).
     Compare(CompareArgs),
+    // ---- #20: kernel feature probes.
+    /// Probe this kernel for what live capture and --breakdown need (each feature with the
+    /// upstream Linux that brought it), load the real programs without attaching them, and
+    /// say what would run (attach mode, breakdown hooks). Needs root for the probes. Exit
+    /// status 0 when live capture can run here, 1 when it cannot.
+    Check(CheckArgs),
 }
 
 /// Options shared by every analysing command (pcap, live).
@@ -725,4 +731,14 @@ impl CompareArgs {
         a.slowest = 0;
         Some(a)
     }
+// ---- #20: `fixscope check`.
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    /// Print the findings as one JSON object (field names are a contract, see
+    /// docs/kernels.md) instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Also print libbpf's messages (a rejected program's verifier log).
+    #[arg(short = 'v', long)]
+    pub verbose: bool,
 }

@@ -3,6 +3,7 @@
 
 mod cli;
 mod cmd_compare;
+mod cmd_check;
 mod cmd_demo;
 mod cmd_live;
 mod cmd_pcap;
@@ -43,6 +44,7 @@ fn main() -> ExitCode {
 fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
     let verbose = match &cli.command {
         cli::Command::Live(args) => args.analysis.verbose,
+        cli::Command::Check(args) => args.verbose,
         _ => false,
     };
     fixscope_live::set_libbpf_logging(verbose);
@@ -54,6 +56,7 @@ fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
         cli::Command::Sim(cmd) => cmd_sim::run(&cmd),
         cli::Command::Report(args) => cmd_report::run(&args),
         cli::Command::Compare(args) => cmd_compare::run(&args),
+        cli::Command::Check(args) => cmd_check::run(&args),
         cli::Command::Detach(args) => {
             let removed = fixscope_live::detach_leftovers(&args.iface)?;
             println!(

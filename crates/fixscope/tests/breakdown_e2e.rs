@@ -27,6 +27,19 @@ fn within(truth_ns: u64, got_ns: u64) -> bool {
     got_ns.abs_diff(truth_ns) <= tol
 }
 
+/// [`within`] on real CPUs. Under QEMU's TCG (`make test-kernel` sets
+/// FIXSCOPE_TEST_EMULATED_CPU=1) every instruction between the kernel's hook and the
+/// exchange's own clock_gettime costs 10-50x more: max(50 µs, 10%) there (7.3 in the VM:
+/// 448 vs 423 µs at p50). The exact checks (every order's stages recorded, summing to its
+/// first_response) do not widen.
+fn within_here(truth_ns: u64, got_ns: u64) -> bool {
+    if std::env::var_os("FIXSCOPE_TEST_EMULATED_CPU").is_some_and(|v| v == "1") {
+        got_ns.abs_diff(truth_ns) <= (truth_ns / 10).max(50_000)
+    } else {
+        within(truth_ns, got_ns)
+    }
+}
+
 fn quantile(sorted: &[u64], q: f64) -> u64 {
     let i = ((sorted.len() as f64 * q).ceil() as usize).clamp(1, sorted.len()) - 1;
     sorted[i]
@@ -125,8 +138,9 @@ fn check_breakdown(r: &RunResult) {
             r.label
         );
         assert!(
-            within(want, got),
-            "[{}] app {field} {got} ns vs the exchange's {want} ns: beyond max(2 µs, 5%)",
+            within_here(want, got),
+            "[{}] app {field} {got} ns vs the exchange's {want} ns: beyond max(2 µs, 5%) \
+             (max(50 µs, 10%) under emulation)",
             r.label
         );
     }

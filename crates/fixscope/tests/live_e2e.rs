@@ -347,10 +347,14 @@ fn lifecycle_leaves_nothing_attached(attach: &str) {
         f.stderr
     );
     let elapsed = t0.elapsed();
-    assert!(
-        elapsed < Duration::from_secs(6),
-        "{attach}: --duration 1 took {elapsed:?}"
-    );
+    // Under QEMU's TCG start-up (probes, loads) and the stop's drain run 10-50x slower
+    // (9.5 s once on 7.3 with the host busy): there the bound only catches a hang.
+    let limit = if std::env::var_os("FIXSCOPE_TEST_EMULATED_CPU").is_some_and(|v| v == "1") {
+        Duration::from_secs(30)
+    } else {
+        Duration::from_secs(6)
+    };
+    assert!(elapsed < limit, "{attach}: --duration 1 took {elapsed:?}");
     let (intervals, summary) = parse_report(&f.stdout);
     // Intervals are wall time live (the summary's duration_s is the span of the traffic
     // seen, 0 here): 1 s in intervals of 0.2 s.

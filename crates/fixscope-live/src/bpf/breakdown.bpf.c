@@ -192,12 +192,12 @@ static __always_inline void emit(struct fxb_rec *h, struct fxb_counters *c)
 {
 	struct fxb_rec *r = bpf_ringbuf_reserve(&fxb_ring, sizeof(*r), 0);
 	if (!r) {
-		c->n[FXB_CNT_RING_DROPS]++;
+		FXS_ADD(&c->n[FXB_CNT_RING_DROPS], 1);
 		return;
 	}
 	__builtin_memcpy(r, h, sizeof(*h));
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
-	c->n[h->call == FXB_CALL_READ ? FXB_CNT_READS : FXB_CNT_WRITES]++;
+	FXS_ADD(&c->n[h->call == FXB_CALL_READ ? FXB_CNT_READS : FXB_CNT_WRITES], 1);
 }
 
 /* Emits the read of N bytes from SEQ on that just returned, with the thread's last
@@ -245,30 +245,46 @@ int fxb_recv_entry(unsigned long long *ctx)
 }
 
 /*
- * Reads, part 2. tcp_recvmsg(sk, msg, len, [nonblock,] flags, addr_len): Linux 5.19 dropped
- * `nonblock`, which moves `flags` and the return value in fexit's context. Where the
- * kernel has bpf_get_func_arg_cnt (5.17) the helpers find them whatever the signature;
- * older kernels all have the 6-argument one.
+ * Reads, part 2. tcp_recvmsg(sk, msg, len, [nonblock,] flags[, addr_len]): Linux 5.19
+ * dropped `nonblock` and 6.18 `addr_len`, which moves `flags` and the return value in
+ * fexit's context (the return value follows the last argument). The loader reads the
+ * running kernel's signature from its BTF (a distribution's backport may have any of them)
+ * into these, and the verifier keeps only the matching loads (rodata is frozen), so the
+ * other offsets are never checked against this kernel's context. No bpf_get_func_arg_cnt:
+ * it came in 5.17. The barriers keep clang from merging the loads into one at a computed
+ * context offset, which no verifier accepts.
  */
+const volatile __u32 cfg_recvmsg_nargs = 5;
+const volatile __u32 cfg_recvmsg_flags_arg = 3;
+
 SEC("fexit/tcp_recvmsg")
 int fxb_recv_exit(unsigned long long *ctx)
 {
 	struct fxb_counters *c = counters();
 	if (!c)
 		return 0;
-	c->n[FXB_CNT_RECV_CALLS]++;
+	FXS_ADD(&c->n[FXB_CNT_RECV_CALLS], 1);
 	struct sock *sk = (struct sock *)ctx[0];
 	struct fxb_rec h = {};
 	if (!watched(sk, 1, &h))
 		return 0;
-	__u64 ret = 0, flags = 0;
-	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_get_func_arg_cnt)) {
-		__u64 nargs = bpf_get_func_arg_cnt(ctx);
-		bpf_get_func_ret(ctx, &ret);
-		bpf_get_func_arg(ctx, nargs == 5 ? 3 : 4, &flags);
-	} else {
+	__u64 ret, flags;
+	if (cfg_recvmsg_flags_arg == 4) {
 		flags = ctx[4];
+		barrier_var(flags);
+	} else {
+		flags = ctx[3];
+		barrier_var(flags);
+	}
+	if (cfg_recvmsg_nargs == 6) {
 		ret = ctx[6];
+		barrier_var(ret);
+	} else if (cfg_recvmsg_nargs == 5) {
+		ret = ctx[5];
+		barrier_var(ret);
+	} else {
+		ret = ctx[4];
+		barrier_var(ret);
 	}
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct fxb_recv *e = bpf_map_lookup_elem(&fxb_recvs, &tid);
@@ -282,7 +298,7 @@ int fxb_recv_exit(unsigned long long *ctx)
 	/* A peek leaves copied_seq where it was, an error-queue read never touches the
 	 * stream: neither is a read of the stream's bytes. */
 	if (flags & (MSG_PEEK | MSG_ERRQUEUE)) {
-		c->n[FXB_CNT_SKIPPED]++;
+		FXS_ADD(&c->n[FXB_CNT_SKIPPED], 1);
 		return 0;
 	}
 	/* The n bytes, plus one if the read also consumed the FIN; anything else (another
@@ -290,7 +306,7 @@ int fxb_recv_exit(unsigned long long *ctx)
 	struct tcp_sock *tp = (struct tcp_sock *)sk;
 	__u32 moved = BPF_CORE_READ(tp, copied_seq) - entry.copied_seq;
 	if (entry.sk != (__u64)sk || (moved != (__u32)n && moved != (__u32)n + 1)) {
-		c->n[FXB_CNT_SKIPPED]++;
+		FXS_ADD(&c->n[FXB_CNT_SKIPPED], 1);
 		return 0;
 	}
 	record_read(entry.copied_seq, n, &h, c);
@@ -309,7 +325,7 @@ int fxb_send_entry(unsigned long long *ctx)
 	struct fxb_counters *c = counters();
 	if (!c)
 		return 0;
-	c->n[FXB_CNT_SEND_CALLS]++;
+	FXS_ADD(&c->n[FXB_CNT_SEND_CALLS], 1);
 	struct sock *sk = (struct sock *)ctx[0];
 	struct fxb_rec h = {};
 	if (!watched(sk, 0, &h))
@@ -343,7 +359,7 @@ int fxb_send_exit(unsigned long long *ctx)
 	/* No entry seen (a caller other than tcp_sendmsg, e.g. kernel TLS; or the hooks were
 	 * attached between the two): no entry time, no event. */
 	if (!s || s->sk != (__u64)sk) {
-		c->n[FXB_CNT_SKIPPED]++;
+		FXS_ADD(&c->n[FXB_CNT_SKIPPED], 1);
 		return 0;
 	}
 	__u64 ts = s->ts_ns;
@@ -377,7 +393,7 @@ int fxb_wakeup(unsigned long long *ctx)
 		t->pending_woken = bpf_ktime_get_ns();
 	struct fxb_counters *c = counters();
 	if (c)
-		c->n[FXB_CNT_SCHED_CALLS]++;
+		FXS_ADD(&c->n[FXB_CNT_SCHED_CALLS], 1);
 	return 0;
 }
 
@@ -389,7 +405,7 @@ int fxb_switch(unsigned long long *ctx)
 	struct fxb_counters *c = counters();
 	if (!cur || !c)
 		return 0;
-	c->n[FXB_CNT_SCHED_CALLS]++;
+	FXS_ADD(&c->n[FXB_CNT_SCHED_CALLS], 1);
 	struct task_struct *prev = (struct task_struct *)ctx[1];
 	struct task_struct *next = (struct task_struct *)ctx[2];
 	if (*cur) {
@@ -433,7 +449,7 @@ int fxb_tp_recv(unsigned long long *ctx)
 	struct fxb_counters *c = counters();
 	if (!c)
 		return 0;
-	c->n[FXB_CNT_RECV_CALLS]++;
+	FXS_ADD(&c->n[FXB_CNT_RECV_CALLS], 1);
 	struct sock *sk = (struct sock *)ctx[0];
 	int n = (int)ctx[1];
 	__u64 flags = ctx[2];
@@ -443,7 +459,7 @@ int fxb_tp_recv(unsigned long long *ctx)
 	if (!watched(sk, 1, &h))
 		return 0;
 	if (flags & (MSG_PEEK | MSG_ERRQUEUE)) {
-		c->n[FXB_CNT_SKIPPED]++;
+		FXS_ADD(&c->n[FXB_CNT_SKIPPED], 1);
 		return 0;
 	}
 	/* No entry hook here: the first byte is copied_seq - n, unless this read also consumed
@@ -492,7 +508,7 @@ int fxb_tp_send(unsigned long long *ctx)
 	struct fxb_counters *c = counters();
 	if (!c)
 		return 0;
-	c->n[FXB_CNT_SEND_CALLS]++;
+	FXS_ADD(&c->n[FXB_CNT_SEND_CALLS], 1);
 	struct sock *sk = (struct sock *)ctx[0];
 	struct fxb_rec h = {};
 	if (!watched(sk, 0, &h))
@@ -509,7 +525,7 @@ int fxb_tp_send(unsigned long long *ctx)
 	struct tcp_sock *tp = (struct tcp_sock *)sk;
 	/* The stash must be this call's: same socket, and at least n bytes queued since. */
 	if (st.sk != (__u64)sk || BPF_CORE_READ(tp, write_seq) - st.seq < (__u32)n) {
-		c->n[FXB_CNT_SKIPPED]++;
+		FXS_ADD(&c->n[FXB_CNT_SKIPPED], 1);
 		return 0;
 	}
 	h.ts_ns = st.ts_ns;

@@ -82,11 +82,14 @@ struct {
 		 * since its last wakeup (8: the ring's record header). A consumer asleep on  \
 		 * an empty ring is woken by the time the ring holds the threshold. */        \
 		__u64 wf = BPF_RB_NO_WAKEUP;                                                   \
-		c->unwoken_bytes += sizeof(*r) + 8;                                            \
+		/* Two programs interleaved on this CPU (preemptible/RT kernels) may both     \
+		 * wake, or a reset may drop the other's add: a wakeup a little early or late,\
+		 * never a wrong count. */                                                     \
+		FXS_ADD(&c->unwoken_bytes, sizeof(*r) + 8);                                    \
 		if (c->unwoken_bytes >= cfg_wakeup_bytes) {                                    \
 			wf = BPF_RB_FORCE_WAKEUP;                                              \
 			c->unwoken_bytes = 0;                                                  \
-			c->n[FXS_CNT_WAKEUPS]++;                                               \
+			FXS_ADD(&c->n[FXS_CNT_WAKEUPS], 1);                                               \
 		}                                                                              \
 		/* The verifier must see 0 < n <= CAP on the length passed to the helper. The \
 		 * barriers keep clang from dropping a check it can prove from the caller, and \
@@ -97,7 +100,7 @@ struct {
 			n = CAP;                                                               \
 		barrier_var(n);                                                                \
 		if ((__s32)n > 0 && bpf_skb_load_bytes(skb, off, r->data, n)) {                \
-			c->n[FXS_CNT_LOAD_ERRORS]++;                                           \
+			FXS_ADD(&c->n[FXS_CNT_LOAD_ERRORS], 1);                                           \
 			h->cut += n;                                                           \
 			n = 0;                                                                 \
 		}                                                                              \
@@ -207,13 +210,13 @@ static __always_inline int emit_chunk(void *ring, struct __sk_buff *skb,
 	}
 	if (err) {
 		if (dir == FXS_DIR_REQUEST)
-			c->n[FXS_CNT_RING_DROPS_REQUEST]++;
+			FXS_ADD(&c->n[FXS_CNT_RING_DROPS_REQUEST], 1);
 		else
-			c->n[FXS_CNT_RING_DROPS_RESPONSE]++;
-		c->n[FXS_CNT_DROPPED_BYTES] += n;
+			FXS_ADD(&c->n[FXS_CNT_RING_DROPS_RESPONSE], 1);
+		FXS_ADD(&c->n[FXS_CNT_DROPPED_BYTES], n);
 	} else {
-		c->n[FXS_CNT_RECORDS]++;
-		c->n[FXS_CNT_CUT_BYTES] += h->cut;
+		FXS_ADD(&c->n[FXS_CNT_RECORDS], 1);
+		FXS_ADD(&c->n[FXS_CNT_CUT_BYTES], h->cut);
 	}
 	return last;
 }
@@ -224,7 +227,7 @@ static __always_inline int handle(struct __sk_buff *skb, const enum fxs_hook hoo
 	struct fxs_counters *c = bpf_map_lookup_elem(&fxs_counters, &zero);
 	if (!c)
 		return PASS;
-	c->n[FXS_CNT_HOOK_CALLS]++; /* per-CPU value, softirq/BH context: no atomics needed */
+	FXS_ADD(&c->n[FXS_CNT_HOOK_CALLS], 1);
 
 	/* ---- L2: skip the Ethernet header and in-packet 802.1Q/802.1ad tags. An offloaded
 	 * tag (skb->vlan_tci) is not in the data and skb->protocol is already the inner type. */
@@ -314,15 +317,15 @@ static __always_inline int handle(struct __sk_buff *skb, const enum fxs_hook hoo
 		return PASS;
 
 	if (dir == FXS_DIR_REQUEST)
-		c->n[FXS_CNT_REQUESTS_IN_RANGE]++;
+		FXS_ADD(&c->n[FXS_CNT_REQUESTS_IN_RANGE], 1);
 	else
-		c->n[FXS_CNT_RESPONSES_IN_RANGE]++;
+		FXS_ADD(&c->n[FXS_CNT_RESPONSES_IN_RANGE], 1);
 
 	__u32 plen = l4len - thl;
 	__u32 poff = l4off + thl;
 	if (plen == 0 && !(flags & (TCPF_SYN | TCPF_FIN | TCPF_RST)))
 		return PASS; /* pure ACK */
-	c->n[FXS_CNT_PAYLOAD_BYTES] += plen;
+	FXS_ADD(&c->n[FXS_CNT_PAYLOAD_BYTES], plen);
 
 	struct fxs_rec h = {};
 	h.ts_ns = bpf_ktime_get_ns();

@@ -72,6 +72,16 @@ enum fxs_counter {
 };
 
 /* The value of the one per-CPU array entry. */
+/*
+ * Adds V to the counter at P. Per-CPU counters still need an atomic add: on preemptible
+ * and PREEMPT_RT kernels BPF programs run with migration disabled, not preemption, so two
+ * programs (the TC hooks of two packets, a socket hook and a TC hook in a threaded softirq)
+ * can interleave on one CPU, and a plain read-modify-write would lose one's increment. The
+ * result is never used, so clang emits BPF_ATOMIC_ADD without BPF_FETCH, which every
+ * kernel with BPF takes (BPF_FETCH needs Linux 5.12).
+ */
+#define FXS_ADD(P, V) ((void)__sync_fetch_and_add((P), (V)))
+
 struct fxs_counters {
 	__u64 n[FXS_CNT_NR];
 	/* Not a counter (user space ignores it): ring bytes this CPU reserved since it last

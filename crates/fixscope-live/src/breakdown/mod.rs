@@ -132,7 +132,7 @@ impl Breakdown {
         let why = first_error.map_or_else(String::new, |e| crate::error::chain(&e));
         Err(LiveError::NoBtfOrBpf(format!(
             "--breakdown: this kernel lets fixscope hook neither tcp_recvmsg/tcp_sendmsg \
-             (fentry/fexit: BPF trampolines, x86_64 Linux >= 5.15, arm64 >= 6.0) nor the \
+             (fentry/fexit: BPF trampolines, x86_64 Linux >= 5.5, arm64 >= 6.0) nor the \
              socket tracepoints sock_recv_length/tcp_sendmsg_locked/sock_send_length \
              (Linux >= 6.12), so no stage of the breakdown can be measured ({why})"
         )))
@@ -181,6 +181,7 @@ impl Breakdown {
 /// unloads them again; attaches nothing. The error is the best set's.
 pub fn verify_breakdown_programs(cfg: &LiveConfig) -> Result<Vec<VerifiedProgram>, LiveError> {
     sys::check_privileges()?;
+    crate::probe::raise_memlock(ring_bytes(cfg) as u64 + (4 << 20))?;
     let mut first_error = None;
     for (socket, sched) in ATTEMPTS {
         let verified = with_loaded(cfg, socket, sched, |skel, names| {
@@ -305,6 +306,12 @@ fn configure(open: &mut OpenBreakdownSkel<'_>, cfg: &LiveConfig) -> Result<(), L
     ro.cfg_port_hi = filter.port_hi;
     ro.cfg_ip_family = filter.ip_family;
     ro.cfg_ip = filter.ip;
+    // tcp_recvmsg lost `nonblock` in 5.19 and `addr_len` in 6.18; what this kernel has is
+    // in its BTF (without it, the fentry/fexit set does not load and the tracepoints are
+    // tried).
+    let (nargs, flags) = crate::probe::tcp_recvmsg_args().unwrap_or((5, 3));
+    ro.cfg_recvmsg_nargs = nargs;
+    ro.cfg_recvmsg_flags_arg = flags;
     open.maps
         .fxb_ring
         .set_max_entries(ring_bytes(cfg))

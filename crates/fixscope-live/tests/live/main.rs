@@ -8,6 +8,7 @@ mod common;
 mod cross_cpu;
 mod lo_capture;
 mod netns_veth;
+mod probes;
 mod residue;
 mod source;
 mod verifier;

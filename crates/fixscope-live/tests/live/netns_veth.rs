@@ -38,6 +38,9 @@ fn veth_between_namespaces_captures_every_byte_once() {
     assert_eq!(source.capture().attach_kind(), expected_auto_kind());
     assert_eq!(ours, 2, "ingress and egress attached");
 
+    let retransmitted =
+        || retransmitted_segments(Some(&net.ns_a)) + retransmitted_segments(Some(&net.ns_b));
+    let retrans_before = retransmitted();
     let client = spawn_client(Some(net.ns_b.clone()), addr, default_plan());
     let clog = client.join().expect("client thread").expect("client");
     let slog = server.join().expect("server thread").expect("server");
@@ -65,7 +68,18 @@ fn veth_between_namespaces_captures_every_byte_once() {
             Flow::Continue
         })
         .expect("last poll");
-    verify_exchange(&caps, addr, &clog, &slog);
+    // The 6.1 VM once failed here with "segment 123 at stream offset 330754, expected
+    // 332158": a segment stamped after the ones already past those bytes, so not a record
+    // the merge handed on late (that would have failed the timestamp check first) but the
+    // same bytes on the wire twice — the client's tail loss probe, sent because under TCG
+    // the ACK took longer than its timer. Retransmissions counted by the two kernels are
+    // allowed, identical bytes only; anything else still fails.
+    let allow = Allow {
+        retransmitted: retransmitted() - retrans_before,
+        late: 0,
+    }
+    .late_records(source.capture().late_records());
+    verify_exchange_allowing(&caps, addr, &clog, &slog, allow);
     assert!(caps
         .iter()
         .all(|c| c.src.ip().to_string().starts_with("10.231.77.")));
