@@ -731,6 +731,8 @@ impl CompareArgs {
         a.slowest = 0;
         Some(a)
     }
+}
+
 // ---- #20: `fixscope check`.
 #[derive(Args, Debug)]
 pub struct CheckArgs {
