@@ -720,13 +720,18 @@ fn reads_ndpi_fix2_capture() {
     let path = ndpi("ndpi_fix2.pcap");
     let (r, seen, stats) = read(&path, &"1024".parse().unwrap());
     r.unwrap();
-    // tshark: 3049 packets, 3 ARP, 3046 TCP to/from port 1024, 67956 payload bytes.
+    // tshark: 3049 packets, 3 ARP, 3046 TCP to/from port 1024, 67956 payload bytes. The
+    // capture saw many packets twice (before and after a router: TTL 128, then 127, same
+    // IP identification and TCP checksum, tens of microseconds apart): tshark fields
+    // grouped by (flow, seq, ack, flags, len, ip.id, window, checksum) within 1 ms find 784
+    // second copies, all of them counted here and none handed on.
     assert_eq!(
         stats,
         CaptureStats {
             packets: 3049,
             tcp_segments: 3046,
-            segments_in_port_range: 3046,
+            segments_in_port_range: 2262,
+            mirror_duplicates: 784,
             not_tcp: 3,
             ..CaptureStats::default()
         }
