@@ -4,6 +4,7 @@
 mod cli;
 mod cmd_demo;
 mod cmd_live;
+mod cmd_tap;
 mod cmd_pcap;
 mod cmd_plot;
 mod cmd_report;
@@ -48,6 +49,7 @@ fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
         cli::Command::Pcap(args) => cmd_pcap::run(&args),
         cli::Command::Plot(args) => cmd_plot::run(&args),
         cli::Command::Demo(args) => cmd_demo::run(&args),
+        cli::Command::Live(args) if args.tap.tap => cmd_tap::run(&args),
         cli::Command::Live(args) => cmd_live::run(&args),
         cli::Command::Sim(cmd) => cmd_sim::run(&cmd),
         cli::Command::Report(args) => cmd_report::run(&args),
