@@ -1,0 +1,324 @@
+//! `fixscope live --tap` on a mirror port against `fixscope live` (eBPF) on the watched
+//! server at the same time, order by order, and `fixscope pcap` of a tcpdump recording of
+//! the same mirror against both.
+//!
+//! Namespaces (created and deleted here): A runs the exchange, B the client, joined by a
+//! veth pair; tc on A's end mirrors its ingress and egress (`u32 match u32 0 0` +
+//! `mirred egress mirror`: this kernel has no matchall) into a second veth whose peer is
+//! in the monitor namespace M, where the tap and tcpdump capture — plainly, with every
+//! request mirrored twice, through a VLAN subinterface (tagged frames), and through
+//! GRETAP / ERSPAN II / ERSPAN III tunnels from A to M.
+//!
+//! Run under `flock /tmp/fixscope-live.lock` (it attaches eBPF and tc filters).
+
+#[allow(dead_code)]
+mod support;
+#[allow(unused_imports)]
+mod support_live;
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::Value;
+use support_live::*;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mirror {
+    Plain,
+    RequestsTwice,
+    Vlan,
+    GreTap,
+    ErspanII,
+    ErspanIII,
+}
+
+/// A monitor namespace M joined to A by a veth pair (mirror traffic only), deleted on drop.
+struct Monitor {
+    ns: String,
+    /// The capture interface in M.
+    capture: String,
+    /// What tc in A mirrors into.
+    mirror_dev: String,
+    _netns: Netns,
+}
+
+fn monitor(net: &NetnsPair, tag: u8, how: Mirror) -> Monitor {
+    let pid = std::process::id() % 10_000_000;
+    let ns = format!("fxs-{}-{tag}m", std::process::id());
+    let netns = Netns::create(std::slice::from_ref(&ns));
+    let (in_a, in_m) = (format!("fm{pid}{tag}a"), format!("fm{pid}{tag}m"));
+    run(
+        "ip",
+        &[
+            "-n", &net.ns_a, "link", "add", &in_a, "type", "veth", "peer", "name", &in_m,
+            "netns", &ns,
+        ],
+    );
+    for (n, dev) in [(&net.ns_a, &in_a), (&ns, &in_m)] {
+        run("ip", &["-n", n, "link", "set", dev, "up"]);
+    }
+    let tunnel_dev = format!("ft{pid}{tag}");
+    let (local, remote) = (format!("10.232.{tag}.1"), format!("10.232.{tag}.2"));
+    let mirror_dev = match how {
+        Mirror::Plain | Mirror::RequestsTwice => in_a.clone(),
+        Mirror::Vlan => {
+            run(
+                "ip",
+                &[
+                    "-n", &net.ns_a, "link", "add", "link", &in_a, "name", &tunnel_dev, "type",
+                    "vlan", "id", "100",
+                ],
+            );
+            tunnel_dev.clone()
+        }
+        Mirror::GreTap | Mirror::ErspanII | Mirror::ErspanIII => {
+            run("ip", &["-n", &net.ns_a, "addr", "add", &format!("{local}/24"), "dev", &in_a]);
+            run("ip", &["-n", &ns, "addr", "add", &format!("{remote}/24"), "dev", &in_m]);
+            let mut args = vec![
+                "-n", &net.ns_a, "link", "add", &tunnel_dev, "type",
+            ];
+            let kind: &[&str] = match how {
+                Mirror::GreTap => &["gretap", "key", "42"],
+                Mirror::ErspanII => &["erspan", "seq", "key", "7", "erspan_ver", "1", "erspan", "123"],
+                _ => &[
+                    "erspan", "seq", "key", "7", "erspan_ver", "2", "erspan_dir", "ingress",
+                    "erspan_hwid", "7",
+                ],
+            };
+            args.extend_from_slice(kind);
+            args.extend_from_slice(&["local", &local, "remote", &remote]);
+            run("ip", &args);
+            tunnel_dev.clone()
+        }
+    };
+    run("ip", &["-n", &net.ns_a, "link", "set", &mirror_dev, "up"]);
+    // Mirror the server interface's both directions (a request twice when asked).
+    run("tc", &["-n", &net.ns_a, "qdisc", "add", "dev", &net.veth_a, "clsact"]);
+    for (hook, times) in [
+        ("ingress", if how == Mirror::RequestsTwice { 2 } else { 1 }),
+        ("egress", 1),
+    ] {
+        let mut args = vec![
+            "-n", &net.ns_a, "filter", "add", "dev", &net.veth_a, hook, "protocol", "all",
+            "u32", "match", "u32", "0", "0",
+        ];
+        for _ in 0..times {
+            args.extend_from_slice(&["action", "mirred", "egress", "mirror", "dev", &mirror_dev]);
+        }
+        run("tc", &args);
+    }
+    Monitor {
+        ns,
+        capture: in_m,
+        mirror_dev,
+        _netns: netns,
+    }
+}
+
+/// Per ClOrdID: the first request's time and the first response's after it (ns), from a
+/// `--trace` file.
+fn order_latencies(trace: &Path) -> HashMap<String, i64> {
+    let mut request: HashMap<String, u64> = HashMap::new();
+    let mut latency: HashMap<String, i64> = HashMap::new();
+    for row in read_trace(trace) {
+        if row.request && row.msg_type == "D" {
+            request.entry(row.key).or_insert(row.ts_ns);
+        } else if !row.request {
+            if let Some(&t) = request.get(&row.key) {
+                latency.entry(row.key).or_insert(row.ts_ns as i64 - t as i64);
+            }
+        }
+    }
+    latency
+}
+
+fn counter_of(summary: &Value, name: &str) -> u64 {
+    summary["counters"][name]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no counter {name} in {}", summary["counters"]))
+}
+
+fn scenario(tag: u8, how: Mirror) {
+    let test = format!("tap_e2e {how:?}");
+    require_root(&test);
+    require_tool(&test, "tc");
+    require_tool(&test, "tcpdump");
+    let net = NetnsPair::create(tag);
+    let mon = monitor(&net, tag, how);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut exchange = start_exchange_in_a(
+        &net,
+        dir.path(),
+        &["--ack-delay", "lognormal:80us,0.4", "--fill-delay", "uniform:20us-60us"],
+    );
+    let port = exchange.addr.port().to_string();
+    let (ebpf_trace, tap_trace, recorded) = (
+        dir.path().join("ebpf.csv"),
+        dir.path().join("tap.csv"),
+        dir.path().join("mirror.pcap"),
+    );
+    let mut live = start_live(
+        Some(&net.ns_a),
+        &net.veth_a,
+        exchange.addr.port(),
+        &["--json", "--trace", ebpf_trace.to_str().unwrap()],
+    );
+    let mut tap = Proc::spawn(
+        "fixscope live --tap",
+        fixscope_cmd(
+            Some(&mon.ns),
+            &[
+                "live", "--tap", "-i", &mon.capture, "-p", &port, "--json", "--trace",
+                tap_trace.to_str().unwrap(),
+            ],
+        ),
+    );
+    tap.wait_for_stderr("fixscope: watching", Duration::from_secs(15));
+    assert!(
+        bpf_prog_ids_of(tap.pid()).is_empty(),
+        "--tap loads no BPF program (beyond its socket filter)"
+    );
+    let mut tcpdump = Proc::spawn(
+        "tcpdump",
+        {
+            let mut c = std::process::Command::new("ip");
+            c.args([
+                "netns", "exec", &mon.ns, "tcpdump", "-i", &mon.capture, "-w",
+                recorded.to_str().unwrap(), "--time-stamp-precision", "nano", "-s", "0", "-B",
+                "65536", "-U",
+            ]);
+            c
+        },
+    );
+    tcpdump.wait_for_stderr("listening on", Duration::from_secs(10));
+    run_client(
+        Some(&net.ns_b),
+        &exchange,
+        &["--sessions", "2", "--rate", "1000", "--count", "1200"],
+        Duration::from_secs(60),
+    );
+    let ebpf = stop_live_proc(&mut live.proc, libc::SIGINT);
+    let tapped = stop_live_proc(&mut tap, libc::SIGINT);
+    tcpdump.signal(libc::SIGINT);
+    let dumped = tcpdump.finish(Duration::from_secs(10));
+    assert!(dumped.status.success(), "tcpdump: {}", dumped.stderr);
+    exchange.proc.signal(libc::SIGTERM);
+    let _ = exchange.proc.finish(Duration::from_secs(10));
+
+    let (_, ebpf_summary) = parse_report(&ebpf.stdout);
+    let (_, tap_summary) = parse_report(&tapped.stdout);
+    let offline = fixscope_cmd(
+        None,
+        &[
+            "pcap", recorded.to_str().unwrap(), "-p", &port, "--json", "--trace",
+            dir.path().join("pcap.csv").to_str().unwrap(),
+        ],
+    )
+    .output()
+    .expect("fixscope pcap");
+    assert!(offline.status.success(), "{}", String::from_utf8_lossy(&offline.stderr));
+    let (_, pcap_summary) = parse_report(&String::from_utf8_lossy(&offline.stdout));
+
+    // Every order both saw, the same counts.
+    let requests = counter_of(&ebpf_summary, "requests");
+    assert_eq!(requests, 1200, "the client sent 1200 orders");
+    for name in ["requests", "responses", "matched"] {
+        assert_eq!(counter_of(&tap_summary, name), counter_of(&ebpf_summary, name), "{how:?} {name}");
+        assert_eq!(counter_of(&pcap_summary, name), counter_of(&tap_summary, name), "{how:?} pcap {name}");
+    }
+    assert_eq!(tap_summary["timestamp_source"], "host", "{tap_summary}");
+    let src = &tap_summary["source"];
+    assert_eq!(src["tap_drops"], 0, "{src}");
+    assert_eq!(src["capture_decode_errors"], 0, "{src}");
+    let copies = src["capture_mirror_duplicates"].as_u64().unwrap();
+    if how == Mirror::RequestsTwice {
+        // Every request segment came twice; each second copy counted, none a request.
+        assert!(copies >= requests, "{how:?}: {copies} copies for {requests} requests");
+    } else {
+        assert_eq!(copies, 0, "{how:?}: {src}");
+    }
+    for summary in [&tap_summary, &pcap_summary] {
+        assert_eq!(
+            counter_of(summary, "retransmitted_bytes"),
+            0,
+            "{how:?}: a mirror's copy is no retransmission"
+        );
+    }
+
+    // Order by order: the tap's latency is the eBPF one within the mirror's own delay
+    // (each copy crosses a veth and the monitor's backlog: microseconds), and the
+    // recording's is the tap's within the two capture sockets' own stamping (on a veth
+    // the packet carries no receive time, so each packet socket reads the clock itself).
+    let at_server = order_latencies(&ebpf_trace);
+    let on_mirror = order_latencies(&tap_trace);
+    let recorded_lat = order_latencies(&dir.path().join("pcap.csv"));
+    assert_eq!(at_server.len(), requests as usize);
+    let mut diffs: Vec<i64> = Vec::new();
+    let mut offline_diffs: Vec<i64> = Vec::new();
+    for (key, lat) in &at_server {
+        let tapped = on_mirror
+            .get(key)
+            .unwrap_or_else(|| panic!("{how:?}: order {key} not seen on the mirror"));
+        diffs.push((tapped - lat).abs());
+        let recorded = recorded_lat
+            .get(key)
+            .unwrap_or_else(|| panic!("{how:?}: order {key} not in the recording"));
+        offline_diffs.push((recorded - tapped).abs());
+    }
+    diffs.sort_unstable();
+    offline_diffs.sort_unstable();
+    let (median, max) = (diffs[diffs.len() / 2], diffs[diffs.len() - 1]);
+    let (off_median, off_max) = (
+        offline_diffs[offline_diffs.len() / 2],
+        offline_diffs[offline_diffs.len() - 1],
+    );
+    eprintln!(
+        "{how:?} via {}: {} orders, |tap - eBPF| median {median} ns, max {max} ns; \
+         |pcap - tap| median {off_median} ns, max {off_max} ns; copies {copies}",
+        mon.mirror_dev,
+        diffs.len()
+    );
+    assert!(off_median <= 50_000, "{how:?}: pcap median difference {off_median} ns");
+    assert!(off_max <= 2_000_000, "{how:?}: pcap largest difference {off_max} ns");
+    assert!(median <= 50_000, "{how:?}: median difference {median} ns");
+    assert!(max <= 2_000_000, "{how:?}: largest difference {max} ns");
+    drop(mon);
+    drop(net);
+}
+
+#[test]
+fn tap_agrees_with_ebpf_on_a_plain_mirror() {
+    let _serial = serial();
+    scenario(41, Mirror::Plain);
+}
+
+#[test]
+fn tap_counts_requests_mirrored_twice_once() {
+    let _serial = serial();
+    scenario(42, Mirror::RequestsTwice);
+}
+
+#[test]
+fn tap_unwraps_a_vlan_tagged_mirror() {
+    let _serial = serial();
+    scenario(43, Mirror::Vlan);
+}
+
+#[test]
+fn tap_unwraps_a_gretap_mirror() {
+    let _serial = serial();
+    scenario(44, Mirror::GreTap);
+}
+
+#[test]
+fn tap_unwraps_an_erspan_ii_mirror() {
+    let _serial = serial();
+    scenario(45, Mirror::ErspanII);
+}
+
+#[test]
+fn tap_unwraps_an_erspan_iii_mirror() {
+    let _serial = serial();
+    scenario(46, Mirror::ErspanIII);
+}
