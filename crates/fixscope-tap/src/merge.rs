@@ -5,7 +5,8 @@
 //! (copied out of libpcap's ring into one arena), and handed on sorted once the wire has
 //! been read up to a watermark — stamped before it, no frame can still be on its way. A
 //! frame that comes later than the watermark is still handed on, and counted
-//! (`tap_late_frames`). Sorting a batch that is nearly in order already (each interface's
+//! (`tap_late_frames`); the source then waits longer (twice the lateness, as the live
+//! source's merge does). Sorting a batch that is nearly in order already (each interface's
 //! frames are) is a merge of its runs: std's stable sort finds them.
 
 use fixscope_core::decode::LinkType;
@@ -27,12 +28,15 @@ pub(crate) struct Merge {
     /// The timestamp of the last frame handed on.
     handed_ts: u64,
     pub late_frames: u64,
+    /// The most a late frame was stamped before the last frame handed on, ns.
+    pub max_lateness_ns: u64,
 }
 
 impl Merge {
     pub fn push(&mut self, ts_ns: u64, link: LinkType, frame: &[u8]) {
         if ts_ns < self.handed_ts {
             self.late_frames += 1;
+            self.max_lateness_ns = self.max_lateness_ns.max(self.handed_ts - ts_ns);
         }
         self.frames.push(Frame {
             ts_ns,
@@ -133,7 +137,7 @@ mod tests {
         assert_eq!(m.held(), 2);
         // A frame stamped before the last handed on: late, still handed on.
         m.push(35, LinkType::Ethernet, b"x");
-        assert_eq!(m.late_frames, 1);
+        assert_eq!((m.late_frames, m.max_lateness_ns), (1, 5));
         m.sort();
         let got = drain(&mut m, u64::MAX);
         assert_eq!(got, vec![(35, b"x".to_vec()), (50, b"e".to_vec()), (60, b"f".to_vec())]);

@@ -28,6 +28,9 @@ use crate::merge::Merge;
 /// Frames read from one interface per poll at most, so a flooded mirror still lets the
 /// loop look at its clock, keys and signals.
 const READ_BATCH: usize = 8192;
+/// The longest the merge waits for frames of other interfaces or CPUs, however late some
+/// came (as the live source's merge).
+const MAX_GRACE: Duration = Duration::from_millis(250);
 /// Counters (a `getsockopt` per interface) are read at most this often.
 const STATS_EVERY: Duration = Duration::from_millis(200);
 
@@ -39,6 +42,9 @@ pub struct TapSource {
     merge: Merge,
     counters: TapCounters,
     stats_read_at: Option<Instant>,
+    /// How long frames are held for others stamped before them: the configured grace,
+    /// grown to twice the lateness of any late frame.
+    grace: Duration,
     /// Everything stamped up to here has been handed on (the clock told the driver).
     delivered_to: u64,
     /// The newest timestamp read (for `adapter_unsynced`).
@@ -68,6 +74,7 @@ impl TapSource {
             merge: Merge::default(),
             counters: TapCounters::default(),
             stats_read_at: None,
+            grace: config.grace,
             delivered_to: 0,
             newest_ts: 0,
             last_frame_at: Instant::now(),
@@ -125,10 +132,10 @@ impl TapSource {
         if self.stopped {
             return u64::MAX;
         }
-        let grace = self.config.grace.as_nanos() as u64;
+        let grace = self.grace.as_nanos() as u64;
         if self.config.timestamps.on_host_clock() {
             fixscope_core::clock::realtime_ns().saturating_sub(grace)
-        } else if self.last_frame_at.elapsed() >= self.config.grace {
+        } else if self.last_frame_at.elapsed() >= self.grace {
             self.newest_ts
         } else {
             self.newest_ts.saturating_sub(grace)
@@ -197,6 +204,10 @@ impl Source for TapSource {
             self.delivered_to = self.delivered_to.max(watermark);
         }
         self.counters.late_frames = self.merge.late_frames;
+        let wanted = Duration::from_nanos(self.merge.max_lateness_ns.saturating_mul(2));
+        if wanted > self.grace {
+            self.grace = wanted.min(MAX_GRACE);
+        }
         Ok(Polled::Segments(handed))
     }
 

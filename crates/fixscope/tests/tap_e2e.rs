@@ -184,16 +184,27 @@ fn scenario(tag: u8, how: Mirror) {
         exchange.addr.port(),
         &["--json", "--trace", ebpf_trace.to_str().unwrap()],
     );
-    let mut tap = Proc::spawn(
-        "fixscope live --tap",
-        fixscope_cmd(
-            Some(&mon.ns),
-            &[
-                "live", "--tap", "-i", &mon.capture, "-p", &port, "--json", "--trace",
-                tap_trace.to_str().unwrap(),
-            ],
-        ),
+    // Every output as in live mode: Prometheus textfile, HdrHistogram log, HTML.
+    let (prom, hlog, html) = (
+        dir.path().join("tap.prom"),
+        dir.path().join("tap.hlog"),
+        dir.path().join("tap.html"),
     );
+    let mut tap_args = vec![
+        "live", "--tap", "-i", &mon.capture, "-p", &port, "--json", "--trace",
+        tap_trace.to_str().unwrap(),
+    ];
+    if how == Mirror::Plain {
+        tap_args.extend_from_slice(&[
+            "--prometheus-textfile",
+            prom.to_str().unwrap(),
+            "--hlog",
+            hlog.to_str().unwrap(),
+            "--html",
+            html.to_str().unwrap(),
+        ]);
+    }
+    let mut tap = Proc::spawn("fixscope live --tap", fixscope_cmd(Some(&mon.ns), &tap_args));
     tap.wait_for_stderr("fixscope: watching", Duration::from_secs(15));
     assert!(
         bpf_prog_ids_of(tap.pid()).is_empty(),
@@ -248,6 +259,39 @@ fn scenario(tag: u8, how: Mirror) {
     assert!(offline.status.success(), "{}", String::from_utf8_lossy(&offline.stderr));
     let (_, pcap_summary) = parse_report(&String::from_utf8_lossy(&offline.stdout));
 
+    // The sessions name the gateway (the watched server) and the client.
+    for session in tap_summary["sessions"].as_array().expect("sessions") {
+        let server = session["server"].as_str().unwrap();
+        assert_eq!(server, exchange.addr.to_string(), "{session}");
+        assert!(session["client"].as_str().unwrap().starts_with(&net.ip_b), "{session}");
+    }
+    if how == Mirror::Plain {
+        let prom = std::fs::read_to_string(&prom).expect("prometheus textfile");
+        assert!(
+            prom.contains("fixscope_timestamp_source_info{source=\"host\"} 1"),
+            "{prom}"
+        );
+        assert!(prom.contains("tap_drops"), "{prom}");
+        let html = std::fs::read_to_string(&html).expect("html");
+        assert!(html.contains("data-k=\"timestamp_source\">host<"), "no timestamp source in the page");
+        let hlog = std::fs::read_to_string(&hlog).expect("hlog");
+        assert!(hlog.contains("#fixscope-summary"), "hlog without a summary");
+        // A Onload/DPDK host's capture arrives as pcapng on stdin (`onload_tcpdump -w -`,
+        // `dpdk-dumpcap -w -`): the same recording as pcapng through `fixscope pcap -`
+        // gives the same report as the file.
+        let ng = dir.path().join("mirror.pcapng");
+        run("editcap", &["-F", "pcapng", recorded.to_str().unwrap(), ng.to_str().unwrap()]);
+        let piped = std::process::Command::new(BIN)
+            .args(["pcap", "-", "-p", &port, "--json"])
+            .stdin(std::fs::File::open(&ng).unwrap())
+            .output()
+            .expect("fixscope pcap -");
+        assert!(piped.status.success(), "{}", String::from_utf8_lossy(&piped.stderr));
+        let (_, piped_summary) = parse_report(&String::from_utf8_lossy(&piped.stdout));
+        for part in ["stages", "counters", "source", "sessions"] {
+            assert_eq!(piped_summary[part], pcap_summary[part], "pcapng on stdin: {part}");
+        }
+    }
     // Every order both saw, the same counts.
     let requests = counter_of(&ebpf_summary, "requests");
     assert_eq!(requests, 1200, "the client sent 1200 orders");
@@ -337,4 +381,60 @@ fn tap_unwraps_a_qinq_tagged_mirror() {
 fn tap_unwraps_a_vxlan_mirror() {
     let _serial = serial();
     scenario(44, Mirror::Vxlan);
+}
+
+#[test]
+fn a_nic_without_hardware_time_stamps_is_a_clear_error() {
+    require_root("tap_e2e time stamps");
+    let _serial = serial();
+    let net = NetnsPair::create(47);
+    for (kind, wanted) in [("adapter", "adapter"), ("adapter_unsynced", "adapter_unsynced")] {
+        let out = fixscope_cmd(
+            Some(&net.ns_a),
+            &["live", "--tap", "-i", &net.veth_a, "-p", "9878", "-j", kind, "--duration", "1"],
+        )
+        .output()
+        .expect("fixscope");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(
+            err.contains(&format!(
+                "{} cannot stamp packets with --time-stamp-type {wanted} (it offers: host",
+                net.veth_a
+            )),
+            "{err}"
+        );
+    }
+    // Host time stamps work there, and are named.
+    let out = fixscope_cmd(
+        Some(&net.ns_a),
+        &["live", "--tap", "-i", &net.veth_a, "-p", "9878", "-j", "host", "--duration", "0.3"],
+    )
+    .output()
+    .expect("fixscope");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("timestamps: host"), "{text}");
+}
+
+#[test]
+fn breakdown_and_a_missing_interface_are_clear_errors() {
+    let out = fixscope_cmd(None, &["live", "--tap", "-i", "lo", "-p", "9878", "--breakdown"])
+        .output()
+        .expect("fixscope");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("--breakdown does not apply to --tap"), "{err}");
+    let out = fixscope_cmd(None, &["live", "-i", "lo", "-p", "9878", "-j", "adapter"])
+        .output()
+        .expect("fixscope");
+    assert_eq!(out.status.code(), Some(2), "-j without --tap is a usage error");
+    if unsafe { libc::geteuid() } == 0 {
+        let out = fixscope_cmd(None, &["live", "--tap", "-i", "fxs-no-such", "-p", "9878"])
+            .output()
+            .expect("fixscope");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.contains("cannot capture on fxs-no-such"), "{err}");
+    }
 }
