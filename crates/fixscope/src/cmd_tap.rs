@@ -86,3 +86,26 @@ pub fn run(args: &LiveArgs) -> Result<ExitCode> {
     output::flush_stdout();
     Ok(code)
 }
+
+#[cfg(test)]
+mod tests {
+    use fixscope_core::source::counters_of;
+    use fixscope_tap::TapCounters;
+
+    /// Every counter the tap source reports is documented where users look it up.
+    #[test]
+    fn every_tap_counter_is_in_the_json_docs() {
+        let doc = include_str!("../../../docs/output-json.md");
+        let names: Vec<String> = counters_of(&TapCounters::default())
+            .into_iter()
+            .map(|(name, _)| name)
+            .chain(["capture_mirror_duplicates".to_string(), "timestamp_source".to_string()])
+            .collect();
+        assert_eq!(names.len(), 6, "{names:?}");
+        let missing: Vec<_> = names
+            .iter()
+            .filter(|n| !doc.contains(&format!("`{n}`")))
+            .collect();
+        assert!(missing.is_empty(), "not in docs/output-json.md: {missing:?}");
+    }
+}
