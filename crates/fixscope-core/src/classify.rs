@@ -186,7 +186,12 @@ mod tests {
         // retransmission for reassembly, no copy).
         let f = response.frame(LinkType::Ethernet, &opts);
         let s = classifier
-            .classify(LinkType::Ethernet, 10_000_000, &f[..f.len() - 3], &mut stats)
+            .classify(
+                LinkType::Ethernet,
+                10_000_000,
+                &f[..f.len() - 3],
+                &mut stats,
+            )
             .expect("a cut response");
         assert_eq!(s.missing_tail, 3);
         // Another port; ARP; an IP fragment; a frame cut inside its IP header.

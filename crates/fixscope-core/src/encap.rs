@@ -12,7 +12,7 @@
 //! type I: GRE without a sequence number and no ERSPAN header); VXLAN RFC 7348.
 
 use crate::decode::{
-    be16, ethertype_payload, ip, need, Decoded, DecodeError, IPPROTO_GRE, IPPROTO_UDP,
+    be16, ethertype_payload, ip, need, DecodeError, Decoded, IPPROTO_GRE, IPPROTO_UDP,
 };
 
 /// Tunnels inside tunnels unwrapped at most (a mirror of a tunnelled link is two deep);

@@ -167,7 +167,12 @@ mod tests {
         assert!(!d.is_copy(0, &packet(&f)));
         // Identification (bytes 18-19 of the frame), window, checksum, ack, a payload byte
         // (which changes nothing here but the length is the same: the checksum tells).
-        for (at, what) in [(19, "ip id"), (14 + 20 + 15, "window"), (14 + 20 + 17, "tcp checksum"), (14 + 20 + 11, "ack")] {
+        for (at, what) in [
+            (19, "ip id"),
+            (14 + 20 + 15, "window"),
+            (14 + 20 + 17, "tcp checksum"),
+            (14 + 20 + 11, "ack"),
+        ] {
             let mut g = f.clone();
             g[at] ^= 0x01;
             assert!(!d.is_copy(10, &packet(&g)), "{what}");

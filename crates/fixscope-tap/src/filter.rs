@@ -73,14 +73,25 @@ mod tests {
         for v6 in [false, true] {
             for tags in [vec![], vec![7], vec![7, 8]] {
                 for port in [9878, 9000, 9005, 9010] {
-                    assert!(p.filter(&frame(port, v6, tags.clone())), "{port} {tags:?} v6={v6}");
+                    assert!(
+                        p.filter(&frame(port, v6, tags.clone())),
+                        "{port} {tags:?} v6={v6}"
+                    );
                 }
                 for port in [9877, 8999, 9011, 80] {
-                    assert!(!p.filter(&frame(port, v6, tags.clone())), "{port} {tags:?} v6={v6}");
+                    assert!(
+                        !p.filter(&frame(port, v6, tags.clone())),
+                        "{port} {tags:?} v6={v6}"
+                    );
                 }
             }
         }
-        for tunnel in [Tunnel::GreTap, Tunnel::ErspanII, Tunnel::ErspanIII { subheader: false }, Tunnel::Vxlan] {
+        for tunnel in [
+            Tunnel::GreTap,
+            Tunnel::ErspanII,
+            Tunnel::ErspanIII { subheader: false },
+            Tunnel::Vxlan,
+        ] {
             let inner = frame(9878, false, vec![]);
             assert!(p.filter(&wrap_in_tunnel(&inner, tunnel)), "{tunnel:?}");
         }
@@ -93,9 +104,15 @@ mod tests {
     #[test]
     fn an_address_narrows_the_plain_traffic() {
         let ports: PortSet = "9878".parse().unwrap();
-        let p = program(&filter_expression(&ports, Some("10.0.0.1".parse().unwrap())));
+        let p = program(&filter_expression(
+            &ports,
+            Some("10.0.0.1".parse().unwrap()),
+        ));
         assert!(p.filter(&frame(9878, false, vec![])));
-        let p = program(&filter_expression(&ports, Some("10.9.9.9".parse().unwrap())));
+        let p = program(&filter_expression(
+            &ports,
+            Some("10.9.9.9".parse().unwrap()),
+        ));
         assert!(!p.filter(&frame(9878, false, vec![])));
         assert!(!p.filter(&frame(9878, false, vec![3])));
     }

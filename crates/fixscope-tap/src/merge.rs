@@ -125,14 +125,26 @@ mod tests {
     fn hands_on_in_timestamp_order_up_to_the_watermark_and_keeps_the_rest() {
         let mut m = Merge::default();
         // Two interfaces' frames, each in order, interleaved as read.
-        for (ts, b) in [(10, b"a"), (30, b"c"), (50, b"e"), (20, b"b"), (40, b"d"), (60, b"f")] {
+        for (ts, b) in [
+            (10, b"a"),
+            (30, b"c"),
+            (50, b"e"),
+            (20, b"b"),
+            (40, b"d"),
+            (60, b"f"),
+        ] {
             m.push(ts, LinkType::Ethernet, b);
         }
         m.sort();
         let got = drain(&mut m, 40);
         assert_eq!(
             got,
-            vec![(10, b"a".to_vec()), (20, b"b".to_vec()), (30, b"c".to_vec()), (40, b"d".to_vec())]
+            vec![
+                (10, b"a".to_vec()),
+                (20, b"b".to_vec()),
+                (30, b"c".to_vec()),
+                (40, b"d".to_vec())
+            ]
         );
         assert_eq!(m.held(), 2);
         // A frame stamped before the last handed on: late, still handed on.
@@ -140,7 +152,14 @@ mod tests {
         assert_eq!((m.late_frames, m.max_lateness_ns), (1, 5));
         m.sort();
         let got = drain(&mut m, u64::MAX);
-        assert_eq!(got, vec![(35, b"x".to_vec()), (50, b"e".to_vec()), (60, b"f".to_vec())]);
+        assert_eq!(
+            got,
+            vec![
+                (35, b"x".to_vec()),
+                (50, b"e".to_vec()),
+                (60, b"f".to_vec())
+            ]
+        );
         assert!(m.is_empty());
     }
 

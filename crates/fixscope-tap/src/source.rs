@@ -143,7 +143,10 @@ impl TapSource {
     }
 
     fn refresh_counters(&mut self, now: bool) {
-        let due = now || self.stats_read_at.is_none_or(|t| t.elapsed() >= STATS_EVERY);
+        let due = now
+            || self
+                .stats_read_at
+                .is_none_or(|t| t.elapsed() >= STATS_EVERY);
         if !due {
             return;
         }
@@ -191,15 +194,16 @@ impl Source for TapSource {
         let classifier = &mut self.classifier;
         let stats = &mut self.capture_stats;
         let mut handed = 0usize;
-        self.merge.release(watermark, &mut |ts_ns, link, frame| {
-            match classifier.classify(link, ts_ns, frame, stats) {
+        self.merge
+            .release(watermark, &mut |ts_ns, link, frame| match classifier
+                .classify(link, ts_ns, frame, stats)
+            {
                 Some(segment) => {
                     handed += 1;
                     on_segment(&segment) == Flow::Continue
                 }
                 None => true,
-            }
-        });
+            });
         if watermark != u64::MAX {
             self.delivered_to = self.delivered_to.max(watermark);
         }

@@ -99,13 +99,19 @@ mod tests {
         let names: Vec<String> = counters_of(&TapCounters::default())
             .into_iter()
             .map(|(name, _)| name)
-            .chain(["capture_mirror_duplicates".to_string(), "timestamp_source".to_string()])
+            .chain([
+                "capture_mirror_duplicates".to_string(),
+                "timestamp_source".to_string(),
+            ])
             .collect();
         assert_eq!(names.len(), 6, "{names:?}");
         let missing: Vec<_> = names
             .iter()
             .filter(|n| !doc.contains(&format!("`{n}`")))
             .collect();
-        assert!(missing.is_empty(), "not in docs/output-json.md: {missing:?}");
+        assert!(
+            missing.is_empty(),
+            "not in docs/output-json.md: {missing:?}"
+        );
     }
 }

@@ -4,11 +4,11 @@
 mod cli;
 mod cmd_demo;
 mod cmd_live;
-mod cmd_tap;
 mod cmd_pcap;
 mod cmd_plot;
 mod cmd_report;
 mod cmd_sim;
+mod cmd_tap;
 mod driver;
 mod html;
 mod keys;

@@ -17,7 +17,6 @@
 //!
 //! Run under `flock /tmp/fixscope-live.lock` (it attaches eBPF and tc filters).
 
-#[allow(dead_code)]
 mod support;
 #[allow(unused_imports)]
 mod support_live;
@@ -67,8 +66,8 @@ fn monitor(net: &NetnsPair, tag: u8, how: Mirror, dir: &Path) -> Monitor {
     run(
         "ip",
         &[
-            "-n", &net.ns_a, "link", "add", &in_a, "type", "veth", "peer", "name", &in_m,
-            "netns", &ns,
+            "-n", &net.ns_a, "link", "add", &in_a, "type", "veth", "peer", "name", &in_m, "netns",
+            &ns,
         ],
     );
     for (n, dev) in [(&net.ns_a, &in_a), (&ns, &in_m)] {
@@ -84,26 +83,85 @@ fn monitor(net: &NetnsPair, tag: u8, how: Mirror, dir: &Path) -> Monitor {
             std::fs::write(&src, TAGGER).unwrap();
             run(
                 "clang",
-                &["-target", "bpf", "-O2", "-c", src.to_str().unwrap(), "-o", obj.to_str().unwrap()],
+                &[
+                    "-target",
+                    "bpf",
+                    "-O2",
+                    "-c",
+                    src.to_str().unwrap(),
+                    "-o",
+                    obj.to_str().unwrap(),
+                ],
             );
-            run("tc", &["-n", &net.ns_a, "qdisc", "add", "dev", &in_a, "clsact"]);
+            run(
+                "tc",
+                &["-n", &net.ns_a, "qdisc", "add", "dev", &in_a, "clsact"],
+            );
             run(
                 "tc",
                 &[
-                    "-n", &net.ns_a, "filter", "add", "dev", &in_a, "egress", "bpf", "da", "obj",
-                    obj.to_str().unwrap(), "sec", "tc",
+                    "-n",
+                    &net.ns_a,
+                    "filter",
+                    "add",
+                    "dev",
+                    &in_a,
+                    "egress",
+                    "bpf",
+                    "da",
+                    "obj",
+                    obj.to_str().unwrap(),
+                    "sec",
+                    "tc",
                 ],
             );
             in_a.clone()
         }
         Mirror::Vxlan => {
-            run("ip", &["-n", &net.ns_a, "addr", "add", &format!("{local}/24"), "dev", &in_a]);
-            run("ip", &["-n", &ns, "addr", "add", &format!("{remote}/24"), "dev", &in_m]);
             run(
                 "ip",
                 &[
-                    "-n", &net.ns_a, "link", "add", &tunnel_dev, "type", "vxlan", "id", "42",
-                    "local", &local, "remote", &remote, "dstport", "4789", "dev", &in_a,
+                    "-n",
+                    &net.ns_a,
+                    "addr",
+                    "add",
+                    &format!("{local}/24"),
+                    "dev",
+                    &in_a,
+                ],
+            );
+            run(
+                "ip",
+                &[
+                    "-n",
+                    &ns,
+                    "addr",
+                    "add",
+                    &format!("{remote}/24"),
+                    "dev",
+                    &in_m,
+                ],
+            );
+            run(
+                "ip",
+                &[
+                    "-n",
+                    &net.ns_a,
+                    "link",
+                    "add",
+                    &tunnel_dev,
+                    "type",
+                    "vxlan",
+                    "id",
+                    "42",
+                    "local",
+                    &local,
+                    "remote",
+                    &remote,
+                    "dstport",
+                    "4789",
+                    "dev",
+                    &in_a,
                 ],
             );
             tunnel_dev.clone()
@@ -111,14 +169,37 @@ fn monitor(net: &NetnsPair, tag: u8, how: Mirror, dir: &Path) -> Monitor {
     };
     run("ip", &["-n", &net.ns_a, "link", "set", &mirror_dev, "up"]);
     // Mirror the server interface's both directions (a request twice when asked).
-    run("tc", &["-n", &net.ns_a, "qdisc", "add", "dev", &net.veth_a, "clsact"]);
+    run(
+        "tc",
+        &[
+            "-n",
+            &net.ns_a,
+            "qdisc",
+            "add",
+            "dev",
+            &net.veth_a,
+            "clsact",
+        ],
+    );
     for (hook, times) in [
         ("ingress", if how == Mirror::RequestsTwice { 2 } else { 1 }),
         ("egress", 1),
     ] {
         let mut args = vec![
-            "-n", &net.ns_a, "filter", "add", "dev", &net.veth_a, hook, "protocol", "all",
-            "u32", "match", "u32", "0", "0",
+            "-n",
+            &net.ns_a,
+            "filter",
+            "add",
+            "dev",
+            &net.veth_a,
+            hook,
+            "protocol",
+            "all",
+            "u32",
+            "match",
+            "u32",
+            "0",
+            "0",
         ];
         for _ in 0..times {
             args.extend_from_slice(&["action", "mirred", "egress", "mirror", "dev", &mirror_dev]);
@@ -143,7 +224,9 @@ fn order_latencies(trace: &Path) -> HashMap<String, i64> {
             request.entry(row.key).or_insert(row.ts_ns);
         } else if !row.request {
             if let Some(&t) = request.get(&row.key) {
-                latency.entry(row.key).or_insert(row.ts_ns as i64 - t as i64);
+                latency
+                    .entry(row.key)
+                    .or_insert(row.ts_ns as i64 - t as i64);
             }
         }
     }
@@ -170,7 +253,12 @@ fn scenario(tag: u8, how: Mirror) {
     let mut exchange = start_exchange_in_a(
         &net,
         dir.path(),
-        &["--ack-delay", "lognormal:80us,0.4", "--fill-delay", "uniform:20us-60us"],
+        &[
+            "--ack-delay",
+            "lognormal:80us,0.4",
+            "--fill-delay",
+            "uniform:20us-60us",
+        ],
     );
     let port = exchange.addr.port().to_string();
     let (ebpf_trace, tap_trace, recorded) = (
@@ -191,7 +279,14 @@ fn scenario(tag: u8, how: Mirror) {
         dir.path().join("tap.html"),
     );
     let mut tap_args = vec![
-        "live", "--tap", "-i", &mon.capture, "-p", &port, "--json", "--trace",
+        "live",
+        "--tap",
+        "-i",
+        &mon.capture,
+        "-p",
+        &port,
+        "--json",
+        "--trace",
         tap_trace.to_str().unwrap(),
     ];
     if how == Mirror::Plain {
@@ -204,24 +299,36 @@ fn scenario(tag: u8, how: Mirror) {
             html.to_str().unwrap(),
         ]);
     }
-    let mut tap = Proc::spawn("fixscope live --tap", fixscope_cmd(Some(&mon.ns), &tap_args));
+    let mut tap = Proc::spawn(
+        "fixscope live --tap",
+        fixscope_cmd(Some(&mon.ns), &tap_args),
+    );
     tap.wait_for_stderr("fixscope: watching", Duration::from_secs(15));
     assert!(
         bpf_prog_ids_of(tap.pid()).is_empty(),
         "--tap loads no BPF program (beyond its socket filter)"
     );
-    let mut tcpdump = Proc::spawn(
-        "tcpdump",
-        {
-            let mut c = std::process::Command::new("ip");
-            c.args([
-                "netns", "exec", &mon.ns, "tcpdump", "-i", &mon.capture, "-w",
-                recorded.to_str().unwrap(), "--time-stamp-precision", "nano", "-s", "0", "-B",
-                "65536", "-U",
-            ]);
-            c
-        },
-    );
+    let mut tcpdump = Proc::spawn("tcpdump", {
+        let mut c = std::process::Command::new("ip");
+        c.args([
+            "netns",
+            "exec",
+            &mon.ns,
+            "tcpdump",
+            "-i",
+            &mon.capture,
+            "-w",
+            recorded.to_str().unwrap(),
+            "--time-stamp-precision",
+            "nano",
+            "-s",
+            "0",
+            "-B",
+            "65536",
+            "-U",
+        ]);
+        c
+    });
     tcpdump.wait_for_stderr("listening on", Duration::from_secs(10));
     run_client(
         Some(&net.ns_b),
@@ -238,32 +345,56 @@ fn scenario(tag: u8, how: Mirror) {
     let _ = exchange.proc.finish(Duration::from_secs(10));
 
     // The mirror delivered what the scenario says (tcpdump's own reading of the frames).
-    let frames = run("tcpdump", &["-nn", "-e", "-c", "20", "-r", recorded.to_str().unwrap()]);
+    let frames = run(
+        "tcpdump",
+        &["-nn", "-e", "-c", "20", "-r", recorded.to_str().unwrap()],
+    );
     let wrapped = match how {
-        Mirror::QinQ => frames.contains("802.1Q-QinQ") && frames.contains("vlan 200") && frames.contains("vlan 100"),
+        Mirror::QinQ => {
+            frames.contains("802.1Q-QinQ")
+                && frames.contains("vlan 200")
+                && frames.contains("vlan 100")
+        }
         Mirror::Vxlan => frames.contains("VXLAN"),
-        Mirror::Plain | Mirror::RequestsTwice => !frames.contains("vlan") && !frames.contains("VXLAN"),
+        Mirror::Plain | Mirror::RequestsTwice => {
+            !frames.contains("vlan") && !frames.contains("VXLAN")
+        }
     };
-    assert!(wrapped, "{how:?}: the recorded frames are not as expected:\n{frames}");
+    assert!(
+        wrapped,
+        "{how:?}: the recorded frames are not as expected:\n{frames}"
+    );
     let (_, ebpf_summary) = parse_report(&ebpf.stdout);
     let (_, tap_summary) = parse_report(&tapped.stdout);
     let offline = fixscope_cmd(
         None,
         &[
-            "pcap", recorded.to_str().unwrap(), "-p", &port, "--json", "--trace",
+            "pcap",
+            recorded.to_str().unwrap(),
+            "-p",
+            &port,
+            "--json",
+            "--trace",
             dir.path().join("pcap.csv").to_str().unwrap(),
         ],
     )
     .output()
     .expect("fixscope pcap");
-    assert!(offline.status.success(), "{}", String::from_utf8_lossy(&offline.stderr));
+    assert!(
+        offline.status.success(),
+        "{}",
+        String::from_utf8_lossy(&offline.stderr)
+    );
     let (_, pcap_summary) = parse_report(&String::from_utf8_lossy(&offline.stdout));
 
     // The sessions name the gateway (the watched server) and the client.
     for session in tap_summary["sessions"].as_array().expect("sessions") {
         let server = session["server"].as_str().unwrap();
         assert_eq!(server, exchange.addr.to_string(), "{session}");
-        assert!(session["client"].as_str().unwrap().starts_with(&net.ip_b), "{session}");
+        assert!(
+            session["client"].as_str().unwrap().starts_with(&net.ip_b),
+            "{session}"
+        );
     }
     if how == Mirror::Plain {
         let prom = std::fs::read_to_string(&prom).expect("prometheus textfile");
@@ -273,31 +404,57 @@ fn scenario(tag: u8, how: Mirror) {
         );
         assert!(prom.contains("tap_drops"), "{prom}");
         let html = std::fs::read_to_string(&html).expect("html");
-        assert!(html.contains("data-k=\"timestamp_source\">host<"), "no timestamp source in the page");
+        assert!(
+            html.contains("data-k=\"timestamp_source\">host<"),
+            "no timestamp source in the page"
+        );
         let hlog = std::fs::read_to_string(&hlog).expect("hlog");
         assert!(hlog.contains("#fixscope-summary"), "hlog without a summary");
         // A Onload/DPDK host's capture arrives as pcapng on stdin (`onload_tcpdump -w -`,
         // `dpdk-dumpcap -w -`): the same recording as pcapng through `fixscope pcap -`
         // gives the same report as the file.
         let ng = dir.path().join("mirror.pcapng");
-        run("editcap", &["-F", "pcapng", recorded.to_str().unwrap(), ng.to_str().unwrap()]);
+        run(
+            "editcap",
+            &[
+                "-F",
+                "pcapng",
+                recorded.to_str().unwrap(),
+                ng.to_str().unwrap(),
+            ],
+        );
         let piped = std::process::Command::new(BIN)
             .args(["pcap", "-", "-p", &port, "--json"])
             .stdin(std::fs::File::open(&ng).unwrap())
             .output()
             .expect("fixscope pcap -");
-        assert!(piped.status.success(), "{}", String::from_utf8_lossy(&piped.stderr));
+        assert!(
+            piped.status.success(),
+            "{}",
+            String::from_utf8_lossy(&piped.stderr)
+        );
         let (_, piped_summary) = parse_report(&String::from_utf8_lossy(&piped.stdout));
         for part in ["stages", "counters", "source", "sessions"] {
-            assert_eq!(piped_summary[part], pcap_summary[part], "pcapng on stdin: {part}");
+            assert_eq!(
+                piped_summary[part], pcap_summary[part],
+                "pcapng on stdin: {part}"
+            );
         }
     }
     // Every order both saw, the same counts.
     let requests = counter_of(&ebpf_summary, "requests");
     assert_eq!(requests, 1200, "the client sent 1200 orders");
     for name in ["requests", "responses", "matched"] {
-        assert_eq!(counter_of(&tap_summary, name), counter_of(&ebpf_summary, name), "{how:?} {name}");
-        assert_eq!(counter_of(&pcap_summary, name), counter_of(&tap_summary, name), "{how:?} pcap {name}");
+        assert_eq!(
+            counter_of(&tap_summary, name),
+            counter_of(&ebpf_summary, name),
+            "{how:?} {name}"
+        );
+        assert_eq!(
+            counter_of(&pcap_summary, name),
+            counter_of(&tap_summary, name),
+            "{how:?} pcap {name}"
+        );
     }
     assert_eq!(tap_summary["timestamp_source"], "host", "{tap_summary}");
     let src = &tap_summary["source"];
@@ -306,7 +463,10 @@ fn scenario(tag: u8, how: Mirror) {
     let copies = src["capture_mirror_duplicates"].as_u64().unwrap();
     if how == Mirror::RequestsTwice {
         // Every request segment came twice; each second copy counted, none a request.
-        assert!(copies >= requests, "{how:?}: {copies} copies for {requests} requests");
+        assert!(
+            copies >= requests,
+            "{how:?}: {copies} copies for {requests} requests"
+        );
     } else {
         assert_eq!(copies, 0, "{how:?}: {src}");
     }
@@ -351,8 +511,14 @@ fn scenario(tag: u8, how: Mirror) {
         mon.mirror_dev,
         diffs.len()
     );
-    assert!(off_median <= 50_000, "{how:?}: pcap median difference {off_median} ns");
-    assert!(off_max <= 2_000_000, "{how:?}: pcap largest difference {off_max} ns");
+    assert!(
+        off_median <= 50_000,
+        "{how:?}: pcap median difference {off_median} ns"
+    );
+    assert!(
+        off_max <= 2_000_000,
+        "{how:?}: pcap largest difference {off_max} ns"
+    );
     assert!(median <= 50_000, "{how:?}: median difference {median} ns");
     assert!(max <= 2_000_000, "{how:?}: largest difference {max} ns");
     drop(mon);
@@ -388,10 +554,24 @@ fn a_nic_without_hardware_time_stamps_is_a_clear_error() {
     require_root("tap_e2e time stamps");
     let _serial = serial();
     let net = NetnsPair::create(47);
-    for (kind, wanted) in [("adapter", "adapter"), ("adapter_unsynced", "adapter_unsynced")] {
+    for (kind, wanted) in [
+        ("adapter", "adapter"),
+        ("adapter_unsynced", "adapter_unsynced"),
+    ] {
         let out = fixscope_cmd(
             Some(&net.ns_a),
-            &["live", "--tap", "-i", &net.veth_a, "-p", "9878", "-j", kind, "--duration", "1"],
+            &[
+                "live",
+                "--tap",
+                "-i",
+                &net.veth_a,
+                "-p",
+                "9878",
+                "-j",
+                kind,
+                "--duration",
+                "1",
+            ],
         )
         .output()
         .expect("fixscope");
@@ -408,27 +588,49 @@ fn a_nic_without_hardware_time_stamps_is_a_clear_error() {
     // Host time stamps work there, and are named.
     let out = fixscope_cmd(
         Some(&net.ns_a),
-        &["live", "--tap", "-i", &net.veth_a, "-p", "9878", "-j", "host", "--duration", "0.3"],
+        &[
+            "live",
+            "--tap",
+            "-i",
+            &net.veth_a,
+            "-p",
+            "9878",
+            "-j",
+            "host",
+            "--duration",
+            "0.3",
+        ],
     )
     .output()
     .expect("fixscope");
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(text.contains("timestamps: host"), "{text}");
 }
 
 #[test]
 fn breakdown_and_a_missing_interface_are_clear_errors() {
-    let out = fixscope_cmd(None, &["live", "--tap", "-i", "lo", "-p", "9878", "--breakdown"])
-        .output()
-        .expect("fixscope");
+    let out = fixscope_cmd(
+        None,
+        &["live", "--tap", "-i", "lo", "-p", "9878", "--breakdown"],
+    )
+    .output()
+    .expect("fixscope");
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("--breakdown does not apply to --tap"), "{err}");
     let out = fixscope_cmd(None, &["live", "-i", "lo", "-p", "9878", "-j", "adapter"])
         .output()
         .expect("fixscope");
-    assert_eq!(out.status.code(), Some(2), "-j without --tap is a usage error");
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "-j without --tap is a usage error"
+    );
     if unsafe { libc::geteuid() } == 0 {
         let out = fixscope_cmd(None, &["live", "--tap", "-i", "fxs-no-such", "-p", "9878"])
             .output()

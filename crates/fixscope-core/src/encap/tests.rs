@@ -61,7 +61,11 @@ fn every_tunnel_gives_the_packet_inside_as_it_was() {
             for tunnel in TUNNELS {
                 let wrapped = wrap_in_tunnel(&frame, tunnel);
                 let got = decode(LinkType::Ethernet, &wrapped);
-                assert_eq!(got, Ok(Decoded::Tcp(plain)), "{tunnel:?} v6={v6} tags={tags:?}");
+                assert_eq!(
+                    got,
+                    Ok(Decoded::Tcp(plain)),
+                    "{tunnel:?} v6={v6} tags={tags:?}"
+                );
             }
         }
     }

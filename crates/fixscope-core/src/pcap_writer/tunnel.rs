@@ -26,7 +26,10 @@ pub fn wrap(frame: &[u8], tunnel: Tunnel) -> Vec<u8> {
         Tunnel::GreIp => {
             // Past any VLAN tags to the IP packet.
             let mut at = 12;
-            while matches!(u16::from_be_bytes([frame[at], frame[at + 1]]), 0x8100 | 0x88A8 | 0x9100) {
+            while matches!(
+                u16::from_be_bytes([frame[at], frame[at + 1]]),
+                0x8100 | 0x88A8 | 0x9100
+            ) {
                 at += 4;
             }
             let ethertype = u16::from_be_bytes([frame[at], frame[at + 1]]);

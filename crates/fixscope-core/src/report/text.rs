@@ -96,7 +96,10 @@ impl<W: Write> Reporter for TextReporter<W> {
             c.correlation.matched
         )?;
         if let Some(name) = r.span.timestamp_source {
-            writeln!(out, "timestamps: {name} (who stamped the packets: --time-stamp-type)")?;
+            writeln!(
+                out,
+                "timestamps: {name} (who stamped the packets: --time-stamp-type)"
+            )?;
         }
         write_accounting(out, c)?;
         write_stage_header(out, "stage")?;

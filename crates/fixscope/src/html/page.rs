@@ -104,10 +104,10 @@ pub fn render(
     );
     if let Some(name) = r.span.timestamp_source {
         // Who stamped the packets (`live --tap`): runs stamped differently do not compare.
-        let _ = write!(
+        let _ = writeln!(
             h,
             "<p class=\"note\">timestamps: <code data-k=\"timestamp_source\">{}</code> \
-             (who stamped the packets, <code>--time-stamp-type</code>)</p>\n",
+             (who stamped the packets, <code>--time-stamp-type</code>)</p>",
             escape(name)
         );
     }
