@@ -19,10 +19,10 @@
 //! timestamp option — it is then counted as a copy, and every figure stays the same,
 //! since the pipeline uses the first copy of any byte either way.
 //!
-//! The table is set-associative: a packet's fingerprint is a 64-bit hash of those fields,
-//! keyed at random per process (foldhash, as the pending-order table: the packets come from
-//! the wire, and a fixed key would let a sender compute a packet that passes for another's
-//! copy). A set of four (fingerprint, time) entries is one cache line; a new packet takes
+//! The table is set-associative: a packet's fingerprint is a 64-bit hash of those fields
+//! (folded multiplications, as foldhash's), keyed at random per process (as the
+//! pending-order table: the packets come from the wire, and a fixed key would let a sender
+//! compute a packet that passes for another's copy). A set of four (fingerprint, time) entries is one cache line; a new packet takes
 //! the set's oldest entry. 2048 sets (128 KiB) hold the window's packets up to several
 //! million packets a second; past that a copy whose original was evicted goes on to
 //! reassembly, which trims it as a retransmission — no figure changes, only the counter.
@@ -30,7 +30,8 @@
 //! within the window: about one in 10^13 at a million packets a second. Cost: one hash and
 //! one cache line per segment of a watched port.
 
-use std::hash::{BuildHasher, Hash, Hasher};
+use std::hash::BuildHasher;
+use std::net::IpAddr;
 
 use crate::decode::TcpPacket;
 
@@ -58,7 +59,8 @@ struct Set([Entry; WAYS]);
 pub struct MirrorDuplicates {
     sets: Vec<Set>,
     window_ns: u64,
-    hasher: foldhash::fast::RandomState,
+    /// Random per process (from foldhash's seeded `RandomState`).
+    keys: [u64; 8],
 }
 
 impl Default for MirrorDuplicates {
@@ -72,14 +74,23 @@ impl MirrorDuplicates {
         MirrorDuplicates {
             sets: vec![Set::default(); SETS],
             window_ns,
-            hasher: foldhash::fast::RandomState::default(),
+            keys: {
+                let seeds = foldhash::fast::RandomState::default();
+                // Odd keys: a multiplication by an even number loses bits.
+                std::array::from_fn(|i| seeds.hash_one(i as u64) | 1)
+            },
         }
     }
 
     /// Whether `packet`, seen at `ts_ns`, is a copy of a packet seen within the window.
-    /// The first copy stays the reference, so a third copy is one too.
+    /// The first copy stays the reference, so a third copy is one too. Only segments with
+    /// data are looked at: a copied pure ACK, SYN or FIN changes no figure and no
+    /// counter, and some stacks send identical duplicate ACKs (IPv4 id 0) that are no copy.
     #[inline]
     pub fn is_copy(&mut self, ts_ns: u64, packet: &TcpPacket<'_>) -> bool {
+        if packet.payload.is_empty() && packet.missing_tail == 0 {
+            return false;
+        }
         let fingerprint = self.fingerprint(packet);
         let set = &mut self.sets[(fingerprint >> 53) as usize & (SETS - 1)].0;
         let mut oldest = 0;
@@ -97,16 +108,40 @@ impl MirrorDuplicates {
 
     #[inline]
     fn fingerprint(&self, p: &TcpPacket<'_>) -> u64 {
-        let mut h = self.hasher.build_hasher();
-        p.flow.hash(&mut h);
-        h.write_u64(u64::from(p.seq) << 32 | u64::from(p.ack));
+        let k = &self.keys;
+        let addrs = match (p.flow.src.addr, p.flow.dst.addr) {
+            (IpAddr::V4(s), IpAddr::V4(d)) => u64::from(u32::from(s)) << 32 | u64::from(u32::from(d)),
+            (s, d) => {
+                let (s, d) = (v6_bits(s), v6_bits(d));
+                fold(s as u64 ^ k[4], (s >> 64) as u64 ^ k[5])
+                    ^ fold(d as u64 ^ k[6], (d >> 64) as u64 ^ k[7])
+            }
+        };
+        let ports = u64::from(p.flow.src.port) << 16 | u64::from(p.flow.dst.port);
         let len = (p.payload.len() as u64).saturating_add(u64::from(p.missing_tail));
-        h.write_u64(len << 32 | u64::from(p.flags.0));
         let id = p.copy_id;
-        h.write_u64(
-            u64::from(id.ip_id) << 32 | u64::from(id.tcp_window) << 16 | u64::from(id.tcp_checksum),
-        );
-        h.finish().max(1)
+        let ids = u64::from(id.ip_id) << 48
+            | u64::from(id.tcp_window) << 32
+            | u64::from(id.tcp_checksum) << 16
+            | u64::from(p.flags.0);
+        let h = fold(addrs ^ k[0], (ports << 32 | len) ^ k[1]);
+        let h = fold(h ^ (u64::from(p.seq) << 32 | u64::from(p.ack)), ids ^ k[2]);
+        fold(h, k[3]).max(1)
+    }
+}
+
+/// The folded 128-bit product (as foldhash and wyhash mix): every input bit reaches the
+/// result; with the per-process keys an outsider cannot aim at a value.
+#[inline]
+fn fold(a: u64, b: u64) -> u64 {
+    let m = u128::from(a) * u128::from(b);
+    (m as u64) ^ (m >> 64) as u64
+}
+
+fn v6_bits(a: IpAddr) -> u128 {
+    match a {
+        IpAddr::V6(v) => u128::from(v),
+        IpAddr::V4(v) => u128::from(v.to_ipv6_mapped()),
     }
 }
 
@@ -140,7 +175,7 @@ mod tests {
             .client_sends(b"8=FIX.4.4\x01")
             .frame(LinkType::Ethernet, &FrameOptions::default());
         // With a VLAN tag on the way: the same packet.
-        let tagged = c.client_sends(b"").frame(
+        let tagged = c.client_sends(b"xy").frame(
             LinkType::Ethernet,
             &FrameOptions {
                 vlan_tags: vec![5],
@@ -181,6 +216,34 @@ mod tests {
             .server_sends(b"abcdef")
             .frame(LinkType::Ethernet, &FrameOptions::default());
         assert!(!d.is_copy(20, &packet(&other_flow)));
+    }
+
+    #[test]
+    fn segments_without_data_are_never_copies() {
+        let mut d = MirrorDuplicates::default();
+        let mut c = conn();
+        let ack = c
+            .client_sends(b"")
+            .frame(LinkType::Ethernet, &FrameOptions::default());
+        assert!(!d.is_copy(0, &packet(&ack)));
+        assert!(!d.is_copy(1, &packet(&ack)));
+    }
+
+    #[test]
+    fn ipv6_copies_are_recognised_and_flows_kept_apart() {
+        let ep = |a: &str, port| Endpoint {
+            addr: a.parse().unwrap(),
+            port,
+        };
+        let mut d = MirrorDuplicates::default();
+        let mut a = SyntheticConnection::new(ep("2001:db8::2", 40000), ep("2001:db8::1", 9878));
+        let mut b = SyntheticConnection::new(ep("2001:db8::3", 40000), ep("2001:db8::1", 9878));
+        let fa = a.client_sends(b"same").frame(LinkType::Ethernet, &FrameOptions::default());
+        let fb = b.client_sends(b"same").frame(LinkType::Ethernet, &FrameOptions::default());
+        assert!(!d.is_copy(0, &packet(&fa)));
+        assert!(!d.is_copy(1, &packet(&fb)), "another client's packet is no copy");
+        assert!(d.is_copy(2, &packet(&fa)));
+        assert!(d.is_copy(3, &packet(&fb)));
     }
 
     #[test]
