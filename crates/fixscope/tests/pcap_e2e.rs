@@ -305,7 +305,11 @@ fn retransmissions_overlaps_and_reordering() {
     }
     let copied: usize = extra
         .iter()
-        .filter(|p| packets.iter().any(|o| o.ts_ns + 1 == p.ts_ns && o.spec == p.spec))
+        .filter(|p| {
+            packets
+                .iter()
+                .any(|o| o.ts_ns + 1 == p.ts_ns && o.spec == p.spec)
+        })
         .map(|p| p.spec.payload.len())
         .sum();
     let retransmitted: usize = extra.iter().map(|p| p.spec.payload.len()).sum::<usize>() - copied;
