@@ -244,6 +244,7 @@ fn scenario(tag: u8, how: Mirror) {
     require_root(&test);
     require_tool(&test, "tc");
     require_tool(&test, "tcpdump");
+    require_tool(&test, "tshark");
     if how == Mirror::QinQ {
         require_tool(&test, "clang");
     }
@@ -461,12 +462,27 @@ fn scenario(tag: u8, how: Mirror) {
     assert_eq!(src["tap_drops"], 0, "{src}");
     assert_eq!(src["capture_decode_errors"], 0, "{src}");
     let copies = src["capture_mirror_duplicates"].as_u64().unwrap();
+    // tshark counts the data segments towards the exchange in the recording: with every
+    // request mirrored twice, half of them are second copies — each counted, none a
+    // request (the client's writes may carry several orders per segment).
+    let towards_port = run(
+        "tshark",
+        &[
+            "-r",
+            recorded.to_str().unwrap(),
+            "-Y",
+            &format!("tcp.len > 0 && tcp.dstport == {port}"),
+            "-T",
+            "fields",
+            "-e",
+            "frame.number",
+        ],
+    )
+    .lines()
+    .count() as u64;
     if how == Mirror::RequestsTwice {
-        // Every request segment came twice; each second copy counted, none a request.
-        assert!(
-            copies >= requests,
-            "{how:?}: {copies} copies for {requests} requests"
-        );
+        assert_eq!(copies * 2, towards_port, "{how:?}: {src}");
+        assert_eq!(pcap_summary["source"]["capture_mirror_duplicates"], copies);
     } else {
         assert_eq!(copies, 0, "{how:?}: {src}");
     }
