@@ -46,13 +46,13 @@ cleanup() {
 trap cleanup EXIT
 for n in $A $B $M; do ip netns add "$n"; ip -n "$n" link set lo up; done
 ip -n $A link add va type veth peer name vb netns $B
-ip -n $A link add ma type veth peer name mm netns $M
+ip -n $A link add mira type veth peer name mirm netns $M
 ip -n $A addr add 10.241.0.1/24 dev va
 ip -n $B addr add 10.241.0.2/24 dev vb
-for x in "$A va" "$B vb" "$A ma" "$M mm"; do set -- $x; ip -n "$1" link set "$2" up; done
+for x in "$A va" "$B vb" "$A mira" "$M mirm"; do set -- $x; ip -n "$1" link set "$2" up; done
 tc -n $A qdisc add dev va clsact
 for hook in ingress egress; do
-    tc -n $A filter add dev va $hook protocol all u32 match u32 0 0 action mirred egress mirror dev ma
+    tc -n $A filter add dev va $hook protocol all u32 match u32 0 0 action mirred egress mirror dev mira
 done
 
 cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%.0f\n", s}'; }
@@ -82,7 +82,7 @@ for mode in $MODES; do
     ip netns exec $A "$FIXSCOPE" sim exchange --listen 10.241.0.1:$PORT </dev/null >"$W/ex.out" 2>"$W/ex.err" &
     EX=$!; PIDS+=("$EX"); wait_for "$W/ex.err" listening "$EX"
     if [[ $mode == tap ]]; then
-        ip netns exec $M "$FIXSCOPE" live --tap -i mm -p $PORT --json -r 0 </dev/null >"$W/fx.out" 2>"$W/fx.err" &
+        ip netns exec $M "$FIXSCOPE" live --tap -i mirm -p $PORT --json -r 0 </dev/null >"$W/fx.out" 2>"$W/fx.err" &
     else
         ip netns exec $A "$FIXSCOPE" live -i va -p $PORT --json -r 0 </dev/null >"$W/fx.out" 2>"$W/fx.err" &
     fi
@@ -93,6 +93,7 @@ for mode in $MODES; do
     c1=$(cpu_ns "$FX"); t1=$(date +%s%N)
     sleep 1
     stop_pid "$FX"; stop_pid "$EX"
+    cp "$W/fx.out" "$BENCH_DIR/tap-$mode-$rate-$run.json"; cp "$W/fx.err" "$BENCH_DIR/tap-$mode-$rate-$run.err"
     python3 - "$TSV" "$mode" "$rate" "$run" "$c0" "$c1" "$t0" "$t1" "$(source_rev)" "$W/fx.out" "$W/cl.out" <<'EOF'
 import json, re, sys
 tsv, mode, rate, run, c0, c1, t0, t1, build, fx, cl = sys.argv[1:]
