@@ -486,11 +486,15 @@ fn scenario(tag: u8, how: Mirror) {
     } else {
         assert_eq!(copies, 0, "{how:?}: {src}");
     }
+    // A mirror's copy is no retransmission: the tap and the recording count no more
+    // retransmitted bytes than eBPF at the same interface (on a loaded machine the veths
+    // drop and TCP really retransmits; the mirror may miss an original, never add one).
+    let at_interface = counter_of(&ebpf_summary, "retransmitted_bytes");
     for summary in [&tap_summary, &pcap_summary] {
-        assert_eq!(
-            counter_of(summary, "retransmitted_bytes"),
-            0,
-            "{how:?}: a mirror's copy is no retransmission"
+        assert!(
+            counter_of(summary, "retransmitted_bytes") <= at_interface,
+            "{how:?}: {} retransmitted bytes on the mirror, {at_interface} at the interface",
+            counter_of(summary, "retransmitted_bytes")
         );
     }
 
