@@ -442,19 +442,40 @@ fn scenario(tag: u8, how: Mirror) {
             );
         }
     }
-    // Every order both saw, the same counts.
+    // The same counts. The tap must lose nothing the mirror delivered: it agrees with
+    // tcpdump's recording of the same interface exactly. The mirror itself (tc mirred into
+    // a veth, then the monitor's 1,000-packet backlog) can lose packets when the machine
+    // is saturated (the whole suite on 2 shared vCPUs): then the eBPF capture at the
+    // interface has orders the mirror never delivered, and that loss must show as TCP
+    // gaps in the tap's counters — never silently.
     let requests = counter_of(&ebpf_summary, "requests");
     assert_eq!(requests, 1200, "the client sent 1200 orders");
     for name in ["requests", "responses", "matched"] {
         assert_eq!(
-            counter_of(&tap_summary, name),
-            counter_of(&ebpf_summary, name),
-            "{how:?} {name}"
-        );
-        assert_eq!(
             counter_of(&pcap_summary, name),
             counter_of(&tap_summary, name),
             "{how:?} pcap {name}"
+        );
+    }
+    let mirror_lost = requests - counter_of(&pcap_summary, "requests");
+    if mirror_lost == 0 {
+        for name in ["requests", "responses", "matched"] {
+            assert_eq!(
+                counter_of(&tap_summary, name),
+                counter_of(&ebpf_summary, name),
+                "{how:?} {name}"
+            );
+        }
+    } else {
+        eprintln!("{how:?}: the mirror lost packets of {mirror_lost} orders (machine saturated)");
+        assert!(
+            counter_of(&tap_summary, "tcp_gaps") > 0,
+            "{how:?}: {mirror_lost} orders missing without a gap: {}",
+            tap_summary["counters"]
+        );
+        assert!(
+            mirror_lost * 10 <= requests,
+            "{how:?}: {mirror_lost} orders lost"
         );
     }
     assert_eq!(tap_summary["timestamp_source"], "host", "{tap_summary}");
@@ -481,7 +502,12 @@ fn scenario(tag: u8, how: Mirror) {
     .lines()
     .count() as u64;
     if how == Mirror::RequestsTwice {
-        assert_eq!(copies * 2, towards_port, "{how:?}: {src}");
+        if counter_of(&tap_summary, "tcp_gaps") == 0 {
+            assert_eq!(copies * 2, towards_port, "{how:?}: {src}");
+        } else {
+            // The mirror lost some packets (one copy of a pair is no copy).
+            assert!(copies > 0 && copies * 2 <= towards_port, "{how:?}: {src}");
+        }
         assert_eq!(pcap_summary["source"]["capture_mirror_duplicates"], copies);
     } else {
         assert_eq!(copies, 0, "{how:?}: {src}");
@@ -509,6 +535,10 @@ fn scenario(tag: u8, how: Mirror) {
     let mut diffs: Vec<i64> = Vec::new();
     let mut offline_diffs: Vec<i64> = Vec::new();
     for (key, lat) in &at_server {
+        if mirror_lost > 0 && !recorded_lat.contains_key(key) {
+            // Not delivered by the mirror (counted above): nothing to compare.
+            continue;
+        }
         let tapped = on_mirror
             .get(key)
             .unwrap_or_else(|| panic!("{how:?}: order {key} not seen on the mirror"));
