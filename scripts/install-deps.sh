@@ -38,6 +38,10 @@ have cc || need_apt+=(gcc)
 dpkg -s libelf-dev >/dev/null 2>&1 || need_apt+=(libelf-dev)
 dpkg -s zlib1g-dev >/dev/null 2>&1 || need_apt+=(zlib1g-dev)
 dpkg -s linux-libc-dev >/dev/null 2>&1 || need_apt+=(linux-libc-dev)
+# live --tap (#24): libpcap through the `pcap` crate; the tap tests convert a recording to
+# pcapng with editcap (wireshark-common, installed with tshark).
+dpkg -s libpcap-dev >/dev/null 2>&1 || need_apt+=(libpcap-dev)
+have editcap || need_apt+=(wireshark-common)
 
 apt_install "${need_apt[@]}"
 

@@ -1,11 +1,13 @@
 //! From a captured frame to a [`Segment`]: decode link/IP/TCP, decide the direction from the
-//! watched ports, count what was seen.
+//! watched ports, drop the second copy of a mirrored packet ([`crate::mirror_dup`]), count
+//! what was seen.
 //!
 //! Every packet-level source hands its frames here — capture files today, a mirror-port
 //! (AF_PACKET) capture later — so they count and classify alike. The live eBPF source is not
 //! one: its kernel side decodes and classifies before anything reaches user space.
 
 use crate::decode::{decode, Decoded, LinkType};
+use crate::mirror_dup::MirrorDuplicates;
 use crate::ports::PortSet;
 use crate::segment::Segment;
 
@@ -48,6 +50,10 @@ pub struct CaptureStats {
     /// absurd timestamp or `if_tsoffset`).
     #[serde(rename = "capture_bad_timestamps")]
     pub bad_timestamps: u64,
+    /// Second (and further) copies of one packet, as a mirror port delivers them: counted
+    /// here, never handed on, never a retransmission ([`crate::mirror_dup`]).
+    #[serde(rename = "capture_mirror_duplicates")]
+    pub mirror_duplicates: u64,
     /// A file ended in the middle of a record; everything before it was read. A flag the
     /// binary turns into a warning, not a counter.
     #[serde(skip)]
@@ -58,13 +64,17 @@ pub struct CaptureStats {
 #[derive(Clone, Debug)]
 pub struct FrameClassifier {
     ports: PortSet,
+    copies: MirrorDuplicates,
 }
 
 impl FrameClassifier {
     /// Segments to or from any of `ports` are handed on: towards a watched port is a
     /// request, from one a response ([`PortSet::classify`]).
     pub fn new(ports: PortSet) -> Self {
-        FrameClassifier { ports }
+        FrameClassifier {
+            ports,
+            copies: MirrorDuplicates::default(),
+        }
     }
 
     pub fn ports(&self) -> &PortSet {
@@ -72,11 +82,12 @@ impl FrameClassifier {
     }
 
     /// One captured frame of link type `link`, taken at `ts_ns`: counts it in `stats` and
-    /// returns the TCP segment it carries when one of its ports is watched. Never panics
-    /// and never allocates; a malformed frame is a counted decode error.
+    /// returns the TCP segment it carries when one of its ports is watched and it is not
+    /// a second copy of a packet. Never panics and never allocates; a malformed frame is a
+    /// counted decode error.
     #[inline]
     pub fn classify<'f>(
-        &self,
+        &mut self,
         link: LinkType,
         ts_ns: u64,
         frame: &'f [u8],
@@ -87,6 +98,10 @@ impl FrameClassifier {
             Ok(Decoded::Tcp(t)) => {
                 stats.tcp_segments += 1;
                 let direction = self.ports.classify(t.flow.src.port, t.flow.dst.port)?;
+                if self.copies.is_copy(ts_ns, &t) {
+                    stats.mirror_duplicates += 1;
+                    return None;
+                }
                 stats.segments_in_port_range += 1;
                 if t.missing_tail > 0 {
                     stats.truncated_segments += 1;
@@ -135,7 +150,7 @@ mod tests {
 
     #[test]
     fn classifies_by_port_and_counts_every_kind_of_frame() {
-        let classifier = FrameClassifier::new(PortSet::single(9878));
+        let mut classifier = FrameClassifier::new(PortSet::single(9878));
         let mut stats = CaptureStats::default();
         let mut c = conn();
         let opts = FrameOptions::default();
@@ -162,10 +177,21 @@ mod tests {
             .expect("a response");
         assert_eq!((s.direction, s.flow), (Direction::Response, response.flow));
 
-        // Cut by a snaplen: handed on, counted as truncated.
+        // The same packet again at once: a mirror's second copy, counted and dropped.
+        let f = response.frame(LinkType::RawIp, &opts);
+        assert!(classifier
+            .classify(LinkType::RawIp, 9, &f, &mut stats)
+            .is_none());
+        // Cut by a snaplen: handed on, counted as truncated (seen again 10 ms later: a
+        // retransmission for reassembly, no copy).
         let f = response.frame(LinkType::Ethernet, &opts);
         let s = classifier
-            .classify(LinkType::Ethernet, 9, &f[..f.len() - 3], &mut stats)
+            .classify(
+                LinkType::Ethernet,
+                10_000_000,
+                &f[..f.len() - 3],
+                &mut stats,
+            )
             .expect("a cut response");
         assert_eq!(s.missing_tail, 3);
         // Another port; ARP; an IP fragment; a frame cut inside its IP header.
@@ -192,9 +218,10 @@ mod tests {
         assert_eq!(
             stats,
             CaptureStats {
-                packets: 7,
-                tcp_segments: 4,
+                packets: 8,
+                tcp_segments: 5,
                 segments_in_port_range: 3,
+                mirror_duplicates: 1,
                 not_tcp: 1,
                 ip_fragments: 1,
                 decode_errors: 1,
@@ -218,6 +245,7 @@ mod tests {
             unsupported_link_packets: 8,
             unknown_interface_packets: 9,
             bad_timestamps: 10,
+            mirror_duplicates: 11,
             truncated_file: true,
         };
         let names: Vec<(String, u64)> = counters_of(&stats);
@@ -232,6 +260,7 @@ mod tests {
             "capture_unsupported_link_packets",
             "capture_unknown_interface_packets",
             "capture_bad_timestamps",
+            "capture_mirror_duplicates",
         ];
         let want: Vec<(String, u64)> = want
             .iter()

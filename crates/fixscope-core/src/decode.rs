@@ -5,6 +5,10 @@
 //! header that does not fit is a [`DecodeError`]. The TCP payload is bounded by the IP
 //! length (so Ethernet padding and trailers are dropped); payload bytes the IP length
 //! announces but the capture cut off (snaplen) are reported as `missing_tail`.
+//!
+//! Mirror-port captures wrap the watched packets in tunnels (GRE, GRETAP, ERSPAN II/III,
+//! VXLAN): those are unwrapped by [`crate::encap`], which the IP decoders call only for a
+//! protocol other than TCP — a plain capture's path is the TCP test it always made.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
@@ -77,6 +81,20 @@ pub struct TcpPacket<'a> {
     pub payload: &'a [u8],
     /// Payload bytes announced by the IP length but not captured (snaplen).
     pub missing_tail: u32,
+    /// What tells two copies of one packet from a retransmission of it
+    /// ([`crate::mirror_dup`]): the IPv4 identification (0 for IPv6), TCP window and checksum.
+    pub copy_id: CopyId,
+}
+
+/// The header fields a mirror copies unchanged and a sender changes when it sends the same
+/// bytes again (Linux gives each IPv4 packet of a connection the next identification): with
+/// the flow, sequence numbers, flags and length they tell a second copy of one packet from a
+/// retransmission ([`crate::mirror_dup`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CopyId {
+    pub ip_id: u16,
+    pub tcp_window: u16,
+    pub tcp_checksum: u16,
 }
 
 /// What a frame turned out to be.
@@ -118,7 +136,9 @@ const ETHERTYPE_VLAN: u16 = 0x8100;
 const ETHERTYPE_QINQ: u16 = 0x88A8;
 const ETHERTYPE_QINQ_OLD: u16 = 0x9100;
 
-const IPPROTO_TCP: u8 = 6;
+pub(crate) const IPPROTO_TCP: u8 = 6;
+pub(crate) const IPPROTO_UDP: u8 = 17;
+pub(crate) const IPPROTO_GRE: u8 = 47;
 const IPPROTO_HOPOPTS: u8 = 0;
 const IPPROTO_ROUTING: u8 = 43;
 const IPPROTO_FRAGMENT: u8 = 44;
@@ -126,7 +146,7 @@ const IPPROTO_AH: u8 = 51;
 const IPPROTO_DSTOPTS: u8 = 60;
 
 #[inline]
-fn be16(b: &[u8], at: usize) -> u16 {
+pub(crate) fn be16(b: &[u8], at: usize) -> u16 {
     u16::from_be_bytes([b[at], b[at + 1]])
 }
 
@@ -136,7 +156,7 @@ fn be32(b: &[u8], at: usize) -> u32 {
 }
 
 #[inline]
-fn need(layer: &'static str, b: &[u8], len: usize) -> Result<(), DecodeError> {
+pub(crate) fn need(layer: &'static str, b: &[u8], len: usize) -> Result<(), DecodeError> {
     if b.len() < len {
         Err(DecodeError::Truncated {
             layer,
@@ -153,17 +173,17 @@ pub fn decode(link: LinkType, frame: &[u8]) -> Result<Decoded<'_>, DecodeError> 
     match link {
         LinkType::Ethernet => {
             need("Ethernet", frame, 14)?;
-            ethertype_payload(be16(frame, 12), &frame[14..])
+            ethertype_payload(be16(frame, 12), &frame[14..], 0)
         }
         LinkType::LinuxSll => {
             need("Linux cooked (SLL)", frame, 16)?;
-            ethertype_payload(be16(frame, 14), &frame[16..])
+            ethertype_payload(be16(frame, 14), &frame[16..], 0)
         }
         LinkType::LinuxSll2 => {
             need("Linux cooked (SLL2)", frame, 20)?;
-            ethertype_payload(be16(frame, 0), &frame[20..])
+            ethertype_payload(be16(frame, 0), &frame[20..], 0)
         }
-        LinkType::RawIp => ip(frame),
+        LinkType::RawIp => ip(frame, 0),
         LinkType::Null => {
             need("BSD loopback", frame, 4)?;
             let family = u32::from_le_bytes([frame[0], frame[1], frame[2], frame[3]]);
@@ -176,15 +196,20 @@ pub fn decode(link: LinkType, frame: &[u8]) -> Result<Decoded<'_>, DecodeError> 
             };
             match family {
                 // AF_INET everywhere; AF_INET6 on Linux, NetBSD/OpenBSD, FreeBSD, macOS.
-                2 | 10 | 24 | 28 | 30 => ip(&frame[4..]),
+                2 | 10 | 24 | 28 | 30 => ip(&frame[4..], 0),
                 _ => Ok(Decoded::NotTcp),
             }
         }
     }
 }
 
-/// Skips VLAN tags, then hands IP to the IP decoder.
-fn ethertype_payload(mut ethertype: u16, mut rest: &[u8]) -> Result<Decoded<'_>, DecodeError> {
+/// Skips VLAN tags, then hands IP to the IP decoder. `depth` counts the tunnels already
+/// unwrapped around this frame.
+pub(crate) fn ethertype_payload(
+    mut ethertype: u16,
+    mut rest: &[u8],
+    depth: u8,
+) -> Result<Decoded<'_>, DecodeError> {
     while matches!(
         ethertype,
         ETHERTYPE_VLAN | ETHERTYPE_QINQ | ETHERTYPE_QINQ_OLD
@@ -194,22 +219,22 @@ fn ethertype_payload(mut ethertype: u16, mut rest: &[u8]) -> Result<Decoded<'_>,
         rest = &rest[4..];
     }
     match ethertype {
-        ETHERTYPE_IPV4 => ipv4(rest),
-        ETHERTYPE_IPV6 => ipv6(rest),
+        ETHERTYPE_IPV4 => ipv4(rest, depth),
+        ETHERTYPE_IPV6 => ipv6(rest, depth),
         _ => Ok(Decoded::NotTcp),
     }
 }
 
-fn ip(b: &[u8]) -> Result<Decoded<'_>, DecodeError> {
+pub(crate) fn ip(b: &[u8], depth: u8) -> Result<Decoded<'_>, DecodeError> {
     need("IP", b, 1)?;
     match b[0] >> 4 {
-        4 => ipv4(b),
-        6 => ipv6(b),
+        4 => ipv4(b, depth),
+        6 => ipv6(b, depth),
         v => Err(DecodeError::BadIpVersion(v)),
     }
 }
 
-fn ipv4(b: &[u8]) -> Result<Decoded<'_>, DecodeError> {
+fn ipv4(b: &[u8], depth: u8) -> Result<Decoded<'_>, DecodeError> {
     need("IPv4", b, 20)?;
     let version = b[0] >> 4;
     if version != 4 {
@@ -233,14 +258,14 @@ fn ipv4(b: &[u8]) -> Result<Decoded<'_>, DecodeError> {
         return Ok(Decoded::IpFragment);
     }
     if b[9] != IPPROTO_TCP {
-        return Ok(Decoded::NotTcp);
+        return crate::encap::unwrap(b[9], &b[header..ip_end.min(b.len())], depth);
     }
     let src = IpAddr::V4(Ipv4Addr::new(b[12], b[13], b[14], b[15]));
     let dst = IpAddr::V4(Ipv4Addr::new(b[16], b[17], b[18], b[19]));
-    tcp(b, header, ip_end, src, dst)
+    tcp(b, header, ip_end, src, dst, be16(b, 4))
 }
 
-fn ipv6(b: &[u8]) -> Result<Decoded<'_>, DecodeError> {
+fn ipv6(b: &[u8], depth: u8) -> Result<Decoded<'_>, DecodeError> {
     need("IPv6", b, 40)?;
     let version = b[0] >> 4;
     if version != 6 {
@@ -272,8 +297,9 @@ fn ipv6(b: &[u8]) -> Result<Decoded<'_>, DecodeError> {
                 next = b[at];
                 at += len;
             }
-            // No next header (59), ESP, UDP, ICMPv6, ...
-            _ => return Ok(Decoded::NotTcp),
+            // A tunnel (GRE, VXLAN over UDP) or something else: no next header (59),
+            // ESP, ICMPv6, ...
+            _ => return crate::encap::unwrap(next, &b[at..ip_end.min(b.len())], depth),
         }
     }
     let mut src = [0u8; 16];
@@ -286,6 +312,7 @@ fn ipv6(b: &[u8]) -> Result<Decoded<'_>, DecodeError> {
         ip_end,
         IpAddr::V6(Ipv6Addr::from(src)),
         IpAddr::V6(Ipv6Addr::from(dst)),
+        0,
     )
 }
 
@@ -297,6 +324,7 @@ fn tcp(
     ip_end: usize,
     src: IpAddr,
     dst: IpAddr,
+    ip_id: u16,
 ) -> Result<Decoded<'_>, DecodeError> {
     let t = &b[at..];
     need("TCP", t, 20)?;
@@ -331,6 +359,11 @@ fn tcp(
         payload: &b[payload_start..captured_end],
         // An IP length is at most 64 KiB (or the captured length), so this fits.
         missing_tail: u32::try_from(missing).unwrap_or(u32::MAX),
+        copy_id: CopyId {
+            ip_id,
+            tcp_window: be16(t, 14),
+            tcp_checksum: be16(t, 16),
+        },
     }))
 }
 

@@ -13,8 +13,10 @@ pub mod clock;
 pub mod correlate;
 pub mod counters;
 pub mod decode;
+pub mod encap;
 pub mod fix;
 pub mod hlog;
+pub mod mirror_dup;
 pub mod pcap;
 #[cfg(any(test, feature = "capture-writer"))]
 pub mod pcap_writer;

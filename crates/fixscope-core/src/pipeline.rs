@@ -161,6 +161,8 @@ pub struct Pipeline {
     unix_offset_ns: i64,
     /// The in-host breakdown (`--breakdown`).
     breakdown: Option<Breakdown>,
+    /// Who stamped the packets, named in every report (`live --tap`).
+    timestamp_source: Option<&'static str>,
 }
 
 impl Pipeline {
@@ -187,7 +189,14 @@ impl Pipeline {
             shed_connections: 0,
             interval_start_counters: Counters::default(),
             unix_offset_ns: 0,
+            timestamp_source: None,
         }
+    }
+
+    /// Names who stamps the packets (`host`, `adapter`, `adapter_unsynced`) in every
+    /// report of this run.
+    pub fn set_timestamp_source(&mut self, name: &'static str) {
+        self.timestamp_source = Some(name);
     }
 
     /// Tells the pipeline how its timestamps map to UNIX time
@@ -469,6 +478,7 @@ impl Pipeline {
             start_ns,
             end_ns,
             unix_offset_ns: self.unix_offset_ns,
+            timestamp_source: self.timestamp_source,
         };
         let report = IntervalReport::new(
             span,
@@ -489,6 +499,7 @@ impl Pipeline {
             start_ns: self.first_ts_ns.unwrap_or(self.now_ns),
             end_ns: self.now_ns,
             unix_offset_ns: self.unix_offset_ns,
+            timestamp_source: self.timestamp_source,
         }
     }
 

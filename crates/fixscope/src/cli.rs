@@ -381,8 +381,9 @@ pub enum AttachArg {
 
 #[derive(Args, Debug, Clone)]
 pub struct LiveArgs {
-    /// Network interface to attach to (e.g. eth0, bond0, eth0.100, lo).
-    #[arg(short = 'i', long = "interface", value_name = "IFACE")]
+    /// Network interface to attach to (e.g. eth0, bond0, eth0.100, lo); with --tap the
+    /// monitor interface(s), comma-separated.
+    #[arg(short = 'i', long = "interface", value_name = "IFACE[,IFACE...]")]
     pub iface: String,
     #[command(flatten)]
     pub analysis: AnalysisArgs,
@@ -423,9 +424,67 @@ pub struct LiveArgs {
     /// reading thread's wait for a CPU (`sched_delay`), from eBPF at the socket layer.
     #[arg(long = "breakdown")]
     pub breakdown: bool,
+    #[command(flatten)]
+    pub tap: TapArgs,
+}
+
+/// `live --tap`: watch a copy of the wire (mirror/SPAN port, tap) with libpcap instead of
+/// eBPF on the gateway (docs/tap.md).
+#[derive(Args, Debug, Clone)]
+pub struct TapArgs {
+    /// Watch a mirror (SPAN) port or tap on this monitor host: `-i` names the capture
+    /// interface(s), comma-separated (the two ports of a full-duplex tap are merged by
+    /// timestamp); no BPF program or qdisc on any gateway. `--breakdown` does not apply.
+    #[arg(long = "tap")]
+    pub tap: bool,
+    /// Who stamps the packets, as tcpdump's -j: `host` (this host's kernel), `adapter`
+    /// (the NIC, synchronised with the host's clock), `adapter_unsynced` (the NIC's own
+    /// clock). Named in every output.
+    #[arg(
+        long = "time-stamp-type",
+        short = 'j',
+        value_name = "host|adapter|adapter_unsynced",
+        requires = "tap"
+    )]
+    pub time_stamp_type: Option<fixscope_tap::TimestampSource>,
+    /// Kernel capture buffer per interface in MiB (packets are dropped and counted,
+    /// `tap_drops`, when it is full).
+    #[arg(long = "tap-buffer-mb", value_name = "MIB", requires = "tap")]
+    pub buffer_mb: Option<usize>,
 }
 
 impl LiveArgs {
+    /// Validates the `--tap` flags into the mirror-port capture's configuration.
+    pub fn tap_config(&self) -> Result<fixscope_tap::TapConfig> {
+        if self.breakdown {
+            bail!(
+                "--breakdown does not apply to --tap: it splits an order inside the host that \
+                 runs the application, and a mirror only sees the wire"
+            );
+        }
+        if let Some(d) = self.duration_s {
+            if !(d.is_finite() && d > 0.0) {
+                bail!("--duration must be a positive number of seconds, got {d}");
+            }
+        }
+        let ifaces: Vec<String> = self
+            .iface
+            .split(',')
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect();
+        let mut cfg = fixscope_tap::TapConfig::new(ifaces, self.analysis.ports.clone());
+        cfg.ip_filter = self.ip;
+        cfg.timestamps = self.tap.time_stamp_type.unwrap_or_default();
+        if let Some(mb) = self.tap.buffer_mb {
+            if mb == 0 || mb > 4096 {
+                bail!("--tap-buffer-mb must be between 1 and 4096, got {mb}");
+            }
+            cfg.buffer_bytes = mb << 20;
+        }
+        Ok(cfg)
+    }
+
     /// Validates the live flags into the capture's configuration.
     pub fn live_config(&self) -> Result<fixscope_live::LiveConfig> {
         if let Some(d) = self.duration_s {
@@ -558,6 +617,11 @@ impl LiveArgs {
             tui: false,
             relinquish: None,
             breakdown: false,
+            tap: TapArgs {
+                tap: false,
+                time_stamp_type: None,
+                buffer_mb: None,
+            },
         }
     }
 }

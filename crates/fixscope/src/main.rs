@@ -11,6 +11,7 @@ mod cmd_plot;
 mod cmd_report;
 mod cmd_sim;
 mod compare;
+mod cmd_tap;
 mod driver;
 mod html;
 mod keys;
@@ -52,6 +53,7 @@ fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
         cli::Command::Pcap(args) => cmd_pcap::run(&args),
         cli::Command::Plot(args) => cmd_plot::run(&args),
         cli::Command::Demo(args) => cmd_demo::run(&args),
+        cli::Command::Live(args) if args.tap.tap => cmd_tap::run(&args),
         cli::Command::Live(args) => cmd_live::run(&args),
         cli::Command::Sim(cmd) => cmd_sim::run(&cmd),
         cli::Command::Report(args) => cmd_report::run(&args),

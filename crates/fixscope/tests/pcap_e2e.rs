@@ -266,17 +266,28 @@ fn retransmissions_overlaps_and_reordering() {
     };
     let (mut packets, truth) = build_scenario(&spec);
     let mut extra = Vec::new();
+    let mut copies = 0u64;
     for (i, p) in packets.iter().enumerate() {
         if p.spec.payload.is_empty() {
             continue;
         }
         match i % 5 {
-            // An exact retransmission shortly after.
+            // An exact retransmission, a retransmission timeout later (these synthetic
+            // packets all carry IPv4 id 0, so only the time tells it from a copy).
             0 => extra.push(TimedPacket {
-                ts_ns: p.ts_ns + 1,
+                ts_ns: p.ts_ns + 200_000_000,
                 spec: p.spec.clone(),
                 iface: p.iface,
             }),
+            // A mirror's second copy of the packet, 1 ns later: counted, not retransmitted.
+            2 => {
+                copies += 1;
+                extra.push(TimedPacket {
+                    ts_ns: p.ts_ns + 1,
+                    spec: p.spec.clone(),
+                    iface: p.iface,
+                })
+            }
             // A retransmission of the tail half, overlapping the original.
             1 => {
                 let mut s = p.spec.clone();
@@ -292,7 +303,16 @@ fn retransmissions_overlaps_and_reordering() {
             _ => {}
         }
     }
-    let retransmitted: usize = extra.iter().map(|p| p.spec.payload.len()).sum();
+    let copied: usize = extra
+        .iter()
+        .filter(|p| {
+            packets
+                .iter()
+                .any(|o| o.ts_ns + 1 == p.ts_ns && o.spec == p.spec)
+        })
+        .map(|p| p.spec.payload.len())
+        .sum();
+    let retransmitted: usize = extra.iter().map(|p| p.spec.payload.len()).sum::<usize>() - copied;
     packets.extend(extra);
     packets.sort_by_key(|p| p.ts_ns);
     let summary = analyse_packets(dir.path(), "retrans.pcap", &packets, &[]);
@@ -301,6 +321,8 @@ fn retransmissions_overlaps_and_reordering() {
         counter(&summary, "retransmitted_bytes"),
         retransmitted as u64
     );
+    assert!(copies > 0);
+    assert_eq!(summary["source"]["capture_mirror_duplicates"], copies);
 }
 
 #[test]

@@ -511,6 +511,7 @@ pub fn merge_with(
         start_ns: back(start_ns),
         end_ns: back(end_ns),
         unix_offset_ns: offset,
+        timestamp_source: None,
     };
     Ok(merged)
 }

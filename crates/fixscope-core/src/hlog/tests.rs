@@ -58,6 +58,7 @@ fn write_run(intervals: u64) -> (Vec<u8>, Stats, Counters) {
             start_ns: T0_NS + i * 1_000_000_000,
             end_ns: T0_NS + (i + 1) * 1_000_000_000,
             unix_offset_ns: 0,
+            timestamp_source: None,
         };
         let report = IntervalReport::new(span, &stats, counters, &previous, &[]);
         w.interval(&report).unwrap();
@@ -69,6 +70,7 @@ fn write_run(intervals: u64) -> (Vec<u8>, Stats, Counters) {
         start_ns: T0_NS,
         end_ns: T0_NS + intervals * 1_000_000_000,
         unix_offset_ns: 0,
+        timestamp_source: None,
     };
     let source = vec![("packets".to_string(), 42)];
     let summary = SummaryReport::new(&stats, counters, &source, span);

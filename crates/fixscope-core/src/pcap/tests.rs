@@ -720,18 +720,25 @@ fn reads_ndpi_fix2_capture() {
     let path = ndpi("ndpi_fix2.pcap");
     let (r, seen, stats) = read(&path, &"1024".parse().unwrap());
     r.unwrap();
-    // tshark: 3049 packets, 3 ARP, 3046 TCP to/from port 1024, 67956 payload bytes.
+    // tshark: 3049 packets, 3 ARP, 3046 TCP to/from port 1024, 67956 payload bytes. The
+    // capture saw many packets twice (before and after a router: TTL 128, then 127, same
+    // IP identification and TCP checksum, tens of microseconds apart): tshark fields
+    // grouped by (flow, seq, ack, flags, len, ip.id, window, checksum) within 1 ms find 784
+    // second copies, 167 of them with data: those are counted here and not handed on (a
+    // copied pure ACK changes nothing and goes on).
     assert_eq!(
         stats,
         CaptureStats {
             packets: 3049,
             tcp_segments: 3046,
-            segments_in_port_range: 3046,
+            segments_in_port_range: 2879,
+            mirror_duplicates: 167,
             not_tcp: 3,
             ..CaptureStats::default()
         }
     );
-    assert_eq!(seen.iter().map(|s| s.payload.len()).sum::<usize>(), 67956);
+    // 67956 payload bytes in all; 51046 without the second copies (tshark, as above).
+    assert_eq!(seen.iter().map(|s| s.payload.len()).sum::<usize>(), 51046);
     let (r, _, stats) = read(&path, &"4000".parse().unwrap());
     r.unwrap();
     assert_eq!(stats.segments_in_port_range, 0);

@@ -28,15 +28,17 @@
 //! nanosecond written.
 //!
 //! Parts: `file` (the pcap/pcapng file writer), `packet` (link/IP/TCP frames with correct
-//! checksums), `conversation` (sequence numbers of a scripted TCP connection).
+//! checksums), `tunnel` (mirror encapsulations: GRE, ERSPAN, VXLAN), `conversation` (sequence numbers of a scripted TCP connection).
 
 mod conversation;
 mod file;
 mod packet;
+mod tunnel;
 
 pub use conversation::SyntheticConnection;
 pub use file::{CaptureFormat, CaptureWriter};
 pub use packet::{FrameOptions, TcpPacketSpec};
+pub use tunnel::{wrap as wrap_in_tunnel, Tunnel};
 
 #[cfg(test)]
 mod tests {

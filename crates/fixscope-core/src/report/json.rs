@@ -180,7 +180,7 @@ impl<W: Write> Reporter for JsonReporter<W> {
                 r.span.unix_offset_ns,
             ),
         });
-        self.line(&v)
+        self.line(&with_timestamp_source(v, &r.span))
     }
 
     fn summary(&mut self, r: &SummaryReport<'_>) -> io::Result<()> {
@@ -226,6 +226,14 @@ impl<W: Write> Reporter for JsonReporter<W> {
                 r.span.unix_offset_ns,
             ),
         });
-        self.line(&v)
+        self.line(&with_timestamp_source(v, &r.span))
     }
+}
+
+/// `timestamp_source` (`live --tap`: who stamped the packets) on a report that has one.
+fn with_timestamp_source(mut v: Value, span: &super::TimeSpan) -> Value {
+    if let (Some(name), Value::Object(m)) = (span.timestamp_source, &mut v) {
+        m.insert("timestamp_source".into(), name.into());
+    }
+    v
 }

@@ -28,6 +28,10 @@ pub struct TimeSpan {
     pub end_ns: u64,
     /// Add to a source timestamp to get UNIX ns ([`crate::source::Source::unix_offset_ns`]).
     pub unix_offset_ns: i64,
+    /// Who stamped the packets, when the source says (`live --tap`: `host`, `adapter`,
+    /// `adapter_unsynced`): every output names it, so runs stamped differently are never
+    /// compared unknowingly.
+    pub timestamp_source: Option<&'static str>,
 }
 
 impl TimeSpan {

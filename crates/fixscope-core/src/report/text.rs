@@ -56,6 +56,9 @@ impl<W: Write> Reporter for TextReporter<W> {
             delta("late"),
             c.reassembly.gaps,
         )?;
+        if let Some(name) = r.span.timestamp_source {
+            writeln!(self.out, "    timestamps {name}")?;
+        }
         if !r.source.is_empty() {
             let parts: Vec<String> = r.source.iter().map(|(k, v)| format!("{k} {v}")).collect();
             writeln!(self.out, "    {}", parts.join("  "))?;
@@ -92,6 +95,12 @@ impl<W: Write> Reporter for TextReporter<W> {
             c.correlation.requests,
             c.correlation.matched
         )?;
+        if let Some(name) = r.span.timestamp_source {
+            writeln!(
+                out,
+                "timestamps: {name} (who stamped the packets: --time-stamp-type)"
+            )?;
+        }
         write_accounting(out, c)?;
         write_stage_header(out, "stage")?;
         for s in r.all_stages() {

@@ -102,6 +102,15 @@ pub fn render(
         c.correlation.matched,
         c.unanswered,
     );
+    if let Some(name) = r.span.timestamp_source {
+        // Who stamped the packets (`live --tap`): runs stamped differently do not compare.
+        let _ = writeln!(
+            h,
+            "<p class=\"note\">timestamps: <code data-k=\"timestamp_source\">{}</code> \
+             (who stamped the packets, <code>--time-stamp-type</code>)</p>",
+            escape(name)
+        );
+    }
     h.push_str("<h2>Latency by stage</h2>\n<p class=\"note\">Microseconds (exact to the nanosecond). \
         A percentile shown as &gt; range ranks among latencies above the histogram's range (<code>-x</code>): \
         its value is above it.</p>\n");

@@ -46,6 +46,8 @@ pub struct Inputs<'a> {
     pub source: &'a [Counter],
     /// The report's end, UNIX seconds.
     pub at_unix_s: f64,
+    /// Who stamped the packets (`live --tap`), exported as an info metric.
+    pub timestamp_source: Option<&'static str>,
 }
 
 impl Collector {
@@ -112,6 +114,18 @@ impl Collector {
             kind: Kind::Gauge,
             samples: vec![unlabelled(Value::Float(input.at_unix_s))],
         });
+        if let Some(name) = input.timestamp_source {
+            families.push(Family {
+                name: "fixscope_timestamp_source_info".into(),
+                help: "Who stamped the packets (live --tap --time-stamp-type: host, adapter, adapter_unsynced): never compare runs stamped differently".into(),
+                unit: None,
+                kind: Kind::Gauge,
+                samples: vec![Sample {
+                    labels: vec![("source", name.to_string())],
+                    value: Value::Int(1),
+                }],
+            });
+        }
         families.push(Family {
             name: "fixscope_prometheus_snapshot_cpu_seconds".into(),
             help: "CPU time the pipeline thread spent building the previous metrics snapshot (once per interval)".into(),

@@ -105,6 +105,7 @@ impl Reporter for PrometheusReporter {
             counters: &r.counters,
             source: r.source,
             at_unix_s: unix_s(&r.span),
+            timestamp_source: r.span.timestamp_source,
         });
         if let Some(published) = &self.published {
             published.publish(snapshot);
@@ -118,6 +119,7 @@ impl Reporter for PrometheusReporter {
             counters: &r.counters,
             source: r.source,
             at_unix_s: unix_s(&r.span),
+            timestamp_source: r.span.timestamp_source,
         });
         if let Some(path) = &self.textfile {
             textfile::write(path, &snapshot).map_err(|e| io::Error::other(format!("{e:#}")))?;

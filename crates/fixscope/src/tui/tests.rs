@@ -116,6 +116,7 @@ fn span() -> TimeSpan {
         start_ns: 1_700_000_000_000_000_000,
         end_ns: 1_700_000_001_000_000_000,
         unix_offset_ns: 0,
+        timestamp_source: None,
     }
 }
 

@@ -1,0 +1,110 @@
+//! Tunnels a mirror port wraps the watched packets in, unwrapped to the packet inside.
+//!
+//! A switch that sends its mirror (SPAN) to a monitor host across a routed network
+//! encapsulates each copy: ERSPAN type II or III (GRE protocol 0x88BE / 0x22EB, Cisco,
+//! Arista, Juniper, Linux `erspan`), plain GRE carrying IP, GRETAP (GRE carrying Ethernet,
+//! 0x6558), or VXLAN (UDP port 4789). [`crate::decode`] calls [`unwrap`] for any IP
+//! protocol other than TCP, so a plain capture never comes here; the packet inside is
+//! decoded like any frame (VLAN tags, IPv4/IPv6, further tunnels up to [`MAX_DEPTH`]).
+//!
+//! Formats: GRE RFC 2784/2890; ERSPAN draft-foschiano-erspan-03 (type II: 8-byte header;
+//! type III: 12 bytes, plus the 8-byte platform-specific subheader when its `O` bit is set;
+//! type I: GRE without a sequence number and no ERSPAN header); VXLAN RFC 7348.
+
+use crate::decode::{
+    be16, ethertype_payload, ip, need, DecodeError, Decoded, IPPROTO_GRE, IPPROTO_UDP,
+};
+
+/// Tunnels inside tunnels unwrapped at most (a mirror of a tunnelled link is two deep);
+/// deeper ones are not looked into (`NotTcp`), so a crafted packet cannot recurse far.
+pub const MAX_DEPTH: u8 = 4;
+
+/// The UDP port of VXLAN (IANA). Linux's old default 8472 is not taken: other protocols
+/// use it, and a guess would turn their packets into decode errors.
+pub const VXLAN_PORT: u16 = 4789;
+
+const GRE_PROTO_TEB: u16 = 0x6558;
+const GRE_PROTO_ERSPAN_II: u16 = 0x88BE;
+const GRE_PROTO_ERSPAN_III: u16 = 0x22EB;
+const GRE_PROTO_IPV4: u16 = 0x0800;
+const GRE_PROTO_IPV6: u16 = 0x86DD;
+
+const GRE_CHECKSUM: u16 = 0x8000;
+const GRE_ROUTING: u16 = 0x4000;
+const GRE_KEY: u16 = 0x2000;
+const GRE_SEQUENCE: u16 = 0x1000;
+const GRE_VERSION: u16 = 0x0007;
+
+const ETHERNET_HEADER: usize = 14;
+
+/// The packet inside an IP payload of protocol `proto` (the payload cut at the IP length),
+/// or `NotTcp` when `proto` is not a tunnel we unwrap.
+pub fn unwrap(proto: u8, payload: &[u8], depth: u8) -> Result<Decoded<'_>, DecodeError> {
+    if depth >= MAX_DEPTH {
+        return Ok(Decoded::NotTcp);
+    }
+    match proto {
+        IPPROTO_GRE => gre(payload, depth + 1),
+        IPPROTO_UDP => udp(payload, depth + 1),
+        _ => Ok(Decoded::NotTcp),
+    }
+}
+
+fn gre(b: &[u8], depth: u8) -> Result<Decoded<'_>, DecodeError> {
+    need("GRE", b, 4)?;
+    let flags = be16(b, 0);
+    // Version 1 is PPTP's enhanced GRE, and source routing (RFC 1701) is obsolete: neither
+    // carries a mirror.
+    if flags & (GRE_VERSION | GRE_ROUTING) != 0 {
+        return Ok(Decoded::NotTcp);
+    }
+    let proto = be16(b, 2);
+    let mut at = 4;
+    for bit in [GRE_CHECKSUM, GRE_KEY, GRE_SEQUENCE] {
+        if flags & bit != 0 {
+            at += 4;
+        }
+    }
+    need("GRE", b, at)?;
+    let inner = &b[at..];
+    match proto {
+        GRE_PROTO_TEB => ethernet(inner, depth),
+        GRE_PROTO_IPV4 | GRE_PROTO_IPV6 => ip(inner, depth),
+        // Type I has no sequence number and no ERSPAN header; type II has both.
+        GRE_PROTO_ERSPAN_II if flags & GRE_SEQUENCE == 0 => ethernet(inner, depth),
+        GRE_PROTO_ERSPAN_II => {
+            need("ERSPAN II", inner, 8)?;
+            ethernet(&inner[8..], depth)
+        }
+        GRE_PROTO_ERSPAN_III => {
+            need("ERSPAN III", inner, 12)?;
+            // The `O` bit (last bit of the third word): a platform-specific subheader follows.
+            let header = if inner[11] & 0x01 != 0 { 20 } else { 12 };
+            need("ERSPAN III", inner, header)?;
+            ethernet(&inner[header..], depth)
+        }
+        _ => Ok(Decoded::NotTcp),
+    }
+}
+
+fn udp(b: &[u8], depth: u8) -> Result<Decoded<'_>, DecodeError> {
+    need("UDP", b, 8)?;
+    if be16(b, 2) != VXLAN_PORT {
+        return Ok(Decoded::NotTcp);
+    }
+    let vxlan = &b[8..];
+    need("VXLAN", vxlan, 8)?;
+    // The I flag says the VNI is valid; a VXLAN packet without it is not one to decode.
+    if vxlan[0] & 0x08 == 0 {
+        return Ok(Decoded::NotTcp);
+    }
+    ethernet(&vxlan[8..], depth)
+}
+
+fn ethernet(frame: &[u8], depth: u8) -> Result<Decoded<'_>, DecodeError> {
+    need("inner Ethernet", frame, ETHERNET_HEADER)?;
+    ethertype_payload(be16(frame, 12), &frame[ETHERNET_HEADER..], depth)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,284 @@
+//! One packet seen twice on a mirror is one packet.
+//!
+//! A switch mirroring both directions of a port, or several ports a packet crosses (the
+//! gateway's and the uplink's), or a SPAN session with ingress and egress both selected,
+//! delivers some packets twice, microseconds apart. Reassembly would trim the second copy
+//! as a retransmission — no latency would change — but the counters would then report
+//! retransmissions the hosts never made. So a packet-level source asks [`MirrorDuplicates`]
+//! first, and a copy is counted (`capture_mirror_duplicates`) and not handed on.
+//!
+//! A copy is a packet whose every field a mirror leaves alone — flow, sequence and
+//! acknowledgement numbers, flags, length, IPv4 identification, TCP window and checksum
+//! (which covers the payload) — equals those of a packet seen less than the window
+//! ([`DEFAULT_WINDOW_NS`]) before. Fields a mirror or a router on its way may change (TTL,
+//! IP checksum, VLAN tags, tunnels) are not compared. A sender's retransmission differs: a
+//! Linux sender gives every IPv4 packet of a connection the next identification, and a
+//! retransmission comes a retransmission timeout (≥ 200 ms), a tail-loss probe (≥ 10 ms) or
+//! at least a round trip of duplicate ACKs later. The one look-alike: an IPv6 (no
+//! identification) fast retransmit inside the window with an unchanged window and
+//! timestamp option — it is then counted as a copy, and every figure stays the same,
+//! since the pipeline uses the first copy of any byte either way.
+//!
+//! The table is set-associative: a packet's fingerprint is a 64-bit hash of those fields
+//! (folded multiplications, as foldhash's), keyed at random per process (as the
+//! pending-order table: the packets come from the wire, and a fixed key would let a sender
+//! compute a packet that passes for another's copy). A set of four (fingerprint, time) entries is one cache line; a new packet takes
+//! the set's oldest entry. 256 sets (16 KiB, small enough to stay in the first-level
+//! cache: a bigger table cost a cache miss per segment, 7% of `fixscope pcap`'s CPU) hold
+//! 1,024 segments: a copy 50 data segments after its original is found 99.97% of the
+//! time, 100 after 99.7% (a mirror's copies come microseconds apart: at a million segments
+//! a second, tens in between). A copy whose original was evicted goes on to
+//! reassembly, which trims it as a retransmission — no figure changes, only the counter.
+//! Two different packets pass for copies only if their 64-bit fingerprints are equal
+//! within the window: about one in 10^13 at a million packets a second. Cost: one hash and
+//! one cache line per segment of a watched port.
+
+use std::hash::BuildHasher;
+use std::net::IpAddr;
+
+use crate::decode::TcpPacket;
+
+/// Copies further apart than this are two packets: 1 ms, far above a mirror's delay
+/// between two copies (microseconds) and far below the earliest retransmission timer.
+pub const DEFAULT_WINDOW_NS: u64 = 1_000_000;
+
+const SETS: usize = 256;
+const WAYS: usize = 4;
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Entry {
+    /// 0: empty (a fingerprint of 0 is stored as 1).
+    fingerprint: u64,
+    ts_ns: u64,
+}
+
+/// Four entries in one cache line.
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(align(64))]
+struct Set([Entry; WAYS]);
+
+/// Recognises the second copy of a packet (see the module documentation).
+#[derive(Clone, Debug)]
+pub struct MirrorDuplicates {
+    sets: Vec<Set>,
+    window_ns: u64,
+    /// Random per process (from foldhash's seeded `RandomState`).
+    keys: [u64; 8],
+}
+
+impl Default for MirrorDuplicates {
+    fn default() -> Self {
+        Self::new(DEFAULT_WINDOW_NS)
+    }
+}
+
+impl MirrorDuplicates {
+    pub fn new(window_ns: u64) -> Self {
+        MirrorDuplicates {
+            sets: vec![Set::default(); SETS],
+            window_ns,
+            keys: {
+                let seeds = foldhash::fast::RandomState::default();
+                // Odd keys: a multiplication by an even number loses bits.
+                std::array::from_fn(|i| seeds.hash_one(i as u64) | 1)
+            },
+        }
+    }
+
+    /// Whether `packet`, seen at `ts_ns`, is a copy of a packet seen within the window.
+    /// The first copy stays the reference, so a third copy is one too. Only segments with
+    /// data are looked at: a copied pure ACK, SYN or FIN changes no figure and no
+    /// counter, and some stacks send identical duplicate ACKs (IPv4 id 0) that are no copy.
+    #[inline]
+    pub fn is_copy(&mut self, ts_ns: u64, packet: &TcpPacket<'_>) -> bool {
+        if packet.payload.is_empty() && packet.missing_tail == 0 {
+            return false;
+        }
+        let fingerprint = self.fingerprint(packet);
+        let set = &mut self.sets[(fingerprint >> 56) as usize & (SETS - 1)].0;
+        let mut oldest = 0;
+        for (i, e) in set.iter().enumerate() {
+            if e.fingerprint == fingerprint && e.ts_ns.abs_diff(ts_ns) <= self.window_ns {
+                return true;
+            }
+            if e.ts_ns < set[oldest].ts_ns {
+                oldest = i;
+            }
+        }
+        set[oldest] = Entry { fingerprint, ts_ns };
+        false
+    }
+
+    #[inline]
+    fn fingerprint(&self, p: &TcpPacket<'_>) -> u64 {
+        let k = &self.keys;
+        let addrs = match (p.flow.src.addr, p.flow.dst.addr) {
+            (IpAddr::V4(s), IpAddr::V4(d)) => {
+                u64::from(u32::from(s)) << 32 | u64::from(u32::from(d))
+            }
+            (s, d) => {
+                let (s, d) = (v6_bits(s), v6_bits(d));
+                fold(s as u64 ^ k[4], (s >> 64) as u64 ^ k[5])
+                    ^ fold(d as u64 ^ k[6], (d >> 64) as u64 ^ k[7])
+            }
+        };
+        let ports = u64::from(p.flow.src.port) << 16 | u64::from(p.flow.dst.port);
+        let len = (p.payload.len() as u64).saturating_add(u64::from(p.missing_tail));
+        let id = p.copy_id;
+        let ids = u64::from(id.ip_id) << 48
+            | u64::from(id.tcp_window) << 32
+            | u64::from(id.tcp_checksum) << 16
+            | u64::from(p.flags.0);
+        let h = fold(addrs ^ k[0], (ports << 32 | len) ^ k[1]);
+        let h = fold(h ^ (u64::from(p.seq) << 32 | u64::from(p.ack)), ids ^ k[2]);
+        fold(h, k[3]).max(1)
+    }
+}
+
+/// The folded 128-bit product (as foldhash and wyhash mix): every input bit reaches the
+/// result; with the per-process keys an outsider cannot aim at a value.
+#[inline]
+fn fold(a: u64, b: u64) -> u64 {
+    let m = u128::from(a) * u128::from(b);
+    (m as u64) ^ (m >> 64) as u64
+}
+
+fn v6_bits(a: IpAddr) -> u128 {
+    match a {
+        IpAddr::V6(v) => u128::from(v),
+        IpAddr::V4(v) => u128::from(v.to_ipv6_mapped()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decode::{decode, Decoded, LinkType};
+    use crate::pcap_writer::{FrameOptions, SyntheticConnection};
+    use crate::segment::Endpoint;
+
+    fn packet(frame: &[u8]) -> TcpPacket<'_> {
+        match decode(LinkType::Ethernet, frame) {
+            Ok(Decoded::Tcp(t)) => t,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn conn() -> SyntheticConnection {
+        let ep = |a: &str, port| Endpoint {
+            addr: a.parse().unwrap(),
+            port,
+        };
+        SyntheticConnection::new(ep("10.0.0.2", 40000), ep("10.0.0.1", 9878))
+    }
+
+    #[test]
+    fn a_second_and_third_copy_within_the_window_are_copies() {
+        let mut d = MirrorDuplicates::default();
+        let mut c = conn();
+        let f = c
+            .client_sends(b"8=FIX.4.4\x01")
+            .frame(LinkType::Ethernet, &FrameOptions::default());
+        // With a VLAN tag on the way: the same packet.
+        let tagged = c.client_sends(b"xy").frame(
+            LinkType::Ethernet,
+            &FrameOptions {
+                vlan_tags: vec![5],
+                ..FrameOptions::default()
+            },
+        );
+        assert!(!d.is_copy(1_000, &packet(&f)));
+        assert!(d.is_copy(1_500, &packet(&f)));
+        assert!(d.is_copy(1_000 + DEFAULT_WINDOW_NS, &packet(&f)));
+        // Past the window from the first copy: a retransmission, for reassembly to count.
+        assert!(!d.is_copy(1_001 + DEFAULT_WINDOW_NS, &packet(&f)));
+        assert!(!d.is_copy(5_000_000, &packet(&tagged)));
+        // A copy may be stamped before the one the source handed first (two capture ports).
+        assert!(d.is_copy(4_999_000, &packet(&tagged)));
+    }
+
+    #[test]
+    fn a_retransmission_differs_by_its_ip_identification_or_any_other_field() {
+        let mut d = MirrorDuplicates::default();
+        let mut c = conn();
+        let f = c
+            .client_sends(b"abcdef")
+            .frame(LinkType::Ethernet, &FrameOptions::default());
+        assert!(!d.is_copy(0, &packet(&f)));
+        // Identification (bytes 18-19 of the frame), window, checksum, ack, a payload byte
+        // (which changes nothing here but the length is the same: the checksum tells).
+        for (at, what) in [
+            (19, "ip id"),
+            (14 + 20 + 15, "window"),
+            (14 + 20 + 17, "tcp checksum"),
+            (14 + 20 + 11, "ack"),
+        ] {
+            let mut g = f.clone();
+            g[at] ^= 0x01;
+            assert!(!d.is_copy(10, &packet(&g)), "{what}");
+        }
+        let other_flow = c
+            .server_sends(b"abcdef")
+            .frame(LinkType::Ethernet, &FrameOptions::default());
+        assert!(!d.is_copy(20, &packet(&other_flow)));
+    }
+
+    #[test]
+    fn segments_without_data_are_never_copies() {
+        let mut d = MirrorDuplicates::default();
+        let mut c = conn();
+        let ack = c
+            .client_sends(b"")
+            .frame(LinkType::Ethernet, &FrameOptions::default());
+        assert!(!d.is_copy(0, &packet(&ack)));
+        assert!(!d.is_copy(1, &packet(&ack)));
+    }
+
+    #[test]
+    fn ipv6_copies_are_recognised_and_flows_kept_apart() {
+        let ep = |a: &str, port| Endpoint {
+            addr: a.parse().unwrap(),
+            port,
+        };
+        let mut d = MirrorDuplicates::default();
+        let mut a = SyntheticConnection::new(ep("2001:db8::2", 40000), ep("2001:db8::1", 9878));
+        let mut b = SyntheticConnection::new(ep("2001:db8::3", 40000), ep("2001:db8::1", 9878));
+        let fa = a
+            .client_sends(b"same")
+            .frame(LinkType::Ethernet, &FrameOptions::default());
+        let fb = b
+            .client_sends(b"same")
+            .frame(LinkType::Ethernet, &FrameOptions::default());
+        assert!(!d.is_copy(0, &packet(&fa)));
+        assert!(
+            !d.is_copy(1, &packet(&fb)),
+            "another client's packet is no copy"
+        );
+        assert!(d.is_copy(2, &packet(&fa)));
+        assert!(d.is_copy(3, &packet(&fb)));
+    }
+
+    #[test]
+    fn copies_with_dozens_of_packets_in_between_are_found() {
+        // Each packet's copy comes 50 data segments later (a mirror's copies come
+        // microseconds apart: at a million segments a second, tens in between). The table
+        // keeps 99.97% of them (a simulation of its sets says; the keys are random per
+        // process, so which ones it misses varies).
+        let mut d = MirrorDuplicates::default();
+        let mut c = conn();
+        let frames: Vec<Vec<u8>> = (0..3000)
+            .map(|_| {
+                c.client_sends(b"0123456789")
+                    .frame(LinkType::Ethernet, &FrameOptions::default())
+            })
+            .collect();
+        let mut found = 0;
+        for (i, f) in frames.iter().enumerate() {
+            assert!(!d.is_copy(i as u64, &packet(f)));
+            if i >= 50 {
+                found += usize::from(d.is_copy(i as u64, &packet(&frames[i - 50])));
+            }
+        }
+        assert!(found >= 2950 * 99 / 100, "{found} of 2950 copies found");
+    }
+}
