@@ -2,16 +2,16 @@
 //! and a built-in FIX exchange simulator to try it on.
 
 mod cli;
-mod cmd_compare;
 mod cmd_check;
+mod cmd_compare;
 mod cmd_demo;
 mod cmd_live;
 mod cmd_pcap;
 mod cmd_plot;
 mod cmd_report;
 mod cmd_sim;
-mod compare;
 mod cmd_tap;
+mod compare;
 mod driver;
 mod html;
 mod keys;
