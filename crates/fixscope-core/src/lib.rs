@@ -28,6 +28,7 @@ pub mod shutdown;
 pub mod slowest;
 pub mod socket_event;
 pub mod source;
+pub mod sparse_hist;
 pub mod stats;
 
 pub use pipeline::{Pipeline, PipelineConfig};

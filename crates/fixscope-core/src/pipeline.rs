@@ -464,7 +464,7 @@ impl Pipeline {
         reporter: &mut dyn Reporter,
     ) -> io::Result<()> {
         let counters = self.counters();
-        self.stats.refresh_views();
+        self.stats.close_interval();
         let span = TimeSpan {
             start_ns,
             end_ns,

@@ -22,7 +22,7 @@ use crate::segment::ConnectionKey;
 pub const DEFAULT_SLOWEST: usize = 10;
 
 /// One slow order at one stage.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq)]
 pub struct SlowOrder {
     pub stage: Stage,
     /// The exact latency (never clamped to `-x`).
@@ -50,6 +50,33 @@ pub struct SlowOrder {
     pub late: bool,
     /// The order's in-host breakdown (`--breakdown`; each value `None` until measured).
     pub breakdown: Option<OrderBreakdown>,
+}
+
+impl Clone for SlowOrder {
+    fn clone(&self) -> Self {
+        let mut o = blank();
+        o.clone_from(self);
+        o
+    }
+
+    /// Reuses the strings' allocations (lists are rebuilt every interval).
+    fn clone_from(&mut self, src: &Self) {
+        self.stage = src.stage;
+        self.latency_ns = src.latency_ns;
+        self.request_type = src.request_type;
+        self.response_msg_type.clone_from(&src.response_msg_type);
+        self.exec_type = src.exec_type;
+        self.ord_status = src.ord_status;
+        self.key.clone_from(&src.key);
+        self.session = src.session;
+        self.sender_comp_id.clone_from(&src.sender_comp_id);
+        self.target_comp_id.clone_from(&src.target_comp_id);
+        self.connection = src.connection;
+        self.request_ts_ns = src.request_ts_ns;
+        self.response_ts_ns = src.response_ts_ns;
+        self.late = src.late;
+        self.breakdown = src.breakdown;
+    }
 }
 
 impl SlowOrder {
@@ -140,6 +167,9 @@ struct TopN {
     /// The candidate being offered; its strings are reused (the evicted entry's become
     /// the next scratch), so a full list allocates nothing in steady state.
     scratch: SlowOrder,
+    /// Entries of cleared lists, kept for their strings: the next interval's orders
+    /// reuse them instead of allocating.
+    spare: Vec<SlowOrder>,
 }
 
 impl TopN {
@@ -149,11 +179,12 @@ impl TopN {
             heap: BinaryHeap::with_capacity(cap),
             min_admit: if cap == 0 { u64::MAX } else { 0 },
             scratch: blank(),
+            spare: Vec::new(),
         }
     }
 
     fn clear(&mut self) {
-        self.heap.clear();
+        self.spare.extend(self.heap.drain().map(|e| e.0));
         self.min_admit = if self.cap == 0 { u64::MAX } else { 0 };
     }
 
@@ -186,8 +217,9 @@ impl TopN {
         }
         fill(&mut self.scratch);
         if self.heap.len() < self.cap {
+            let next = self.spare.pop().unwrap_or_else(blank);
             self.heap
-                .push(Entry(std::mem::replace(&mut self.scratch, blank())));
+                .push(Entry(std::mem::replace(&mut self.scratch, next)));
         } else if let Some(mut top) = self.heap.peek_mut() {
             if SlowOrder::slower_first(&self.scratch, &top.0) == Ordering::Less {
                 // Dropping `top` restores the heap; the evicted order becomes scratch.
@@ -225,8 +257,14 @@ impl TopN {
     }
 
     fn sorted_into(&self, out: &mut Vec<SlowOrder>) {
-        out.clear();
-        out.extend(self.heap.iter().map(|e| e.0.clone()));
+        // Overwrites the entries already there (their strings' allocations reused).
+        out.truncate(self.heap.len());
+        for (i, e) in self.heap.iter().enumerate() {
+            match out.get_mut(i) {
+                Some(o) => o.clone_from(&e.0),
+                None => out.push(e.0.clone()),
+            }
+        }
         out.sort_by(SlowOrder::slower_first);
     }
 }
@@ -310,6 +348,14 @@ impl SlowestOrders {
     pub fn attach_breakdown(&mut self, session: u64, request_ts_ns: u64, b: &OrderBreakdown) {
         for t in self.current.iter_mut().chain(self.earlier.iter_mut()) {
             t.attach(session, request_ts_ns, b);
+        }
+    }
+
+    /// Builds the sorted interval lists an interval report reads
+    /// ([`SlowestOrders::interval`]); the run's lists wait for [`SlowestOrders::refresh`].
+    pub fn refresh_interval(&mut self) {
+        for s in 0..Stage::COUNT {
+            self.current[s].sorted_into(&mut self.interval_view[s]);
         }
     }
 

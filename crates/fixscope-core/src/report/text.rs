@@ -38,7 +38,6 @@ impl<W: Write> TextReporter<W> {
 impl<W: Write> Reporter for TextReporter<W> {
     fn interval(&mut self, r: &IntervalReport<'_>) -> io::Result<()> {
         let c = &r.counters;
-        let delta = |name: &str| r.delta.iter().find(|(n, _)| n == name).map_or(0, |c| c.1);
         writeln!(
             self.out,
             "--- {} {:>8.3}s  msgs {}  req {}  resp {}  matched {}  unmatched {}  unanswered {}  timed-out {} (+{})  late {} (+{})  gaps {}",
@@ -51,9 +50,9 @@ impl<W: Write> Reporter for TextReporter<W> {
             c.correlation.unmatched_responses,
             c.unanswered_pending,
             c.correlation.timed_out,
-            delta("timed_out"),
+            r.delta.correlation.timed_out,
             c.correlation.late,
-            delta("late"),
+            r.delta.correlation.late,
             c.reassembly.gaps,
         )?;
         if !r.source.is_empty() {

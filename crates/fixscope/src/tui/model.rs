@@ -9,7 +9,7 @@ use fixscope_core::report::{
     Counters, IntervalReport, SessionSummary, StageSummary, SummaryReport, TimeSpan,
 };
 use fixscope_core::source::Counter;
-use fixscope_core::stats::{quantile_with_over_range, Distribution, PERCENTILES};
+use fixscope_core::stats::Distribution;
 use hdrhistogram::Histogram;
 
 use super::slowest::SlowRow;
@@ -118,17 +118,13 @@ impl Model {
     }
 
     pub fn on_interval(&mut self, r: &IntervalReport<'_>) {
-        let delta = |name: &str| r.delta.iter().find(|(n, _)| n == name).map_or(0, |c| c.1);
         let stages = Stage::ALL.map(|stage| {
             let s = &r.stages[stage.index()];
-            let hist = r.histograms[stage.index()];
             StagePoint {
                 count: s.count,
-                percentiles_ns: CHART_PERCENTILES.map(|i| {
-                    quantile_with_over_range(hist, s.count, s.min_ns, s.max_ns, PERCENTILES[i].0)
-                }),
+                percentiles_ns: CHART_PERCENTILES.map(|i| s.percentiles_ns[i]),
                 max_ns: s.max_ns,
-                range_ns: hist.high(),
+                range_ns: r.stats.interval(stage).range_ns(),
             }
         });
         if self.history.len() == HISTORY {
@@ -137,8 +133,8 @@ impl Model {
         self.history.push_back(IntervalPoint {
             span: r.span,
             stages,
-            requests: delta("requests"),
-            messages: delta("messages"),
+            requests: r.delta.correlation.requests,
+            messages: r.delta.framing.messages,
         });
         self.counters = r.counters;
         self.interval_source = r.source.to_vec();
@@ -220,7 +216,7 @@ pub fn histogram_rows(hist: &Histogram<u64>, dist: &Distribution, rows: usize) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fixscope_core::stats::LatencyRecorder;
+    use fixscope_core::stats::{quantile_with_over_range, LatencyRecorder, PERCENTILES};
 
     /// The interval quantile (the core's `quantile_with_over_range`) follows the one
     /// definition (LatencyRecorder's) exactly, over values in and above range.
