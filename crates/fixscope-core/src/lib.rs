@@ -24,6 +24,7 @@ pub mod prefetch;
 pub mod reassembly;
 pub mod report;
 pub mod segment;
+pub mod shard;
 pub mod shutdown;
 pub mod slowest;
 pub mod socket_event;

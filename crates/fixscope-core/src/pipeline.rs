@@ -161,6 +161,16 @@ pub struct Pipeline {
     unix_offset_ns: i64,
     /// The in-host breakdown (`--breakdown`).
     breakdown: Option<Breakdown>,
+    /// A worker of a sharded run (`crate::shard`): the global index of the segment being
+    /// fed, and of the segment that opened each session not yet handed to the merger.
+    shard: Option<ShardState>,
+}
+
+/// What a worker pipeline of a sharded run keeps for the merger.
+#[derive(Default)]
+struct ShardState {
+    segment_index: u64,
+    opened: Vec<crate::shard::OpenedSession>,
 }
 
 impl Pipeline {
@@ -187,6 +197,7 @@ impl Pipeline {
             shed_connections: 0,
             interval_start_counters: Counters::default(),
             unix_offset_ns: 0,
+            shard: None,
         }
     }
 
@@ -246,9 +257,20 @@ impl Pipeline {
             ..
         } = self;
 
+        let shard = &mut self.shard;
+        let mut opened = |session: u64| {
+            if let Some(shard) = shard.as_mut() {
+                shard.opened.push(crate::shard::OpenedSession {
+                    local_id: session,
+                    segment_index: shard.segment_index,
+                    connection: key,
+                });
+            }
+        };
         let conn = connections.entry(key).or_insert_with(|| {
             let session = *next_session;
             *next_session += 1;
+            opened(session);
             stats.open_session(session, key);
             if let Some(b) = breakdown.as_mut() {
                 b.connection_opened(&key);
@@ -269,6 +291,7 @@ impl Pipeline {
             correlator.close_session(conn.session);
             let session = *next_session;
             *next_session += 1;
+            opened(session);
             stats.open_session(session, key);
             *conn = Connection::new(session, key, seg.ts_ns);
             if let Some(b) = breakdown.as_mut() {
@@ -335,7 +358,10 @@ impl Pipeline {
         if let Some(b) = self.breakdown.as_mut() {
             b.expire(self.now_ns);
         }
-        if self.now_ns.saturating_sub(self.last_sweep_ns) > 1_000_000_000 {
+        // A worker of a sharded run sweeps when the reader says the one pipeline would
+        // (`shard_sweep`): its own clock only moves with its own connections.
+        if self.shard.is_none() && self.now_ns.saturating_sub(self.last_sweep_ns) > 1_000_000_000
+        {
             self.sweep_idle();
         }
         if self.connections.len() > self.config.max_connections {
@@ -537,6 +563,67 @@ impl Pipeline {
         for conn in connections.values_mut() {
             conn.flush(reassembly, &mut sink);
         }
+    }
+
+    /// Makes this pipeline a worker of a sharded run (`crate::shard`): it sees only some
+    /// connections, takes the run's clock from the reader (`shard_segment`, `shard_tick`,
+    /// `shard_sweep`) and hands its figures to the merger (`shard_take_interval`).
+    pub(crate) fn into_shard_worker(mut self) -> Self {
+        self.shard = Some(ShardState::default());
+        self
+    }
+
+    /// Feeds segment number `index` of the run (counted over all workers) at the run's
+    /// clock `now_ns` (the latest timestamp over all segments up to this one): every
+    /// time-driven decision (`-t`, closing) is then the one pipeline's.
+    pub(crate) fn shard_segment(&mut self, seg: &Segment<'_>, now_ns: u64, index: u64) {
+        if let Some(shard) = self.shard.as_mut() {
+            shard.segment_index = index;
+        }
+        self.now_ns = self.now_ns.max(now_ns);
+        self.on_segment(seg);
+    }
+
+    /// The run's clock moved to `now_ns` (another worker's segment, an interval's end).
+    pub(crate) fn shard_tick(&mut self, now_ns: u64) {
+        self.now_ns = self.now_ns.max(now_ns);
+        self.correlator.expire(self.now_ns);
+        if let Some(b) = self.breakdown.as_mut() {
+            b.expire(self.now_ns);
+        }
+    }
+
+    /// Idle connections are forgotten now: the one pipeline would sweep after the segment
+    /// that moved the run's clock to `now_ns`.
+    pub(crate) fn shard_sweep(&mut self, now_ns: u64) {
+        self.shard_tick(now_ns);
+        self.sweep_idle();
+    }
+
+    /// The end of the run: what is held behind capture holes is framed (as `finish`).
+    pub(crate) fn shard_finish(&mut self, now_ns: u64) {
+        self.shard_tick(now_ns);
+        self.flush_streams();
+        if let Some(b) = self.breakdown.as_mut() {
+            b.finish_run();
+        }
+    }
+
+    /// Hands the interval so far to the merger: counters, the interval's latencies and
+    /// slowest orders, the sessions opened since the last hand-over; `share` comes back
+    /// emptied (its recorders reset).
+    pub(crate) fn shard_take_interval(&mut self, share: &mut crate::shard::WorkerShare) {
+        share.counters = self.counters();
+        self.stats.take_interval(&mut share.stats);
+        share.opened.clear();
+        if let Some(shard) = self.shard.as_mut() {
+            share.opened.append(&mut shard.opened);
+        }
+    }
+
+    /// The per-session table (local ids), for the merger's summary.
+    pub(crate) fn shard_take_sessions(&mut self) -> Vec<crate::stats::SessionStats> {
+        self.stats.take_sessions()
     }
 
     /// A snapshot of every pipeline counter.

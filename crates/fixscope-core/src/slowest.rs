@@ -134,7 +134,7 @@ impl Ord for Entry {
     }
 }
 
-fn blank() -> SlowOrder {
+pub(crate) fn blank() -> SlowOrder {
     SlowOrder {
         stage: Stage::FirstResponse,
         latency_ns: 0,
@@ -379,6 +379,14 @@ impl SlowestOrders {
     /// The run's slowest at `stage`, slowest first (after `refresh`).
     pub fn cumulative(&self, stage: Stage) -> &[SlowOrder] {
         &self.cumulative_view[stage.index()]
+    }
+
+    /// Moves the current interval's orders at `stage` into `out` (any order; a worker of a
+    /// sharded run hands them to the merger), emptying the list.
+    pub fn take_interval(&mut self, stage: Stage, out: &mut Vec<SlowOrder>) {
+        let t = &mut self.current[stage.index()];
+        t.sorted_into(out);
+        t.clear();
     }
 
     /// The current interval joins the earlier ones.

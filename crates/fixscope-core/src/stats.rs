@@ -605,6 +605,101 @@ impl Stats {
     }
 }
 
+/// One worker's share of an interval (sharded `fixscope pcap`, `crate::shard`): its
+/// latencies per request type and stage, and its slowest orders (session ids local to the
+/// worker). Recycled between worker and merger, so the steady state allocates nothing.
+pub struct IntervalShare {
+    current: Box<[[LatencyRecorder; Stage::COUNT]; 3]>,
+    slowest: [Vec<SlowOrder>; Stage::COUNT],
+}
+
+impl IntervalShare {
+    /// Empty, for statistics with histograms up to `highest_ns`.
+    pub fn new(highest_ns: u64) -> Self {
+        IntervalShare {
+            current: Box::new(std::array::from_fn(|_| {
+                std::array::from_fn(|_| LatencyRecorder::new(highest_ns, SIGNIFICANT_DIGITS))
+            })),
+            slowest: Default::default(),
+        }
+    }
+}
+
+/// A session id as the merged run knows it: its global id and whether that id is among
+/// the sessions broken down individually.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GlobalSession {
+    pub id: u64,
+    pub tracked: bool,
+}
+
+// Sharded runs (`crate::shard`): workers hand their intervals over, the merger absorbs them.
+impl Stats {
+    /// Hands the current interval to `share` (which must come back reset): a swap, no
+    /// copy. The worker keeps no cumulative figures: the merger does.
+    pub fn take_interval(&mut self, share: &mut IntervalShare) {
+        std::mem::swap(&mut self.current, &mut share.current);
+        for stage in Stage::EVERY {
+            self.slowest
+                .take_interval(stage, &mut share.slowest[stage.index()]);
+        }
+        self.views_fresh = false;
+    }
+
+    /// Adds a worker's share of the current interval, its session ids mapped to the
+    /// run's by `global`; then empties `share` for reuse (work proportional to what it
+    /// held). Merging every worker's share gives exactly what one pipeline records.
+    pub fn absorb_interval(
+        &mut self,
+        share: &mut IntervalShare,
+        mut global: impl FnMut(u64) -> GlobalSession,
+        scratch: &mut SlowOrder,
+    ) {
+        for (mine, theirs) in self
+            .current
+            .iter_mut()
+            .flatten()
+            .zip(share.current.iter_mut().flatten())
+        {
+            if theirs.count() > 0 {
+                mine.merge(theirs);
+                self.over_range += theirs.over_range();
+                theirs.reset();
+            }
+        }
+        for list in share.slowest.iter_mut() {
+            for o in list.iter() {
+                scratch.clone_from(o);
+                let g = global(o.session);
+                scratch.session = g.id;
+                if !g.tracked {
+                    // The one pipeline has no names for a session beyond the table.
+                    scratch.sender_comp_id.clear();
+                    scratch.target_comp_id.clear();
+                    scratch.connection = None;
+                }
+                self.slowest.offer_order(scratch);
+            }
+            list.clear();
+        }
+        self.views_fresh = false;
+    }
+
+    /// The per-session table, emptied (a worker's, at the end of a sharded run).
+    pub fn take_sessions(&mut self) -> Vec<SessionStats> {
+        std::mem::take(&mut self.sessions)
+    }
+
+    /// Puts a worker's session under its global id (opened before by
+    /// [`Stats::open_session`], so the table's order and bounds are the one pipeline's).
+    pub fn adopt_session(&mut self, id: u64, mut session: SessionStats) {
+        if let Some(slot) = self.session_mut(id) {
+            session.id = id;
+            *slot = session;
+        }
+    }
+}
+
 // HdrHistogram interval logs (`hlog`): the exact figures a log stores beside each histogram,
 // and recorders rebuilt from what logs hold (`fixscope report`).
 impl LatencyRecorder {

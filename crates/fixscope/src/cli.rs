@@ -273,6 +273,12 @@ pub struct PcapArgs {
     pub captures: Vec<PathBuf>,
     #[command(flatten)]
     pub analysis: AnalysisArgs,
+    /// Worker pipelines (#22): connections are sharded across them by (client IP, server
+    /// IP, server port) and their figures merged — the output is one pipeline's, byte for
+    /// byte. Default: the available cores. 1: one pipeline, as before. `--trace` and
+    /// Prometheus run on one pipeline.
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
 }
 
 #[derive(Args, Debug)]

@@ -35,6 +35,10 @@ pub fn run(args: &PcapArgs) -> Result<ExitCode> {
         // Fail before printing anything when a file cannot even be opened.
         std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
     }
+    let threads = worker_threads(args);
+    if threads > 1 {
+        return run_sharded(args, captures, config, threads);
+    }
     let mut pipeline = Pipeline::new(config);
     let trace = match &args.analysis.trace {
         Some(path) => Some(TraceFile::attach(path, &mut pipeline)?),
@@ -61,6 +65,73 @@ pub fn run(args: &PcapArgs) -> Result<ExitCode> {
         say::warn(
             "a capture ended in the middle of a packet (truncated file); analysed up to there",
         );
+    }
+    output::flush_stdout();
+    Ok(code)
+}
+
+/// How many worker pipelines: `--threads`, else the available cores; one when an output
+/// needs the pipeline's messages or per-session figures at every interval (`--trace`,
+/// Prometheus).
+fn worker_threads(args: &PcapArgs) -> usize {
+    let a = &args.analysis;
+    if a.trace.is_some() || a.prometheus.is_some() || a.prometheus_textfile.is_some() {
+        if args.threads.is_some_and(|n| n > 1) {
+            say::info("--trace and Prometheus run on one pipeline: --threads ignored");
+        }
+        return 1;
+    }
+    args.threads.unwrap_or_else(|| {
+        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+    })
+}
+
+/// `fixscope pcap` on `threads` worker pipelines (`fixscope_core::shard`): the same output
+/// as one pipeline's, and the same end as the driver's (summary, then a file's error).
+fn run_sharded(
+    args: &PcapArgs,
+    captures: Vec<PathBuf>,
+    config: fixscope_core::PipelineConfig,
+    threads: usize,
+) -> Result<ExitCode> {
+    let mut reporters = output::reporters(&args.analysis)?;
+    let stop = Shutdown::on_signals().context("cannot install signal handlers")?;
+    let verbose = args.analysis.verbose;
+    let files = captures.clone();
+    let mut on_file_done = |index: usize, s: &fixscope_core::pcap::CaptureStats| {
+        if verbose {
+            say::info(format!(
+                "read {}; so far {} packets, {} TCP segments in port range, {} decode errors",
+                files[index].display(),
+                s.packets,
+                s.segments_in_port_range,
+                s.decode_errors
+            ));
+        }
+    };
+    let outcome = fixscope_core::shard::run(
+        captures,
+        args.analysis.ports.clone(),
+        config,
+        threads,
+        &mut reporters,
+        &stop,
+        None,
+        &mut on_file_done,
+    )?;
+    if outcome.stats.truncated_file {
+        say::warn(
+            "a capture ended in the middle of a packet (truncated file); analysed up to there",
+        );
+    }
+    let mut code = ExitCode::SUCCESS;
+    if let Some(e) = outcome.error {
+        let e = SourceError::from(e);
+        if outcome.segments == 0 {
+            return Err(anyhow::anyhow!(e));
+        }
+        say::error(format!("{e}; stopped"));
+        code = ExitCode::FAILURE;
     }
     output::flush_stdout();
     Ok(code)

@@ -1,0 +1,214 @@
+//! The merger of a sharded run: interval k of every worker, merged, then reported through
+//! the same report code as one pipeline's (`Pipeline::emit_interval`, `finish`).
+
+use std::io;
+
+use super::reader::{End, Reader, ToMerger};
+use super::worker::{FromWorker, WorkerOutputs};
+use super::{OpenedSession, Outcome};
+use crate::pcap::CaptureStats;
+use crate::pipeline::PipelineConfig;
+use crate::report::{Counters, IntervalReport, Reporter, SummaryReport, TimeSpan};
+use crate::slowest::{blank, SlowOrder};
+use crate::source::counters_of;
+use crate::stats::{GlobalSession, Stats, MAX_TRACKED_SESSIONS};
+
+pub(crate) struct Merger {
+    interval_ns: u64,
+    /// The run's statistics, as one pipeline's.
+    stats: Stats,
+    /// Each worker's counters at its last hand-over.
+    counters: Vec<Counters>,
+    interval_start_counters: Counters,
+    /// Per worker, the run's id of each of its sessions (index: local id - 1).
+    global: Vec<Vec<u64>>,
+    next_global: u64,
+    opened: Vec<(OpenedSession, usize)>,
+    scratch: SlowOrder,
+}
+
+impl Merger {
+    pub(crate) fn new(config: PipelineConfig, workers: usize) -> Self {
+        Merger {
+            interval_ns: config.interval_ns,
+            stats: Stats::new(config.highest_ns)
+                .with_slowest(config.slowest)
+                .with_breakdown(config.breakdown),
+            counters: vec![Counters::default(); workers],
+            interval_start_counters: Counters::default(),
+            global: vec![Vec::new(); workers],
+            next_global: 1,
+            opened: Vec::new(),
+            scratch: blank(),
+        }
+    }
+
+    /// Merges and reports until the reader's end; then the last interval and the summary.
+    pub(crate) fn run(
+        &mut self,
+        reader: Reader,
+        workers: WorkerOutputs,
+        reporter: &mut dyn Reporter,
+        on_file_done: &mut dyn FnMut(usize, &CaptureStats),
+    ) -> io::Result<Outcome> {
+        let result = self.merge_all(&reader, &workers, reporter, on_file_done);
+        // On an early return (a reporter failed) the channels close and every thread ends.
+        drop(workers);
+        let Reader { events, handle } = reader;
+        drop(events);
+        if let Err(panic) = handle.join() {
+            std::panic::resume_unwind(panic);
+        }
+        result
+    }
+
+    fn merge_all(
+        &mut self,
+        reader: &Reader,
+        workers: &WorkerOutputs,
+        reporter: &mut dyn Reporter,
+        on_file_done: &mut dyn FnMut(usize, &CaptureStats),
+    ) -> io::Result<Outcome> {
+        loop {
+            match reader.events.recv() {
+                Ok(ToMerger::Interval { start_ns, end_ns }) => {
+                    self.collect(workers)?;
+                    self.emit_interval(start_ns, end_ns, reporter)?;
+                }
+                Ok(ToMerger::FileDone { index, stats }) => on_file_done(index, &stats),
+                Ok(ToMerger::End(end)) => {
+                    self.collect(workers)?;
+                    return self.finish(end, workers, reporter);
+                }
+                Err(_) => return Err(io::Error::other("the capture reader stopped")),
+            }
+        }
+    }
+
+    /// Takes interval k's share of every worker: numbers the sessions they opened (in the
+    /// order of the segments that opened them: the one pipeline's numbering), then adds
+    /// their figures.
+    fn collect(&mut self, workers: &WorkerOutputs) -> io::Result<()> {
+        let mut shares = Vec::with_capacity(workers.outputs.len());
+        for (w, output) in workers.outputs.iter().enumerate() {
+            match output.recv() {
+                Ok(FromWorker::Share(share)) => {
+                    self.opened.extend(share.opened.iter().map(|o| (*o, w)));
+                    self.counters[w] = share.counters;
+                    shares.push(share);
+                }
+                _ => return Err(io::Error::other("a worker stopped")),
+            }
+        }
+        self.opened.sort_unstable_by_key(|(o, _)| o.segment_index);
+        for (o, w) in self.opened.drain(..) {
+            let id = self.next_global;
+            self.next_global += 1;
+            debug_assert_eq!(o.local_id, self.global[w].len() as u64 + 1);
+            self.global[w].push(id);
+            self.stats.open_session(id, o.connection);
+        }
+        for (w, mut share) in shares.into_iter().enumerate() {
+            let global = &self.global[w];
+            self.stats.absorb_interval(
+                &mut share.stats,
+                |local| {
+                    let id = global
+                        .get((local as usize).wrapping_sub(1))
+                        .copied()
+                        .unwrap_or(0);
+                    GlobalSession {
+                        id,
+                        tracked: id >= 1 && id <= MAX_TRACKED_SESSIONS as u64,
+                    }
+                },
+                &mut self.scratch,
+            );
+            // The worker may be done already; then nobody needs it back.
+            let _ = workers.spares[w].send(share);
+        }
+        Ok(())
+    }
+
+    fn counters(&self) -> Counters {
+        let mut sum = Counters::default();
+        for c in &self.counters {
+            sum.merge_from(c);
+        }
+        sum
+    }
+
+    /// `Pipeline::emit_interval` on the merged figures.
+    fn emit_interval(
+        &mut self,
+        start_ns: u64,
+        end_ns: u64,
+        reporter: &mut dyn Reporter,
+    ) -> io::Result<()> {
+        let counters = self.counters();
+        self.stats.close_interval();
+        let span = TimeSpan {
+            start_ns,
+            end_ns,
+            unix_offset_ns: 0,
+        };
+        let report = IntervalReport::new(
+            span,
+            &self.stats,
+            counters,
+            &self.interval_start_counters,
+            &[],
+        );
+        reporter.interval(&report)?;
+        self.interval_start_counters = counters;
+        self.stats.reset_interval();
+        Ok(())
+    }
+
+    /// `Pipeline::finish` (and the driver's end) on the merged figures.
+    fn finish(
+        &mut self,
+        end: End,
+        workers: &WorkerOutputs,
+        reporter: &mut dyn Reporter,
+    ) -> io::Result<Outcome> {
+        for (w, output) in workers.outputs.iter().enumerate() {
+            match output.recv() {
+                Ok(FromWorker::Sessions(sessions)) => {
+                    for s in sessions {
+                        if let Some(&id) = self.global[w].get((s.id as usize).wrapping_sub(1)) {
+                            self.stats.adopt_session(id, s);
+                        }
+                    }
+                }
+                _ => return Err(io::Error::other("a worker stopped")),
+            }
+        }
+        // As the driver: a run that failed before its first segment has no summary.
+        if end.segments > 0 || end.error.is_none() {
+            if self.interval_ns > 0 {
+                if let Some(start) = end.interval_start_ns {
+                    let has_data = self.stats.interval_count() > 0
+                        || self.counters() != self.interval_start_counters;
+                    if end.now_ns > start || has_data {
+                        self.emit_interval(start, end.now_ns, reporter)?;
+                    }
+                }
+            }
+            let counters = self.counters();
+            self.stats.refresh_views();
+            let source = counters_of(&end.stats);
+            let span = TimeSpan {
+                start_ns: end.first_ts_ns.unwrap_or(end.now_ns),
+                end_ns: end.now_ns,
+                unix_offset_ns: 0,
+            };
+            reporter.summary(&SummaryReport::new(&self.stats, counters, &source, span))?;
+        }
+        Ok(Outcome {
+            stats: end.stats,
+            segments: end.segments,
+            error: end.error,
+        })
+    }
+}
