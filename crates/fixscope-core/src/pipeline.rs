@@ -360,8 +360,7 @@ impl Pipeline {
         }
         // A worker of a sharded run sweeps when the reader says the one pipeline would
         // (`shard_sweep`): its own clock only moves with its own connections.
-        if self.shard.is_none() && self.now_ns.saturating_sub(self.last_sweep_ns) > 1_000_000_000
-        {
+        if self.shard.is_none() && self.now_ns.saturating_sub(self.last_sweep_ns) > 1_000_000_000 {
             self.sweep_idle();
         }
         if self.connections.len() > self.config.max_connections {

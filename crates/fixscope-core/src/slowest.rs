@@ -381,6 +381,21 @@ impl SlowestOrders {
         &self.cumulative_view[stage.index()]
     }
 
+    /// Adds everything `other` kept, interval for interval: the lists of two halves of a
+    /// run merged are the whole run's lists (which N is exact and order-independent).
+    pub fn merge_from(&mut self, other: &SlowestOrders) {
+        for (mine, theirs) in self
+            .current
+            .iter_mut()
+            .zip(other.current.iter())
+            .chain(self.earlier.iter_mut().zip(other.earlier.iter()))
+        {
+            for e in theirs.heap.iter() {
+                mine.offer_order(&e.0);
+            }
+        }
+    }
+
     /// Moves the current interval's orders at `stage` into `out` (any order; a worker of a
     /// sharded run hands them to the merger), emptying the list.
     pub fn take_interval(&mut self, stage: Stage, out: &mut Vec<SlowOrder>) {
@@ -529,5 +544,30 @@ mod tests {
         assert_eq!(o.response_msg_type, "8");
         assert_eq!((o.exec_type, o.ord_status), (Some('0'), Some('0')));
         assert_eq!((o.request_ts_ns, o.response_ts_ns), (1000, 1099));
+    }
+
+    #[test]
+    fn merging_halves_equals_the_whole() {
+        let mut whole = SlowestOrders::new(3);
+        let mut halves = [SlowestOrders::new(3), SlowestOrders::new(3)];
+        let lat = [50u64, 7, 50, 30, 99, 30, 30, 1, 64, 50];
+        for round in 0..2 {
+            for (i, ns) in lat.iter().enumerate() {
+                let key = format!("k{round}{i}");
+                offer(&mut whole, Stage::Ack, *ns, &key);
+                offer(&mut halves[i % 2], Stage::Ack, *ns, &key);
+            }
+            if round == 0 {
+                whole.reset_interval();
+                halves.iter_mut().for_each(SlowestOrders::reset_interval);
+            }
+        }
+        let [mut a, b] = halves;
+        a.merge_from(&b);
+        a.refresh();
+        whole.refresh();
+        assert_eq!(a.interval(Stage::Ack), whole.interval(Stage::Ack));
+        assert_eq!(a.cumulative(Stage::Ack), whole.cumulative(Stage::Ack));
+        assert_eq!(whole.cumulative(Stage::Ack).len(), 3);
     }
 }

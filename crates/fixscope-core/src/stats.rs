@@ -685,6 +685,35 @@ impl Stats {
         self.views_fresh = false;
     }
 
+    /// Adds everything `other` recorded (same range): interval for interval, the
+    /// cumulative recorders and the slowest orders; two halves of a run merged report as
+    /// the whole. Sessions are not merged here: their ids are each pipeline's own (a
+    /// sharded run renumbers them, `crate::shard`, then [`Stats::adopt_session`]).
+    pub fn merge_from(&mut self, other: &Stats) {
+        for (mine, theirs) in self
+            .current
+            .iter_mut()
+            .flatten()
+            .zip(other.current.iter().flatten())
+            .chain(
+                self.earlier
+                    .iter_mut()
+                    .flatten()
+                    .zip(other.earlier.iter().flatten()),
+            )
+            .chain(
+                self.earlier_stage
+                    .iter_mut()
+                    .zip(other.earlier_stage.iter()),
+            )
+        {
+            mine.merge(theirs);
+        }
+        self.over_range += other.over_range;
+        self.slowest.merge_from(&other.slowest);
+        self.views_fresh = false;
+    }
+
     /// The per-session table, emptied (a worker's, at the end of a sharded run).
     pub fn take_sessions(&mut self) -> Vec<SessionStats> {
         std::mem::take(&mut self.sessions)
@@ -867,6 +896,57 @@ mod tests {
                 .clamp(r.distribution().min_ns, r.distribution().max_ns);
             assert_eq!(ours, theirs, "quantile {q}");
         }
+    }
+
+    #[test]
+    fn merging_halves_equals_the_whole() {
+        let mut whole = Stats::new(1_000_000);
+        let mut halves = [Stats::new(1_000_000), Stats::new(1_000_000)];
+        let mut x = 0x51_7cc1_b727_220au64;
+        for round in 0..3 {
+            for i in 0..2_000u64 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let latency = Latency {
+                    stage: Stage::ALL[(x % 4) as usize],
+                    request_type: RequestType::ALL[(x >> 8) as usize % 3],
+                    session: 1,
+                    ns: x % 1_500_000, // some above range
+                    late: false,
+                    request_ts_ns: i,
+                    request_seq: 0,
+                };
+                whole.record(latency);
+                halves[(x >> 20) as usize % 2].record(latency);
+            }
+            if round < 2 {
+                whole.reset_interval();
+                halves.iter_mut().for_each(Stats::reset_interval);
+            }
+        }
+        let [mut a, b] = halves;
+        a.merge_from(&b);
+        a.refresh_views();
+        whole.refresh_views();
+        for stage in Stage::ALL {
+            assert_eq!(
+                a.interval(stage).distribution(),
+                whole.interval(stage).distribution()
+            );
+            assert_eq!(
+                a.cumulative(stage).distribution(),
+                whole.cumulative(stage).distribution()
+            );
+            for t in RequestType::ALL {
+                assert_eq!(
+                    a.by_request_type(t, stage).distribution(),
+                    whole.by_request_type(t, stage).distribution()
+                );
+            }
+        }
+        assert_eq!(a.over_range(), whole.over_range());
+        assert!(whole.cumulative(Stage::Ack).over_range() > 0);
     }
 
     #[test]

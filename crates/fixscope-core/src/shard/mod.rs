@@ -126,7 +126,14 @@ pub fn run(
     let threads = threads.max(2);
     let workers = worker::start(threads, &config)?;
     let (inputs, outputs, handles) = workers.split();
-    let reader = reader::start(captures, ports, config.clone(), inputs, stop.clone(), progress)?;
+    let reader = reader::start(
+        captures,
+        ports,
+        config.clone(),
+        inputs,
+        stop.clone(),
+        progress,
+    )?;
     let mut merger = merge::Merger::new(config, threads);
     let outcome = merger.run(reader, outputs, reporter, on_file_done);
     for h in handles {
@@ -151,7 +158,8 @@ pub(crate) fn shard_of(key: &ConnectionKey, workers: usize) -> usize {
             }
         }
     };
-    let x = bits(key.client.addr) ^ bits(key.server.addr).rotate_left(29)
+    let x = bits(key.client.addr)
+        ^ bits(key.server.addr).rotate_left(29)
         ^ u64::from(key.server.port).rotate_left(48);
     let h = x.wrapping_mul(0x9e37_79b9_7f4a_7c15);
     ((h >> 32) % workers as u64) as usize

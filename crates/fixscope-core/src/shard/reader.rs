@@ -62,10 +62,7 @@ pub(crate) fn start(
             let mut router = Router::new(config.interval_ns, workers, tx);
             router.read(&captures, &ports, &stop, progress);
         })?;
-    Ok(Reader {
-        events: rx,
-        handle,
-    })
+    Ok(Reader { events: rx, handle })
 }
 
 /// The run's clock and the routing of segments.
@@ -116,7 +113,7 @@ impl Router {
         for (index, path) in captures.iter().enumerate() {
             let result = read_capture_counted(path, ports, &mut stats, |segment, _| {
                 self.on_segment(segment);
-                let stopped = self.segments % STOP_CHECK == 0 && stop.is_triggered();
+                let stopped = self.segments.is_multiple_of(STOP_CHECK) && stop.is_triggered();
                 if self.gone || stopped {
                     Flow::Stop
                 } else {
@@ -136,7 +133,11 @@ impl Router {
                     bytes: 0,
                 });
             }
-            if self.merger.send(ToMerger::FileDone { index, stats }).is_err() {
+            if self
+                .merger
+                .send(ToMerger::FileDone { index, stats })
+                .is_err()
+            {
                 return;
             }
         }

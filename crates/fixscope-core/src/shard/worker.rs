@@ -45,11 +45,17 @@ pub(crate) enum ToWorker {
     Batch(ShardBatch),
     /// An interval ends: hand it over (the run's clock just before the segment that
     /// ended it).
-    Interval { now_ns: u64 },
+    Interval {
+        now_ns: u64,
+    },
     /// The one pipeline would sweep idle connections now.
-    Sweep { now_ns: u64 },
+    Sweep {
+        now_ns: u64,
+    },
     /// The end of the run: flush, hand over the last share, then the sessions.
-    Finish { now_ns: u64 },
+    Finish {
+        now_ns: u64,
+    },
 }
 
 /// What a worker sends the merger.
