@@ -14,6 +14,7 @@ use fixscope_core::Pipeline;
 use crate::cli::PcapArgs;
 use crate::driver::{drive, RunLimits};
 use crate::output;
+use crate::progress::ReadProgress;
 use crate::say;
 use crate::trace::TraceFile;
 
@@ -47,10 +48,12 @@ pub fn run(args: &PcapArgs) -> Result<ExitCode> {
     let mut reporters = output::reporters(&args.analysis)?;
     // Ctrl-C ends the reading early with the summary of what was read.
     let stop = Shutdown::on_signals().context("cannot install signal handlers")?;
+    let progress = ReadProgress::start(&captures, args.analysis.verbose);
     let mut source = WithProgress {
         capture: CaptureSource::new(captures, args.analysis.ports.clone())
             .context("cannot start the capture reader")?,
         verbose: args.analysis.verbose,
+        progress,
     };
     let limits = RunLimits {
         stop: &stop,
@@ -58,6 +61,8 @@ pub fn run(args: &PcapArgs) -> Result<ExitCode> {
         max_drain: crate::driver::MAX_DRAIN,
     };
     let code = drive(&mut source, &mut pipeline, &mut reporters, &limits)?;
+    // The bar goes before anything more is said on stderr.
+    source.progress = None;
     if let Some(trace) = trace {
         trace.finish()?;
     }
@@ -98,7 +103,11 @@ fn run_sharded(
     let stop = Shutdown::on_signals().context("cannot install signal handlers")?;
     let verbose = args.analysis.verbose;
     let files = captures.clone();
+    let progress = ReadProgress::start(&captures, verbose);
     let mut on_file_done = |index: usize, s: &fixscope_core::pcap::CaptureStats| {
+        if let Some(p) = &progress {
+            p.file_done();
+        }
         if verbose {
             say::info(format!(
                 "read {}; so far {} packets, {} TCP segments in port range, {} decode errors",
@@ -116,9 +125,9 @@ fn run_sharded(
         threads,
         &mut reporters,
         &stop,
-        None,
         &mut on_file_done,
     )?;
+    drop(progress);
     if outcome.stats.truncated_file {
         say::warn(
             "a capture ended in the middle of a packet (truncated file); analysed up to there",
@@ -141,6 +150,8 @@ fn run_sharded(
 struct WithProgress {
     capture: CaptureSource,
     verbose: bool,
+    /// The progress bar (a terminal on stderr only).
+    progress: Option<ReadProgress>,
 }
 
 impl Source for WithProgress {
@@ -150,8 +161,11 @@ impl Source for WithProgress {
         on_segment: &mut dyn FnMut(&Segment<'_>) -> Flow,
     ) -> Result<Polled, SourceError> {
         let polled = self.capture.poll(wait, on_segment);
-        if self.verbose {
-            for file in self.capture.finished_files() {
+        for file in self.capture.finished_files() {
+            if let Some(p) = &self.progress {
+                p.file_done();
+            }
+            if self.verbose {
                 let s = &file.stats;
                 say::info(format!(
                     "read {}; so far {} packets, {} TCP segments in port range, {} decode errors",

@@ -14,6 +14,7 @@ mod keys;
 mod output;
 mod plot;
 mod privilege;
+mod progress;
 mod prometheus;
 mod say;
 mod trace;

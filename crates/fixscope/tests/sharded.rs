@@ -40,6 +40,12 @@ fn run(dir: &Path, captures: &[&Path], threads: usize, extra: &[&str]) -> Output
         "fixscope {argv:?} failed:\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // Nothing but the reports: no progress bar in a pipe (stderr is one here).
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let read = |p: &PathBuf| std::fs::read(p).unwrap_or_default();
     // The page shows the command line, which names the thread count and the file names.
     let html = String::from_utf8(read(&html))

@@ -87,15 +87,6 @@ impl WorkerShare {
     }
 }
 
-/// Progress of the reading, for a progress bar.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Progress {
-    /// Files read to their end.
-    pub files_done: usize,
-    /// Bytes of capture read so far (all files).
-    pub bytes: u64,
-}
-
 /// How a sharded run ended.
 pub struct Outcome {
     /// The capture counters of everything read.
@@ -110,8 +101,8 @@ pub struct Outcome {
 /// Analyses `captures` on `threads` worker pipelines (at least 2; one pipeline is the
 /// plain `Pipeline` through the driver) and reports through `reporter`: every interval,
 /// then the summary — the bytes one pipeline would report. `stop` ends the reading early
-/// (the summary covers what was read); `progress` is called from the reader thread as
-/// files and bytes are read.
+/// (the summary covers what was read); `on_file_done` hears of each file read to its end
+/// (with the capture counters so far).
 #[allow(clippy::too_many_arguments)]
 pub fn run(
     captures: Vec<PathBuf>,
@@ -120,20 +111,12 @@ pub fn run(
     threads: usize,
     reporter: &mut dyn Reporter,
     stop: &Shutdown,
-    progress: Option<Box<dyn FnMut(Progress) + Send>>,
     on_file_done: &mut dyn FnMut(usize, &CaptureStats),
 ) -> std::io::Result<Outcome> {
     let threads = threads.max(2);
     let workers = worker::start(threads, &config)?;
     let (inputs, outputs, handles) = workers.split();
-    let reader = reader::start(
-        captures,
-        ports,
-        config.clone(),
-        inputs,
-        stop.clone(),
-        progress,
-    )?;
+    let reader = reader::start(captures, ports, config.clone(), inputs, stop.clone())?;
     let mut merger = merge::Merger::new(config, threads);
     let outcome = merger.run(reader, outputs, reporter, on_file_done);
     for h in handles {

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::thread::JoinHandle;
 
+use super::shard_of;
 use super::worker::{ShardBatch, ToWorker, WorkerInputs};
-use super::{shard_of, Progress};
 use crate::pcap::{read_capture_counted, CaptureError, CaptureStats, Flow};
 use crate::pipeline::PipelineConfig;
 use crate::ports::PortSet;
@@ -53,14 +53,13 @@ pub(crate) fn start(
     config: PipelineConfig,
     workers: WorkerInputs,
     stop: Shutdown,
-    progress: Option<Box<dyn FnMut(Progress) + Send>>,
 ) -> std::io::Result<Reader> {
     let (tx, rx) = mpsc::sync_channel::<ToMerger>(64);
     let handle = std::thread::Builder::new()
         .name("fixscope-reader".into())
         .spawn(move || {
             let mut router = Router::new(config.interval_ns, workers, tx);
-            router.read(&captures, &ports, &stop, progress);
+            router.read(&captures, &ports, &stop);
         })?;
     Ok(Reader { events: rx, handle })
 }
@@ -101,13 +100,7 @@ impl Router {
         }
     }
 
-    fn read(
-        &mut self,
-        captures: &[PathBuf],
-        ports: &PortSet,
-        stop: &Shutdown,
-        mut progress: Option<Box<dyn FnMut(Progress) + Send>>,
-    ) {
+    fn read(&mut self, captures: &[PathBuf], ports: &PortSet, stop: &Shutdown) {
         let mut stats = CaptureStats::default();
         let mut error = None;
         for (index, path) in captures.iter().enumerate() {
@@ -126,12 +119,6 @@ impl Router {
             }
             if self.gone || stop.is_triggered() {
                 break;
-            }
-            if let Some(p) = progress.as_mut() {
-                p(Progress {
-                    files_done: index + 1,
-                    bytes: 0,
-                });
             }
             if self
                 .merger
