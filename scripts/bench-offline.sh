@@ -59,7 +59,7 @@ if [[ ! -s $CAP ]]; then
     "$CARGO_TARGET_DIR/release/examples/gen_capture" "$CAP" --orders "$ORDERS" \
         --sessions "$SESSIONS" --port "$PORT" --rate "$RATE" >&2
 fi
-SIZE=$(stat -c %s "$CAP")
+SIZE=$(stat -L -c %s "$CAP")
 
 now_ns() { date +%s%N; }
 # timed OUT CMD...: prints "wall_s cpu_s" (cpu: user+sys of the process and its threads).

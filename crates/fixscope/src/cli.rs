@@ -275,7 +275,8 @@ pub struct PcapArgs {
     pub analysis: AnalysisArgs,
     /// Worker pipelines (#22): connections are sharded across them by (client IP, server
     /// IP, server port) and their figures merged — the output is one pipeline's, byte for
-    /// byte. Default: the available cores. 1: one pipeline, as before. `--trace` and
+    /// byte. Default: the available cores minus the reader's (one pipeline below 3 cores,
+    /// where the reader already has the second). 1: one pipeline, as before. `--trace` and
     /// Prometheus run on one pipeline.
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,

@@ -75,7 +75,7 @@ pub fn run(args: &PcapArgs) -> Result<ExitCode> {
     Ok(code)
 }
 
-/// How many worker pipelines: `--threads`, else the available cores; one when an output
+/// How many worker pipelines: `--threads`, else one per core but the reader's; one when an output
 /// needs the pipeline's messages or per-session figures at every interval (`--trace`,
 /// Prometheus).
 fn worker_threads(args: &PcapArgs) -> usize {
@@ -86,9 +86,20 @@ fn worker_threads(args: &PcapArgs) -> usize {
         }
         return 1;
     }
-    args.threads.unwrap_or_else(|| {
-        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
-    })
+    args.threads.unwrap_or_else(default_workers)
+}
+
+/// One worker per core left after the reader's: the reader (read, decode, route) is a
+/// thread of its own in both designs — one pipeline already overlaps it with the pipeline
+/// on a second core — so sharding pays only from three cores on (on 2 vCPUs two workers
+/// plus the reader cost ~20% more CPU for no gain: BENCHMARKS.md §2b).
+fn default_workers() -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    if cores >= 3 {
+        cores - 1
+    } else {
+        1
+    }
 }
 
 /// `fixscope pcap` on `threads` worker pipelines (`fixscope_core::shard`): the same output
