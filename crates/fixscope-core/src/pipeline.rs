@@ -489,23 +489,19 @@ impl Pipeline {
         reporter: &mut dyn Reporter,
     ) -> io::Result<()> {
         let counters = self.counters();
-        self.stats.close_interval();
         let span = TimeSpan {
             start_ns,
             end_ns,
             unix_offset_ns: self.unix_offset_ns,
         };
-        let report = IntervalReport::new(
-            span,
-            &self.stats,
+        report_interval(
+            &mut self.stats,
             counters,
-            &self.interval_start_counters,
+            &mut self.interval_start_counters,
+            span,
             source,
-        );
-        reporter.interval(&report)?;
-        self.interval_start_counters = counters;
-        self.stats.reset_interval();
-        Ok(())
+            reporter,
+        )
     }
 
     /// From the first timestamp seen to the latest.
@@ -647,6 +643,25 @@ impl Pipeline {
             breakdown: self.breakdown.as_ref().map(|b| b.counters),
         }
     }
+}
+
+/// Reports the interval `span` from `stats` and `counters` (the counters at its start in
+/// `start_counters`, updated), then starts the next interval: one pipeline's reports and a
+/// sharded run's merged ones (`crate::shard`) go through this one function.
+pub(crate) fn report_interval(
+    stats: &mut Stats,
+    counters: Counters,
+    start_counters: &mut Counters,
+    span: TimeSpan,
+    source: &[Counter],
+    reporter: &mut dyn Reporter,
+) -> io::Result<()> {
+    stats.close_interval();
+    let report = IntervalReport::new(span, stats, counters, start_counters, source);
+    reporter.interval(&report)?;
+    *start_counters = counters;
+    stats.reset_interval();
+    Ok(())
 }
 
 /// Where framed messages go: the correlator, the statistics and the optional tracer.

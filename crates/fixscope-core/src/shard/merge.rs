@@ -7,8 +7,8 @@ use super::reader::{End, Reader, ToMerger};
 use super::worker::{FromWorker, WorkerOutputs};
 use super::{OpenedSession, Outcome};
 use crate::pcap::CaptureStats;
-use crate::pipeline::PipelineConfig;
-use crate::report::{Counters, IntervalReport, Reporter, SummaryReport, TimeSpan};
+use crate::pipeline::{report_interval, PipelineConfig};
+use crate::report::{Counters, Reporter, SummaryReport, TimeSpan};
 use crate::slowest::{blank, SlowOrder};
 use crate::source::counters_of;
 use crate::stats::{GlobalSession, Stats, MAX_TRACKED_SESSIONS};
@@ -146,23 +146,19 @@ impl Merger {
         reporter: &mut dyn Reporter,
     ) -> io::Result<()> {
         let counters = self.counters();
-        self.stats.close_interval();
         let span = TimeSpan {
             start_ns,
             end_ns,
             unix_offset_ns: 0,
         };
-        let report = IntervalReport::new(
-            span,
-            &self.stats,
+        report_interval(
+            &mut self.stats,
             counters,
-            &self.interval_start_counters,
+            &mut self.interval_start_counters,
+            span,
             &[],
-        );
-        reporter.interval(&report)?;
-        self.interval_start_counters = counters;
-        self.stats.reset_interval();
-        Ok(())
+            reporter,
+        )
     }
 
     /// `Pipeline::finish` (and the driver's end) on the merged figures.
