@@ -35,14 +35,22 @@ impl SparseHistogram {
     /// The buckets of `Histogram::new_with_bounds(1, high, sigfig)`; `high >= 2`, `sigfig`
     /// in 1..=5 (the caller's [`crate::stats::LatencyRecorder::new`] makes them so).
     pub fn new(high: u64, sigfig: u8) -> Self {
-        let template = match Histogram::<u64>::new_with_bounds(1, high, sigfig) {
-            Ok(h) => h,
-            Err(e) => unreachable!("bounds 1..{high} with {sigfig} digits: {e:?}"),
-        };
         let largest = 2 * 10u32.pow(u32::from(sigfig));
         let sub_bucket_count_magnitude = f64::from(largest).log2().ceil() as u32;
         let half_magnitude = sub_bucket_count_magnitude - 1;
-        let counts = template.distinct_values();
+        // hdrhistogram's `buckets_to_cover(high)` and `num_bins` (computed, not read from a
+        // histogram built for it: that one allocates and zeroes ~200 KB).
+        let mut smallest_untrackable = 1u64 << sub_bucket_count_magnitude;
+        let mut buckets = 1u64;
+        while smallest_untrackable <= high {
+            if smallest_untrackable > u64::MAX / 2 {
+                buckets += 1;
+                break;
+            }
+            smallest_untrackable <<= 1;
+            buckets += 1;
+        }
+        let counts = ((buckets + 1) << half_magnitude) as usize;
         let block_count = counts.div_ceil(BLOCK);
         SparseHistogram {
             counts: vec![0; counts].into_boxed_slice(),
