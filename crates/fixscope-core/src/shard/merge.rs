@@ -108,6 +108,10 @@ impl Merger {
             self.global[w].push(id);
             self.stats.open_session(id, o.connection);
         }
+        // HOOK(#21): figures over the run's stream of messages (a 1 ms microburst peak over
+        // all sessions) merge here — each worker's share would carry its interval's message
+        // timestamps (sorted: a worker sees its segments in capture order), merged across
+        // workers (a k-way merge of sorted runs) before the peak is evaluated.
         for (w, mut share) in shares.into_iter().enumerate() {
             let global = &self.global[w];
             self.stats.absorb_interval(
