@@ -22,6 +22,10 @@ pub struct Counters {
     pub segments: u64,
     /// TCP connections (sessions) seen.
     pub connections: u64,
+    /// Segments of no open connection that opened none: without SYN and payload (the
+    /// trailing ACK/FIN/RST of a closed connection), or a closed connection's late
+    /// retransmission.
+    pub stray_segments: u64,
     /// Connections open at the time of the report.
     pub open_connections: u64,
     /// Connections forgotten because more than the limit were open at once.

@@ -123,6 +123,45 @@ impl Connection {
     }
 }
 
+/// How long a closed connection's 4-tuple is remembered: its trailing ACK/FIN/RST and late
+/// retransmissions come within TIME_WAIT (60 s on Linux, 2×MSL at most 4 min elsewhere).
+const CLOSED_CONNECTION_MEMORY_NS: u64 = 240_000_000_000;
+
+/// 4-tuples of connections closed recently, bounded like the connection table.
+#[derive(Default)]
+struct ClosedConnections {
+    closed_at: HashMap<ConnectionKey, u64>,
+}
+
+impl ClosedConnections {
+    /// Remembered at most; beyond it the older half is forgotten.
+    const LIMIT: usize = 1 << 16;
+
+    fn insert(&mut self, key: ConnectionKey, ts_ns: u64) {
+        if self.closed_at.len() >= Self::LIMIT {
+            let mut times: Vec<u64> = self.closed_at.values().copied().collect();
+            let mid = times.len() / 2;
+            let (_, &mut median, _) = times.select_nth_unstable(mid);
+            self.closed_at.retain(|_, t| *t > median);
+        }
+        self.closed_at.insert(key, ts_ns);
+    }
+
+    fn contains(&self, key: &ConnectionKey) -> bool {
+        !self.closed_at.is_empty() && self.closed_at.contains_key(key)
+    }
+
+    fn forget(&mut self, key: &ConnectionKey) {
+        if !self.closed_at.is_empty() {
+            self.closed_at.remove(key);
+        }
+    }
+
+    fn expire(&mut self, before_ns: u64) {
+        self.closed_at.retain(|_, t| *t >= before_ns);
+    }
+}
+
 /// One framed request or response, for `--trace` (cross-checks against engine logs and
 /// other tools).
 #[derive(Clone, Copy, Debug)]
@@ -155,6 +194,13 @@ pub struct Pipeline {
     interval_start_ns: Option<u64>,
     last_sweep_ns: u64,
     shed_connections: u64,
+    /// TCP connections opened (a reused 4-tuple after a new SYN counts again).
+    connections_opened: u64,
+    /// Connections recently closed (FIN both ways or RST): their trailing ACK/FIN/RST must
+    /// not open a new connection (a phantom session).
+    closed: ClosedConnections,
+    /// Segments that belong to no open connection and open none (see `stray_segments`).
+    stray_segments: u64,
     /// The counters at the end of the previous interval, for each interval's own counts.
     interval_start_counters: Counters,
     /// Added to timestamps for UNIX time in reports (the source's clock).
@@ -185,6 +231,9 @@ impl Pipeline {
             interval_start_ns: None,
             last_sweep_ns: 0,
             shed_connections: 0,
+            connections_opened: 0,
+            closed: ClosedConnections::default(),
+            stray_segments: 0,
             interval_start_counters: Counters::default(),
             unix_offset_ns: 0,
         }
@@ -232,9 +281,22 @@ impl Pipeline {
         // Requests older than the time-to-live at this moment cannot be answered by it.
         self.correlator.expire(self.now_ns);
         let key = seg.connection();
+        if !self.connections.contains_key(&key) && !seg.flags.syn() {
+            // A segment without SYN on no open connection opens one only if it carries
+            // payload (a capture that starts mid-connection) and its connection did not just
+            // close: the trailing ACK/FIN/RST after both FINs, or a late retransmission, is
+            // no new connection and no new session.
+            if seg.payload.is_empty() || self.closed.contains(&key) {
+                self.stray_segments += 1;
+                self.housekeeping();
+                return;
+            }
+        }
 
         let Pipeline {
             connections,
+            connections_opened,
+            closed,
             next_session,
             correlator,
             stats,
@@ -247,6 +309,8 @@ impl Pipeline {
         } = self;
 
         let conn = connections.entry(key).or_insert_with(|| {
+            *connections_opened += 1;
+            closed.forget(&key);
             let session = *next_session;
             *next_session += 1;
             stats.open_session(session, key);
@@ -266,6 +330,7 @@ impl Pipeline {
                 .syn_seq
                 .map_or(conn.payload_seen, |first_syn| first_syn != seg.seq);
         if reused {
+            *connections_opened += 1;
             correlator.close_session(conn.session);
             let session = *next_session;
             *next_session += 1;
@@ -331,7 +396,13 @@ impl Pipeline {
                 b.connection_closed(&key, seg.ts_ns);
             }
             connections.remove(&key);
+            closed.insert(key, seg.ts_ns);
         }
+        self.housekeeping();
+    }
+
+    /// Per-segment upkeep: breakdown expiry, idle sweep, connection-table bound.
+    fn housekeeping(&mut self) {
         if let Some(b) = self.breakdown.as_mut() {
             b.expire(self.now_ns);
         }
@@ -346,6 +417,8 @@ impl Pipeline {
     /// Forgets connections idle for longer than the configured limit.
     fn sweep_idle(&mut self) {
         self.last_sweep_ns = self.now_ns;
+        self.closed
+            .expire(self.now_ns.saturating_sub(CLOSED_CONNECTION_MEMORY_NS));
         let cutoff = self.now_ns.saturating_sub(self.config.idle_connection_ns);
         self.forget_connections(|c| c.last_seen_ns < cutoff);
     }
@@ -545,7 +618,8 @@ impl Pipeline {
         let unanswered_pending = self.correlator.unanswered_pending() as u64;
         Counters {
             segments: self.segments,
-            connections: self.next_session - 1,
+            connections: self.connections_opened,
+            stray_segments: self.stray_segments,
             open_connections: self.connections.len() as u64,
             shed_connections: self.shed_connections,
             framing: self.framing,
@@ -914,6 +988,57 @@ mod tests {
         let s = c.seg(Direction::Request, &order, 30);
         p.on_segment(&s);
         assert_eq!(p.counters().correlation.duplicate_requests, 0);
+        assert_eq!(p.counters().connections, 2);
+    }
+
+    /// Regression (#21): after both FINs the last ACK (and a retransmitted FIN or an RST)
+    /// opened a new connection and a phantom `?` session.
+    #[test]
+    fn a_closed_connection_s_trailing_segments_open_nothing() {
+        let mut p = Pipeline::new(PipelineConfig::default());
+        let mut c = conn();
+        let order = fix(&[(35, "D"), (49, "C"), (56, "X"), (11, "A")]);
+        let s = c.seg(Direction::Request, &order, 10);
+        p.on_segment(&s);
+        let flags = |f| TcpFlags(f | TcpFlags::ACK);
+        let fin_c = Segment {
+            flags: flags(TcpFlags::FIN),
+            ..c.seg(Direction::Request, &[], 20)
+        };
+        let fin_s = Segment {
+            flags: flags(TcpFlags::FIN),
+            ..c.seg(Direction::Response, &[], 21)
+        };
+        p.on_segment(&fin_c);
+        p.on_segment(&fin_s);
+        assert_eq!(p.counters().open_connections, 0, "closed by both FINs");
+        for (dir, f, t) in [
+            (Direction::Request, 0, 22),
+            (Direction::Request, TcpFlags::FIN, 23),
+            (Direction::Response, TcpFlags::RST, 24),
+        ] {
+            let s = Segment {
+                flags: flags(f),
+                ..c.seg(dir, &[], t)
+            };
+            p.on_segment(&s);
+        }
+        // Even a late retransmission of the order's bytes opens nothing.
+        c.cseq = 1;
+        let s = c.seg(Direction::Request, &order, 30);
+        p.on_segment(&s);
+        let k = p.counters();
+        assert_eq!((k.connections, k.open_connections), (1, 0));
+        assert_eq!(k.stray_segments, 4);
+        assert_eq!(p.stats().sessions().len(), 1);
+        assert_eq!(k.correlation.requests, 1);
+        // A new SYN on the same 4-tuple is a new connection.
+        let syn = Segment {
+            flags: TcpFlags(TcpFlags::SYN),
+            seq: 900,
+            ..c.seg(Direction::Request, &[], 40)
+        };
+        p.on_segment(&syn);
         assert_eq!(p.counters().connections, 2);
     }
 
