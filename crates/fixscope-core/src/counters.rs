@@ -11,6 +11,7 @@ use crate::breakdown::BreakdownCounters;
 use crate::correlate::CorrelationCounters;
 use crate::fix::framing::FramingCounters;
 use crate::reassembly::ReassemblyCounters;
+use crate::session::SessionCounters;
 use crate::source::{counters_of, Counter};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
@@ -44,6 +45,9 @@ pub struct Counters {
     pub pending: u64,
     #[serde(flatten)]
     pub reassembly: ReassemblyCounters,
+    /// The FIX session layer's counters (both directions).
+    #[serde(flatten)]
+    pub session: SessionCounters,
     /// Latencies above the histogram range (`-x`), all stages.
     pub over_range: u64,
     /// The in-host breakdown's counters (`--breakdown` only: absent otherwise).

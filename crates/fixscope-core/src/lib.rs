@@ -15,6 +15,7 @@ pub mod counters;
 pub mod decode;
 pub mod fix;
 pub mod hlog;
+pub mod microburst;
 pub mod pcap;
 #[cfg(any(test, feature = "capture-writer"))]
 pub mod pcap_writer;
@@ -24,6 +25,7 @@ pub mod prefetch;
 pub mod reassembly;
 pub mod report;
 pub mod segment;
+pub mod session;
 pub mod shutdown;
 pub mod slowest;
 pub mod socket_event;

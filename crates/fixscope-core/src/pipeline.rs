@@ -22,6 +22,7 @@ use crate::fix::framing::{FramedMessage, FramingCounters, StreamFramer};
 use crate::reassembly::{ReassemblyCounters, ReassemblyLimits, StreamEvent, StreamReassembler};
 use crate::report::{Counters, IntervalReport, Reporter, SummaryReport, TimeSpan};
 use crate::segment::{ConnectionKey, Direction, Segment};
+use crate::session::{Action, Binding, SessionLayer};
 use crate::slowest::OrderRef;
 use crate::socket_event::SocketEvent;
 use crate::source::Counter;
@@ -79,7 +80,8 @@ struct HalfStream {
 }
 
 struct Connection {
-    session: u64,
+    /// The FIX session, bound at the connection's first message.
+    binding: Option<Binding>,
     key: ConnectionKey,
     request: HalfStream,
     response: HalfStream,
@@ -88,9 +90,9 @@ struct Connection {
 }
 
 impl Connection {
-    fn new(session: u64, key: ConnectionKey, now_ns: u64) -> Self {
+    fn new(key: ConnectionKey, now_ns: u64) -> Self {
         let mut c = Connection {
-            session,
+            binding: None,
             key,
             request: HalfStream::default(),
             response: HalfStream::default(),
@@ -110,15 +112,24 @@ impl Connection {
     /// Gives up any capture hole of either direction: what was held behind it is framed at
     /// its own times (before the connection is closed or forgotten, or at the end).
     fn flush(&mut self, reassembly: &mut ReassemblyCounters, sink: &mut MessageSink<'_>) {
-        let session = self.session;
         let key = self.key;
+        let binding = &mut self.binding;
         for (direction, half) in [
             (Direction::Request, &mut self.request),
             (Direction::Response, &mut self.response),
         ] {
             half.reassembler.flush(reassembly, |event| {
-                sink.stream_event(event, &mut half.framer, direction, session, key)
+                sink.stream_event(event, &mut half.framer, direction, binding, key)
             });
+        }
+    }
+
+    /// The connection is gone: its session learns it (an anonymous one ends).
+    fn close(&self, sink: &mut MessageSink<'_>) {
+        if let Some(b) = self.binding {
+            sink.router
+                .layer
+                .connection_closed(b, sink.router.correlator, sink.router.stats);
         }
     }
 }
@@ -184,6 +195,8 @@ pub struct Pipeline {
     config: PipelineConfig,
     connections: HashMap<ConnectionKey, Connection>,
     next_session: u64,
+    /// The FIX session layer: sessions by CompIDs, epochs, sequence numbers, replays.
+    session_layer: SessionLayer,
     correlator: Correlator,
     stats: Stats,
     framing: FramingCounters,
@@ -223,6 +236,7 @@ impl Pipeline {
             config,
             connections: HashMap::new(),
             next_session: 1,
+            session_layer: SessionLayer::new(),
             framing: FramingCounters::default(),
             reassembly: ReassemblyCounters::default(),
             segments: 0,
@@ -298,6 +312,7 @@ impl Pipeline {
             connections_opened,
             closed,
             next_session,
+            session_layer,
             correlator,
             stats,
             framing,
@@ -307,20 +322,30 @@ impl Pipeline {
             breakdown,
             ..
         } = self;
+        let mut sink = MessageSink {
+            framing,
+            router: Router {
+                key: &config.key,
+                correlator,
+                stats,
+                observer,
+                breakdown,
+                layer: session_layer,
+                next_session,
+            },
+        };
 
         let conn = connections.entry(key).or_insert_with(|| {
             *connections_opened += 1;
             closed.forget(&key);
-            let session = *next_session;
-            *next_session += 1;
-            stats.open_session(session, key);
-            if let Some(b) = breakdown.as_mut() {
+            if let Some(b) = sink.router.breakdown.as_mut() {
                 b.connection_opened(&key);
             }
-            Connection::new(session, key, seg.ts_ns)
+            Connection::new(key, seg.ts_ns)
         });
         // A SYN with a new initial sequence number on a known 4-tuple is a new connection
-        // (port reuse): start a new session so old and new ClOrdIDs never mix.
+        // (port reuse): its messages bind their session afresh, so the old connection's
+        // anonymous session and its ClOrdIDs never mix with the new one's.
         let half = match seg.direction {
             Direction::Request => &conn.request,
             Direction::Response => &conn.response,
@@ -331,34 +356,23 @@ impl Pipeline {
                 .map_or(conn.payload_seen, |first_syn| first_syn != seg.seq);
         if reused {
             *connections_opened += 1;
-            correlator.close_session(conn.session);
-            let session = *next_session;
-            *next_session += 1;
-            stats.open_session(session, key);
-            *conn = Connection::new(session, key, seg.ts_ns);
-            if let Some(b) = breakdown.as_mut() {
+            conn.close(&mut sink);
+            *conn = Connection::new(key, seg.ts_ns);
+            if let Some(b) = sink.router.breakdown.as_mut() {
                 // The old connection's calls are not this one's.
                 b.drop_connection(&key);
             }
         }
         conn.payload_seen |= !seg.payload.is_empty();
         conn.last_seen_ns = seg.ts_ns;
-        let session = conn.session;
         if seg.flags.syn() {
             match seg.direction {
                 Direction::Request => conn.request.syn_seq = Some(seg.seq),
                 Direction::Response => conn.response.syn_seq = Some(seg.seq),
             }
         }
-        let mut sink = MessageSink {
-            key: &config.key,
-            framing,
-            correlator,
-            stats,
-            observer,
-            breakdown,
-        };
         let direction = seg.direction;
+        let binding = &mut conn.binding;
         let (this, other) = match direction {
             Direction::Request => (&mut conn.request, &mut conn.response),
             Direction::Response => (&mut conn.response, &mut conn.request),
@@ -372,7 +386,7 @@ impl Pipeline {
                 Direction::Response => Direction::Request,
             };
             other.reassembler.peer_acked(seg.ack, reassembly, |event| {
-                sink.stream_event(event, &mut other.framer, other_direction, session, key)
+                sink.stream_event(event, &mut other.framer, other_direction, binding, key)
             });
         }
         this.reassembler.push(
@@ -384,15 +398,15 @@ impl Pipeline {
             seg.ts_ns,
             &config.reassembly,
             reassembly,
-            |event| sink.stream_event(event, &mut this.framer, direction, session, key),
+            |event| sink.stream_event(event, &mut this.framer, direction, binding, key),
         );
         if seg.flags.rst() || conn.finished() {
             // Bytes still held behind a capture hole are framed first (at their own times);
-            // then no response can come on a closed connection: its requests are accounted
-            // for.
+            // then the session learns the connection closed (an anonymous session's
+            // requests can no longer be answered: they are accounted for).
             conn.flush(reassembly, &mut sink);
-            sink.correlator.close_session(session);
-            if let Some(b) = sink.breakdown.as_mut() {
+            conn.close(&mut sink);
+            if let Some(b) = sink.router.breakdown.as_mut() {
                 b.connection_closed(&key, seg.ts_ns);
             }
             connections.remove(&key);
@@ -443,6 +457,8 @@ impl Pipeline {
     ) {
         let Pipeline {
             connections,
+            next_session,
+            session_layer,
             correlator,
             stats,
             framing,
@@ -453,12 +469,16 @@ impl Pipeline {
             ..
         } = self;
         let sink = MessageSink {
-            key: &config.key,
             framing,
-            correlator,
-            stats,
-            observer,
-            breakdown,
+            router: Router {
+                key: &config.key,
+                correlator,
+                stats,
+                observer,
+                breakdown,
+                layer: session_layer,
+                next_session,
+            },
         };
         (connections, reassembly, sink)
     }
@@ -472,8 +492,8 @@ impl Pipeline {
         let mut gone = 0;
         for (_, mut conn) in connections.extract_if(|_, c| forget(c)) {
             conn.flush(reassembly, &mut sink);
-            sink.correlator.close_session(conn.session);
-            if let Some(b) = sink.breakdown.as_mut() {
+            conn.close(&mut sink);
+            if let Some(b) = sink.router.breakdown.as_mut() {
                 b.connection_closed(&conn.key, now_ns);
             }
             gone += 1;
@@ -633,18 +653,27 @@ impl Pipeline {
             reassembly: self.reassembly,
             over_range: self.stats.over_range(),
             breakdown: self.breakdown.as_ref().map(|b| b.counters),
+            session: self.session_layer.counters,
         }
     }
 }
 
 /// Where framed messages go: the correlator, the statistics and the optional tracer.
 struct MessageSink<'p> {
-    key: &'p KeySpec,
     framing: &'p mut FramingCounters,
+    router: Router<'p>,
+}
+
+/// Where framed messages are routed (apart from the framing counters, which the framer
+/// holds while it hands messages over).
+struct Router<'p> {
+    key: &'p KeySpec,
     correlator: &'p mut Correlator,
     stats: &'p mut Stats,
     observer: &'p mut Option<MessageObserver>,
     breakdown: &'p mut Option<Breakdown>,
+    layer: &'p mut SessionLayer,
+    next_session: &'p mut u64,
 }
 
 impl MessageSink<'_> {
@@ -654,135 +683,153 @@ impl MessageSink<'_> {
         event: StreamEvent<'_>,
         framer: &mut StreamFramer,
         direction: Direction,
-        session: u64,
+        binding: &mut Option<Binding>,
         conn: ConnectionKey,
     ) {
         match event {
             StreamEvent::Data { bytes, ts_ns, seq } => {
-                let MessageSink {
-                    key,
-                    framing,
-                    correlator,
-                    stats,
-                    observer,
-                    breakdown,
-                } = self;
-                let origin = Origin {
-                    direction,
-                    session,
-                    conn,
-                };
-                framer.push_at(bytes, ts_ns, seq, framing, |msg| {
-                    on_message(origin, &msg, key, correlator, stats, observer, breakdown)
+                let router = &mut self.router;
+                framer.push_at(bytes, ts_ns, seq, self.framing, |msg| {
+                    router.on_message(direction, binding, conn, &msg)
                 })
             }
-            StreamEvent::Gap { .. } => framer.gap(self.framing),
+            StreamEvent::Gap { .. } => {
+                framer.gap(self.framing);
+                // Messages lost in the hole were on the wire: the jump in MsgSeqNum after
+                // it is no FIX sequence gap.
+                if let Some(b) = *binding {
+                    self.router.layer.capture_hole(b, direction);
+                }
+            }
         }
     }
 }
 
-/// Where a framed message came from.
-#[derive(Clone, Copy)]
-struct Origin {
-    direction: Direction,
-    session: u64,
-    conn: ConnectionKey,
-}
-
-/// Routes one framed message: requests and responses go to the correlator, latencies to
-/// the statistics; session-level messages only name the session.
-fn on_message(
-    origin: Origin,
-    msg: &FramedMessage<'_>,
-    key: &KeySpec,
-    correlator: &mut Correlator,
-    stats: &mut Stats,
-    observer: &mut Option<MessageObserver>,
-    breakdown: &mut Option<Breakdown>,
-) {
-    let Origin {
-        direction,
-        session,
-        conn,
-    } = origin;
-    let facts = MessageFacts::extract(msg.bytes, key);
-    if let Some(observe) = observer {
-        let is_request = RequestType::from_msg_type(facts.msg_type).is_some();
-        let correlated = match direction {
-            Direction::Request => is_request,
-            Direction::Response => is_response_type(facts.msg_type),
-        };
-        if correlated {
-            let mut key_buf = Vec::new();
-            facts.key_into(key, &mut key_buf);
-            observe(&MessageEvent {
-                ts_ns: match direction {
-                    Direction::Request => msg.last_byte_ts_ns,
-                    Direction::Response => msg.first_byte_ts_ns,
-                },
-                session,
-                direction,
-                msg_type: facts.msg_type,
-                key: &key_buf,
-            });
-        }
-    }
-    match direction {
-        Direction::Request => {
-            if let Some(s) = stats.session_mut(session) {
-                if s.sender_comp_id.is_empty() && !facts.sender_comp_id.is_empty() {
-                    s.sender_comp_id = String::from_utf8_lossy(facts.sender_comp_id).into_owned();
-                    s.target_comp_id = String::from_utf8_lossy(facts.target_comp_id).into_owned();
-                }
-            }
-            if let Some(request_type) = RequestType::from_msg_type(facts.msg_type) {
-                if let Some(s) = stats.session_mut(session) {
-                    s.requests += 1;
-                }
-                correlator.on_request_at(
-                    session,
-                    request_type,
-                    &facts,
-                    msg.last_byte_ts_ns,
-                    msg.last_byte_seq,
-                );
-            }
-        }
-        Direction::Response => {
-            if is_response_type(facts.msg_type) {
-                if let Some(s) = stats.session_mut(session) {
-                    s.responses += 1;
-                }
+impl Router<'_> {
+    /// Routes one framed message: every message through the session layer (which binds
+    /// the connection's session and judges replays); requests and responses to the
+    /// correlator, latencies to the statistics.
+    fn on_message(
+        &mut self,
+        direction: Direction,
+        binding: &mut Option<Binding>,
+        conn: ConnectionKey,
+        msg: &FramedMessage<'_>,
+    ) {
+        let Router {
+            key,
+            correlator,
+            stats,
+            observer,
+            breakdown,
+            layer,
+            next_session,
+        } = self;
+        let facts = MessageFacts::extract(msg.bytes, key);
+        let b = layer.bind(binding, &facts, direction, conn, next_session, stats);
+        let session = b.session;
+        let action = layer.on_message(b, direction, &facts, msg, correlator, stats);
+        let scope = layer.scope(b);
+        match action {
+            Action::Order => {}
+            Action::Reject { ref_seq, ref_id } => {
                 let ts_ns = msg.first_byte_ts_ns;
-                // With `--breakdown`, the order's breakdown (resolved at its first response)
-                // goes with every slow-order entry this response makes.
-                let mut order_breakdown = None;
-                correlator.on_response(session, &facts, ts_ns, |latency, key| {
-                    let mut order = OrderRef {
-                        key,
+                let record = |mut latency: crate::correlate::Latency, order_key: &[u8]| {
+                    latency.session = session;
+                    let order = OrderRef {
+                        key: order_key,
                         response_msg_type: facts.msg_type,
-                        exec_type: facts.exec_type,
-                        ord_status: facts.ord_status,
+                        exec_type: None,
+                        ord_status: None,
                         response_ts_ns: ts_ns,
                         breakdown: None,
                     };
-                    if let Some(b) = breakdown.as_mut() {
-                        if latency.stage == Stage::FirstResponse {
-                            order_breakdown = Some(
-                                b.on_first_response(
-                                    conn,
-                                    &latency,
-                                    msg.first_byte_seq,
-                                    &order,
-                                    stats,
-                                )
-                                .unwrap_or_default(),
-                            );
-                        }
-                        order.breakdown = order_breakdown;
-                    }
                     stats.record_order(latency, &order)
+                };
+                match ref_seq {
+                    Some(seq) => correlator.answer_by_msg_seq(scope, seq, ts_ns, record),
+                    None if !ref_id.is_empty() => {
+                        correlator.answer_by_key(scope, ref_id, ts_ns, record)
+                    }
+                    None => false,
+                };
+                return;
+            }
+            Action::Replay | Action::Other => return,
+        }
+        if let Some(observe) = observer {
+            let is_request = RequestType::from_msg_type(facts.msg_type).is_some();
+            let correlated = match direction {
+                Direction::Request => is_request,
+                Direction::Response => is_response_type(facts.msg_type),
+            };
+            if correlated {
+                let mut key_buf = Vec::new();
+                facts.key_into(key, &mut key_buf);
+                observe(&MessageEvent {
+                    ts_ns: match direction {
+                        Direction::Request => msg.last_byte_ts_ns,
+                        Direction::Response => msg.first_byte_ts_ns,
+                    },
+                    session,
+                    direction,
+                    msg_type: facts.msg_type,
+                    key: &key_buf,
                 });
+            }
+        }
+        match direction {
+            Direction::Request => {
+                if let Some(request_type) = RequestType::from_msg_type(facts.msg_type) {
+                    if let Some(s) = stats.session_mut(session) {
+                        s.requests += 1;
+                    }
+                    correlator.on_request_at(
+                        scope,
+                        request_type,
+                        &facts,
+                        msg.last_byte_ts_ns,
+                        msg.last_byte_seq,
+                    );
+                }
+            }
+            Direction::Response => {
+                if is_response_type(facts.msg_type) {
+                    if let Some(s) = stats.session_mut(session) {
+                        s.responses += 1;
+                    }
+                    let ts_ns = msg.first_byte_ts_ns;
+                    // With `--breakdown`, the order's breakdown (resolved at its first
+                    // response) goes with every slow-order entry this response makes.
+                    let mut order_breakdown = None;
+                    correlator.on_response(scope, &facts, ts_ns, |mut latency, key| {
+                        latency.session = session;
+                        let mut order = OrderRef {
+                            key,
+                            response_msg_type: facts.msg_type,
+                            exec_type: facts.exec_type,
+                            ord_status: facts.ord_status,
+                            response_ts_ns: ts_ns,
+                            breakdown: None,
+                        };
+                        if let Some(b) = breakdown.as_mut() {
+                            if latency.stage == Stage::FirstResponse {
+                                order_breakdown = Some(
+                                    b.on_first_response(
+                                        conn,
+                                        &latency,
+                                        msg.first_byte_seq,
+                                        &order,
+                                        stats,
+                                    )
+                                    .unwrap_or_default(),
+                                );
+                            }
+                            order.breakdown = order_breakdown;
+                        }
+                        stats.record_order(latency, &order)
+                    });
+                }
             }
         }
     }

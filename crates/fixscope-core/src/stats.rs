@@ -12,6 +12,7 @@ use hdrhistogram::Histogram;
 use crate::breakdown::OrderBreakdown;
 use crate::correlate::{Latency, RequestType, Stage};
 use crate::segment::ConnectionKey;
+use crate::session::{SessionHealth, SessionLayerStats};
 use crate::slowest::{OrderRef, SessionRef, SlowOrder, SlowestOrders, DEFAULT_SLOWEST};
 
 /// Percentiles every summary reports: the quantile as a fraction (never `pct / 100.0`:
@@ -198,6 +199,8 @@ pub struct SessionStats {
     pub target_comp_id: String,
     pub requests: u64,
     pub responses: u64,
+    /// The session layer: counters, state, alarms, message rate.
+    pub health: SessionHealth,
     /// Allocated with the session's first latency: sessions that never see an order (port
     /// scans, heartbeats-only, SYN floods) cost no histogram.
     first_response: Option<LatencyRecorder>,
@@ -254,6 +257,8 @@ pub struct Stats {
     slowest: SlowestOrders,
     /// The breakdown stages are measured (`--breakdown`): reports show them.
     breakdown: bool,
+    /// The session layer's figures for the run (`test_request_rtt`, reject reasons, rates).
+    pub layer: SessionLayerStats,
 }
 
 impl Stats {
@@ -274,6 +279,7 @@ impl Stats {
             untracked_sessions: 0,
             slowest: SlowestOrders::new(DEFAULT_SLOWEST),
             breakdown: false,
+            layer: SessionLayerStats::new(highest_ns),
         }
     }
 
@@ -407,6 +413,7 @@ impl Stats {
             target_comp_id: String::new(),
             requests: 0,
             responses: 0,
+            health: SessionHealth::default(),
             first_response: None,
             breakdown: None,
         });
@@ -469,6 +476,10 @@ impl Stats {
             current.reset();
         }
         self.slowest.reset_interval();
+        self.layer.rate.reset_interval();
+        for s in &mut self.sessions {
+            s.health.rate.reset_interval();
+        }
         self.views_fresh = false;
     }
 
@@ -483,6 +494,7 @@ impl Stats {
             r.reset();
         }
         self.over_range = 0;
+        self.layer.reset();
         self.slowest.reset_all();
         self.views_fresh = false;
         for s in self.sessions.iter_mut() {
@@ -583,6 +595,7 @@ impl Stats {
             sessions: Vec::new(),
             untracked_sessions: 0,
             breakdown,
+            layer: SessionLayerStats::new(highest_ns),
             slowest: {
                 slowest.refresh();
                 slowest
