@@ -56,3 +56,78 @@ fn no_phantom_sessions_on_the_real_captures() {
         }
     }
 }
+
+/// FIX messages by MsgType as tshark's FIX dissector reads them, retransmitted segments
+/// left out (fixscope counts each byte of a stream once).
+fn tshark_msg_types(path: &std::path::Path, port: &str) -> std::collections::BTreeMap<String, u64> {
+    fixscope_testkit::require_tool("tshark_msg_types", "tshark");
+    let out = Command::new("tshark")
+        .args(["-n", "-d", &format!("tcp.port=={port},fix"), "-Y"])
+        .args([
+            "fix && !tcp.analysis.retransmission",
+            "-T",
+            "fields",
+            "-e",
+            "fix.MsgType",
+            "-r",
+        ])
+        .arg(path)
+        .output()
+        .expect("run tshark");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut by_type = std::collections::BTreeMap::new();
+    for t in String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .flat_map(|l| l.split(','))
+    {
+        *by_type.entry(t.to_string()).or_default() += 1;
+    }
+    by_type
+}
+
+/// The session-layer counters on real captures equal tshark's count of each MsgType.
+#[test]
+fn session_counters_equal_tshark_on_the_real_captures() {
+    for (file, port) in [
+        ("captures/sim/sim_orders.pcap", "19478"),
+        ("captures/ndpi/ndpi_fix.pcap", "4000"),
+        ("captures/ndpi/ndpi_fix2.pcap", "1024"),
+    ] {
+        let path = fixscope_testkit::test_data(file);
+        let (_, summary) = analyse(&[&path], &["-p", port]);
+        let by_type = tshark_msg_types(&path, port);
+        let of = |t: &str| by_type.get(t).copied().unwrap_or(0);
+        let counter = |name: &str| summary["counters"][name].as_u64().unwrap();
+        for (name, msg_type) in [
+            ("logons", "A"),
+            ("logouts", "5"),
+            ("heartbeats", "0"),
+            ("test_requests", "1"),
+            ("resend_requests", "2"),
+            ("session_rejects", "3"),
+            ("business_rejects", "j"),
+            ("cancel_rejects", "9"),
+        ] {
+            assert_eq!(
+                counter(name),
+                of(msg_type),
+                "{file}: {name} vs tshark {by_type:?}"
+            );
+        }
+        assert_eq!(counter("requests"), of("D") + of("F") + of("G"), "{file}");
+        // Per session they add up to the totals.
+        for name in ["logons", "heartbeats", "test_requests", "business_rejects"] {
+            let per_session: u64 = summary["sessions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| s["session_layer"][name].as_u64().unwrap())
+                .sum();
+            assert_eq!(per_session, counter(name), "{file}: {name} per session");
+        }
+    }
+}

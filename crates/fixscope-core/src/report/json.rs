@@ -180,6 +180,12 @@ impl<W: Write> Reporter for JsonReporter<W> {
                 r.span.unix_offset_ns,
             ),
         });
+        let mut v = v;
+        if let Value::Object(m) = &mut v {
+            for (k, field) in super::session::interval_fields(r) {
+                m.insert(k.into(), field);
+            }
+        }
         self.line(&v)
     }
 
@@ -206,6 +212,12 @@ impl<W: Write> Reporter for JsonReporter<W> {
                 if let (false, Value::Object(m)) = (s.breakdown.is_empty(), &mut v) {
                     m.insert("breakdown".into(), stages_json(&s.breakdown));
                 }
+                if let (Some(stats), Value::Object(m)) = (r.stats.sessions().get((s.id as usize).wrapping_sub(1)), &mut v) {
+                    m.insert(
+                        "session_layer".into(),
+                        super::session::session_health_json(&stats.health, r.span.end_ns),
+                    );
+                }
                 v
             })
             .collect();
@@ -226,6 +238,12 @@ impl<W: Write> Reporter for JsonReporter<W> {
                 r.span.unix_offset_ns,
             ),
         });
+        let mut v = v;
+        if let Value::Object(m) = &mut v {
+            for (k, field) in super::session::summary_fields(r.stats) {
+                m.insert(k.into(), field);
+            }
+        }
         self.line(&v)
     }
 }

@@ -7,6 +7,7 @@
 //! (an interval log wants the whole interval histogram) without copying on every interval.
 
 pub mod json;
+pub mod session;
 pub mod text;
 
 use std::io;

@@ -41,7 +41,7 @@ impl<W: Write> Reporter for TextReporter<W> {
         let delta = |name: &str| r.delta.iter().find(|(n, _)| n == name).map_or(0, |c| c.1);
         writeln!(
             self.out,
-            "--- {} {:>8.3}s  msgs {}  req {}  resp {}  matched {}  unmatched {}  unanswered {}  timed-out {} (+{})  late {} (+{})  gaps {}",
+            "--- {} {:>8.3}s  msgs {}  req {}  resp {}  matched {}  unmatched {}  unanswered {}  timed-out {} (+{})  late {} (+{})  gaps {}  peak/1ms {}",
             r.span.end_utc(),
             r.span.seconds(),
             c.framing.messages,
@@ -55,6 +55,7 @@ impl<W: Write> Reporter for TextReporter<W> {
             c.correlation.late,
             delta("late"),
             c.reassembly.gaps,
+            r.stats.layer.rate.interval().peak_1ms,
         )?;
         if !r.source.is_empty() {
             let parts: Vec<String> = r.source.iter().map(|(k, v)| format!("{k} {v}")).collect();
@@ -134,6 +135,7 @@ impl<W: Write> Reporter for TextReporter<W> {
                 )?;
             }
         }
+        super::session::write_summary(out, r)?;
         write_slowest(out, &r.slowest, r.span.unix_offset_ns)?;
         write_counters(out, &r.counters, r.source)?;
         let stage = self.histogram_stage;
@@ -217,7 +219,7 @@ fn opt_ns(d: &Distribution, v: u64) -> String {
     }
 }
 
-fn write_stage_header(out: &mut impl Write, first: &str) -> io::Result<()> {
+pub(super) fn write_stage_header(out: &mut impl Write, first: &str) -> io::Result<()> {
     write!(out, "{first:<22} {:>9} {:>9} {:>9}", "count", "min", "mean")?;
     for (_, label, _) in PERCENTILES {
         write!(out, " {label:>9}")?;
@@ -225,7 +227,11 @@ fn write_stage_header(out: &mut impl Write, first: &str) -> io::Result<()> {
     writeln!(out, " {:>9}", "max")
 }
 
-fn write_stage_row(out: &mut impl Write, name: &str, d: &Distribution) -> io::Result<()> {
+pub(super) fn write_stage_row(
+    out: &mut impl Write,
+    name: &str,
+    d: &Distribution,
+) -> io::Result<()> {
     write!(out, "{name:<22} {:>9}", d.count)?;
     if d.count == 0 {
         return writeln!(out);
