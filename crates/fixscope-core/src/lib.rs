@@ -14,6 +14,7 @@ pub mod correlate;
 pub mod counters;
 pub mod decode;
 pub mod fix;
+pub mod group;
 pub mod hlog;
 pub mod microburst;
 pub mod pcap;

@@ -52,6 +52,8 @@ pub struct PipelineConfig {
     /// writes of responses, or the initiator's writes of requests and reads of responses.
     /// On loopback both ends' calls are seen; only the watched end's are used.
     pub breakdown_role: crate::Role,
+    /// Latency by the orders' own fields (`--by`, `--by-limit`).
+    pub by: Option<crate::group::GroupSpec>,
 }
 
 impl Default for PipelineConfig {
@@ -67,6 +69,7 @@ impl Default for PipelineConfig {
             slowest: crate::slowest::DEFAULT_SLOWEST,
             breakdown: false,
             breakdown_role: crate::Role::Server,
+            by: None,
         }
     }
 }
@@ -229,7 +232,8 @@ impl Pipeline {
             correlator: Correlator::new(config.key.clone(), config.correlation),
             stats: Stats::new(config.highest_ns)
                 .with_slowest(config.slowest)
-                .with_breakdown(config.breakdown),
+                .with_breakdown(config.breakdown)
+                .with_groups(config.by.clone()),
             breakdown: config
                 .breakdown
                 .then(|| Breakdown::new(config.breakdown_role)),
@@ -784,12 +788,20 @@ impl Router<'_> {
                     if let Some(s) = stats.session_mut(session) {
                         s.requests += 1;
                     }
-                    correlator.on_request_at(
+                    let groups = match stats.by.as_mut() {
+                        Some(by) => {
+                            let values = by.spec.values(msg.bytes);
+                            by.request(&values)
+                        }
+                        None => crate::group::NO_GROUPS,
+                    };
+                    correlator.on_request_grouped(
                         scope,
                         request_type,
                         &facts,
                         msg.last_byte_ts_ns,
                         msg.last_byte_seq,
+                        groups,
                     );
                 }
             }
@@ -802,8 +814,18 @@ impl Router<'_> {
                     // With `--breakdown`, the order's breakdown (resolved at its first
                     // response) goes with every slow-order entry this response makes.
                     let mut order_breakdown = None;
+                    // `--by` values the request lacked come from the response (read once).
+                    let mut response_values = None;
                     correlator.on_response(scope, &facts, ts_ns, |mut latency, key| {
                         latency.session = session;
+                        if let Some(by) = stats.by.as_mut() {
+                            let n = by.spec.tags.len();
+                            if crate::group::GroupStats::needs_response_values(&latency.groups, n) {
+                                let values = *response_values
+                                    .get_or_insert_with(|| by.spec.values(msg.bytes));
+                                by.complete(&mut latency.groups, &values);
+                            }
+                        }
                         let mut order = OrderRef {
                             key,
                             response_msg_type: facts.msg_type,

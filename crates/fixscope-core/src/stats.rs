@@ -259,6 +259,8 @@ pub struct Stats {
     breakdown: bool,
     /// The session layer's figures for the run (`test_request_rtt`, reject reasons, rates).
     pub layer: SessionLayerStats,
+    /// Latency by the orders' own fields (`--by`).
+    pub by: Option<crate::group::GroupStats>,
 }
 
 impl Stats {
@@ -280,7 +282,15 @@ impl Stats {
             slowest: SlowestOrders::new(DEFAULT_SLOWEST),
             breakdown: false,
             layer: SessionLayerStats::new(highest_ns),
+            by: None,
         }
+    }
+
+    /// Records every stage's latency by the values of `--by`'s tags too.
+    pub fn with_groups(mut self, spec: Option<crate::group::GroupSpec>) -> Self {
+        let highest_ns = self.highest_ns;
+        self.by = spec.map(|s| crate::group::GroupStats::new(s, highest_ns));
+        self
     }
 
     /// Measures (and reports) the breakdown stages (`--breakdown`).
@@ -344,6 +354,9 @@ impl Stats {
 
     #[inline]
     pub fn record(&mut self, latency: Latency) {
+        if let Some(by) = self.by.as_mut() {
+            by.record(&latency, &latency.groups);
+        }
         let s = latency.stage.index();
         self.current[latency.request_type.index()][s].record(latency.ns);
         self.views_fresh = false;
@@ -596,6 +609,7 @@ impl Stats {
             untracked_sessions: 0,
             breakdown,
             layer: SessionLayerStats::new(highest_ns),
+            by: None,
             slowest: {
                 slowest.refresh();
                 slowest
@@ -684,6 +698,7 @@ mod tests {
             late: false,
             request_ts_ns: 0,
             request_seq: 0,
+            groups: crate::group::NO_GROUPS,
         };
         s.record(l(100));
         s.reset_interval();

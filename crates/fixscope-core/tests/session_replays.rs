@@ -28,6 +28,8 @@ struct Truth {
     session_reject_reasons: BTreeMap<u32, u64>,
     business_reject_reasons: BTreeMap<u32, u64>,
     connections: u64,
+    /// First-response latencies by symbol (55).
+    by_symbol: BTreeMap<String, Vec<u64>>,
 }
 
 /// One side of the session: its CompIDs and MsgSeqNum, and what it sent (by seq) for
@@ -86,6 +88,8 @@ struct Summary {
     test_request_rtt: Option<(u64, u64, u64)>,
     reasons: (BTreeMap<u32, u64>, BTreeMap<u32, u64>),
     sessions: Vec<(String, SessionCounters, u64)>,
+    /// Symbol → (requests, first_response count, min, max, sum).
+    by_symbol: BTreeMap<String, (u64, u64, u64, u64, f64)>,
 }
 
 impl Reporter for Summary {
@@ -102,6 +106,27 @@ impl Reporter for Summary {
             r.stats.layer.session_reject_reasons.clone(),
             r.stats.layer.business_reject_reasons.clone(),
         );
+        let by = r.stats.by.as_ref().expect("--by 55");
+        self.by_symbol = by.tags[0]
+            .ranked()
+            .iter()
+            .map(|e| {
+                let d = e
+                    .stage(fixscope_core::correlate::Stage::FirstResponse)
+                    .unwrap()
+                    .distribution();
+                (
+                    e.value.clone(),
+                    (
+                        e.requests,
+                        d.count,
+                        d.min_ns,
+                        d.max_ns,
+                        d.mean_ns * d.count as f64,
+                    ),
+                )
+            })
+            .collect();
         self.sessions = r
             .stats
             .sessions()
@@ -128,8 +153,8 @@ struct Wire {
     client: Side,
     server: Side,
     truth: Truth,
-    /// Pending orders: ClOrdID → (request time, client MsgSeqNum).
-    pending: BTreeMap<String, (u64, u64)>,
+    /// Pending orders: ClOrdID → (request time, symbol).
+    pending: BTreeMap<String, (u64, String)>,
 }
 
 impl Wire {
@@ -137,6 +162,7 @@ impl Wire {
         Wire {
             pipeline: Pipeline::new(PipelineConfig {
                 interval_ns: 0,
+                by: Some(fixscope_core::group::GroupSpec::parse("55", 100).unwrap()),
                 ..PipelineConfig::default()
             }),
             client_port: 40_000,
@@ -265,7 +291,8 @@ impl Wire {
             (40, "2"),
             (44, "10"),
         ]);
-        self.pending.insert(id.to_string(), (self.now, seq));
+        self.pending
+            .insert(id.to_string(), (self.now, symbol.to_string()));
         self.truth.requests += 1;
         seq
     }
@@ -273,8 +300,13 @@ impl Wire {
     /// The exchange answers `id` with `fields` (an ExecutionReport or a reject), the
     /// order's first response.
     fn answer(&mut self, id: &str, fields: &[(u32, &str)]) -> u64 {
-        let (sent, _) = self.pending.remove(id).expect("a pending order");
+        let (sent, symbol) = self.pending.remove(id).expect("a pending order");
         self.truth.first_response.push(self.now - sent);
+        self.truth
+            .by_symbol
+            .entry(symbol)
+            .or_default()
+            .push(self.now - sent);
         self.truth.matched += 1;
         self.server_sends(fields)
     }
@@ -378,7 +410,7 @@ fn conversation(with_reset: bool) -> (Summary, Truth) {
     w.truth.counters.order_rejects += 1;
     w.tick(100 * US);
     w.client_sends(&[(35, "F"), (11, "CXL-1"), (41, "ORD-1"), (55, "MSFT")]);
-    w.pending.insert("CXL-1".into(), (w.now, 0));
+    w.pending.insert("CXL-1".into(), (w.now, "MSFT".into()));
     w.truth.requests += 1;
     w.tick(33 * US);
     w.answer(
@@ -459,7 +491,7 @@ fn conversation(with_reset: bool) -> (Summary, Truth) {
     for (id, seq) in &lost {
         let bytes = w.client.resend(*seq);
         w.send(Direction::Request, &bytes);
-        w.pending.insert(id.to_string(), (w.now, *seq));
+        w.pending.insert(id.to_string(), (w.now, "MSFT".into()));
         w.truth.requests += 1;
         w.tick(5 * US);
     }
@@ -496,8 +528,6 @@ fn conversation(with_reset: bool) -> (Summary, Truth) {
     ]);
     w.truth.counters.possdup_requests += 1;
     w.tick(100 * US);
-    w.client.next_seq += 0;
-    let seq = w.client.next_seq;
     let (_, bytes) = w.client.message(&[
         (35, "D"),
         (97, "Y"),
@@ -508,7 +538,7 @@ fn conversation(with_reset: bool) -> (Summary, Truth) {
         (40, "1"),
     ]);
     w.send(Direction::Request, &bytes);
-    w.pending.insert("PR-1".into(), (w.now, seq));
+    w.pending.insert("PR-1".into(), (w.now, "IBM".into()));
     w.truth.requests += 1;
     w.tick(80 * US);
     w.ack("PR-1");
@@ -562,6 +592,35 @@ fn check(with_reset: bool) {
     assert_eq!(s.sessions[0].0, "CLIENT1->EXCH");
     assert_eq!(s.sessions[0].1, truth.counters);
     assert_eq!(s.sessions[0].2, truth.connections);
+    // --by 55: per symbol, the latencies the script measured.
+    let expected: BTreeMap<String, (u64, u64, u64, u64, f64)> = truth
+        .by_symbol
+        .iter()
+        .map(|(sym, v)| {
+            let n = v.len() as u64;
+            let sum: u64 = v.iter().sum();
+            (
+                sym.clone(),
+                (
+                    n,
+                    n,
+                    *v.iter().min().unwrap(),
+                    *v.iter().max().unwrap(),
+                    sum as f64,
+                ),
+            )
+        })
+        .collect();
+    assert_eq!(s.by_symbol.len(), expected.len(), "{:?}", s.by_symbol);
+    for (sym, (requests, count, min, max, sum)) in &expected {
+        let got = s.by_symbol[sym];
+        assert_eq!(
+            (got.0, got.1, got.2, got.3),
+            (*requests, *count, *min, *max),
+            "{sym}"
+        );
+        assert!((got.4 - sum).abs() < 1.0, "{sym}: sum {} vs {sum}", got.4);
+    }
 }
 
 #[test]

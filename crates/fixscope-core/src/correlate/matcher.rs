@@ -84,6 +84,8 @@ pub struct Latency {
     /// TCP sequence number of the request's last byte (`--breakdown` places it on the
     /// stream; 0 when the caller gave none).
     pub request_seq: u32,
+    /// The order's `--by` value ids ([`crate::group`]).
+    pub groups: crate::group::Groups,
 }
 
 /// The pending-request table and the matching rules.
@@ -97,6 +99,8 @@ pub struct Correlator {
     /// ClOrdID. One store per release; an entry overwritten by a later key only makes a very
     /// old resend count as the order it claims to be.
     released: Box<[u64]>,
+    /// The `--by` ids of the request being recorded ([`Correlator::on_request_grouped`]).
+    groups: crate::group::Groups,
     pub counters: CorrelationCounters,
 }
 
@@ -111,6 +115,7 @@ impl Correlator {
             table: PendingTable::new(),
             key_buf: Vec::new(),
             released: vec![0; RELEASED_MEMORY].into_boxed_slice(),
+            groups: crate::group::NO_GROUPS,
             counters: CorrelationCounters::default(),
         }
     }
@@ -140,6 +145,21 @@ impl Correlator {
         self.on_request_at(session, request_type, facts, ts_ns, 0)
     }
 
+    /// [`Correlator::on_request_at`] with the order's `--by` value ids.
+    pub fn on_request_grouped(
+        &mut self,
+        session: u64,
+        request_type: RequestType,
+        facts: &MessageFacts,
+        ts_ns: u64,
+        last_byte_seq: u32,
+        groups: crate::group::Groups,
+    ) {
+        self.groups = groups;
+        self.on_request_at(session, request_type, facts, ts_ns, last_byte_seq);
+        self.groups = crate::group::NO_GROUPS;
+    }
+
     /// [`Correlator::on_request`] with the TCP sequence number of the request's last byte.
     pub fn on_request_at(
         &mut self,
@@ -163,7 +183,9 @@ impl Correlator {
                 let slot =
                     self.table
                         .insert(session, key, hash, ts_ns, last_byte_seq, request_type);
-                self.table.get_mut(slot).msg_seq = facts.msg_seq_num;
+                let p = self.table.get_mut(slot);
+                p.msg_seq = facts.msg_seq_num;
+                p.groups = self.groups;
             }
         } else {
             self.counters.missing_key += 1;
@@ -205,6 +227,7 @@ impl Correlator {
         let request_type = p.request_type;
         let request_ts_ns = p.request_ts_ns;
         let request_seq = p.request_seq;
+        let groups = p.groups;
         let mut emit = |stage, from: u64| match ts_ns.checked_sub(from) {
             Some(ns) => on_latency(
                 Latency {
@@ -215,6 +238,7 @@ impl Correlator {
                     late,
                     request_ts_ns,
                     request_seq,
+                    groups,
                 },
                 key,
             ),
@@ -337,8 +361,8 @@ impl Correlator {
             p.ack_ts_ns = ts_ns;
             stages[1] = Some(Stage::Ack);
         }
-        let (request_type, request_ts_ns, request_seq) =
-            (p.request_type, p.request_ts_ns, p.request_seq);
+        let (request_type, request_ts_ns, request_seq, groups) =
+            (p.request_type, p.request_ts_ns, p.request_seq, p.groups);
         let key = p.key_bytes().to_vec();
         for stage in stages.into_iter().flatten() {
             match ts_ns.checked_sub(request_ts_ns) {
@@ -351,6 +375,7 @@ impl Correlator {
                         late,
                         request_ts_ns,
                         request_seq,
+                        groups,
                     },
                     &key,
                 ),

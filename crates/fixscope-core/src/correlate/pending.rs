@@ -40,6 +40,8 @@ pub(super) struct Pending {
     /// would cost 7 more bytes and the slot its two-cache-line size).
     pub ack_ts_ns: u64,
     pub acked: bool,
+    /// The order's `--by` value ids (the slot's spare bytes).
+    pub groups: crate::group::Groups,
     /// A first response came.
     pub responded: bool,
     pub filled: bool,
@@ -75,6 +77,7 @@ impl Pending {
             msg_seq: 0,
             ack_ts_ns: 0,
             acked: false,
+            groups: crate::group::NO_GROUPS,
             responded: false,
             filled: false,
             timed_out: false,
@@ -232,6 +235,7 @@ impl PendingTable {
         p.msg_seq = 0;
         p.ack_ts_ns = 0;
         p.acked = false;
+        p.groups = crate::group::NO_GROUPS;
         p.responded = false;
         p.filled = false;
         p.timed_out = false;

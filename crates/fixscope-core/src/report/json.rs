@@ -243,6 +243,9 @@ impl<W: Write> Reporter for JsonReporter<W> {
             for (k, field) in super::session::summary_fields(r.stats) {
                 m.insert(k.into(), field);
             }
+            if let Some(by) = &r.stats.by {
+                m.insert("by".into(), super::by::by_json(by));
+            }
         }
         self.line(&v)
     }

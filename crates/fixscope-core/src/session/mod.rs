@@ -89,6 +89,9 @@ pub fn session_of(scope: u64) -> u64 {
     scope & ((1 << EPOCH_SHIFT) - 1)
 }
 
+/// A session's (client, server) CompIDs.
+type CompIds = (Box<[u8]>, Box<[u8]>);
+
 /// The protocol state of one session.
 #[derive(Default)]
 struct SessionState {
@@ -104,7 +107,7 @@ struct SessionState {
 /// (client, server, port) keep every session in one pipeline).
 #[derive(Default)]
 pub struct SessionLayer {
-    by_comp_ids: HashMap<(Box<[u8]>, Box<[u8]>), u64>,
+    by_comp_ids: HashMap<CompIds, u64>,
     states: HashMap<u64, SessionState>,
     pub counters: SessionCounters,
 }
@@ -145,7 +148,7 @@ impl SessionLayer {
             id
         };
         let binding = if named {
-            let key: (Box<[u8]>, Box<[u8]>) = (client.into(), server.into());
+            let key: CompIds = (client.into(), server.into());
             match self.by_comp_ids.get(&key) {
                 Some(&id) => {
                     if let Some(s) = stats.session_mut(id) {

@@ -61,6 +61,7 @@ fn latency(stage: Stage, session: u64, ns: u64) -> Latency {
         late: false,
         request_ts_ns: 0,
         request_seq: 0,
+        groups: fixscope_core::group::NO_GROUPS,
     }
 }
 
