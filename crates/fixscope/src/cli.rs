@@ -125,6 +125,10 @@ pub struct AnalysisArgs {
     /// the first N sessions seen (at most 4096).
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub prometheus_sessions: usize,
+    /// Also export `--by`'s latency per value (labels `tag`, `value`, `stage`; opt-in: the
+    /// values come from the wire, bounded by `--by-limit`).
+    #[arg(long, requires = "by")]
+    pub prometheus_by: bool,
     /// Write the final metrics to FILE for node_exporter's textfile collector (text format,
     /// written beside FILE and renamed over it).
     #[arg(long, value_name = "FILE")]
@@ -279,6 +283,7 @@ impl AnalysisArgs {
         Ok(crate::prometheus::collect::Settings {
             bounds,
             sessions: self.prometheus_sessions,
+            by: self.prometheus_by,
         })
     }
 }
@@ -542,6 +547,7 @@ impl AnalysisArgs {
             prometheus: None,
             prometheus_buckets: None,
             prometheus_sessions: 0,
+            prometheus_by: false,
             prometheus_textfile: None,
             slowest: fixscope_core::slowest::DEFAULT_SLOWEST,
             html: None,

@@ -131,3 +131,76 @@ fn session_counters_equal_tshark_on_the_real_captures() {
         }
     }
 }
+
+/// The session layer and `--by` reach Prometheus (promtool-clean), with the JSON's figures.
+#[test]
+fn session_layer_and_by_in_prometheus() {
+    fixscope_testkit::require_tool("session_layer_and_by_in_prometheus", "promtool");
+    let dir = tempfile::tempdir().unwrap();
+    let prom = dir.path().join("m.prom");
+    let path = fixscope_testkit::test_data("captures/ndpi/ndpi_fix2.pcap");
+    let prom_s = prom.display().to_string();
+    let (_, summary) = analyse(
+        &[&path],
+        &[
+            "-p",
+            "1024",
+            "--by",
+            "49",
+            "--prometheus-by",
+            "--prometheus-sessions",
+            "10",
+            "--prometheus-textfile",
+            &prom_s,
+        ],
+    );
+    let text = std::fs::read_to_string(&prom).unwrap();
+    let check = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(std::fs::File::open(&prom).unwrap())
+        .output()
+        .unwrap();
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+    let metric = |line_start: &str| -> f64 {
+        text.lines()
+            .find(|l| l.starts_with(line_start))
+            .unwrap_or_else(|| panic!("{line_start} in\n{text}"))
+            .rsplit(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    for name in ["logons", "heartbeats", "test_requests", "business_rejects"] {
+        let json = summary["counters"][name].as_u64().unwrap() as f64;
+        assert_eq!(metric(&format!("fixscope_{name}_total ")), json, "{name}");
+    }
+    let rtt = summary["session_stages"][0]["count"].as_u64().unwrap() as f64;
+    assert_eq!(metric("fixscope_test_request_rtt_seconds_count "), rtt);
+    assert!(rtt > 0.0);
+    let peak = summary["rate"]["peak_1ms"].as_u64().unwrap();
+    assert!(peak > 0);
+    let heartbeats_per_session: f64 = text
+        .lines()
+        .filter(|l| {
+            l.starts_with("fixscope_session_layer_events_total{")
+                && l.contains("event=\"heartbeats\"")
+        })
+        .map(|l| l.rsplit(' ').next().unwrap().parse::<f64>().unwrap())
+        .sum();
+    assert_eq!(heartbeats_per_session, metric("fixscope_heartbeats_total "));
+    for entry in summary["by"].as_array().unwrap() {
+        let line = format!(
+            "fixscope_by_latency_seconds_count{{tag=\"49\",value=\"{}\",stage=\"first_response\"}} ",
+            entry["value"].as_str().unwrap()
+        );
+        let count = entry["stages"][0]["count"].as_u64().unwrap();
+        if count > 0 {
+            assert_eq!(metric(&line), count as f64);
+        }
+    }
+}
