@@ -88,6 +88,43 @@ pub struct Latency {
     pub groups: crate::group::Groups,
 }
 
+/// What every latency of one order carries, read from its pending entry.
+#[derive(Clone, Copy)]
+struct OrderFacts {
+    request_type: RequestType,
+    session: u64,
+    late: bool,
+    request_ts_ns: u64,
+    request_seq: u32,
+    groups: crate::group::Groups,
+}
+
+impl OrderFacts {
+    fn of(p: &super::pending::Pending, session: u64) -> Self {
+        OrderFacts {
+            request_type: p.request_type,
+            session,
+            late: p.timed_out,
+            request_ts_ns: p.request_ts_ns,
+            request_seq: p.request_seq,
+            groups: p.groups,
+        }
+    }
+
+    fn latency(&self, stage: Stage, ns: u64) -> Latency {
+        Latency {
+            stage,
+            request_type: self.request_type,
+            session: self.session,
+            ns,
+            late: self.late,
+            request_ts_ns: self.request_ts_ns,
+            request_seq: self.request_seq,
+            groups: self.groups,
+        }
+    }
+}
+
 /// The pending-request table and the matching rules.
 pub struct Correlator {
     key: KeySpec,
@@ -224,24 +261,9 @@ impl Correlator {
         let counters = &mut self.counters;
         let p = self.table.get_mut(slot);
         let late = p.timed_out;
-        let request_type = p.request_type;
-        let request_ts_ns = p.request_ts_ns;
-        let request_seq = p.request_seq;
-        let groups = p.groups;
+        let order = OrderFacts::of(p, session);
         let mut emit = |stage, from: u64| match ts_ns.checked_sub(from) {
-            Some(ns) => on_latency(
-                Latency {
-                    stage,
-                    request_type,
-                    session,
-                    ns,
-                    late,
-                    request_ts_ns,
-                    request_seq,
-                    groups,
-                },
-                key,
-            ),
+            Some(ns) => on_latency(order.latency(stage, ns), key),
             None => counters.time_reversed += 1,
         };
         if first {
@@ -361,24 +383,11 @@ impl Correlator {
             p.ack_ts_ns = ts_ns;
             stages[1] = Some(Stage::Ack);
         }
-        let (request_type, request_ts_ns, request_seq, groups) =
-            (p.request_type, p.request_ts_ns, p.request_seq, p.groups);
+        let order = OrderFacts::of(p, session);
         let key = p.key_bytes().to_vec();
         for stage in stages.into_iter().flatten() {
-            match ts_ns.checked_sub(request_ts_ns) {
-                Some(ns) => on_latency(
-                    Latency {
-                        stage,
-                        request_type,
-                        session,
-                        ns,
-                        late,
-                        request_ts_ns,
-                        request_seq,
-                        groups,
-                    },
-                    &key,
-                ),
+            match ts_ns.checked_sub(order.request_ts_ns) {
+                Some(ns) => on_latency(order.latency(stage, ns), &key),
                 None => self.counters.time_reversed += 1,
             }
         }

@@ -37,6 +37,26 @@ pub mod tag {
     pub const BUSINESS_REJECT_REASON: u32 = 380;
 }
 
+/// A comma-separated list of distinct tag numbers, 1 to `max` of them (`--key`, `--by`).
+pub fn parse_tag_list(s: &str, max: usize) -> Result<Vec<u32>, String> {
+    let mut tags = Vec::new();
+    for part in s.split(',').map(str::trim) {
+        match part.parse::<u32>() {
+            Ok(t) if t > 0 => {
+                if tags.contains(&t) {
+                    return Err(format!("tag {t} appears twice"));
+                }
+                tags.push(t)
+            }
+            _ => return Err(format!("'{part}' is not a FIX tag number")),
+        }
+    }
+    if tags.is_empty() || tags.len() > max {
+        return Err(format!("1 to {max} tags"));
+    }
+    Ok(tags)
+}
+
 /// A FIX unsigned integer field (digits only, at most 10 of them, fits u32).
 pub fn parse_u32(value: &[u8]) -> Option<u32> {
     if value.is_empty() || value.len() > 10 {

@@ -48,21 +48,7 @@ pub struct GroupSpec {
 impl GroupSpec {
     /// Parses `--by`'s comma-separated tags.
     pub fn parse(tags: &str, limit: usize) -> Result<Self, String> {
-        let mut out = Vec::new();
-        for part in tags.split(',').map(str::trim) {
-            match part.parse::<u32>() {
-                Ok(t) if t > 0 => {
-                    if out.contains(&t) {
-                        return Err(format!("tag {t} appears twice"));
-                    }
-                    out.push(t)
-                }
-                _ => return Err(format!("'{part}' is not a FIX tag number")),
-            }
-        }
-        if out.is_empty() || out.len() > MAX_BY_TAGS {
-            return Err(format!("1 to {MAX_BY_TAGS} tags"));
-        }
+        let out = crate::fix::parse_tag_list(tags, MAX_BY_TAGS)?;
         if limit == 0 || limit > MAX_BY_LIMIT {
             return Err(format!("--by-limit must be between 1 and {MAX_BY_LIMIT}"));
         }

@@ -161,13 +161,7 @@ pub fn write_summary(out: &mut impl Write, r: &SummaryReport<'_>) -> io::Result<
         let a = h.alarms(now_ns);
         let [mc, ms] = h.last_message_age_ns(now_ns);
         let [hc, hs] = h.last_heartbeat_age_ns(now_ns);
-        let mut alarms = Vec::new();
-        if a.stale {
-            alarms.push("STALE");
-        }
-        if a.test_request_unanswered {
-            alarms.push("TESTREQ-UNANSWERED");
-        }
+        let alarms = a.names();
         let rate = h.rate.run();
         writeln!(
             out,

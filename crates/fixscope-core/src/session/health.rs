@@ -47,6 +47,20 @@ pub struct SessionAlarms {
     pub test_request_unanswered: bool,
 }
 
+impl SessionAlarms {
+    /// The alarms raised, by their JSON names.
+    pub fn names(&self) -> Vec<&'static str> {
+        let mut v = Vec::new();
+        if self.stale {
+            v.push("stale");
+        }
+        if self.test_request_unanswered {
+            v.push("test_request_unanswered");
+        }
+        v
+    }
+}
+
 pub(super) fn side(direction: Direction) -> usize {
     match direction {
         Direction::Request => 0,

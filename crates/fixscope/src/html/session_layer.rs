@@ -56,13 +56,7 @@ pub fn section(h: &mut String, r: &SummaryReport<'_>) {
             let key = format!("sessions.{i}.session_layer");
             let health = &s.health;
             let a = health.alarms(now_ns);
-            let mut alarms = Vec::new();
-            if a.stale {
-                alarms.push("stale");
-            }
-            if a.test_request_unanswered {
-                alarms.push("TestRequest unanswered");
-            }
+            let alarms = a.names();
             let warn = if alarms.is_empty() {
                 ""
             } else {

@@ -46,13 +46,7 @@ pub fn rows(r: &SummaryReport<'_>) -> Vec<LayerRow> {
             let h = &s.health;
             let c = &h.counters;
             let a = h.alarms(now_ns);
-            let mut alarms = Vec::new();
-            if a.stale {
-                alarms.push("STALE");
-            }
-            if a.test_request_unanswered {
-                alarms.push("TESTREQ");
-            }
+            let alarms = a.names();
             let [mc, ms] = h.last_message_age_ns(now_ns);
             let rate = h.rate.run();
             LayerRow {

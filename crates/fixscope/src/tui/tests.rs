@@ -480,7 +480,7 @@ fn sessions_view_shows_the_session_layer_and_its_alarms() {
     let buf = render(&model, &view_ui(View::Sessions));
     let screen = screen_text(&buf);
     assert!(screen.contains("session layer"), "{screen}");
-    assert!(screen.contains("STALE"), "{screen}");
+    assert!(screen.contains("stale"), "{screen}");
     assert!(
         screen.contains("198/0"),
         "possdup requests/responses: {screen}"
@@ -489,7 +489,7 @@ fn sessions_view_shows_the_session_layer_and_its_alarms() {
         screen.contains("77/0"),
         "heartbeats/test requests: {screen}"
     );
-    let (x, y) = find(&buf, "STALE").unwrap();
+    let (x, y) = find(&buf, "stale").unwrap();
     assert_eq!(buf[(x, y)].fg, Color::Red, "an alarm is red");
     let (x, y) = find(&buf, "77/0").unwrap();
     assert_ne!(buf[(x, y)].fg, Color::Red, "no alarm, not red");
