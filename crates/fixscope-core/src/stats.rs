@@ -261,6 +261,9 @@ pub struct Stats {
     pub layer: SessionLayerStats,
     /// Latency by the orders' own fields (`--by`).
     pub by: Option<crate::group::GroupStats>,
+    /// The session layer was measured (a run's pipeline), not rebuilt from HdrHistogram
+    /// logs, which do not hold it: reports show it only then.
+    layer_known: bool,
 }
 
 impl Stats {
@@ -283,7 +286,14 @@ impl Stats {
             breakdown: false,
             layer: SessionLayerStats::new(highest_ns),
             by: None,
+            layer_known: true,
         }
+    }
+
+    /// Whether the session layer's figures were measured (false for statistics rebuilt
+    /// from logs): reports show them only then.
+    pub fn layer_known(&self) -> bool {
+        self.layer_known
     }
 
     /// Records every stage's latency by the values of `--by`'s tags too.
@@ -610,6 +620,7 @@ impl Stats {
             breakdown,
             layer: SessionLayerStats::new(highest_ns),
             by: None,
+            layer_known: false,
             slowest: {
                 slowest.refresh();
                 slowest

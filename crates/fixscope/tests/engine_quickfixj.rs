@@ -225,7 +225,11 @@ fn quickfixj_orders_are_matched_and_bracketed_by_the_engines_timestamps() {
             assert_eq!(counter(s, c), want, "{what}: {c}: {}", s["counters"]);
         }
     }
-    assert_eq!(counter(&pcap_summary, "connections"), 1, "the capture's one connection");
+    assert_eq!(
+        counter(&pcap_summary, "connections"),
+        1,
+        "the capture's one connection"
+    );
 
     let acc = read_engine_log(Path::new(&acc_log));
     let ini = read_engine_log(Path::new(&ini_log));

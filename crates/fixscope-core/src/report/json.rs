@@ -240,8 +240,10 @@ impl<W: Write> Reporter for JsonReporter<W> {
         });
         let mut v = v;
         if let Value::Object(m) = &mut v {
-            for (k, field) in super::session::summary_fields(r.stats) {
-                m.insert(k.into(), field);
+            if r.stats.layer_known() {
+                for (k, field) in super::session::summary_fields(r.stats) {
+                    m.insert(k.into(), field);
+                }
             }
             if let Some(by) = &r.stats.by {
                 m.insert("by".into(), super::by::by_json(by));

@@ -138,7 +138,9 @@ impl<W: Write> Reporter for TextReporter<W> {
         if let Some(by) = &r.stats.by {
             super::by::write_by(out, by)?;
         }
-        super::session::write_summary(out, r)?;
+        if r.stats.layer_known() {
+            super::session::write_summary(out, r)?;
+        }
         write_slowest(out, &r.slowest, r.span.unix_offset_ns)?;
         write_counters(out, &r.counters, r.source)?;
         let stage = self.histogram_stage;

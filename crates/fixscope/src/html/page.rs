@@ -139,7 +139,9 @@ pub fn render(
     }
     slowest(&mut h, &r.slowest, r.span.unix_offset_ns);
     sessions(&mut h, r);
-    super::session_layer::section(&mut h, r);
+    if r.stats.layer_known() {
+        super::session_layer::section(&mut h, r);
+    }
     counters(&mut h, r);
     h.push_str(
         "<p class=\"note\">Written by fixscope; field meanings as in docs/output-json.md.</p>\n\
