@@ -108,7 +108,10 @@ struct SessionState {
 #[derive(Default)]
 pub struct SessionLayer {
     by_comp_ids: HashMap<CompIds, u64>,
-    states: HashMap<u64, SessionState>,
+    /// Session `id`'s state at index `id - 1` (ids are handed out in order, and every
+    /// message looks its session up: an index, not a hash); `None` once an anonymous
+    /// session ended.
+    states: Vec<Option<Box<SessionState>>>,
     pub counters: SessionCounters,
 }
 
@@ -119,6 +122,7 @@ impl SessionLayer {
 
     /// The session of the connection whose message `facts` is: bound at the connection's
     /// first message (opening the session in `stats` when new).
+    #[inline]
     pub fn bind(
         &mut self,
         current: &mut Option<Binding>,
@@ -128,9 +132,22 @@ impl SessionLayer {
         next_session: &mut u64,
         stats: &mut Stats,
     ) -> Binding {
-        if let Some(b) = *current {
-            return b;
+        match *current {
+            Some(b) => b,
+            None => self.bind_new(current, facts, direction, conn, next_session, stats),
         }
+    }
+
+    #[cold]
+    fn bind_new(
+        &mut self,
+        current: &mut Option<Binding>,
+        facts: &MessageFacts,
+        direction: Direction,
+        conn: ConnectionKey,
+        next_session: &mut u64,
+        stats: &mut Stats,
+    ) -> Binding {
         let (client, server) = match direction {
             Direction::Request => (facts.sender_comp_id, facts.target_comp_id),
             Direction::Response => (facts.target_comp_id, facts.sender_comp_id),
@@ -141,10 +158,16 @@ impl SessionLayer {
                 || self
                     .by_comp_ids
                     .contains_key(&(client.into(), server.into())));
+        let states = &mut self.states;
         let mut open = |stats: &mut Stats| {
             let id = *next_session;
             *next_session += 1;
             stats.open_session(id, conn);
+            let i = (id - 1) as usize;
+            if states.len() <= i {
+                states.resize_with(i + 1, || None);
+            }
+            states[i] = Some(Box::default());
             id
         };
         let binding = if named {
@@ -166,7 +189,6 @@ impl SessionLayer {
                         s.target_comp_id = String::from_utf8_lossy(server).into_owned();
                     }
                     self.by_comp_ids.insert(key, id);
-                    self.states.insert(id, SessionState::default());
                     Binding {
                         session: id,
                         anonymous: false,
@@ -175,7 +197,6 @@ impl SessionLayer {
             }
         } else {
             let id = open(stats);
-            self.states.insert(id, SessionState::default());
             Binding {
                 session: id,
                 anonymous: true,
@@ -188,13 +209,22 @@ impl SessionLayer {
         binding
     }
 
+    fn state(&self, session: u64) -> Option<&SessionState> {
+        self.states
+            .get((session as usize).wrapping_sub(1))
+            .and_then(|s| s.as_deref())
+    }
+
+    fn state_mut(&mut self, session: u64) -> Option<&mut SessionState> {
+        self.states
+            .get_mut((session as usize).wrapping_sub(1))
+            .and_then(|s| s.as_deref_mut())
+    }
+
     /// The correlator scope of the binding's session now.
     #[inline]
     pub fn scope(&self, b: Binding) -> u64 {
-        scope_of(
-            b.session,
-            self.states.get(&b.session).map_or(0, |s| s.epoch),
-        )
+        scope_of(b.session, self.state(b.session).map_or(0, |s| s.epoch))
     }
 
     /// Judges one framed message of session `b`: counts it, follows the session's state,
@@ -212,7 +242,11 @@ impl SessionLayer {
         let me = side(direction);
         stats.layer.rate.observe(ts_ns);
         let counters = &mut self.counters;
-        let Some(state) = self.states.get_mut(&b.session) else {
+        let Some(state) = self
+            .states
+            .get_mut((b.session as usize).wrapping_sub(1))
+            .and_then(|s| s.as_deref_mut())
+        else {
             return Action::Other;
         };
         let mut health = stats.session_mut(b.session).map(|s| &mut s.health);
@@ -386,7 +420,7 @@ impl SessionLayer {
 
     /// The capture lost bytes of one direction of the binding's connection.
     pub fn capture_hole(&mut self, b: Binding, direction: Direction) {
-        if let Some(state) = self.states.get_mut(&b.session) {
+        if let Some(state) = self.state_mut(b.session) {
             state.sequences[side(direction)].capture_hole();
         }
     }
@@ -402,7 +436,9 @@ impl SessionLayer {
     ) {
         if b.anonymous {
             correlator.close_session(self.scope(b));
-            self.states.remove(&b.session);
+            if let Some(slot) = self.states.get_mut((b.session as usize).wrapping_sub(1)) {
+                *slot = None;
+            }
         } else if let Some(s) = stats.session_mut(b.session) {
             s.health.logged_out();
         }

@@ -27,6 +27,7 @@ impl SeqRanges {
     }
 
     /// Marks `[start, end)` seen.
+    #[inline]
     pub fn insert(&mut self, start: u64, end: u64) {
         if start >= end {
             return;
@@ -92,6 +93,7 @@ impl SequenceTracker {
     }
 
     /// Judges one message's MsgSeqNum (0: absent, judged as new and not tracked).
+    #[inline]
     pub fn observe(&mut self, seq: u64, poss_dup: bool) -> SeqVerdict {
         if seq == 0 {
             return SeqVerdict::New;
