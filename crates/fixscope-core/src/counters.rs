@@ -11,6 +11,7 @@ use crate::breakdown::BreakdownCounters;
 use crate::correlate::CorrelationCounters;
 use crate::fix::framing::FramingCounters;
 use crate::reassembly::ReassemblyCounters;
+use crate::session::SessionCounters;
 use crate::source::{counters_of, Counter};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
@@ -22,6 +23,10 @@ pub struct Counters {
     pub segments: u64,
     /// TCP connections (sessions) seen.
     pub connections: u64,
+    /// Segments of no open connection that opened none: without SYN and payload (the
+    /// trailing ACK/FIN/RST of a closed connection), or a closed connection's late
+    /// retransmission.
+    pub stray_segments: u64,
     /// Connections open at the time of the report.
     pub open_connections: u64,
     /// Connections forgotten because more than the limit were open at once.
@@ -40,6 +45,9 @@ pub struct Counters {
     pub pending: u64,
     #[serde(flatten)]
     pub reassembly: ReassemblyCounters,
+    /// The FIX session layer's counters (both directions).
+    #[serde(flatten)]
+    pub session: SessionCounters,
     /// Latencies above the histogram range (`-x`), all stages.
     pub over_range: u64,
     /// The in-host breakdown's counters (`--breakdown` only: absent otherwise).
@@ -100,6 +108,11 @@ count_fields! {
         breakdown_calls, breakdown_calls_evicted, breakdown_orders, breakdown_missing,
         breakdown_negative, sched_delay_not_waiting,
     }
+    SessionCounters {
+        logons, logouts, heartbeats, test_requests, resend_requests, gap_fills, sequence_resets,
+        possdup_requests, possdup_responses, session_rejects, business_rejects, order_rejects,
+        cancel_rejects, sequence_gaps, sequence_skips_at_capture_holes,
+    }
 }
 
 impl Counters {
@@ -109,6 +122,7 @@ impl Counters {
     pub fn merge_from(&mut self, other: &Counters) {
         self.segments += other.segments;
         self.connections += other.connections;
+        self.stray_segments += other.stray_segments;
         self.open_connections += other.open_connections;
         self.shed_connections += other.shed_connections;
         self.framing.merge_from(&other.framing);
@@ -117,6 +131,7 @@ impl Counters {
         self.unanswered_pending += other.unanswered_pending;
         self.pending += other.pending;
         self.reassembly.merge_from(&other.reassembly);
+        self.session.merge_from(&other.session);
         self.over_range += other.over_range;
         match (&mut self.breakdown, &other.breakdown) {
             (Some(mine), Some(theirs)) => mine.merge_from(theirs),
@@ -131,6 +146,7 @@ impl Counters {
         Counters {
             segments: self.segments.saturating_sub(earlier.segments),
             connections: self.connections.saturating_sub(earlier.connections),
+            stray_segments: self.stray_segments.saturating_sub(earlier.stray_segments),
             open_connections: self
                 .open_connections
                 .saturating_sub(earlier.open_connections),
@@ -145,6 +161,7 @@ impl Counters {
                 .saturating_sub(earlier.unanswered_pending),
             pending: self.pending.saturating_sub(earlier.pending),
             reassembly: self.reassembly.minus(&earlier.reassembly),
+            session: self.session.minus(&earlier.session),
             over_range: self.over_range.saturating_sub(earlier.over_range),
             breakdown: match (&self.breakdown, &earlier.breakdown) {
                 (Some(now), Some(then)) => Some(now.minus(then)),

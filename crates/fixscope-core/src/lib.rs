@@ -14,7 +14,9 @@ pub mod correlate;
 pub mod counters;
 pub mod decode;
 pub mod fix;
+pub mod group;
 pub mod hlog;
+pub mod microburst;
 pub mod pcap;
 #[cfg(any(test, feature = "capture-writer"))]
 pub mod pcap_writer;
@@ -25,6 +27,7 @@ pub mod reassembly;
 pub mod report;
 pub mod segment;
 pub mod shard;
+pub mod session;
 pub mod shutdown;
 pub mod slowest;
 pub mod socket_event;

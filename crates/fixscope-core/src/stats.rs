@@ -14,6 +14,7 @@ use hdrhistogram::Histogram;
 use crate::breakdown::OrderBreakdown;
 use crate::correlate::{Latency, RequestType, Stage};
 use crate::segment::ConnectionKey;
+use crate::session::{SessionHealth, SessionLayerStats};
 use crate::slowest::{OrderRef, SessionRef, SlowOrder, SlowestOrders, DEFAULT_SLOWEST};
 use crate::sparse_hist::SparseHistogram;
 
@@ -245,6 +246,8 @@ pub struct SessionStats {
     pub target_comp_id: String,
     pub requests: u64,
     pub responses: u64,
+    /// The session layer: counters, state, alarms, message rate.
+    pub health: SessionHealth,
     /// Allocated with the session's first latency: sessions that never see an order (port
     /// scans, heartbeats-only, SYN floods) cost no histogram.
     first_response: Option<LatencyRecorder>,
@@ -312,6 +315,13 @@ pub struct Stats {
     slowest: SlowestOrders,
     /// The breakdown stages are measured (`--breakdown`): reports show them.
     breakdown: bool,
+    /// The session layer's figures for the run (`test_request_rtt`, reject reasons, rates).
+    pub layer: SessionLayerStats,
+    /// Latency by the orders' own fields (`--by`).
+    pub by: Option<crate::group::GroupStats>,
+    /// The session layer was measured (a run's pipeline), not rebuilt from HdrHistogram
+    /// logs, which do not hold it: reports show it only then.
+    layer_known: bool,
 }
 
 impl Stats {
@@ -333,7 +343,23 @@ impl Stats {
             untracked_sessions: 0,
             slowest: SlowestOrders::new(DEFAULT_SLOWEST),
             breakdown: false,
+            layer: SessionLayerStats::new(highest_ns),
+            by: None,
+            layer_known: true,
         }
+    }
+
+    /// Whether the session layer's figures were measured (false for statistics rebuilt
+    /// from logs): reports show them only then.
+    pub fn layer_known(&self) -> bool {
+        self.layer_known
+    }
+
+    /// Records every stage's latency by the values of `--by`'s tags too.
+    pub fn with_groups(mut self, spec: Option<crate::group::GroupSpec>) -> Self {
+        let highest_ns = self.highest_ns;
+        self.by = spec.map(|s| crate::group::GroupStats::new(s, highest_ns));
+        self
     }
 
     /// Measures (and reports) the breakdown stages (`--breakdown`).
@@ -397,6 +423,9 @@ impl Stats {
 
     #[inline]
     pub fn record(&mut self, latency: Latency) {
+        if let Some(by) = self.by.as_mut() {
+            by.record(&latency, &latency.groups);
+        }
         let s = latency.stage.index();
         self.current[latency.request_type.index()][s].record(latency.ns);
         self.views_fresh = false;
@@ -513,6 +542,7 @@ impl Stats {
             target_comp_id: String::new(),
             requests: 0,
             responses: 0,
+            health: SessionHealth::default(),
             first_response: None,
             breakdown: None,
         });
@@ -579,6 +609,10 @@ impl Stats {
         self.folded = false;
         self.unfolded = None;
         self.slowest.reset_interval();
+        self.layer.rate.reset_interval();
+        for s in &mut self.sessions {
+            s.health.rate.reset_interval();
+        }
         self.views_fresh = false;
     }
 
@@ -595,6 +629,7 @@ impl Stats {
         }
         self.unfolded = None;
         self.over_range = 0;
+        self.layer.reset();
         self.slowest.reset_all();
         self.views_fresh = false;
         for s in self.sessions.iter_mut() {
@@ -821,6 +856,9 @@ impl Stats {
             sessions: Vec::new(),
             untracked_sessions: 0,
             breakdown,
+            layer: SessionLayerStats::new(highest_ns),
+            by: None,
+            layer_known: false,
             slowest: {
                 slowest.refresh();
                 slowest
@@ -916,6 +954,7 @@ mod tests {
                     late: false,
                     request_ts_ns: i,
                     request_seq: 0,
+                    groups: crate::group::NO_GROUPS,
                 };
                 whole.record(latency);
                 halves[(x >> 20) as usize % 2].record(latency);
@@ -960,6 +999,7 @@ mod tests {
             late: false,
             request_ts_ns: 0,
             request_seq: 0,
+            groups: crate::group::NO_GROUPS,
         };
         s.record(l(100));
         s.reset_interval();

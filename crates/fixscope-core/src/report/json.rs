@@ -184,6 +184,12 @@ impl<W: Write> Reporter for JsonReporter<W> {
                 if let (false, Value::Object(m)) = (s.breakdown.is_empty(), &mut v) {
                     m.insert("breakdown".into(), stages_json(&s.breakdown));
                 }
+                if let (Some(stats), Value::Object(m)) = (r.stats.sessions().get((s.id as usize).wrapping_sub(1)), &mut v) {
+                    m.insert(
+                        "session_layer".into(),
+                        super::session::session_health_json(&stats.health, r.span.end_ns),
+                    );
+                }
                 v
             })
             .collect();
@@ -204,6 +210,17 @@ impl<W: Write> Reporter for JsonReporter<W> {
                 r.span.unix_offset_ns,
             ),
         });
+        let mut v = v;
+        if let Value::Object(m) = &mut v {
+            if r.stats.layer_known() {
+                for (k, field) in super::session::summary_fields(r.stats) {
+                    m.insert(k.into(), field);
+                }
+            }
+            if let Some(by) = &r.stats.by {
+                m.insert("by".into(), super::by::by_json(by));
+            }
+        }
         self.line(&v)
     }
 }
@@ -229,7 +246,7 @@ pub(crate) fn interval_value(r: &IntervalReport<'_>) -> Value {
             Value::Object(m)
         })
         .collect();
-    json!({
+    let mut v = json!({
         "type": "interval",
         "start_ns": r.start_ns,
         "end_ns": r.end_ns,
@@ -245,5 +262,11 @@ pub(crate) fn interval_value(r: &IntervalReport<'_>) -> Value {
             r.breakdown.iter().map(|s| (s.stage, r.slowest_of(s.stage))),
             r.span.unix_offset_ns,
         ),
-    })
+    });
+    if let Value::Object(m) = &mut v {
+        for (k, field) in super::session::interval_fields(r) {
+            m.insert(k.into(), field);
+        }
+    }
+    v
 }

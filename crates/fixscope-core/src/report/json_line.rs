@@ -14,6 +14,7 @@ use std::net::IpAddr;
 use super::{utc, IntervalReport, IntervalStage};
 use crate::breakdown::OrderBreakdown;
 use crate::correlate::Stage;
+use crate::microburst::RateFigures;
 use crate::segment::Endpoint;
 use crate::slowest::SlowOrder;
 use crate::source::Counter;
@@ -66,7 +67,39 @@ pub fn interval(out: &mut Vec<u8>, r: &IntervalReport<'_>) {
         lists.out.push(b']');
     }
     lists.close();
+    session_rates(&mut o, r);
     o.close();
+}
+
+/// The session layer's interval fields (#21), as `report::session::interval_fields`
+/// writes them: `rate` (all sessions) and `session_rates` (sessions with messages).
+fn session_rates(o: &mut Obj<'_>, r: &IntervalReport<'_>) {
+    let figures = |out: &mut Obj<'_>, f: RateFigures| {
+        out.u64("messages", f.messages);
+        out.u64("peak_1ms", f.peak_1ms);
+    };
+    o.key("rate");
+    let mut total = Obj::open(o.out);
+    figures(&mut total, r.stats.layer.rate.interval());
+    total.close();
+    o.key("session_rates");
+    o.out.push(b'[');
+    let mut first = true;
+    for s in r.stats.sessions() {
+        let f = s.health.rate.interval();
+        if f.messages == 0 {
+            continue;
+        }
+        if !first {
+            o.out.push(b',');
+        }
+        first = false;
+        let mut one = Obj::open(o.out);
+        one.u64("session", s.id);
+        figures(&mut one, f);
+        one.close();
+    }
+    o.out.push(b']');
 }
 
 /// A JSON object being written: keys are constants that need no escaping.
@@ -331,6 +364,7 @@ mod tests {
                         late: n == 1,
                         request_ts_ns: 1_700_000_000_000_000_000 + n as u64,
                         request_seq: 0,
+                        groups: crate::group::NO_GROUPS,
                     };
                     let order = OrderRef {
                         key,
@@ -346,8 +380,14 @@ mod tests {
                     stats.record_order(latency, &order);
                 }
             }
+            // Session-layer rates (#21): session 1 with messages, session 2 without.
+            for ts in [10u64, 20, 900_000, 5_000_000] {
+                stats.layer.rate.observe(ts);
+                stats.session_mut(1).unwrap().health.rate.observe(ts);
+            }
             stats.close_interval();
             let mut counters = Counters::default();
+            counters.session.logons = 2;
             counters.framing.messages = 9;
             let source = vec![("packets".to_string(), 3), ("we\"ird".to_string(), 1)];
             let span = TimeSpan {

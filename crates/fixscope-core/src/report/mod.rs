@@ -6,8 +6,10 @@
 //! knowing which. Reports borrow the histograms, so a reporter can take what it needs
 //! (an interval log wants the whole interval histogram) without copying on every interval.
 
+pub mod by;
 pub mod json;
 mod json_line;
+pub mod session;
 pub mod text;
 
 use std::io;

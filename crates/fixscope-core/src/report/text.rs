@@ -40,7 +40,7 @@ impl<W: Write> Reporter for TextReporter<W> {
         let c = &r.counters;
         writeln!(
             self.out,
-            "--- {} {:>8.3}s  msgs {}  req {}  resp {}  matched {}  unmatched {}  unanswered {}  timed-out {} (+{})  late {} (+{})  gaps {}",
+            "--- {} {:>8.3}s  msgs {}  req {}  resp {}  matched {}  unmatched {}  unanswered {}  timed-out {} (+{})  late {} (+{})  gaps {}  peak/1ms {}",
             r.span.end_utc(),
             r.span.seconds(),
             c.framing.messages,
@@ -54,6 +54,7 @@ impl<W: Write> Reporter for TextReporter<W> {
             c.correlation.late,
             r.delta.correlation.late,
             c.reassembly.gaps,
+            r.stats.layer.rate.interval().peak_1ms,
         )?;
         if !r.source.is_empty() {
             let parts: Vec<String> = r.source.iter().map(|(k, v)| format!("{k} {v}")).collect();
@@ -132,6 +133,12 @@ impl<W: Write> Reporter for TextReporter<W> {
                     r.untracked_sessions
                 )?;
             }
+        }
+        if let Some(by) = &r.stats.by {
+            super::by::write_by(out, by)?;
+        }
+        if r.stats.layer_known() {
+            super::session::write_summary(out, r)?;
         }
         write_slowest(out, &r.slowest, r.span.unix_offset_ns)?;
         write_counters(out, &r.counters, r.source)?;
@@ -216,7 +223,7 @@ fn opt_ns(d: &Distribution, v: u64) -> String {
     }
 }
 
-fn write_stage_header(out: &mut impl Write, first: &str) -> io::Result<()> {
+pub(super) fn write_stage_header(out: &mut impl Write, first: &str) -> io::Result<()> {
     write!(out, "{first:<22} {:>9} {:>9} {:>9}", "count", "min", "mean")?;
     for (_, label, _) in PERCENTILES {
         write!(out, " {label:>9}")?;
@@ -224,7 +231,11 @@ fn write_stage_header(out: &mut impl Write, first: &str) -> io::Result<()> {
     writeln!(out, " {:>9}", "max")
 }
 
-fn write_stage_row(out: &mut impl Write, name: &str, d: &Distribution) -> io::Result<()> {
+pub(super) fn write_stage_row(
+    out: &mut impl Write,
+    name: &str,
+    d: &Distribution,
+) -> io::Result<()> {
     write!(out, "{name:<22} {:>9}", d.count)?;
     if d.count == 0 {
         return writeln!(out);

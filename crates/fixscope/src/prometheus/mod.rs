@@ -16,6 +16,7 @@ pub mod native;
 pub mod negotiate;
 pub mod proto;
 pub mod server;
+pub mod session_layer;
 pub mod text;
 pub mod textfile;
 
@@ -105,6 +106,7 @@ impl Reporter for PrometheusReporter {
             counters: &r.counters,
             source: r.source,
             at_unix_s: unix_s(&r.span),
+            now_ns: r.span.end_ns,
         });
         if let Some(published) = &self.published {
             published.publish(snapshot);
@@ -118,6 +120,7 @@ impl Reporter for PrometheusReporter {
             counters: &r.counters,
             source: r.source,
             at_unix_s: unix_s(&r.span),
+            now_ns: r.span.end_ns,
         });
         if let Some(path) = &self.textfile {
             textfile::write(path, &snapshot).map_err(|e| io::Error::other(format!("{e:#}")))?;

@@ -90,6 +90,9 @@ pub struct SummaryFigures {
     pub untracked_sessions: u64,
     pub source: Vec<Counter>,
     pub histograms: [HistogramRows; 4],
+    /// The session layer per session, and `--by`'s values (#21).
+    pub session_layer: Vec<super::session_layer::LayerRow>,
+    pub by: Vec<[String; 6]>,
 }
 
 /// Everything the views read.
@@ -157,6 +160,8 @@ impl Model {
             sessions: r.sessions.clone(),
             untracked_sessions: r.untracked_sessions,
             source: r.source.to_vec(),
+            session_layer: super::session_layer::rows(r),
+            by: super::session_layer::by_rows(r),
             histograms: Stage::ALL.map(|s| {
                 histogram_rows(
                     r.histograms[s.index()],
