@@ -3,6 +3,12 @@
 //! log, the HTML page — on the real captures in testdata/ and on captures with many
 //! connections, many intervals, `-t` alerts, ties among the slowest orders and sessions
 //! that reconnect or reuse ports.
+//!
+//! Since the FIX session layer (#21) merged, sharding is not yet exact (sessions are
+//! CompIDs, the microburst peaks and `--by` groups are not merged): `--threads N` runs one
+//! pipeline and says so on stderr (`cmd_pcap::SHARDING_EXACT_WITH_SESSION_LAYER`). The
+//! byte-for-byte comparisons below are ignored until the merger covers the session layer;
+//! run them with `--ignored` after turning the switch on.
 
 mod support;
 
@@ -20,7 +26,21 @@ struct Outputs {
     html: Vec<u8>,
 }
 
+/// Why the comparisons are ignored (see the module comment).
+const NOT_YET_EXACT: &str = "sharding is not yet exact with the session layer (#21)";
+
 fn run(dir: &Path, captures: &[&Path], threads: usize, extra: &[&str]) -> Outputs {
+    run_noting(dir, captures, threads, extra, false)
+}
+
+/// `fallback`: `--threads` above one is expected to run one pipeline and say so.
+fn run_noting(
+    dir: &Path,
+    captures: &[&Path],
+    threads: usize,
+    extra: &[&str],
+    fallback: bool,
+) -> Outputs {
     let hlog = dir.join(format!("t{threads}.hlog"));
     let html = dir.join(format!("t{threads}.html"));
     let threads_s = threads.to_string();
@@ -41,11 +61,20 @@ fn run(dir: &Path, captures: &[&Path], threads: usize, extra: &[&str]) -> Output
         String::from_utf8_lossy(&out.stderr)
     );
     // Nothing but the reports: no progress bar in a pipe (stderr is one here).
-    assert!(
-        out.stderr.is_empty(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if fallback && threads > 1 {
+        assert_eq!(
+            stderr,
+            format!(
+                "fixscope: --threads {threads}: running one pipeline — sharded runs do not yet \
+                 merge the FIX session layer (sessions by CompID across shards, the 1 ms \
+                 microburst peaks, --by groups) exactly, and their output must be one \
+                 pipeline's\n"
+            )
+        );
+    } else {
+        assert!(out.stderr.is_empty(), "{stderr}");
+    }
     let read = |p: &PathBuf| std::fs::read(p).unwrap_or_default();
     // The page shows the command line, which names the thread count and the file names.
     let html = String::from_utf8(read(&html))
@@ -85,6 +114,7 @@ fn assert_same_for_every_thread_count(captures: &[&Path], extra: &[&str]) {
 }
 
 #[test]
+#[ignore = "sharding is not yet exact with the session layer (#21)"]
 fn real_captures_give_one_pipelines_bytes() {
     let sim = fixscope_testkit::test_data("captures/sim/sim_orders.pcap");
     let ndpi = fixscope_testkit::test_data("captures/ndpi/ndpi_fix.pcap");
@@ -94,6 +124,9 @@ fn real_captures_give_one_pipelines_bytes() {
         &["-p", "19478", "-r", "0.1", "--slowest", "3"],
         &["-p", "19478", "--json", "-r", "0"],
         &["-p", "19478", "--json", "-t", "0.005", "-r", "0.2"],
+        // The session layer: latency by symbol, rates and microbursts per session.
+        &["-p", "19478", "--json", "-r", "0.05", "--by", "55"],
+        &["-p", "19478", "-r", "0.1", "--by", "55,1", "--by-limit", "2"],
     ] {
         assert_same_for_every_thread_count(&[&sim], extra);
     }
@@ -135,14 +168,15 @@ fn many_connections(path: &Path) {
             }
             for i in 0..8u64 {
                 let id = format!("ORD{}", i + round * 8); // colliding across sessions
-                let order = fix_order(&id);
+                let comp_id = format!("C{c}"); // one FIX session per client host
+                let order = fix_order(&comp_id, &id);
                 packets.push(at(ts, conn.client_sends(&order)));
                 // Latencies repeat (ties), some long enough for `-t 2ms`.
                 let lat = [20_000u64, 20_000, 35_000, 3_000_000][(i as usize + c as usize) % 4];
                 if !(c % 7 == 3 && i == 5) {
-                    let ack = fix_exec(&id, '0');
+                    let ack = fix_exec(&comp_id, &id, '0');
                     packets.push(at(ts + lat, conn.server_sends(&ack)));
-                    let fill = fix_exec(&id, '2');
+                    let fill = fix_exec(&comp_id, &id, '2');
                     packets.push(at(ts + lat + 5_000, conn.server_sends(&fill)));
                 }
                 ts += 1_500_000;
@@ -160,12 +194,12 @@ fn many_connections(path: &Path) {
     write_pcap(path, &packets);
 }
 
-fn fix_order(id: &str) -> Vec<u8> {
+fn fix_order(client: &str, id: &str) -> Vec<u8> {
     fixscope_testkit::fix::fix_message(
         "FIX.4.4",
         &[
             (35, "D"),
-            (49, "C"),
+            (49, client),
             (56, "X"),
             (11, id),
             (55, "ABC"),
@@ -175,14 +209,14 @@ fn fix_order(id: &str) -> Vec<u8> {
     )
 }
 
-fn fix_exec(id: &str, status: char) -> Vec<u8> {
+fn fix_exec(client: &str, id: &str, status: char) -> Vec<u8> {
     let s = status.to_string();
     fixscope_testkit::fix::fix_message(
         "FIX.4.4",
         &[
             (35, "8"),
             (49, "X"),
-            (56, "C"),
+            (56, client),
             (11, id),
             (150, &s),
             (39, &s),
@@ -191,6 +225,7 @@ fn fix_exec(id: &str, status: char) -> Vec<u8> {
 }
 
 #[test]
+#[ignore = "sharding is not yet exact with the session layer (#21)"]
 fn many_connections_give_one_pipelines_bytes() {
     let dir = tempfile::tempdir().unwrap();
     let cap = dir.path().join("many.pcap");
@@ -202,7 +237,30 @@ fn many_connections_give_one_pipelines_bytes() {
         &["-p", "9878", "--json", "-r", "0.01"][..],
         &["-p", "9878", "-r", "0.05", "-t", "0.002", "--slowest", "4"],
         &["-p", "9878", "--json", "-r", "0", "-t", "0.002"],
+        &["-p", "9878", "--json", "-r", "0.02", "--by", "55,49"],
     ] {
         assert_same_for_every_thread_count(&[&cap], extra);
+    }
+}
+
+/// Until the merger covers the session layer, `--threads N` is one pipeline, said so on
+/// stderr (never a sharded output that differs from one pipeline's): every output is
+/// `--threads 1`'s, session layer and `--by` groups included.
+#[test]
+fn threads_run_one_pipeline_until_sharding_is_exact() {
+    assert!(!NOT_YET_EXACT.is_empty());
+    let dir = tempfile::tempdir().unwrap();
+    let cap = dir.path().join("many.pcap");
+    many_connections(&cap);
+    let sim = fixscope_testkit::test_data("captures/sim/sim_orders.pcap");
+    for (captures, extra) in [
+        (&[cap.as_path()][..], &["-p", "9878", "--json", "-r", "0.02", "--by", "55,49"][..]),
+        (&[sim.as_path()], &["-p", "19478", "-r", "0.1", "--by", "55"]),
+    ] {
+        let one = run(dir.path(), captures, 1, extra);
+        let text = String::from_utf8_lossy(&one.stdout);
+        assert!(text.contains("peak"), "session-layer rates in the output: {text}");
+        let many = run_noting(dir.path(), captures, 3, extra, true);
+        assert!(one == many, "--threads 3 is not one pipeline's output");
     }
 }
