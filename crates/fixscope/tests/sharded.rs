@@ -126,7 +126,16 @@ fn real_captures_give_one_pipelines_bytes() {
         &["-p", "19478", "--json", "-t", "0.005", "-r", "0.2"],
         // The session layer: latency by symbol, rates and microbursts per session.
         &["-p", "19478", "--json", "-r", "0.05", "--by", "55"],
-        &["-p", "19478", "-r", "0.1", "--by", "55,1", "--by-limit", "2"],
+        &[
+            "-p",
+            "19478",
+            "-r",
+            "0.1",
+            "--by",
+            "55,1",
+            "--by-limit",
+            "2",
+        ],
     ] {
         assert_same_for_every_thread_count(&[&sim], extra);
     }
@@ -254,12 +263,21 @@ fn threads_run_one_pipeline_until_sharding_is_exact() {
     many_connections(&cap);
     let sim = fixscope_testkit::test_data("captures/sim/sim_orders.pcap");
     for (captures, extra) in [
-        (&[cap.as_path()][..], &["-p", "9878", "--json", "-r", "0.02", "--by", "55,49"][..]),
-        (&[sim.as_path()], &["-p", "19478", "-r", "0.1", "--by", "55"]),
+        (
+            &[cap.as_path()][..],
+            &["-p", "9878", "--json", "-r", "0.02", "--by", "55,49"][..],
+        ),
+        (
+            &[sim.as_path()],
+            &["-p", "19478", "-r", "0.1", "--by", "55"],
+        ),
     ] {
         let one = run(dir.path(), captures, 1, extra);
         let text = String::from_utf8_lossy(&one.stdout);
-        assert!(text.contains("peak"), "session-layer rates in the output: {text}");
+        assert!(
+            text.contains("peak"),
+            "session-layer rates in the output: {text}"
+        );
         let many = run_noting(dir.path(), captures, 3, extra, true);
         assert!(one == many, "--threads 3 is not one pipeline's output");
     }

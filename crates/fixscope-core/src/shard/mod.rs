@@ -38,6 +38,13 @@
 //! would merge the workers' sorted runs of interval k before evaluating the peak — see
 //! the `HOOK(#21)` note in `merge.rs`.
 //!
+//! **Not yet exact with the FIX session layer (#21)**: the CLI runs one pipeline for
+//! `--threads N` until the merger covers it (docs/architecture.md, "Switched off"): sessions
+//! are CompIDs that may span shard keys, and the session layer's figures (`rate`,
+//! `session_rates`, `test_request_rtt`, reject reasons, `--by` groups) are not merged yet.
+//! Sessions are numbered right: a worker notes the segment at which a message bound a new
+//! session (`Router::on_message`).
+//!
 //! **What differs from one pipeline** (documented in docs/architecture.md): the limits that
 //! count over all connections at once apply per worker — `--max-pending` (`-m`, eviction
 //! of the oldest pending request) and the 65,536 open-connection cap (shedding). A capture
