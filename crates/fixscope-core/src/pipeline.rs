@@ -233,6 +233,9 @@ pub struct Pipeline {
 struct ShardState {
     segment_index: u64,
     opened: Vec<crate::shard::OpenedSession>,
+    /// Every message routed since the last hand-over: the merger replays them in the
+    /// run's order into the session layer's rates (1 ms peaks over several workers).
+    messages: Vec<crate::shard::RoutedMessage>,
 }
 
 impl Pipeline {
@@ -664,6 +667,9 @@ impl Pipeline {
         if let Some(shard) = self.shard.as_mut() {
             shard.segment_index = index;
         }
+        if let Some(by) = self.stats.by.as_mut() {
+            by.set_segment_index(index);
+        }
         self.now_ns = self.now_ns.max(now_ns);
         self.on_segment(seg);
     }
@@ -700,14 +706,23 @@ impl Pipeline {
         share.counters = self.counters();
         self.stats.take_interval(&mut share.stats);
         share.opened.clear();
+        share.messages.clear();
         if let Some(shard) = self.shard.as_mut() {
             share.opened.append(&mut shard.opened);
+            std::mem::swap(&mut share.messages, &mut shard.messages);
         }
     }
 
     /// The per-session table (local ids), for the merger's summary.
-    pub(crate) fn shard_take_sessions(&mut self) -> Vec<crate::stats::SessionStats> {
-        self.stats.take_sessions()
+    pub(crate) fn shard_take_sessions(&mut self) -> crate::shard::WorkerEnd {
+        crate::shard::WorkerEnd {
+            sessions: self.stats.take_sessions(),
+            layer: std::mem::replace(
+                &mut self.stats.layer,
+                crate::session::SessionLayerStats::new(self.config.highest_ns),
+            ),
+            by: self.stats.by.take(),
+        }
     }
 
     /// A snapshot of every pipeline counter.
@@ -828,6 +843,13 @@ impl Router<'_> {
         let facts = MessageFacts::extract(msg.bytes, key);
         let opened_before = **next_session;
         let b = layer.bind(binding, &facts, direction, conn, next_session, stats);
+        if let Some(shard) = shard.as_mut() {
+            shard.messages.push(crate::shard::RoutedMessage {
+                segment_index: shard.segment_index,
+                ts_ns: msg.last_byte_ts_ns,
+                local_session: b.session,
+            });
+        }
         if **next_session != opened_before {
             if let Some(shard) = shard.as_mut() {
                 // The merger numbers sessions in the order the one pipeline opens them.

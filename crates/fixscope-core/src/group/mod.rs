@@ -80,6 +80,9 @@ pub struct GroupEntry {
     pub value: String,
     /// Requests with this value (replays excluded).
     pub requests: u64,
+    /// A worker of a sharded run: the run's index of the segment at which the value was
+    /// first seen (the merger keeps the run's first `--by-limit` values, as one pipeline).
+    first_seen: u64,
     /// Per stage of [`Stage::ALL`]; allocated with the first latency.
     stages: Option<Box<[LatencyRecorder; 4]>>,
 }
@@ -89,6 +92,7 @@ impl GroupEntry {
         GroupEntry {
             value,
             requests: 0,
+            first_seen: 0,
             stages: None,
         }
     }
@@ -145,6 +149,8 @@ pub struct TagGroups {
     other_seen: HashSet<Box<[u8]>>,
     /// Distinct values recorded as `(other)` (exact up to 65,536, then a lower bound).
     pub other_values: u64,
+    /// A sharded run's worker: the run's index of the segment being fed.
+    segment_index: u64,
 }
 
 impl TagGroups {
@@ -157,6 +163,7 @@ impl TagGroups {
             none: GroupEntry::new("(none)".into()),
             other_seen: HashSet::new(),
             other_values: 0,
+            segment_index: 0,
         }
     }
 
@@ -169,8 +176,9 @@ impl TagGroups {
         }
         if self.entries.len() < limit {
             let id = self.entries.len() as GroupId;
-            self.entries
-                .push(GroupEntry::new(String::from_utf8_lossy(value).into_owned()));
+            let mut entry = GroupEntry::new(String::from_utf8_lossy(value).into_owned());
+            entry.first_seen = self.segment_index;
+            self.entries.push(entry);
             self.ids.insert(value.into(), id);
             return id;
         }
@@ -257,6 +265,49 @@ impl GroupStats {
         for (i, g) in self.tags.iter_mut().enumerate() {
             g.entry_mut(groups[i])
                 .record(latency.stage, latency.ns, highest_ns);
+        }
+    }
+
+    /// A sharded run's worker: the run's index of the segment being fed (values first seen
+    /// now are stamped with it).
+    pub fn set_segment_index(&mut self, index: u64) {
+        for t in &mut self.tags {
+            t.segment_index = index;
+        }
+    }
+
+    /// Adds every worker's figures of a sharded run as one pipeline would have recorded
+    /// them: each tag's values are taken in the order the run first saw them (the segment
+    /// index each worker stamped), so the values with rows of their own are the run's first
+    /// `--by-limit` (a value among the run's first N is among its worker's first N, which
+    /// the worker kept); the others join `(other)`.
+    pub fn merge_workers(&mut self, workers: &[GroupStats]) {
+        let limit = self.spec.limit;
+        for (t, mine) in self.tags.iter_mut().enumerate() {
+            let mut order: Vec<&GroupEntry> = workers
+                .iter()
+                .flat_map(|w| w.tags.get(t))
+                .flat_map(|g| g.entries.iter())
+                .collect();
+            // Stable: one segment is one worker's, whose values keep their order.
+            order.sort_by_key(|e| e.first_seen);
+            for e in order {
+                let id = mine.id(e.value.as_bytes(), limit);
+                mine.entry_mut(id).merge_from(e);
+            }
+        }
+        for w in workers {
+            for (mine, theirs) in self.tags.iter_mut().zip(&w.tags) {
+                mine.other.merge_from(&theirs.other);
+                mine.none.merge_from(&theirs.none);
+                for v in &theirs.other_seen {
+                    if mine.other_seen.len() < OTHER_VALUES_COUNTED
+                        && mine.other_seen.insert(v.clone())
+                    {
+                        mine.other_values += 1;
+                    }
+                }
+            }
         }
     }
 

@@ -5,7 +5,7 @@ use std::io;
 
 use super::reader::{End, Reader, ToMerger};
 use super::worker::{FromWorker, WorkerOutputs};
-use super::{OpenedSession, Outcome};
+use super::{OpenedSession, Outcome, RoutedMessage};
 use crate::pcap::CaptureStats;
 use crate::pipeline::{report_interval, PipelineConfig};
 use crate::report::{Counters, Reporter, SummaryReport, TimeSpan};
@@ -24,6 +24,8 @@ pub(crate) struct Merger {
     global: Vec<Vec<u64>>,
     next_global: u64,
     opened: Vec<(OpenedSession, usize)>,
+    /// Interval k's routed messages of every worker, with the worker's index.
+    messages: Vec<(RoutedMessage, usize)>,
     scratch: SlowOrder,
 }
 
@@ -33,12 +35,14 @@ impl Merger {
             interval_ns: config.interval_ns,
             stats: Stats::new(config.highest_ns)
                 .with_slowest(config.slowest)
-                .with_breakdown(config.breakdown),
+                .with_breakdown(config.breakdown)
+                .with_groups(config.by.clone()),
             counters: vec![Counters::default(); workers],
             interval_start_counters: Counters::default(),
             global: vec![Vec::new(); workers],
             next_global: 1,
             opened: Vec::new(),
+            messages: Vec::new(),
             scratch: blank(),
         }
     }
@@ -94,6 +98,7 @@ impl Merger {
             match output.recv() {
                 Ok(FromWorker::Share(share)) => {
                     self.opened.extend(share.opened.iter().map(|o| (*o, w)));
+                    self.messages.extend(share.messages.iter().map(|m| (*m, w)));
                     self.counters[w] = share.counters;
                     shares.push(share);
                 }
@@ -108,10 +113,20 @@ impl Merger {
             self.global[w].push(id);
             self.stats.open_session(id, o.connection);
         }
-        // HOOK(#21): figures over the run's stream of messages (a 1 ms microburst peak over
-        // all sessions) merge here — each worker's share would carry its interval's message
-        // timestamps (sorted: a worker sees its segments in capture order), merged across
-        // workers (a k-way merge of sorted runs) before the peak is evaluated.
+        // The session layer's rates: every worker's messages replayed in the one pipeline's
+        // order (by segment; a segment is one worker's, whose order within it is kept by
+        // the stable sort) into the run's and each session's `MessageRate`, so the 1 ms
+        // peaks over all sessions are exact, not the larger worker's.
+        self.messages.sort_by_key(|(m, _)| m.segment_index);
+        for (m, w) in self.messages.drain(..) {
+            self.stats.layer.rate.observe(m.ts_ns);
+            let id = self.global[w]
+                .get((m.local_session as usize).wrapping_sub(1))
+                .copied();
+            if let Some(s) = id.and_then(|id| self.stats.session_mut(id)) {
+                s.health.rate.observe(m.ts_ns);
+            }
+        }
         for (w, mut share) in shares.into_iter().enumerate() {
             let global = &self.global[w];
             self.stats.absorb_interval(
@@ -172,17 +187,35 @@ impl Merger {
         workers: &WorkerOutputs,
         reporter: &mut dyn Reporter,
     ) -> io::Result<Outcome> {
+        let mut by_workers = Vec::new();
         for (w, output) in workers.outputs.iter().enumerate() {
             match output.recv() {
-                Ok(FromWorker::Sessions(sessions)) => {
-                    for s in sessions {
+                Ok(FromWorker::Sessions(end)) => {
+                    let super::WorkerEnd {
+                        sessions,
+                        layer,
+                        by,
+                    } = *end;
+                    for mut s in sessions {
                         if let Some(&id) = self.global[w].get((s.id as usize).wrapping_sub(1)) {
+                            // The rate replayed here is the run's order (exact as is).
+                            if let Some(mine) = self.stats.session_mut(id) {
+                                std::mem::swap(&mut s.health.rate, &mut mine.health.rate);
+                            }
                             self.stats.adopt_session(id, s);
                         }
                     }
+                    // Everything but the rate (replayed) adds up.
+                    let rate = std::mem::take(&mut self.stats.layer.rate);
+                    self.stats.layer.merge_from(&layer);
+                    self.stats.layer.rate = rate;
+                    by_workers.extend(by);
                 }
                 _ => return Err(io::Error::other("a worker stopped")),
             }
+        }
+        if let Some(by) = self.stats.by.as_mut() {
+            by.merge_workers(&by_workers);
         }
         // As the driver: a run that failed before its first segment has no summary.
         if end.segments > 0 || end.error.is_none() {

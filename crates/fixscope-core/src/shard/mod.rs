@@ -77,11 +77,29 @@ pub struct OpenedSession {
     pub connection: ConnectionKey,
 }
 
+/// A message a worker routed (for the session layer's rates, replayed by the merger in
+/// the run's order: by segment, then in the worker's order within it).
+#[derive(Clone, Copy, Debug)]
+pub struct RoutedMessage {
+    pub segment_index: u64,
+    pub ts_ns: u64,
+    pub local_session: u64,
+}
+
 /// What a worker hands over at an interval's end (recycled through the merger).
 pub struct WorkerShare {
     pub(crate) counters: Counters,
     pub(crate) stats: IntervalShare,
     pub(crate) opened: Vec<OpenedSession>,
+    pub(crate) messages: Vec<RoutedMessage>,
+}
+
+/// What a worker hands over at the end: its per-session table (local ids), its session
+/// layer's run figures and its `--by` groups.
+pub struct WorkerEnd {
+    pub(crate) sessions: Vec<crate::stats::SessionStats>,
+    pub(crate) layer: crate::session::SessionLayerStats,
+    pub(crate) by: Option<crate::group::GroupStats>,
 }
 
 impl WorkerShare {
@@ -90,6 +108,7 @@ impl WorkerShare {
             counters: Counters::default(),
             stats: IntervalShare::new(highest_ns),
             opened: Vec::new(),
+            messages: Vec::new(),
         }
     }
 }

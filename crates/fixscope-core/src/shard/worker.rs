@@ -7,7 +7,6 @@ use std::thread::JoinHandle;
 use super::WorkerShare;
 use crate::pipeline::{Pipeline, PipelineConfig};
 use crate::prefetch::batch::SegmentBatch;
-use crate::stats::SessionStats;
 
 /// Batches (and ticks) queued per worker: bounds memory; the reader waits beyond it.
 const QUEUE: usize = 8;
@@ -61,7 +60,7 @@ pub(crate) enum ToWorker {
 /// What a worker sends the merger.
 pub(crate) enum FromWorker {
     Share(Box<WorkerShare>),
-    Sessions(Vec<SessionStats>),
+    Sessions(Box<super::WorkerEnd>),
 }
 
 /// The channels of the running workers.
@@ -172,7 +171,9 @@ fn work(
             ToWorker::Finish { now_ns } => {
                 pipeline.shard_finish(now_ns);
                 if hand_over(&mut pipeline) {
-                    let _ = output.send(FromWorker::Sessions(pipeline.shard_take_sessions()));
+                    let _ = output.send(FromWorker::Sessions(Box::new(
+                        pipeline.shard_take_sessions(),
+                    )));
                 }
                 return;
             }
