@@ -301,3 +301,157 @@ fn threads_run_one_pipeline_until_sharding_is_exact() {
         assert!(one == many, "--threads 3 is not one pipeline's output");
     }
 }
+
+/// Scripted session-layer traffic (as tests/session_replays.rs in fixscope-core) from 40
+/// client hosts, each its own CompIDs, reconnecting once: Logons with HeartBtInt,
+/// TestRequest → Heartbeat (`test_request_rtt`), orders answered, rejected by a session
+/// Reject (RefSeqNum, reason 5) or a BusinessMessageReject (reason 3, by ClOrdID),
+/// PossDup replays and a MsgSeqNum gap.
+fn session_layer_connections(path: &Path) {
+    let mut packets = Vec::new();
+    let t0 = 1_700_000_100_000_000_000u64;
+    for c in 0..40u32 {
+        let client_ip = format!("10.2.0.{}", c + 1);
+        let server_ip = format!("10.8.0.{}", c % 2 + 1);
+        let comp = format!("S{c}");
+        let mut client_seq = 0u32;
+        let mut server_seq = 0u32;
+        for round in 0..2u64 {
+            let client = Endpoint {
+                addr: client_ip.parse().unwrap(),
+                port: 41000 + round as u16,
+            };
+            let server = Endpoint {
+                addr: server_ip.parse().unwrap(),
+                port: 9878,
+            };
+            let isn = 5_000 + c * 13 + round as u32 * 7_919;
+            let mut conn = SyntheticConnection::with_isns(client, server, isn, isn * 5);
+            let mut ts = t0 + round * 30_000_000 + u64::from(c) * 11_000;
+            for spec in conn.handshake() {
+                packets.push(at(ts, spec));
+                ts += 1_000;
+            }
+            let mut from_client = |fields: &[(u32, &str)], extra_seq: u32| {
+                client_seq += 1 + extra_seq;
+                let seq = client_seq.to_string();
+                let mut all = vec![
+                    (35, fields[0].1),
+                    (49, comp.as_str()),
+                    (56, "EX"),
+                    (34, &seq),
+                ];
+                all.extend_from_slice(&fields[1..]);
+                (
+                    fixscope_testkit::fix::fix_message("FIX.4.4", &all),
+                    client_seq,
+                )
+            };
+            let (logon, _) = from_client(&[(35, "A"), (108, "30")], 0);
+            packets.push(at(ts, conn.client_sends(&logon)));
+            ts += 50_000;
+            let mut from_server = |fields: &[(u32, &str)]| {
+                server_seq += 1;
+                let seq = server_seq.to_string();
+                let mut all = vec![
+                    (35, fields[0].1),
+                    (49, "EX"),
+                    (56, comp.as_str()),
+                    (34, &seq),
+                ];
+                all.extend_from_slice(&fields[1..]);
+                fixscope_testkit::fix::fix_message("FIX.4.4", &all)
+            };
+            packets.push(at(
+                ts,
+                conn.server_sends(&from_server(&[(35, "A"), (108, "30")])),
+            ));
+            ts += 100_000;
+            packets.push(at(
+                ts,
+                conn.server_sends(&from_server(&[(35, "1"), (112, "T")])),
+            ));
+            ts += 20_000 + u64::from(c % 5) * 3_000;
+            let (hb, _) = from_client(&[(35, "0"), (112, "T")], 0);
+            packets.push(at(ts, conn.client_sends(&hb)));
+            ts += 100_000;
+            for i in 0..6u32 {
+                let id = format!("{comp}-{round}-{i}");
+                let gap = u32::from(i == 4 && c % 3 == 0);
+                let (order, seq) =
+                    from_client(&[(35, "D"), (11, &id), (55, "XYZ"), (54, "1")], gap);
+                packets.push(at(ts, conn.client_sends(&order)));
+                let lat = 15_000 + u64::from((c + i) % 4) * 5_000;
+                let answer = match i {
+                    2 => from_server(&[(35, "3"), (45, &seq.to_string()), (373, "5")]),
+                    3 => from_server(&[(35, "j"), (379, &id), (380, "3"), (372, "D")]),
+                    _ => from_server(&[(35, "8"), (11, &id), (150, "0"), (39, "0")]),
+                };
+                packets.push(at(ts + lat, conn.server_sends(&answer)));
+                if i == 1 {
+                    // The same order again under its MsgSeqNum: a replay, not an order.
+                    let seq_s = seq.to_string();
+                    let replay = fixscope_testkit::fix::fix_message(
+                        "FIX.4.4",
+                        &[
+                            (35, "D"),
+                            (49, &comp),
+                            (56, "EX"),
+                            (34, &seq_s),
+                            (43, "Y"),
+                            (11, &id),
+                            (55, "XYZ"),
+                            (54, "1"),
+                        ],
+                    );
+                    packets.push(at(ts + lat + 10_000, conn.client_sends(&replay)));
+                }
+                ts += 400_000;
+            }
+            packets.push(at(ts, conn.client_fin()));
+            packets.push(at(ts + 1_000, conn.server_fin()));
+        }
+    }
+    packets.sort_by_key(|p| p.ts_ns);
+    write_pcap(path, &packets);
+}
+
+#[test]
+fn session_layer_traffic_gives_one_pipelines_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let cap = dir.path().join("session.pcap");
+    session_layer_connections(&cap);
+    let (_, summary) = analyse(&[&cap], &["-p", "9878"]);
+    // The script exercises the session layer (else the comparison proves nothing about it).
+    for name in [
+        "logons",
+        "heartbeats",
+        "test_requests",
+        "session_rejects",
+        "business_rejects",
+        "possdup_requests",
+        "sequence_gaps",
+    ] {
+        assert!(counter(&summary, name) > 0, "{name}: {summary}");
+    }
+    assert!(
+        summary["session_stages"][0]["count"].as_u64().unwrap_or(0) >= 80,
+        "{summary}"
+    );
+    for extra in [
+        &[
+            "-p",
+            "9878",
+            "--json",
+            "-r",
+            "0.01",
+            "--by",
+            "55,49",
+            "--by-limit",
+            "7",
+        ][..],
+        &["-p", "9878", "-r", "0.02", "--by", "49"],
+    ] {
+        assert_same_for_every_thread_count(&[&cap], extra);
+    }
+}
