@@ -853,10 +853,15 @@ impl Router<'_> {
         if **next_session != opened_before {
             if let Some(shard) = shard.as_mut() {
                 // The merger numbers sessions in the order the one pipeline opens them.
+                let (client, server) = match direction {
+                    Direction::Request => (facts.sender_comp_id, facts.target_comp_id),
+                    Direction::Response => (facts.target_comp_id, facts.sender_comp_id),
+                };
                 shard.opened.push(crate::shard::OpenedSession {
                     local_id: b.session,
                     segment_index: shard.segment_index,
                     connection: conn,
+                    comp_ids: (!b.anonymous).then(|| (client.into(), server.into())),
                 });
             }
         }

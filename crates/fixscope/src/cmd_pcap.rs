@@ -75,39 +75,14 @@ pub fn run(args: &PcapArgs) -> Result<ExitCode> {
     Ok(code)
 }
 
-/// Whether a sharded run (`fixscope_core::shard`) gives one pipeline's output with the FIX
-/// session layer (#21). Not yet: sessions are their CompIDs, so one session's connections
-/// may sit in different workers (a client failing over to another address), and the
-/// session layer's run-wide figures (the 1 ms microburst peak over all sessions and per
-/// session per interval, `--by` groups under `--by-limit`, `test_request_rtt`, reject
-/// reasons) are not merged by the merger yet. Until they are, `--threads N` runs one
-/// pipeline and says so: a sharded output that differs from one pipeline's would be a
-/// wrong number. tests/sharded.rs runs the engine anyway (on captures where no session
-/// spans shard keys) through [`SHARDED_ENGINE_FOR_TESTS`], comparing it byte for byte.
-const SHARDING_EXACT_WITH_SESSION_LAYER: bool = false;
-
-/// For tests only (not a user setting): runs the sharded engine for `--threads N` while it
-/// is switched off, so tests/sharded.rs keeps it honest on captures it is exact for.
-const SHARDED_ENGINE_FOR_TESTS: &str = "FIXSCOPE_TEST_SHARDED_ENGINE";
-
 /// How many worker pipelines: `--threads`, else one per core but the reader's; one when an output
 /// needs the pipeline's messages or per-session figures at every interval (`--trace`,
-/// Prometheus), and one while sharding is not exact with the session layer.
+/// Prometheus).
 fn worker_threads(args: &PcapArgs) -> usize {
     let a = &args.analysis;
     if a.trace.is_some() || a.prometheus.is_some() || a.prometheus_textfile.is_some() {
         if args.threads.is_some_and(|n| n > 1) {
             say::info("--trace and Prometheus run on one pipeline: --threads ignored");
-        }
-        return 1;
-    }
-    if !SHARDING_EXACT_WITH_SESSION_LAYER && std::env::var_os(SHARDED_ENGINE_FOR_TESTS).is_none() {
-        if let Some(n) = args.threads.filter(|&n| n > 1) {
-            say::info(format!(
-                "--threads {n}: running one pipeline — sharded runs do not yet merge the FIX \
-                 session layer (sessions by CompID across shards, the 1 ms microburst peaks, \
-                 --by groups) exactly, and their output must be one pipeline's"
-            ));
         }
         return 1;
     }

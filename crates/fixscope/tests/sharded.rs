@@ -4,12 +4,10 @@
 //! connections, many intervals, `-t` alerts, ties among the slowest orders and sessions
 //! that reconnect or reuse ports.
 //!
-//! Since the FIX session layer (#21) merged, sharding is not exact for every capture (a
-//! session is its CompIDs: one whose connections come from several client addresses
-//! would be split across workers), so `--threads N` runs one pipeline for users and says
-//! so on stderr (`cmd_pcap::SHARDING_EXACT_WITH_SESSION_LAYER`). The comparisons below run
-//! the engine anyway (`FIXSCOPE_TEST_SHARDED_ENGINE`, tests only) on captures whose
-//! sessions each keep one shard key — session-layer rates, 1 ms peaks and `--by` included.
+//! With the FIX session layer (#21): session-layer counters, rates and 1 ms peaks (per
+//! session and in total), `test_request_rtt`, reject reasons and `--by` groups (under
+//! `--by-limit`) too; and a session split across shard keys (a failover) stops the run with
+//! an error after exact reports, never with a split session's figures.
 
 mod support;
 
@@ -28,17 +26,6 @@ struct Outputs {
 }
 
 fn run(dir: &Path, captures: &[&Path], threads: usize, extra: &[&str]) -> Outputs {
-    run_noting(dir, captures, threads, extra, false)
-}
-
-/// `fallback`: `--threads` above one is expected to run one pipeline and say so.
-fn run_noting(
-    dir: &Path,
-    captures: &[&Path],
-    threads: usize,
-    extra: &[&str],
-    fallback: bool,
-) -> Outputs {
     let hlog = dir.join(format!("t{threads}.hlog"));
     let html = dir.join(format!("t{threads}.html"));
     let threads_s = threads.to_string();
@@ -52,13 +39,7 @@ fn run_noting(
     args.extend(["--html".into(), html.display().to_string()]);
     args.extend(["--threads".into(), threads_s.clone()]);
     let argv: Vec<&str> = args.iter().map(String::as_str).collect();
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_fixscope"));
-    cmd.args(&argv);
-    if !fallback {
-        // The engine, although `--threads` is switched off for users (module comment).
-        cmd.env("FIXSCOPE_TEST_SHARDED_ENGINE", "1");
-    }
-    let out = cmd.output().expect("run fixscope");
+    let out = fixscope(&argv);
     assert!(
         out.status.success(),
         "fixscope {argv:?} failed:\n{}",
@@ -66,19 +47,7 @@ fn run_noting(
     );
     // Nothing but the reports: no progress bar in a pipe (stderr is one here).
     let stderr = String::from_utf8_lossy(&out.stderr);
-    if fallback && threads > 1 {
-        assert_eq!(
-            stderr,
-            format!(
-                "fixscope: --threads {threads}: running one pipeline — sharded runs do not yet \
-                 merge the FIX session layer (sessions by CompID across shards, the 1 ms \
-                 microburst peaks, --by groups) exactly, and their output must be one \
-                 pipeline's\n"
-            )
-        );
-    } else {
-        assert!(out.stderr.is_empty(), "{stderr}");
-    }
+    assert!(out.stderr.is_empty(), "{stderr}");
     let read = |p: &PathBuf| std::fs::read(p).unwrap_or_default();
     // The page shows the command line, which names the thread count and the file names.
     let html = String::from_utf8(read(&html))
@@ -272,53 +241,24 @@ fn many_connections_give_one_pipelines_bytes() {
     }
 }
 
-/// Until the merger covers the session layer, `--threads N` is one pipeline, said so on
-/// stderr (never a sharded output that differs from one pipeline's): every output is
-/// `--threads 1`'s, session layer and `--by` groups included.
-#[test]
-fn threads_run_one_pipeline_until_sharding_is_exact() {
-    let dir = tempfile::tempdir().unwrap();
-    let cap = dir.path().join("many.pcap");
-    many_connections(&cap);
-    let sim = fixscope_testkit::test_data("captures/sim/sim_orders.pcap");
-    for (captures, extra) in [
-        (
-            &[cap.as_path()][..],
-            &["-p", "9878", "--json", "-r", "0.02", "--by", "55,49"][..],
-        ),
-        (
-            &[sim.as_path()],
-            &["-p", "19478", "-r", "0.1", "--by", "55"],
-        ),
-    ] {
-        let one = run(dir.path(), captures, 1, extra);
-        let text = String::from_utf8_lossy(&one.stdout);
-        assert!(
-            text.contains("peak"),
-            "session-layer rates in the output: {text}"
-        );
-        let many = run_noting(dir.path(), captures, 3, extra, true);
-        assert!(one == many, "--threads 3 is not one pipeline's output");
-    }
-}
-
 /// Scripted session-layer traffic (as tests/session_replays.rs in fixscope-core) from 40
 /// client hosts, each its own CompIDs, reconnecting once: Logons with HeartBtInt,
 /// TestRequest → Heartbeat (`test_request_rtt`), orders answered, rejected by a session
 /// Reject (RefSeqNum, reason 5) or a BusinessMessageReject (reason 3, by ClOrdID),
 /// PossDup replays and a MsgSeqNum gap.
-fn session_layer_connections(path: &Path) {
+fn session_layer_connections(path: &Path, failover: bool) {
     let mut packets = Vec::new();
     let t0 = 1_700_000_100_000_000_000u64;
     for c in 0..40u32 {
-        let client_ip = format!("10.2.0.{}", c + 1);
+        // With `failover`, the reconnect comes from another address (another shard key).
+        let client_ip = |round: u64| format!("10.2.{}.{}", u64::from(failover) * round, c + 1);
         let server_ip = format!("10.8.0.{}", c % 2 + 1);
         let comp = format!("S{c}");
         let mut client_seq = 0u32;
         let mut server_seq = 0u32;
         for round in 0..2u64 {
             let client = Endpoint {
-                addr: client_ip.parse().unwrap(),
+                addr: client_ip(round).parse().unwrap(),
                 port: 41000 + round as u16,
             };
             let server = Endpoint {
@@ -420,7 +360,7 @@ fn session_layer_connections(path: &Path) {
 fn session_layer_traffic_gives_one_pipelines_bytes() {
     let dir = tempfile::tempdir().unwrap();
     let cap = dir.path().join("session.pcap");
-    session_layer_connections(&cap);
+    session_layer_connections(&cap, false);
     let (_, summary) = analyse(&[&cap], &["-p", "9878"]);
     // The script exercises the session layer (else the comparison proves nothing about it).
     for name in [
@@ -454,4 +394,48 @@ fn session_layer_traffic_gives_one_pipelines_bytes() {
     ] {
         assert_same_for_every_thread_count(&[&cap], extra);
     }
+}
+
+/// A session whose reconnect comes from another address is one session for one pipeline
+/// but two shard keys: `--threads` stops with an error naming it, after reporting only
+/// what is exact (a prefix of one pipeline's lines), never the split session's figures.
+#[test]
+fn a_session_split_across_shard_keys_stops_with_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let cap = dir.path().join("failover.pcap");
+    session_layer_connections(&cap, true);
+    let args = |threads: &'static str| {
+        let mut a = vec!["pcap".to_string(), cap.display().to_string()];
+        a.extend(["-p", "9878", "--json", "-r", "0.005", "--threads", threads].map(String::from));
+        a
+    };
+    let run = |threads| {
+        let a = args(threads);
+        fixscope(&a.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    let one = run("1");
+    assert!(one.status.success());
+    let one_text = String::from_utf8_lossy(&one.stdout).into_owned();
+    let summary = one_text.lines().last().unwrap();
+    assert!(summary.contains("\"sender_comp_id\":\"S0\""), "{summary}");
+    let many = run("8");
+    assert!(
+        !many.status.success(),
+        "a split session must not pass as one"
+    );
+    let stderr = String::from_utf8_lossy(&many.stderr);
+    assert!(
+        stderr.contains("connects through more than one (client IP, server IP, server port)")
+            && stderr.contains("--threads 1"),
+        "{stderr}"
+    );
+    let many_text = String::from_utf8_lossy(&many.stdout);
+    assert!(
+        one_text.starts_with(&*many_text),
+        "what --threads reported is not one pipeline's:\n{many_text}"
+    );
+    assert!(
+        !many_text.contains("\"summary\""),
+        "no summary of a split run"
+    );
 }

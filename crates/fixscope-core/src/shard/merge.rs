@@ -1,6 +1,7 @@
 //! The merger of a sharded run: interval k of every worker, merged, then reported through
 //! the same report code as one pipeline's (`Pipeline::emit_interval`, `finish`).
 
+use std::collections::HashMap;
 use std::io;
 
 use super::reader::{End, Reader, ToMerger};
@@ -24,6 +25,8 @@ pub(crate) struct Merger {
     global: Vec<Vec<u64>>,
     next_global: u64,
     opened: Vec<(OpenedSession, usize)>,
+    /// Each named session's worker: a session is never split across workers.
+    named: HashMap<(Box<[u8]>, Box<[u8]>), usize>,
     /// Interval k's routed messages of every worker, with the worker's index.
     messages: Vec<(RoutedMessage, usize)>,
     scratch: SlowOrder,
@@ -43,6 +46,7 @@ impl Merger {
             next_global: 1,
             opened: Vec::new(),
             messages: Vec::new(),
+            named: HashMap::new(),
             scratch: blank(),
         }
     }
@@ -96,8 +100,8 @@ impl Merger {
         let mut shares = Vec::with_capacity(workers.outputs.len());
         for (w, output) in workers.outputs.iter().enumerate() {
             match output.recv() {
-                Ok(FromWorker::Share(share)) => {
-                    self.opened.extend(share.opened.iter().map(|o| (*o, w)));
+                Ok(FromWorker::Share(mut share)) => {
+                    self.opened.extend(share.opened.drain(..).map(|o| (o, w)));
                     self.messages.extend(share.messages.iter().map(|m| (*m, w)));
                     self.counters[w] = share.counters;
                     shares.push(share);
@@ -107,6 +111,9 @@ impl Merger {
         }
         self.opened.sort_unstable_by_key(|(o, _)| o.segment_index);
         for (o, w) in self.opened.drain(..) {
+            if let Some(comp_ids) = o.comp_ids {
+                check_one_worker(&mut self.named, comp_ids, w)?;
+            }
             let id = self.next_global;
             self.next_global += 1;
             debug_assert_eq!(o.local_id, self.global[w].len() as u64 + 1);
@@ -243,5 +250,47 @@ impl Merger {
             segments: end.segments,
             error: end.error,
         })
+    }
+}
+
+/// A named session must live in one worker: one pipeline continues it across connections
+/// (pending orders, sequence numbers, epochs), which workers cannot share. Its connections
+/// come from one shard key (client IP, server IP, server port) unless the client fails
+/// over to another address or server; then the run stops before reporting the interval in
+/// which that happened (everything reported so far is one pipeline's) with an error
+/// saying so — never a split session's figures. Also past the session layer's table of
+/// named sessions, which one pipeline fills over all connections.
+fn check_one_worker(
+    named: &mut HashMap<(Box<[u8]>, Box<[u8]>), usize>,
+    comp_ids: (Box<[u8]>, Box<[u8]>),
+    worker: usize,
+) -> io::Result<()> {
+    let names = || {
+        format!(
+            "{}->{}",
+            String::from_utf8_lossy(&comp_ids.0),
+            String::from_utf8_lossy(&comp_ids.1)
+        )
+    };
+    match named.get(&comp_ids) {
+        Some(&w) if w != worker => Err(io::Error::other(format!(
+            "the FIX session {} connects through more than one (client IP, server IP, server \
+             port), so --threads would split it across workers; the run stops here (what \
+             was reported is exact) — analyse this capture with --threads 1",
+            names()
+        ))),
+        Some(_) => Ok(()),
+        None if named.len() >= crate::session::MAX_NAMED_SESSIONS => {
+            Err(io::Error::other(format!(
+                "more than {} named FIX sessions: --threads cannot keep the session layer's \
+                 limit of one pipeline; the run stops here (what was reported is exact) — \
+                 analyse this capture with --threads 1",
+                crate::session::MAX_NAMED_SESSIONS
+            )))
+        }
+        None => {
+            named.insert(comp_ids, worker);
+            Ok(())
+        }
     }
 }

@@ -68,13 +68,16 @@ use crate::stats::IntervalShare;
 pub use crate::report::Counters;
 
 /// A session a worker opened, for the merger's numbering.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct OpenedSession {
     /// The worker's own id (1, 2, … in the worker's order).
     pub local_id: u64,
     /// The index in the run of the segment that opened it.
     pub segment_index: u64,
     pub connection: ConnectionKey,
+    /// A named session's (client, server) CompIDs: the merger checks that no session is
+    /// split across workers (its connections from several shard keys).
+    pub comp_ids: Option<(Box<[u8]>, Box<[u8]>)>,
 }
 
 /// A message a worker routed (for the session layer's rates, replayed by the merger in
