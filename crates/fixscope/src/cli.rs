@@ -299,8 +299,8 @@ pub struct PcapArgs {
     /// IP, server port) and their figures merged — the output is one pipeline's, byte for
     /// byte. Default: the available cores minus the reader's (one pipeline below 3 cores,
     /// where the reader already has the second). 1: one pipeline, as before. `--trace` and
-    /// Prometheus run on one pipeline. For now (#21 merged): N > 1 runs one pipeline and
-    /// says so on stderr, until the merger covers the FIX session layer exactly.
+    /// Prometheus run on one pipeline. A FIX session whose connections come from several
+    /// (client IP, server IP, server port) stops the run with an error: use 1.
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
 }

@@ -6,7 +6,7 @@ use std::io;
 
 use super::reader::{End, Reader, ToMerger};
 use super::worker::{FromWorker, WorkerOutputs};
-use super::{OpenedSession, Outcome, RoutedMessage};
+use super::{CompIds, OpenedSession, Outcome, RoutedMessage};
 use crate::pcap::CaptureStats;
 use crate::pipeline::{report_interval, PipelineConfig};
 use crate::report::{Counters, Reporter, SummaryReport, TimeSpan};
@@ -26,7 +26,7 @@ pub(crate) struct Merger {
     next_global: u64,
     opened: Vec<(OpenedSession, usize)>,
     /// Each named session's worker: a session is never split across workers.
-    named: HashMap<(Box<[u8]>, Box<[u8]>), usize>,
+    named: HashMap<CompIds, usize>,
     /// Interval k's routed messages of every worker, with the worker's index.
     messages: Vec<(RoutedMessage, usize)>,
     scratch: SlowOrder,
@@ -261,8 +261,8 @@ impl Merger {
 /// saying so — never a split session's figures. Also past the session layer's table of
 /// named sessions, which one pipeline fills over all connections.
 fn check_one_worker(
-    named: &mut HashMap<(Box<[u8]>, Box<[u8]>), usize>,
-    comp_ids: (Box<[u8]>, Box<[u8]>),
+    named: &mut HashMap<CompIds, usize>,
+    comp_ids: CompIds,
     worker: usize,
 ) -> io::Result<()> {
     let names = || {

@@ -32,18 +32,11 @@
 //! segment (by run index) opened each; the merger numbers them in that order, which is
 //! the one pipeline's numbering. The per-session table comes over at the end.
 //!
-//! Hook for figures that need the run's stream of message timestamps (a microburst peak
-//! over 1 ms across all sessions, issue #21): a worker would add its messages' timestamps
-//! (sorted: a worker's stream is in capture order) to its `WorkerShare`, and the merger
-//! would merge the workers' sorted runs of interval k before evaluating the peak — see
-//! the `HOOK(#21)` note in `merge.rs`.
-//!
-//! **Not yet exact with the FIX session layer (#21)**: the CLI runs one pipeline for
-//! `--threads N` until the merger covers it (docs/architecture.md, "Switched off"): sessions
-//! are CompIDs that may span shard keys, and the session layer's figures (`rate`,
-//! `session_rates`, `test_request_rtt`, reject reasons, `--by` groups) are not merged yet.
-//! Sessions are numbered right: a worker notes the segment at which a message bound a new
-//! session (`Router::on_message`).
+//! **The FIX session layer (#21)**: workers note the segment at which a message bound a
+//! new session (numbering) and every routed message (rates: the merger replays them in the
+//! run's order into one `MicroburstTracker` per stream — the former HOOK(#21)); the
+//! session-layer figures and `--by` groups merge at the end (`merge.rs`). A named session
+//! on two shard keys (a failover) stops the run with an error (`check_one_worker`).
 //!
 //! **What differs from one pipeline** (documented in docs/architecture.md): the limits that
 //! count over all connections at once apply per worker — `--max-pending` (`-m`, eviction
@@ -67,6 +60,9 @@ use crate::stats::IntervalShare;
 
 pub use crate::report::Counters;
 
+/// A named session's (client, server) CompIDs.
+pub type CompIds = (Box<[u8]>, Box<[u8]>);
+
 /// A session a worker opened, for the merger's numbering.
 #[derive(Clone, Debug)]
 pub struct OpenedSession {
@@ -77,7 +73,7 @@ pub struct OpenedSession {
     pub connection: ConnectionKey,
     /// A named session's (client, server) CompIDs: the merger checks that no session is
     /// split across workers (its connections from several shard keys).
-    pub comp_ids: Option<(Box<[u8]>, Box<[u8]>)>,
+    pub comp_ids: Option<CompIds>,
 }
 
 /// A message a worker routed (for the session layer's rates, replayed by the merger in
