@@ -664,14 +664,20 @@ impl Pipeline {
     /// clock `now_ns` (the latest timestamp over all segments up to this one): every
     /// time-driven decision (`-t`, closing) is then the one pipeline's.
     pub(crate) fn shard_segment(&mut self, seg: &Segment<'_>, now_ns: u64, index: u64) {
+        self.shard_at_segment(index);
+        self.now_ns = self.now_ns.max(now_ns);
+        self.on_segment(seg);
+    }
+
+    /// What happens now is the run's segment `index` (or follows it): sessions opened,
+    /// messages routed and `--by` values first seen are stamped with it for the merger.
+    fn shard_at_segment(&mut self, index: u64) {
         if let Some(shard) = self.shard.as_mut() {
             shard.segment_index = index;
         }
         if let Some(by) = self.stats.by.as_mut() {
             by.set_segment_index(index);
         }
-        self.now_ns = self.now_ns.max(now_ns);
-        self.on_segment(seg);
     }
 
     /// The run's clock moved to `now_ns` (another worker's segment, an interval's end).
@@ -685,13 +691,16 @@ impl Pipeline {
 
     /// Idle connections are forgotten now: the one pipeline would sweep after the segment
     /// that moved the run's clock to `now_ns`.
-    pub(crate) fn shard_sweep(&mut self, now_ns: u64) {
+    pub(crate) fn shard_sweep(&mut self, now_ns: u64, index: u64) {
+        self.shard_at_segment(index);
         self.shard_tick(now_ns);
         self.sweep_idle();
     }
 
     /// The end of the run: what is held behind capture holes is framed (as `finish`).
     pub(crate) fn shard_finish(&mut self, now_ns: u64) {
+        // What the end frames and binds comes after every segment.
+        self.shard_at_segment(u64::MAX);
         self.shard_tick(now_ns);
         self.flush_streams();
         if let Some(b) = self.breakdown.as_mut() {

@@ -109,7 +109,8 @@ impl Merger {
                 _ => return Err(io::Error::other("a worker stopped")),
             }
         }
-        self.opened.sort_unstable_by_key(|(o, _)| o.segment_index);
+        // Stable: a sweep or the end may open several of one worker's sessions at one index.
+        self.opened.sort_by_key(|(o, _)| o.segment_index);
         for (o, w) in self.opened.drain(..) {
             if let Some(comp_ids) = o.comp_ids {
                 check_one_worker(&mut self.named, comp_ids, w)?;

@@ -183,7 +183,7 @@ impl Router {
             self.last_sweep_ns = self.now_ns;
             self.flush_all();
             let now_ns = self.now_ns;
-            self.broadcast(|| ToWorker::Sweep { now_ns });
+            self.broadcast(|| ToWorker::Sweep { now_ns, index });
         }
     }
 

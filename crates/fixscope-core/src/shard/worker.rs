@@ -47,9 +47,11 @@ pub(crate) enum ToWorker {
     Interval {
         now_ns: u64,
     },
-    /// The one pipeline would sweep idle connections now.
+    /// The one pipeline would sweep idle connections now, after segment `index` of the
+    /// run (what the sweep frames and binds comes after it, in the merger's order too).
     Sweep {
         now_ns: u64,
+        index: u64,
     },
     /// The end of the run: flush, hand over the last share, then the sessions.
     Finish {
@@ -167,7 +169,7 @@ fn work(
                     return;
                 }
             }
-            ToWorker::Sweep { now_ns } => pipeline.shard_sweep(now_ns),
+            ToWorker::Sweep { now_ns, index } => pipeline.shard_sweep(now_ns, index),
             ToWorker::Finish { now_ns } => {
                 pipeline.shard_finish(now_ns);
                 if hand_over(&mut pipeline) {
