@@ -11,6 +11,7 @@ use crate::breakdown::BreakdownCounters;
 use crate::correlate::CorrelationCounters;
 use crate::fix::framing::FramingCounters;
 use crate::reassembly::ReassemblyCounters;
+use crate::session::SessionCounters;
 use crate::source::{counters_of, Counter};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
@@ -22,6 +23,10 @@ pub struct Counters {
     pub segments: u64,
     /// TCP connections (sessions) seen.
     pub connections: u64,
+    /// Segments of no open connection that opened none: without SYN and payload (the
+    /// trailing ACK/FIN/RST of a closed connection), or a closed connection's late
+    /// retransmission.
+    pub stray_segments: u64,
     /// Connections open at the time of the report.
     pub open_connections: u64,
     /// Connections forgotten because more than the limit were open at once.
@@ -40,6 +45,9 @@ pub struct Counters {
     pub pending: u64,
     #[serde(flatten)]
     pub reassembly: ReassemblyCounters,
+    /// The FIX session layer's counters (both directions).
+    #[serde(flatten)]
+    pub session: SessionCounters,
     /// Latencies above the histogram range (`-x`), all stages.
     pub over_range: u64,
     /// The in-host breakdown's counters (`--breakdown` only: absent otherwise).
@@ -64,6 +72,102 @@ impl Counters {
             .zip(earlier.list())
             .map(|((name, now), (_, then))| (name, now.saturating_sub(then)))
             .collect()
+    }
+}
+
+/// Field-wise arithmetic of counter structs whose fields are all counts: `merge_from`
+/// (the counts of two parts of a run add up to the whole's: sharded pipelines, issue #22)
+/// and `minus` (an interval's own counts). The field lists below must name every field:
+/// `arithmetic_covers_every_field` fails for one left out.
+macro_rules! count_fields {
+    ($($t:ty { $($f:ident),* $(,)? })*) => {$(
+        impl $t {
+            /// Adds `other`'s counts.
+            pub fn merge_from(&mut self, other: &Self) {
+                $(self.$f += other.$f;)*
+            }
+            /// What each count added since `earlier`.
+            pub fn minus(&self, earlier: &Self) -> Self {
+                let mut d = *self;
+                $(d.$f = self.$f.saturating_sub(earlier.$f);)*
+                d
+            }
+        }
+    )*};
+}
+
+count_fields! {
+    FramingCounters { messages, bad_checksum, bad_body_length, skipped_bytes, gap_cut_messages }
+    ReassemblyCounters { retransmitted_bytes, out_of_order_segments, gaps, gap_bytes }
+    CorrelationCounters {
+        requests, responses, matched, late, timed_out, unanswered_evicted, unanswered_closed,
+        untracked_requests, unmatched_responses, duplicate_requests, expired_after_response,
+        evicted, missing_key, time_reversed,
+    }
+    BreakdownCounters {
+        breakdown_calls, breakdown_calls_evicted, breakdown_orders, breakdown_missing,
+        breakdown_negative, sched_delay_not_waiting,
+    }
+    SessionCounters {
+        logons, logouts, heartbeats, test_requests, resend_requests, gap_fills, sequence_resets,
+        possdup_requests, possdup_responses, session_rejects, business_rejects, order_rejects,
+        cancel_rejects, sequence_gaps, sequence_skips_at_capture_holes,
+    }
+}
+
+impl Counters {
+    /// Adds `other`'s counts: the counters of pipelines that each saw part of the
+    /// connections add up to one pipeline's that saw them all (every field is a count of
+    /// something that happened on one connection, or a sum of such).
+    pub fn merge_from(&mut self, other: &Counters) {
+        self.segments += other.segments;
+        self.connections += other.connections;
+        self.stray_segments += other.stray_segments;
+        self.open_connections += other.open_connections;
+        self.shed_connections += other.shed_connections;
+        self.framing.merge_from(&other.framing);
+        self.correlation.merge_from(&other.correlation);
+        self.unanswered += other.unanswered;
+        self.unanswered_pending += other.unanswered_pending;
+        self.pending += other.pending;
+        self.reassembly.merge_from(&other.reassembly);
+        self.session.merge_from(&other.session);
+        self.over_range += other.over_range;
+        match (&mut self.breakdown, &other.breakdown) {
+            (Some(mine), Some(theirs)) => mine.merge_from(theirs),
+            (mine @ None, Some(theirs)) => *mine = Some(*theirs),
+            _ => {}
+        }
+    }
+
+    /// What each counter added since `earlier` (an interval's own counts), without
+    /// building the name list [`Counters::since`] does.
+    pub fn minus(&self, earlier: &Counters) -> Counters {
+        Counters {
+            segments: self.segments.saturating_sub(earlier.segments),
+            connections: self.connections.saturating_sub(earlier.connections),
+            stray_segments: self.stray_segments.saturating_sub(earlier.stray_segments),
+            open_connections: self
+                .open_connections
+                .saturating_sub(earlier.open_connections),
+            shed_connections: self
+                .shed_connections
+                .saturating_sub(earlier.shed_connections),
+            framing: self.framing.minus(&earlier.framing),
+            correlation: self.correlation.minus(&earlier.correlation),
+            unanswered: self.unanswered.saturating_sub(earlier.unanswered),
+            unanswered_pending: self
+                .unanswered_pending
+                .saturating_sub(earlier.unanswered_pending),
+            pending: self.pending.saturating_sub(earlier.pending),
+            reassembly: self.reassembly.minus(&earlier.reassembly),
+            session: self.session.minus(&earlier.session),
+            over_range: self.over_range.saturating_sub(earlier.over_range),
+            breakdown: match (&self.breakdown, &earlier.breakdown) {
+                (Some(now), Some(then)) => Some(now.minus(then)),
+                (now, _) => *now,
+            },
+        }
     }
 }
 
@@ -109,6 +213,42 @@ mod tests {
         names.sort();
         names.dedup();
         assert_eq!(names.len(), n, "a counter name appears twice");
+    }
+
+    /// Counters with every field set to a distinct value (by name, through serde, so a
+    /// field added later is set too).
+    fn distinct(offset: u64) -> Counters {
+        let names = Counters {
+            breakdown: Some(BreakdownCounters::default()),
+            ..Counters::default()
+        }
+        .list();
+        let map: serde_json::Map<String, serde_json::Value> = names
+            .iter()
+            .enumerate()
+            .map(|(i, (n, _))| (n.clone(), (offset + 10 * i as u64 + 1).into()))
+            .collect();
+        let c: Counters = serde_json::from_value(map.into()).expect("counters from names");
+        assert!(c.list().iter().all(|(_, v)| *v > 0), "every field set");
+        c
+    }
+
+    #[test]
+    fn arithmetic_covers_every_field() {
+        let (a, b) = (distinct(0), distinct(1_000));
+        let mut sum = a;
+        sum.merge_from(&b);
+        let delta = b.minus(&a);
+        for (((name, s), (_, x)), ((_, y), (_, d))) in sum
+            .list()
+            .into_iter()
+            .zip(a.list())
+            .zip(b.list().into_iter().zip(delta.list()))
+        {
+            assert_eq!(s, x + y, "merge_from misses {name}");
+            assert_eq!(d, y - x, "minus misses {name}");
+        }
+        assert_eq!(delta.list(), b.since(&a));
     }
 }
 #[cfg(test)]

@@ -15,7 +15,9 @@ pub mod counters;
 pub mod decode;
 pub mod encap;
 pub mod fix;
+pub mod group;
 pub mod hlog;
+pub mod microburst;
 pub mod mirror_dup;
 pub mod pcap;
 #[cfg(any(test, feature = "capture-writer"))]
@@ -26,10 +28,13 @@ pub mod prefetch;
 pub mod reassembly;
 pub mod report;
 pub mod segment;
+pub mod session;
+pub mod shard;
 pub mod shutdown;
 pub mod slowest;
 pub mod socket_event;
 pub mod source;
+pub mod sparse_hist;
 pub mod stats;
 
 pub use pipeline::{Pipeline, PipelineConfig};

@@ -22,6 +22,7 @@ use crate::fix::framing::{FramedMessage, FramingCounters, StreamFramer};
 use crate::reassembly::{ReassemblyCounters, ReassemblyLimits, StreamEvent, StreamReassembler};
 use crate::report::{Counters, IntervalReport, Reporter, SummaryReport, TimeSpan};
 use crate::segment::{ConnectionKey, Direction, Segment};
+use crate::session::{Action, Binding, SessionLayer};
 use crate::slowest::OrderRef;
 use crate::socket_event::SocketEvent;
 use crate::source::Counter;
@@ -51,6 +52,8 @@ pub struct PipelineConfig {
     /// writes of responses, or the initiator's writes of requests and reads of responses.
     /// On loopback both ends' calls are seen; only the watched end's are used.
     pub breakdown_role: crate::Role,
+    /// Latency by the orders' own fields (`--by`, `--by-limit`).
+    pub by: Option<crate::group::GroupSpec>,
 }
 
 impl Default for PipelineConfig {
@@ -66,6 +69,7 @@ impl Default for PipelineConfig {
             slowest: crate::slowest::DEFAULT_SLOWEST,
             breakdown: false,
             breakdown_role: crate::Role::Server,
+            by: None,
         }
     }
 }
@@ -79,7 +83,8 @@ struct HalfStream {
 }
 
 struct Connection {
-    session: u64,
+    /// The FIX session, bound at the connection's first message.
+    binding: Option<Binding>,
     key: ConnectionKey,
     request: HalfStream,
     response: HalfStream,
@@ -88,9 +93,9 @@ struct Connection {
 }
 
 impl Connection {
-    fn new(session: u64, key: ConnectionKey, now_ns: u64) -> Self {
+    fn new(key: ConnectionKey, now_ns: u64) -> Self {
         let mut c = Connection {
-            session,
+            binding: None,
             key,
             request: HalfStream::default(),
             response: HalfStream::default(),
@@ -110,16 +115,64 @@ impl Connection {
     /// Gives up any capture hole of either direction: what was held behind it is framed at
     /// its own times (before the connection is closed or forgotten, or at the end).
     fn flush(&mut self, reassembly: &mut ReassemblyCounters, sink: &mut MessageSink<'_>) {
-        let session = self.session;
         let key = self.key;
+        let binding = &mut self.binding;
         for (direction, half) in [
             (Direction::Request, &mut self.request),
             (Direction::Response, &mut self.response),
         ] {
             half.reassembler.flush(reassembly, |event| {
-                sink.stream_event(event, &mut half.framer, direction, session, key)
+                sink.stream_event(event, &mut half.framer, direction, binding, key)
             });
         }
+    }
+
+    /// The connection is gone: its session learns it (an anonymous one ends).
+    fn close(&self, sink: &mut MessageSink<'_>) {
+        if let Some(b) = self.binding {
+            sink.router
+                .layer
+                .connection_closed(b, sink.router.correlator, sink.router.stats);
+        }
+    }
+}
+
+/// How long a closed connection's 4-tuple is remembered: its trailing ACK/FIN/RST and late
+/// retransmissions come within TIME_WAIT (60 s on Linux, 2×MSL at most 4 min elsewhere).
+const CLOSED_CONNECTION_MEMORY_NS: u64 = 240_000_000_000;
+
+/// 4-tuples of connections closed recently, bounded like the connection table.
+#[derive(Default)]
+struct ClosedConnections {
+    closed_at: HashMap<ConnectionKey, u64>,
+}
+
+impl ClosedConnections {
+    /// Remembered at most; beyond it the older half is forgotten.
+    const LIMIT: usize = 1 << 16;
+
+    fn insert(&mut self, key: ConnectionKey, ts_ns: u64) {
+        if self.closed_at.len() >= Self::LIMIT {
+            let mut times: Vec<u64> = self.closed_at.values().copied().collect();
+            let mid = times.len() / 2;
+            let (_, &mut median, _) = times.select_nth_unstable(mid);
+            self.closed_at.retain(|_, t| *t > median);
+        }
+        self.closed_at.insert(key, ts_ns);
+    }
+
+    fn contains(&self, key: &ConnectionKey) -> bool {
+        !self.closed_at.is_empty() && self.closed_at.contains_key(key)
+    }
+
+    fn forget(&mut self, key: &ConnectionKey) {
+        if !self.closed_at.is_empty() {
+            self.closed_at.remove(key);
+        }
+    }
+
+    fn expire(&mut self, before_ns: u64) {
+        self.closed_at.retain(|_, t| *t >= before_ns);
     }
 }
 
@@ -145,6 +198,8 @@ pub struct Pipeline {
     config: PipelineConfig,
     connections: HashMap<ConnectionKey, Connection>,
     next_session: u64,
+    /// The FIX session layer: sessions by CompIDs, epochs, sequence numbers, replays.
+    session_layer: SessionLayer,
     correlator: Correlator,
     stats: Stats,
     framing: FramingCounters,
@@ -155,6 +210,13 @@ pub struct Pipeline {
     interval_start_ns: Option<u64>,
     last_sweep_ns: u64,
     shed_connections: u64,
+    /// TCP connections opened (a reused 4-tuple after a new SYN counts again).
+    connections_opened: u64,
+    /// Connections recently closed (FIN both ways or RST): their trailing ACK/FIN/RST must
+    /// not open a new connection (a phantom session).
+    closed: ClosedConnections,
+    /// Segments that belong to no open connection and open none (see `stray_segments`).
+    stray_segments: u64,
     /// The counters at the end of the previous interval, for each interval's own counts.
     interval_start_counters: Counters,
     /// Added to timestamps for UNIX time in reports (the source's clock).
@@ -163,6 +225,19 @@ pub struct Pipeline {
     breakdown: Option<Breakdown>,
     /// Who stamped the packets, named in every report (`live --tap`).
     timestamp_source: Option<&'static str>,
+    /// A worker of a sharded run (`crate::shard`): the global index of the segment being
+    /// fed, and of the segment that opened each session not yet handed to the merger.
+    shard: Option<ShardState>,
+}
+
+/// What a worker pipeline of a sharded run keeps for the merger.
+#[derive(Default)]
+struct ShardState {
+    segment_index: u64,
+    opened: Vec<crate::shard::OpenedSession>,
+    /// Every message routed since the last hand-over: the merger replays them in the
+    /// run's order into the session layer's rates (1 ms peaks over several workers).
+    messages: Vec<crate::shard::RoutedMessage>,
 }
 
 impl Pipeline {
@@ -172,13 +247,15 @@ impl Pipeline {
             correlator: Correlator::new(config.key.clone(), config.correlation),
             stats: Stats::new(config.highest_ns)
                 .with_slowest(config.slowest)
-                .with_breakdown(config.breakdown),
+                .with_breakdown(config.breakdown)
+                .with_groups(config.by.clone()),
             breakdown: config
                 .breakdown
                 .then(|| Breakdown::new(config.breakdown_role)),
             config,
             connections: HashMap::new(),
             next_session: 1,
+            session_layer: SessionLayer::new(),
             framing: FramingCounters::default(),
             reassembly: ReassemblyCounters::default(),
             segments: 0,
@@ -187,9 +264,13 @@ impl Pipeline {
             interval_start_ns: None,
             last_sweep_ns: 0,
             shed_connections: 0,
+            connections_opened: 0,
+            closed: ClosedConnections::default(),
+            stray_segments: 0,
             interval_start_counters: Counters::default(),
             unix_offset_ns: 0,
             timestamp_source: None,
+            shard: None,
         }
     }
 
@@ -241,10 +322,25 @@ impl Pipeline {
         // Requests older than the time-to-live at this moment cannot be answered by it.
         self.correlator.expire(self.now_ns);
         let key = seg.connection();
+        if !self.connections.contains_key(&key) && !seg.flags.syn() {
+            // A segment without SYN on no open connection opens one only if it carries
+            // payload (a capture that starts mid-connection) and its connection did not just
+            // close: the trailing ACK/FIN/RST after both FINs, or a late retransmission, is
+            // no new connection and no new session.
+            if seg.payload.is_empty() || self.closed.contains(&key) {
+                self.stray_segments += 1;
+                self.housekeeping();
+                return;
+            }
+        }
 
         let Pipeline {
             connections,
+            connections_opened,
+            closed,
             next_session,
+            shard,
+            session_layer,
             correlator,
             stats,
             framing,
@@ -254,18 +350,31 @@ impl Pipeline {
             breakdown,
             ..
         } = self;
+        let mut sink = MessageSink {
+            framing,
+            router: Router {
+                key: &config.key,
+                correlator,
+                stats,
+                observer,
+                breakdown,
+                layer: session_layer,
+                next_session,
+                shard,
+            },
+        };
 
         let conn = connections.entry(key).or_insert_with(|| {
-            let session = *next_session;
-            *next_session += 1;
-            stats.open_session(session, key);
-            if let Some(b) = breakdown.as_mut() {
+            *connections_opened += 1;
+            closed.forget(&key);
+            if let Some(b) = sink.router.breakdown.as_mut() {
                 b.connection_opened(&key);
             }
-            Connection::new(session, key, seg.ts_ns)
+            Connection::new(key, seg.ts_ns)
         });
         // A SYN with a new initial sequence number on a known 4-tuple is a new connection
-        // (port reuse): start a new session so old and new ClOrdIDs never mix.
+        // (port reuse): its messages bind their session afresh, so the old connection's
+        // anonymous session and its ClOrdIDs never mix with the new one's.
         let half = match seg.direction {
             Direction::Request => &conn.request,
             Direction::Response => &conn.response,
@@ -275,34 +384,24 @@ impl Pipeline {
                 .syn_seq
                 .map_or(conn.payload_seen, |first_syn| first_syn != seg.seq);
         if reused {
-            correlator.close_session(conn.session);
-            let session = *next_session;
-            *next_session += 1;
-            stats.open_session(session, key);
-            *conn = Connection::new(session, key, seg.ts_ns);
-            if let Some(b) = breakdown.as_mut() {
+            *connections_opened += 1;
+            conn.close(&mut sink);
+            *conn = Connection::new(key, seg.ts_ns);
+            if let Some(b) = sink.router.breakdown.as_mut() {
                 // The old connection's calls are not this one's.
                 b.drop_connection(&key);
             }
         }
         conn.payload_seen |= !seg.payload.is_empty();
         conn.last_seen_ns = seg.ts_ns;
-        let session = conn.session;
         if seg.flags.syn() {
             match seg.direction {
                 Direction::Request => conn.request.syn_seq = Some(seg.seq),
                 Direction::Response => conn.response.syn_seq = Some(seg.seq),
             }
         }
-        let mut sink = MessageSink {
-            key: &config.key,
-            framing,
-            correlator,
-            stats,
-            observer,
-            breakdown,
-        };
         let direction = seg.direction;
+        let binding = &mut conn.binding;
         let (this, other) = match direction {
             Direction::Request => (&mut conn.request, &mut conn.response),
             Direction::Response => (&mut conn.response, &mut conn.request),
@@ -316,7 +415,7 @@ impl Pipeline {
                 Direction::Response => Direction::Request,
             };
             other.reassembler.peer_acked(seg.ack, reassembly, |event| {
-                sink.stream_event(event, &mut other.framer, other_direction, session, key)
+                sink.stream_event(event, &mut other.framer, other_direction, binding, key)
             });
         }
         this.reassembler.push(
@@ -328,23 +427,31 @@ impl Pipeline {
             seg.ts_ns,
             &config.reassembly,
             reassembly,
-            |event| sink.stream_event(event, &mut this.framer, direction, session, key),
+            |event| sink.stream_event(event, &mut this.framer, direction, binding, key),
         );
         if seg.flags.rst() || conn.finished() {
             // Bytes still held behind a capture hole are framed first (at their own times);
-            // then no response can come on a closed connection: its requests are accounted
-            // for.
+            // then the session learns the connection closed (an anonymous session's
+            // requests can no longer be answered: they are accounted for).
             conn.flush(reassembly, &mut sink);
-            sink.correlator.close_session(session);
-            if let Some(b) = sink.breakdown.as_mut() {
+            conn.close(&mut sink);
+            if let Some(b) = sink.router.breakdown.as_mut() {
                 b.connection_closed(&key, seg.ts_ns);
             }
             connections.remove(&key);
+            closed.insert(key, seg.ts_ns);
         }
+        self.housekeeping();
+    }
+
+    /// Per-segment upkeep: breakdown expiry, idle sweep, connection-table bound.
+    fn housekeeping(&mut self) {
         if let Some(b) = self.breakdown.as_mut() {
             b.expire(self.now_ns);
         }
-        if self.now_ns.saturating_sub(self.last_sweep_ns) > 1_000_000_000 {
+        // A worker of a sharded run sweeps when the reader says the one pipeline would
+        // (`shard_sweep`): its own clock only moves with its own connections.
+        if self.shard.is_none() && self.now_ns.saturating_sub(self.last_sweep_ns) > 1_000_000_000 {
             self.sweep_idle();
         }
         if self.connections.len() > self.config.max_connections {
@@ -355,6 +462,8 @@ impl Pipeline {
     /// Forgets connections idle for longer than the configured limit.
     fn sweep_idle(&mut self) {
         self.last_sweep_ns = self.now_ns;
+        self.closed
+            .expire(self.now_ns.saturating_sub(CLOSED_CONNECTION_MEMORY_NS));
         let cutoff = self.now_ns.saturating_sub(self.config.idle_connection_ns);
         self.forget_connections(|c| c.last_seen_ns < cutoff);
     }
@@ -379,6 +488,9 @@ impl Pipeline {
     ) {
         let Pipeline {
             connections,
+            next_session,
+            shard,
+            session_layer,
             correlator,
             stats,
             framing,
@@ -389,12 +501,17 @@ impl Pipeline {
             ..
         } = self;
         let sink = MessageSink {
-            key: &config.key,
             framing,
-            correlator,
-            stats,
-            observer,
-            breakdown,
+            router: Router {
+                key: &config.key,
+                correlator,
+                stats,
+                observer,
+                breakdown,
+                layer: session_layer,
+                next_session,
+                shard,
+            },
         };
         (connections, reassembly, sink)
     }
@@ -408,8 +525,8 @@ impl Pipeline {
         let mut gone = 0;
         for (_, mut conn) in connections.extract_if(|_, c| forget(c)) {
             conn.flush(reassembly, &mut sink);
-            sink.correlator.close_session(conn.session);
-            if let Some(b) = sink.breakdown.as_mut() {
+            conn.close(&mut sink);
+            if let Some(b) = sink.router.breakdown.as_mut() {
                 b.connection_closed(&conn.key, now_ns);
             }
             gone += 1;
@@ -473,24 +590,20 @@ impl Pipeline {
         reporter: &mut dyn Reporter,
     ) -> io::Result<()> {
         let counters = self.counters();
-        self.stats.refresh_views();
         let span = TimeSpan {
             start_ns,
             end_ns,
             unix_offset_ns: self.unix_offset_ns,
             timestamp_source: self.timestamp_source,
         };
-        let report = IntervalReport::new(
-            span,
-            &self.stats,
+        report_interval(
+            &mut self.stats,
             counters,
-            &self.interval_start_counters,
+            &mut self.interval_start_counters,
+            span,
             source,
-        );
-        reporter.interval(&report)?;
-        self.interval_start_counters = counters;
-        self.stats.reset_interval();
-        Ok(())
+            reporter,
+        )
     }
 
     /// From the first timestamp seen to the latest.
@@ -550,13 +663,96 @@ impl Pipeline {
         }
     }
 
+    /// Makes this pipeline a worker of a sharded run (`crate::shard`): it sees only some
+    /// connections, takes the run's clock from the reader (`shard_segment`, `shard_tick`,
+    /// `shard_sweep`) and hands its figures to the merger (`shard_take_interval`).
+    pub(crate) fn into_shard_worker(mut self) -> Self {
+        self.shard = Some(ShardState::default());
+        self
+    }
+
+    /// Feeds segment number `index` of the run (counted over all workers) at the run's
+    /// clock `now_ns` (the latest timestamp over all segments up to this one): every
+    /// time-driven decision (`-t`, closing) is then the one pipeline's.
+    pub(crate) fn shard_segment(&mut self, seg: &Segment<'_>, now_ns: u64, index: u64) {
+        self.shard_at_segment(index);
+        self.now_ns = self.now_ns.max(now_ns);
+        self.on_segment(seg);
+    }
+
+    /// What happens now is the run's segment `index` (or follows it): sessions opened,
+    /// messages routed and `--by` values first seen are stamped with it for the merger.
+    fn shard_at_segment(&mut self, index: u64) {
+        if let Some(shard) = self.shard.as_mut() {
+            shard.segment_index = index;
+        }
+        if let Some(by) = self.stats.by.as_mut() {
+            by.set_segment_index(index);
+        }
+    }
+
+    /// The run's clock moved to `now_ns` (another worker's segment, an interval's end).
+    pub(crate) fn shard_tick(&mut self, now_ns: u64) {
+        self.now_ns = self.now_ns.max(now_ns);
+        self.correlator.expire(self.now_ns);
+        if let Some(b) = self.breakdown.as_mut() {
+            b.expire(self.now_ns);
+        }
+    }
+
+    /// Idle connections are forgotten now: the one pipeline would sweep after the segment
+    /// that moved the run's clock to `now_ns`.
+    pub(crate) fn shard_sweep(&mut self, now_ns: u64, index: u64) {
+        self.shard_at_segment(index);
+        self.shard_tick(now_ns);
+        self.sweep_idle();
+    }
+
+    /// The end of the run: what is held behind capture holes is framed (as `finish`).
+    pub(crate) fn shard_finish(&mut self, now_ns: u64) {
+        // What the end frames and binds comes after every segment.
+        self.shard_at_segment(u64::MAX);
+        self.shard_tick(now_ns);
+        self.flush_streams();
+        if let Some(b) = self.breakdown.as_mut() {
+            b.finish_run();
+        }
+    }
+
+    /// Hands the interval so far to the merger: counters, the interval's latencies and
+    /// slowest orders, the sessions opened since the last hand-over; `share` comes back
+    /// emptied (its recorders reset).
+    pub(crate) fn shard_take_interval(&mut self, share: &mut crate::shard::WorkerShare) {
+        share.counters = self.counters();
+        self.stats.take_interval(&mut share.stats);
+        share.opened.clear();
+        share.messages.clear();
+        if let Some(shard) = self.shard.as_mut() {
+            share.opened.append(&mut shard.opened);
+            std::mem::swap(&mut share.messages, &mut shard.messages);
+        }
+    }
+
+    /// The per-session table (local ids), for the merger's summary.
+    pub(crate) fn shard_take_sessions(&mut self) -> crate::shard::WorkerEnd {
+        crate::shard::WorkerEnd {
+            sessions: self.stats.take_sessions(),
+            layer: std::mem::replace(
+                &mut self.stats.layer,
+                crate::session::SessionLayerStats::new(self.config.highest_ns),
+            ),
+            by: self.stats.by.take(),
+        }
+    }
+
     /// A snapshot of every pipeline counter.
     pub fn counters(&self) -> Counters {
         let correlation = self.correlator.counters;
         let unanswered_pending = self.correlator.unanswered_pending() as u64;
         Counters {
             segments: self.segments,
-            connections: self.next_session - 1,
+            connections: self.connections_opened,
+            stray_segments: self.stray_segments,
             open_connections: self.connections.len() as u64,
             shed_connections: self.shed_connections,
             framing: self.framing,
@@ -570,18 +766,48 @@ impl Pipeline {
             reassembly: self.reassembly,
             over_range: self.stats.over_range(),
             breakdown: self.breakdown.as_ref().map(|b| b.counters),
+            session: self.session_layer.counters,
         }
     }
 }
 
+/// Reports the interval `span` from `stats` and `counters` (the counters at its start in
+/// `start_counters`, updated), then starts the next interval: one pipeline's reports and a
+/// sharded run's merged ones (`crate::shard`) go through this one function.
+pub(crate) fn report_interval(
+    stats: &mut Stats,
+    counters: Counters,
+    start_counters: &mut Counters,
+    span: TimeSpan,
+    source: &[Counter],
+    reporter: &mut dyn Reporter,
+) -> io::Result<()> {
+    stats.close_interval();
+    let report = IntervalReport::new(span, stats, counters, start_counters, source);
+    reporter.interval(&report)?;
+    *start_counters = counters;
+    stats.reset_interval();
+    Ok(())
+}
+
 /// Where framed messages go: the correlator, the statistics and the optional tracer.
 struct MessageSink<'p> {
-    key: &'p KeySpec,
     framing: &'p mut FramingCounters,
+    router: Router<'p>,
+}
+
+/// Where framed messages are routed (apart from the framing counters, which the framer
+/// holds while it hands messages over).
+struct Router<'p> {
+    key: &'p KeySpec,
     correlator: &'p mut Correlator,
     stats: &'p mut Stats,
     observer: &'p mut Option<MessageObserver>,
     breakdown: &'p mut Option<Breakdown>,
+    layer: &'p mut SessionLayer,
+    next_session: &'p mut u64,
+    /// A worker of a sharded run: where the sessions it opens are noted for the merger.
+    shard: &'p mut Option<ShardState>,
 }
 
 impl MessageSink<'_> {
@@ -591,135 +817,195 @@ impl MessageSink<'_> {
         event: StreamEvent<'_>,
         framer: &mut StreamFramer,
         direction: Direction,
-        session: u64,
+        binding: &mut Option<Binding>,
         conn: ConnectionKey,
     ) {
         match event {
             StreamEvent::Data { bytes, ts_ns, seq } => {
-                let MessageSink {
-                    key,
-                    framing,
-                    correlator,
-                    stats,
-                    observer,
-                    breakdown,
-                } = self;
-                let origin = Origin {
-                    direction,
-                    session,
-                    conn,
-                };
-                framer.push_at(bytes, ts_ns, seq, framing, |msg| {
-                    on_message(origin, &msg, key, correlator, stats, observer, breakdown)
+                let router = &mut self.router;
+                framer.push_at(bytes, ts_ns, seq, self.framing, |msg| {
+                    router.on_message(direction, binding, conn, &msg)
                 })
             }
-            StreamEvent::Gap { .. } => framer.gap(self.framing),
+            StreamEvent::Gap { .. } => {
+                framer.gap(self.framing);
+                // Messages lost in the hole were on the wire: the jump in MsgSeqNum after
+                // it is no FIX sequence gap.
+                if let Some(b) = *binding {
+                    self.router.layer.capture_hole(b, direction);
+                }
+            }
         }
     }
 }
 
-/// Where a framed message came from.
-#[derive(Clone, Copy)]
-struct Origin {
-    direction: Direction,
-    session: u64,
-    conn: ConnectionKey,
-}
-
-/// Routes one framed message: requests and responses go to the correlator, latencies to
-/// the statistics; session-level messages only name the session.
-fn on_message(
-    origin: Origin,
-    msg: &FramedMessage<'_>,
-    key: &KeySpec,
-    correlator: &mut Correlator,
-    stats: &mut Stats,
-    observer: &mut Option<MessageObserver>,
-    breakdown: &mut Option<Breakdown>,
-) {
-    let Origin {
-        direction,
-        session,
-        conn,
-    } = origin;
-    let facts = MessageFacts::extract(msg.bytes, key);
-    if let Some(observe) = observer {
-        let is_request = RequestType::from_msg_type(facts.msg_type).is_some();
-        let correlated = match direction {
-            Direction::Request => is_request,
-            Direction::Response => is_response_type(facts.msg_type),
-        };
-        if correlated {
-            let mut key_buf = Vec::new();
-            facts.key_into(key, &mut key_buf);
-            observe(&MessageEvent {
-                ts_ns: match direction {
-                    Direction::Request => msg.last_byte_ts_ns,
-                    Direction::Response => msg.first_byte_ts_ns,
-                },
-                session,
-                direction,
-                msg_type: facts.msg_type,
-                key: &key_buf,
+impl Router<'_> {
+    /// Routes one framed message: every message through the session layer (which binds
+    /// the connection's session and judges replays); requests and responses to the
+    /// correlator, latencies to the statistics.
+    fn on_message(
+        &mut self,
+        direction: Direction,
+        binding: &mut Option<Binding>,
+        conn: ConnectionKey,
+        msg: &FramedMessage<'_>,
+    ) {
+        let Router {
+            key,
+            correlator,
+            stats,
+            observer,
+            breakdown,
+            layer,
+            next_session,
+            shard,
+        } = self;
+        let facts = MessageFacts::extract(msg.bytes, key);
+        let opened_before = **next_session;
+        let b = layer.bind(binding, &facts, direction, conn, next_session, stats);
+        if let Some(shard) = shard.as_mut() {
+            shard.messages.push(crate::shard::RoutedMessage {
+                segment_index: shard.segment_index,
+                ts_ns: msg.last_byte_ts_ns,
+                local_session: b.session,
             });
         }
-    }
-    match direction {
-        Direction::Request => {
-            if let Some(s) = stats.session_mut(session) {
-                if s.sender_comp_id.is_empty() && !facts.sender_comp_id.is_empty() {
-                    s.sender_comp_id = String::from_utf8_lossy(facts.sender_comp_id).into_owned();
-                    s.target_comp_id = String::from_utf8_lossy(facts.target_comp_id).into_owned();
-                }
-            }
-            if let Some(request_type) = RequestType::from_msg_type(facts.msg_type) {
-                if let Some(s) = stats.session_mut(session) {
-                    s.requests += 1;
-                }
-                correlator.on_request_at(
-                    session,
-                    request_type,
-                    &facts,
-                    msg.last_byte_ts_ns,
-                    msg.last_byte_seq,
-                );
+        if **next_session != opened_before {
+            if let Some(shard) = shard.as_mut() {
+                // The merger numbers sessions in the order the one pipeline opens them.
+                let (client, server) = match direction {
+                    Direction::Request => (facts.sender_comp_id, facts.target_comp_id),
+                    Direction::Response => (facts.target_comp_id, facts.sender_comp_id),
+                };
+                shard.opened.push(crate::shard::OpenedSession {
+                    local_id: b.session,
+                    segment_index: shard.segment_index,
+                    connection: conn,
+                    comp_ids: (!b.anonymous).then(|| (client.into(), server.into())),
+                });
             }
         }
-        Direction::Response => {
-            if is_response_type(facts.msg_type) {
-                if let Some(s) = stats.session_mut(session) {
-                    s.responses += 1;
-                }
+        let session = b.session;
+        let action = layer.on_message(b, direction, &facts, msg, correlator, stats);
+        let scope = layer.scope(b);
+        match action {
+            Action::Order => {}
+            Action::Reject { ref_seq, ref_id } => {
                 let ts_ns = msg.first_byte_ts_ns;
-                // With `--breakdown`, the order's breakdown (resolved at its first response)
-                // goes with every slow-order entry this response makes.
-                let mut order_breakdown = None;
-                correlator.on_response(session, &facts, ts_ns, |latency, key| {
-                    let mut order = OrderRef {
-                        key,
+                let record = |mut latency: crate::correlate::Latency, order_key: &[u8]| {
+                    latency.session = session;
+                    let order = OrderRef {
+                        key: order_key,
                         response_msg_type: facts.msg_type,
-                        exec_type: facts.exec_type,
-                        ord_status: facts.ord_status,
+                        exec_type: None,
+                        ord_status: None,
                         response_ts_ns: ts_ns,
                         breakdown: None,
                     };
-                    if let Some(b) = breakdown.as_mut() {
-                        if latency.stage == Stage::FirstResponse {
-                            order_breakdown = Some(
-                                b.on_first_response(
-                                    conn,
-                                    &latency,
-                                    msg.first_byte_seq,
-                                    &order,
-                                    stats,
-                                )
-                                .unwrap_or_default(),
-                            );
-                        }
-                        order.breakdown = order_breakdown;
-                    }
                     stats.record_order(latency, &order)
+                };
+                match ref_seq {
+                    Some(seq) => correlator.answer_by_msg_seq(scope, seq, ts_ns, record),
+                    None if !ref_id.is_empty() => {
+                        correlator.answer_by_key(scope, ref_id, ts_ns, record)
+                    }
+                    None => false,
+                };
+                return;
+            }
+            Action::Replay | Action::Other => return,
+        }
+        if let Some(observe) = observer {
+            let is_request = RequestType::from_msg_type(facts.msg_type).is_some();
+            let correlated = match direction {
+                Direction::Request => is_request,
+                Direction::Response => is_response_type(facts.msg_type),
+            };
+            if correlated {
+                let mut key_buf = Vec::new();
+                facts.key_into(key, &mut key_buf);
+                observe(&MessageEvent {
+                    ts_ns: match direction {
+                        Direction::Request => msg.last_byte_ts_ns,
+                        Direction::Response => msg.first_byte_ts_ns,
+                    },
+                    session,
+                    direction,
+                    msg_type: facts.msg_type,
+                    key: &key_buf,
                 });
+            }
+        }
+        match direction {
+            Direction::Request => {
+                if let Some(request_type) = RequestType::from_msg_type(facts.msg_type) {
+                    if let Some(s) = stats.session_mut(session) {
+                        s.requests += 1;
+                    }
+                    let groups = match stats.by.as_mut() {
+                        Some(by) => {
+                            let values = by.spec.values(msg.bytes);
+                            by.request(&values)
+                        }
+                        None => crate::group::NO_GROUPS,
+                    };
+                    correlator.on_request_grouped(
+                        scope,
+                        request_type,
+                        &facts,
+                        msg.last_byte_ts_ns,
+                        msg.last_byte_seq,
+                        groups,
+                    );
+                }
+            }
+            Direction::Response => {
+                if is_response_type(facts.msg_type) {
+                    if let Some(s) = stats.session_mut(session) {
+                        s.responses += 1;
+                    }
+                    let ts_ns = msg.first_byte_ts_ns;
+                    // With `--breakdown`, the order's breakdown (resolved at its first
+                    // response) goes with every slow-order entry this response makes.
+                    let mut order_breakdown = None;
+                    // `--by` values the request lacked come from the response (read once).
+                    let mut response_values = None;
+                    correlator.on_response(scope, &facts, ts_ns, |mut latency, key| {
+                        latency.session = session;
+                        if let Some(by) = stats.by.as_mut() {
+                            let n = by.spec.tags.len();
+                            if crate::group::GroupStats::needs_response_values(&latency.groups, n) {
+                                let values = *response_values
+                                    .get_or_insert_with(|| by.spec.values(msg.bytes));
+                                by.complete(&mut latency.groups, &values);
+                            }
+                        }
+                        let mut order = OrderRef {
+                            key,
+                            response_msg_type: facts.msg_type,
+                            exec_type: facts.exec_type,
+                            ord_status: facts.ord_status,
+                            response_ts_ns: ts_ns,
+                            breakdown: None,
+                        };
+                        if let Some(b) = breakdown.as_mut() {
+                            if latency.stage == Stage::FirstResponse {
+                                order_breakdown = Some(
+                                    b.on_first_response(
+                                        conn,
+                                        &latency,
+                                        msg.first_byte_seq,
+                                        &order,
+                                        stats,
+                                    )
+                                    .unwrap_or_default(),
+                                );
+                            }
+                            order.breakdown = order_breakdown;
+                        }
+                        stats.record_order(latency, &order)
+                    });
+                }
             }
         }
     }
@@ -925,6 +1211,57 @@ mod tests {
         let s = c.seg(Direction::Request, &order, 30);
         p.on_segment(&s);
         assert_eq!(p.counters().correlation.duplicate_requests, 0);
+        assert_eq!(p.counters().connections, 2);
+    }
+
+    /// Regression (#21): after both FINs the last ACK (and a retransmitted FIN or an RST)
+    /// opened a new connection and a phantom `?` session.
+    #[test]
+    fn a_closed_connection_s_trailing_segments_open_nothing() {
+        let mut p = Pipeline::new(PipelineConfig::default());
+        let mut c = conn();
+        let order = fix(&[(35, "D"), (49, "C"), (56, "X"), (11, "A")]);
+        let s = c.seg(Direction::Request, &order, 10);
+        p.on_segment(&s);
+        let flags = |f| TcpFlags(f | TcpFlags::ACK);
+        let fin_c = Segment {
+            flags: flags(TcpFlags::FIN),
+            ..c.seg(Direction::Request, &[], 20)
+        };
+        let fin_s = Segment {
+            flags: flags(TcpFlags::FIN),
+            ..c.seg(Direction::Response, &[], 21)
+        };
+        p.on_segment(&fin_c);
+        p.on_segment(&fin_s);
+        assert_eq!(p.counters().open_connections, 0, "closed by both FINs");
+        for (dir, f, t) in [
+            (Direction::Request, 0, 22),
+            (Direction::Request, TcpFlags::FIN, 23),
+            (Direction::Response, TcpFlags::RST, 24),
+        ] {
+            let s = Segment {
+                flags: flags(f),
+                ..c.seg(dir, &[], t)
+            };
+            p.on_segment(&s);
+        }
+        // Even a late retransmission of the order's bytes opens nothing.
+        c.cseq = 1;
+        let s = c.seg(Direction::Request, &order, 30);
+        p.on_segment(&s);
+        let k = p.counters();
+        assert_eq!((k.connections, k.open_connections), (1, 0));
+        assert_eq!(k.stray_segments, 4);
+        assert_eq!(p.stats().sessions().len(), 1);
+        assert_eq!(k.correlation.requests, 1);
+        // A new SYN on the same 4-tuple is a new connection.
+        let syn = Segment {
+            flags: TcpFlags(TcpFlags::SYN),
+            seq: 900,
+            ..c.seg(Direction::Request, &[], 40)
+        };
+        p.on_segment(&syn);
         assert_eq!(p.counters().connections, 2);
     }
 

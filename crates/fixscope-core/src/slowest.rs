@@ -22,7 +22,7 @@ use crate::segment::ConnectionKey;
 pub const DEFAULT_SLOWEST: usize = 10;
 
 /// One slow order at one stage.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq)]
 pub struct SlowOrder {
     pub stage: Stage,
     /// The exact latency (never clamped to `-x`).
@@ -50,6 +50,33 @@ pub struct SlowOrder {
     pub late: bool,
     /// The order's in-host breakdown (`--breakdown`; each value `None` until measured).
     pub breakdown: Option<OrderBreakdown>,
+}
+
+impl Clone for SlowOrder {
+    fn clone(&self) -> Self {
+        let mut o = blank();
+        o.clone_from(self);
+        o
+    }
+
+    /// Reuses the strings' allocations (lists are rebuilt every interval).
+    fn clone_from(&mut self, src: &Self) {
+        self.stage = src.stage;
+        self.latency_ns = src.latency_ns;
+        self.request_type = src.request_type;
+        self.response_msg_type.clone_from(&src.response_msg_type);
+        self.exec_type = src.exec_type;
+        self.ord_status = src.ord_status;
+        self.key.clone_from(&src.key);
+        self.session = src.session;
+        self.sender_comp_id.clone_from(&src.sender_comp_id);
+        self.target_comp_id.clone_from(&src.target_comp_id);
+        self.connection = src.connection;
+        self.request_ts_ns = src.request_ts_ns;
+        self.response_ts_ns = src.response_ts_ns;
+        self.late = src.late;
+        self.breakdown = src.breakdown;
+    }
 }
 
 impl SlowOrder {
@@ -107,7 +134,7 @@ impl Ord for Entry {
     }
 }
 
-fn blank() -> SlowOrder {
+pub(crate) fn blank() -> SlowOrder {
     SlowOrder {
         stage: Stage::FirstResponse,
         latency_ns: 0,
@@ -140,6 +167,9 @@ struct TopN {
     /// The candidate being offered; its strings are reused (the evicted entry's become
     /// the next scratch), so a full list allocates nothing in steady state.
     scratch: SlowOrder,
+    /// Entries of cleared lists, kept for their strings: the next interval's orders
+    /// reuse them instead of allocating.
+    spare: Vec<SlowOrder>,
 }
 
 impl TopN {
@@ -149,11 +179,12 @@ impl TopN {
             heap: BinaryHeap::with_capacity(cap),
             min_admit: if cap == 0 { u64::MAX } else { 0 },
             scratch: blank(),
+            spare: Vec::new(),
         }
     }
 
     fn clear(&mut self) {
-        self.heap.clear();
+        self.spare.extend(self.heap.drain().map(|e| e.0));
         self.min_admit = if self.cap == 0 { u64::MAX } else { 0 };
     }
 
@@ -186,8 +217,9 @@ impl TopN {
         }
         fill(&mut self.scratch);
         if self.heap.len() < self.cap {
+            let next = self.spare.pop().unwrap_or_else(blank);
             self.heap
-                .push(Entry(std::mem::replace(&mut self.scratch, blank())));
+                .push(Entry(std::mem::replace(&mut self.scratch, next)));
         } else if let Some(mut top) = self.heap.peek_mut() {
             if SlowOrder::slower_first(&self.scratch, &top.0) == Ordering::Less {
                 // Dropping `top` restores the heap; the evicted order becomes scratch.
@@ -225,8 +257,14 @@ impl TopN {
     }
 
     fn sorted_into(&self, out: &mut Vec<SlowOrder>) {
-        out.clear();
-        out.extend(self.heap.iter().map(|e| e.0.clone()));
+        // Overwrites the entries already there (their strings' allocations reused).
+        out.truncate(self.heap.len());
+        for (i, e) in self.heap.iter().enumerate() {
+            match out.get_mut(i) {
+                Some(o) => o.clone_from(&e.0),
+                None => out.push(e.0.clone()),
+            }
+        }
         out.sort_by(SlowOrder::slower_first);
     }
 }
@@ -313,6 +351,14 @@ impl SlowestOrders {
         }
     }
 
+    /// Builds the sorted interval lists an interval report reads
+    /// ([`SlowestOrders::interval`]); the run's lists wait for [`SlowestOrders::refresh`].
+    pub fn refresh_interval(&mut self) {
+        for s in 0..Stage::COUNT {
+            self.current[s].sorted_into(&mut self.interval_view[s]);
+        }
+    }
+
     /// Builds the sorted lists reports read ([`SlowestOrders::interval`], `cumulative`).
     pub fn refresh(&mut self) {
         for s in 0..Stage::COUNT {
@@ -333,6 +379,29 @@ impl SlowestOrders {
     /// The run's slowest at `stage`, slowest first (after `refresh`).
     pub fn cumulative(&self, stage: Stage) -> &[SlowOrder] {
         &self.cumulative_view[stage.index()]
+    }
+
+    /// Adds everything `other` kept, interval for interval: the lists of two halves of a
+    /// run merged are the whole run's lists (which N is exact and order-independent).
+    pub fn merge_from(&mut self, other: &SlowestOrders) {
+        for (mine, theirs) in self
+            .current
+            .iter_mut()
+            .zip(other.current.iter())
+            .chain(self.earlier.iter_mut().zip(other.earlier.iter()))
+        {
+            for e in theirs.heap.iter() {
+                mine.offer_order(&e.0);
+            }
+        }
+    }
+
+    /// Moves the current interval's orders at `stage` into `out` (any order; a worker of a
+    /// sharded run hands them to the merger), emptying the list.
+    pub fn take_interval(&mut self, stage: Stage, out: &mut Vec<SlowOrder>) {
+        let t = &mut self.current[stage.index()];
+        t.sorted_into(out);
+        t.clear();
     }
 
     /// The current interval joins the earlier ones.
@@ -475,5 +544,30 @@ mod tests {
         assert_eq!(o.response_msg_type, "8");
         assert_eq!((o.exec_type, o.ord_status), (Some('0'), Some('0')));
         assert_eq!((o.request_ts_ns, o.response_ts_ns), (1000, 1099));
+    }
+
+    #[test]
+    fn merging_halves_equals_the_whole() {
+        let mut whole = SlowestOrders::new(3);
+        let mut halves = [SlowestOrders::new(3), SlowestOrders::new(3)];
+        let lat = [50u64, 7, 50, 30, 99, 30, 30, 1, 64, 50];
+        for round in 0..2 {
+            for (i, ns) in lat.iter().enumerate() {
+                let key = format!("k{round}{i}");
+                offer(&mut whole, Stage::Ack, *ns, &key);
+                offer(&mut halves[i % 2], Stage::Ack, *ns, &key);
+            }
+            if round == 0 {
+                whole.reset_interval();
+                halves.iter_mut().for_each(SlowestOrders::reset_interval);
+            }
+        }
+        let [mut a, b] = halves;
+        a.merge_from(&b);
+        a.refresh();
+        whole.refresh();
+        assert_eq!(a.interval(Stage::Ack), whole.interval(Stage::Ack));
+        assert_eq!(a.cumulative(Stage::Ack), whole.cumulative(Stage::Ack));
+        assert_eq!(whole.cumulative(Stage::Ack).len(), 3);
     }
 }

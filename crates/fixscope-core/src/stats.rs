@@ -7,12 +7,16 @@
 //! *above range* rather than as a value that would make the tail look better than it was.
 //! Count, sum, min and max are exact; percentiles in range are the histogram's (within 0.1%).
 
+use std::cell::OnceCell;
+
 use hdrhistogram::Histogram;
 
 use crate::breakdown::OrderBreakdown;
 use crate::correlate::{Latency, RequestType, Stage};
 use crate::segment::ConnectionKey;
+use crate::session::{SessionHealth, SessionLayerStats};
 use crate::slowest::{OrderRef, SessionRef, SlowOrder, SlowestOrders, DEFAULT_SLOWEST};
+use crate::sparse_hist::SparseHistogram;
 
 /// Percentiles every summary reports: the quantile as a fraction (never `pct / 100.0`:
 /// `99.9 / 100.0` is 0.9990000000000001 in f64, one rank too high whenever the count is a
@@ -34,14 +38,21 @@ const SESSION_SIGNIFICANT_DIGITS: u8 = 2;
 pub const MAX_TRACKED_SESSIONS: usize = 4096;
 
 /// One latency distribution.
+///
+/// The counts live in a [`SparseHistogram`], so resetting, merging and the percentiles cost
+/// what the recorder holds, not the histogram's size (an interval report walks a few
+/// hundred counts, not 25,000). Readers that need hdrhistogram's type (logs, plots,
+/// Prometheus buckets) get it from [`LatencyRecorder::histogram`], built on first use and
+/// kept until the next change: a run that never asks never builds one.
 #[derive(Clone, Debug)]
 pub struct LatencyRecorder {
-    hist: Histogram<u64>,
+    hist: SparseHistogram,
     count: u64,
     sum_ns: u128,
     min_ns: u64,
     max_ns: u64,
     over_range: u64,
+    as_hdr: OnceCell<Histogram<u64>>,
 }
 
 /// Figures of one distribution, ready to report.
@@ -64,17 +75,14 @@ impl LatencyRecorder {
         // 1 ns resolution at the bottom. The bounds are made valid here (high >= 2 x low,
         // 1..=5 digits), so construction cannot fail and no error path is needed.
         let digits = significant_digits.clamp(1, 5);
-        let hist = match Histogram::new_with_bounds(1, highest_ns.max(2), digits) {
-            Ok(h) => h,
-            Err(_) => unreachable!("bounds 1..{highest_ns} with {digits} digits are valid"),
-        };
         LatencyRecorder {
-            hist,
+            hist: SparseHistogram::new(highest_ns.max(2), digits),
             count: 0,
             sum_ns: 0,
             min_ns: u64::MAX,
             max_ns: 0,
             over_range: 0,
+            as_hdr: OnceCell::new(),
         }
     }
 
@@ -87,45 +95,56 @@ impl LatencyRecorder {
         if ns > self.hist.high() {
             self.over_range += 1;
         } else {
-            // Cannot fail: the value is within the histogram's bounds.
-            let _ = self.hist.record(ns);
+            self.hist.record(ns);
+        }
+        if self.as_hdr.get().is_some() {
+            self.as_hdr.take();
         }
     }
 
+    /// Empties it; costs what it held.
     pub fn reset(&mut self) {
-        // Clearing a histogram writes all its counts (~170 KB): skip it when empty, which
-        // quiet intervals mostly are.
-        if self.count > 0 {
-            self.hist.reset();
+        if self.count == 0 {
+            return;
         }
+        self.hist.reset();
         self.count = 0;
         self.sum_ns = 0;
         self.min_ns = u64::MAX;
         self.max_ns = 0;
         self.over_range = 0;
+        self.as_hdr.take();
     }
 
-    /// Adds everything `other` recorded (same bounds: both come from one [`Stats`]).
+    /// Adds everything `other` recorded (same bounds: both come from one [`Stats`]); costs
+    /// what `other` holds. Merging the recorders of two halves of a run gives exactly the
+    /// recorder of the whole.
     pub fn merge(&mut self, other: &LatencyRecorder) {
         if other.count == 0 {
             return;
         }
-        // Cannot fail: the histograms share their bounds and precision.
-        let _ = self.hist.add(&other.hist);
+        self.hist.merge_from(&other.hist);
         self.count += other.count;
         self.sum_ns += other.sum_ns;
         self.min_ns = self.min_ns.min(other.min_ns);
         self.max_ns = self.max_ns.max(other.max_ns);
         self.over_range += other.over_range;
+        self.as_hdr.take();
+    }
+
+    /// [`LatencyRecorder::merge`] under the name every mergeable part of a run uses.
+    pub fn merge_from(&mut self, other: &LatencyRecorder) {
+        self.merge(other);
     }
 
     pub fn count(&self) -> u64 {
         self.count
     }
 
-    /// The histogram of the values in range (`count() - over_range()` of them).
+    /// The histogram of the values in range (`count() - over_range()` of them), as
+    /// hdrhistogram's type: built on the first call after a change.
     pub fn histogram(&self) -> &Histogram<u64> {
-        &self.hist
+        self.as_hdr.get_or_init(|| self.hist.to_histogram())
     }
 
     /// Values above the histogram's range.
@@ -133,10 +152,34 @@ impl LatencyRecorder {
         self.over_range
     }
 
+    /// The top of the histogram's range (`-x`).
+    pub fn range_ns(&self) -> u64 {
+        self.hist.high()
+    }
+
     /// The value at quantile `q` of everything recorded, over-range values included in the
     /// ranks; `None` when that rank is above the histogram's range.
     pub fn value_at_quantile(&self, q: f64) -> Option<u64> {
-        quantile_with_over_range(&self.hist, self.count, self.min_ns, self.max_ns, q)
+        self.values_at_quantiles([q])[0]
+    }
+
+    /// [`LatencyRecorder::value_at_quantile`] of ascending quantiles, in one walk.
+    pub fn values_at_quantiles<const N: usize>(&self, qs: [f64; N]) -> [Option<u64>; N] {
+        let mut out = [None; N];
+        if self.count == 0 {
+            return out;
+        }
+        let ranks = qs.map(|q| rank_of(q, self.count));
+        // Ranks beyond the histogram's values fall among those above range: None.
+        let in_range = ranks.iter().take_while(|&&r| r <= self.hist.len()).count();
+        let mut values = [0u64; N];
+        self.hist
+            .values_at_ranks(&ranks[..in_range], &mut values[..in_range]);
+        for i in 0..in_range {
+            // The histogram reports a bucket's upper edge; never beyond the true extremes.
+            out[i] = Some(values[i].clamp(self.min_ns, self.max_ns));
+        }
+        out
     }
 
     pub fn distribution(&self) -> Distribution {
@@ -152,11 +195,16 @@ impl LatencyRecorder {
             min_ns: self.min_ns,
             mean_ns: self.sum_ns as f64 / self.count as f64,
             max_ns: self.max_ns,
-            percentiles_ns: PERCENTILES.map(|(q, _, _)| self.value_at_quantile(q)),
+            percentiles_ns: self.values_at_quantiles(PERCENTILES.map(|(q, _, _)| q)),
             over_range: self.over_range,
             range_ns,
         }
     }
+}
+
+/// The rank (1-based) of quantile `q` among `count` values, as hdrhistogram computes it.
+fn rank_of(q: f64, count: u64) -> u64 {
+    ((q.min(1.0) * count as f64).ceil() as u64).max(1)
 }
 
 /// The value at quantile `q` of `count` values of which `hist` holds those in range (the
@@ -198,6 +246,8 @@ pub struct SessionStats {
     pub target_comp_id: String,
     pub requests: u64,
     pub responses: u64,
+    /// The session layer: counters, state, alarms, message rate.
+    pub health: SessionHealth,
     /// Allocated with the session's first latency: sessions that never see an order (port
     /// scans, heartbeats-only, SYN floods) cost no histogram.
     first_response: Option<LatencyRecorder>,
@@ -229,21 +279,32 @@ impl SessionStats {
     }
 }
 
+/// The cumulative recorders of a summary taken in the middle of an interval.
+struct CumulativeViews {
+    by_type: [[LatencyRecorder; Stage::COUNT]; 3],
+    by_stage: [LatencyRecorder; Stage::COUNT],
+}
+
 /// All latency statistics of a run.
 ///
 /// The hot path writes one histogram per latency: the current interval's, of the request's
-/// type and stage. Everything else — the interval per stage, the cumulative per stage and
-/// per type — is built from those when a report asks ([`Stats::refresh_views`]), which
-/// happens once per interval instead of once per message.
+/// type and stage. When an interval closes ([`Stats::close_interval`]) its per-stage view is
+/// built and it is folded into the cumulative recorders, per type and per stage: work
+/// proportional to what the interval holds, never to what the run holds. A summary in the
+/// middle of an interval ([`Stats::refresh_views`]) adds the interval to a copy.
 pub struct Stats {
     highest_ns: u64,
     /// The current interval, per request type and stage.
     current: [[LatencyRecorder; Stage::COUNT]; 3],
-    /// The intervals before it, per request type and stage.
+    /// The intervals folded so far, per request type and stage.
     earlier: [[LatencyRecorder; Stage::COUNT]; 3],
+    /// The same per stage (all request types).
+    earlier_stage: [LatencyRecorder; Stage::COUNT],
     interval_view: [LatencyRecorder; Stage::COUNT],
-    cumulative_view: [LatencyRecorder; Stage::COUNT],
-    by_type_view: [[LatencyRecorder; Stage::COUNT]; 3],
+    /// `current` has been folded into `earlier` (the interval is closing).
+    folded: bool,
+    /// A summary's cumulative views while `current` is not folded (`None`: `earlier` is it).
+    unfolded: Option<Box<CumulativeViews>>,
     views_fresh: bool,
     over_range: u64,
     /// Session `id` lives at index `id - 1`: ids are handed out in order from 1, so the
@@ -254,6 +315,13 @@ pub struct Stats {
     slowest: SlowestOrders,
     /// The breakdown stages are measured (`--breakdown`): reports show them.
     breakdown: bool,
+    /// The session layer's figures for the run (`test_request_rtt`, reject reasons, rates).
+    pub layer: SessionLayerStats,
+    /// Latency by the orders' own fields (`--by`).
+    pub by: Option<crate::group::GroupStats>,
+    /// The session layer was measured (a run's pipeline), not rebuilt from HdrHistogram
+    /// logs, which do not hold it: reports show it only then.
+    layer_known: bool,
 }
 
 impl Stats {
@@ -265,16 +333,33 @@ impl Stats {
             highest_ns,
             current: per_type(),
             earlier: per_type(),
+            earlier_stage: std::array::from_fn(|_| stage()),
             interval_view: std::array::from_fn(|_| stage()),
-            cumulative_view: std::array::from_fn(|_| stage()),
-            by_type_view: per_type(),
+            folded: false,
+            unfolded: None,
             views_fresh: true,
             over_range: 0,
             sessions: Vec::new(),
             untracked_sessions: 0,
             slowest: SlowestOrders::new(DEFAULT_SLOWEST),
             breakdown: false,
+            layer: SessionLayerStats::new(highest_ns),
+            by: None,
+            layer_known: true,
         }
+    }
+
+    /// Whether the session layer's figures were measured (false for statistics rebuilt
+    /// from logs): reports show them only then.
+    pub fn layer_known(&self) -> bool {
+        self.layer_known
+    }
+
+    /// Records every stage's latency by the values of `--by`'s tags too.
+    pub fn with_groups(mut self, spec: Option<crate::group::GroupSpec>) -> Self {
+        let highest_ns = self.highest_ns;
+        self.by = spec.map(|s| crate::group::GroupStats::new(s, highest_ns));
+        self
     }
 
     /// Measures (and reports) the breakdown stages (`--breakdown`).
@@ -338,6 +423,9 @@ impl Stats {
 
     #[inline]
     pub fn record(&mut self, latency: Latency) {
+        if let Some(by) = self.by.as_mut() {
+            by.record(&latency, &latency.groups);
+        }
         let s = latency.stage.index();
         self.current[latency.request_type.index()][s].record(latency.ns);
         self.views_fresh = false;
@@ -372,23 +460,70 @@ impl Stats {
         self.over_range
     }
 
-    /// Builds the per-stage interval and the cumulative views that reports read.
+    /// The current interval per stage, from the per-type recorders.
+    fn build_interval_view(&mut self) {
+        // The breakdown stages only when measured: without them the cost is as before.
+        for s in 0..self.shown_stages().len() {
+            self.interval_view[s].reset();
+            for t in 0..3 {
+                self.interval_view[s].merge(&self.current[t][s]);
+            }
+        }
+    }
+
+    /// Adds the current interval to the cumulative recorders (once per interval).
+    fn fold_current(&mut self) {
+        if self.folded {
+            return;
+        }
+        for (earlier, current) in self
+            .earlier
+            .iter_mut()
+            .flatten()
+            .zip(self.current.iter().flatten())
+        {
+            earlier.merge(current);
+        }
+        for t in 0..3 {
+            for s in 0..Stage::COUNT {
+                self.earlier_stage[s].merge(&self.current[t][s]);
+            }
+        }
+        self.folded = true;
+    }
+
+    /// Builds the views an interval report reads and folds the interval into the
+    /// cumulative ones; [`Stats::reset_interval`] then starts the next interval.
+    pub fn close_interval(&mut self) {
+        self.build_interval_view();
+        self.fold_current();
+        self.unfolded = None;
+        // The run's slowest lists are built for summaries only ([`Stats::refresh_views`]):
+        // interval reports read the interval's.
+        self.slowest.refresh_interval();
+        self.views_fresh = true;
+    }
+
+    /// Builds the views that reports read, in the middle of an interval (a summary): the
+    /// cumulative ones are the folded intervals plus the current one, on a copy.
     pub fn refresh_views(&mut self) {
         if self.views_fresh {
             return;
         }
-        // The breakdown stages only when measured: without them the cost is as before.
-        for s in 0..self.shown_stages().len() {
-            self.interval_view[s].reset();
-            self.cumulative_view[s].reset();
+        self.build_interval_view();
+        self.unfolded = None;
+        if !self.folded && self.interval_count() > 0 {
+            let mut views = Box::new(CumulativeViews {
+                by_type: self.earlier.clone(),
+                by_stage: self.earlier_stage.clone(),
+            });
             for t in 0..3 {
-                self.interval_view[s].merge(&self.current[t][s]);
-                let by_type = &mut self.by_type_view[t][s];
-                by_type.reset();
-                by_type.merge(&self.earlier[t][s]);
-                by_type.merge(&self.current[t][s]);
-                self.cumulative_view[s].merge(&self.by_type_view[t][s]);
+                for s in 0..Stage::COUNT {
+                    views.by_type[t][s].merge(&self.current[t][s]);
+                    views.by_stage[s].merge(&self.current[t][s]);
+                }
             }
+            self.unfolded = Some(views);
         }
         self.slowest.refresh();
         self.views_fresh = true;
@@ -407,6 +542,7 @@ impl Stats {
             target_comp_id: String::new(),
             requests: 0,
             responses: 0,
+            health: SessionHealth::default(),
             first_response: None,
             breakdown: None,
         });
@@ -430,7 +566,10 @@ impl Stats {
     /// Everything recorded for `stage` (after [`Stats::refresh_views`]).
     pub fn cumulative(&self, stage: Stage) -> &LatencyRecorder {
         debug_assert!(self.views_fresh, "refresh_views before reading views");
-        &self.cumulative_view[stage.index()]
+        match &self.unfolded {
+            Some(v) => &v.by_stage[stage.index()],
+            None => &self.earlier_stage[stage.index()],
+        }
     }
 
     /// The current interval for `stage` (after [`Stats::refresh_views`]).
@@ -454,21 +593,26 @@ impl Stats {
     /// Everything recorded for requests of type `t` at `stage` (after refresh_views).
     pub fn by_request_type(&self, t: RequestType, stage: Stage) -> &LatencyRecorder {
         debug_assert!(self.views_fresh, "refresh_views before reading views");
-        &self.by_type_view[t.index()][stage.index()]
+        match &self.unfolded {
+            Some(v) => &v.by_type[t.index()][stage.index()],
+            None => &self.earlier[t.index()][stage.index()],
+        }
     }
 
-    /// Starts a new interval: the current one joins the earlier ones.
+    /// Starts a new interval: the current one joins the earlier ones (if
+    /// [`Stats::close_interval`] has not folded it already).
     pub fn reset_interval(&mut self) {
-        for (earlier, current) in self
-            .earlier
-            .iter_mut()
-            .flatten()
-            .zip(self.current.iter_mut().flatten())
-        {
-            earlier.merge(current);
+        self.fold_current();
+        for current in self.current.iter_mut().flatten() {
             current.reset();
         }
+        self.folded = false;
+        self.unfolded = None;
         self.slowest.reset_interval();
+        self.layer.rate.reset_interval();
+        for s in &mut self.sessions {
+            s.health.rate.reset_interval();
+        }
         self.views_fresh = false;
     }
 
@@ -479,16 +623,143 @@ impl Stats {
             .iter_mut()
             .flatten()
             .chain(self.earlier.iter_mut().flatten())
+            .chain(self.earlier_stage.iter_mut())
         {
             r.reset();
         }
+        self.unfolded = None;
         self.over_range = 0;
+        self.layer.reset();
         self.slowest.reset_all();
         self.views_fresh = false;
         for s in self.sessions.iter_mut() {
             s.first_response = None;
             s.requests = 0;
             s.responses = 0;
+        }
+    }
+}
+
+/// One worker's share of an interval (sharded `fixscope pcap`, `crate::shard`): its
+/// latencies per request type and stage, and its slowest orders (session ids local to the
+/// worker). Recycled between worker and merger, so the steady state allocates nothing.
+pub struct IntervalShare {
+    current: Box<[[LatencyRecorder; Stage::COUNT]; 3]>,
+    slowest: [Vec<SlowOrder>; Stage::COUNT],
+}
+
+impl IntervalShare {
+    /// Empty, for statistics with histograms up to `highest_ns`.
+    pub fn new(highest_ns: u64) -> Self {
+        IntervalShare {
+            current: Box::new(std::array::from_fn(|_| {
+                std::array::from_fn(|_| LatencyRecorder::new(highest_ns, SIGNIFICANT_DIGITS))
+            })),
+            slowest: Default::default(),
+        }
+    }
+}
+
+/// A session id as the merged run knows it: its global id and whether that id is among
+/// the sessions broken down individually.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GlobalSession {
+    pub id: u64,
+    pub tracked: bool,
+}
+
+// Sharded runs (`crate::shard`): workers hand their intervals over, the merger absorbs them.
+impl Stats {
+    /// Hands the current interval to `share` (which must come back reset): a swap, no
+    /// copy. The worker keeps no cumulative figures: the merger does.
+    pub fn take_interval(&mut self, share: &mut IntervalShare) {
+        std::mem::swap(&mut self.current, &mut share.current);
+        for stage in Stage::EVERY {
+            self.slowest
+                .take_interval(stage, &mut share.slowest[stage.index()]);
+        }
+        self.views_fresh = false;
+    }
+
+    /// Adds a worker's share of the current interval, its session ids mapped to the
+    /// run's by `global`; then empties `share` for reuse (work proportional to what it
+    /// held). Merging every worker's share gives exactly what one pipeline records.
+    pub fn absorb_interval(
+        &mut self,
+        share: &mut IntervalShare,
+        mut global: impl FnMut(u64) -> GlobalSession,
+        scratch: &mut SlowOrder,
+    ) {
+        for (mine, theirs) in self
+            .current
+            .iter_mut()
+            .flatten()
+            .zip(share.current.iter_mut().flatten())
+        {
+            if theirs.count() > 0 {
+                mine.merge(theirs);
+                self.over_range += theirs.over_range();
+                theirs.reset();
+            }
+        }
+        for list in share.slowest.iter_mut() {
+            for o in list.iter() {
+                scratch.clone_from(o);
+                let g = global(o.session);
+                scratch.session = g.id;
+                if !g.tracked {
+                    // The one pipeline has no names for a session beyond the table.
+                    scratch.sender_comp_id.clear();
+                    scratch.target_comp_id.clear();
+                    scratch.connection = None;
+                }
+                self.slowest.offer_order(scratch);
+            }
+            list.clear();
+        }
+        self.views_fresh = false;
+    }
+
+    /// Adds everything `other` recorded (same range): interval for interval, the
+    /// cumulative recorders and the slowest orders; two halves of a run merged report as
+    /// the whole. Sessions are not merged here: their ids are each pipeline's own (a
+    /// sharded run renumbers them, `crate::shard`, then [`Stats::adopt_session`]).
+    pub fn merge_from(&mut self, other: &Stats) {
+        for (mine, theirs) in self
+            .current
+            .iter_mut()
+            .flatten()
+            .zip(other.current.iter().flatten())
+            .chain(
+                self.earlier
+                    .iter_mut()
+                    .flatten()
+                    .zip(other.earlier.iter().flatten()),
+            )
+            .chain(
+                self.earlier_stage
+                    .iter_mut()
+                    .zip(other.earlier_stage.iter()),
+            )
+        {
+            mine.merge(theirs);
+        }
+        self.over_range += other.over_range;
+        self.slowest.merge_from(&other.slowest);
+        self.views_fresh = false;
+    }
+
+    /// The per-session table, emptied (a worker's, at the end of a sharded run).
+    pub fn take_sessions(&mut self) -> Vec<SessionStats> {
+        std::mem::take(&mut self.sessions)
+    }
+
+    /// Puts a worker's session under its global id (opened before by
+    /// [`Stats::open_session`], so the table's order and bounds are the one pipeline's).
+    pub fn adopt_session(&mut self, id: u64, mut session: SessionStats) {
+        if let Some(slot) = self.session_mut(id) {
+            session.id = id;
+            *slot = session;
         }
     }
 }
@@ -526,7 +797,8 @@ impl LatencyRecorder {
             return None;
         }
         Some(LatencyRecorder {
-            hist,
+            hist: SparseHistogram::from_histogram(&hist),
+            as_hdr: OnceCell::from(hist),
             count,
             sum_ns,
             min_ns: if count == 0 { u64::MAX } else { min_ns },
@@ -574,15 +846,19 @@ impl Stats {
         Stats {
             highest_ns,
             current: std::array::from_fn(|_| std::array::from_fn(|_| empty())),
-            earlier: by_type.clone(),
+            earlier: by_type,
+            earlier_stage: stages,
             interval_view: std::array::from_fn(|_| empty()),
-            cumulative_view: stages,
-            by_type_view: by_type,
+            folded: false,
+            unfolded: None,
             views_fresh: true,
             over_range,
             sessions: Vec::new(),
             untracked_sessions: 0,
             breakdown,
+            layer: SessionLayerStats::new(highest_ns),
+            by: None,
+            layer_known: false,
             slowest: {
                 slowest.refresh();
                 slowest
@@ -661,6 +937,58 @@ mod tests {
     }
 
     #[test]
+    fn merging_halves_equals_the_whole() {
+        let mut whole = Stats::new(1_000_000);
+        let mut halves = [Stats::new(1_000_000), Stats::new(1_000_000)];
+        let mut x = 0x51_7cc1_b727_220au64;
+        for round in 0..3 {
+            for i in 0..2_000u64 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let latency = Latency {
+                    stage: Stage::ALL[(x % 4) as usize],
+                    request_type: RequestType::ALL[(x >> 8) as usize % 3],
+                    session: 1,
+                    ns: x % 1_500_000, // some above range
+                    late: false,
+                    request_ts_ns: i,
+                    request_seq: 0,
+                    groups: crate::group::NO_GROUPS,
+                };
+                whole.record(latency);
+                halves[(x >> 20) as usize % 2].record(latency);
+            }
+            if round < 2 {
+                whole.reset_interval();
+                halves.iter_mut().for_each(Stats::reset_interval);
+            }
+        }
+        let [mut a, b] = halves;
+        a.merge_from(&b);
+        a.refresh_views();
+        whole.refresh_views();
+        for stage in Stage::ALL {
+            assert_eq!(
+                a.interval(stage).distribution(),
+                whole.interval(stage).distribution()
+            );
+            assert_eq!(
+                a.cumulative(stage).distribution(),
+                whole.cumulative(stage).distribution()
+            );
+            for t in RequestType::ALL {
+                assert_eq!(
+                    a.by_request_type(t, stage).distribution(),
+                    whole.by_request_type(t, stage).distribution()
+                );
+            }
+        }
+        assert_eq!(a.over_range(), whole.over_range());
+        assert!(whole.cumulative(Stage::Ack).over_range() > 0);
+    }
+
+    #[test]
     fn interval_resets_but_cumulative_keeps() {
         let mut s = Stats::new(1_000_000_000);
         let l = |ns| Latency {
@@ -671,6 +999,7 @@ mod tests {
             late: false,
             request_ts_ns: 0,
             request_seq: 0,
+            groups: crate::group::NO_GROUPS,
         };
         s.record(l(100));
         s.reset_interval();

@@ -96,6 +96,15 @@ pub struct AnalysisArgs {
     /// Correlation key: FIX tag(s), e.g. `11` (ClOrdID), `41`, or a compound `11,1`.
     #[arg(long, default_value = "11", value_name = "TAG[,TAG...]")]
     pub key: String,
+    /// Also break every stage's latency down by the value of these FIX tags of the orders
+    /// (e.g. `55` symbol, `1` account, `100` ExDestination, `49`; at most 3 tags), read from
+    /// the request (the response when the request lacks it).
+    #[arg(long, value_name = "TAG[,TAG...]")]
+    pub by: Option<String>,
+    /// With `--by`: the first N values of each tag get their own figures (memory: ~100 KB
+    /// per value); later values are reported together as `(other)`, counted.
+    #[arg(long, default_value_t = fixscope_core::group::DEFAULT_BY_LIMIT, value_name = "N")]
+    pub by_limit: usize,
     /// What stdout carries: `text` for people, `json` for JSON lines (schema:
     /// docs/output-json.md).
     #[arg(long, value_enum, value_name = "text|json")]
@@ -126,6 +135,10 @@ pub struct AnalysisArgs {
     /// the first N sessions seen (at most 4096).
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub prometheus_sessions: usize,
+    /// Also export `--by`'s latency per value (labels `tag`, `value`, `stage`; opt-in: the
+    /// values come from the wire, bounded by `--by-limit`).
+    #[arg(long, requires = "by")]
+    pub prometheus_by: bool,
     /// Write the final metrics to FILE for node_exporter's textfile collector (text format,
     /// written beside FILE and renamed over it).
     #[arg(long, value_name = "FILE")]
@@ -211,8 +224,16 @@ impl AnalysisArgs {
                 self.slowest
             );
         }
+        let by = match &self.by {
+            Some(tags) => Some(
+                fixscope_core::group::GroupSpec::parse(tags, self.by_limit)
+                    .map_err(|e| anyhow::anyhow!("--by: {e}"))?,
+            ),
+            None => None,
+        };
         Ok(PipelineConfig {
             key,
+            by,
             correlation: CorrelatorLimits {
                 max_pending: self.max_pending,
                 ttl_ns: (self.timeout_s * 1e9) as u64,
@@ -272,6 +293,7 @@ impl AnalysisArgs {
         Ok(crate::prometheus::collect::Settings {
             bounds,
             sessions: self.prometheus_sessions,
+            by: self.prometheus_by,
         })
     }
 }
@@ -283,6 +305,14 @@ pub struct PcapArgs {
     pub captures: Vec<PathBuf>,
     #[command(flatten)]
     pub analysis: AnalysisArgs,
+    /// Worker pipelines (#22): connections are sharded across them by (client IP, server
+    /// IP, server port) and their figures merged — the output is one pipeline's, byte for
+    /// byte. Default 1: one pipeline, as before (sharding is opt-in: see docs/architecture.md;
+    /// on N cores, N-1 workers leave the reader a core). `--trace` and
+    /// Prometheus run on one pipeline. A FIX session whose connections come from several
+    /// (client IP, server IP, server port) stops the run with an error: use 1.
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
 }
 
 #[derive(Args, Debug)]
@@ -584,6 +614,8 @@ impl AnalysisArgs {
             timeout_s: 0.5,
             max_ms: 10_000.0,
             key: "11".into(),
+            by: None,
+            by_limit: fixscope_core::group::DEFAULT_BY_LIMIT,
             format: None,
             json: false,
             json_file: None,
@@ -592,6 +624,7 @@ impl AnalysisArgs {
             prometheus: None,
             prometheus_buckets: None,
             prometheus_sessions: 0,
+            prometheus_by: false,
             prometheus_textfile: None,
             slowest: fixscope_core::slowest::DEFAULT_SLOWEST,
             html: None,

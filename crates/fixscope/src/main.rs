@@ -18,6 +18,7 @@ mod keys;
 mod output;
 mod plot;
 mod privilege;
+mod progress;
 mod prometheus;
 mod say;
 mod trace;

@@ -207,7 +207,29 @@ fn quickfixj_orders_are_matched_and_bracketed_by_the_engines_timestamps() {
         ] {
             assert_eq!(counter(s, c), want, "{what}: {c}: {}", s["counters"]);
         }
+        // The session layer against the engines' own configuration (Engine.java: one
+        // session CLIENT->EXCH, HeartBtInt 30, ResetOnLogon=Y, one connection): one session,
+        // never a phantom one for the closed connection; no replay, no gap.
+        let sessions = s["sessions"].as_array().expect("sessions");
+        assert_eq!(sessions.len(), 1, "{what}: {sessions:?}");
+        assert_eq!(sessions[0]["sender_comp_id"], "CLIENT", "{what}");
+        assert_eq!(sessions[0]["target_comp_id"], "EXCH", "{what}");
+        assert_eq!(sessions[0]["session_layer"]["heart_bt_int_s"], 30, "{what}");
+        for (c, want) in [
+            ("logons", 2),
+            ("possdup_requests", 0),
+            ("possdup_responses", 0),
+            ("sequence_gaps", 0),
+            ("session_rejects", 0),
+        ] {
+            assert_eq!(counter(s, c), want, "{what}: {c}: {}", s["counters"]);
+        }
     }
+    assert_eq!(
+        counter(&pcap_summary, "connections"),
+        1,
+        "the capture's one connection"
+    );
 
     let acc = read_engine_log(Path::new(&acc_log));
     let ini = read_engine_log(Path::new(&ini_log));

@@ -14,6 +14,13 @@ pub struct MessageFacts<'a> {
     /// OrigClOrdID (41) when it comes before the fields correlation stops at (engines that
     /// write fields in tag order put it before ExecType 150); empty otherwise.
     pub orig_cl_ord_id: &'a [u8],
+    /// MsgSeqNum (34); 0 when absent or not a number (read from the header, which comes
+    /// before every field correlation stops at).
+    pub msg_seq_num: u32,
+    /// PossDupFlag (43=Y): a resend under the original MsgSeqNum.
+    pub poss_dup: bool,
+    /// PossResend (97=Y): a resend under a new MsgSeqNum.
+    pub poss_resend: bool,
     /// Values of the key tags, in key order (empty when absent).
     key_parts: [&'a [u8]; MAX_KEY_TAGS],
     key_found: u8,
@@ -44,6 +51,8 @@ impl<'a> MessageFacts<'a> {
             tag::SENDER_COMP_ID,
             tag::TARGET_COMP_ID,
             tag::ORIG_CL_ORD_ID,
+            tag::MSG_SEQ_NUM,
+            tag::POSS_DUP_FLAG,
         ]
         .iter()
         .fold(0, |bits, &t| bits | 1 << t);
@@ -59,7 +68,7 @@ impl<'a> MessageFacts<'a> {
             let wanted = if t < 64 {
                 wanted_low >> t & 1 != 0
             } else {
-                t == tag::EXEC_TYPE || key_high
+                t == tag::EXEC_TYPE || t == tag::POSS_RESEND || key_high
             };
             if !wanted {
                 // Changes nothing below, so the stop test would not change either.
@@ -94,6 +103,9 @@ impl<'a> MessageFacts<'a> {
                     found |= TARGET;
                 }
                 tag::ORIG_CL_ORD_ID => facts.orig_cl_ord_id = value,
+                tag::MSG_SEQ_NUM => facts.msg_seq_num = crate::fix::parse_u32(value).unwrap_or(0),
+                tag::POSS_DUP_FLAG => facts.poss_dup = value == b"Y",
+                tag::POSS_RESEND => facts.poss_resend = value == b"Y",
                 _ => {}
             }
             if let Some(i) = key_tags.iter().position(|&k| k == t) {

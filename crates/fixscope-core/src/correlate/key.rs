@@ -21,21 +21,7 @@ impl Default for KeySpec {
 impl KeySpec {
     /// Parses a comma-separated list of tag numbers.
     pub fn parse(s: &str) -> Result<Self, String> {
-        let mut tags = Vec::new();
-        for part in s.split(',').map(str::trim) {
-            match part.parse::<u32>() {
-                Ok(t) if t > 0 => {
-                    if tags.contains(&t) {
-                        return Err(format!("tag {t} appears twice in the key"));
-                    }
-                    tags.push(t)
-                }
-                _ => return Err(format!("'{part}' is not a FIX tag number")),
-            }
-        }
-        if tags.is_empty() || tags.len() > MAX_KEY_TAGS {
-            return Err(format!("a key has 1 to {MAX_KEY_TAGS} tags"));
-        }
+        let tags = crate::fix::parse_tag_list(s, MAX_KEY_TAGS).map_err(|e| format!("key: {e}"))?;
         Ok(KeySpec { tags })
     }
 

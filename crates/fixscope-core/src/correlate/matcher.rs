@@ -84,6 +84,45 @@ pub struct Latency {
     /// TCP sequence number of the request's last byte (`--breakdown` places it on the
     /// stream; 0 when the caller gave none).
     pub request_seq: u32,
+    /// The order's `--by` value ids ([`crate::group`]).
+    pub groups: crate::group::Groups,
+}
+
+/// What every latency of one order carries, read from its pending entry.
+#[derive(Clone, Copy)]
+struct OrderFacts {
+    request_type: RequestType,
+    session: u64,
+    late: bool,
+    request_ts_ns: u64,
+    request_seq: u32,
+    groups: crate::group::Groups,
+}
+
+impl OrderFacts {
+    fn of(p: &super::pending::Pending, session: u64) -> Self {
+        OrderFacts {
+            request_type: p.request_type,
+            session,
+            late: p.timed_out,
+            request_ts_ns: p.request_ts_ns,
+            request_seq: p.request_seq,
+            groups: p.groups,
+        }
+    }
+
+    fn latency(&self, stage: Stage, ns: u64) -> Latency {
+        Latency {
+            stage,
+            request_type: self.request_type,
+            session: self.session,
+            ns,
+            late: self.late,
+            request_ts_ns: self.request_ts_ns,
+            request_seq: self.request_seq,
+            groups: self.groups,
+        }
+    }
 }
 
 /// The pending-request table and the matching rules.
@@ -92,8 +131,18 @@ pub struct Correlator {
     limits: CorrelatorLimits,
     table: PendingTable,
     key_buf: Vec<u8>,
+    /// Hashes of (session, key) of requests that stopped being tracked, direct-mapped:
+    /// a PossResend (97=Y) of an order already answered and done is recognised by its
+    /// ClOrdID. One store per release; an entry overwritten by a later key only makes a very
+    /// old resend count as the order it claims to be.
+    released: Box<[u64]>,
+    /// The `--by` ids of the request being recorded ([`Correlator::on_request_grouped`]).
+    groups: crate::group::Groups,
     pub counters: CorrelationCounters,
 }
+
+/// Entries of [`Correlator`]'s recently released keys (a power of two).
+const RELEASED_MEMORY: usize = 1 << 16;
 
 impl Correlator {
     pub fn new(key: KeySpec, limits: CorrelatorLimits) -> Self {
@@ -102,6 +151,8 @@ impl Correlator {
             limits,
             table: PendingTable::new(),
             key_buf: Vec::new(),
+            released: vec![0; RELEASED_MEMORY].into_boxed_slice(),
+            groups: crate::group::NO_GROUPS,
             counters: CorrelationCounters::default(),
         }
     }
@@ -131,6 +182,21 @@ impl Correlator {
         self.on_request_at(session, request_type, facts, ts_ns, 0)
     }
 
+    /// [`Correlator::on_request_at`] with the order's `--by` value ids.
+    pub fn on_request_grouped(
+        &mut self,
+        session: u64,
+        request_type: RequestType,
+        facts: &MessageFacts,
+        ts_ns: u64,
+        last_byte_seq: u32,
+        groups: crate::group::Groups,
+    ) {
+        self.groups = groups;
+        self.on_request_at(session, request_type, facts, ts_ns, last_byte_seq);
+        self.groups = crate::group::NO_GROUPS;
+    }
+
     /// [`Correlator::on_request`] with the TCP sequence number of the request's last byte.
     pub fn on_request_at(
         &mut self,
@@ -151,8 +217,12 @@ impl Correlator {
                 if self.table.len() >= self.limits.max_pending {
                     self.evict_oldest();
                 }
-                self.table
-                    .insert(session, key, hash, ts_ns, last_byte_seq, request_type);
+                let slot =
+                    self.table
+                        .insert(session, key, hash, ts_ns, last_byte_seq, request_type);
+                let p = self.table.get_mut(slot);
+                p.msg_seq = facts.msg_seq_num;
+                p.groups = self.groups;
             }
         } else {
             self.counters.missing_key += 1;
@@ -191,36 +261,24 @@ impl Correlator {
         let counters = &mut self.counters;
         let p = self.table.get_mut(slot);
         let late = p.timed_out;
-        let request_type = p.request_type;
-        let request_ts_ns = p.request_ts_ns;
-        let request_seq = p.request_seq;
+        let order = OrderFacts::of(p, session);
         let mut emit = |stage, from: u64| match ts_ns.checked_sub(from) {
-            Some(ns) => on_latency(
-                Latency {
-                    stage,
-                    request_type,
-                    session,
-                    ns,
-                    late,
-                    request_ts_ns,
-                    request_seq,
-                },
-                key,
-            ),
+            Some(ns) => on_latency(order.latency(stage, ns), key),
             None => counters.time_reversed += 1,
         };
         if first {
             emit(Stage::FirstResponse, p.request_ts_ns);
         }
-        if kind.ack && p.ack_ts_ns.is_none() {
-            p.ack_ts_ns = Some(ts_ns);
+        if kind.ack && !p.acked {
+            p.acked = true;
+            p.ack_ts_ns = ts_ns;
             emit(Stage::Ack, p.request_ts_ns);
         }
         if kind.fill && !p.filled {
             p.filled = true;
             emit(Stage::Fill, p.request_ts_ns);
-            if let Some(ack) = p.ack_ts_ns {
-                emit(Stage::AckToFill, ack);
+            if p.acked {
+                emit(Stage::AckToFill, p.ack_ts_ns);
             }
         }
         if first {
@@ -229,7 +287,7 @@ impl Correlator {
         }
         self.key_buf = key_buf;
         if kind.terminal {
-            self.table.release(slot);
+            self.release(slot);
         }
         if kind.ends_original {
             self.end_original(session, facts.orig_cl_ord_id, slot);
@@ -246,9 +304,98 @@ impl Correlator {
         let hash = self.table.hash(session, orig);
         if let Some(slot) = self.table.find(session, orig, hash) {
             if slot != answered_slot && self.table.get(slot).responded {
-                self.table.release(slot);
+                self.release(slot);
             }
         }
+    }
+
+    /// Stops tracking a request, remembering its key for PossResend checks.
+    fn release(&mut self, slot: u32) {
+        let hash = self.table.get(slot).hash_of();
+        self.released[hash as usize & (RELEASED_MEMORY - 1)] = hash;
+        self.table.release(slot);
+    }
+
+    /// Whether the request `facts` names is tracked on `session` or was recently (a
+    /// PossResend (97=Y) of it is a replay, not a new order).
+    pub fn knows_request(&mut self, session: u64, facts: &MessageFacts) -> bool {
+        let mut key_buf = std::mem::take(&mut self.key_buf);
+        let known = facts.key(&self.key, &mut key_buf).is_some_and(|key| {
+            let hash = self.table.hash(session, key);
+            self.table.find(session, key, hash).is_some()
+                || self.released[hash as usize & (RELEASED_MEMORY - 1)] == hash
+        });
+        self.key_buf = key_buf;
+        known
+    }
+
+    /// A session Reject (35=3) naming a request by RefSeqNum (45) answers it: the reject
+    /// is its first response and acknowledgement, and the order is over. The latencies go
+    /// to `on_latency` like a response's; false when no tracked request has that MsgSeqNum.
+    pub fn answer_by_msg_seq<F>(
+        &mut self,
+        session: u64,
+        ref_seq: u32,
+        ts_ns: u64,
+        on_latency: F,
+    ) -> bool
+    where
+        F: FnMut(Latency, &[u8]),
+    {
+        match self.table.find_by_msg_seq(session, ref_seq) {
+            Some(slot) => {
+                self.answer_with_reject(slot, session, ts_ns, on_latency);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// A BusinessMessageReject (35=j) naming a request by its key (BusinessRejectRefID
+    /// 379) answers it, as [`Correlator::answer_by_msg_seq`].
+    pub fn answer_by_key<F>(&mut self, session: u64, key: &[u8], ts_ns: u64, on_latency: F) -> bool
+    where
+        F: FnMut(Latency, &[u8]),
+    {
+        let hash = self.table.hash(session, key);
+        match self.table.find(session, key, hash) {
+            Some(slot) => {
+                self.answer_with_reject(slot, session, ts_ns, on_latency);
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn answer_with_reject<F>(&mut self, slot: u32, session: u64, ts_ns: u64, mut on_latency: F)
+    where
+        F: FnMut(Latency, &[u8]),
+    {
+        let first = self.table.answer(slot);
+        let p = self.table.get_mut(slot);
+        let late = p.timed_out;
+        let mut stages = [None, None];
+        if first {
+            stages[0] = Some(Stage::FirstResponse);
+        }
+        if !p.acked {
+            p.acked = true;
+            p.ack_ts_ns = ts_ns;
+            stages[1] = Some(Stage::Ack);
+        }
+        let order = OrderFacts::of(p, session);
+        let key = p.key_bytes().to_vec();
+        for stage in stages.into_iter().flatten() {
+            match ts_ns.checked_sub(order.request_ts_ns) {
+                Some(ns) => on_latency(order.latency(stage, ns), &key),
+                None => self.counters.time_reversed += 1,
+            }
+        }
+        if first {
+            self.counters.matched += 1;
+            self.counters.late += u64::from(late);
+        }
+        self.release(slot);
     }
 
     /// Reports requests that reached `-t` without a response at time `now_ns` (each once;
@@ -269,7 +416,7 @@ impl Correlator {
             } else {
                 self.counters.unanswered_closed += 1;
             }
-            self.table.release(slot);
+            self.release(slot);
         }
     }
 

@@ -34,7 +34,14 @@ pub(super) struct Pending {
     /// TCP sequence number of the request's last byte (`--breakdown`).
     pub request_seq: u32,
     pub request_type: RequestType,
-    pub ack_ts_ns: Option<u64>,
+    /// The request's MsgSeqNum (34; 0 when absent): a session Reject names it in RefSeqNum.
+    pub msg_seq: u32,
+    /// When the first acknowledgement came (valid when `acked`; not an `Option`, which
+    /// would cost 7 more bytes and the slot its two-cache-line size).
+    pub ack_ts_ns: u64,
+    pub acked: bool,
+    /// The order's `--by` value ids (the slot's spare bytes).
+    pub groups: crate::group::Groups,
     /// A first response came.
     pub responded: bool,
     pub filled: bool,
@@ -49,6 +56,16 @@ pub(super) struct Pending {
 }
 
 impl Pending {
+    /// The hash of (session, key) the index files it under.
+    pub fn hash_of(&self) -> u64 {
+        self.hash
+    }
+
+    /// The request's key.
+    pub fn key_bytes(&self) -> &[u8] {
+        self.key.get()
+    }
+
     fn vacant() -> Self {
         Pending {
             session: 0,
@@ -57,7 +74,10 @@ impl Pending {
             request_ts_ns: 0,
             request_seq: 0,
             request_type: RequestType::NewOrder,
-            ack_ts_ns: None,
+            msg_seq: 0,
+            ack_ts_ns: 0,
+            acked: false,
+            groups: crate::group::NO_GROUPS,
             responded: false,
             filled: false,
             timed_out: false,
@@ -212,7 +232,10 @@ impl PendingTable {
         p.request_ts_ns = request_ts_ns;
         p.request_seq = request_seq;
         p.request_type = request_type;
-        p.ack_ts_ns = None;
+        p.msg_seq = 0;
+        p.ack_ts_ns = 0;
+        p.acked = false;
+        p.groups = crate::group::NO_GROUPS;
         p.responded = false;
         p.filled = false;
         p.timed_out = false;
@@ -271,6 +294,20 @@ impl PendingTable {
                 return Some(entry.0);
             }
             self.unanswered_by_age.pop_front();
+        }
+        None
+    }
+
+    /// The tracked request of `session` whose MsgSeqNum is `msg_seq` (O(the session's
+    /// requests): only session Rejects ask, and they are rare).
+    pub fn find_by_msg_seq(&self, session: u64, msg_seq: u32) -> Option<u32> {
+        let mut slot = self.any_of_session(session)?;
+        while slot != NONE {
+            let p = &self.slots[slot as usize];
+            if p.msg_seq == msg_seq {
+                return Some(slot);
+            }
+            slot = p.next;
         }
         None
     }

@@ -22,6 +22,54 @@ pub mod tag {
     pub const TARGET_COMP_ID: u32 = 56;
     pub const ORD_STATUS: u32 = 39;
     pub const EXEC_TYPE: u32 = 150;
+    pub const BEGIN_SEQ_NO: u32 = 7;
+    pub const END_SEQ_NO: u32 = 16;
+    pub const NEW_SEQ_NO: u32 = 36;
+    pub const POSS_DUP_FLAG: u32 = 43;
+    pub const REF_SEQ_NUM: u32 = 45;
+    pub const POSS_RESEND: u32 = 97;
+    pub const HEART_BT_INT: u32 = 108;
+    pub const TEST_REQ_ID: u32 = 112;
+    pub const GAP_FILL_FLAG: u32 = 123;
+    pub const RESET_SEQ_NUM_FLAG: u32 = 141;
+    pub const SESSION_REJECT_REASON: u32 = 373;
+    pub const BUSINESS_REJECT_REF_ID: u32 = 379;
+    pub const BUSINESS_REJECT_REASON: u32 = 380;
+}
+
+/// A comma-separated list of distinct tag numbers, 1 to `max` of them (`--key`, `--by`).
+pub fn parse_tag_list(s: &str, max: usize) -> Result<Vec<u32>, String> {
+    let mut tags = Vec::new();
+    for part in s.split(',').map(str::trim) {
+        match part.parse::<u32>() {
+            Ok(t) if t > 0 => {
+                if tags.contains(&t) {
+                    return Err(format!("tag {t} appears twice"));
+                }
+                tags.push(t)
+            }
+            _ => return Err(format!("'{part}' is not a FIX tag number")),
+        }
+    }
+    if tags.is_empty() || tags.len() > max {
+        return Err(format!("1 to {max} tags"));
+    }
+    Ok(tags)
+}
+
+/// A FIX unsigned integer field (digits only, at most 10 of them, fits u32).
+pub fn parse_u32(value: &[u8]) -> Option<u32> {
+    if value.is_empty() || value.len() > 10 {
+        return None;
+    }
+    let mut n: u64 = 0;
+    for &b in value {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        n = n * 10 + u64::from(b - b'0');
+    }
+    u32::try_from(n).ok()
 }
 
 /// Sum of bytes modulo 256, as FIX's CheckSum (10) defines it.

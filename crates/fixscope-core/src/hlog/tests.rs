@@ -20,6 +20,7 @@ fn latency(stage: Stage, t: RequestType, ns: u64) -> Latency {
         late: false,
         request_ts_ns: T0_NS,
         request_seq: 0,
+        groups: crate::group::NO_GROUPS,
     }
 }
 

@@ -102,7 +102,26 @@ pub(crate) fn read_capture_counted(
             .clamp(MIN_BUFFER_SIZE, BUFFER_SIZE),
         _ => BUFFER_SIZE,
     };
-    read_stream(file, capacity, path, ports, stats, on_segment)
+    read_stream(Counting(file), capacity, path, ports, stats, on_segment)
+}
+
+/// Bytes of capture read so far by this process, all files (a progress bar reads it).
+pub fn bytes_read() -> u64 {
+    BYTES_READ.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+static BYTES_READ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// A reader counting what it reads into [`BYTES_READ`] (one relaxed add per refill of
+/// the parser's buffer, not per packet).
+struct Counting<R>(R);
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.0.read(buf)?;
+        BYTES_READ.fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+        Ok(n)
+    }
 }
 
 /// [`read_capture_until`] over any byte stream (a pipe, or bytes in memory for the fuzz

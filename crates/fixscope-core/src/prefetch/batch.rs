@@ -20,14 +20,14 @@ struct SegmentMeta {
 /// Owned segments: metadata plus one byte arena for every payload, and the capture
 /// counters as they stood after the last of them.
 #[derive(Default)]
-pub(super) struct SegmentBatch {
+pub(crate) struct SegmentBatch {
     metas: Vec<SegmentMeta>,
     payloads: Vec<u8>,
-    pub(super) stats: CaptureStats,
+    pub(crate) stats: CaptureStats,
 }
 
 impl SegmentBatch {
-    pub(super) fn with_capacity(segments: usize, payload_bytes: usize) -> Self {
+    pub(crate) fn with_capacity(segments: usize, payload_bytes: usize) -> Self {
         SegmentBatch {
             metas: Vec::with_capacity(segments),
             payloads: Vec::with_capacity(payload_bytes),
@@ -35,7 +35,7 @@ impl SegmentBatch {
         }
     }
 
-    pub(super) fn push(&mut self, s: &Segment<'_>) {
+    pub(crate) fn push(&mut self, s: &Segment<'_>) {
         let payload_start = self.payloads.len();
         self.payloads.extend_from_slice(s.payload);
         self.metas.push(SegmentMeta {
@@ -51,16 +51,16 @@ impl SegmentBatch {
         });
     }
 
-    pub(super) fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.metas.len()
     }
 
-    pub(super) fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.metas.is_empty()
     }
 
     /// Segment `i` (< `len()`), borrowing its payload from the arena.
-    pub(super) fn segment(&self, i: usize) -> Segment<'_> {
+    pub(crate) fn segment(&self, i: usize) -> Segment<'_> {
         let m = &self.metas[i];
         Segment {
             ts_ns: m.ts_ns,
@@ -75,7 +75,7 @@ impl SegmentBatch {
     }
 
     /// Empties the batch, keeping its allocations for reuse.
-    pub(super) fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.metas.clear();
         self.payloads.clear();
     }

@@ -10,7 +10,7 @@
 //! [`CaptureSource`] is that reader behind the [`Source`] seam (pull: one batch per poll);
 //! [`read_captures_in_background`] drives it with callbacks.
 
-mod batch;
+pub(crate) mod batch;
 #[cfg(test)]
 mod tests;
 

@@ -14,11 +14,16 @@ use crate::stats::{Distribution, PERCENTILES};
 /// Writes JSON lines to any `Write`.
 pub struct JsonReporter<W: Write> {
     out: W,
+    /// One interval line, reused.
+    buf: Vec<u8>,
 }
 
 impl<W: Write> JsonReporter<W> {
     pub fn new(out: W) -> Self {
-        JsonReporter { out }
+        JsonReporter {
+            out,
+            buf: Vec::new(),
+        }
     }
 
     pub fn into_inner(self) -> W {
@@ -146,41 +151,14 @@ pub fn slowest_json(slowest: &[&[SlowOrder]; 4], unix_offset_ns: i64) -> Value {
 
 impl<W: Write> Reporter for JsonReporter<W> {
     fn interval(&mut self, r: &IntervalReport<'_>) -> io::Result<()> {
-        let stages: Vec<Value> = r
-            .all_stages()
-            .map(|s| {
-                let mut m = Map::new();
-                m.insert("stage".into(), s.stage.name().into());
-                m.insert("count".into(), s.count.into());
-                m.insert("rate_per_s".into(), json!(s.rate_per_s));
-                m.insert("min_ns".into(), some_if(s.count, s.min_ns.into()));
-                m.insert("mean_ns".into(), some_if(s.count, json!(s.mean_ns)));
-                m.insert("max_ns".into(), some_if(s.count, s.max_ns.into()));
-                for ((_, _, field), v) in PERCENTILES.iter().zip(s.percentiles_ns) {
-                    m.insert((*field).into(), v.map_or(Value::Null, Value::from));
-                }
-                m.insert("over_range".into(), s.over_range.into());
-                Value::Object(m)
-            })
-            .collect();
-        let v = json!({
-            "type": "interval",
-            "start_ns": r.start_ns,
-            "end_ns": r.end_ns,
-            "start": r.span.start_utc(),
-            "end": r.span.end_utc(),
-            "duration_s": r.span.seconds(),
-            "stages": stages,
-            "counters": r.counters,
-            "delta": counter_map(&r.delta),
-            "source": counter_map(r.source),
-            "slowest": slowest_all_json(
-                &r.slowest,
-                r.breakdown.iter().map(|s| (s.stage, r.slowest_of(s.stage))),
-                r.span.unix_offset_ns,
-            ),
-        });
-        self.line(&with_timestamp_source(v, &r.span))
+        // Written straight from the report by `line` (no `Value` tree: building one was most
+        // of a report's cost at `-r 1`, issue #22); a test checks the bytes are those of
+        // the `Value` path (`interval_value`), field for field.
+        self.buf.clear();
+        super::json_line::interval(&mut self.buf, r);
+        self.buf.push(b'\n');
+        self.out.write_all(&self.buf)?;
+        self.out.flush()
     }
 
     fn summary(&mut self, r: &SummaryReport<'_>) -> io::Result<()> {
@@ -206,6 +184,12 @@ impl<W: Write> Reporter for JsonReporter<W> {
                 if let (false, Value::Object(m)) = (s.breakdown.is_empty(), &mut v) {
                     m.insert("breakdown".into(), stages_json(&s.breakdown));
                 }
+                if let (Some(stats), Value::Object(m)) = (r.stats.sessions().get((s.id as usize).wrapping_sub(1)), &mut v) {
+                    m.insert(
+                        "session_layer".into(),
+                        super::session::session_health_json(&stats.health, r.span.end_ns),
+                    );
+                }
                 v
             })
             .collect();
@@ -226,6 +210,17 @@ impl<W: Write> Reporter for JsonReporter<W> {
                 r.span.unix_offset_ns,
             ),
         });
+        let mut v = v;
+        if let Value::Object(m) = &mut v {
+            if r.stats.layer_known() {
+                for (k, field) in super::session::summary_fields(r.stats) {
+                    m.insert(k.into(), field);
+                }
+            }
+            if let Some(by) = &r.stats.by {
+                m.insert("by".into(), super::by::by_json(by));
+            }
+        }
         self.line(&with_timestamp_source(v, &r.span))
     }
 }
@@ -236,4 +231,50 @@ fn with_timestamp_source(mut v: Value, span: &super::TimeSpan) -> Value {
         m.insert("timestamp_source".into(), name.into());
     }
     v
+}
+
+/// An interval line as a `Value` — the reference the hand-written writer
+/// (`report::json_line`) is tested against, byte for byte.
+#[cfg(test)]
+pub(crate) fn interval_value(r: &IntervalReport<'_>) -> Value {
+    let stages: Vec<Value> = r
+        .all_stages()
+        .map(|s| {
+            let mut m = Map::new();
+            m.insert("stage".into(), s.stage.name().into());
+            m.insert("count".into(), s.count.into());
+            m.insert("rate_per_s".into(), json!(s.rate_per_s));
+            m.insert("min_ns".into(), some_if(s.count, s.min_ns.into()));
+            m.insert("mean_ns".into(), some_if(s.count, json!(s.mean_ns)));
+            m.insert("max_ns".into(), some_if(s.count, s.max_ns.into()));
+            for ((_, _, field), v) in PERCENTILES.iter().zip(s.percentiles_ns) {
+                m.insert((*field).into(), v.map_or(Value::Null, Value::from));
+            }
+            m.insert("over_range".into(), s.over_range.into());
+            Value::Object(m)
+        })
+        .collect();
+    let mut v = json!({
+        "type": "interval",
+        "start_ns": r.start_ns,
+        "end_ns": r.end_ns,
+        "start": r.span.start_utc(),
+        "end": r.span.end_utc(),
+        "duration_s": r.span.seconds(),
+        "stages": stages,
+        "counters": r.counters,
+        "delta": counter_map(&r.delta.list()),
+        "source": counter_map(r.source),
+        "slowest": slowest_all_json(
+            &r.slowest,
+            r.breakdown.iter().map(|s| (s.stage, r.slowest_of(s.stage))),
+            r.span.unix_offset_ns,
+        ),
+    });
+    if let Value::Object(m) = &mut v {
+        for (k, field) in super::session::interval_fields(r) {
+            m.insert(k.into(), field);
+        }
+    }
+    with_timestamp_source(v, &r.span)
 }

@@ -6,7 +6,10 @@
 //! knowing which. Reports borrow the histograms, so a reporter can take what it needs
 //! (an interval log wants the whole interval histogram) without copying on every interval.
 
+pub mod by;
 pub mod json;
+mod json_line;
+pub mod session;
 pub mod text;
 
 use std::io;
@@ -85,11 +88,9 @@ pub struct IntervalReport<'a> {
     pub counters: Counters,
     /// What each counter added during this interval (e.g. requests that reached `-t`
     /// without a response in it: `timed_out`).
-    pub delta: Vec<Counter>,
+    pub delta: Counters,
     /// The source's own counters worth watching per interval (e.g. kernel ring drops).
     pub source: &'a [Counter],
-    /// The interval's histogram per stage, indexed by [`Stage::index`].
-    pub histograms: [&'a Histogram<u64>; 4],
     /// The interval's slowest orders per stage (`--slowest`), slowest first, indexed by
     /// [`Stage::index`]; each carries its session's names and addresses.
     pub slowest: [&'a [SlowOrder]; 4],
@@ -139,10 +140,9 @@ impl<'a> IntervalReport<'a> {
             end_ns: span.end_ns,
             span,
             stages,
-            delta: counters.since(previous),
+            delta: counters.minus(previous),
             counters,
             source,
-            histograms: Stage::ALL.map(|s| stats.interval(s).histogram()),
             slowest: Stage::ALL.map(|s| stats.interval_slowest(s)),
             breakdown,
             stats,
@@ -154,7 +154,8 @@ impl<'a> IntervalReport<'a> {
         self.stages.iter().chain(&self.breakdown)
     }
 
-    /// The interval's histogram of any stage.
+    /// The interval's histogram of any stage, as hdrhistogram's type: built when first
+    /// asked (a report nobody reads a histogram of builds none).
     pub fn histogram(&self, stage: Stage) -> &'a Histogram<u64> {
         self.stats.interval(stage).histogram()
     }

@@ -38,10 +38,9 @@ impl<W: Write> TextReporter<W> {
 impl<W: Write> Reporter for TextReporter<W> {
     fn interval(&mut self, r: &IntervalReport<'_>) -> io::Result<()> {
         let c = &r.counters;
-        let delta = |name: &str| r.delta.iter().find(|(n, _)| n == name).map_or(0, |c| c.1);
         writeln!(
             self.out,
-            "--- {} {:>8.3}s  msgs {}  req {}  resp {}  matched {}  unmatched {}  unanswered {}  timed-out {} (+{})  late {} (+{})  gaps {}",
+            "--- {} {:>8.3}s  msgs {}  req {}  resp {}  matched {}  unmatched {}  unanswered {}  timed-out {} (+{})  late {} (+{})  gaps {}  peak/1ms {}",
             r.span.end_utc(),
             r.span.seconds(),
             c.framing.messages,
@@ -51,10 +50,11 @@ impl<W: Write> Reporter for TextReporter<W> {
             c.correlation.unmatched_responses,
             c.unanswered_pending,
             c.correlation.timed_out,
-            delta("timed_out"),
+            r.delta.correlation.timed_out,
             c.correlation.late,
-            delta("late"),
+            r.delta.correlation.late,
             c.reassembly.gaps,
+            r.stats.layer.rate.interval().peak_1ms,
         )?;
         if let Some(name) = r.span.timestamp_source {
             writeln!(self.out, "    timestamps {name}")?;
@@ -143,6 +143,12 @@ impl<W: Write> Reporter for TextReporter<W> {
                 )?;
             }
         }
+        if let Some(by) = &r.stats.by {
+            super::by::write_by(out, by)?;
+        }
+        if r.stats.layer_known() {
+            super::session::write_summary(out, r)?;
+        }
         write_slowest(out, &r.slowest, r.span.unix_offset_ns)?;
         write_counters(out, &r.counters, r.source)?;
         let stage = self.histogram_stage;
@@ -226,7 +232,7 @@ fn opt_ns(d: &Distribution, v: u64) -> String {
     }
 }
 
-fn write_stage_header(out: &mut impl Write, first: &str) -> io::Result<()> {
+pub(super) fn write_stage_header(out: &mut impl Write, first: &str) -> io::Result<()> {
     write!(out, "{first:<22} {:>9} {:>9} {:>9}", "count", "min", "mean")?;
     for (_, label, _) in PERCENTILES {
         write!(out, " {label:>9}")?;
@@ -234,7 +240,11 @@ fn write_stage_header(out: &mut impl Write, first: &str) -> io::Result<()> {
     writeln!(out, " {:>9}", "max")
 }
 
-fn write_stage_row(out: &mut impl Write, name: &str, d: &Distribution) -> io::Result<()> {
+pub(super) fn write_stage_row(
+    out: &mut impl Write,
+    name: &str,
+    d: &Distribution,
+) -> io::Result<()> {
     write!(out, "{name:<22} {:>9}", d.count)?;
     if d.count == 0 {
         return writeln!(out);

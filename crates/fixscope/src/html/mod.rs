@@ -11,6 +11,7 @@
 
 mod meanings;
 pub(crate) mod page;
+mod session_layer;
 
 use std::io;
 use std::path::PathBuf;

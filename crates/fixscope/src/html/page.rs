@@ -148,6 +148,9 @@ pub fn render(
     }
     slowest(&mut h, &r.slowest, r.span.unix_offset_ns);
     sessions(&mut h, r);
+    if r.stats.layer_known() {
+        super::session_layer::section(&mut h, r);
+    }
     counters(&mut h, r);
     h.push_str(
         "<p class=\"note\">Written by fixscope; field meanings as in docs/output-json.md.</p>\n\
@@ -163,7 +166,7 @@ fn strip_xml_header(svg: &str) -> &str {
     }
 }
 
-fn stage_table_head(h: &mut String, first: &str) {
+pub(super) fn stage_table_head(h: &mut String, first: &str) {
     let _ = write!(
         h,
         "<table><tr><th class=\"l\">{first}</th><th>count</th><th>min µs</th><th>mean µs</th>"
@@ -174,7 +177,7 @@ fn stage_table_head(h: &mut String, first: &str) {
     h.push_str("<th>max µs</th><th>above range</th></tr>\n");
 }
 
-fn stage_row(h: &mut String, name: &str, key: &str, d: &Distribution) {
+pub(super) fn stage_row(h: &mut String, name: &str, key: &str, d: &Distribution) {
     let warn = if d.over_range > 0 {
         " class=\"warn\""
     } else {

@@ -25,6 +25,8 @@ pub struct Settings {
     pub bounds: ClassicBounds,
     /// Per-session series for the first this-many sessions seen (0: none).
     pub sessions: usize,
+    /// `--prometheus-by`: latency series per `--by` value.
+    pub by: bool,
 }
 
 /// Keeps what must outlive one report: which latency series exist (a series, once
@@ -48,6 +50,8 @@ pub struct Inputs<'a> {
     pub at_unix_s: f64,
     /// Who stamped the packets (`live --tap`), exported as an info metric.
     pub timestamp_source: Option<&'static str>,
+    /// The report's end in the source's clock (ages of session state).
+    pub now_ns: u64,
 }
 
 impl Collector {
@@ -77,6 +81,19 @@ impl Collector {
         let mut families = vec![self.latency(input.stats)];
         if self.settings.sessions > 0 {
             families.extend(self.sessions(input.stats));
+            families.extend(super::session_layer::per_session(
+                input.stats,
+                self.settings.sessions,
+                input.now_ns,
+            ));
+        }
+        families.extend(super::session_layer::totals(
+            input.stats,
+            input.now_ns,
+            &self.settings.bounds,
+        ));
+        if self.settings.by {
+            families.extend(super::session_layer::by(input.stats, &self.settings.bounds));
         }
         for (name, value) in input.counters.list() {
             let kind = if GAUGES.contains(&name.as_str()) {

@@ -16,6 +16,7 @@ pub mod native;
 pub mod negotiate;
 pub mod proto;
 pub mod server;
+pub mod session_layer;
 pub mod text;
 pub mod textfile;
 
@@ -106,6 +107,7 @@ impl Reporter for PrometheusReporter {
             source: r.source,
             at_unix_s: unix_s(&r.span),
             timestamp_source: r.span.timestamp_source,
+            now_ns: r.span.end_ns,
         });
         if let Some(published) = &self.published {
             published.publish(snapshot);
@@ -120,6 +122,7 @@ impl Reporter for PrometheusReporter {
             source: r.source,
             at_unix_s: unix_s(&r.span),
             timestamp_source: r.span.timestamp_source,
+            now_ns: r.span.end_ns,
         });
         if let Some(path) = &self.textfile {
             textfile::write(path, &snapshot).map_err(|e| io::Error::other(format!("{e:#}")))?;

@@ -13,6 +13,7 @@
 
 mod model;
 mod panels;
+mod session_layer;
 pub mod slowest;
 mod terminal;
 #[cfg(test)]

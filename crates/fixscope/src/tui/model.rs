@@ -9,7 +9,7 @@ use fixscope_core::report::{
     Counters, IntervalReport, SessionSummary, StageSummary, SummaryReport, TimeSpan,
 };
 use fixscope_core::source::Counter;
-use fixscope_core::stats::{quantile_with_over_range, Distribution, PERCENTILES};
+use fixscope_core::stats::Distribution;
 use hdrhistogram::Histogram;
 
 use super::slowest::SlowRow;
@@ -90,6 +90,9 @@ pub struct SummaryFigures {
     pub untracked_sessions: u64,
     pub source: Vec<Counter>,
     pub histograms: [HistogramRows; 4],
+    /// The session layer per session, and `--by`'s values (#21).
+    pub session_layer: Vec<super::session_layer::LayerRow>,
+    pub by: Vec<[String; 6]>,
 }
 
 /// Everything the views read.
@@ -118,17 +121,13 @@ impl Model {
     }
 
     pub fn on_interval(&mut self, r: &IntervalReport<'_>) {
-        let delta = |name: &str| r.delta.iter().find(|(n, _)| n == name).map_or(0, |c| c.1);
         let stages = Stage::ALL.map(|stage| {
             let s = &r.stages[stage.index()];
-            let hist = r.histograms[stage.index()];
             StagePoint {
                 count: s.count,
-                percentiles_ns: CHART_PERCENTILES.map(|i| {
-                    quantile_with_over_range(hist, s.count, s.min_ns, s.max_ns, PERCENTILES[i].0)
-                }),
+                percentiles_ns: CHART_PERCENTILES.map(|i| s.percentiles_ns[i]),
                 max_ns: s.max_ns,
-                range_ns: hist.high(),
+                range_ns: r.stats.interval(stage).range_ns(),
             }
         });
         if self.history.len() == HISTORY {
@@ -137,8 +136,8 @@ impl Model {
         self.history.push_back(IntervalPoint {
             span: r.span,
             stages,
-            requests: delta("requests"),
-            messages: delta("messages"),
+            requests: r.delta.correlation.requests,
+            messages: r.delta.framing.messages,
         });
         self.counters = r.counters;
         self.interval_source = r.source.to_vec();
@@ -161,6 +160,8 @@ impl Model {
             sessions: r.sessions.clone(),
             untracked_sessions: r.untracked_sessions,
             source: r.source.to_vec(),
+            session_layer: super::session_layer::rows(r),
+            by: super::session_layer::by_rows(r),
             histograms: Stage::ALL.map(|s| {
                 histogram_rows(
                     r.histograms[s.index()],
@@ -220,7 +221,7 @@ pub fn histogram_rows(hist: &Histogram<u64>, dist: &Distribution, rows: usize) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fixscope_core::stats::LatencyRecorder;
+    use fixscope_core::stats::{quantile_with_over_range, LatencyRecorder, PERCENTILES};
 
     /// The interval quantile (the core's `quantile_with_over_range`) follows the one
     /// definition (LatencyRecorder's) exactly, over values in and above range.

@@ -325,12 +325,15 @@ pub fn sessions(frame: &mut Frame<'_>, area: Rect, model: &Model) {
         Constraint::Length(9),
     ];
     let header = Row::new(SESSION_HEADER).style(HEADER);
+    let [top, bottom] =
+        Layout::vertical([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(area);
     frame.render_widget(
         Table::new(rows, widths)
             .header(header)
             .block(Block::bordered().title(title)),
-        area,
+        top,
     );
+    super::session_layer::render(frame, bottom, &s.session_layer, &s.by);
 }
 
 /// The slowest orders, as given (slowest first within each stage).

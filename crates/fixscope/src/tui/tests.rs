@@ -61,6 +61,7 @@ fn latency(stage: Stage, session: u64, ns: u64) -> Latency {
         late: false,
         request_ts_ns: 0,
         request_seq: 0,
+        groups: fixscope_core::group::NO_GROUPS,
     }
 }
 
@@ -448,4 +449,49 @@ fn slowest_view_lists_the_rows_it_is_given() {
     ] {
         assert!(row.contains(part), "{part}: {row}");
     }
+}
+
+/// The Sessions view shows each session's FIX session layer, alarms in red (#21).
+#[test]
+fn sessions_view_shows_the_session_layer_and_its_alarms() {
+    let mut stats = known_stats();
+    let end = span().end_ns;
+    {
+        let h = &mut stats.session_mut(2).expect("session 2").health;
+        h.counters.logons = 2;
+        h.counters.possdup_requests = 198;
+        h.heart_bt_int_s = Some(30);
+        h.logged_on = true;
+        // Silent for 61 s: more than 2x HeartBtInt.
+        h.last_message_ns = [Some(end - 61_000_000_000), Some(end - 1_000)];
+    }
+    stats
+        .session_mut(1)
+        .expect("session 1")
+        .health
+        .counters
+        .heartbeats = 77;
+    let mut model = Model::new("t");
+    model.on_summary(&SummaryReport::new(
+        &stats,
+        Counters::default(),
+        &[],
+        span(),
+    ));
+    let buf = render(&model, &view_ui(View::Sessions));
+    let screen = screen_text(&buf);
+    assert!(screen.contains("session layer"), "{screen}");
+    assert!(screen.contains("stale"), "{screen}");
+    assert!(
+        screen.contains("198/0"),
+        "possdup requests/responses: {screen}"
+    );
+    assert!(
+        screen.contains("77/0"),
+        "heartbeats/test requests: {screen}"
+    );
+    let (x, y) = find(&buf, "stale").unwrap();
+    assert_eq!(buf[(x, y)].fg, Color::Red, "an alarm is red");
+    let (x, y) = find(&buf, "77/0").unwrap();
+    assert_ne!(buf[(x, y)].fg, Color::Red, "no alarm, not red");
 }

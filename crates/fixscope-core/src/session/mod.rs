@@ -1,0 +1,454 @@
+//! The FIX session layer: who talks (sessions are their CompIDs, not a TCP connection),
+//! the session's own messages, its sequence numbers, and what they mean for the orders.
+//!
+//! - A **session** is its (SenderCompID, TargetCompID) pair as the client sends it: a
+//!   reconnect continues it. A connection whose messages carry no CompIDs is a session of
+//!   its own (anonymous), ended by its close.
+//! - An **epoch** begins at a Logon with ResetSeqNumFlag (141=Y) or a SequenceReset-Reset
+//!   (35=4 without 123=Y): sequence numbers restart and ClOrdIDs may be reused, so the
+//!   correlator's scope is (session, epoch) — requests are never paired across epochs, and
+//!   those of the ended epoch are accounted `unanswered_closed`.
+//! - **Replays are not orders**: a PossDup (43=Y) under a (session, direction, MsgSeqNum)
+//!   already seen is a replay (`possdup_requests`/`possdup_responses`): not a request, not a
+//!   duplicate, never a first response. A PossDup never seen is the first sighting and
+//!   counts as what it is. A PossResend (97=Y) carries a new MsgSeqNum: a request is a
+//!   replay when its ClOrdID is (or was recently) tracked. The flag alone decides nothing.
+//! - A TCP connection closing does not end a named session: its pending requests can still
+//!   be answered after the reconnect (they stay `pending`, and `-t` still alerts).
+//!
+//! | file | concern |
+//! |---|---|
+//! | `counters.rs` | the counters (the contract's names) |
+//! | `fields.rs` | the fields of administrative messages |
+//! | `sequence.rs` | MsgSeqNums seen and expected, per direction and epoch |
+//! | `health.rs` | what reports show: per-session state and alarms, the run's figures |
+
+mod counters;
+mod fields;
+mod health;
+mod sequence;
+
+use std::collections::VecDeque;
+
+use hashbrown::HashMap;
+
+pub use counters::SessionCounters;
+pub use fields::AdminFields;
+pub use health::{
+    SessionAlarms, SessionHealth, SessionLayerStats, DEFAULT_TEST_REQUEST_PATIENCE_NS,
+};
+pub use sequence::{SeqRanges, SeqVerdict, SequenceTracker};
+
+use crate::correlate::{Correlator, MessageFacts};
+use crate::fix::framing::FramedMessage;
+use crate::segment::{ConnectionKey, Direction};
+use crate::stats::Stats;
+use health::side;
+
+/// A connection's session, bound at its first FIX message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Binding {
+    /// The session's id (as in the sessions table).
+    pub session: u64,
+    /// No CompIDs: the connection is the session.
+    pub anonymous: bool,
+}
+
+/// What the pipeline does with a message after the session layer saw it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action<'m> {
+    /// A request or response: to the correlator.
+    Order,
+    /// A replay: counted, and nothing more.
+    Replay,
+    /// A reject from the server side that may answer a request: by the request's MsgSeqNum
+    /// (RefSeqNum 45) or, for a BusinessMessageReject without it, by its BusinessRejectRefID
+    /// (379) as the request's key.
+    Reject {
+        ref_seq: Option<u32>,
+        ref_id: &'m [u8],
+    },
+    /// Anything else (administrative messages, other application messages).
+    Other,
+}
+
+/// Named sessions kept at most; later CompID pairs are handled as anonymous sessions.
+pub const MAX_NAMED_SESSIONS: usize = 1 << 16;
+/// Unanswered TestRequests remembered per side (the oldest are dropped beyond it).
+const MAX_OUTSTANDING_TEST_REQUESTS: usize = 1024;
+/// The correlator scope of (session, epoch): the epoch above these bits.
+const EPOCH_SHIFT: u32 = 40;
+
+/// The correlator's scope for a session in an epoch.
+pub fn scope_of(session: u64, epoch: u64) -> u64 {
+    session | epoch << EPOCH_SHIFT
+}
+
+/// The session of a correlator scope.
+pub fn session_of(scope: u64) -> u64 {
+    scope & ((1 << EPOCH_SHIFT) - 1)
+}
+
+/// A session's (client, server) CompIDs.
+type CompIds = (Box<[u8]>, Box<[u8]>);
+
+/// The protocol state of one session.
+#[derive(Default)]
+struct SessionState {
+    epoch: u64,
+    /// Per side: client (request direction), server.
+    sequences: [SequenceTracker; 2],
+    /// When each side's still unanswered TestRequests were sent (QuickFIX sends every one
+    /// with 112=TEST: answered first in, first out, not by ID).
+    test_requests: [VecDeque<u64>; 2],
+}
+
+/// The session layer of one pipeline (all its state: no globals, so connections sharded by
+/// (client, server, port) keep every session in one pipeline).
+#[derive(Default)]
+pub struct SessionLayer {
+    by_comp_ids: HashMap<CompIds, u64>,
+    /// Session `id`'s state at index `id - 1` (ids are handed out in order, and every
+    /// message looks its session up: an index, not a hash); `None` once an anonymous
+    /// session ended.
+    states: Vec<Option<Box<SessionState>>>,
+    pub counters: SessionCounters,
+}
+
+impl SessionLayer {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The session of the connection whose message `facts` is: bound at the connection's
+    /// first message (opening the session in `stats` when new).
+    #[inline]
+    pub fn bind(
+        &mut self,
+        current: &mut Option<Binding>,
+        facts: &MessageFacts,
+        direction: Direction,
+        conn: ConnectionKey,
+        next_session: &mut u64,
+        stats: &mut Stats,
+    ) -> Binding {
+        match *current {
+            Some(b) => b,
+            None => self.bind_new(current, facts, direction, conn, next_session, stats),
+        }
+    }
+
+    #[cold]
+    fn bind_new(
+        &mut self,
+        current: &mut Option<Binding>,
+        facts: &MessageFacts,
+        direction: Direction,
+        conn: ConnectionKey,
+        next_session: &mut u64,
+        stats: &mut Stats,
+    ) -> Binding {
+        let (client, server) = match direction {
+            Direction::Request => (facts.sender_comp_id, facts.target_comp_id),
+            Direction::Response => (facts.target_comp_id, facts.sender_comp_id),
+        };
+        let named = !client.is_empty()
+            && !server.is_empty()
+            && (self.by_comp_ids.len() < MAX_NAMED_SESSIONS
+                || self
+                    .by_comp_ids
+                    .contains_key(&(client.into(), server.into())));
+        let states = &mut self.states;
+        let mut open = |stats: &mut Stats| {
+            let id = *next_session;
+            *next_session += 1;
+            stats.open_session(id, conn);
+            let i = (id - 1) as usize;
+            if states.len() <= i {
+                states.resize_with(i + 1, || None);
+            }
+            states[i] = Some(Box::default());
+            id
+        };
+        let binding = if named {
+            let key: CompIds = (client.into(), server.into());
+            match self.by_comp_ids.get(&key) {
+                Some(&id) => {
+                    if let Some(s) = stats.session_mut(id) {
+                        s.connection = conn;
+                    }
+                    Binding {
+                        session: id,
+                        anonymous: false,
+                    }
+                }
+                None => {
+                    let id = open(stats);
+                    if let Some(s) = stats.session_mut(id) {
+                        s.sender_comp_id = String::from_utf8_lossy(client).into_owned();
+                        s.target_comp_id = String::from_utf8_lossy(server).into_owned();
+                    }
+                    self.by_comp_ids.insert(key, id);
+                    Binding {
+                        session: id,
+                        anonymous: false,
+                    }
+                }
+            }
+        } else {
+            let id = open(stats);
+            Binding {
+                session: id,
+                anonymous: true,
+            }
+        };
+        if let Some(s) = stats.session_mut(binding.session) {
+            s.health.connections += 1;
+        }
+        *current = Some(binding);
+        binding
+    }
+
+    fn state(&self, session: u64) -> Option<&SessionState> {
+        self.states
+            .get((session as usize).wrapping_sub(1))
+            .and_then(|s| s.as_deref())
+    }
+
+    fn state_mut(&mut self, session: u64) -> Option<&mut SessionState> {
+        self.states
+            .get_mut((session as usize).wrapping_sub(1))
+            .and_then(|s| s.as_deref_mut())
+    }
+
+    /// The correlator scope of the binding's session now.
+    #[inline]
+    pub fn scope(&self, b: Binding) -> u64 {
+        scope_of(b.session, self.state(b.session).map_or(0, |s| s.epoch))
+    }
+
+    /// Judges one framed message of session `b`: counts it, follows the session's state,
+    /// and says what the pipeline does with it.
+    pub fn on_message<'m>(
+        &mut self,
+        b: Binding,
+        direction: Direction,
+        facts: &MessageFacts,
+        msg: &FramedMessage<'m>,
+        correlator: &mut Correlator,
+        stats: &mut Stats,
+    ) -> Action<'m> {
+        let ts_ns = msg.last_byte_ts_ns;
+        let me = side(direction);
+        stats.layer.rate.observe(ts_ns);
+        let counters = &mut self.counters;
+        let Some(state) = self
+            .states
+            .get_mut((b.session as usize).wrapping_sub(1))
+            .and_then(|s| s.as_deref_mut())
+        else {
+            return Action::Other;
+        };
+        let mut health = stats.session_mut(b.session).map(|s| &mut s.health);
+        if let Some(h) = health.as_deref_mut() {
+            h.rate.observe(ts_ns);
+            h.last_message_ns[me] = Some(ts_ns);
+        }
+        let mut count = |f: fn(&mut SessionCounters), health: &mut Option<&mut SessionHealth>| {
+            f(counters);
+            if let Some(h) = health.as_deref_mut() {
+                f(&mut h.counters);
+            }
+        };
+        let mt = facts.msg_type;
+        let is_request = matches!(mt, b"D" | b"F" | b"G");
+        let is_response = matches!(mt, b"8" | b"9");
+        let admin = matches!(mt, b"A" | b"5" | b"0" | b"1" | b"2" | b"3" | b"4" | b"j");
+        let fields = if admin {
+            AdminFields::read(msg.bytes)
+        } else {
+            AdminFields::default()
+        };
+        let seq = u64::from(facts.msg_seq_num);
+        let mut new_epoch = |state: &mut SessionState, health: &mut Option<&mut SessionHealth>| {
+            correlator.close_session(scope_of(b.session, state.epoch));
+            state.epoch += 1;
+            for q in &mut state.test_requests {
+                q.clear();
+            }
+            if let Some(h) = health.as_deref_mut() {
+                h.resets += 1;
+                h.oldest_unanswered_test_request_ns = None;
+            }
+        };
+        match mt {
+            b"A" if fields.reset_seq_num && !state.sequences[me].is_fresh() => {
+                // The side's numbers restart: a new epoch (the answering Logon finds its
+                // side fresh and starts none).
+                new_epoch(state, &mut health);
+                for s in &mut state.sequences {
+                    s.reset(None);
+                }
+            }
+            b"4" if !fields.gap_fill => {
+                count(|c| c.sequence_resets += 1, &mut health);
+                new_epoch(state, &mut health);
+                state.sequences[me].reset(fields.new_seq_no.map(u64::from));
+                return Action::Other;
+            }
+            b"4" => {
+                count(|c| c.gap_fills += 1, &mut health);
+                state.sequences[me].gap_fill(seq, fields.new_seq_no.map_or(0, u64::from));
+                return Action::Other;
+            }
+            _ => {}
+        }
+        match state.sequences[me].observe(seq, facts.poss_dup) {
+            SeqVerdict::Replay => {
+                if is_request {
+                    count(|c| c.possdup_requests += 1, &mut health);
+                } else if is_response || matches!(mt, b"3" | b"j") {
+                    count(|c| c.possdup_responses += 1, &mut health);
+                }
+                return Action::Replay;
+            }
+            SeqVerdict::Gap => count(|c| c.sequence_gaps += 1, &mut health),
+            SeqVerdict::SkipAtCaptureHole => {
+                count(|c| c.sequence_skips_at_capture_holes += 1, &mut health)
+            }
+            SeqVerdict::New => {}
+        }
+        if is_request
+            && facts.poss_resend
+            && correlator.knows_request(scope_of(b.session, state.epoch), facts)
+        {
+            count(|c| c.possdup_requests += 1, &mut health);
+            return Action::Replay;
+        }
+        let other = 1 - me;
+        match mt {
+            b"D" | b"F" | b"G" => Action::Order,
+            b"8" => {
+                if facts.exec_type == Some(b'8') {
+                    count(|c| c.order_rejects += 1, &mut health);
+                }
+                Action::Order
+            }
+            b"9" => {
+                count(|c| c.cancel_rejects += 1, &mut health);
+                Action::Order
+            }
+            b"A" => {
+                count(|c| c.logons += 1, &mut health);
+                if let Some(h) = health.as_deref_mut() {
+                    h.logon(direction, fields.heart_bt_int);
+                }
+                Action::Other
+            }
+            b"5" => {
+                count(|c| c.logouts += 1, &mut health);
+                if let Some(h) = health.as_deref_mut() {
+                    h.logged_out();
+                }
+                Action::Other
+            }
+            b"0" => {
+                count(|c| c.heartbeats += 1, &mut health);
+                if let Some(h) = health.as_deref_mut() {
+                    h.last_heartbeat_ns[me] = Some(ts_ns);
+                }
+                // A Heartbeat with TestReqID answers the other side's oldest TestRequest.
+                if fields.test_req_id {
+                    if let Some(sent) = state.test_requests[other].pop_front() {
+                        match msg.first_byte_ts_ns.checked_sub(sent) {
+                            Some(ns) => stats.layer.test_request_rtt.record(ns),
+                            None => stats.layer.test_request_rtt_time_reversed += 1,
+                        }
+                    }
+                    let oldest = oldest_test_request(state);
+                    if let Some(h) = stats.session_mut(b.session) {
+                        h.health.oldest_unanswered_test_request_ns = oldest;
+                    }
+                }
+                Action::Other
+            }
+            b"1" => {
+                count(|c| c.test_requests += 1, &mut health);
+                let q = &mut state.test_requests[me];
+                if q.len() >= MAX_OUTSTANDING_TEST_REQUESTS {
+                    q.pop_front();
+                }
+                q.push_back(ts_ns);
+                if let Some(h) = health.as_deref_mut() {
+                    h.oldest_unanswered_test_request_ns = oldest_test_request(state);
+                }
+                Action::Other
+            }
+            b"2" => {
+                count(|c| c.resend_requests += 1, &mut health);
+                Action::Other
+            }
+            b"3" | b"j" => {
+                if mt == b"3" {
+                    count(|c| c.session_rejects += 1, &mut health);
+                } else {
+                    count(|c| c.business_rejects += 1, &mut health);
+                }
+                let layer = &mut stats.layer;
+                match fields.reject_reason {
+                    Some(code) => {
+                        let by_code = if mt == b"3" {
+                            &mut layer.session_reject_reasons
+                        } else {
+                            &mut layer.business_reject_reasons
+                        };
+                        *by_code.entry(code).or_default() += 1;
+                    }
+                    None => layer.rejects_without_reason += 1,
+                }
+                match direction {
+                    Direction::Response => Action::Reject {
+                        ref_seq: fields.ref_seq_num,
+                        ref_id: fields.business_reject_ref_id,
+                    },
+                    Direction::Request => Action::Other,
+                }
+            }
+            _ => Action::Other,
+        }
+    }
+
+    /// The capture lost bytes of one direction of the binding's connection.
+    pub fn capture_hole(&mut self, b: Binding, direction: Direction) {
+        if let Some(state) = self.state_mut(b.session) {
+            state.sequences[side(direction)].capture_hole();
+        }
+    }
+
+    /// The binding's TCP connection closed (or was forgotten). An anonymous session ends
+    /// with it (its requests can never be answered); a named session continues at the
+    /// next connection with its CompIDs, its pending requests still answerable.
+    pub fn connection_closed(
+        &mut self,
+        b: Binding,
+        correlator: &mut Correlator,
+        stats: &mut Stats,
+    ) {
+        if b.anonymous {
+            correlator.close_session(self.scope(b));
+            if let Some(slot) = self.states.get_mut((b.session as usize).wrapping_sub(1)) {
+                *slot = None;
+            }
+        } else if let Some(s) = stats.session_mut(b.session) {
+            s.health.logged_out();
+        }
+    }
+}
+
+fn oldest_test_request(state: &SessionState) -> Option<u64> {
+    state
+        .test_requests
+        .iter()
+        .filter_map(|q| q.front().copied())
+        .min()
+}

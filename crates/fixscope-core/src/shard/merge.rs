@@ -1,0 +1,301 @@
+//! The merger of a sharded run: interval k of every worker, merged, then reported through
+//! the same report code as one pipeline's (`Pipeline::emit_interval`, `finish`).
+
+use std::collections::HashMap;
+use std::io;
+
+use super::reader::{End, Reader, ToMerger};
+use super::worker::{FromWorker, WorkerOutputs};
+use super::{CompIds, OpenedSession, Outcome, RoutedMessage};
+use crate::pcap::CaptureStats;
+use crate::pipeline::{report_interval, PipelineConfig};
+use crate::report::{Counters, Reporter, SummaryReport, TimeSpan};
+use crate::slowest::{blank, SlowOrder};
+use crate::source::counters_of;
+use crate::stats::{GlobalSession, Stats, MAX_TRACKED_SESSIONS};
+
+pub(crate) struct Merger {
+    interval_ns: u64,
+    /// The run's statistics, as one pipeline's.
+    stats: Stats,
+    /// Each worker's counters at its last hand-over.
+    counters: Vec<Counters>,
+    interval_start_counters: Counters,
+    /// Per worker, the run's id of each of its sessions (index: local id - 1).
+    global: Vec<Vec<u64>>,
+    next_global: u64,
+    opened: Vec<(OpenedSession, usize)>,
+    /// Each named session's worker: a session is never split across workers.
+    named: HashMap<CompIds, usize>,
+    /// Interval k's routed messages of every worker, with the worker's index.
+    messages: Vec<(RoutedMessage, usize)>,
+    scratch: SlowOrder,
+}
+
+impl Merger {
+    pub(crate) fn new(config: PipelineConfig, workers: usize) -> Self {
+        Merger {
+            interval_ns: config.interval_ns,
+            stats: Stats::new(config.highest_ns)
+                .with_slowest(config.slowest)
+                .with_breakdown(config.breakdown)
+                .with_groups(config.by.clone()),
+            counters: vec![Counters::default(); workers],
+            interval_start_counters: Counters::default(),
+            global: vec![Vec::new(); workers],
+            next_global: 1,
+            opened: Vec::new(),
+            messages: Vec::new(),
+            named: HashMap::new(),
+            scratch: blank(),
+        }
+    }
+
+    /// Merges and reports until the reader's end; then the last interval and the summary.
+    pub(crate) fn run(
+        &mut self,
+        reader: Reader,
+        workers: WorkerOutputs,
+        reporter: &mut dyn Reporter,
+        on_file_done: &mut dyn FnMut(usize, &CaptureStats),
+    ) -> io::Result<Outcome> {
+        let result = self.merge_all(&reader, &workers, reporter, on_file_done);
+        // On an early return (a reporter failed) the channels close and every thread ends.
+        drop(workers);
+        let Reader { events, handle } = reader;
+        drop(events);
+        if let Err(panic) = handle.join() {
+            std::panic::resume_unwind(panic);
+        }
+        result
+    }
+
+    fn merge_all(
+        &mut self,
+        reader: &Reader,
+        workers: &WorkerOutputs,
+        reporter: &mut dyn Reporter,
+        on_file_done: &mut dyn FnMut(usize, &CaptureStats),
+    ) -> io::Result<Outcome> {
+        loop {
+            match reader.events.recv() {
+                Ok(ToMerger::Interval { start_ns, end_ns }) => {
+                    self.collect(workers)?;
+                    self.emit_interval(start_ns, end_ns, reporter)?;
+                }
+                Ok(ToMerger::FileDone { index, stats }) => on_file_done(index, &stats),
+                Ok(ToMerger::End(end)) => {
+                    self.collect(workers)?;
+                    return self.finish(end, workers, reporter);
+                }
+                Err(_) => return Err(io::Error::other("the capture reader stopped")),
+            }
+        }
+    }
+
+    /// Takes interval k's share of every worker: numbers the sessions they opened (in the
+    /// order of the segments that opened them: the one pipeline's numbering), then adds
+    /// their figures.
+    fn collect(&mut self, workers: &WorkerOutputs) -> io::Result<()> {
+        let mut shares = Vec::with_capacity(workers.outputs.len());
+        for (w, output) in workers.outputs.iter().enumerate() {
+            match output.recv() {
+                Ok(FromWorker::Share(mut share)) => {
+                    self.opened.extend(share.opened.drain(..).map(|o| (o, w)));
+                    self.messages.extend(share.messages.iter().map(|m| (*m, w)));
+                    self.counters[w] = share.counters;
+                    shares.push(share);
+                }
+                _ => return Err(io::Error::other("a worker stopped")),
+            }
+        }
+        // Stable: a sweep or the end may open several of one worker's sessions at one index.
+        self.opened.sort_by_key(|(o, _)| o.segment_index);
+        for (o, w) in self.opened.drain(..) {
+            if let Some(comp_ids) = o.comp_ids {
+                check_one_worker(&mut self.named, comp_ids, w)?;
+            }
+            let id = self.next_global;
+            self.next_global += 1;
+            debug_assert_eq!(o.local_id, self.global[w].len() as u64 + 1);
+            self.global[w].push(id);
+            self.stats.open_session(id, o.connection);
+        }
+        // The session layer's rates: every worker's messages replayed in the one pipeline's
+        // order (by segment; a segment is one worker's, whose order within it is kept by
+        // the stable sort) into the run's and each session's `MessageRate`, so the 1 ms
+        // peaks over all sessions are exact, not the larger worker's.
+        self.messages.sort_by_key(|(m, _)| m.segment_index);
+        for (m, w) in self.messages.drain(..) {
+            self.stats.layer.rate.observe(m.ts_ns);
+            let id = self.global[w]
+                .get((m.local_session as usize).wrapping_sub(1))
+                .copied();
+            if let Some(s) = id.and_then(|id| self.stats.session_mut(id)) {
+                s.health.rate.observe(m.ts_ns);
+            }
+        }
+        for (w, mut share) in shares.into_iter().enumerate() {
+            let global = &self.global[w];
+            self.stats.absorb_interval(
+                &mut share.stats,
+                |local| {
+                    let id = global
+                        .get((local as usize).wrapping_sub(1))
+                        .copied()
+                        .unwrap_or(0);
+                    GlobalSession {
+                        id,
+                        tracked: id >= 1 && id <= MAX_TRACKED_SESSIONS as u64,
+                    }
+                },
+                &mut self.scratch,
+            );
+            // The worker may be done already; then nobody needs it back.
+            let _ = workers.spares[w].send(share);
+        }
+        Ok(())
+    }
+
+    fn counters(&self) -> Counters {
+        let mut sum = Counters::default();
+        for c in &self.counters {
+            sum.merge_from(c);
+        }
+        sum
+    }
+
+    /// `Pipeline::emit_interval` on the merged figures.
+    fn emit_interval(
+        &mut self,
+        start_ns: u64,
+        end_ns: u64,
+        reporter: &mut dyn Reporter,
+    ) -> io::Result<()> {
+        let counters = self.counters();
+        let span = TimeSpan {
+            start_ns,
+            end_ns,
+            unix_offset_ns: 0,
+            // Only `live --tap` names its stamper; a sharded run reads files.
+            timestamp_source: None,
+        };
+        report_interval(
+            &mut self.stats,
+            counters,
+            &mut self.interval_start_counters,
+            span,
+            &[],
+            reporter,
+        )
+    }
+
+    /// `Pipeline::finish` (and the driver's end) on the merged figures.
+    fn finish(
+        &mut self,
+        end: End,
+        workers: &WorkerOutputs,
+        reporter: &mut dyn Reporter,
+    ) -> io::Result<Outcome> {
+        let mut by_workers = Vec::new();
+        for (w, output) in workers.outputs.iter().enumerate() {
+            match output.recv() {
+                Ok(FromWorker::Sessions(end)) => {
+                    let super::WorkerEnd {
+                        sessions,
+                        layer,
+                        by,
+                    } = *end;
+                    for mut s in sessions {
+                        if let Some(&id) = self.global[w].get((s.id as usize).wrapping_sub(1)) {
+                            // The rate replayed here is the run's order (exact as is).
+                            if let Some(mine) = self.stats.session_mut(id) {
+                                std::mem::swap(&mut s.health.rate, &mut mine.health.rate);
+                            }
+                            self.stats.adopt_session(id, s);
+                        }
+                    }
+                    // Everything but the rate (replayed) adds up.
+                    let rate = std::mem::take(&mut self.stats.layer.rate);
+                    self.stats.layer.merge_from(&layer);
+                    self.stats.layer.rate = rate;
+                    by_workers.extend(by);
+                }
+                _ => return Err(io::Error::other("a worker stopped")),
+            }
+        }
+        if let Some(by) = self.stats.by.as_mut() {
+            by.merge_workers(&by_workers);
+        }
+        // As the driver: a run that failed before its first segment has no summary.
+        if end.segments > 0 || end.error.is_none() {
+            if self.interval_ns > 0 {
+                if let Some(start) = end.interval_start_ns {
+                    let has_data = self.stats.interval_count() > 0
+                        || self.counters() != self.interval_start_counters;
+                    if end.now_ns > start || has_data {
+                        self.emit_interval(start, end.now_ns, reporter)?;
+                    }
+                }
+            }
+            let counters = self.counters();
+            self.stats.refresh_views();
+            let source = counters_of(&end.stats);
+            let span = TimeSpan {
+                start_ns: end.first_ts_ns.unwrap_or(end.now_ns),
+                end_ns: end.now_ns,
+                unix_offset_ns: 0,
+                // Only `live --tap` names its stamper; a sharded run reads files.
+                timestamp_source: None,
+            };
+            reporter.summary(&SummaryReport::new(&self.stats, counters, &source, span))?;
+        }
+        Ok(Outcome {
+            stats: end.stats,
+            segments: end.segments,
+            error: end.error,
+        })
+    }
+}
+
+/// A named session must live in one worker: one pipeline continues it across connections
+/// (pending orders, sequence numbers, epochs), which workers cannot share. Its connections
+/// come from one shard key (client IP, server IP, server port) unless the client fails
+/// over to another address or server; then the run stops before reporting the interval in
+/// which that happened (everything reported so far is one pipeline's) with an error
+/// saying so — never a split session's figures. Also past the session layer's table of
+/// named sessions, which one pipeline fills over all connections.
+fn check_one_worker(
+    named: &mut HashMap<CompIds, usize>,
+    comp_ids: CompIds,
+    worker: usize,
+) -> io::Result<()> {
+    let names = || {
+        format!(
+            "{}->{}",
+            String::from_utf8_lossy(&comp_ids.0),
+            String::from_utf8_lossy(&comp_ids.1)
+        )
+    };
+    match named.get(&comp_ids) {
+        Some(&w) if w != worker => Err(io::Error::other(format!(
+            "the FIX session {} connects through more than one (client IP, server IP, server \
+             port), so --threads would split it across workers; the run stops here (what \
+             was reported is exact) — analyse this capture with --threads 1",
+            names()
+        ))),
+        Some(_) => Ok(()),
+        None if named.len() >= crate::session::MAX_NAMED_SESSIONS => {
+            Err(io::Error::other(format!(
+                "more than {} named FIX sessions: --threads cannot keep the session layer's \
+                 limit of one pipeline; the run stops here (what was reported is exact) — \
+                 analyse this capture with --threads 1",
+                crate::session::MAX_NAMED_SESSIONS
+            )))
+        }
+        None => {
+            named.insert(comp_ids, worker);
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,174 @@
+//! `fixscope pcap --threads N`: connections sharded across worker pipelines, figures merged
+//! into exactly what one pipeline reports (issue #22).
+//!
+//! ```text
+//!  reader thread (reader.rs)           worker threads (worker.rs)        calling thread (merge.rs)
+//!  read + decode, in file order  ──▶  Pipeline of its connections  ──▶  merge interval k of all
+//!  the run's clock: interval ends,     (reassembly, framing,             workers, then report it
+//!  sweeps, `-t`; routes each segment   correlation, stats)               (the same Reporter code)
+//!  to the worker owning its shard key
+//! ```
+//!
+//! **Shard key**: (client IP, server IP, server port) — not the 4-tuple — so every
+//! connection of one FIX session that reconnects from a new client port lands in the same
+//! worker; per-session state (and any state that follows a session across reconnects)
+//! never has to cross workers. Which side is the server comes from the segment's direction
+//! (ports and `--role`), as everywhere else.
+//!
+//! **One clock**: a worker sees only its connections, but every time-driven decision is
+//! the one pipeline's: the reader (which sees every segment in order) runs the interval
+//! clock and the idle-connection sweep exactly as `Pipeline` and the driver do, and sends
+//! every worker, in its stream, the interval's end (with the run's clock just before the
+//! segment that ended it), each sweep, and the end; each segment carries the run's clock
+//! (the latest timestamp of all segments so far) and its index in the run. `-t` (expiry)
+//! is applied with that clock before anything a worker records or hands over, so
+//! `timed_out`, `late` and every interval's counters are the one pipeline's.
+//!
+//! **Merging** (generic over the figures: each mergeable part has a `merge_from`-style
+//! method tested to give the whole from its halves): histograms add exactly
+//! (`LatencyRecorder::merge`), counters sum (`Counters::merge_from`), slowest orders are
+//! offered to the merger's own lists (ties break on the run's session ids, so the lists are
+//! the one pipeline's). Session ids: a worker numbers its sessions locally and says which
+//! segment (by run index) opened each; the merger numbers them in that order, which is
+//! the one pipeline's numbering. The per-session table comes over at the end.
+//!
+//! **The FIX session layer (#21)**: workers note the segment at which a message bound a
+//! new session (numbering) and every routed message (rates: the merger replays them in the
+//! run's order into one `MicroburstTracker` per stream — the former HOOK(#21)); the
+//! session-layer figures and `--by` groups merge at the end (`merge.rs`). A named session
+//! on two shard keys (a failover) stops the run with an error (`check_one_worker`).
+//!
+//! **What differs from one pipeline** (documented in docs/architecture.md): the limits that
+//! count over all connections at once apply per worker — `--max-pending` (`-m`, eviction
+//! of the oldest pending request) and the 65,536 open-connection cap (shedding). A capture
+//! that reaches neither (they are safety nets) gets byte-identical output. `--trace` and
+//! Prometheus (per-session figures at every interval) run on one pipeline.
+
+mod merge;
+mod reader;
+mod worker;
+
+use std::path::PathBuf;
+
+use crate::pcap::{CaptureError, CaptureStats};
+use crate::pipeline::PipelineConfig;
+use crate::ports::PortSet;
+use crate::report::Reporter;
+use crate::segment::ConnectionKey;
+use crate::shutdown::Shutdown;
+use crate::stats::IntervalShare;
+
+pub use crate::report::Counters;
+
+/// A named session's (client, server) CompIDs.
+pub type CompIds = (Box<[u8]>, Box<[u8]>);
+
+/// A session a worker opened, for the merger's numbering.
+#[derive(Clone, Debug)]
+pub struct OpenedSession {
+    /// The worker's own id (1, 2, … in the worker's order).
+    pub local_id: u64,
+    /// The index in the run of the segment that opened it.
+    pub segment_index: u64,
+    pub connection: ConnectionKey,
+    /// A named session's (client, server) CompIDs: the merger checks that no session is
+    /// split across workers (its connections from several shard keys).
+    pub comp_ids: Option<CompIds>,
+}
+
+/// A message a worker routed (for the session layer's rates, replayed by the merger in
+/// the run's order: by segment, then in the worker's order within it).
+#[derive(Clone, Copy, Debug)]
+pub struct RoutedMessage {
+    pub segment_index: u64,
+    pub ts_ns: u64,
+    pub local_session: u64,
+}
+
+/// What a worker hands over at an interval's end (recycled through the merger).
+pub struct WorkerShare {
+    pub(crate) counters: Counters,
+    pub(crate) stats: IntervalShare,
+    pub(crate) opened: Vec<OpenedSession>,
+    pub(crate) messages: Vec<RoutedMessage>,
+}
+
+/// What a worker hands over at the end: its per-session table (local ids), its session
+/// layer's run figures and its `--by` groups.
+pub struct WorkerEnd {
+    pub(crate) sessions: Vec<crate::stats::SessionStats>,
+    pub(crate) layer: crate::session::SessionLayerStats,
+    pub(crate) by: Option<crate::group::GroupStats>,
+}
+
+impl WorkerShare {
+    fn new(highest_ns: u64) -> Self {
+        WorkerShare {
+            counters: Counters::default(),
+            stats: IntervalShare::new(highest_ns),
+            opened: Vec::new(),
+            messages: Vec::new(),
+        }
+    }
+}
+
+/// How a sharded run ended.
+pub struct Outcome {
+    /// The capture counters of everything read.
+    pub stats: CaptureStats,
+    /// Segments analysed (all workers).
+    pub segments: u64,
+    /// The file that stopped the reading, after every segment before it was analysed
+    /// (the summary was reported when `segments > 0`, as the one pipeline's driver does).
+    pub error: Option<CaptureError>,
+}
+
+/// Analyses `captures` on `threads` worker pipelines (at least 2; one pipeline is the
+/// plain `Pipeline` through the driver) and reports through `reporter`: every interval,
+/// then the summary — the bytes one pipeline would report. `stop` ends the reading early
+/// (the summary covers what was read); `on_file_done` hears of each file read to its end
+/// (with the capture counters so far).
+#[allow(clippy::too_many_arguments)]
+pub fn run(
+    captures: Vec<PathBuf>,
+    ports: PortSet,
+    config: PipelineConfig,
+    threads: usize,
+    reporter: &mut dyn Reporter,
+    stop: &Shutdown,
+    on_file_done: &mut dyn FnMut(usize, &CaptureStats),
+) -> std::io::Result<Outcome> {
+    let threads = threads.max(2);
+    let workers = worker::start(threads, &config)?;
+    let (inputs, outputs, handles) = workers.split();
+    let reader = reader::start(captures, ports, config.clone(), inputs, stop.clone())?;
+    let mut merger = merge::Merger::new(config, threads);
+    let outcome = merger.run(reader, outputs, reporter, on_file_done);
+    for h in handles {
+        if let Err(panic) = h.join() {
+            std::panic::resume_unwind(panic);
+        }
+    }
+    outcome
+}
+
+/// Which worker owns a segment's connection: a hash of (client IP, server IP, server
+/// port), so reconnects of one session (new client port) stay in one worker.
+pub(crate) fn shard_of(key: &ConnectionKey, workers: usize) -> usize {
+    // A multiplicative mix, not SipHash: it runs once per segment on the reader thread,
+    // and nobody gains from steering connections into one worker but the capture's owner.
+    let bits = |a: std::net::IpAddr| -> u64 {
+        match a {
+            std::net::IpAddr::V4(a) => u64::from(u32::from(a)),
+            std::net::IpAddr::V6(a) => {
+                let v = u128::from(a);
+                (v as u64) ^ ((v >> 64) as u64)
+            }
+        }
+    };
+    let x = bits(key.client.addr)
+        ^ bits(key.server.addr).rotate_left(29)
+        ^ u64::from(key.server.port).rotate_left(48);
+    let h = x.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    ((h >> 32) % workers as u64) as usize
+}
