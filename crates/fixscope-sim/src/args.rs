@@ -22,6 +22,20 @@ fn parse_ns(s: &str) -> Result<u64, String> {
     parse_duration_ns(s).map_err(|e| format!("{e}"))
 }
 
+fn parse_symbol_delay(s: &str) -> Result<(String, DelaySpec), String> {
+    let (sym, spec) = s
+        .split_once('=')
+        .ok_or_else(|| format!("want SYMBOL=DELAY, e.g. MSFT=fixed:200us, not {s:?}"))?;
+    if sym.is_empty() {
+        return Err(format!("empty symbol in {s:?}"));
+    }
+    Ok((sym.to_string(), parse_delay(spec)?))
+}
+
+fn parse_weighted(s: &str) -> Result<Weighted, String> {
+    s.parse()
+}
+
 #[derive(clap::Args, Clone, Debug)]
 pub struct ExchangeArgs {
     /// Address to accept FIX sessions on (port 0 = ephemeral; IPv6 allowed).
@@ -66,6 +80,43 @@ pub struct ExchangeArgs {
     /// Spin instead of sleeping when the next due event is closer than this.
     #[arg(long, default_value = "50us", value_parser = parse_ns)]
     pub spin: u64,
+    /// Ack delay of the orders of one symbol instead of --ack-delay (SYMBOL=DELAY, e.g.
+    /// MSFT=fixed:300us); repeat for more symbols. Per-symbol latency truth for `--by 55`.
+    #[arg(long, value_name = "SYMBOL=DELAY", value_parser = parse_symbol_delay)]
+    pub symbol_ack_delay: Vec<(String, DelaySpec)>,
+    /// Answer every N-th request (over all sessions) with an ExecutionReport rejecting it
+    /// (35=8 150=8) when it is a D (0: never).
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub order_reject_every: u64,
+    /// Answer every N-th request with an OrderCancelReject (35=9) when it is an F or G.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub cancel_reject_every: u64,
+    /// Answer every N-th request with a BusinessMessageReject (35=j, 45, 379, 380).
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub business_reject_every: u64,
+    /// Answer every N-th request with a session Reject (35=3, 45 RefSeqNum, 373).
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub session_reject_every: u64,
+    /// Answer TestRequests this long after reading them (a known test_request_rtt).
+    #[arg(long, default_value = "0", value_parser = parse_ns)]
+    pub test_request_delay: u64,
+    /// Keep each session's last N sent messages: a ResendRequest is answered with them
+    /// (43=Y, original MsgSeqNum, 122 OrigSendingTime; admin messages gap-filled). 0: one
+    /// SequenceReset-GapFill covers every range asked for.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub replay_store: usize,
+    /// When a session logs on again without reset, act as if our store had lost its last K
+    /// messages: ask for them with a ResendRequest (their replays were seen on the wire).
+    #[arg(long, default_value_t = 0, value_name = "K")]
+    pub resend_last: u64,
+    /// Session truth (JSON): per session, what the exchange wrote, counted as fixscope's
+    /// session-layer counters, reject reasons, and each TestRequest's read/answer time.
+    #[arg(long, value_name = "FILE")]
+    pub session_truth: Option<PathBuf>,
+    /// Per-request truth (CSV): epoch,clordid,client_comp_id,msg_type,symbol,account,
+    /// venue,request_ns,answer,answer_ns,fill_ns (answer: which response answered it).
+    #[arg(long, value_name = "FILE")]
+    pub order_truth: Option<PathBuf>,
 }
 
 #[derive(clap::Args, Clone, Debug)]
@@ -132,6 +183,108 @@ pub struct ClientArgs {
     /// Spin instead of sleeping when the next send is closer than this.
     #[arg(long, default_value = "50us", value_parser = parse_ns)]
     pub spin: u64,
+    /// Symbols (55) of the orders, weighted: AAPL:5,MSFT:3,IBM:2 (default FXSC).
+    #[arg(long, value_parser = parse_weighted)]
+    pub symbols: Option<Weighted>,
+    /// Accounts (1) of the orders, weighted like --symbols (default: none).
+    #[arg(long, value_parser = parse_weighted)]
+    pub accounts: Option<Weighted>,
+    /// ExDestinations (100) of the orders, weighted like --symbols (default: none).
+    #[arg(long, value_parser = parse_weighted)]
+    pub venues: Option<Weighted>,
+    /// Send a TestRequest on each session this often.
+    #[arg(long, value_parser = parse_ns, value_name = "DURATION")]
+    pub test_request_every: Option<u64>,
+    /// TestReqID (112) of every TestRequest (QuickFIX sends TEST for all); default a
+    /// unique TR<n> each.
+    #[arg(long, value_name = "ID")]
+    pub test_request_id: Option<String>,
+    /// Follow every N-th order of a session with a PossResend of it (97=Y, a new
+    /// MsgSeqNum, the same ClOrdID) while it is outstanding.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub poss_resend_every: u64,
+    /// After every N orders of a session: wait until its orders are answered, drop the TCP
+    /// connection (no Logout) and log on again (same CompIDs, numbering continues).
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub reconnect_every: u64,
+    /// How long a dropped session stays down.
+    #[arg(long, default_value = "30ms", value_parser = parse_ns)]
+    pub reconnect_pause: u64,
+    /// Orders due while a session is down are queued (MsgSeqNums taken, not written) up to
+    /// this many per outage, and first go out as PossDup replays when the exchange asks
+    /// for them; the rest are skipped.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub queue_while_down: u64,
+    /// Every K-th reconnect is a hard reset instead: odd ones a Logon with 141=Y on the new
+    /// connection, even ones a SequenceReset-Reset (123=N) without reconnecting. Either
+    /// starts a new epoch and the ClOrdIDs start over (reused across epochs).
+    #[arg(long, default_value_t = 0, value_name = "K")]
+    pub hard_reset_every: u64,
+    /// On a reconnect, act as if our store had lost the exchange's last K messages: ask
+    /// for them again (their replays were seen on the wire).
+    #[arg(long, default_value_t = 0, value_name = "K")]
+    pub resend_last: u64,
+    /// Sent messages kept per session for resends (default: 65536 with
+    /// --reconnect-every, else 0: a ResendRequest gets one GapFill).
+    #[arg(long, value_name = "N")]
+    pub replay_store: Option<usize>,
+    /// Session truth (JSON): per session, what the client wrote, counted as fixscope's
+    /// session-layer counters.
+    #[arg(long, value_name = "FILE")]
+    pub session_truth: Option<PathBuf>,
+}
+
+/// Values with weights, e.g. `AAPL:5,MSFT:3,IBM` (weight 1 when omitted).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Weighted {
+    pub values: Vec<(String, u64)>,
+}
+
+impl Weighted {
+    /// The value for a uniform draw `r` in `[0, total)`.
+    pub fn pick(&self, r: u64) -> &str {
+        let mut acc = 0;
+        for (v, w) in &self.values {
+            acc += w;
+            if r < acc {
+                return v;
+            }
+        }
+        &self.values[self.values.len() - 1].0
+    }
+
+    pub fn total(&self) -> u64 {
+        self.values.iter().map(|(_, w)| w).sum()
+    }
+}
+
+impl FromStr for Weighted {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let mut values = Vec::new();
+        for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (v, w) = match part.rsplit_once(':') {
+                Some((v, w)) => (
+                    v,
+                    w.parse::<u64>()
+                        .map_err(|_| format!("bad weight in {part:?}"))?,
+                ),
+                None => (part, 1),
+            };
+            if v.is_empty() || v.bytes().any(|b| b == 0x01 || b == b'=' || b == b',') {
+                return Err(format!("bad value {v:?} (no SOH, '=' or ',')"));
+            }
+            if w == 0 {
+                return Err(format!("zero weight in {part:?}"));
+            }
+            values.push((v.to_string(), w));
+        }
+        if values.is_empty() {
+            return Err("want VALUE[:WEIGHT][,...]".into());
+        }
+        Ok(Weighted { values })
+    }
 }
 
 #[derive(Parser)]

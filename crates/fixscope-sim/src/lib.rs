@@ -15,12 +15,14 @@ pub mod delay;
 pub mod exchange;
 mod inbuf;
 mod outbuf;
+pub mod replay_store;
 pub mod rng;
 pub mod sending_time;
 pub mod session;
 pub mod stall;
 mod sys;
 pub mod truth;
+pub mod wire_truth;
 
 pub use args::{ClientArgs, ExchangeArgs, Mix};
 pub use client::{run_client, ClientReport, StageStats};

@@ -7,10 +7,15 @@
 //! expected number moves past it; the resent/gap-filled messages that follow (PossDup=Y)
 //! are then ignored. A number below the expected one without PossDup is fatal.
 
+use std::collections::VecDeque;
+
 use fixscope_core::fix::encode::FixEncoder;
 use fixscope_core::fix::message::Fields;
 
+use crate::outbuf::OutBuf;
+use crate::replay_store::ReplayStore;
 use crate::sending_time::UtcClock;
+use crate::wire_truth::WireTruth;
 
 pub mod tags {
     pub const BEGIN_SEQ_NO: u32 = 7;
@@ -26,6 +31,7 @@ pub mod tags {
     pub const GAP_FILL_FLAG: u32 = 123;
     pub const RESET_SEQ_NUM_FLAG: u32 = 141;
     pub const REF_SEQ_NUM: u32 = 45;
+    pub const POSS_RESEND: u32 = 97;
     pub const SESSION_REJECT_REASON: u32 = 373;
     pub const DEFAULT_APPL_VER_ID: u32 = 1137;
 }
@@ -62,6 +68,12 @@ pub enum Inbound<'a> {
     LoggedOut,
     /// Protocol violation (a Logout may have been appended): close after flushing.
     Disconnect(&'static str),
+    /// A ResendRequest for `[begin, end]` (0: to the last sent) with the replay store on:
+    /// the caller answers it with [`Session::resend`] (it knows how to stamp replays).
+    Resend { begin: u64, end: u64 },
+    /// A TestRequest to be answered at `due` (`--test-request-delay`): the caller arms a
+    /// timer and then calls [`Session::answer_test_requests`].
+    TestRequestDue(u64),
 }
 
 /// Whether a periodic check wants the connection dropped.
@@ -108,6 +120,27 @@ pub struct Session {
     last_send_ns: u64,
     test_req_sent_ns: Option<u64>,
     pub stats: SessionStats,
+    /// What this side wrote, counted as fixscope's counters (`--session-truth`).
+    pub wire: WireTruth,
+    /// Sent messages kept for resends (`--replay-store`; off: resends are one GapFill).
+    pub store: ReplayStore,
+    /// Epochs begun by hard resets (Logon 141=Y, SequenceReset-Reset) after the first.
+    epoch: u64,
+    /// Inbound numbers below this were processed (a store that "lost" the last messages
+    /// still knows it must not process their resends again).
+    processed_below: u64,
+    /// The inbound numbers asked for by our last ResendRequest and not resent yet.
+    replay_from: u64,
+    replay_to: u64,
+    /// Answer TestRequests this long after reading them.
+    pub test_request_delay_ns: u64,
+    /// TestRequests to answer: (due, TestReqID, read at).
+    pending_answers: VecDeque<(u64, Vec<u8>, u64)>,
+    /// TestReqID of the TestRequests we send (`None`: a unique one each).
+    pub test_request_id: Option<Vec<u8>>,
+    test_requests_out: u64,
+    /// TestRequests we sent that no Heartbeat answered yet.
+    pub test_requests_unanswered: u64,
 }
 
 /// The session-relevant fields of one message.
@@ -123,6 +156,7 @@ struct Header<'a> {
     new_seq: u64,
     gap_fill: bool,
     test_req_id: &'a [u8],
+    end_seq: u64,
     heartbeat_secs: Option<u64>,
     reset_seq: bool,
     appl_ver_id: &'a [u8],
@@ -186,6 +220,7 @@ fn parse_header(msg: &[u8]) -> Header<'_> {
             TARGET_COMP_ID => h.target = v,
             t if app && !is_header_tag(t) => break,
             BEGIN_SEQ_NO => h.begin_seq = parse_uint(v).unwrap_or(0),
+            END_SEQ_NO => h.end_seq = parse_uint(v).unwrap_or(0),
             NEW_SEQ_NO => h.new_seq = parse_uint(v).unwrap_or(0),
             GAP_FILL_FLAG => h.gap_fill = v == b"Y",
             TEST_REQ_ID => h.test_req_id = v,
@@ -234,7 +269,56 @@ impl Session {
             last_send_ns: 0,
             test_req_sent_ns: None,
             stats: SessionStats::default(),
+            wire: WireTruth::default(),
+            store: ReplayStore::default(),
+            epoch: 0,
+            processed_below: 0,
+            replay_from: 1,
+            replay_to: 0,
+            test_request_delay_ns: 0,
+            pending_answers: VecDeque::new(),
+            test_request_id: None,
+            test_requests_out: 0,
+            test_requests_unanswered: 0,
         }
+    }
+
+    /// Hard resets so far (pairs orders within an epoch in the truth).
+    pub fn epoch(&self) -> u64 {
+        self.epoch
+    }
+
+    /// A restored session (reconnect without reset) waits for its peer's Logon again.
+    pub fn reopen(&mut self) {
+        self.state = State::AwaitingLogon;
+        self.test_req_sent_ns = None;
+        self.pending_answers.clear();
+        self.test_requests_unanswered = 0;
+    }
+
+    /// Acts as an engine whose store lost the last `k` inbound messages: the next message
+    /// shows a gap and is answered with a ResendRequest; resends of the lost (but processed)
+    /// ones are ignored.
+    pub fn forget_inbound(&mut self, k: u64) {
+        if k == 0 {
+            return;
+        }
+        self.processed_below = self.processed_below.max(self.next_in);
+        self.next_in = self.next_in.saturating_sub(k).max(1);
+    }
+
+    /// Numbering restarts (Logon 141=Y): a new epoch when anything was exchanged before.
+    fn reset_numbers(&mut self) {
+        if self.next_out > 1 || self.next_in > 1 {
+            self.epoch += 1;
+        }
+        self.next_out = 1;
+        self.next_in = 1;
+        self.processed_below = 0;
+        self.replay_from = 1;
+        self.replay_to = 0;
+        self.store.clear();
+        self.wire.reset_epoch(1);
     }
 
     pub fn state(&self) -> State {
@@ -282,25 +366,200 @@ impl Session {
 
     /// Appends the message begun with [`Session::header`] to `out`.
     pub fn finish(&mut self, enc: &mut FixEncoder, out: &mut Vec<u8>, now_ns: u64) -> usize {
+        self.finish_stamped(enc, out, now_ns, 0)
+    }
+
+    /// [`Session::finish`], keeping `stamp` with the message in the replay store.
+    pub fn finish_stamped(
+        &mut self,
+        enc: &mut FixEncoder,
+        out: &mut Vec<u8>,
+        now_ns: u64,
+        stamp: u64,
+    ) -> usize {
         self.last_send_ns = now_ns;
-        enc.finish(&self.begin_string, out)
+        let n = enc.finish(&self.begin_string, out);
+        let msg = &out[out.len() - n..];
+        self.wire.written(msg);
+        self.store.keep(msg, stamp);
+        n
+    }
+
+    /// Ends a message begun with [`Session::header`] while disconnected: it takes its
+    /// MsgSeqNum and goes to the replay store only (first seen on the wire when resent).
+    pub fn finish_queued(&mut self, enc: &mut FixEncoder, scratch: &mut Vec<u8>, stamp: u64) {
+        scratch.clear();
+        enc.finish(&self.begin_string, scratch);
+        self.wire.queued(self.next_out - 1);
+        self.store.keep(scratch, stamp);
+    }
+
+    /// Ends a message that is not new: counted, never stored (replays, gap fills).
+    fn finish_again(&mut self, enc: &mut FixEncoder, out: &mut Vec<u8>, now_ns: u64) {
+        self.last_send_ns = now_ns;
+        let n = enc.finish(&self.begin_string, out);
+        self.wire.written(&out[out.len() - n..]);
     }
 
     /// Initiator: sends Logon (with ResetSeqNumFlag, and DefaultApplVerID for FIXT.1.1).
     pub fn logon(&mut self, tx: Tx<'_>, now_ns: u64) {
-        self.next_out = 1;
-        self.next_in = 1;
-        self.state = State::AwaitingLogon;
+        self.reset_numbers();
+        self.logon_with(tx, now_ns, true);
+    }
+
+    /// Initiator, reconnecting: Logon without ResetSeqNumFlag, numbering continues (the
+    /// acceptor asks for what it misses).
+    pub fn logon_continue(&mut self, tx: Tx<'_>, now_ns: u64) {
+        self.logon_with(tx, now_ns, false);
+    }
+
+    fn logon_with(&mut self, tx: Tx<'_>, now_ns: u64, reset: bool) {
+        self.reopen();
         let hb = self.hb_ns / 1_000_000_000;
         let enc = self.header(tx.enc, tx.clock, b"A");
-        enc.field(ENCRYPT_METHOD, b"0")
-            .field_uint(HEART_BT_INT, hb)
-            .field(RESET_SEQ_NUM_FLAG, b"Y");
+        enc.field(ENCRYPT_METHOD, b"0").field_uint(HEART_BT_INT, hb);
+        if reset {
+            enc.field(RESET_SEQ_NUM_FLAG, b"Y");
+        }
         if !self.appl_ver_id.is_empty() {
             enc.field(DEFAULT_APPL_VER_ID, &self.appl_ver_id);
         }
         self.finish(tx.enc, tx.out, now_ns);
         self.last_recv_ns = now_ns;
+    }
+
+    /// SequenceReset-Reset (35=4, 123=N): our numbering jumps to `new_seq`, a new epoch.
+    pub fn sequence_reset(&mut self, tx: Tx<'_>, now_ns: u64, new_seq: u64) {
+        self.header(tx.enc, tx.clock, b"4")
+            .field(GAP_FILL_FLAG, b"N")
+            .field_uint(NEW_SEQ_NO, new_seq);
+        self.finish_again(tx.enc, tx.out, now_ns);
+        self.next_out = new_seq;
+        self.epoch += 1;
+        self.store.clear();
+    }
+
+    /// TestRequest (35=1) with our TestReqID (`test_request_id`, or TR<n>).
+    pub fn test_request(&mut self, tx: Tx<'_>, now_ns: u64) {
+        self.test_requests_out += 1;
+        let n = self.test_requests_out;
+        let enc = self.header(tx.enc, tx.clock, b"1");
+        match &self.test_request_id {
+            Some(id) => enc.field(TEST_REQ_ID, id),
+            None => {
+                let mut id = *b"TR00000000000000000000";
+                let mut v = n;
+                for b in id[2..].iter_mut().rev() {
+                    *b = b'0' + (v % 10) as u8;
+                    v /= 10;
+                }
+                enc.field(TEST_REQ_ID, &id)
+            }
+        };
+        self.finish(tx.enc, tx.out, now_ns);
+        self.test_requests_unanswered += 1;
+    }
+
+    /// Sends the Heartbeats of TestRequests due by `now`; returns the next due time.
+    pub fn answer_test_requests(&mut self, tx: Tx<'_>, now_ns: u64) -> Option<u64> {
+        while let Some(&(due, _, _)) = self.pending_answers.front() {
+            if due > now_ns {
+                return Some(due);
+            }
+            let (_, id, read_ns) = self.pending_answers.pop_front().expect("front");
+            self.answer_test_request(tx.enc, tx.clock, tx.out, now_ns, &id, read_ns);
+        }
+        None
+    }
+
+    fn answer_test_request(
+        &mut self,
+        enc: &mut FixEncoder,
+        clock: &mut UtcClock,
+        out: &mut Vec<u8>,
+        now_ns: u64,
+        id: &[u8],
+        read_ns: u64,
+    ) {
+        self.header(enc, clock, b"0").field(TEST_REQ_ID, id);
+        self.finish(enc, out, now_ns);
+        self.stats.test_requests_answered += 1;
+        self.wire.answered_test_request(read_ns, now_ns);
+    }
+
+    /// Answers a ResendRequest for `[begin, end]` from the replay store: application
+    /// messages and Rejects again under their MsgSeqNum with 43=Y and 122, runs of other
+    /// administrative messages (and anything no longer stored) as one GapFill each.
+    /// Replays carrying a stamp are stamped in `out` (the client learns when a request
+    /// queued while disconnected first went out).
+    pub fn resend(
+        &mut self,
+        enc: &mut FixEncoder,
+        clock: &mut UtcClock,
+        out: &mut OutBuf,
+        now_ns: u64,
+        begin: u64,
+        end: u64,
+    ) {
+        let last = self.next_out.saturating_sub(1);
+        let end = if end == 0 || end > last { last } else { end };
+        if begin == 0 || begin > end {
+            return;
+        }
+        let stored: Vec<_> = self
+            .store
+            .range(begin, end)
+            .filter(|m| !m.gap_filled())
+            .cloned()
+            .collect();
+        let mut next = begin;
+        for m in stored {
+            if m.seq > next {
+                self.gap_fill_range(enc, clock, out.buf(), now_ns, next, m.seq);
+            }
+            enc.start(&m.msg_type)
+                .field(SENDER_COMP_ID, &self.sender)
+                .field(TARGET_COMP_ID, &self.target)
+                .field_uint(MSG_SEQ_NUM, m.seq)
+                .field(POSS_DUP_FLAG, b"Y")
+                .field(SENDING_TIME, clock.now())
+                .field(ORIG_SENDING_TIME, &m.sending_time);
+            for (t, v) in m.body_fields() {
+                enc.field(t, v);
+            }
+            self.finish_again(enc, out.buf(), now_ns);
+            if m.stamp != 0 {
+                out.stamp(m.stamp);
+            }
+            next = m.seq + 1;
+        }
+        if next <= end {
+            self.gap_fill_range(enc, clock, out.buf(), now_ns, next, end + 1);
+        }
+    }
+
+    /// SequenceReset-GapFill at `seq` covering up to `new_seq` (exclusive).
+    fn gap_fill_range(
+        &mut self,
+        enc: &mut FixEncoder,
+        clock: &mut UtcClock,
+        out: &mut Vec<u8>,
+        now_ns: u64,
+        seq: u64,
+        new_seq: u64,
+    ) {
+        let now = clock.now();
+        enc.start(b"4")
+            .field(SENDER_COMP_ID, &self.sender)
+            .field(TARGET_COMP_ID, &self.target)
+            .field_uint(MSG_SEQ_NUM, seq)
+            .field(POSS_DUP_FLAG, b"Y")
+            .field(SENDING_TIME, now)
+            .field(ORIG_SENDING_TIME, now)
+            .field(GAP_FILL_FLAG, b"Y")
+            .field_uint(NEW_SEQ_NO, new_seq);
+        self.finish_again(enc, out, now_ns);
+        self.stats.gap_fills_sent += 1;
     }
 
     /// Sends Logout; the session waits for the peer's Logout before closing.
@@ -348,37 +607,73 @@ impl Session {
             if h.new_seq > self.next_in {
                 self.next_in = h.new_seq;
             }
+            self.epoch += 1;
+            self.processed_below = 0;
+            self.replay_to = 0;
             return Inbound::Handled;
         }
         if seq < self.next_in {
-            if h.poss_dup || msg_type == b"4" {
-                return Inbound::Handled; // A resend we already have: ignore.
+            if !(h.poss_dup || msg_type == b"4") {
+                return self.fail(tx, now_ns, "MsgSeqNum too low");
             }
-            return self.fail(tx, now_ns, "MsgSeqNum too low");
+            // A resend: processed when it is one we asked for and never processed (its
+            // original never reached us); otherwise we already have it.
+            if seq < self.replay_from || seq > self.replay_to {
+                return Inbound::Handled;
+            }
+            self.replay_from = if msg_type == b"4" {
+                h.new_seq.max(seq + 1)
+            } else {
+                seq + 1
+            };
+            if msg_type == b"4" || seq < self.processed_below || is_session_msg_type(msg_type) {
+                return Inbound::Handled;
+            }
+            return Inbound::App(msg_type);
         }
         if seq > self.next_in {
             self.stats.gaps_detected += 1;
             // A Logout or ResendRequest is answered regardless; everything else too (see
             // the module docs), after asking for the missing range.
-            self.send_resend_request(tx.enc, tx.clock, tx.out, now_ns, self.next_in);
+            self.send_resend_request(tx.enc, tx.clock, tx.out, now_ns, self.next_in, seq - 1);
         }
         self.next_in = seq + 1;
         match msg_type {
-            b"0" => Inbound::Handled,
-            b"1" => {
-                self.header(tx.enc, tx.clock, b"0")
-                    .field(TEST_REQ_ID, h.test_req_id);
-                self.finish(tx.enc, tx.out, now_ns);
-                self.stats.test_requests_answered += 1;
+            b"0" => {
+                if !h.test_req_id.is_empty() {
+                    self.test_requests_unanswered = self.test_requests_unanswered.saturating_sub(1);
+                }
                 Inbound::Handled
+            }
+            b"1" => {
+                if self.test_request_delay_ns == 0 {
+                    let id = h.test_req_id;
+                    self.answer_test_request(tx.enc, tx.clock, tx.out, now_ns, id, now_ns);
+                    return Inbound::Handled;
+                }
+                let due = now_ns + self.test_request_delay_ns;
+                self.pending_answers
+                    .push_back((due, h.test_req_id.to_vec(), now_ns));
+                Inbound::TestRequestDue(due)
             }
             b"2" => {
                 self.stats.resend_requests_received += 1;
-                self.gap_fill(tx, now_ns, h.begin_seq.max(1));
+                let begin = h.begin_seq.max(1);
+                if self.store.is_enabled() {
+                    return Inbound::Resend {
+                        begin,
+                        end: h.end_seq,
+                    };
+                }
+                self.gap_fill(tx, now_ns, begin);
                 Inbound::Handled
             }
             b"3" => {
                 self.stats.rejects_received += 1;
+                if self.role == Role::Initiator {
+                    // It may answer one of our requests (RefSeqNum 45).
+                    return Inbound::App(msg_type);
+                }
                 Inbound::Handled
             }
             b"4" => {
@@ -426,14 +721,13 @@ impl Session {
                 self.appl_ver_id.extend_from_slice(v);
             }
             if h.reset_seq {
-                self.next_out = 1;
-                self.next_in = 1;
+                self.reset_numbers();
             }
         }
         if seq < self.next_in {
             return self.fail(tx, now_ns, "MsgSeqNum too low");
         }
-        let gap_from = (seq > self.next_in).then_some(self.next_in);
+        let gap = (seq > self.next_in).then_some((self.next_in, seq - 1));
         self.next_in = seq + 1;
         self.state = State::Active;
         if self.role == Role::Acceptor {
@@ -448,9 +742,9 @@ impl Session {
             }
             self.finish(tx.enc, tx.out, now_ns);
         }
-        if let Some(from) = gap_from {
+        if let Some((from, to)) = gap {
             self.stats.gaps_detected += 1;
-            self.send_resend_request(tx.enc, tx.clock, tx.out, now_ns, from);
+            self.send_resend_request(tx.enc, tx.clock, tx.out, now_ns, from, to);
         }
         Inbound::LoggedOn
     }
@@ -462,12 +756,16 @@ impl Session {
         out: &mut Vec<u8>,
         now_ns: u64,
         from: u64,
+        to: u64,
     ) {
-        // EndSeqNo 0 = "everything after BeginSeqNo" (FIX.4.2 and later).
+        // The range really missing (not EndSeqNo 0, "everything after"): the message
+        // that showed the gap is here.
         self.header(enc, clock, b"2")
             .field_uint(BEGIN_SEQ_NO, from)
-            .field_uint(END_SEQ_NO, 0);
+            .field_uint(END_SEQ_NO, to);
         self.finish(enc, out, now_ns);
+        self.replay_from = from;
+        self.replay_to = to;
         self.stats.resend_requests_sent += 1;
     }
 
@@ -477,19 +775,8 @@ impl Session {
         if begin >= self.next_out {
             return;
         }
-        let now = tx.clock.now();
-        tx.enc
-            .start(b"4")
-            .field(SENDER_COMP_ID, &self.sender)
-            .field(TARGET_COMP_ID, &self.target)
-            .field_uint(MSG_SEQ_NUM, begin)
-            .field(POSS_DUP_FLAG, b"Y")
-            .field(SENDING_TIME, now)
-            .field(ORIG_SENDING_TIME, now)
-            .field(GAP_FILL_FLAG, b"Y")
-            .field_uint(NEW_SEQ_NO, self.next_out);
-        self.finish(tx.enc, tx.out, now_ns);
-        self.stats.gap_fills_sent += 1;
+        let next = self.next_out;
+        self.gap_fill_range(tx.enc, tx.clock, tx.out, now_ns, begin, next);
     }
 
     fn fail(&mut self, tx: Tx<'_>, now_ns: u64, why: &'static str) -> Inbound<'static> {

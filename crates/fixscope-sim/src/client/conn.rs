@@ -33,6 +33,20 @@ pub(super) struct Order {
     pub done: bool,
     /// Already the target of an F/G.
     pub targeted: bool,
+    /// Its MsgSeqNum (a session Reject names it in RefSeqNum 45).
+    pub seq: u64,
+}
+
+/// Whether a session's TCP connection is up (`--reconnect-every`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Link {
+    Up,
+    /// No new orders; waiting until everything is answered, then the planned step.
+    Quiescing { deadline: u64 },
+    /// Our FIN is out (no Logout); waiting for the exchange's close.
+    Dropping { deadline: u64, reset: bool },
+    /// Down until `until`; orders due meanwhile are queued (`--queue-while-down`).
+    Down { until: u64, reset: bool },
 }
 
 pub(super) struct Sess {
@@ -55,6 +69,18 @@ pub(super) struct Sess {
     /// Close once the output is flushed (Logout exchanged or protocol error).
     pub closing: bool,
     pub closed: bool,
+    pub link: Link,
+    /// Orders sent since the last reconnect or reset.
+    pub orders_since_link: u64,
+    /// Reconnects and in-session resets done (every K-th is a hard reset).
+    pub link_steps: u64,
+    /// Orders queued in the current outage, and at most (`--queue-while-down`).
+    pub queued_now: u64,
+    pub queue_limit: u64,
+    pub connect_to: std::net::SocketAddr,
+    pub resend_last: u64,
+    /// When the next `--test-request-every` TestRequest is due.
+    pub next_test_request: Option<u64>,
 }
 
 impl Sess {
@@ -107,7 +133,57 @@ impl Sess {
             recent_pos: 0,
             closing: false,
             closed: false,
+            link: Link::Up,
+            orders_since_link: 0,
+            link_steps: 0,
+            queued_now: 0,
+            queue_limit: args.queue_while_down,
+            connect_to: args.connect,
+            resend_last: args.resend_last,
+            next_test_request: None,
         })
+    }
+
+    /// Applies the session-layer flags.
+    pub fn configure(&mut self, args: &ClientArgs) {
+        let store = args
+            .replay_store
+            .unwrap_or(if args.reconnect_every > 0 { 1 << 16 } else { 0 });
+        self.session.store = crate::replay_store::ReplayStore::new(store);
+        self.session.test_request_id = args.test_request_id.as_ref().map(|s| s.clone().into_bytes());
+        self.next_test_request = args.test_request_every.map(|every| monotonic_ns() + every);
+    }
+
+    /// Connects again and queues the Logon (141=Y when `reset`: a new epoch whose
+    /// ClOrdIDs start over; else numbering continues and, with `--resend-last`, we ask
+    /// for the exchange's last messages again).
+    pub fn reconnect(&mut self, epoll: &Epoll, token: u64, reset: bool, ctx: &mut Ctx) -> anyhow::Result<()> {
+        let stream = TcpStream::connect_timeout(&self.connect_to, LOGON_TIMEOUT)
+            .with_context(|| format!("reconnecting to {}", self.connect_to))?;
+        stream.set_nodelay(true)?;
+        stream.set_nonblocking(true)?;
+        self.local = stream.local_addr()?.to_string();
+        self.stream = stream;
+        self.inbuf = InBuf::with_capacity(256 * 1024);
+        let tx = Tx {
+            enc: &mut ctx.enc,
+            clock: &mut ctx.clock,
+            out: self.out.buf(),
+        };
+        let now = monotonic_ns();
+        if reset {
+            self.session.logon(tx, now);
+            self.next_num = 1;
+        } else {
+            self.session.forget_inbound(self.resend_last);
+            self.session.logon_continue(tx, now);
+        }
+        epoll.add(self.stream.as_raw_fd(), token, true)?;
+        self.writable_armed = true;
+        self.link = Link::Up;
+        self.orders_since_link = 0;
+        self.queued_now = 0;
+        Ok(())
     }
 
     pub fn raw_fd(&self) -> RawFd {

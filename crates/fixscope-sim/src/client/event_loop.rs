@@ -5,7 +5,7 @@ use anyhow::bail;
 use fixscope_core::clock::monotonic_ns;
 use fixscope_core::shutdown::Shutdown;
 
-use super::conn::{mark_sent, Sess, LOGON_TIMEOUT};
+use super::conn::{mark_sent, Link, Sess, LOGON_TIMEOUT};
 use super::schedule::Plan;
 use super::Ctx;
 use crate::inbuf::{FramingStats, InBuf, ReadOutcome};
@@ -19,6 +19,32 @@ const MAX_READS_PER_EVENT: usize = 8;
 const MAX_SLEEP_MS: i32 = 50;
 const TICK_NS: u64 = 100_000_000;
 const LOGOUT_GRACE_NS: u64 = 2_000_000_000;
+/// How long a session waits for its orders to be answered before a planned drop or reset,
+/// and for the exchange to close its side after our FIN.
+const QUIESCE_TIMEOUT_NS: u64 = 5_000_000_000;
+/// A SequenceReset-Reset jumps our numbering this far ahead (NewSeqNo must exceed the
+/// expected number).
+const SEQUENCE_RESET_JUMP: u64 = 100;
+
+/// The session-layer events the flags plan (`--reconnect-every`, `--hard-reset-every`,
+/// `--test-request-every`).
+pub(super) struct LinkCfg {
+    reconnect_every: u64,
+    pause_ns: u64,
+    hard_reset_every: u64,
+    test_request_every: Option<u64>,
+}
+
+impl LinkCfg {
+    pub fn from_args(args: &crate::args::ClientArgs) -> Self {
+        LinkCfg {
+            reconnect_every: args.reconnect_every,
+            pause_ns: args.reconnect_pause,
+            hard_reset_every: args.hard_reset_every,
+            test_request_every: args.test_request_every,
+        }
+    }
+}
 
 enum Phase {
     Sending,
@@ -33,6 +59,7 @@ pub(super) struct Client {
     pub ctx: Ctx,
     pub framing: FramingStats,
     pub spin_ns: u64,
+    pub links: LinkCfg,
 }
 
 impl Client {
@@ -89,7 +116,13 @@ impl Client {
                     next_due = self.send_due(plan, &mut i, now)?;
                 }
                 Phase::Draining { until } => {
-                    if self.outstanding() == 0 || now >= until {
+                    let settled = self.sessions.iter().all(|s| {
+                        s.closed
+                            || (matches!(s.link, Link::Up | Link::Quiescing { .. })
+                                && s.session.state() == State::Active
+                                && s.session.test_requests_unanswered == 0)
+                    });
+                    if (self.outstanding() == 0 && settled) || now >= until {
                         phase = self.logout_all(now);
                         continue;
                     }
@@ -100,6 +133,7 @@ impl Client {
                     }
                 }
             }
+            self.step_links(now, matches!(phase, Phase::Sending))?;
             if now >= next_tick {
                 next_tick = now + TICK_NS;
                 self.tick(now);
@@ -136,8 +170,97 @@ impl Client {
         }
     }
 
+    /// Planned reconnects, resets and TestRequests (`sending`: new ones may start).
+    fn step_links(&mut self, now: u64, sending: bool) -> anyhow::Result<()> {
+        let cfg = &self.links;
+        for (i, s) in self.sessions.iter_mut().enumerate() {
+            if s.closed {
+                continue;
+            }
+            let active = s.session.state() == State::Active;
+            match s.link {
+                Link::Up => {
+                    if let (Some(every), Some(due)) = (cfg.test_request_every, s.next_test_request) {
+                        if sending && active && now >= due {
+                            let tx = Tx {
+                                enc: &mut self.ctx.enc,
+                                clock: &mut self.ctx.clock,
+                                out: s.out.buf(),
+                            };
+                            s.session.test_request(tx, now);
+                            s.next_test_request = Some(due.max(now) + every);
+                        }
+                    }
+                    if sending
+                        && active
+                        && cfg.reconnect_every > 0
+                        && s.orders_since_link >= cfg.reconnect_every
+                    {
+                        s.link = Link::Quiescing {
+                            deadline: now + QUIESCE_TIMEOUT_NS,
+                        };
+                    }
+                }
+                Link::Quiescing { deadline } => {
+                    if !sending {
+                        s.link = Link::Up;
+                        continue;
+                    }
+                    let quiet = s.outstanding == 0
+                        && s.out.pending() == 0
+                        && s.session.test_requests_unanswered == 0;
+                    if !quiet && now < deadline {
+                        continue;
+                    }
+                    s.link_steps += 1;
+                    let k = cfg.hard_reset_every;
+                    let hard = k > 0 && s.link_steps.is_multiple_of(k);
+                    if hard && (s.link_steps / k).is_multiple_of(2) {
+                        // In-session SequenceReset-Reset: a new epoch, ClOrdIDs start over.
+                        let jump = s.session.next_out_seq() + SEQUENCE_RESET_JUMP;
+                        let tx = Tx {
+                            enc: &mut self.ctx.enc,
+                            clock: &mut self.ctx.clock,
+                            out: s.out.buf(),
+                        };
+                        s.session.sequence_reset(tx, now, jump);
+                        s.next_num = 1;
+                        s.orders_since_link = 0;
+                        s.link = Link::Up;
+                        continue;
+                    }
+                    // Drop the connection without a Logout: our FIN, then wait for theirs
+                    // (the exchange has parked the session before we log on again).
+                    let _ = s.stream.shutdown(std::net::Shutdown::Write);
+                    s.link = Link::Dropping {
+                        deadline: now + QUIESCE_TIMEOUT_NS,
+                        reset: hard,
+                    };
+                }
+                Link::Dropping { deadline, reset } => {
+                    if now >= deadline {
+                        let _ = self.epoll.delete(s.raw_fd());
+                        s.link = Link::Down {
+                            until: now + cfg.pause_ns,
+                            reset,
+                        };
+                    }
+                }
+                Link::Down { until, reset } => {
+                    if now >= until {
+                        s.reconnect(&self.epoll, i as u64, reset, &mut self.ctx)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn tick(&mut self, now: u64) {
         for s in &mut self.sessions {
+            if s.link != Link::Up {
+                continue;
+            }
             let tx = Tx {
                 enc: &mut self.ctx.enc,
                 clock: &mut self.ctx.clock,
@@ -215,12 +338,21 @@ impl Client {
                     Ok(ReadOutcome::WouldBlock) => break,
                     Ok(ReadOutcome::Closed) | Err(_) => {
                         s.inbuf = std::mem::replace(&mut inbuf, InBuf::empty());
+                        if let Link::Dropping { reset, .. } = s.link {
+                            // The exchange closed its side after our FIN: down for a while.
+                            let _ = self.epoll.delete(s.raw_fd());
+                            s.link = Link::Down {
+                                until: monotonic_ns() + self.links.pause_ns,
+                                reset,
+                            };
+                            break;
+                        }
                         s.close(&self.epoll);
                         break;
                     }
                 }
             }
-            if !s.closed {
+            if !s.closed && !matches!(s.link, Link::Down { .. }) {
                 s.inbuf = inbuf;
             }
         }

@@ -69,6 +69,18 @@ struct Ctx {
     split: bool,
     no_fill: bool,
     mix: [u32; 3],
+    /// Symbols, accounts and venues of the orders (seeded apart from the mix).
+    fields: OrderFields,
+    poss_resend_every: u64,
+}
+
+/// `--symbols`, `--accounts`, `--venues`: drawn per order from their own seeded stream, so
+/// the mix and the delays stay as they were for a given --seed.
+struct OrderFields {
+    rng: Rng,
+    symbols: Option<crate::args::Weighted>,
+    accounts: Option<crate::args::Weighted>,
+    venues: Option<crate::args::Weighted>,
 }
 
 /// Runs the load client to completion (count/duration reached and responses drained, or
@@ -92,6 +104,13 @@ pub fn run_client(args: &ClientArgs, shutdown: &Shutdown) -> anyhow::Result<Clie
         split: args.split_clordid,
         no_fill: args.no_fill,
         mix: [args.mix.d, args.mix.f, args.mix.g],
+        fields: OrderFields {
+            rng: Rng::new(args.seed ^ 0xf1e1_d5f1_e1d5_0001),
+            symbols: args.symbols.clone(),
+            accounts: args.accounts.clone(),
+            venues: args.venues.clone(),
+        },
+        poss_resend_every: args.poss_resend_every,
     };
     let epoll = Epoll::new()?;
     let timerfd = TimerFd::new()?;
@@ -100,7 +119,8 @@ pub fn run_client(args: &ClientArgs, shutdown: &Shutdown) -> anyhow::Result<Clie
 
     let mut sessions = Vec::with_capacity(args.sessions);
     for i in 0..args.sessions {
-        let s = Sess::connect(args, i, load.ring, &mut ctx)?;
+        let mut s = Sess::connect(args, i, load.ring, &mut ctx)?;
+        s.configure(args);
         epoll.add(s.raw_fd(), i as u64, true)?;
         sessions.push(s);
     }
@@ -111,10 +131,24 @@ pub fn run_client(args: &ClientArgs, shutdown: &Shutdown) -> anyhow::Result<Clie
         ctx,
         framing: FramingStats::default(),
         spin_ns: args.spin,
+        links: event_loop::LinkCfg::from_args(args),
     };
     client.logon_all(shutdown)?;
 
     let plan = Plan::new(&load, args, monotonic_ns());
     client.run(&plan, shutdown)?;
+    if let Some(path) = &args.session_truth {
+        let records: Vec<_> = client
+            .sessions
+            .iter()
+            .map(|s| crate::wire_truth::SessionTruthRecord {
+                client_comp_id: String::from_utf8_lossy(s.session.sender_comp_id()).into_owned(),
+                server_comp_id: String::from_utf8_lossy(s.session.target_comp_id()).into_owned(),
+                side: "client",
+                truth: &s.session.wire,
+            })
+            .collect();
+        crate::wire_truth::write_session_truth(path, &records)?;
+    }
     client.report(args, load.window)
 }

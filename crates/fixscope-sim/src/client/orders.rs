@@ -9,7 +9,7 @@ use fixscope_core::fix::encode::push_uint;
 use fixscope_core::fix::tag;
 use memchr::memmem;
 
-use super::conn::{mark_sent, Order, Sess};
+use super::conn::{mark_sent, Link, Order, Sess};
 use super::Ctx;
 
 const SYMBOL: &[u8] = b"FXSC";
@@ -49,9 +49,28 @@ pub(super) fn parse_clordid(prefix: &[u8], id: &[u8]) -> Option<u64> {
     Some(digits.iter().fold(0u64, |n, &b| n * 10 + (b - b'0') as u64))
 }
 
+/// Draws a value of `w` (when given) into `scratch`; returns where it is.
+fn pick(
+    rng: &mut crate::rng::Rng,
+    w: &Option<crate::args::Weighted>,
+    scratch: &mut Vec<u8>,
+) -> Option<std::ops::Range<usize>> {
+    let w = w.as_ref()?;
+    let v = w.pick(rng.below(w.total())).as_bytes();
+    let start = scratch.len();
+    scratch.extend_from_slice(v);
+    Some(start..scratch.len())
+}
+
 impl Ctx {
     /// Encodes (and in split mode sends) one request scheduled at `sched_ns`.
     pub(super) fn send_order(&mut self, s: &mut Sess, sched_ns: u64) -> io::Result<()> {
+        let queue = match s.link {
+            Link::Up => false,
+            Link::Down { .. } if s.queued_now < s.queue_limit => true,
+            // Quiescing, dropping, or the outage's queue is full: this one is skipped.
+            _ => return Ok(()),
+        };
         let roll = self
             .rng
             .below(100 * (self.mix[0] + self.mix[1] + self.mix[2]) as u64)
@@ -81,8 +100,10 @@ impl Ctx {
             num,
             kind,
             sched_ns,
+            seq: s.session.next_out_seq(),
             ..Order::default()
         };
+        s.orders_since_link += 1;
         s.outstanding += 1;
         self.c.sent[kind_index(kind)] += 1;
 
@@ -99,33 +120,80 @@ impl Ctx {
             push_clordid(&mut self.scratch, &s.prefix, s.width, t);
             enc.field(tag::ORIG_CL_ORD_ID, &self.scratch);
         }
-        enc.field(tag::CL_ORD_ID, &self.id);
-        if kind != b'F' {
-            enc.field(21, b"1");
-        }
-        enc.field(55, SYMBOL)
-            .field(54, if num.is_multiple_of(2) { b"1" } else { b"2" })
-            .field(60, self.clock.cached());
-        match kind {
-            b'F' => {
-                enc.field_uint(38, QTY);
+        self.scratch.clear();
+        let f = &mut self.fields;
+        let sym = pick(&mut f.rng, &f.symbols, &mut self.scratch);
+        let account = pick(&mut f.rng, &f.accounts, &mut self.scratch);
+        let venue = pick(&mut f.rng, &f.venues, &mut self.scratch);
+        let target_id = target.map(|t| {
+            let start = self.scratch.len();
+            push_clordid(&mut self.scratch, &s.prefix, s.width, t);
+            start..self.scratch.len()
+        });
+        let poss_resend = !queue
+            && self.poss_resend_every > 0
+            && num.is_multiple_of(self.poss_resend_every);
+        let sending_time: [u8; 21] = self.clock.cached().try_into().unwrap_or([b'0'; 21]);
+        for resend in [false, true] {
+            if resend && !poss_resend {
+                break;
             }
-            b'G' => {
-                enc.field_uint(38, QTY * 2).field(40, b"2").field(44, PRICE);
+            let enc = s.session.header(&mut self.enc, &mut self.clock, mt);
+            if resend {
+                // A PossResend: a new MsgSeqNum, the same order, and when it was first sent.
+                enc.field(97, b"Y").field(122, &sending_time);
             }
-            _ => {
-                enc.field_uint(38, QTY).field(40, b"2").field(44, PRICE);
+            if let Some(r) = &target_id {
+                enc.field(tag::ORIG_CL_ORD_ID, &self.scratch[r.clone()]);
             }
+            enc.field(tag::CL_ORD_ID, &self.id);
+            if let Some(r) = &account {
+                enc.field(1, &self.scratch[r.clone()]);
+            }
+            if kind != b'F' {
+                enc.field(21, b"1");
+            }
+            let symbol = sym.as_ref().map_or(SYMBOL, |r| &self.scratch[r.clone()]);
+            enc.field(55, symbol)
+                .field(54, if num.is_multiple_of(2) { b"1" } else { b"2" })
+                .field(60, self.clock.cached());
+            if let Some(r) = &venue {
+                enc.field(100, &self.scratch[r.clone()]);
+            }
+            match kind {
+                b'F' => {
+                    enc.field_uint(38, QTY);
+                }
+                b'G' => {
+                    enc.field_uint(38, QTY * 2).field(40, b"2").field(44, PRICE);
+                }
+                _ => {
+                    enc.field_uint(38, QTY).field(40, b"2").field(44, PRICE);
+                }
+            }
+            if !self.pad.is_empty() {
+                enc.field(58, &self.pad);
+            }
+            if queue {
+                s.queued_now += 1;
+                s.session.finish_queued(&mut self.enc, &mut self.scratch, num);
+                return Ok(());
+            }
+            if resend || !self.split || s.out.pending() > 0 {
+                let now = monotonic_ns();
+                s.session
+                    .finish_stamped(&mut self.enc, s.out.buf(), now, num);
+                s.out.stamp(num);
+                continue;
+            }
+            return self.write_split(s, num);
         }
-        if !self.pad.is_empty() {
-            enc.field(58, &self.pad);
-        }
+        Ok(())
+    }
+
+    /// Split mode: two write() calls, cut in the middle of the 11= value.
+    fn write_split(&mut self, s: &mut Sess, num: u64) -> io::Result<()> {
         let now = monotonic_ns();
-        if !self.split || s.out.pending() > 0 {
-            s.session.finish(&mut self.enc, s.out.buf(), now);
-            s.out.stamp(num);
-            return Ok(());
-        }
         // Split mode: two write() calls, cut in the middle of the 11= value.
         self.scratch.clear();
         s.session.finish(&mut self.enc, &mut self.scratch, now);

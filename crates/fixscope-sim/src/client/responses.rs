@@ -48,10 +48,45 @@ impl Ctx {
             out: s.out.buf(),
         };
         match s.session.on_message(msg, now, tx) {
+            Inbound::App(b"3") => self.on_session_reject(s, msg, now),
             Inbound::App(t) => self.on_response(s, msg, t, now),
-            Inbound::Handled | Inbound::LoggedOn => {}
+            Inbound::Handled | Inbound::LoggedOn | Inbound::TestRequestDue(_) => {}
+            Inbound::Resend { begin, end } => {
+                s.session
+                    .resend(&mut self.enc, &mut self.clock, &mut s.out, now, begin, end);
+            }
             Inbound::LoggedOut | Inbound::Disconnect(_) => s.closing = true,
         }
+    }
+
+    /// A session Reject answers the outstanding request whose MsgSeqNum it names (45).
+    fn on_session_reject(&mut self, s: &mut Sess, msg: &[u8], now: u64) {
+        let ref_seq = Fields::new(msg)
+            .find(|&(t, _)| t == 45)
+            .and_then(|(_, v)| crate::session::parse_uint(v));
+        let found = ref_seq.and_then(|seq| {
+            s.ring
+                .iter()
+                .find(|o| o.num != 0 && !o.done && o.seq == seq)
+                .map(|o| o.num)
+        });
+        match found {
+            Some(num) => self.answered_by_reject(s, num, now),
+            None => self.c.unmatched += 1,
+        }
+    }
+
+    /// Request `num` was answered by a reject that ends it (35=3 or 35=j).
+    fn answered_by_reject(&mut self, s: &mut Sess, num: u64, now: u64) {
+        let Some(o) = s.slot(num) else { return };
+        if o.first_ns == 0 {
+            o.first_ns = now;
+            let sched = o.sched_ns.min(now);
+            let send = if o.send_ns == 0 { now } else { o.send_ns.min(now) };
+            self.lat.record(STAGE_FIRST, now - sched, now - send);
+        }
+        self.c.rejects += 1;
+        self.complete(s, num);
     }
 
     /// An application message from the exchange arrived at `now`.
@@ -73,6 +108,17 @@ impl Ctx {
             {
                 break;
             }
+        }
+        if msg_type == b"j" {
+            // BusinessMessageReject: the request's ClOrdID is its BusinessRejectRefID.
+            let id = Fields::new(msg)
+                .find(|&(t, _)| t == 379)
+                .map_or(&b""[..], |(_, v)| v);
+            match parse_clordid(&s.prefix, id) {
+                Some(num) if s.slot(num).is_some() => self.answered_by_reject(s, num, now),
+                _ => self.c.unmatched += 1,
+            }
+            return;
         }
         let num = parse_clordid(&s.prefix, clordid).unwrap_or(0);
         let orig_num = parse_clordid(&s.prefix, orig);

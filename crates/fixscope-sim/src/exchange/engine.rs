@@ -2,7 +2,11 @@
 //! delays through a timer queue, ground truth stamped when responses hit the socket.
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::hash::BuildHasher;
+use std::io::Write;
+
+use foldhash::fast::FixedState;
 
 use fixscope_core::fix::encode::FixEncoder;
 use fixscope_core::fix::message::Fields;
@@ -14,7 +18,7 @@ use crate::delay::DelaySpec;
 use crate::outbuf::OutBuf;
 use crate::rng::Rng;
 use crate::sending_time::UtcClock;
-use crate::session::{parse_uint, Inbound, Session, Tx};
+use crate::session::{parse_uint, Inbound, Session, State, Tx};
 use crate::stall::{self, StallSpec};
 use crate::truth::TruthWriter;
 
@@ -41,6 +45,34 @@ const DEFAULT_PRICE: &[u8] = b"100";
 
 pub const TIMER_ACK: u8 = 0;
 pub const TIMER_FILL: u8 = 1;
+/// A TestRequest's delayed Heartbeat is due (no slot).
+pub const TIMER_TEST_REQUEST: u8 = 2;
+
+/// Rejects forced by `--*-reject-every` (stored in `Slot::forced`).
+const FORCED_NONE: u8 = 0;
+const FORCED_SESSION: u8 = 1;
+const FORCED_BUSINESS: u8 = 2;
+const FORCED_ORDER: u8 = 3;
+const FORCED_CANCEL: u8 = 4;
+/// SessionRejectReason (373) codes a forced session Reject cycles through (seeded):
+/// invalid tag number, required tag missing, value incorrect, incorrect data format.
+const SESSION_REJECT_REASONS: [u64; 4] = [0, 1, 5, 6];
+/// BusinessRejectReason (380) codes: other, unknown ID, application not available,
+/// conditionally required field missing.
+const BUSINESS_REJECT_REASONS: [u64; 4] = [0, 1, 4, 5];
+/// ClOrdIDs remembered to recognise a PossResend (97=Y) of an order already taken.
+const RECENT_CLORDIDS: usize = 1 << 16;
+const ACCOUNT: u32 = 1;
+const EX_DESTINATION: u32 = 100;
+const REF_MSG_TYPE: u32 = 372;
+const BUSINESS_REJECT_REF_ID: u32 = 379;
+const BUSINESS_REJECT_REASON: u32 = 380;
+
+pub const ORDER_TRUTH_HEADER: &str =
+    "epoch,clordid,client_comp_id,msg_type,symbol,account,venue,request_ns,answer,answer_ns,fill_ns";
+
+/// A session's CompIDs as the client sends them (SenderCompID, TargetCompID).
+pub type SessionKey = (Vec<u8>, Vec<u8>);
 const STAGE_ACK: u64 = 0;
 const STAGE_FILL: u64 = 1;
 
@@ -65,6 +97,17 @@ pub struct Cfg {
     pub max_live: usize,
     /// `--stall`: which requests are held, and for how long.
     pub stalls: Vec<StallSpec>,
+    pub symbol_ack_delay: Vec<(String, DelaySpec)>,
+    /// `--order-reject-every`, `--cancel-reject-every`, `--business-reject-every`,
+    /// `--session-reject-every` (0: never).
+    pub order_reject_every: u64,
+    pub cancel_reject_every: u64,
+    pub business_reject_every: u64,
+    pub session_reject_every: u64,
+    pub test_request_delay: u64,
+    pub replay_store: usize,
+    pub resend_last: u64,
+    pub comp_id: String,
 }
 
 /// One connection's FIX state.
@@ -77,6 +120,8 @@ pub struct ConnState {
     pub requests: u64,
     /// Close once the output is flushed (Logout exchanged or protocol error).
     pub closing: bool,
+    /// The client's SenderCompID once logged on (per-request truth).
+    pub client_comp_id: Vec<u8>,
 }
 
 /// State shared by all connections of one exchange.
@@ -91,6 +136,16 @@ pub struct Ctx {
     pub truth: Option<TruthWriter>,
     next_order_id: u64,
     next_exec_id: u64,
+    /// Sessions whose connection closed, by CompIDs: a reconnect continues them.
+    pub parked: HashMap<SessionKey, Session>,
+    /// Requests seen (all sessions): `--*-reject-every` counts them.
+    requests_total: u64,
+    reject_rng: Rng,
+    /// Hashes of (session, epoch, ClOrdID) of recent requests, to ignore PossResends.
+    recent: hashbrown::HashSet<u64>,
+    recent_order: VecDeque<u64>,
+    hasher: FixedState,
+    pub order_truth: Option<std::io::BufWriter<std::fs::File>>,
 }
 
 /// An ExecutionReport to encode.
@@ -128,6 +183,7 @@ impl ConnState {
             book: OrderBook::with_capacity(order_capacity),
             requests: 0,
             closing: false,
+            client_comp_id: Vec::new(),
         }
     }
 }
@@ -145,13 +201,97 @@ impl Ctx {
             truth,
             next_order_id: 1,
             next_exec_id: 1,
+            parked: HashMap::new(),
+            requests_total: 0,
+            reject_rng: Rng::new(seed ^ 0x5e55_10e5_12e1_ec75),
+            recent: hashbrown::HashSet::new(),
+            recent_order: VecDeque::new(),
+            hasher: FixedState::with_seed(0x5eed),
+            order_truth: None,
         }
+    }
+
+    /// A new connection's session, configured by the flags.
+    pub fn new_session(&self) -> Session {
+        let mut s = Session::acceptor(&self.cfg.comp_id);
+        s.store = crate::replay_store::ReplayStore::new(self.cfg.replay_store);
+        s.test_request_delay_ns = self.cfg.test_request_delay;
+        s
+    }
+
+    /// A Logon on a new connection: a session known by its CompIDs continues (numbering,
+    /// store, truth counters); with `--resend-last` its store "lost" the last messages.
+    fn restore_session(&mut self, st: &mut ConnState, msg: &[u8]) {
+        let (mut sender, mut target, mut reset, mut is_logon) = (&b""[..], &b""[..], false, false);
+        for (t, v) in Fields::new(msg) {
+            match t {
+                tag::MSG_TYPE => is_logon = v == b"A",
+                tag::SENDER_COMP_ID => sender = v,
+                tag::TARGET_COMP_ID => target = v,
+                141 => reset = v == b"Y",
+                _ => {}
+            }
+        }
+        if !is_logon {
+            return;
+        }
+        if let Some(mut parked) = self.parked.remove(&(sender.to_vec(), target.to_vec())) {
+            parked.reopen();
+            if !reset {
+                parked.forget_inbound(self.cfg.resend_last);
+            }
+            st.session = parked;
+        }
+    }
+
+    /// The connection closed: its named session waits for a reconnect.
+    pub fn park(&mut self, st: &mut ConnState) {
+        let s = &st.session;
+        if s.target_comp_id().is_empty() {
+            return;
+        }
+        let key = (s.target_comp_id().to_vec(), s.sender_comp_id().to_vec());
+        let fresh = self.new_session();
+        self.parked.insert(key, std::mem::replace(&mut st.session, fresh));
+    }
+
+    fn arm_session_timer(&mut self, conn: (u32, u32), due: u64) {
+        self.timer_seq += 1;
+        self.timers.push(Reverse(Timer {
+            due,
+            seq: self.timer_seq,
+            conn: conn.0,
+            conn_gen: conn.1,
+            slot: 0,
+            slot_gen: 0,
+            token: 0,
+            kind: TIMER_TEST_REQUEST,
+        }));
+    }
+
+    /// True when `key` (a request's session, epoch and ClOrdID) was seen recently;
+    /// remembers it.
+    fn seen_recently(&mut self, key: u64) -> bool {
+        if self.recent.contains(&key) {
+            return true;
+        }
+        if self.recent_order.len() == RECENT_CLORDIDS {
+            if let Some(old) = self.recent_order.pop_front() {
+                self.recent.remove(&old);
+            }
+        }
+        self.recent_order.push_back(key);
+        self.recent.insert(key);
+        false
     }
 
     /// Handles one framed inbound message that arrived at `now` (CLOCK_MONOTONIC right after
     /// the read() that returned its last byte).
     pub fn on_message(&mut self, conn: (u32, u32), st: &mut ConnState, msg: &[u8], now: u64) {
         self.stats.messages_in += 1;
+        if st.session.state() == State::AwaitingLogon && !self.parked.is_empty() {
+            self.restore_session(st, msg);
+        }
         let tx = Tx {
             enc: &mut self.enc,
             clock: &mut self.clock,
@@ -160,7 +300,17 @@ impl Ctx {
         match st.session.on_message(msg, now, tx) {
             Inbound::App(t) => self.on_app(conn, st, msg, t, now),
             Inbound::Handled => {}
-            Inbound::LoggedOn => self.stats.logons += 1,
+            Inbound::Resend { begin, end } => {
+                st.session
+                    .resend(&mut self.enc, &mut self.clock, &mut st.out, now, begin, end);
+            }
+            Inbound::TestRequestDue(due) => self.arm_session_timer(conn, due),
+            Inbound::LoggedOn => {
+                self.stats.logons += 1;
+                st.client_comp_id.clear();
+                st.client_comp_id
+                    .extend_from_slice(st.session.target_comp_id());
+            }
             Inbound::LoggedOut => {
                 self.stats.logouts += 1;
                 st.closing = true;
@@ -199,20 +349,52 @@ impl Ctx {
         st.requests += 1;
         let hold = stall::hold_ns(&self.cfg.stalls, st.requests);
         let idx = st.book.alloc();
+        let epoch = st.session.epoch();
         let s = st.book.get_mut(idx);
         s.msg_type = msg_type;
         s.request_ns = now;
+        s.epoch = epoch;
+        let mut poss_resend = false;
         for (tg, v) in Fields::new(msg) {
             match tg {
                 tag::CL_ORD_ID => s.clordid.extend_from_slice(v),
                 tag::ORIG_CL_ORD_ID => s.orig_clordid.extend_from_slice(v),
+                tag::MSG_SEQ_NUM => s.msg_seq = parse_uint(v).unwrap_or(0),
                 SYMBOL => s.symbol.extend_from_slice(v),
                 SIDE => s.side = v.first().copied().unwrap_or(0),
                 ORDER_QTY => s.qty = parse_qty(v),
                 PRICE => s.price.extend_from_slice(v),
+                ACCOUNT => s.account.extend_from_slice(v),
+                EX_DESTINATION => s.venue.extend_from_slice(v),
+                97 => poss_resend = v == b"Y",
                 _ => {}
             }
         }
+        // A PossResend of a request already taken is not taken again (FIX: the receiver
+        // checks the ClOrdID); any other is the request it is.
+        let key = self
+            .hasher
+            .hash_one((&st.client_comp_id[..], epoch, &s.clordid[..]));
+        if self.seen_recently(key) && poss_resend {
+            self.stats.poss_resends_ignored += 1;
+            st.book.release(idx);
+            return;
+        }
+        let s = st.book.get_mut(idx);
+        self.requests_total += 1;
+        let every = |n: u64, k: u64| n > 0 && k.is_multiple_of(n);
+        let k = self.requests_total;
+        s.forced = if every(self.cfg.session_reject_every, k) {
+            FORCED_SESSION
+        } else if every(self.cfg.business_reject_every, k) {
+            FORCED_BUSINESS
+        } else if msg_type == b'D' && every(self.cfg.order_reject_every, k) {
+            FORCED_ORDER
+        } else if msg_type != b'D' && every(self.cfg.cancel_reject_every, k) {
+            FORCED_CANCEL
+        } else {
+            FORCED_NONE
+        };
         match msg_type {
             b'D' => {
                 self.stats.orders += 1;
@@ -224,6 +406,8 @@ impl Ctx {
                     Some("bad Side (54)")
                 } else if s.qty == 0 {
                     Some("bad OrderQty (38)")
+                } else if s.forced == FORCED_ORDER {
+                    Some("rejected (--order-reject-every)")
                 } else {
                     None
                 };
@@ -241,6 +425,15 @@ impl Ctx {
         // they are for a given --seed. A held request waits in the timer queue like any
         // other: the requests behind it are answered on time.
         let mut delay = self.cfg.ack_delay.sample(&mut self.rng);
+        let symbol = &st.book.get(idx).symbol;
+        if let Some((_, spec)) = self
+            .cfg
+            .symbol_ack_delay
+            .iter()
+            .find(|(sym, _)| sym.as_bytes() == &symbol[..])
+        {
+            delay = spec.sample(&mut self.rng);
+        }
         if hold > 0 {
             self.stats.held += 1;
             delay = delay.saturating_add(hold);
@@ -270,6 +463,15 @@ impl Ctx {
 
     /// A timer of this connection is due (the caller checked the connection generation).
     pub fn on_timer(&mut self, t: Timer, st: &mut ConnState, now: u64) {
+        if t.kind == TIMER_TEST_REQUEST {
+            let tx = Tx {
+                enc: &mut self.enc,
+                clock: &mut self.clock,
+                out: st.out.buf(),
+            };
+            st.session.answer_test_requests(tx, now);
+            return;
+        }
         let s = st.book.get_mut(t.slot);
         if !s.in_use || s.gen != t.slot_gen || s.timer_token != t.token || !s.timer_armed {
             return;
@@ -285,12 +487,57 @@ impl Ctx {
 
     /// The processing delay of request `idx` is over: answer it.
     fn respond(&mut self, st: &mut ConnState, idx: u32, now: u64) {
-        match st.book.get(idx).msg_type {
-            b'D' => self.respond_new(st, idx, now),
-            b'F' => self.respond_cancel(st, idx, now),
+        let s = st.book.get(idx);
+        match (s.forced, s.msg_type) {
+            (FORCED_SESSION, _) => self.session_reject(st, idx, now),
+            (FORCED_BUSINESS, _) => self.business_reject(st, idx, now),
+            (FORCED_CANCEL, t) => {
+                let to: &[u8] = if t == b'F' { b"1" } else { b"2" };
+                self.cancel_reject(st, idx, now, to, "rejected (--cancel-reject-every)");
+            }
+            (_, b'D') => self.respond_new(st, idx, now),
+            (_, b'F') => self.respond_cancel(st, idx, now),
             _ => self.respond_replace(st, idx, now),
         }
         self.try_complete(st, idx);
+    }
+
+    /// Session Reject (35=3) of request `idx` by its MsgSeqNum (45), reason 373.
+    fn session_reject(&mut self, st: &mut ConnState, idx: u32, now: u64) {
+        let reason = SESSION_REJECT_REASONS[self.reject_rng.below(4) as usize];
+        let seq = st.book.get(idx).msg_seq;
+        let tx = Tx {
+            enc: &mut self.enc,
+            clock: &mut self.clock,
+            out: st.out.buf(),
+        };
+        st.session
+            .reject(tx, now, seq, reason, "rejected (--session-reject-every)");
+        self.stats.messages_out += 1;
+        self.stats.session_rejects += 1;
+        let s = st.book.get_mut(idx);
+        s.answer = "session_reject";
+        s.finalize = true;
+        self.stamp(st, idx, STAGE_ACK);
+    }
+
+    /// BusinessMessageReject (35=j) of request `idx`: 45, 372, 379 = its ClOrdID, 380.
+    fn business_reject(&mut self, st: &mut ConnState, idx: u32, now: u64) {
+        let reason = BUSINESS_REJECT_REASONS[self.reject_rng.below(4) as usize];
+        let s = st.book.get(idx);
+        let enc = st.session.header(&mut self.enc, &mut self.clock, b"j");
+        enc.field_uint(45, s.msg_seq)
+            .field(REF_MSG_TYPE, &[s.msg_type])
+            .field(BUSINESS_REJECT_REF_ID, &s.clordid)
+            .field_uint(BUSINESS_REJECT_REASON, reason)
+            .field_str(TEXT, "rejected (--business-reject-every)");
+        st.session.finish(&mut self.enc, st.out.buf(), now);
+        self.stats.messages_out += 1;
+        self.stats.business_rejects += 1;
+        let s = st.book.get_mut(idx);
+        s.answer = "business_reject";
+        s.finalize = true;
+        self.stamp(st, idx, STAGE_ACK);
     }
 
     fn respond_new(&mut self, st: &mut ConnState, idx: u32, now: u64) {
@@ -323,6 +570,11 @@ impl Ctx {
         };
         self.exec_report(&mut st.session, &mut st.out, &er, now, reject.is_some());
         self.stamp(st, idx, STAGE_ACK);
+        st.book.get_mut(idx).answer = if reject.is_some() {
+            "order_reject"
+        } else {
+            "ack"
+        };
         if reject.is_some() {
             self.stats.rejects += 1;
             st.book.get_mut(idx).finalize = true;
@@ -372,6 +624,7 @@ impl Ctx {
         ord.next_fill_delay = 0;
         ord.finalize = true;
         req.finalize = true;
+        req.answer = "cancelled";
         self.stats.cancelled += 1;
         self.stamp(st, idx, STAGE_ACK);
         self.try_complete(st, o);
@@ -434,6 +687,7 @@ impl Ctx {
             text: "",
         };
         self.exec_report(&mut st.session, &mut st.out, &er, now, false);
+        st.book.get_mut(idx).answer = "replaced";
         self.stats.replaced += 1;
         self.stamp(st, idx, STAGE_ACK);
         self.try_complete(st, o);
@@ -459,6 +713,7 @@ impl Ctx {
         self.stats.messages_out += 1;
         self.stats.cancel_rejects += 1;
         st.book.get_mut(idx).finalize = true;
+        st.book.get_mut(idx).answer = "cancel_reject";
         self.stamp(st, idx, STAGE_ACK);
     }
 
@@ -607,6 +862,7 @@ impl Ctx {
         conn: (u32, u32),
         book: &mut OrderBook,
         peer: &str,
+        client: &[u8],
         tag: u64,
         ts: u64,
     ) {
@@ -627,17 +883,21 @@ impl Ctx {
                 self.arm(conn, s, idx, ts + delay, TIMER_FILL);
             }
         }
-        complete(book, &mut self.truth, &mut self.stats, peer, idx);
+        let sinks = Sinks {
+            truth: &mut self.truth,
+            order_truth: &mut self.order_truth,
+            stats: &mut self.stats,
+        };
+        complete(book, sinks, peer, client, idx);
     }
 
     fn try_complete(&mut self, st: &mut ConnState, idx: u32) {
-        complete(
-            &mut st.book,
-            &mut self.truth,
-            &mut self.stats,
-            &st.peer,
-            idx,
-        );
+        let sinks = Sinks {
+            truth: &mut self.truth,
+            order_truth: &mut self.order_truth,
+            stats: &mut self.stats,
+        };
+        complete(&mut st.book, sinks, &st.peer, &st.client_comp_id, idx);
     }
 
     /// The connection is going away: write the records not yet written.
@@ -648,26 +908,31 @@ impl Ctx {
             s.finalize = true;
             s.pending_stamps = 0;
             s.next_fill_delay = 0;
-            complete(
-                &mut st.book,
-                &mut self.truth,
-                &mut self.stats,
-                &st.peer,
-                idx,
-            );
+            let sinks = Sinks {
+                truth: &mut self.truth,
+                order_truth: &mut self.order_truth,
+                stats: &mut self.stats,
+            };
+            complete(&mut st.book, sinks, &st.peer, &st.client_comp_id, idx);
         }
     }
 }
 
 /// Writes the truth record of `idx` once it is complete, and recycles the slot once nothing
 /// refers to it.
-fn complete(
-    book: &mut OrderBook,
-    truth: &mut Option<TruthWriter>,
-    stats: &mut ExchangeSummary,
-    peer: &str,
-    idx: u32,
-) {
+/// Where complete records go.
+struct Sinks<'a> {
+    truth: &'a mut Option<TruthWriter>,
+    order_truth: &'a mut Option<std::io::BufWriter<std::fs::File>>,
+    stats: &'a mut ExchangeSummary,
+}
+
+fn complete(book: &mut OrderBook, sinks: Sinks<'_>, peer: &str, client: &[u8], idx: u32) {
+    let Sinks {
+        truth,
+        order_truth,
+        stats,
+    } = sinks;
     let s = book.get_mut(idx);
     if s.finalize && !s.written && s.pending_stamps == 0 {
         s.written = true;
@@ -678,8 +943,36 @@ fn complete(
                 stats.truth_errors += 1;
             }
         }
+        if let Some(w) = order_truth {
+            if write_order_truth(w, s, client).is_err() {
+                stats.truth_errors += 1;
+            }
+        }
     }
     if s.releasable() {
         book.release(idx);
     }
+}
+
+/// One line of `--order-truth` (see [`ORDER_TRUTH_HEADER`]).
+fn write_order_truth(w: &mut impl Write, s: &Slot, client: &[u8]) -> std::io::Result<()> {
+    let opt = |v: Option<u64>| v.map(|n| n.to_string()).unwrap_or_default();
+    write!(w, "{},", s.epoch)?;
+    w.write_all(&s.clordid)?;
+    w.write_all(b",")?;
+    w.write_all(client)?;
+    write!(w, ",{},", s.msg_type as char)?;
+    w.write_all(&s.symbol)?;
+    w.write_all(b",")?;
+    w.write_all(&s.account)?;
+    w.write_all(b",")?;
+    w.write_all(&s.venue)?;
+    writeln!(
+        w,
+        ",{},{},{},{}",
+        s.request_ns,
+        s.answer,
+        opt(s.ack_ns),
+        opt(s.fill_ns)
+    )
 }

@@ -17,7 +17,9 @@ use fixscope_core::shutdown::Shutdown;
 use crate::args::ExchangeArgs;
 use crate::inbuf::{FramingStats, InBuf, ReadOutcome};
 use crate::outbuf::Flushed;
-use crate::session::{Session, SessionStats, State, Tick, Tx};
+use crate::session::{SessionStats, State, Tick, Tx};
+use crate::wire_truth::{write_session_truth, SessionTruthRecord};
+use std::io::Write as _;
 use crate::sys::{self, Epoll, TimerFd};
 use crate::truth::{TruthWriter, EXCHANGE_HEADER};
 use engine::{Cfg, ConnState, Ctx};
@@ -62,6 +64,11 @@ pub struct ExchangeSummary {
     pub cancelled: u64,
     pub replaced: u64,
     pub cancel_rejects: u64,
+    /// Forced by `--session-reject-every` / `--business-reject-every`.
+    pub session_rejects: u64,
+    pub business_rejects: u64,
+    /// PossResends (97=Y) of a request already taken, not taken again.
+    pub poss_resends_ignored: u64,
     pub bad_checksum: u64,
     pub skipped_bytes: u64,
     pub truth_records: u64,
@@ -151,9 +158,9 @@ struct Exchange {
     ctx: Ctx,
     framing: FramingStats,
     session_totals: SessionStats,
-    comp_id: String,
     order_capacity: usize,
     spin_ns: u64,
+    session_truth: Option<std::path::PathBuf>,
 }
 
 /// Runs the exchange until `shutdown` is triggered or `--duration` elapses; `on_ready`
@@ -178,6 +185,24 @@ pub fn run_exchange(
         no_fill: args.no_fill,
         max_live: args.max_live_orders,
         stalls: args.stall.clone(),
+        symbol_ack_delay: args.symbol_ack_delay.clone(),
+        order_reject_every: args.order_reject_every,
+        cancel_reject_every: args.cancel_reject_every,
+        business_reject_every: args.business_reject_every,
+        session_reject_every: args.session_reject_every,
+        test_request_delay: args.test_request_delay,
+        replay_store: args.replay_store,
+        resend_last: args.resend_last,
+        comp_id: args.comp_id.clone(),
+    };
+    let order_truth = match &args.order_truth {
+        Some(p) => {
+            let f = std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?;
+            let mut w = std::io::BufWriter::new(f);
+            writeln!(w, "{}", engine::ORDER_TRUTH_HEADER)?;
+            Some(w)
+        }
+        None => None,
     };
     let stats = ExchangeSummary {
         listen: Some(addr),
@@ -198,9 +223,9 @@ pub fn run_exchange(
         free: Vec::new(),
         dirty: Vec::with_capacity(64),
         ctx: Ctx::new(cfg, args.seed, truth, stats),
+        session_truth: args.session_truth.clone(),
         framing: FramingStats::default(),
         session_totals: SessionStats::default(),
-        comp_id: args.comp_id.clone(),
         order_capacity: args.order_capacity.max(16),
         spin_ns: args.spin,
     };
@@ -210,6 +235,7 @@ pub fn run_exchange(
         .duration
         .map(|s| start + (s.max(0.0) * 1e9) as u64)
         .unwrap_or(u64::MAX);
+    ex.ctx.order_truth = order_truth;
     ex.run(shutdown, deadline)?;
     let mut stats = ex.finish()?;
     stats.elapsed_s = (monotonic_ns() - start) as f64 / 1e9;
@@ -354,11 +380,7 @@ impl Exchange {
             let gen = self.gens[idx as usize];
             self.epoll
                 .add(stream.as_raw_fd(), conn_token(idx, gen), false)?;
-            let st = ConnState::new(
-                peer.to_string(),
-                Session::acceptor(&self.comp_id),
-                self.order_capacity,
-            );
+            let st = ConnState::new(peer.to_string(), self.ctx.new_session(), self.order_capacity);
             self.conns[idx as usize] = Some(Conn {
                 stream,
                 gen,
@@ -430,11 +452,15 @@ impl Exchange {
             conn.dirty = false;
             let ctx = &mut self.ctx;
             let ConnState {
-                out, book, peer, ..
+                out,
+                book,
+                peer,
+                client_comp_id,
+                ..
             } = &mut conn.st;
             let id = (idx, conn.gen);
             let result = out.flush(&mut conn.stream, |tag, ts| {
-                ctx.on_sent(id, book, peer, tag, ts)
+                ctx.on_sent(id, book, peer, client_comp_id, tag, ts)
             });
             match result {
                 Ok(Flushed::Done) => {
@@ -475,7 +501,12 @@ impl Exchange {
         // Deregistering can only fail if the fd is already gone; closing follows anyway.
         let _ = self.epoll.delete(conn.stream.as_raw_fd());
         self.ctx.close(&mut conn.st);
-        add_session_stats(&mut self.session_totals, &conn.st.session.stats);
+        if conn.st.session.target_comp_id().is_empty() {
+            add_session_stats(&mut self.session_totals, &conn.st.session.stats);
+        } else {
+            // Counted at the end (a reconnect continues it).
+            self.ctx.park(&mut conn.st);
+        }
         self.gens[idx as usize] = self.gens[idx as usize].wrapping_add(1);
         self.free.push(idx);
     }
@@ -484,13 +515,17 @@ impl Exchange {
         for idx in 0..self.conns.len() as u32 {
             if let Some(Some(conn)) = self.conns.get_mut(idx as usize) {
                 let ConnState {
-                    out, book, peer, ..
+                    out,
+                    book,
+                    peer,
+                    client_comp_id,
+                    ..
                 } = &mut conn.st;
                 let ctx = &mut self.ctx;
                 // Best effort: whatever is still queued (e.g. our Logout) goes out now.
                 let id = (idx, conn.gen);
                 let _ = out.flush(&mut conn.stream, |tag, ts| {
-                    ctx.on_sent(id, book, peer, tag, ts)
+                    ctx.on_sent(id, book, peer, client_comp_id, tag, ts)
                 });
             }
             self.close_conn(idx);
@@ -498,6 +533,26 @@ impl Exchange {
         if let Some(w) = &mut self.ctx.truth {
             w.flush().context("writing the truth file")?;
             self.ctx.stats.truth_records = w.records;
+        }
+        if let Some(w) = &mut self.ctx.order_truth {
+            w.flush().context("writing the order truth file")?;
+        }
+        let mut parked: Vec<_> = self.ctx.parked.iter().collect();
+        parked.sort_by(|a, b| a.0.cmp(b.0));
+        for (_, session) in &parked {
+            add_session_stats(&mut self.session_totals, &session.stats);
+        }
+        if let Some(path) = &self.session_truth {
+            let records: Vec<_> = parked
+                .iter()
+                .map(|((client, server), session)| SessionTruthRecord {
+                    client_comp_id: String::from_utf8_lossy(client).into_owned(),
+                    server_comp_id: String::from_utf8_lossy(server).into_owned(),
+                    side: "exchange",
+                    truth: &session.wire,
+                })
+                .collect();
+            write_session_truth(path, &records)?;
         }
         let mut stats = self.ctx.stats.clone();
         stats.bad_checksum = self.framing.bad_checksum;

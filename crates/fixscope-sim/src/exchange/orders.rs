@@ -17,6 +17,17 @@ pub struct Slot {
     pub clordid: Vec<u8>,
     pub orig_clordid: Vec<u8>,
     pub symbol: Vec<u8>,
+    /// Account (1) and ExDestination (100), for the per-request truth.
+    pub account: Vec<u8>,
+    pub venue: Vec<u8>,
+    /// The request's MsgSeqNum (a session Reject names it in RefSeqNum 45).
+    pub msg_seq: u64,
+    /// The session epoch it arrived in.
+    pub epoch: u64,
+    /// A reject forced by `--*-reject-every` (see `engine::Forced`).
+    pub forced: u8,
+    /// Which response answered it (per-request truth).
+    pub answer: &'static str,
     pub price: Vec<u8>,
     pub side: u8,
     pub qty: u64,
@@ -49,6 +60,12 @@ impl Slot {
         self.clordid.clear();
         self.orig_clordid.clear();
         self.symbol.clear();
+        self.account.clear();
+        self.venue.clear();
+        self.msg_seq = 0;
+        self.epoch = 0;
+        self.forced = 0;
+        self.answer = "";
         self.price.clear();
         self.side = b'1';
         self.qty = 0;
