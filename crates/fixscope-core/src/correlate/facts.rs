@@ -14,8 +14,8 @@ pub struct MessageFacts<'a> {
     /// OrigClOrdID (41) when it comes before the fields correlation stops at (engines that
     /// write fields in tag order put it before ExecType 150); empty otherwise.
     pub orig_cl_ord_id: &'a [u8],
-    /// MsgSeqNum (34); 0 when absent or not a number (read from the header, which comes
-    /// before every field correlation stops at).
+    /// MsgSeqNum (34); 0 when absent or not a number (always read: the stop waits for it,
+    /// wherever the engine puts it in the header).
     pub msg_seq_num: u32,
     /// PossDupFlag (43=Y): a resend under the original MsgSeqNum.
     pub poss_dup: bool,
@@ -38,6 +38,10 @@ impl<'a> MessageFacts<'a> {
         const STATUS: u8 = 8;
         const SENDER: u8 = 16;
         const TARGET: u8 = 32;
+        const SEQ: u8 = 64;
+        // Never found: session-level messages are read whole (they are few and short, and
+        // their PossDupFlag may follow MsgSeqNum, which may follow the CompIDs).
+        const WHOLE: u8 = 128;
         let mut facts = MessageFacts::default();
         let key_tags = key.tags();
         let key_len = key_tags.len() as u8;
@@ -79,11 +83,12 @@ impl<'a> MessageFacts<'a> {
                     facts.msg_type = value;
                     found |= TYPE;
                     needed = match value {
-                        b"D" | b"F" | b"G" => TYPE | KEY | SENDER | TARGET,
-                        b"8" => TYPE | KEY | EXEC | STATUS,
-                        b"9" => TYPE | KEY | STATUS,
-                        // Session-level and other messages: only the session's names.
-                        _ => TYPE | SENDER | TARGET,
+                        b"D" | b"F" | b"G" => TYPE | KEY | SENDER | TARGET | SEQ,
+                        b"8" => TYPE | KEY | EXEC | STATUS | SEQ,
+                        b"9" => TYPE | KEY | STATUS | SEQ,
+                        b"0" | b"1" | b"2" | b"3" | b"4" | b"5" | b"A" | b"j" => WHOLE,
+                        // Other messages: the session's names and the sequence.
+                        _ => TYPE | SENDER | TARGET | SEQ,
                     };
                 }
                 tag::EXEC_TYPE => {
@@ -103,7 +108,10 @@ impl<'a> MessageFacts<'a> {
                     found |= TARGET;
                 }
                 tag::ORIG_CL_ORD_ID => facts.orig_cl_ord_id = value,
-                tag::MSG_SEQ_NUM => facts.msg_seq_num = crate::fix::parse_u32(value).unwrap_or(0),
+                tag::MSG_SEQ_NUM => {
+                    facts.msg_seq_num = crate::fix::parse_u32(value).unwrap_or(0);
+                    found |= SEQ;
+                }
                 tag::POSS_DUP_FLAG => facts.poss_dup = value == b"Y",
                 tag::POSS_RESEND => facts.poss_resend = value == b"Y",
                 _ => {}
@@ -149,5 +157,48 @@ impl<'a> MessageFacts<'a> {
             buf.extend_from_slice(part);
         }
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fix::encode::FixEncoder;
+
+    fn encode(fields: &[(u32, &str)]) -> Vec<u8> {
+        let mut enc = FixEncoder::new();
+        enc.start(fields[0].1.as_bytes());
+        for &(t, v) in &fields[1..] {
+            enc.field_str(t, v);
+        }
+        let mut out = Vec::new();
+        enc.finish(b"FIX.4.4", &mut out);
+        out
+    }
+
+    /// The standard header order puts MsgSeqNum (and PossDupFlag) after the CompIDs: a
+    /// session-level message must not stop at the CompIDs (#21: every TestRequest and
+    /// Heartbeat read as MsgSeqNum 0 made the next message a sequence gap).
+    #[test]
+    fn sequence_and_poss_dup_are_read_after_the_comp_ids() {
+        let key = KeySpec::default();
+        for mt in ["0", "1", "3", "4", "A", "j", "D", "8", "W"] {
+            let m = encode(&[
+                (35, mt),
+                (49, "S"),
+                (56, "T"),
+                (34, "42"),
+                (43, "Y"),
+                (52, "20260101-00:00:00.000"),
+                (11, "X"),
+                (150, "0"),
+                (39, "0"),
+            ]);
+            let f = MessageFacts::extract(&m, &key);
+            assert_eq!(f.msg_seq_num, 42, "35={mt}");
+            // Other application messages stop at the sequence (PossDup matters for the
+            // session's own messages and the orders').
+            assert_eq!(f.poss_dup, mt != "W", "35={mt}");
+        }
     }
 }

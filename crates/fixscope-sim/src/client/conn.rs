@@ -41,8 +41,9 @@ pub(super) struct Order {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Link {
     Up,
-    /// No new orders; waiting until everything is answered, then the planned step.
-    Quiescing { deadline: u64 },
+    /// No new orders; waiting until everything is answered, then the planned step (a
+    /// drop is preceded by a TestRequest checking the line: `probed`).
+    Quiescing { deadline: u64, probed: bool },
     /// Our FIN is out (no Logout); waiting for the exchange's close.
     Dropping { deadline: u64, reset: bool },
     /// Down until `until`; orders due meanwhile are queued (`--queue-while-down`).

@@ -198,10 +198,11 @@ impl Client {
                     {
                         s.link = Link::Quiescing {
                             deadline: now + QUIESCE_TIMEOUT_NS,
+                            probed: false,
                         };
                     }
                 }
-                Link::Quiescing { deadline } => {
+                Link::Quiescing { deadline, probed } => {
                     if !sending {
                         s.link = Link::Up;
                         continue;
@@ -212,10 +213,28 @@ impl Client {
                     if !quiet && now < deadline {
                         continue;
                     }
-                    s.link_steps += 1;
                     let k = cfg.hard_reset_every;
-                    let hard = k > 0 && s.link_steps.is_multiple_of(k);
-                    if hard && (s.link_steps / k).is_multiple_of(2) {
+                    let step = s.link_steps + 1;
+                    let hard = k > 0 && step.is_multiple_of(k);
+                    let sequence_reset = hard && (step / k).is_multiple_of(2);
+                    if !sequence_reset && !probed && now < deadline {
+                        // Check the line before going down: the TestRequest and its
+                        // Heartbeat are the administrative messages a later resend of the
+                        // last messages gap-fills.
+                        let tx = Tx {
+                            enc: &mut self.ctx.enc,
+                            clock: &mut self.ctx.clock,
+                            out: s.out.buf(),
+                        };
+                        s.session.test_request(tx, now);
+                        s.link = Link::Quiescing {
+                            deadline,
+                            probed: true,
+                        };
+                        continue;
+                    }
+                    s.link_steps = step;
+                    if sequence_reset {
                         // In-session SequenceReset-Reset: a new epoch, ClOrdIDs start over.
                         let jump = s.session.next_out_seq() + SEQUENCE_RESET_JUMP;
                         let tx = Tx {

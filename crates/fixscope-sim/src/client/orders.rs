@@ -67,7 +67,8 @@ impl Ctx {
     pub(super) fn send_order(&mut self, s: &mut Sess, sched_ns: u64) -> io::Result<()> {
         let queue = match s.link {
             Link::Up => false,
-            Link::Down { .. } if s.queued_now < s.queue_limit => true,
+            // Not before a hard reset: a new epoch would never resend them.
+            Link::Down { reset: false, .. } if s.queued_now < s.queue_limit => true,
             // Quiescing, dropping, or the outage's queue is full: this one is skipped.
             _ => return Ok(()),
         };
@@ -114,12 +115,6 @@ impl Ctx {
             b'F' => b"F",
             _ => b"G",
         };
-        let enc = s.session.header(&mut self.enc, &mut self.clock, mt);
-        if let Some(t) = target {
-            self.scratch.clear();
-            push_clordid(&mut self.scratch, &s.prefix, s.width, t);
-            enc.field(tag::ORIG_CL_ORD_ID, &self.scratch);
-        }
         self.scratch.clear();
         let f = &mut self.fields;
         let sym = pick(&mut f.rng, &f.symbols, &mut self.scratch);
