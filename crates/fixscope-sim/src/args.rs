@@ -243,14 +243,19 @@ pub struct Weighted {
 impl Weighted {
     /// The value for a uniform draw `r` in `[0, total)`.
     pub fn pick(&self, r: u64) -> &str {
+        &self.values[self.index(r)].0
+    }
+
+    /// The index of the value for a uniform draw `r` in `[0, total)`.
+    pub fn index(&self, r: u64) -> usize {
         let mut acc = 0;
-        for (v, w) in &self.values {
+        for (i, (_, w)) in self.values.iter().enumerate() {
             acc += w;
             if r < acc {
-                return v;
+                return i;
             }
         }
-        &self.values[self.values.len() - 1].0
+        self.values.len() - 1
     }
 
     pub fn total(&self) -> u64 {

@@ -51,7 +51,7 @@ fn exchange_flags(dir: &Path) -> Vec<String> {
         "--ack-delay",
         "fixed:300us",
         "--fill-delay",
-        "fixed:200us",
+        "fixed:20ms",
         "--symbol-ack-delay",
         "MSFT=fixed:2ms",
         "--symbol-ack-delay",
@@ -82,7 +82,7 @@ fn exchange_flags(dir: &Path) -> Vec<String> {
 
 /// The client's flags: 2 sessions at 400 orders/s for 1,200 orders, reconnecting every 120
 /// orders of a session (queueing up to 4 while down, asking for the exchange's last 2),
-/// every 3rd reconnect a hard reset, a PossResend every 40th order, a TestRequest every
+/// every 2nd step a hard reset (Logon 141=Y, then SequenceReset-Reset), a PossResend every 40th order, a TestRequest every
 /// 100 ms (`test_request_id`: QuickFIX's fixed TEST, or unique ids).
 fn client_flags(dir: &Path, test_request_id: Option<&str>) -> Vec<String> {
     let mut v: Vec<String> = [
@@ -109,7 +109,7 @@ fn client_flags(dir: &Path, test_request_id: Option<&str>) -> Vec<String> {
         "--queue-while-down",
         "4",
         "--hard-reset-every",
-        "3",
+        "2",
         "--resend-last",
         "2",
         "--drain-timeout",
@@ -196,9 +196,12 @@ fn sorted(mut v: Vec<u64>) -> Vec<u64> {
 }
 
 /// fixscope's latencies on the wire include the kernel's TCP path on either side of the
-/// simulator's read()/write(): never below the truth, above it by at most this (a
-/// debug-build simulator on 2 shared vCPUs).
+/// simulator's read()/write(): never below the truth, and at the median above it by at
+/// most this (a debug-build simulator on 2 shared vCPUs).
 const EXCESS_NS: u64 = 3_000_000;
+/// The same at the tail: a simulator descheduled between the wire and its read() (load 8
+/// on this 2-vCPU CI machine) adds that time to the wire's latency only.
+const TAIL_EXCESS_NS: u64 = 300_000_000;
 
 /// Asserts fixscope's report (`summary`) against the truth.
 fn check(label: &str, summary: &Value, truth: &Truth) {
@@ -232,7 +235,7 @@ fn check(label: &str, summary: &Value, truth: &Truth) {
         }
     }
     // Totals.
-    let layer = &summary["session_layer"];
+    let layer = &summary["counters"];
     for name in COUNTERS {
         assert_eq!(counter_of(layer, name), total(name), "[{label}] total {name}");
     }
@@ -244,12 +247,12 @@ fn check(label: &str, summary: &Value, truth: &Truth) {
             .unwrap_or_default()
     };
     assert_eq!(
-        by_code(&layer["session_reject_reasons"]),
+        by_code(&summary["reject_reasons"]["session"]),
         truth.session_reject_reasons,
         "[{label}] session reject reasons"
     );
     assert_eq!(
-        by_code(&layer["business_reject_reasons"]),
+        by_code(&summary["reject_reasons"]["business"]),
         truth.business_reject_reasons,
         "[{label}] business reject reasons"
     );
@@ -264,19 +267,27 @@ fn check(label: &str, summary: &Value, truth: &Truth) {
         "[{label}] requests = the requests the exchange took: {c}"
     );
     // TestRequest → Heartbeat.
-    let rtt = support::stage(summary, "test_request_rtt");
+    let rtt = summary["session_stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["stage"] == "test_request_rtt")
+        .unwrap_or_else(|| panic!("[{label}] no test_request_rtt: {}", summary["session_stages"]));
     let want = sorted(truth.test_request_rtt.clone());
     assert_eq!(rtt["count"].as_u64().unwrap(), want.len() as u64, "[{label}] {rtt}");
-    let (min, max) = (rtt["min_ns"].as_u64().unwrap(), rtt["max_ns"].as_u64().unwrap());
-    assert!(
-        min + 1_000 >= want[0] && min <= want[0] + EXCESS_NS,
-        "[{label}] test_request_rtt min {min} vs truth {}",
-        want[0]
-    );
-    assert!(
-        max + 1_000 >= *want.last().unwrap() && max <= want.last().unwrap() + EXCESS_NS,
-        "[{label}] test_request_rtt max {max} vs truth {want:?}"
-    );
+    // Min and median tight (a TestRequest paired with the wrong Heartbeat is 100 ms off:
+    // one is sent every 100 ms), the max only bounded (see TAIL_EXCESS_NS).
+    for (field, truth_v, slack) in [
+        ("min_ns", want[0], EXCESS_NS),
+        ("p50_ns", support::exact_percentile(&want, 0.5), EXCESS_NS),
+        ("max_ns", *want.last().unwrap(), TAIL_EXCESS_NS),
+    ] {
+        let got = rtt[field].as_u64().unwrap();
+        assert!(
+            got + truth_v / 500 + 1_000 >= truth_v && got <= truth_v + slack,
+            "[{label}] test_request_rtt {field}: fixscope {got} vs truth {truth_v} (all: {want:?})"
+        );
+    }
     // --by 55: per symbol, the orders and their first-response latency.
     let mut per_symbol: HashMap<&str, Vec<u64>> = HashMap::new();
     for (sym, lat, _) in &truth.orders {
@@ -303,12 +314,16 @@ fn check(label: &str, summary: &Value, truth: &Truth) {
             want.len() as u64,
             "[{label}] {sym}: orders"
         );
-        for (q, field) in [(0.5, "p50_ns"), (0.99, "p99_ns")] {
+        for (q, field, slack) in [
+            (0.5, "p50_ns", EXCESS_NS),
+            (0.99, "p99_ns", TAIL_EXCESS_NS),
+            (1.0, "max_ns", TAIL_EXCESS_NS),
+        ] {
             let truth_q = support::exact_percentile(&want, q);
             let got = first[field].as_u64().unwrap();
             // HDR precision (0.1%) below, the wire's excess above.
             assert!(
-                got + truth_q / 500 + 1_000 >= truth_q && got <= truth_q + EXCESS_NS,
+                got + truth_q / 500 + 1_000 >= truth_q && got <= truth_q + slack,
                 "[{label}] {sym} {field}: fixscope {got} vs truth {truth_q}"
             );
         }

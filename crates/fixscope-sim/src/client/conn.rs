@@ -35,6 +35,9 @@ pub(super) struct Order {
     pub targeted: bool,
     /// Its MsgSeqNum (a session Reject names it in RefSeqNum 45).
     pub seq: u64,
+    /// Which of `--symbols`, `--accounts`, `--venues` it carries (an F/G carries its
+    /// order's).
+    pub fields: [u16; 3],
 }
 
 /// Whether a session's TCP connection is up (`--reconnect-every`).

@@ -49,17 +49,22 @@ pub(super) fn parse_clordid(prefix: &[u8], id: &[u8]) -> Option<u64> {
     Some(digits.iter().fold(0u64, |n, &b| n * 10 + (b - b'0') as u64))
 }
 
-/// Draws a value of `w` (when given) into `scratch`; returns where it is.
+/// Value `which` of `w` (a fresh draw when `which` is None) into `scratch`; returns where
+/// it is and its index.
 fn pick(
     rng: &mut crate::rng::Rng,
     w: &Option<crate::args::Weighted>,
+    which: Option<u16>,
     scratch: &mut Vec<u8>,
-) -> Option<std::ops::Range<usize>> {
-    let w = w.as_ref()?;
-    let v = w.pick(rng.below(w.total())).as_bytes();
+) -> (Option<std::ops::Range<usize>>, u16) {
+    let Some(w) = w.as_ref() else {
+        return (None, 0);
+    };
+    let i = which.unwrap_or_else(|| w.index(rng.below(w.total())) as u16);
+    let v = w.values[i as usize % w.values.len()].0.as_bytes();
     let start = scratch.len();
     scratch.extend_from_slice(v);
-    Some(start..scratch.len())
+    (Some(start..scratch.len()), i)
 }
 
 impl Ctx {
@@ -116,10 +121,14 @@ impl Ctx {
             _ => b"G",
         };
         self.scratch.clear();
+        // An F/G names its order's symbol, account and venue; a D draws its own.
+        let inherited = target.and_then(|t| s.slot(t).map(|o| o.fields));
         let f = &mut self.fields;
-        let sym = pick(&mut f.rng, &f.symbols, &mut self.scratch);
-        let account = pick(&mut f.rng, &f.accounts, &mut self.scratch);
-        let venue = pick(&mut f.rng, &f.venues, &mut self.scratch);
+        let at = |i: usize| inherited.map(|v| v[i]);
+        let (sym, si) = pick(&mut f.rng, &f.symbols, at(0), &mut self.scratch);
+        let (account, ai) = pick(&mut f.rng, &f.accounts, at(1), &mut self.scratch);
+        let (venue, vi) = pick(&mut f.rng, &f.venues, at(2), &mut self.scratch);
+        s.ring[slot_idx].fields = [si, ai, vi];
         let target_id = target.map(|t| {
             let start = self.scratch.len();
             push_clordid(&mut self.scratch, &s.prefix, s.width, t);
