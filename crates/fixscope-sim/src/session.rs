@@ -818,6 +818,7 @@ impl Session {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::replay_store::ReplayStore;
     use fixscope_core::fix::framing::{frame_one, Frame};
     use fixscope_core::fix::message::{display, find_field};
 
@@ -978,7 +979,8 @@ mod tests {
         assert_eq!(out.len(), 1);
         assert_eq!(field(&out[0], 35), "2");
         assert_eq!(field(&out[0], 7), "2");
-        assert_eq!(field(&out[0], 16), "0");
+        // The range really missing, not "everything after" (16=0).
+        assert_eq!(field(&out[0], 16), "4");
         assert_eq!(s.next_in_seq(), 6);
         assert_eq!(s.stats.gaps_detected, 1);
         // The peer's GapFill for the range (PossDup, below the expected number) is ignored,
@@ -1121,5 +1123,80 @@ mod tests {
         );
         assert_eq!(c.on_message(&lo, 4, rig.tx()), Inbound::LoggedOut);
         assert!(rig.take().is_empty());
+    }
+
+    #[test]
+    fn resend_replays_app_messages_and_gap_fills_admin_ones() {
+        let (mut s, mut rig) = logged_on("FIX.4.4", &[]);
+        s.store = ReplayStore::new(100);
+        s.wire.enabled = true;
+        rig.take();
+        // 2: an order (kept), 3: a Heartbeat (gap-filled), 4: an order.
+        for mt in [&b"D"[..], b"0", b"D"] {
+            s.header(&mut rig.enc, &mut rig.clock, mt)
+                .field(11, b"X")
+                .field(55, b"AAPL");
+            s.finish(&mut rig.enc, &mut rig.out, 1);
+        }
+        rig.take();
+        let mut out = OutBuf::with_capacity(4096, 16);
+        s.resend(&mut rig.enc, &mut rig.clock, &mut out, 2, 1, 4);
+        rig.out = out.buf().clone();
+        let msgs = rig.take();
+        let summary: Vec<(String, String, String, String)> = msgs
+            .iter()
+            .map(|m| (field(m, 35), field(m, 34), field(m, 43), field(m, 36)))
+            .collect();
+        let row = |a: &str, b: &str, c: &str, d: &str| {
+            (a.to_string(), b.to_string(), c.to_string(), d.to_string())
+        };
+        assert_eq!(
+            summary,
+            [
+                // The Logon (1) and the Heartbeat (3) are gap-filled, the orders resent.
+                row("4", "1", "Y", "2"),
+                row("D", "2", "Y", "<none>"),
+                row("4", "3", "Y", "4"),
+                row("D", "4", "Y", "<none>"),
+            ]
+        );
+        assert_eq!(field(&msgs[1], 55), "AAPL");
+        assert_ne!(field(&msgs[1], 122), "<none>");
+        assert_eq!(s.wire.sent.possdup_requests, 2);
+        assert_eq!(s.wire.sent.gap_fills, 2);
+        assert_eq!(s.next_out_seq(), 5, "resends take no new numbers");
+    }
+
+    #[test]
+    fn a_lost_tail_is_asked_for_and_its_resends_are_not_processed_again() {
+        let (mut s, mut rig) = logged_on("FIX.4.4", &[]);
+        let d = |seq: &str, dup: bool| {
+            let mut f = vec![(35, "D"), (49, "CLIENT1"), (56, "EXCH"), (34, seq)];
+            if dup {
+                f.push((43, "Y"));
+            }
+            f.push((11, "X"));
+            msg("FIX.4.4", &f)
+        };
+        for seq in ["2", "3"] {
+            assert_eq!(s.on_message(&d(seq, false), 2, rig.tx()), Inbound::App(b"D"));
+        }
+        rig.take();
+        // Reconnect: the store lost 2 and 3; the Logon comes at 5 (4 was queued).
+        s.reopen();
+        s.forget_inbound(2);
+        let logon = msg(
+            "FIX.4.4",
+            &[(35, "A"), (49, "CLIENT1"), (56, "EXCH"), (34, "5"), (108, "30")],
+        );
+        assert_eq!(s.on_message(&logon, 3, rig.tx()), Inbound::LoggedOn);
+        let out = rig.take();
+        let rr = out.iter().find(|m| field(m, 35) == "2").expect("a ResendRequest");
+        assert_eq!((field(rr, 7), field(rr, 16)), ("2".into(), "4".into()));
+        // 2 and 3 were processed before: handled; 4 never was: delivered.
+        assert_eq!(s.on_message(&d("2", true), 4, rig.tx()), Inbound::Handled);
+        assert_eq!(s.on_message(&d("3", true), 4, rig.tx()), Inbound::Handled);
+        assert_eq!(s.on_message(&d("4", true), 4, rig.tx()), Inbound::App(b"D"));
+        assert_eq!(s.on_message(&d("4", true), 4, rig.tx()), Inbound::Handled);
     }
 }

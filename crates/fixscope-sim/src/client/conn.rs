@@ -154,6 +154,7 @@ impl Sess {
             .replay_store
             .unwrap_or(if args.reconnect_every > 0 { 1 << 16 } else { 0 });
         self.session.store = crate::replay_store::ReplayStore::new(store);
+        self.session.wire.enabled = args.session_truth.is_some();
         self.session.test_request_id = args.test_request_id.as_ref().map(|s| s.clone().into_bytes());
         self.next_test_request = args.test_request_every.map(|every| monotonic_ns() + every);
     }

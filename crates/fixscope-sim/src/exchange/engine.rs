@@ -108,6 +108,8 @@ pub struct Cfg {
     pub replay_store: usize,
     pub resend_last: u64,
     pub comp_id: String,
+    /// `--session-truth` given: count what each session writes.
+    pub session_truth: bool,
 }
 
 /// One connection's FIX state.
@@ -216,6 +218,7 @@ impl Ctx {
         let mut s = Session::acceptor(&self.cfg.comp_id);
         s.store = crate::replay_store::ReplayStore::new(self.cfg.replay_store);
         s.test_request_delay_ns = self.cfg.test_request_delay;
+        s.wire.enabled = self.cfg.session_truth;
         s
     }
 

@@ -194,6 +194,7 @@ pub fn run_exchange(
         replay_store: args.replay_store,
         resend_last: args.resend_last,
         comp_id: args.comp_id.clone(),
+        session_truth: args.session_truth.is_some(),
     };
     let order_truth = match &args.order_truth {
         Some(p) => {
