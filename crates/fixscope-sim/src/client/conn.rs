@@ -112,6 +112,8 @@ impl Sess {
             &args.target_comp_id,
             args.heartbeat,
         );
+        // Counted from the first Logon on.
+        session.wire.enabled = args.session_truth.is_some();
         let mut out = OutBuf::with_capacity(256 * 1024, 4096);
         let tx = Tx {
             enc: &mut ctx.enc,
@@ -154,7 +156,6 @@ impl Sess {
             .replay_store
             .unwrap_or(if args.reconnect_every > 0 { 1 << 16 } else { 0 });
         self.session.store = crate::replay_store::ReplayStore::new(store);
-        self.session.wire.enabled = args.session_truth.is_some();
         self.session.test_request_id = args.test_request_id.as_ref().map(|s| s.clone().into_bytes());
         self.next_test_request = args.test_request_every.map(|every| monotonic_ns() + every);
     }
