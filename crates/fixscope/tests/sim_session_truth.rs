@@ -387,6 +387,118 @@ fn capture_of_reconnects_replays_rejects_and_test_requests_equals_the_truth() {
     let p = port.to_string();
     let (_, summary) = support::analyse(&[&cap], &["-p", &p, "--by", "55"]);
     check("pcap", &summary, &truth);
+    assert_resends_are_protocol_valid(&cap);
+}
+
+/// One FIX message as tshark's dissector reads it.
+#[derive(Debug)]
+struct Wire {
+    from: (String, String),
+    msg_type: String,
+    seq: u64,
+    poss_dup: bool,
+    orig_sending_time: bool,
+    begin: u64,
+    end: u64,
+    new_seq: u64,
+    gap_fill: bool,
+}
+
+/// The resends on the wire are what FIX asks for, read by tshark (not by fixscope or the
+/// simulator): a ResendRequest names the range really missing (it ends right before the
+/// message that showed the gap); the other side answers it with every number of the range
+/// exactly once, application messages and Rejects under their number with 43=Y and 122,
+/// administrative ones as SequenceReset-GapFill (43=Y, 122, 123=Y, 36 past them).
+fn assert_resends_are_protocol_valid(cap: &Path) {
+    require_tool(TEST, "tshark");
+    // Raw TCP payloads in capture order (tshark decodes TCP, not FIX: the FIX fields are
+    // read here, so a message split over segments or several in one are both fine).
+    let out = Command::new("tshark")
+        .args(["-n", "-r", cap.to_str().unwrap(), "-Y", "tcp.len > 0", "-T", "fields"])
+        .args(["-e", "tcp.stream", "-e", "tcp.srcport", "-e", "tcp.payload"])
+        .output()
+        .expect("tshark");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut buffers: HashMap<(String, String), Vec<u8>> = HashMap::new();
+    let mut msgs = Vec::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let cols: Vec<&str> = line.split('\t').collect();
+        let buf = buffers
+            .entry((cols[0].to_string(), cols[1].to_string()))
+            .or_default();
+        let hex = cols[2].replace(':', "");
+        buf.extend((0..hex.len() / 2).map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap()));
+        // Complete messages: up to and including "10=nnn<SOH>".
+        while let Some(end) = buf
+            .windows(4)
+            .position(|w| w == b"\x0110=")
+            .map(|p| p + 8)
+            .filter(|&e| e <= buf.len())
+        {
+            let m: Vec<u8> = buf.drain(..end).collect();
+            let field = |tag: &str| -> String {
+                let needle = format!("\x01{tag}=");
+                let text = String::from_utf8_lossy(&m).into_owned();
+                text.find(&needle)
+                    .map(|p| {
+                        let v = &text[p + needle.len()..];
+                        v[..v.find('\x01').unwrap_or(v.len())].to_string()
+                    })
+                    .unwrap_or_default()
+            };
+            let num = |tag: &str| field(tag).parse::<u64>().unwrap_or(0);
+            msgs.push(Wire {
+                from: (field("49"), field("56")),
+                msg_type: field("35"),
+                seq: num("34"),
+                poss_dup: field("43") == "Y",
+                orig_sending_time: !field("122").is_empty(),
+                begin: num("7"),
+                end: num("16"),
+                new_seq: num("36"),
+                gap_fill: field("123") == "Y",
+            });
+        }
+    }
+    let mut checked = 0;
+    for (i, rr) in msgs.iter().enumerate().filter(|(_, m)| m.msg_type == "2") {
+        let other = (rr.from.1.clone(), rr.from.0.clone());
+        // The message that showed the gap (the other side's, just before the request:
+        // the range ends right before it; our store may have lost numbers that were on
+        // the wire, `--resend-last`, so earlier sightings prove nothing).
+        assert!(rr.begin >= 1 && rr.begin <= rr.end, "{rr:?}");
+        // (Its own answer to a gap may follow it: the last few of the other side's.)
+        let shown = msgs[..i]
+            .iter()
+            .rev()
+            .filter(|m| m.from == other && !m.poss_dup)
+            .take(3)
+            .any(|m| m.seq == rr.end + 1);
+        assert!(shown, "the range really missing: {rr:?} ends right before a message seen");
+        // The answer: the other side's PossDup messages after the request, in order.
+        let mut next = rr.begin;
+        for m in msgs[i + 1..]
+            .iter().filter(|m| m.from == other && m.poss_dup) {
+            if next > rr.end {
+                break;
+            }
+            assert_eq!(m.seq, next, "resent in order, each number once: {m:?} for {rr:?}");
+            assert!(m.orig_sending_time, "122 on every resend: {m:?}");
+            if m.msg_type == "4" {
+                assert!(m.gap_fill && m.new_seq > m.seq, "a GapFill: {m:?}");
+                next = m.new_seq;
+            } else {
+                assert!(
+                    !matches!(m.msg_type.as_str(), "0" | "1" | "2" | "5" | "A"),
+                    "administrative messages are gap-filled, not resent: {m:?}"
+                );
+                next = m.seq + 1;
+            }
+        }
+        assert_eq!(next, rr.end + 1, "the whole range answered: {rr:?}");
+        checked += 1;
+    }
+    assert!(checked > 0, "no ResendRequest on the wire");
 }
 
 /// (b) Live, eBPF on lo; TestRequests the QuickFIX way (112=TEST for all).
