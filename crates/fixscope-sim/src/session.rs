@@ -1179,7 +1179,10 @@ mod tests {
             msg("FIX.4.4", &f)
         };
         for seq in ["2", "3"] {
-            assert_eq!(s.on_message(&d(seq, false), 2, rig.tx()), Inbound::App(b"D"));
+            assert_eq!(
+                s.on_message(&d(seq, false), 2, rig.tx()),
+                Inbound::App(b"D")
+            );
         }
         rig.take();
         // Reconnect: the store lost 2 and 3; the Logon comes at 5 (4 was queued).
@@ -1187,11 +1190,20 @@ mod tests {
         s.forget_inbound(2);
         let logon = msg(
             "FIX.4.4",
-            &[(35, "A"), (49, "CLIENT1"), (56, "EXCH"), (34, "5"), (108, "30")],
+            &[
+                (35, "A"),
+                (49, "CLIENT1"),
+                (56, "EXCH"),
+                (34, "5"),
+                (108, "30"),
+            ],
         );
         assert_eq!(s.on_message(&logon, 3, rig.tx()), Inbound::LoggedOn);
         let out = rig.take();
-        let rr = out.iter().find(|m| field(m, 35) == "2").expect("a ResendRequest");
+        let rr = out
+            .iter()
+            .find(|m| field(m, 35) == "2")
+            .expect("a ResendRequest");
         assert_eq!((field(rr, 7), field(rr, 16)), ("2".into(), "4".into()));
         // 2 and 3 were processed before: handled; 4 never was: delivered.
         assert_eq!(s.on_message(&d("2", true), 4, rig.tx()), Inbound::Handled);

@@ -213,7 +213,13 @@ mod tests {
         // Replays: 2 was on the wire (a replay), 3 and 4 were not (first sightings).
         w.written(&msg(&[(35, "D"), (34, "2"), (43, "Y")]));
         w.written(&msg(&[(35, "D"), (34, "3"), (43, "Y")]));
-        w.written(&msg(&[(35, "4"), (34, "4"), (43, "Y"), (123, "Y"), (36, "5")]));
+        w.written(&msg(&[
+            (35, "4"),
+            (34, "4"),
+            (43, "Y"),
+            (123, "Y"),
+            (36, "5"),
+        ]));
         w.written(&msg(&[(35, "D"), (34, "6"), (97, "Y")]));
         w.written(&msg(&[(35, "3"), (34, "7"), (373, "5")]));
         let c = w.sent;

@@ -177,7 +177,9 @@ fn read_truth(dir: &Path) -> Truth {
         let f: Vec<&str> = line.split(',').collect();
         assert_eq!(f.len(), 11, "{line}");
         let request: u64 = f[7].parse().unwrap();
-        let answer: u64 = f[9].parse().unwrap_or_else(|_| panic!("unanswered: {line}"));
+        let answer: u64 = f[9]
+            .parse()
+            .unwrap_or_else(|_| panic!("unanswered: {line}"));
         t.orders
             .push((f[4].to_string(), answer - request, f[8].to_string()));
     }
@@ -209,7 +211,11 @@ fn check(label: &str, summary: &Value, truth: &Truth) {
     let total = |name: &str| -> u64 { truth.sessions.values().map(|c| c[name]).sum() };
     for name in COUNTERS {
         if name != "logouts" {
-            assert!(total(name) > 0, "[{label}] the run had no {name}: {:?}", truth.sessions);
+            assert!(
+                total(name) > 0,
+                "[{label}] the run had no {name}: {:?}",
+                truth.sessions
+            );
         }
     }
     // Per session: named by CompIDs, one per client session however many connections.
@@ -218,8 +224,16 @@ fn check(label: &str, summary: &Value, truth: &Truth) {
         .iter()
         .filter(|s| !s["sender_comp_id"].as_str().unwrap_or("").is_empty())
         .collect();
-    assert_eq!(named.len(), truth.sessions.len(), "[{label}] sessions: {sessions:?}");
-    assert_eq!(named.len(), sessions.len(), "[{label}] no anonymous session");
+    assert_eq!(
+        named.len(),
+        truth.sessions.len(),
+        "[{label}] sessions: {sessions:?}"
+    );
+    assert_eq!(
+        named.len(),
+        sessions.len(),
+        "[{label}] no anonymous session"
+    );
     for s in &named {
         let key = (
             s["sender_comp_id"].as_str().unwrap().to_string(),
@@ -231,19 +245,31 @@ fn check(label: &str, summary: &Value, truth: &Truth) {
             .unwrap_or_else(|| panic!("[{label}] session {key:?} not in the truth"));
         let got = &s["session_layer"];
         for name in COUNTERS {
-            assert_eq!(counter_of(got, name), want[name], "[{label}] {key:?} {name}: {got}");
+            assert_eq!(
+                counter_of(got, name),
+                want[name],
+                "[{label}] {key:?} {name}: {got}"
+            );
         }
     }
     // Totals.
     let layer = &summary["counters"];
     for name in COUNTERS {
-        assert_eq!(counter_of(layer, name), total(name), "[{label}] total {name}");
+        assert_eq!(
+            counter_of(layer, name),
+            total(name),
+            "[{label}] total {name}"
+        );
     }
     assert_eq!(counter_of(layer, "sequence_skips_at_capture_holes"), 0);
     // Reject reasons by code.
     let by_code = |v: &Value| -> BTreeMap<String, u64> {
         v.as_object()
-            .map(|o| o.iter().map(|(k, n)| (k.clone(), n.as_u64().unwrap())).collect())
+            .map(|o| {
+                o.iter()
+                    .map(|(k, n)| (k.clone(), n.as_u64().unwrap()))
+                    .collect()
+            })
             .unwrap_or_default()
     };
     assert_eq!(
@@ -272,9 +298,18 @@ fn check(label: &str, summary: &Value, truth: &Truth) {
         .unwrap()
         .iter()
         .find(|s| s["stage"] == "test_request_rtt")
-        .unwrap_or_else(|| panic!("[{label}] no test_request_rtt: {}", summary["session_stages"]));
+        .unwrap_or_else(|| {
+            panic!(
+                "[{label}] no test_request_rtt: {}",
+                summary["session_stages"]
+            )
+        });
     let want = sorted(truth.test_request_rtt.clone());
-    assert_eq!(rtt["count"].as_u64().unwrap(), want.len() as u64, "[{label}] {rtt}");
+    assert_eq!(
+        rtt["count"].as_u64().unwrap(),
+        want.len() as u64,
+        "[{label}] {rtt}"
+    );
     // Min and median tight (a TestRequest paired with the wrong Heartbeat is 100 ms off:
     // one is sent every 100 ms), the max only bounded (see TAIL_EXCESS_NS).
     for (field, truth_v, slack) in [
@@ -329,7 +364,11 @@ fn check(label: &str, summary: &Value, truth: &Truth) {
         }
         seen += 1;
     }
-    assert_eq!(seen, per_symbol.len(), "[{label}] every symbol grouped: {by:?}");
+    assert_eq!(
+        seen,
+        per_symbol.len(),
+        "[{label}] every symbol grouped: {by:?}"
+    );
 }
 
 /// Runs the exchange and the client on lo; returns the exchange's port.
@@ -347,7 +386,9 @@ fn run_sim(dir: &Path, port: u16, test_request_id: Option<&str>) {
 }
 
 fn fresh_dir(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(TEST).join(name);
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(TEST)
+        .join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
@@ -363,7 +404,17 @@ fn capture_of_reconnects_replays_rejects_and_test_requests_equals_the_truth() {
     let cap = dir.join("run.pcap");
     let mut tcpdump = Command::new("tcpdump");
     tcpdump
-        .args(["-i", "lo", "--immediate-mode", "-U", "-s", "0", "-B", "65536", "-w"])
+        .args([
+            "-i",
+            "lo",
+            "--immediate-mode",
+            "-U",
+            "-s",
+            "0",
+            "-B",
+            "65536",
+            "-w",
+        ])
         .arg(&cap)
         .arg(format!("tcp port {port}"));
     let mut tcpdump = Proc::spawn("tcpdump", tcpdump);
@@ -379,7 +430,9 @@ fn capture_of_reconnects_replays_rejects_and_test_requests_equals_the_truth() {
     tcpdump.signal(libc::SIGTERM);
     let done = tcpdump.finish(Duration::from_secs(10));
     assert!(
-        done.stderr.lines().any(|l| l.trim() == "0 packets dropped by kernel"),
+        done.stderr
+            .lines()
+            .any(|l| l.trim() == "0 packets dropped by kernel"),
         "tcpdump dropped packets: {}",
         done.stderr
     );
@@ -414,11 +467,23 @@ fn assert_resends_are_protocol_valid(cap: &Path) {
     // Raw TCP payloads in capture order (tshark decodes TCP, not FIX: the FIX fields are
     // read here, so a message split over segments or several in one are both fine).
     let out = Command::new("tshark")
-        .args(["-n", "-r", cap.to_str().unwrap(), "-Y", "tcp.len > 0", "-T", "fields"])
+        .args([
+            "-n",
+            "-r",
+            cap.to_str().unwrap(),
+            "-Y",
+            "tcp.len > 0",
+            "-T",
+            "fields",
+        ])
         .args(["-e", "tcp.stream", "-e", "tcp.srcport", "-e", "tcp.payload"])
         .output()
         .expect("tshark");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let mut buffers: HashMap<(String, String), Vec<u8>> = HashMap::new();
     let mut msgs = Vec::new();
     for line in String::from_utf8_lossy(&out.stdout).lines() {
@@ -427,7 +492,9 @@ fn assert_resends_are_protocol_valid(cap: &Path) {
             .entry((cols[0].to_string(), cols[1].to_string()))
             .or_default();
         let hex = cols[2].replace(':', "");
-        buf.extend((0..hex.len() / 2).map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap()));
+        buf.extend(
+            (0..hex.len() / 2).map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap()),
+        );
         // Complete messages: up to and including "10=nnn<SOH>".
         while let Some(end) = buf
             .windows(4)
@@ -474,15 +541,23 @@ fn assert_resends_are_protocol_valid(cap: &Path) {
             .filter(|m| m.from == other && !m.poss_dup)
             .take(3)
             .any(|m| m.seq == rr.end + 1);
-        assert!(shown, "the range really missing: {rr:?} ends right before a message seen");
+        assert!(
+            shown,
+            "the range really missing: {rr:?} ends right before a message seen"
+        );
         // The answer: the other side's PossDup messages after the request, in order.
         let mut next = rr.begin;
         for m in msgs[i + 1..]
-            .iter().filter(|m| m.from == other && m.poss_dup) {
+            .iter()
+            .filter(|m| m.from == other && m.poss_dup)
+        {
             if next > rr.end {
                 break;
             }
-            assert_eq!(m.seq, next, "resent in order, each number once: {m:?} for {rr:?}");
+            assert_eq!(
+                m.seq, next,
+                "resent in order, each number once: {m:?} for {rr:?}"
+            );
             assert!(m.orig_sending_time, "122 on every resend: {m:?}");
             if m.msg_type == "4" {
                 assert!(m.gap_fill && m.new_seq > m.seq, "a GapFill: {m:?}");

@@ -46,11 +46,20 @@ pub(super) enum Link {
     Up,
     /// No new orders; waiting until everything is answered, then the planned step (a
     /// drop is preceded by a TestRequest checking the line: `probed`).
-    Quiescing { deadline: u64, probed: bool },
+    Quiescing {
+        deadline: u64,
+        probed: bool,
+    },
     /// Our FIN is out (no Logout); waiting for the exchange's close.
-    Dropping { deadline: u64, reset: bool },
+    Dropping {
+        deadline: u64,
+        reset: bool,
+    },
     /// Down until `until`; orders due meanwhile are queued (`--queue-while-down`).
-    Down { until: u64, reset: bool },
+    Down {
+        until: u64,
+        reset: bool,
+    },
 }
 
 pub(super) struct Sess {
@@ -156,14 +165,23 @@ impl Sess {
             .replay_store
             .unwrap_or(if args.reconnect_every > 0 { 1 << 16 } else { 0 });
         self.session.store = crate::replay_store::ReplayStore::new(store);
-        self.session.test_request_id = args.test_request_id.as_ref().map(|s| s.clone().into_bytes());
+        self.session.test_request_id = args
+            .test_request_id
+            .as_ref()
+            .map(|s| s.clone().into_bytes());
         self.next_test_request = args.test_request_every.map(|every| monotonic_ns() + every);
     }
 
     /// Connects again and queues the Logon (141=Y when `reset`: a new epoch whose
     /// ClOrdIDs start over; else numbering continues and, with `--resend-last`, we ask
     /// for the exchange's last messages again).
-    pub fn reconnect(&mut self, epoll: &Epoll, token: u64, reset: bool, ctx: &mut Ctx) -> anyhow::Result<()> {
+    pub fn reconnect(
+        &mut self,
+        epoll: &Epoll,
+        token: u64,
+        reset: bool,
+        ctx: &mut Ctx,
+    ) -> anyhow::Result<()> {
         let stream = TcpStream::connect_timeout(&self.connect_to, LOGON_TIMEOUT)
             .with_context(|| format!("reconnecting to {}", self.connect_to))?;
         stream.set_nodelay(true)?;

@@ -180,7 +180,8 @@ impl Client {
             let active = s.session.state() == State::Active;
             match s.link {
                 Link::Up => {
-                    if let (Some(every), Some(due)) = (cfg.test_request_every, s.next_test_request) {
+                    if let (Some(every), Some(due)) = (cfg.test_request_every, s.next_test_request)
+                    {
                         if sending && active && now >= due {
                             let tx = Tx {
                                 enc: &mut self.ctx.enc,

@@ -134,9 +134,8 @@ impl Ctx {
             push_clordid(&mut self.scratch, &s.prefix, s.width, t);
             start..self.scratch.len()
         });
-        let poss_resend = !queue
-            && self.poss_resend_every > 0
-            && num.is_multiple_of(self.poss_resend_every);
+        let poss_resend =
+            !queue && self.poss_resend_every > 0 && num.is_multiple_of(self.poss_resend_every);
         let sending_time: [u8; 21] = self.clock.cached().try_into().unwrap_or([b'0'; 21]);
         for resend in [false, true] {
             if resend && !poss_resend {
@@ -180,7 +179,8 @@ impl Ctx {
             }
             if queue {
                 s.queued_now += 1;
-                s.session.finish_queued(&mut self.enc, &mut self.scratch, num);
+                s.session
+                    .finish_queued(&mut self.enc, &mut self.scratch, num);
                 return Ok(());
             }
             if resend || !self.split || s.out.pending() > 0 {

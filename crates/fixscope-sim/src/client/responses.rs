@@ -82,7 +82,11 @@ impl Ctx {
         if o.first_ns == 0 {
             o.first_ns = now;
             let sched = o.sched_ns.min(now);
-            let send = if o.send_ns == 0 { now } else { o.send_ns.min(now) };
+            let send = if o.send_ns == 0 {
+                now
+            } else {
+                o.send_ns.min(now)
+            };
             self.lat.record(STAGE_FIRST, now - sched, now - send);
         }
         self.c.rejects += 1;

@@ -255,7 +255,8 @@ impl Ctx {
         }
         let key = (s.target_comp_id().to_vec(), s.sender_comp_id().to_vec());
         let fresh = self.new_session();
-        self.parked.insert(key, std::mem::replace(&mut st.session, fresh));
+        self.parked
+            .insert(key, std::mem::replace(&mut st.session, fresh));
     }
 
     fn arm_session_timer(&mut self, conn: (u32, u32), due: u64) {

@@ -18,11 +18,11 @@ use crate::args::ExchangeArgs;
 use crate::inbuf::{FramingStats, InBuf, ReadOutcome};
 use crate::outbuf::Flushed;
 use crate::session::{SessionStats, State, Tick, Tx};
-use crate::wire_truth::{write_session_truth, SessionTruthRecord};
-use std::io::Write as _;
 use crate::sys::{self, Epoll, TimerFd};
 use crate::truth::{TruthWriter, EXCHANGE_HEADER};
+use crate::wire_truth::{write_session_truth, SessionTruthRecord};
 use engine::{Cfg, ConnState, Ctx};
+use std::io::Write as _;
 
 const LISTENER: u64 = 0;
 const TIMER: u64 = 1;
@@ -198,7 +198,8 @@ pub fn run_exchange(
     };
     let order_truth = match &args.order_truth {
         Some(p) => {
-            let f = std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?;
+            let f =
+                std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?;
             let mut w = std::io::BufWriter::new(f);
             writeln!(w, "{}", engine::ORDER_TRUTH_HEADER)?;
             Some(w)
@@ -381,7 +382,11 @@ impl Exchange {
             let gen = self.gens[idx as usize];
             self.epoll
                 .add(stream.as_raw_fd(), conn_token(idx, gen), false)?;
-            let st = ConnState::new(peer.to_string(), self.ctx.new_session(), self.order_capacity);
+            let st = ConnState::new(
+                peer.to_string(),
+                self.ctx.new_session(),
+                self.order_capacity,
+            );
             self.conns[idx as usize] = Some(Conn {
                 stream,
                 gen,
