@@ -185,17 +185,9 @@ pub fn write_session_truth(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fixscope_core::fix::encode::FixEncoder;
 
     fn msg(fields: &[(u32, &str)]) -> Vec<u8> {
-        let mut enc = FixEncoder::new();
-        enc.start(fields[0].1.as_bytes());
-        for &(t, v) in &fields[1..] {
-            enc.field_str(t, v);
-        }
-        let mut out = Vec::new();
-        enc.finish(b"FIX.4.4", &mut out);
-        out
+        fixscope_testkit::fix::fix_message("FIX.4.4", fields)
     }
 
     #[test]

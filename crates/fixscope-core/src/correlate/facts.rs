@@ -163,18 +163,7 @@ impl<'a> MessageFacts<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fix::encode::FixEncoder;
-
-    fn encode(fields: &[(u32, &str)]) -> Vec<u8> {
-        let mut enc = FixEncoder::new();
-        enc.start(fields[0].1.as_bytes());
-        for &(t, v) in &fields[1..] {
-            enc.field_str(t, v);
-        }
-        let mut out = Vec::new();
-        enc.finish(b"FIX.4.4", &mut out);
-        out
-    }
+    use crate::fix::encode::test_message as encode;
 
     /// The standard header order puts MsgSeqNum (and PossDupFlag) after the CompIDs: a
     /// session-level message must not stop at the CompIDs (#21: every TestRequest and

@@ -506,6 +506,15 @@ impl Ctx {
         self.try_complete(st, idx);
     }
 
+    /// Request `idx` was answered by the reject just encoded: its record is complete.
+    fn answered_by_reject(&mut self, st: &mut ConnState, idx: u32, answer: &'static str) {
+        self.stats.messages_out += 1;
+        let s = st.book.get_mut(idx);
+        s.answer = answer;
+        s.finalize = true;
+        self.stamp(st, idx, STAGE_ACK);
+    }
+
     /// Session Reject (35=3) of request `idx` by its MsgSeqNum (45), reason 373.
     fn session_reject(&mut self, st: &mut ConnState, idx: u32, now: u64) {
         let reason = SESSION_REJECT_REASONS[self.reject_rng.below(4) as usize];
@@ -517,12 +526,8 @@ impl Ctx {
         };
         st.session
             .reject(tx, now, seq, reason, "rejected (--session-reject-every)");
-        self.stats.messages_out += 1;
         self.stats.session_rejects += 1;
-        let s = st.book.get_mut(idx);
-        s.answer = "session_reject";
-        s.finalize = true;
-        self.stamp(st, idx, STAGE_ACK);
+        self.answered_by_reject(st, idx, "session_reject");
     }
 
     /// BusinessMessageReject (35=j) of request `idx`: 45, 372, 379 = its ClOrdID, 380.
@@ -536,12 +541,8 @@ impl Ctx {
             .field_uint(BUSINESS_REJECT_REASON, reason)
             .field_str(TEXT, "rejected (--business-reject-every)");
         st.session.finish(&mut self.enc, st.out.buf(), now);
-        self.stats.messages_out += 1;
         self.stats.business_rejects += 1;
-        let s = st.book.get_mut(idx);
-        s.answer = "business_reject";
-        s.finalize = true;
-        self.stamp(st, idx, STAGE_ACK);
+        self.answered_by_reject(st, idx, "business_reject");
     }
 
     fn respond_new(&mut self, st: &mut ConnState, idx: u32, now: u64) {
