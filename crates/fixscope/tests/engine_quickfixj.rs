@@ -28,6 +28,8 @@ use support_live::*;
 
 const ORDERS: u64 = 500;
 const RATE: u64 = 250;
+/// TestRequests the initiator sends during the run (all with TestReqID TEST).
+const TEST_REQUESTS: u64 = 5;
 /// Clock slack between the wire and the engines' timestamps (one clock live).
 const EPS_NS: u64 = 1_000;
 
@@ -129,6 +131,10 @@ fn quickfixj_orders_are_matched_and_bracketed_by_the_engines_timestamps() {
             "tcpdump",
             "-i",
             "lo",
+            // Immediate mode: a SIGTERM loses what libpcap still holds (the Logouts).
+            "--immediate-mode",
+            "-B",
+            "65536",
             "-U",
             "--time-stamp-precision",
             "nano",
@@ -154,10 +160,14 @@ fn quickfixj_orders_are_matched_and_bracketed_by_the_engines_timestamps() {
     };
     let mut acceptor = Proc::spawn("acceptor", engine(&["acceptor", &port_s, &acc_log]));
     acceptor.wait_for_stderr("acceptor: listening", Duration::from_secs(30));
-    let (rate, count) = (RATE.to_string(), ORDERS.to_string());
+    let (rate, count, trs) = (
+        RATE.to_string(),
+        ORDERS.to_string(),
+        TEST_REQUESTS.to_string(),
+    );
     let mut initiator = Proc::spawn(
         "initiator",
-        engine(&["initiator", &port_s, &ini_log, &rate, &count]),
+        engine(&["initiator", &port_s, &ini_log, &rate, &count, &trs]),
     );
     let i = initiator.finish(Duration::from_secs(60));
     assert!(i.status.success(), "initiator: {}\n{}", i.stderr, i.stdout);
@@ -165,6 +175,13 @@ fn quickfixj_orders_are_matched_and_bracketed_by_the_engines_timestamps() {
     assert!(a.status.success(), "acceptor: {}\n{}", a.stderr, a.stdout);
     std::thread::sleep(Duration::from_millis(300));
     live.proc.signal(libc::SIGTERM);
+    // Stop tcpdump once its file stopped growing.
+    let mut last = 0;
+    wait_until("the capture settles", Duration::from_secs(20), || {
+        std::thread::sleep(Duration::from_millis(300));
+        let len = std::fs::metadata(&cap).map(|m| m.len()).unwrap_or(0);
+        std::mem::replace(&mut last, len) == len && len > 0
+    });
     tcpdump.signal(libc::SIGTERM);
     let l = live.proc.finish(Duration::from_secs(10));
     let _ = tcpdump.finish(Duration::from_secs(10));
@@ -233,6 +250,38 @@ fn quickfixj_orders_are_matched_and_bracketed_by_the_engines_timestamps() {
 
     let acc = read_engine_log(Path::new(&acc_log));
     let ini = read_engine_log(Path::new(&ini_log));
+    // The session layer against the engines' own toAdmin callbacks: each session-level
+    // message both engines sent, by MsgType, is what fixscope counts; the acceptor answered
+    // each TestRequest (112=TEST, paired first in, first out) with a Heartbeat.
+    let sent = |t: &str| -> u64 {
+        let of = |log: &HashMap<String, HashMap<String, u64>>| {
+            log.get("admin")
+                .and_then(|a| a.get(&format!("sent_{t}")))
+                .copied()
+                .unwrap_or(0)
+        };
+        of(&acc) + of(&ini)
+    };
+    assert_eq!(sent("1"), TEST_REQUESTS, "the initiator's TestRequests: {ini:?}");
+    for (what, s) in [("live", &live_summary), ("pcap", &pcap_summary)] {
+        for (c, t) in [
+            ("logons", "A"),
+            ("logouts", "5"),
+            ("heartbeats", "0"),
+            ("test_requests", "1"),
+            ("resend_requests", "2"),
+            ("gap_fills", "4"),
+        ] {
+            assert_eq!(counter(s, c), sent(t), "{what}: {c} vs the engines' toAdmin");
+        }
+        let rtt = s["session_stages"]
+            .as_array()
+            .expect("session_stages")
+            .iter()
+            .find(|st| st["stage"] == "test_request_rtt")
+            .unwrap_or_else(|| panic!("{what}: no test_request_rtt"));
+        assert_eq!(rtt["count"], TEST_REQUESTS, "{what}: {rtt}");
+    }
     let live_wire = wire_times(Path::new(&live_trace));
     let pcap_wire = wire_times(Path::new(&pcap_trace));
     let (mut excess_lo, mut excess_hi) = (Vec::new(), Vec::new());

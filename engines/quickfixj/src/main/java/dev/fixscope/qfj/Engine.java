@@ -6,6 +6,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -66,6 +68,8 @@ public final class Engine implements Application {
     private final CountDownLatch loggedOut = new CountDownLatch(1);
     private final AtomicLong fills = new AtomicLong();
     private final AtomicLong execIds = new AtomicLong();
+    /** Session-level messages this engine sent, by MsgType (its own toAdmin callbacks). */
+    private final Map<String, AtomicLong> adminSent = new ConcurrentHashMap<>();
     private volatile boolean written;
 
     private Engine(boolean acceptor, Path log) {
@@ -75,7 +79,8 @@ public final class Engine implements Application {
 
     public static void main(String[] args) throws Exception {
         if (args.length < 3 || !(args[0].equals("acceptor") || args[0].equals("initiator"))) {
-            System.err.println("usage: Engine acceptor PORT LOG | Engine initiator PORT LOG RATE COUNT");
+            System.err.println(
+                    "usage: Engine acceptor PORT LOG | Engine initiator PORT LOG RATE COUNT [TEST_REQUESTS]");
             System.exit(2);
         }
         int port = Integer.parseInt(args[1]);
@@ -83,7 +88,8 @@ public final class Engine implements Application {
         if (app.acceptor) {
             app.runAcceptor(port);
         } else {
-            app.runInitiator(port, Long.parseLong(args[3]), Long.parseLong(args[4]));
+            long testRequests = args.length > 5 ? Long.parseLong(args[5]) : 0;
+            app.runInitiator(port, Long.parseLong(args[3]), Long.parseLong(args[4]), testRequests);
         }
     }
 
@@ -124,7 +130,8 @@ public final class Engine implements Application {
         writeLog();
     }
 
-    private void runInitiator(int port, long rate, long count) throws Exception {
+    private void runInitiator(int port, long rate, long count, long testRequests)
+            throws Exception {
         SessionSettings s = settings(false, port);
         SocketInitiator i = new SocketInitiator(this, new MemoryStoreFactory(), s,
                 new SLF4JLogFactory(s), new DefaultMessageFactory());
@@ -150,6 +157,12 @@ public final class Engine implements Application {
             o.set(new Price(10.25));
             events.add(clOrdId + ",send," + System.nanoTime());
             Session.sendToTarget(o, id);
+            // TestRequests spread over the run, every one with TestReqID TEST as QuickFIX
+            // engines send them; the acceptor's engine answers each with a Heartbeat.
+            if (testRequests > 0 && (n + 1) % Math.max(1, count / testRequests) == 0
+                    && adminSent.getOrDefault("1", new AtomicLong()).get() < testRequests) {
+                Session.lookupSession(id).generateTestRequest("TEST");
+            }
         }
         long deadline = System.nanoTime() + 20_000_000_000L;
         while (fills.get() < count && System.nanoTime() < deadline) {
@@ -173,6 +186,10 @@ public final class Engine implements Application {
             w.println("clordid,event,ns");
             for (String l : lines) {
                 w.println(l);
+            }
+            // Counts of the session-level messages sent: "admin,sent_<MsgType>,<count>".
+            for (Map.Entry<String, AtomicLong> e : adminSent.entrySet()) {
+                w.println("admin,sent_" + e.getKey() + "," + e.getValue().get());
             }
         } catch (IOException e) {
             System.err.println("cannot write " + log + ": " + e);
@@ -249,7 +266,14 @@ public final class Engine implements Application {
     }
 
     @Override
-    public void toAdmin(Message m, SessionID id) {}
+    public void toAdmin(Message m, SessionID id) {
+        try {
+            String type = m.getHeader().getString(MsgType.FIELD);
+            adminSent.computeIfAbsent(type, t -> new AtomicLong()).incrementAndGet();
+        } catch (FieldNotFound e) {
+            adminSent.computeIfAbsent("?", t -> new AtomicLong()).incrementAndGet();
+        }
+    }
 
     @Override
     public void fromAdmin(Message m, SessionID id) {}
