@@ -262,7 +262,11 @@ fn quickfixj_orders_are_matched_and_bracketed_by_the_engines_timestamps() {
         };
         of(&acc) + of(&ini)
     };
-    assert_eq!(sent("1"), TEST_REQUESTS, "the initiator's TestRequests: {ini:?}");
+    assert_eq!(
+        sent("1"),
+        TEST_REQUESTS,
+        "the initiator's TestRequests: {ini:?}"
+    );
     for (what, s) in [("live", &live_summary), ("pcap", &pcap_summary)] {
         for (c, t) in [
             ("logons", "A"),
@@ -272,7 +276,11 @@ fn quickfixj_orders_are_matched_and_bracketed_by_the_engines_timestamps() {
             ("resend_requests", "2"),
             ("gap_fills", "4"),
         ] {
-            assert_eq!(counter(s, c), sent(t), "{what}: {c} vs the engines' toAdmin");
+            assert_eq!(
+                counter(s, c),
+                sent(t),
+                "{what}: {c} vs the engines' toAdmin"
+            );
         }
         let rtt = s["session_stages"]
             .as_array()
