@@ -114,6 +114,13 @@ impl fmt::Display for ExchangeSummary {
             "  responses: {} acks, {} rejects, {} fills ({} orders filled), {} cancelled, {} replaced, {} cancel rejects",
             self.acks, self.rejects, self.fills, self.filled_orders, self.cancelled, self.replaced, self.cancel_rejects
         )?;
+        if self.session_rejects + self.business_rejects + self.poss_resends_ignored > 0 {
+            writeln!(
+                f,
+                "  forced: {} session rejects, {} business rejects; {} PossResends not taken again",
+                self.session_rejects, self.business_rejects, self.poss_resends_ignored
+            )?;
+        }
         let s = &self.session;
         writeln!(
             f,
