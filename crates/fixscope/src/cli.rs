@@ -101,10 +101,16 @@ pub struct AnalysisArgs {
     /// the request (the response when the request lacks it).
     #[arg(long, value_name = "TAG[,TAG...]")]
     pub by: Option<String>,
-    /// With `--by`: the first N values of each tag get their own figures (memory: ~100 KB
-    /// per value); later values are reported together as `(other)`, counted.
+    /// With `--by`: the N busiest values of each tag (most requests) get their own figures;
+    /// the others are reported together as `(other)`, counted.
     #[arg(long, default_value_t = fixscope_core::group::DEFAULT_BY_LIMIT, value_name = "N")]
     pub by_limit: usize,
+    /// With `--by`: how many values of each tag are tracked with histograms of their own to
+    /// choose the busiest from (the first M seen; default max(4N, N+64); memory: up to
+    /// ~110 KB per value). Values first seen later go to `(other)`, counted; the report says
+    /// when one of them was busier than a named value.
+    #[arg(long, value_name = "M", requires = "by")]
+    pub by_candidates: Option<usize>,
     /// What stdout carries: `text` for people, `json` for JSON lines (schema:
     /// docs/output-json.md).
     #[arg(long, value_enum, value_name = "text|json")]
@@ -227,6 +233,10 @@ impl AnalysisArgs {
         let by = match &self.by {
             Some(tags) => Some(
                 fixscope_core::group::GroupSpec::parse(tags, self.by_limit)
+                    .and_then(|spec| match self.by_candidates {
+                        Some(m) => spec.with_candidates(m),
+                        None => Ok(spec),
+                    })
                     .map_err(|e| anyhow::anyhow!("--by: {e}"))?,
             ),
             None => None,
@@ -616,6 +626,7 @@ impl AnalysisArgs {
             key: "11".into(),
             by: None,
             by_limit: fixscope_core::group::DEFAULT_BY_LIMIT,
+            by_candidates: None,
             format: None,
             json: false,
             json_file: None,

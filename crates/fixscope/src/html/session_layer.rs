@@ -92,7 +92,7 @@ pub fn section(h: &mut String, r: &SummaryReport<'_>) {
         for t in &by.tags {
             let _ = writeln!(h, "<h2>By tag {} (--by)</h2>", t.tag);
             stage_table_head(h, "value / stage");
-            for e in t.ranked() {
+            for e in t.ranked().iter() {
                 for (j, &stage) in Stage::ALL.iter().enumerate() {
                     let d = e
                         .stage(stage)

@@ -163,7 +163,7 @@ pub fn by(stats: &Stats, bounds: &ClassicBounds) -> Vec<Family> {
     };
     let mut samples = Vec::new();
     for t in &by.tags {
-        for e in t.ranked() {
+        for e in t.ranked().iter() {
             for &stage in &Stage::ALL {
                 if let Some(rec) = e.stage(stage).filter(|r| r.count() > 0) {
                     samples.push(sample(
