@@ -766,10 +766,14 @@ pub struct CompareArgs {
         value_name = "SECS"
     )]
     pub timeout_s: f64,
-    /// Also compare per group: `type` (D, F, G) or `session` (SenderCompID->TargetCompID;
-    /// captures only).
-    #[arg(long = "by", value_name = "type|session")]
+    /// Also compare per group: `type` (D, F, G), `session` (SenderCompID->TargetCompID;
+    /// captures only) or a FIX tag of the orders, e.g. `55` (symbol; captures only).
+    #[arg(long = "by", value_name = "type|session|TAG")]
     pub by: Option<String>,
+    /// With `--by TAG`: each run's N busiest values are compared by name, the rest
+    /// together as `(other)` (as `fixscope pcap --by-limit`).
+    #[arg(long, default_value_t = 20, value_name = "N")]
+    pub by_limit: usize,
     /// Percentiles to compare, comma-separated.
     #[arg(long, default_value = "50,90,99,99.9", value_name = "P,P,...")]
     pub percentiles: String,
@@ -837,6 +841,11 @@ impl CompareArgs {
         a.key = self.key.clone();
         a.timeout_s = self.timeout_s;
         a.slowest = 0;
+        // `--by TAG`: the pipeline keeps that tag's values (validated by `GroupBy::parse`).
+        if let Some(tag) = self.by.as_deref().filter(|b| b.parse::<u32>().is_ok()) {
+            a.by = Some(tag.to_string());
+            a.by_limit = self.by_limit;
+        }
         Some(a)
     }
 }
