@@ -239,4 +239,23 @@ fn one_symbol_slower_is_worse_and_only_that_symbol() {
         "9878",
     ]);
     assert_eq!(out.status.code(), Some(1), "one tag");
+
+    // Logs keep --by values for the run, not per interval: a clear error, not a wrong band.
+    let hlog = dir.path().join("base.hlog");
+    let out = fixscope(&[
+        "pcap",
+        base.to_str().unwrap(),
+        "-p",
+        "9878",
+        "-r",
+        "1",
+        "--hlog",
+        hlog.to_str().unwrap(),
+    ]);
+    assert!(out.status.success());
+    let h = hlog.to_str().unwrap();
+    let out = fixscope(&["compare", h, h, "--by", "55"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("needs captures"), "{stderr}");
 }
