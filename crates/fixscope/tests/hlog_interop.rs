@@ -110,9 +110,58 @@ fn java_and_python_read_the_pcap_log_and_find_fixscope_s_figures() {
     let dir = tempfile::tempdir().unwrap();
     let cap = capture(dir.path(), "a.pcap", false, 0);
     let log = dir.path().join("a.hlog");
-    let summary = pcap_with_log(&[&cap], &log, &[]);
+    let summary = pcap_with_log(&[&cap], &log, &["--by", "49"]);
     assert_eq!(stage_of(&summary["stages"], "fill")["count"], 1200);
     check_readers(test, &log, &summary);
+    check_by_readers(test, &log, &summary);
+}
+
+/// `--by` in the log (#21): each value's whole run per stage, tagged `STAGE.TAG=VALUE`, is
+/// what the readers find for it — the summary's `by` row (count exact; min, max and
+/// percentiles in the same bucket of the rows' 2-significant-digit histograms).
+fn check_by_readers(test: &str, log: &Path, summary: &Value) {
+    let rows = summary["by"].as_array().expect("a by list");
+    assert_eq!(rows.len(), 3, "three senders: {rows:?}");
+    let mut tags = Vec::new();
+    for row in rows {
+        for stage in STAGES {
+            tags.push((
+                format!(
+                    "{stage}.{}={}",
+                    row["tag"].as_str().unwrap(),
+                    row["value"].as_str().unwrap()
+                ),
+                stage_of(&row["stages"], stage).clone(),
+            ));
+        }
+    }
+    let names: Vec<&str> = tags.iter().map(|(t, _)| t.as_str()).collect();
+    let two_digits = |a: u64, b: u64| {
+        let h = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 3_600_000_000_000, 2).unwrap();
+        h.lowest_equivalent(a) == h.lowest_equivalent(b)
+    };
+    for (who, reads) in [
+        ("java", java_reads(test, log, &names)),
+        ("python", python_reads(test, log, &names)),
+    ] {
+        assert_eq!(reads.len(), tags.len(), "{who}");
+        for (read, (tag, stage)) in reads.iter().zip(&tags) {
+            assert_eq!(&read.tag, tag);
+            assert_eq!(read.lines, 1, "{who} {tag}: one whole-run line");
+            assert_eq!(read.count, stage["count"].as_u64().unwrap(), "{who} {tag}");
+            assert!(read.count > 300, "{who} {tag}: {}", read.count);
+            for (theirs, field) in [(read.min, "min_ns"), (read.max, "max_ns")]
+                .into_iter()
+                .chain(read.percentiles.iter().copied().zip(PERCENTILE_FIELDS))
+            {
+                let ours = stage[field].as_u64().unwrap();
+                assert!(
+                    two_digits(ours, theirs),
+                    "{who} {tag}: {field} {theirs} vs fixscope {ours}"
+                );
+            }
+        }
+    }
 }
 
 #[test]
@@ -139,12 +188,23 @@ fn report_gives_back_the_summary_exactly_text_and_json() {
     let dir = tempfile::tempdir().unwrap();
     let cap = capture(dir.path(), "a.pcap", false, 0);
     let log = dir.path().join("a.hlog");
-    let summary = pcap_with_log(&[&cap], &log, &[]);
+    // With `--by` (#21): the log keeps each value's figures, and the report gives them back.
+    let summary = pcap_with_log(&[&cap], &log, &["--by", "49,55"]);
     let log_s = log.to_str().unwrap();
     assert_eq!(slow_orders(&summary, "fill", &[]).len(), 10, "{summary}");
+    assert_eq!(summary["by"].as_array().map(Vec::len), Some(4), "{summary}");
     assert_eq!(report_json(&[log_s]), without_session_layer(&summary));
     // The text report is the one pcap prints (after its interval lines).
-    let pcap_text = fixscope(&["pcap", cap.to_str().unwrap(), "-p", "9878", "-r", "0"]);
+    let pcap_text = fixscope(&[
+        "pcap",
+        cap.to_str().unwrap(),
+        "-p",
+        "9878",
+        "-r",
+        "0",
+        "--by",
+        "49,55",
+    ]);
     let report_text = fixscope(&["report", log_s]);
     assert!(report_text.status.success());
     let summary_part = |out: &[u8]| {

@@ -22,7 +22,9 @@ use hashbrown::HashMap;
 use crate::correlate::{Latency, Stage};
 use crate::stats::LatencyRecorder;
 
+mod logged;
 mod ranking;
+pub use logged::{stage_slot, LoggedRow, LoggedTag, RowKind};
 pub use ranking::Ranking;
 
 /// The most tags `--by` takes (their ids fill the spare bytes of a pending request's slot).
@@ -199,6 +201,8 @@ pub struct TagGroups {
     overflow_uncounted: bool,
     /// A sharded run's worker: the run's index of the segment being fed.
     segment_index: u64,
+    /// Rebuilt from a log: the `(other)` row's figures as the run reported them.
+    logged: Option<logged::LoggedOther>,
 }
 
 impl TagGroups {
@@ -214,6 +218,7 @@ impl TagGroups {
             overflow_requests: HashMap::new(),
             overflow_uncounted: false,
             segment_index: 0,
+            logged: None,
         }
     }
 

@@ -38,14 +38,21 @@ impl<'a> Ranking<'a> {
         }
         let least_named = all.last().map_or(0, |e| e.requests);
         let most_overflowed = t.overflow_requests.values().copied().max().unwrap_or(0);
-        Ranking {
+        let mut r = Ranking {
             named: all,
             other,
             none: &t.none,
             other_values: folded.len() as u64 + t.values_overflowed(),
             values_overflowed: t.values_overflowed(),
             busiest_exact: !t.overflow_uncounted && most_overflowed <= least_named,
+        };
+        if let Some(l) = t.logged {
+            // Read back from a log: the run's own figures (its candidates are not there).
+            r.other_values = l.other_values;
+            r.values_overflowed = l.values_overflowed;
+            r.busiest_exact = l.busiest_exact;
         }
+        r
     }
 
     /// The rows in report order: the named values, then `(other)` and `(none)` when they
