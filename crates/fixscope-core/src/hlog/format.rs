@@ -332,6 +332,10 @@ pub struct RunSummary {
     pub untracked_sessions: u64,
     /// Latencies per stage in the summary (a check that the intervals hold them all).
     pub stage_counts: [u64; 4],
+    /// The FIX session layer's figures as the summary showed them (#21; absent in older
+    /// logs: `fixscope report` then leaves the session layer out).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_layer: Option<crate::report::session_figures::SessionLayerFigures>,
 }
 
 /// A `#fixscope-by` line, written with the summary: one `--by` tag's rows as the run

@@ -498,8 +498,14 @@ pub fn merge_with(
             }
         }
     }
+    // The per-session table and the session layer: as the run reported them, for one log
+    // read whole (a window or several runs have no such figures).
+    let mut layer = None;
     if paths.len() == 1 && window.is_all() {
-        merged.sessions = summaries.pop().map(|s| (s.sessions, s.untracked_sessions));
+        merged.sessions = summaries.pop().map(|s| {
+            layer = s.session_layer;
+            (s.sessions, s.untracked_sessions)
+        });
     }
     let (start_ns, end_ns) = span.unwrap_or((0, 0));
     if let Some(n) = slowest.filter(|&n| n > slow.logs_n && slow.logs_n > 0) {
@@ -510,6 +516,7 @@ pub fn merge_with(
     }
     let (slowest, offset) = slow.finish((start_ns, end_ns));
     merged.stats = Stats::from_recorders(stage_recs, type_recs, slowest);
+    merged.stats.logged_layer = layer;
     if !by_lines.is_empty() {
         if paths.len() == 1 && window.is_all() {
             merged.stats.by = by_groups(by_lines, by_recs, range_ns);
