@@ -335,7 +335,7 @@ pub struct RunSummary {
     /// The FIX session layer's figures as the summary showed them (#21; absent in older
     /// logs: `fixscope report` then leaves the session layer out).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub session_layer: Option<crate::report::session_figures::SessionLayerFigures>,
+    pub session_layer: Option<Box<crate::report::session_figures::SessionLayerFigures>>,
 }
 
 /// A `#fixscope-by` line, written with the summary: one `--by` tag's rows as the run

@@ -503,7 +503,7 @@ pub fn merge_with(
     let mut layer = None;
     if paths.len() == 1 && window.is_all() {
         merged.sessions = summaries.pop().map(|s| {
-            layer = s.session_layer;
+            layer = s.session_layer.map(|l| *l);
             (s.sessions, s.untracked_sessions)
         });
     }

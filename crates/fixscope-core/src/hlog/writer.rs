@@ -271,7 +271,7 @@ impl<W: Write> Reporter for HlogWriter<W> {
             sessions: r.sessions.iter().map(SessionLine::from).collect(),
             untracked_sessions: r.untracked_sessions,
             stage_counts: r.stages.map(|s| s.dist.count),
-            session_layer: r.stats.session_layer_figures(r.span.end_ns),
+            session_layer: r.stats.session_layer_figures(r.span.end_ns).map(Box::new),
         };
         writeln!(self.out, "{SUMMARY_PREFIX}{}", json(&summary)?)?;
         self.out.flush()
