@@ -180,7 +180,7 @@ pub fn by(stats: &Stats, bounds: &ClassicBounds) -> Vec<Family> {
     }
     vec![family(
         "fixscope_by_latency_seconds",
-        "Latency by stage and the value of a --by tag of the orders (the first --by-limit values; the rest as (other))",
+        "Latency by stage and the value of a --by tag of the orders (the --by-limit busiest values so far; the rest as (other), which loses counts when a value enters the busiest)",
         Some("seconds"),
         Kind::Histogram,
         samples,
