@@ -772,7 +772,7 @@ pub struct CompareArgs {
     pub by: Option<String>,
     /// With `--by TAG`: each run's N busiest values are compared by name, the rest
     /// together as `(other)` (as `fixscope pcap --by-limit`).
-    #[arg(long, default_value_t = 20, value_name = "N")]
+    #[arg(long, default_value_t = 20, value_name = "N", requires = "by")]
     pub by_limit: usize,
     /// Percentiles to compare, comma-separated.
     #[arg(long, default_value = "50,90,99,99.9", value_name = "P,P,...")]

@@ -109,12 +109,11 @@ fn generate(path: &Path, seed: u64, slower: impl Fn(&str) -> f64) -> Vec<(String
     drawn
 }
 
-/// The generator's percentile as reports rank it: the value at rank ceil(p * n).
+/// The generator's percentile as reports rank it (the value at rank ceil(p * n)).
 fn truth_percentile(values: &[u64], p: f64) -> u64 {
     let mut v = values.to_vec();
     v.sort_unstable();
-    let rank = ((p / 100.0) * v.len() as f64).ceil().max(1.0) as usize;
-    v[rank - 1]
+    exact_percentile(&v, p / 100.0)
 }
 
 fn compare(base: &Path, cand: &Path, extra: &[&str]) -> (Option<i32>, Value) {

@@ -13,6 +13,7 @@ use std::io;
 
 use fixscope_compare::{BlockHist, CellKey, Group, Run};
 use fixscope_core::correlate::{RequestType, Stage};
+use fixscope_core::group::TagGroups;
 use fixscope_core::report::{IntervalReport, Reporter, SummaryReport};
 use fixscope_core::stats::LatencyRecorder;
 
@@ -125,6 +126,11 @@ impl Reporter for BlockCollector {
     }
 }
 
+/// The pipeline's groups of `--by TAG`.
+fn tag_groups(stats: &fixscope_core::stats::Stats, tag: u32) -> Option<&TagGroups> {
+    stats.by.as_ref()?.tags.iter().find(|t| t.tag == tag)
+}
+
 impl BlockCollector {
     /// `--by TAG`: each tracked value's and the overflow's part of this block, per stage.
     fn tag_blocks(
@@ -133,12 +139,7 @@ impl BlockCollector {
         tag: u32,
         cells: &mut BTreeMap<CellKey, BlockHist>,
     ) {
-        let Some(t) = r
-            .stats
-            .by
-            .as_ref()
-            .and_then(|b| b.tags.iter().find(|t| t.tag == tag))
-        else {
+        let Some(t) = tag_groups(r.stats, tag) else {
             return;
         };
         let entries = t.entries.iter().chain([&t.overflow, &t.none]);
@@ -172,12 +173,7 @@ impl BlockCollector {
     /// `--by TAG`, at the end: the cells of values beyond the run's busiest join
     /// `(other)`'s, block by block.
     fn fold_beyond_the_busiest(&mut self, r: &SummaryReport<'_>, tag: u32) {
-        let Some(t) = r
-            .stats
-            .by
-            .as_ref()
-            .and_then(|b| b.tags.iter().find(|t| t.tag == tag))
-        else {
+        let Some(t) = tag_groups(r.stats, tag) else {
             return;
         };
         let ranking = t.ranked();
