@@ -68,7 +68,7 @@ pub fn write_by(out: &mut impl Write, by: &GroupStats) -> io::Result<()> {
                 if ranked.busiest_exact {
                     ""
                 } else {
-                    "; a value in (other) had more requests than a named one: raise --by-candidates for the exact busiest"
+                    "; not provably the busiest (a value first seen later had more requests, or too many values to count): raise --by-candidates"
                 }
             )?;
         }

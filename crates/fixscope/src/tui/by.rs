@@ -41,7 +41,7 @@ pub fn rows(r: &SummaryReport<'_>) -> (Vec<ByRow>, Vec<String>) {
                 if ranking.busiest_exact {
                     ""
                 } else {
-                    " (a busier value overflowed: raise --by-candidates)"
+                    " (not provably the busiest: raise --by-candidates)"
                 }
             ));
         }
