@@ -228,10 +228,21 @@ fn report_merges_two_runs_into_the_union() {
     // Another host a minute later (other flows).
     let b = capture(dir.path(), "b.pcap", true, 60_000_000_000);
     let (la, lb) = (dir.path().join("a.hlog"), dir.path().join("b.hlog"));
-    pcap_with_log(&[&a], &la, &[]);
-    pcap_with_log(&[&b], &lb, &[]);
+    // With `--by` and the session layer in both logs: they are each run's whole, so a merge
+    // leaves them out (and says so) rather than showing one run's as the union's.
+    pcap_with_log(&[&a], &la, &["--by", "49"]);
+    pcap_with_log(&[&b], &lb, &["--by", "49"]);
     let both = analyse(&[&a, &b], &[]).1;
     let merged = report_json(&[la.to_str().unwrap(), lb.to_str().unwrap()]);
+    for field in ["by", "session_stages", "reject_reasons", "rate"] {
+        assert!(merged.get(field).is_none(), "{field} in a merge: {merged}");
+    }
+    let out = fixscope(&["report", la.to_str().unwrap(), lb.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--by: the logs hold each value's whole run"),
+        "{stderr}"
+    );
     for stage in STAGES {
         let (m, u) = (
             stage_of(&merged["stages"], stage),
