@@ -317,6 +317,8 @@ pub fn merge_with(
     // `--by` rows and their whole-run recorders by line tag (one log read whole only).
     let mut by_lines: Vec<ByLine> = Vec::new();
     let mut by_recs: Vec<(String, LatencyRecorder)> = Vec::new();
+    // A log holds them at each summary (SPACE, periodic ones): the last summary's count.
+    let mut by_of_an_earlier_summary = false;
     let mut widen = |s: u64, e: u64| {
         span = Some(span.map_or((s, e), |(a, b)| (a.min(s), b.max(e))));
     };
@@ -365,8 +367,17 @@ pub fn merge_with(
                     }
                     last_figures = Some(f);
                 }
-                Entry::Summary(s) => summary = Some(s),
-                Entry::By(b) => by_lines.push(b),
+                Entry::Summary(s) => {
+                    summary = Some(s);
+                    by_of_an_earlier_summary = true;
+                }
+                Entry::By(b) => {
+                    if std::mem::take(&mut by_of_an_earlier_summary) {
+                        by_lines.clear();
+                        by_recs.clear();
+                    }
+                    by_lines.push(b);
+                }
                 Entry::StartTime(_) | Entry::BaseTime(_) => {}
                 Entry::Interval(i)
                     if matches!(TagKind::parse(i.tag.as_deref()), Some(TagKind::ByValue(..))) =>
