@@ -365,7 +365,7 @@ fn by_rows_read_back_are_the_last_summarys() {
         unix_offset_ns: 0,
         timestamp_source: None,
     };
-    let mut record = |stats: &mut Stats, sym: &str, n: u64, ns: u64| {
+    let record = |stats: &mut Stats, sym: &str, n: u64, ns: u64| {
         for _ in 0..n {
             let groups = stats
                 .by
