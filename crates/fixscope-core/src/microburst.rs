@@ -71,7 +71,7 @@ pub struct MessageRate {
 }
 
 /// A [`MessageRate`]'s figures, as reports show them.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct RateFigures {
     /// Messages (both directions).
     pub messages: u64,

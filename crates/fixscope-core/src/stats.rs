@@ -56,7 +56,7 @@ pub struct LatencyRecorder {
 }
 
 /// Figures of one distribution, ready to report.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Distribution {
     pub count: u64,
     pub min_ns: u64,
@@ -320,8 +320,11 @@ pub struct Stats {
     /// Latency by the orders' own fields (`--by`).
     pub by: Option<crate::group::GroupStats>,
     /// The session layer was measured (a run's pipeline), not rebuilt from HdrHistogram
-    /// logs, which do not hold it: reports show it only then.
+    /// logs: reports show it then, or from `logged_layer`.
     layer_known: bool,
+    /// Rebuilt from a log: the session layer's figures as the run reported them (one log
+    /// read whole; `None` otherwise, and reports leave the session layer out).
+    pub logged_layer: Option<crate::report::session_figures::SessionLayerFigures>,
 }
 
 impl Stats {
@@ -346,13 +349,29 @@ impl Stats {
             layer: SessionLayerStats::new(highest_ns),
             by: None,
             layer_known: true,
+            logged_layer: None,
         }
     }
 
     /// Whether the session layer's figures were measured (false for statistics rebuilt
-    /// from logs): reports show them only then.
+    /// from logs).
     pub fn layer_known(&self) -> bool {
         self.layer_known
+    }
+
+    /// The session layer's figures at `now_ns` (the summary's end): measured, or as a log
+    /// held them; `None` when neither (reports then leave the session layer out).
+    pub fn session_layer_figures(
+        &self,
+        now_ns: u64,
+    ) -> Option<crate::report::session_figures::SessionLayerFigures> {
+        if self.layer_known {
+            Some(crate::report::session_figures::SessionLayerFigures::of(
+                self, now_ns,
+            ))
+        } else {
+            self.logged_layer.clone()
+        }
     }
 
     /// Records every stage's latency by the values of `--by`'s tags too.
@@ -859,6 +878,7 @@ impl Stats {
             layer: SessionLayerStats::new(highest_ns),
             by: None,
             layer_known: false,
+            logged_layer: None,
             slowest: {
                 slowest.refresh();
                 slowest

@@ -101,10 +101,16 @@ pub struct AnalysisArgs {
     /// the request (the response when the request lacks it).
     #[arg(long, value_name = "TAG[,TAG...]")]
     pub by: Option<String>,
-    /// With `--by`: the first N values of each tag get their own figures (memory: ~100 KB
-    /// per value); later values are reported together as `(other)`, counted.
+    /// With `--by`: the N busiest values of each tag (most requests) get their own figures;
+    /// the others are reported together as `(other)`, counted.
     #[arg(long, default_value_t = fixscope_core::group::DEFAULT_BY_LIMIT, value_name = "N")]
     pub by_limit: usize,
+    /// With `--by`: how many values of each tag are tracked with histograms of their own to
+    /// choose the busiest from (the first M seen; default max(4N, N+64); memory: up to
+    /// ~110 KB per value). Values first seen later go to `(other)`, counted; the report says
+    /// when one of them was busier than a named value.
+    #[arg(long, value_name = "M", requires = "by")]
+    pub by_candidates: Option<usize>,
     /// What stdout carries: `text` for people, `json` for JSON lines (schema:
     /// docs/output-json.md).
     #[arg(long, value_enum, value_name = "text|json")]
@@ -227,6 +233,10 @@ impl AnalysisArgs {
         let by = match &self.by {
             Some(tags) => Some(
                 fixscope_core::group::GroupSpec::parse(tags, self.by_limit)
+                    .and_then(|spec| match self.by_candidates {
+                        Some(m) => spec.with_candidates(m),
+                        None => Ok(spec),
+                    })
                     .map_err(|e| anyhow::anyhow!("--by: {e}"))?,
             ),
             None => None,
@@ -616,6 +626,7 @@ impl AnalysisArgs {
             key: "11".into(),
             by: None,
             by_limit: fixscope_core::group::DEFAULT_BY_LIMIT,
+            by_candidates: None,
             format: None,
             json: false,
             json_file: None,
@@ -755,10 +766,14 @@ pub struct CompareArgs {
         value_name = "SECS"
     )]
     pub timeout_s: f64,
-    /// Also compare per group: `type` (D, F, G) or `session` (SenderCompID->TargetCompID;
-    /// captures only).
-    #[arg(long = "by", value_name = "type|session")]
+    /// Also compare per group: `type` (D, F, G), `session` (SenderCompID->TargetCompID;
+    /// captures only) or a FIX tag of the orders, e.g. `55` (symbol; captures only).
+    #[arg(long = "by", value_name = "type|session|TAG")]
     pub by: Option<String>,
+    /// With `--by TAG`: each run's N busiest values are compared by name, the rest
+    /// together as `(other)` (as `fixscope pcap --by-limit`).
+    #[arg(long, default_value_t = 20, value_name = "N", requires = "by")]
+    pub by_limit: usize,
     /// Percentiles to compare, comma-separated.
     #[arg(long, default_value = "50,90,99,99.9", value_name = "P,P,...")]
     pub percentiles: String,
@@ -826,6 +841,11 @@ impl CompareArgs {
         a.key = self.key.clone();
         a.timeout_s = self.timeout_s;
         a.slowest = 0;
+        // `--by TAG`: the pipeline keeps that tag's values (validated by `GroupBy::parse`).
+        if let Some(tag) = self.by.as_deref().filter(|b| b.parse::<u32>().is_ok()) {
+            a.by = Some(tag.to_string());
+            a.by_limit = self.by_limit;
+        }
         Some(a)
     }
 }

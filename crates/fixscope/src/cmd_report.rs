@@ -53,7 +53,9 @@ pub fn run(args: &ReportArgs) -> Result<ExitCode> {
         );
     }
     if !window.is_all() || args.logs.len() > 1 {
-        say::info("per-session table and source counters: only when one whole log is read");
+        say::info(
+            "per-session table, session layer and source counters: only when one whole log is read",
+        );
     }
     let mut summary = SummaryReport::new(&merged.stats, counters, &merged.source, merged.span);
     if let Some((sessions, untracked)) = &merged.sessions {

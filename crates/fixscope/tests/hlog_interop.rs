@@ -110,9 +110,58 @@ fn java_and_python_read_the_pcap_log_and_find_fixscope_s_figures() {
     let dir = tempfile::tempdir().unwrap();
     let cap = capture(dir.path(), "a.pcap", false, 0);
     let log = dir.path().join("a.hlog");
-    let summary = pcap_with_log(&[&cap], &log, &[]);
+    let summary = pcap_with_log(&[&cap], &log, &["--by", "49"]);
     assert_eq!(stage_of(&summary["stages"], "fill")["count"], 1200);
     check_readers(test, &log, &summary);
+    check_by_readers(test, &log, &summary);
+}
+
+/// `--by` in the log (#21): each value's whole run per stage, tagged `STAGE.TAG=VALUE`, is
+/// what the readers find for it — the summary's `by` row (count exact; min, max and
+/// percentiles in the same bucket of the rows' 2-significant-digit histograms).
+fn check_by_readers(test: &str, log: &Path, summary: &Value) {
+    let rows = summary["by"].as_array().expect("a by list");
+    assert_eq!(rows.len(), 3, "three senders: {rows:?}");
+    let mut tags = Vec::new();
+    for row in rows {
+        for stage in STAGES {
+            tags.push((
+                format!(
+                    "{stage}.{}={}",
+                    row["tag"].as_str().unwrap(),
+                    row["value"].as_str().unwrap()
+                ),
+                stage_of(&row["stages"], stage).clone(),
+            ));
+        }
+    }
+    let names: Vec<&str> = tags.iter().map(|(t, _)| t.as_str()).collect();
+    let two_digits = |a: u64, b: u64| {
+        let h = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 3_600_000_000_000, 2).unwrap();
+        h.lowest_equivalent(a) == h.lowest_equivalent(b)
+    };
+    for (who, reads) in [
+        ("java", java_reads(test, log, &names)),
+        ("python", python_reads(test, log, &names)),
+    ] {
+        assert_eq!(reads.len(), tags.len(), "{who}");
+        for (read, (tag, stage)) in reads.iter().zip(&tags) {
+            assert_eq!(&read.tag, tag);
+            assert_eq!(read.lines, 1, "{who} {tag}: one whole-run line");
+            assert_eq!(read.count, stage["count"].as_u64().unwrap(), "{who} {tag}");
+            assert!(read.count > 300, "{who} {tag}: {}", read.count);
+            for (theirs, field) in [(read.min, "min_ns"), (read.max, "max_ns")]
+                .into_iter()
+                .chain(read.percentiles.iter().copied().zip(PERCENTILE_FIELDS))
+            {
+                let ours = stage[field].as_u64().unwrap();
+                assert!(
+                    two_digits(ours, theirs),
+                    "{who} {tag}: {field} {theirs} vs fixscope {ours}"
+                );
+            }
+        }
+    }
 }
 
 #[test]
@@ -128,10 +177,7 @@ fn above_range_latencies_are_never_a_better_tail_for_the_readers() {
     assert!(fill["p99_ns"].is_null(), "{fill}");
     check_readers(test, &log, &summary);
     // fixscope reads its own log back exactly, above-range values included.
-    assert_eq!(
-        report_json(&[log.to_str().unwrap()]),
-        without_session_layer(&summary)
-    );
+    assert_eq!(report_json(&[log.to_str().unwrap()]), summary);
 }
 
 #[test]
@@ -139,12 +185,29 @@ fn report_gives_back_the_summary_exactly_text_and_json() {
     let dir = tempfile::tempdir().unwrap();
     let cap = capture(dir.path(), "a.pcap", false, 0);
     let log = dir.path().join("a.hlog");
-    let summary = pcap_with_log(&[&cap], &log, &[]);
+    // With `--by` (#21): the log keeps each value's figures, and the report gives them back.
+    let summary = pcap_with_log(&[&cap], &log, &["--by", "49,55"]);
     let log_s = log.to_str().unwrap();
     assert_eq!(slow_orders(&summary, "fill", &[]).len(), 10, "{summary}");
-    assert_eq!(report_json(&[log_s]), without_session_layer(&summary));
+    assert_eq!(summary["by"].as_array().map(Vec::len), Some(4), "{summary}");
+    // The session layer (#21) too: the log's summary line holds it.
+    assert!(summary["session_stages"].is_array(), "{summary}");
+    assert!(
+        summary["sessions"][0]["session_layer"]["logons"].is_u64(),
+        "{summary}"
+    );
+    assert_eq!(report_json(&[log_s]), summary);
     // The text report is the one pcap prints (after its interval lines).
-    let pcap_text = fixscope(&["pcap", cap.to_str().unwrap(), "-p", "9878", "-r", "0"]);
+    let pcap_text = fixscope(&[
+        "pcap",
+        cap.to_str().unwrap(),
+        "-p",
+        "9878",
+        "-r",
+        "0",
+        "--by",
+        "49,55",
+    ]);
     let report_text = fixscope(&["report", log_s]);
     assert!(report_text.status.success());
     let summary_part = |out: &[u8]| {
@@ -154,7 +217,7 @@ fn report_gives_back_the_summary_exactly_text_and_json() {
     };
     assert_eq!(
         summary_part(&report_text.stdout),
-        text_without_session_layer(&summary_part(&pcap_text.stdout))
+        summary_part(&pcap_text.stdout)
     );
 }
 
@@ -165,10 +228,21 @@ fn report_merges_two_runs_into_the_union() {
     // Another host a minute later (other flows).
     let b = capture(dir.path(), "b.pcap", true, 60_000_000_000);
     let (la, lb) = (dir.path().join("a.hlog"), dir.path().join("b.hlog"));
-    pcap_with_log(&[&a], &la, &[]);
-    pcap_with_log(&[&b], &lb, &[]);
+    // With `--by` and the session layer in both logs: they are each run's whole, so a merge
+    // leaves them out (and says so) rather than showing one run's as the union's.
+    pcap_with_log(&[&a], &la, &["--by", "49"]);
+    pcap_with_log(&[&b], &lb, &["--by", "49"]);
     let both = analyse(&[&a, &b], &[]).1;
     let merged = report_json(&[la.to_str().unwrap(), lb.to_str().unwrap()]);
+    for field in ["by", "session_stages", "reject_reasons", "rate"] {
+        assert!(merged.get(field).is_none(), "{field} in a merge: {merged}");
+    }
+    let out = fixscope(&["report", la.to_str().unwrap(), lb.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--by: the logs hold each value's whole run"),
+        "{stderr}"
+    );
     for stage in STAGES {
         let (m, u) = (
             stage_of(&merged["stages"], stage),

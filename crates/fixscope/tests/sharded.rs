@@ -230,12 +230,50 @@ fn many_connections_give_one_pipelines_bytes() {
     many_connections(&cap);
     let (_, summary) = analyse(&[&cap], &[]);
     assert!(counter(&summary, "connections") >= 600, "{summary}");
+    // The `--by-candidates` case below folds candidates and overflows values (or it would
+    // not test their merge).
+    let (_, by) = analyse(
+        &[&cap],
+        &[
+            "-r",
+            "0",
+            "--by",
+            "49",
+            "--by-limit",
+            "5",
+            "--by-candidates",
+            "20",
+        ],
+    );
+    let other = by["by"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|row| row["value"] == "(other)")
+        .expect("(other)");
+    assert!(other["values"].as_u64().unwrap() > 15, "{other}");
+    assert!(other["values_overflowed"].as_u64().unwrap() > 0, "{other}");
     assert!(counter(&summary, "matched") > 4000);
     for extra in [
         &["-p", "9878", "--json", "-r", "0.01"][..],
         &["-p", "9878", "-r", "0.05", "-t", "0.002", "--slowest", "4"],
         &["-p", "9878", "--json", "-r", "0", "-t", "0.002"],
         &["-p", "9878", "--json", "-r", "0.02", "--by", "55,49"],
+        // The busiest 5 of hundreds of CompIDs chosen from the first 20 tracked: folded
+        // candidates and overflowed values merged across workers as one pipeline.
+        &[
+            "-p",
+            "9878",
+            "--json",
+            "-r",
+            "0",
+            "--by",
+            "49",
+            "--by-limit",
+            "5",
+            "--by-candidates",
+            "20",
+        ],
     ] {
         assert_same_for_every_thread_count(&[&cap], extra);
     }

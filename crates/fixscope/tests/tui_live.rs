@@ -160,7 +160,8 @@ fn send_orders(exchange: &Exchange, count: &str) {
     );
 }
 
-/// The UI on screen with live figures; TAB switches views, `?` shows the help, SPACE and
+/// The UI on screen with live figures; TAB switches views (the `by` view with `--by 49`),
+/// `?` shows the help, SPACE and
 /// `r` reach the driver (a summary line in --json-file, the statistics reset), `q` quits
 /// with exit code 0, the terminal restored and the final summary printed on it.
 #[test]
@@ -190,6 +191,8 @@ fn tui_keys_views_and_quit_in_a_terminal() {
             "60",
             "--json-file",
             json_arg,
+            "--by",
+            "49",
         ],
         "",
     );
@@ -212,7 +215,10 @@ fn tui_keys_views_and_quit_in_a_terminal() {
     assert!(!pane.screen().contains("cumulative: "), "{}", pane.screen());
     pane.keys(&["Tab", "Tab"]);
     pane.wait_screen("the sessions view", "CLIENT2->EXCH");
-    pane.keys(&["BTab", "BTab", "BTab"]);
+    // The `by` view (#21): per SenderCompID (--by 49), every stage.
+    pane.keys(&["Tab"]);
+    pane.wait_screen("the by view", "49=CLIENT2 ack_to_fill");
+    pane.keys(&["BTab", "BTab", "BTab", "BTab"]);
     pane.wait_screen("back to the summary", "cumulative: ");
 
     pane.keys(&["?"]);

@@ -3,17 +3,29 @@
 //!
 //! A request's value is read from the request (the response's, when the request lacks the
 //! tag); its id travels with the pending request (two bytes per tag in the slot), so each
-//! latency is recorded under the value its order had. Memory is bounded: each tag keeps the
-//! first `--by-limit` values it sees with their own histograms (2 significant digits); later
-//! values are recorded together as `(other)`, and how many distinct values went there is
-//! counted. Reports list values busiest first.
-
-use std::collections::HashSet;
+//! latency is recorded under the value its order had.
+//!
+//! **The busiest `--by-limit` values, memory bounded.** Each tag tracks *candidates*: the
+//! first `--by-candidates` distinct values it sees (default `max(4N, N+64)`, at most
+//! `MAX_BY_CANDIDATES`), each with its own histograms (2 significant digits); a value first
+//! seen after that goes straight into `overflow` and is counted (`values_overflowed`, and
+//! its requests per value, up to 65,536 values). Reports ([`TagGroups::ranked`]) name the N
+//! candidates with the most requests and fold the other candidates' histograms into
+//! `(other)` with the overflow — histograms add exactly, so `(other)` and every named row
+//! are exact; only the *choice* of the N can miss a value that overflowed, and
+//! [`Ranking::busiest_exact`] says whether it did (an overflowed value with more requests
+//! than the N-th named one). A sharded run rebuilds the same candidates (the run's first
+//! values, by the segment index each worker stamped), so its figures are one pipeline's.
 
 use hashbrown::HashMap;
 
 use crate::correlate::{Latency, Stage};
 use crate::stats::LatencyRecorder;
+
+mod logged;
+mod ranking;
+pub use logged::{stage_slot, LoggedRow, LoggedTag, RowKind};
+pub use ranking::Ranking;
 
 /// The most tags `--by` takes (their ids fill the spare bytes of a pending request's slot).
 pub const MAX_BY_TAGS: usize = 3;
@@ -21,38 +33,65 @@ pub const MAX_BY_TAGS: usize = 3;
 pub const DEFAULT_BY_LIMIT: usize = 100;
 /// The largest `--by-limit` (ids are two bytes; each value costs ~100 KB of histograms).
 pub const MAX_BY_LIMIT: usize = 10_000;
+/// The most candidates a tag tracks with histograms (`--by-candidates`); ids are two bytes.
+pub const MAX_BY_CANDIDATES: usize = 40_000;
 
-/// A value id: an index into the tag's values, or one of these.
+/// A value id: an index into the tag's candidates, or one of these.
 pub type GroupId = u16;
 /// The tag was absent (from the request; the response is then asked).
 pub const NO_GROUP: GroupId = u16::MAX;
-/// Beyond `--by-limit`.
+/// First seen after the candidates were full.
 pub const OTHER_GROUP: GroupId = u16::MAX - 1;
 /// One id per `--by` tag.
 pub type Groups = [GroupId; MAX_BY_TAGS];
 /// No `--by`, or none of its tags present.
 pub const NO_GROUPS: Groups = [NO_GROUP; MAX_BY_TAGS];
 
-/// Distinct `(other)` values counted exactly up to this many (then "at least").
-const OTHER_VALUES_COUNTED: usize = 1 << 16;
+/// Overflowed values whose requests are counted one by one (then only together, and the
+/// choice of the busiest can no longer be proven).
+const OVERFLOW_VALUES_COUNTED: usize = 1 << 16;
 /// Significant digits of the per-value histograms.
 const DIGITS: u8 = 2;
 
-/// `--by TAG[,TAG…]` and `--by-limit N`.
+/// The default candidates for `--by-limit N`: `max(4N, N + 64)`, within the bounds.
+pub fn default_candidates(limit: usize) -> usize {
+    (4 * limit).max(limit + 64).min(MAX_BY_CANDIDATES)
+}
+
+/// `--by TAG[,TAG…]`, `--by-limit N` and `--by-candidates M`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GroupSpec {
     pub tags: Vec<u32>,
+    /// Values reported with rows of their own (the busiest).
     pub limit: usize,
+    /// Values tracked with histograms of their own (the first seen), `>= limit`.
+    pub candidates: usize,
 }
 
 impl GroupSpec {
-    /// Parses `--by`'s comma-separated tags.
+    /// Parses `--by`'s comma-separated tags, with the default candidates.
     pub fn parse(tags: &str, limit: usize) -> Result<Self, String> {
         let out = crate::fix::parse_tag_list(tags, MAX_BY_TAGS)?;
         if limit == 0 || limit > MAX_BY_LIMIT {
             return Err(format!("--by-limit must be between 1 and {MAX_BY_LIMIT}"));
         }
-        Ok(GroupSpec { tags: out, limit })
+        Ok(GroupSpec {
+            tags: out,
+            limit,
+            candidates: default_candidates(limit),
+        })
+    }
+
+    /// `--by-candidates M`: between the limit and [`MAX_BY_CANDIDATES`].
+    pub fn with_candidates(mut self, candidates: usize) -> Result<Self, String> {
+        if candidates < self.limit || candidates > MAX_BY_CANDIDATES {
+            return Err(format!(
+                "--by-candidates must be between --by-limit ({}) and {MAX_BY_CANDIDATES}",
+                self.limit
+            ));
+        }
+        self.candidates = candidates;
+        Ok(self)
     }
 
     /// Reads the `--by` tags' values from a message (a full walk: only with `--by`).
@@ -81,7 +120,7 @@ pub struct GroupEntry {
     /// Requests with this value (replays excluded).
     pub requests: u64,
     /// A worker of a sharded run: the run's index of the segment at which the value was
-    /// first seen (the merger keeps the run's first `--by-limit` values, as one pipeline).
+    /// first seen (the merger keeps the run's first candidates, as one pipeline).
     first_seen: u64,
     /// Per stage of [`Stage::ALL`]; allocated with the first latency.
     stages: Option<Box<[LatencyRecorder; 4]>>,
@@ -121,6 +160,11 @@ impl GroupEntry {
             .map_or(0, LatencyRecorder::count)
     }
 
+    /// Whether the row has anything to show.
+    pub fn is_empty(&self) -> bool {
+        self.requests == 0 && self.stages.is_none()
+    }
+
     fn merge_from(&mut self, other: &GroupEntry) {
         self.requests += other.requests;
         if let Some(theirs) = &other.stages {
@@ -140,41 +184,53 @@ impl GroupEntry {
 #[derive(Clone, Debug)]
 pub struct TagGroups {
     pub tag: u32,
+    /// `--by-limit`: rows of their own in reports.
+    limit: usize,
+    /// `--by-candidates`: values tracked with histograms.
+    capacity: usize,
     ids: HashMap<Box<[u8]>, GroupId>,
+    /// The candidates, in the order first seen.
     pub entries: Vec<GroupEntry>,
-    /// Values beyond the limit, together.
-    pub other: GroupEntry,
+    /// Values first seen after the candidates were full, together.
+    pub overflow: GroupEntry,
     /// Orders without the tag in request or response.
     pub none: GroupEntry,
-    other_seen: HashSet<Box<[u8]>>,
-    /// Distinct values recorded as `(other)` (exact up to 65,536, then a lower bound).
-    pub other_values: u64,
+    /// Requests per overflowed value (up to [`OVERFLOW_VALUES_COUNTED`] values).
+    overflow_requests: HashMap<Box<[u8]>, u64>,
+    /// An overflowed value was not counted one by one (more than 65,536 of them).
+    overflow_uncounted: bool,
     /// A sharded run's worker: the run's index of the segment being fed.
     segment_index: u64,
+    /// Rebuilt from a log: the `(other)` row's figures as the run reported them.
+    logged: Option<logged::LoggedOther>,
 }
 
 impl TagGroups {
-    fn new(tag: u32) -> Self {
+    fn new(tag: u32, spec: &GroupSpec) -> Self {
         TagGroups {
             tag,
+            limit: spec.limit,
+            capacity: spec.candidates.clamp(spec.limit, MAX_BY_CANDIDATES),
             ids: HashMap::new(),
             entries: Vec::new(),
-            other: GroupEntry::new("(other)".into()),
+            overflow: GroupEntry::new("(other)".into()),
             none: GroupEntry::new("(none)".into()),
-            other_seen: HashSet::new(),
-            other_values: 0,
+            overflow_requests: HashMap::new(),
+            overflow_uncounted: false,
             segment_index: 0,
+            logged: None,
         }
     }
 
-    fn id(&mut self, value: &[u8], limit: usize) -> GroupId {
+    /// The value's id, making it a candidate while there is room.
+    fn id(&mut self, value: &[u8]) -> GroupId {
         if value.is_empty() {
             return NO_GROUP;
         }
         if let Some(&id) = self.ids.get(value) {
             return id;
         }
-        if self.entries.len() < limit {
+        if self.entries.len() < self.capacity {
             let id = self.entries.len() as GroupId;
             let mut entry = GroupEntry::new(String::from_utf8_lossy(value).into_owned());
             entry.first_seen = self.segment_index;
@@ -182,35 +238,57 @@ impl TagGroups {
             self.ids.insert(value.into(), id);
             return id;
         }
-        if self.other_seen.len() < OTHER_VALUES_COUNTED && self.other_seen.insert(value.into()) {
-            self.other_values += 1;
-        }
+        self.count_overflow(value, 0);
         OTHER_GROUP
+    }
+
+    /// Adds `requests` to an overflowed value's count (registering it with 0).
+    fn count_overflow(&mut self, value: &[u8], requests: u64) {
+        if let Some(n) = self.overflow_requests.get_mut(value) {
+            *n += requests;
+        } else if self.overflow_requests.len() < OVERFLOW_VALUES_COUNTED {
+            self.overflow_requests.insert(value.into(), requests);
+        } else {
+            self.overflow_uncounted = true;
+        }
     }
 
     fn entry_mut(&mut self, id: GroupId) -> &mut GroupEntry {
         match id {
             NO_GROUP => &mut self.none,
-            OTHER_GROUP => &mut self.other,
+            OTHER_GROUP => &mut self.overflow,
             i => &mut self.entries[i as usize],
         }
     }
 
-    /// Values busiest first (by latencies recorded, then requests), then `(other)` and
-    /// `(none)` when they hold anything.
-    pub fn ranked(&self) -> Vec<&GroupEntry> {
-        let mut v: Vec<&GroupEntry> = self.entries.iter().collect();
-        v.sort_by(|a, b| {
-            (b.count(), b.requests)
-                .cmp(&(a.count(), a.requests))
-                .then_with(|| a.value.cmp(&b.value))
-        });
-        for extra in [&self.other, &self.none] {
-            if extra.requests > 0 || extra.count() > 0 {
-                v.push(extra);
-            }
+    /// Takes a worker's (or another shard's) value with its figures: a candidate while
+    /// there is room, else into the overflow with its requests counted.
+    fn adopt(&mut self, e: &GroupEntry) {
+        let id = self.id(e.value.as_bytes());
+        if id == OTHER_GROUP {
+            self.count_overflow(e.value.as_bytes(), e.requests);
         }
-        v
+        self.entry_mut(id).merge_from(e);
+    }
+
+    /// Adds another side's overflow and `(none)`.
+    fn merge_rest(&mut self, theirs: &TagGroups) {
+        self.overflow.merge_from(&theirs.overflow);
+        self.none.merge_from(&theirs.none);
+        for (v, &n) in &theirs.overflow_requests {
+            self.count_overflow(v, n);
+        }
+        self.overflow_uncounted |= theirs.overflow_uncounted;
+    }
+
+    /// Distinct values that overflowed (exact up to 65,536, then a lower bound).
+    pub fn values_overflowed(&self) -> u64 {
+        self.overflow_requests.len() as u64
+    }
+
+    /// What reports show: the `--by-limit` busiest values, then `(other)` and `(none)`.
+    pub fn ranked(&self) -> Ranking<'_> {
+        Ranking::of(self)
     }
 }
 
@@ -225,7 +303,11 @@ pub struct GroupStats {
 impl GroupStats {
     pub fn new(spec: GroupSpec, highest_ns: u64) -> Self {
         GroupStats {
-            tags: spec.tags.iter().map(|&t| TagGroups::new(t)).collect(),
+            tags: spec
+                .tags
+                .iter()
+                .map(|&t| TagGroups::new(t, &spec))
+                .collect(),
             spec,
             highest_ns,
         }
@@ -234,11 +316,15 @@ impl GroupStats {
     /// The ids of a request's values (counting the request under each).
     pub fn request(&mut self, values: &[&[u8]; MAX_BY_TAGS]) -> Groups {
         let mut groups = NO_GROUPS;
-        let limit = self.spec.limit;
         for (i, g) in self.tags.iter_mut().enumerate() {
-            groups[i] = g.id(values[i], limit);
-            if groups[i] != NO_GROUP {
-                g.entry_mut(groups[i]).requests += 1;
+            groups[i] = g.id(values[i]);
+            match groups[i] {
+                NO_GROUP => {}
+                OTHER_GROUP => {
+                    g.overflow.requests += 1;
+                    g.count_overflow(values[i], 1);
+                }
+                id => g.entries[id as usize].requests += 1,
             }
         }
         groups
@@ -251,10 +337,9 @@ impl GroupStats {
 
     /// Fills ids the request lacked from a response's values.
     pub fn complete(&mut self, groups: &mut Groups, values: &[&[u8]; MAX_BY_TAGS]) {
-        let limit = self.spec.limit;
         for (i, g) in self.tags.iter_mut().enumerate() {
             if groups[i] == NO_GROUP {
-                groups[i] = g.id(values[i], limit);
+                groups[i] = g.id(values[i]);
             }
         }
     }
@@ -278,11 +363,10 @@ impl GroupStats {
 
     /// Adds every worker's figures of a sharded run as one pipeline would have recorded
     /// them: each tag's values are taken in the order the run first saw them (the segment
-    /// index each worker stamped), so the values with rows of their own are the run's first
-    /// `--by-limit` (a value among the run's first N is among its worker's first N, which
-    /// the worker kept); the others join `(other)`.
+    /// index each worker stamped), so the candidates are the run's first `--by-candidates`
+    /// (a value among the run's first M is among its worker's first M, which the worker
+    /// kept); the others join the overflow, their requests counted.
     pub fn merge_workers(&mut self, workers: &[GroupStats]) {
-        let limit = self.spec.limit;
         for (t, mine) in self.tags.iter_mut().enumerate() {
             let mut order: Vec<&GroupEntry> = workers
                 .iter()
@@ -292,43 +376,24 @@ impl GroupStats {
             // Stable: one segment is one worker's, whose values keep their order.
             order.sort_by_key(|e| e.first_seen);
             for e in order {
-                let id = mine.id(e.value.as_bytes(), limit);
-                mine.entry_mut(id).merge_from(e);
+                mine.adopt(e);
             }
         }
         for w in workers {
             for (mine, theirs) in self.tags.iter_mut().zip(&w.tags) {
-                mine.other.merge_from(&theirs.other);
-                mine.none.merge_from(&theirs.none);
-                for v in &theirs.other_seen {
-                    if mine.other_seen.len() < OTHER_VALUES_COUNTED
-                        && mine.other_seen.insert(v.clone())
-                    {
-                        mine.other_values += 1;
-                    }
-                }
+                mine.merge_rest(theirs);
             }
         }
     }
 
     /// Adds another shard's figures: values are matched by name (ids differ per shard);
-    /// a value new to this side beyond the limit joins `(other)`.
+    /// a value new to this side beyond the candidates joins the overflow.
     pub fn merge_from(&mut self, other: &GroupStats) {
-        let limit = self.spec.limit;
         for (mine, theirs) in self.tags.iter_mut().zip(&other.tags) {
             for e in &theirs.entries {
-                let id = mine.id(e.value.as_bytes(), limit);
-                // `id` counted nothing; the entry's own counts come with it.
-                mine.entry_mut(id).merge_from(e);
+                mine.adopt(e);
             }
-            mine.other.merge_from(&theirs.other);
-            mine.none.merge_from(&theirs.none);
-            for v in &theirs.other_seen {
-                if mine.other_seen.len() < OTHER_VALUES_COUNTED && mine.other_seen.insert(v.clone())
-                {
-                    mine.other_values += 1;
-                }
-            }
+            mine.merge_rest(theirs);
         }
     }
 }
@@ -355,25 +420,138 @@ mod tests {
         GroupSpec::parse("55,1", limit).unwrap()
     }
 
+    fn rows(t: &TagGroups) -> Vec<(String, u64, u64)> {
+        t.ranked()
+            .iter()
+            .map(|e| (e.value.clone(), e.requests, e.count()))
+            .collect()
+    }
+
     #[test]
-    fn values_beyond_the_limit_go_to_other_and_are_counted() {
-        let mut g = GroupStats::new(spec(2), 1_000_000_000);
-        for (i, sym) in ["A", "B", "C", "A", "D", "C"].iter().enumerate() {
-            let ids = g.request(&[sym.as_bytes(), b"ACC", b""]);
-            g.record(&latency(Stage::FirstResponse, 1000 * (i as u64 + 1)), &ids);
+    fn the_busiest_values_are_named_and_the_rest_is_other_exactly() {
+        // limit 2, candidates 4: A..D are candidates, E and F overflow.
+        let spec = GroupSpec::parse("55", 2)
+            .unwrap()
+            .with_candidates(4)
+            .unwrap();
+        let mut g = GroupStats::new(spec, 1_000_000_000);
+        let mut ns = 0;
+        let mut order = |g: &mut GroupStats, sym: &str, n: u64| {
+            for _ in 0..n {
+                ns += 1000;
+                let ids = g.request(&[sym.as_bytes(), b"", b""]);
+                g.record(&latency(Stage::FirstResponse, ns), &ids);
+            }
+        };
+        for (sym, n) in [("A", 1), ("B", 5), ("C", 3), ("D", 2), ("E", 2), ("F", 1)] {
+            order(&mut g, sym, n);
         }
         let t = &g.tags[0];
-        assert_eq!(t.entries.len(), 2);
-        assert_eq!(t.other_values, 2, "C and D");
-        let ranked: Vec<(&str, u64)> = t
-            .ranked()
-            .iter()
-            .map(|e| (e.value.as_str(), e.count()))
-            .collect();
-        assert_eq!(ranked, vec![("A", 2), ("B", 1), ("(other)", 3)]);
-        assert_eq!(g.tags[1].entries[0].count(), 6, "one account");
+        assert_eq!(t.entries.len(), 4, "the candidates are the first four seen");
+        assert_eq!(t.values_overflowed(), 2, "E and F");
+        let r = t.ranked();
+        assert_eq!(
+            rows(t),
+            vec![
+                ("B".into(), 5, 5),
+                ("C".into(), 3, 3),
+                ("(other)".into(), 6, 6),
+            ],
+            "the busiest two by requests, not the first two seen; A+D+E+F in (other)"
+        );
+        assert_eq!((r.other_values, r.values_overflowed), (4, 2));
+        assert!(r.busiest_exact, "no overflowed value beat C's 3 requests");
+        // (other)'s histogram is the sum of its values': min A's first, max F's last.
+        let d = r.other.stage(Stage::FirstResponse).unwrap().distribution();
+        assert_eq!((d.count, d.min_ns), (6, 1000));
+        assert!(d.max_ns >= 14_000, "{d:?}");
+
+        // An overflowed value busier than the least busy named one: said, not hidden.
+        order(&mut g, "E", 2);
+        let r = g.tags[0].ranked();
+        assert_eq!(r.named.len(), 2);
+        assert!(
+            !r.busiest_exact,
+            "E's 4 requests beat C's 3 but E has no histogram"
+        );
         assert!(GroupSpec::parse("1,2,3,4", 5).is_err());
         assert!(GroupSpec::parse("55", 0).is_err());
+        assert!(GroupSpec::parse("55", 5)
+            .unwrap()
+            .with_candidates(4)
+            .is_err());
+        assert_eq!(default_candidates(100), 400);
+        assert_eq!(default_candidates(2), 66);
+    }
+
+    #[test]
+    fn ties_are_broken_by_value_and_none_is_kept_apart() {
+        let spec = GroupSpec::parse("55", 2).unwrap();
+        let mut g = GroupStats::new(spec, 1_000_000_000);
+        for sym in ["Z", "Y", "X", ""] {
+            let ids = g.request(&[sym.as_bytes(), b"", b""]);
+            g.record(&latency(Stage::Ack, 5000), &ids);
+        }
+        assert_eq!(
+            rows(&g.tags[0]),
+            vec![
+                ("X".into(), 1, 0),
+                ("Y".into(), 1, 0),
+                ("(other)".into(), 1, 0),
+                ("(none)".into(), 0, 0),
+            ]
+        );
+    }
+
+    #[test]
+    fn workers_merged_in_run_order_equal_one_pipeline() {
+        // Values arriving across three "segments" fed to two workers; candidates 3.
+        let spec = GroupSpec::parse("55", 2)
+            .unwrap()
+            .with_candidates(3)
+            .unwrap();
+        let feed: [(u64, usize, &str, u64); 7] = [
+            (0, 0, "A", 1),
+            (1, 1, "B", 4),
+            (1, 1, "C", 2),
+            (2, 0, "D", 9),
+            (2, 0, "A", 3),
+            (3, 1, "E", 1),
+            (3, 1, "C", 1),
+        ];
+        let mut whole = GroupStats::new(spec.clone(), 1_000_000_000);
+        let mut workers = [
+            GroupStats::new(spec.clone(), 1_000_000_000),
+            GroupStats::new(spec.clone(), 1_000_000_000),
+        ];
+        for &(segment, w, sym, n) in &feed {
+            workers[w].set_segment_index(segment);
+            for i in 0..n {
+                for g in [&mut whole, &mut workers[w]] {
+                    let ids = g.request(&[sym.as_bytes(), b"", b""]);
+                    g.record(&latency(Stage::FirstResponse, 700 + i * 31), &ids);
+                }
+            }
+        }
+        let mut merged = GroupStats::new(spec, 1_000_000_000);
+        merged.merge_workers(&workers);
+        let figures = |g: &GroupStats| {
+            let r = g.tags[0].ranked();
+            let rows: Vec<_> = r
+                .iter()
+                .map(|e| {
+                    let d = e.stage(Stage::FirstResponse).unwrap().distribution();
+                    (e.value.clone(), e.requests, d.count, d.min_ns, d.max_ns)
+                })
+                .collect();
+            (rows, r.other_values, r.values_overflowed, r.busiest_exact)
+        };
+        assert_eq!(figures(&merged), figures(&whole));
+        // D overflowed (fourth value seen) with 9 requests: the choice is not provable.
+        assert!(!figures(&whole).3);
+        // A (1 + 3) ties B (4) and comes first by name; C (3) folds into (other) with D, E.
+        let names: Vec<String> = figures(&whole).0.into_iter().map(|r| r.0).collect();
+        assert_eq!(names, ["A", "B", "(other)"]);
     }
 
     #[test]

@@ -24,6 +24,7 @@ pub(crate) const MAX_VALUE_UNIT_RATIO: f64 = 1e6;
 pub(crate) const HEADER_PREFIX: &str = "#fixscope-log ";
 pub(crate) const INTERVAL_PREFIX: &str = "#fixscope-interval ";
 pub(crate) const SUMMARY_PREFIX: &str = "#fixscope-summary ";
+pub(crate) const BY_PREFIX: &str = "#fixscope-by ";
 
 /// The tag of a stage: its name (`first_response`).
 pub fn stage_tag(stage: Stage) -> &'static str {
@@ -35,6 +36,42 @@ pub fn type_tag(stage: Stage, t: RequestType) -> String {
     format!("{}.{}", stage.name(), t.msg_type())
 }
 
+/// The tag of a stage for one value of a `--by` tag: `first_response.55=AAPL`. The value is
+/// written as on the wire except `%`, `,`, `=`, and bytes outside printable ASCII, which
+/// are `%XX` (HdrHistogram's readers end a tag at the first `,`).
+pub fn value_tag(stage: Stage, tag: u32, value: &str) -> String {
+    let mut out = format!("{}.{tag}=", stage.name());
+    for b in value.bytes() {
+        if b.is_ascii_graphic() && !matches!(b, b'%' | b',' | b'=') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// A `--by` value tag's parts (see [`value_tag`]).
+pub fn parse_value_tag(tag: &str) -> Option<(Stage, u32, String)> {
+    let (stage, rest) = tag.split_once('.')?;
+    let stage = Stage::from_name(stage)?;
+    let (number, escaped) = rest.split_once('=')?;
+    if number.is_empty() || !number.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let mut bytes = Vec::with_capacity(escaped.len());
+    let mut it = escaped.bytes();
+    while let Some(b) = it.next() {
+        if b == b'%' {
+            let hex = [it.next()?, it.next()?];
+            bytes.push(u8::from_str_radix(std::str::from_utf8(&hex).ok()?, 16).ok()?);
+        } else {
+            bytes.push(b);
+        }
+    }
+    Some((stage, number.parse().ok()?, String::from_utf8(bytes).ok()?))
+}
+
 /// What a tag stands for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TagKind {
@@ -42,6 +79,8 @@ pub enum TagKind {
     Untagged,
     Stage(Stage),
     ByType(Stage, RequestType),
+    /// A `--by` value's whole-run line ([`value_tag`]; [`parse_value_tag`] gives the value).
+    ByValue(Stage, u32),
 }
 
 impl TagKind {
@@ -54,6 +93,9 @@ impl TagKind {
             Some((s, t)) => (s, Some(t)),
             None => (tag, None),
         };
+        if let Some((stage, number, _)) = parse_value_tag(tag) {
+            return Some(TagKind::ByValue(stage, number));
+        }
         let stage = Stage::from_name(stage)?;
         match t {
             None => Some(TagKind::Stage(stage)),
@@ -290,6 +332,38 @@ pub struct RunSummary {
     pub untracked_sessions: u64,
     /// Latencies per stage in the summary (a check that the intervals hold them all).
     pub stage_counts: [u64; 4],
+    /// The FIX session layer's figures as the summary showed them (#21; absent in older
+    /// logs: `fixscope report` then leaves the session layer out).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_layer: Option<Box<crate::report::session_figures::SessionLayerFigures>>,
+}
+
+/// A `#fixscope-by` line, written with the summary: one `--by` tag's rows as the run
+/// reported them (the busiest values, `(other)`, `(none)`), each followed by a whole-run
+/// histogram line per stage with data (`Tag=first_response.55=AAPL`), so `fixscope report`
+/// gives the run's `by` back and HdrHistogram's readers see each value's latencies.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ByLine {
+    pub tag: u32,
+    /// `--by-limit` and `--by-candidates`.
+    pub limit: usize,
+    pub candidates: usize,
+    /// The `(other)` row's `values`, `values_overflowed` and `busiest_exact`.
+    pub other_values: u64,
+    pub values_overflowed: u64,
+    pub busiest_exact: bool,
+    pub rows: Vec<ByRow>,
+}
+
+/// One row of a [`ByLine`].
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ByRow {
+    pub value: String,
+    /// `named`, `other` or `none`.
+    pub kind: String,
+    pub requests: u64,
+    /// Exact figures per stage with data, by its histogram line's tag.
+    pub stages: Vec<(String, Exact)>,
 }
 
 /// `Tue Nov 14 22:13:20 UTC 2023`, as Java's `Date.toString()` in UTC.
@@ -339,6 +413,19 @@ mod tests {
             }
         }
         assert_eq!(TagKind::parse(None), Some(TagKind::Untagged));
+        for value in ["AAPL", "BRK.B", "a,b=c %d", "(other)", "é"] {
+            let tag = value_tag(Stage::Ack, 55, value);
+            assert!(!tag.contains(',') && !tag.contains(' '), "{tag}");
+            assert_eq!(
+                TagKind::parse(Some(&tag)),
+                Some(TagKind::ByValue(Stage::Ack, 55))
+            );
+            assert_eq!(
+                parse_value_tag(&tag),
+                Some((Stage::Ack, 55, value.to_string()))
+            );
+        }
+        assert_eq!(value_tag(Stage::Fill, 1, "A,B"), "fill.1=A%2CB");
         for bad in [
             "",
             "foo",
@@ -346,6 +433,9 @@ mod tests {
             "ack.",
             ".D",
             "first_response.D.D",
+            "ack.=X",
+            "ack.5x=X",
+            "ack.55=%4",
         ] {
             assert_eq!(TagKind::parse(Some(bad)), None, "{bad}");
         }

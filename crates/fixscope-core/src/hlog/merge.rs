@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use hdrhistogram::Histogram;
 use serde_json::Value;
 
-use super::format::{IntervalFigures, RunSummary, SessionLine, TagKind};
+use super::format::{ByLine, IntervalFigures, RunSummary, SessionLine, TagKind};
 use super::reader::{Entry, HlogError, LogReader};
 use crate::correlate::Stage;
 use crate::report::{Counters, TimeSpan};
@@ -314,6 +314,11 @@ pub fn merge_with(
     let mut source: Option<Vec<Counter>> = Some(Vec::new());
     let mut summaries: Vec<RunSummary> = Vec::new();
     let mut span: Option<(u64, u64)> = None;
+    // `--by` rows and their whole-run recorders by line tag (one log read whole only).
+    let mut by_lines: Vec<ByLine> = Vec::new();
+    let mut by_recs: Vec<(String, LatencyRecorder)> = Vec::new();
+    // A log holds them at each summary (SPACE, periodic ones): the last summary's count.
+    let mut by_of_an_earlier_summary = false;
     let mut widen = |s: u64, e: u64| {
         span = Some(span.map_or((s, e), |(a, b)| (a.min(s), b.max(e))));
     };
@@ -362,8 +367,26 @@ pub fn merge_with(
                     }
                     last_figures = Some(f);
                 }
-                Entry::Summary(s) => summary = Some(s),
+                Entry::Summary(s) => {
+                    summary = Some(s);
+                    by_of_an_earlier_summary = true;
+                }
+                Entry::By(b) => {
+                    if std::mem::take(&mut by_of_an_earlier_summary) {
+                        by_lines.clear();
+                        by_recs.clear();
+                    }
+                    by_lines.push(b);
+                }
                 Entry::StartTime(_) | Entry::BaseTime(_) => {}
+                Entry::Interval(i)
+                    if matches!(TagKind::parse(i.tag.as_deref()), Some(TagKind::ByValue(..))) =>
+                {
+                    // A `--by` value's whole run (not an interval: no window applies).
+                    merged.lines += 1;
+                    let r = i.recorder().map_err(|w| line_error(i.line, w))?;
+                    by_recs.push((i.tag.unwrap_or_default(), r));
+                }
                 Entry::Interval(i) => {
                     let log_start = reader.start_time_s().unwrap_or(i.start_unix_s);
                     if !window.contains(i.start_unix_s, log_start) {
@@ -389,6 +412,7 @@ pub fn merge_with(
                             &mut stages[s.index()]
                         }
                         TagKind::ByType(s, t) => &mut by_type[t.index()][s.index()],
+                        TagKind::ByValue(..) => continue, // (above)
                     };
                     acc.add(&r, &mut range_min)
                         .map_err(|w| line_error(i.line, w))?;
@@ -485,8 +509,14 @@ pub fn merge_with(
             }
         }
     }
+    // The per-session table and the session layer: as the run reported them, for one log
+    // read whole (a window or several runs have no such figures).
+    let mut layer = None;
     if paths.len() == 1 && window.is_all() {
-        merged.sessions = summaries.pop().map(|s| (s.sessions, s.untracked_sessions));
+        merged.sessions = summaries.pop().map(|s| {
+            layer = s.session_layer.map(|l| *l);
+            (s.sessions, s.untracked_sessions)
+        });
     }
     let (start_ns, end_ns) = span.unwrap_or((0, 0));
     if let Some(n) = slowest.filter(|&n| n > slow.logs_n && slow.logs_n > 0) {
@@ -497,6 +527,16 @@ pub fn merge_with(
     }
     let (slowest, offset) = slow.finish((start_ns, end_ns));
     merged.stats = Stats::from_recorders(stage_recs, type_recs, slowest);
+    merged.stats.logged_layer = layer;
+    if !by_lines.is_empty() {
+        if paths.len() == 1 && window.is_all() {
+            merged.stats.by = by_groups(by_lines, by_recs, range_ns);
+        } else {
+            merged.notes.push(
+                "--by: the logs hold each value's whole run, not its intervals: shown only when one log is read whole".into(),
+            );
+        }
+    }
     merged.counters = counters;
     merged.source = source.unwrap_or_default();
     // The span on the slow orders' clock: the same UTC times, and `request_ns` as the run
@@ -514,6 +554,51 @@ pub fn merge_with(
         timestamp_source: None,
     };
     Ok(merged)
+}
+
+/// The `--by` groups of one log: its `#fixscope-by` rows with their recorders.
+fn by_groups(
+    lines: Vec<ByLine>,
+    mut recs: Vec<(String, LatencyRecorder)>,
+    range_ns: u64,
+) -> Option<crate::group::GroupStats> {
+    use crate::group::{stage_slot, LoggedRow, LoggedTag, RowKind};
+    let tags = lines
+        .into_iter()
+        .map(|l| LoggedTag {
+            tag: l.tag,
+            limit: l.limit,
+            candidates: l.candidates,
+            other_values: l.other_values,
+            values_overflowed: l.values_overflowed,
+            busiest_exact: l.busiest_exact,
+            rows: l
+                .rows
+                .into_iter()
+                .map(|row| {
+                    let mut stages: [Option<LatencyRecorder>; 4] = Default::default();
+                    for (tag, _) in &row.stages {
+                        let slot = super::parse_value_tag(tag).and_then(|(s, _, _)| stage_slot(s));
+                        let at = recs.iter().position(|(t, _)| t == tag);
+                        if let (Some(slot), Some(at)) = (slot, at) {
+                            stages[slot] = Some(recs.swap_remove(at).1);
+                        }
+                    }
+                    LoggedRow {
+                        value: row.value,
+                        kind: match row.kind.as_str() {
+                            "other" => RowKind::Other,
+                            "none" => RowKind::None,
+                            _ => RowKind::Named,
+                        },
+                        requests: row.requests,
+                        stages,
+                    }
+                })
+                .collect(),
+        })
+        .collect();
+    crate::group::GroupStats::from_log(tags, range_ns)
 }
 
 fn take_array<T, const N: usize>(v: Vec<T>) -> [T; N] {

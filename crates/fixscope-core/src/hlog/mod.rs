@@ -6,7 +6,9 @@
 //! interval and tag with a compressed V2 histogram (`V2DeflateSerializer`, base64),
 //! values in ns. Tags: one per stage (`Tag=first_response`, `Tag=ack`, `Tag=fill`,
 //! `Tag=ack_to_fill`) and per stage and request type (`Tag=first_response.D`, `.F`, `.G`);
-//! an untagged line repeats `first_response` for tools that read no tags.
+//! an untagged line repeats `first_response` for tools that read no tags. With `--by`, each
+//! reported value's whole run, per stage, at the end (`Tag=first_response.55=AAPL`, after a
+//! `#fixscope-by` line with its exact figures).
 //!
 //! Beside the histograms, `#fixscope-…` comment lines (which those readers skip) keep what
 //! a histogram cannot: exact count, sum, min, max and the values above fixscope's range
@@ -27,8 +29,8 @@ mod reader;
 mod writer;
 
 pub use format::{
-    stage_tag, type_tag, Exact, IntervalFigures, LogHeader, RunSummary, SessionLine, SlowLine,
-    TagKind, LOG_VERSION,
+    parse_value_tag, stage_tag, type_tag, value_tag, ByLine, ByRow, Exact, IntervalFigures,
+    LogHeader, RunSummary, SessionLine, SlowLine, TagKind, LOG_VERSION,
 };
 pub use hgrm::{hgrm_paths, write_hgrm, HgrmWriter, HGRM_UNIT_RATIO};
 pub use merge::{merge, merge_with, Merged, TimeBound, Window};

@@ -10,8 +10,8 @@ use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::Histogram;
 
 use super::format::{
-    Exact, IntervalFigures, LogHeader, RunSummary, HEADER_PREFIX, INTERVAL_PREFIX, LOG_VERSION,
-    SUMMARY_PREFIX,
+    ByLine, Exact, IntervalFigures, LogHeader, RunSummary, BY_PREFIX, HEADER_PREFIX,
+    INTERVAL_PREFIX, LOG_VERSION, SUMMARY_PREFIX,
 };
 use crate::stats::LatencyRecorder;
 
@@ -117,6 +117,8 @@ pub enum Entry {
     Interval(LogInterval),
     /// `#fixscope-summary`: the run's summary (the last one is the final).
     Summary(RunSummary),
+    /// `#fixscope-by`: a `--by` tag's rows and the exact figures of the lines after it.
+    By(ByLine),
 }
 
 /// Streams the entries of one log. Comments and the legend are skipped; a malformed line
@@ -130,6 +132,8 @@ pub struct LogReader<R: BufRead> {
     start_time_s: Option<f64>,
     base_time_s: Option<f64>,
     figures: Option<IntervalFigures>,
+    /// The exact figures of the last `#fixscope-by` line's histogram lines, by tag.
+    by_exact: Vec<(String, Exact)>,
     deserializer: Deserializer,
     bytes: Vec<u8>,
     incomplete_last_line: bool,
@@ -157,6 +161,7 @@ impl<R: BufRead> LogReader<R> {
             start_time_s: None,
             base_time_s: None,
             figures: None,
+            by_exact: Vec::new(),
             deserializer: Deserializer::new(),
             bytes: Vec::new(),
             incomplete_last_line: false,
@@ -216,6 +221,16 @@ impl<R: BufRead> LogReader<R> {
                 .map_err(|e| format!("bad #fixscope-summary line: {e}"))?;
             return Ok(Some(Entry::Summary(s)));
         }
+        if let Some(rest) = line.strip_prefix(BY_PREFIX) {
+            let b: ByLine =
+                serde_json::from_str(rest).map_err(|e| format!("bad #fixscope-by line: {e}"))?;
+            self.by_exact = b
+                .rows
+                .iter()
+                .flat_map(|r| r.stages.iter().cloned())
+                .collect();
+            return Ok(Some(Entry::By(b)));
+        }
         if line.starts_with('#') || line.starts_with("\"StartTimestamp\"") || line.is_empty() {
             return Ok(None);
         }
@@ -265,12 +280,22 @@ impl<R: BufRead> LogReader<R> {
             },
         );
         let start_unix_s = timestamp_s + base_time_s;
-        let exact = self.figures.as_ref().and_then(|f| {
-            let tag = tag
-                .as_deref()
-                .unwrap_or(super::stage_tag(crate::correlate::Stage::FirstResponse));
-            f.tags.iter().find(|(t, _)| t == tag).map(|(_, e)| *e)
-        });
+        let exact = match tag.as_deref().and_then(super::parse_value_tag) {
+            // A `--by` value's line: its `#fixscope-by` line's figures.
+            Some(_) => {
+                let tag = tag.as_deref().unwrap_or_default();
+                self.by_exact
+                    .iter()
+                    .find(|(t, _)| t == tag)
+                    .map(|(_, e)| *e)
+            }
+            None => self.figures.as_ref().and_then(|f| {
+                let tag = tag
+                    .as_deref()
+                    .unwrap_or(super::stage_tag(crate::correlate::Stage::FirstResponse));
+                f.tags.iter().find(|(t, _)| t == tag).map(|(_, e)| *e)
+            }),
+        };
         Ok(LogInterval {
             line: self.line_no,
             tag,
@@ -400,6 +425,7 @@ pub fn read(path: &Path) -> Result<HistogramLog, HlogError> {
             Entry::Figures(f) => log.figures.push(f),
             Entry::Interval(i) => log.intervals.push(i),
             Entry::Summary(s) => log.summary = Some(s),
+            Entry::By(_) => {}
         }
     }
     log.start_time_s = reader.start_time_s();

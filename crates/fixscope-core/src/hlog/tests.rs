@@ -351,3 +351,84 @@ fn hgrm_is_java_s_percentile_distribution() {
         Path::new("out.ack_to_fill")
     );
 }
+
+/// `--by` (#21): a log read back gives the summary's rows exactly — the last summary's when
+/// the log holds several (a TUI's SPACE, a live run's periodic summaries).
+#[test]
+fn by_rows_read_back_are_the_last_summarys() {
+    let spec = crate::group::GroupSpec::parse("55", 1).unwrap();
+    let mut stats = Stats::new(RANGE_NS).with_groups(Some(spec));
+    let mut w = HlogWriter::new(Vec::new());
+    let span = |end_s: u64| TimeSpan {
+        start_ns: T0_NS,
+        end_ns: T0_NS + end_s * 1_000_000_000,
+        unix_offset_ns: 0,
+        timestamp_source: None,
+    };
+    let record = |stats: &mut Stats, sym: &str, n: u64, ns: u64| {
+        for _ in 0..n {
+            let groups = stats
+                .by
+                .as_mut()
+                .unwrap()
+                .request(&[sym.as_bytes(), b"", b""]);
+            let mut l = latency(Stage::FirstResponse, RequestType::NewOrder, ns);
+            l.groups = groups;
+            stats.record(l);
+        }
+    };
+    record(&mut stats, "A", 3, 5_000);
+    record(&mut stats, "B", 1, 9_000);
+    stats.refresh_views();
+    w.interval(&IntervalReport::new(
+        span(1),
+        &stats,
+        Counters::default(),
+        &Counters::default(),
+        &[],
+    ))
+    .unwrap();
+    w.summary(&SummaryReport::new(
+        &stats,
+        Counters::default(),
+        &[],
+        span(1),
+    ))
+    .unwrap();
+    // B becomes the busiest; A folds into (other).
+    stats.reset_interval();
+    record(&mut stats, "B", 5, 7_000);
+    stats.refresh_views();
+    w.interval(&IntervalReport::new(
+        span(2),
+        &stats,
+        Counters::default(),
+        &Counters::default(),
+        &[],
+    ))
+    .unwrap();
+    w.summary(&SummaryReport::new(
+        &stats,
+        Counters::default(),
+        &[],
+        span(2),
+    ))
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = save(dir.path(), "by.hlog", &w.into_inner());
+    let merged = merge(&[path], &Window::default()).unwrap();
+    let rows = |g: &crate::group::GroupStats| -> Vec<(String, u64, crate::stats::Distribution)> {
+        g.tags[0]
+            .ranked()
+            .iter()
+            .map(|e| {
+                let d = e.stage(Stage::FirstResponse).unwrap().distribution();
+                (e.value.clone(), e.requests, d)
+            })
+            .collect()
+    };
+    let back = rows(merged.stats.by.as_ref().expect("by read back"));
+    assert_eq!(back, rows(stats.by.as_ref().unwrap()));
+    assert_eq!(back[0].0, "B");
+    assert_eq!((back[1].0.as_str(), back[1].1), ("(other)", 3));
+}

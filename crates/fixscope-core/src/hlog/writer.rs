@@ -7,9 +7,9 @@ use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
 
 use super::format::{
-    java_date, stage_tag, type_tag, Exact, IntervalFigures, LogHeader, RunSummary, SessionLine,
-    SlowLine, FORMAT_VERSION, HEADER_PREFIX, INTERVAL_PREFIX, LEGEND, LOG_VERSION,
-    MAX_VALUE_UNIT_RATIO, SUMMARY_PREFIX,
+    java_date, stage_tag, type_tag, value_tag, ByLine, ByRow, Exact, IntervalFigures, LogHeader,
+    RunSummary, SessionLine, SlowLine, BY_PREFIX, FORMAT_VERSION, HEADER_PREFIX, INTERVAL_PREFIX,
+    LEGEND, LOG_VERSION, MAX_VALUE_UNIT_RATIO, SUMMARY_PREFIX,
 };
 use crate::correlate::{RequestType, Stage};
 use crate::report::{IntervalReport, Reporter, SummaryReport, TimeSpan};
@@ -96,6 +96,60 @@ impl<W: Write> HlogWriter<W> {
             hist.max() as f64 / MAX_VALUE_UNIT_RATIO,
             self.text
         )
+    }
+}
+
+impl<W: Write> HlogWriter<W> {
+    /// `--by`: per tag, the `#fixscope-by` line and each reported row's whole-run histogram
+    /// per stage with data.
+    fn by_lines(
+        &mut self,
+        by: &crate::group::GroupStats,
+        start_s: f64,
+        length_s: f64,
+    ) -> io::Result<()> {
+        for t in &by.tags {
+            let ranking = t.ranked();
+            let mut line = ByLine {
+                tag: t.tag,
+                limit: by.spec.limit,
+                candidates: by.spec.candidates,
+                other_values: ranking.other_values,
+                values_overflowed: ranking.values_overflowed,
+                busiest_exact: ranking.busiest_exact,
+                rows: Vec::new(),
+            };
+            let mut hists = Vec::new();
+            for e in ranking.iter() {
+                let kind = if std::ptr::eq(e, &ranking.other) {
+                    "other"
+                } else if std::ptr::eq(e, ranking.none) {
+                    "none"
+                } else {
+                    "named"
+                };
+                let mut row = ByRow {
+                    value: e.value.clone(),
+                    kind: kind.into(),
+                    requests: e.requests,
+                    stages: Vec::new(),
+                };
+                for stage in Stage::ALL {
+                    if let Some(rec) = e.stage(stage).filter(|r| r.count() > 0) {
+                        let tag = value_tag(stage, t.tag, &e.value);
+                        row.stages.push((tag.clone(), exact_of(rec)));
+                        hists.push((tag, rec));
+                    }
+                }
+                line.rows.push(row);
+            }
+            writeln!(self.out, "{BY_PREFIX}{}", json(&line)?)?;
+            for (tag, rec) in hists {
+                let hist = log_histogram(rec)?;
+                self.histogram_line(Some(&tag), start_s, length_s, &hist)?;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -203,7 +257,12 @@ impl<W: Write> Reporter for HlogWriter<W> {
     fn summary(&mut self, r: &SummaryReport<'_>) -> io::Result<()> {
         let start_ns = unix_ns(r.span.start_ns, &r.span);
         let end_ns = unix_ns(r.span.end_ns, &r.span);
-        self.begin(start_ns, r.stages[0].dist.range_ns)?;
+        let base = self.begin(start_ns, r.stages[0].dist.range_ns)?;
+        if let Some(by) = &r.stats.by {
+            let start_s = start_ns.saturating_sub(base) as f64 / 1e9;
+            let length_s = end_ns.saturating_sub(start_ns) as f64 / 1e9;
+            self.by_lines(by, start_s, length_s)?;
+        }
         let summary = RunSummary {
             start_ns,
             end_ns,
@@ -212,6 +271,7 @@ impl<W: Write> Reporter for HlogWriter<W> {
             sessions: r.sessions.iter().map(SessionLine::from).collect(),
             untracked_sessions: r.untracked_sessions,
             stage_counts: r.stages.map(|s| s.dist.count),
+            session_layer: r.stats.session_layer_figures(r.span.end_ns).map(Box::new),
         };
         writeln!(self.out, "{SUMMARY_PREFIX}{}", json(&summary)?)?;
         self.out.flush()

@@ -10,11 +10,13 @@ use crate::correlate::Stage;
 use crate::group::GroupStats;
 use crate::stats::Distribution;
 
-/// The summary's `by` list: one object per (tag, value), busiest first per tag.
+/// The summary's `by` list: one object per (tag, value), busiest first per tag
+/// (`--by-limit`), then `(other)` and `(none)`.
 pub fn by_json(by: &GroupStats) -> Value {
     let mut list = Vec::new();
     for t in &by.tags {
-        for e in t.ranked() {
+        let ranked = t.ranked();
+        for e in ranked.iter() {
             let stages: Vec<Value> = Stage::ALL
                 .iter()
                 .map(|&s| {
@@ -30,8 +32,10 @@ pub fn by_json(by: &GroupStats) -> Value {
                 "requests": e.requests,
                 "stages": stages,
             });
-            if e.value == "(other)" {
-                v["values"] = t.other_values.into();
+            if std::ptr::eq(e, &ranked.other) {
+                v["values"] = ranked.other_values.into();
+                v["values_overflowed"] = ranked.values_overflowed.into();
+                v["busiest_exact"] = ranked.busiest_exact.into();
             }
             list.push(v);
         }
@@ -44,7 +48,8 @@ pub fn write_by(out: &mut impl Write, by: &GroupStats) -> io::Result<()> {
     for t in &by.tags {
         writeln!(out, "\nby tag {} (--by):", t.tag)?;
         super::text::write_stage_header(out, "value/stage")?;
-        for e in t.ranked() {
+        let ranked = t.ranked();
+        for e in ranked.iter() {
             for &s in &Stage::ALL {
                 if let Some(r) = e.stage(s).filter(|r| r.count() > 0) {
                     let label = format!("{} {}", e.value, s.name());
@@ -52,13 +57,69 @@ pub fn write_by(out: &mut impl Write, by: &GroupStats) -> io::Result<()> {
                 }
             }
         }
-        if t.other_values > 0 {
+        if ranked.other_values > 0 {
             writeln!(
                 out,
-                "  (other): {} values beyond --by-limit {}",
-                t.other_values, by.spec.limit
+                "  (other): {} values beyond the {} busiest (--by-limit), {} first seen after the {} tracked (--by-candidates){}",
+                ranked.other_values,
+                by.spec.limit,
+                ranked.values_overflowed,
+                by.spec.candidates,
+                if ranked.busiest_exact {
+                    ""
+                } else {
+                    "; not provably the busiest (a value first seen later had more requests, or too many values to count): raise --by-candidates"
+                }
             )?;
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::correlate::{Latency, RequestType};
+    use crate::group::{GroupSpec, NO_GROUPS};
+
+    #[test]
+    fn every_field_of_a_by_row_is_documented() {
+        let doc = include_str!("../../../../docs/output-json.md");
+        let section = doc
+            .split("## Latency by field")
+            .nth(1)
+            .and_then(|s| s.split("\n## ").next())
+            .expect("docs/output-json.md: the --by section");
+        let spec = GroupSpec::parse("55", 1)
+            .unwrap()
+            .with_candidates(1)
+            .unwrap();
+        let mut g = GroupStats::new(spec, 1_000_000_000);
+        for sym in ["A", "B", ""] {
+            let ids = g.request(&[sym.as_bytes(), b"", b""]);
+            let latency = Latency {
+                stage: Stage::FirstResponse,
+                request_type: RequestType::NewOrder,
+                session: 1,
+                ns: 1000,
+                late: false,
+                request_ts_ns: 0,
+                request_seq: 0,
+                groups: NO_GROUPS,
+            };
+            g.record(&latency, &ids);
+        }
+        let rows = by_json(&g);
+        let rows = rows.as_array().unwrap();
+        assert_eq!(rows.len(), 3, "A, (other), (none): {rows:?}");
+        assert_eq!(rows[1]["values_overflowed"], 1);
+        for row in rows {
+            for key in row.as_object().unwrap().keys() {
+                assert!(
+                    section.contains(&format!("`{key}`")),
+                    "`{key}` of a --by row is not in docs/output-json.md's --by section"
+                );
+            }
+        }
+    }
 }

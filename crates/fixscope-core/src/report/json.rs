@@ -167,6 +167,7 @@ impl<W: Write> Reporter for JsonReporter<W> {
             .iter()
             .map(|(t, stages)| json!({"msg_type": t.msg_type(), "stages": stages_json(stages)}))
             .collect();
+        let layer = r.stats.session_layer_figures(r.span.end_ns);
         let sessions: Vec<Value> = r
             .sessions
             .iter()
@@ -184,11 +185,8 @@ impl<W: Write> Reporter for JsonReporter<W> {
                 if let (false, Value::Object(m)) = (s.breakdown.is_empty(), &mut v) {
                     m.insert("breakdown".into(), stages_json(&s.breakdown));
                 }
-                if let (Some(stats), Value::Object(m)) = (r.stats.sessions().get((s.id as usize).wrapping_sub(1)), &mut v) {
-                    m.insert(
-                        "session_layer".into(),
-                        super::session::session_health_json(&stats.health, r.span.end_ns),
-                    );
+                if let (Some(row), Value::Object(m)) = (layer.as_ref().and_then(|l| l.session(s.id)), &mut v) {
+                    m.insert("session_layer".into(), super::session::session_health_json(row));
                 }
                 v
             })
@@ -212,8 +210,8 @@ impl<W: Write> Reporter for JsonReporter<W> {
         });
         let mut v = v;
         if let Value::Object(m) = &mut v {
-            if r.stats.layer_known() {
-                for (k, field) in super::session::summary_fields(r.stats) {
+            if let Some(layer) = &layer {
+                for (k, field) in super::session::summary_fields(layer) {
                     m.insert(k.into(), field);
                 }
             }

@@ -10,6 +10,7 @@ pub mod by;
 pub mod json;
 mod json_line;
 pub mod session;
+pub mod session_figures;
 pub mod text;
 
 use std::io;

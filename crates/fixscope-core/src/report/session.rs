@@ -1,6 +1,7 @@
 //! The FIX session layer in reports (#21): per session its counters, state, alarms and
 //! message rate; the run's `test_request_rtt` stage, reject reasons by code and rates — as
-//! text and as JSON (docs/output-json.md, "Session layer").
+//! text and as JSON (docs/output-json.md, "Session layer"), from [`SessionLayerFigures`]
+//! (a run's, or a log's read back).
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};
@@ -8,19 +9,18 @@ use std::io::{self, Write};
 use serde_json::{json, Map, Value};
 
 use super::json::distribution_json;
-use super::{human_ns, IntervalReport, SummaryReport};
+use super::session_figures::{SessionLayerFigures, SessionLayerRow};
+use super::{human_ns, IntervalReport};
 use crate::microburst::RateFigures;
-use crate::session::SessionHealth;
-use crate::stats::{SessionStats, Stats};
 
 /// The name of the session layer's latency stage.
 pub const TEST_REQUEST_RTT: &str = "test_request_rtt";
 
-fn names(s: &SessionStats) -> String {
-    if s.sender_comp_id.is_empty() {
+fn names(sender: &str, target: &str) -> String {
+    if sender.is_empty() {
         "?".to_string()
     } else {
-        format!("{}->{}", s.sender_comp_id, s.target_comp_id)
+        format!("{sender}->{target}")
     }
 }
 
@@ -29,10 +29,9 @@ fn age_json(age: Option<u64>) -> Value {
 }
 
 /// One session's session-layer object (`sessions[].session_layer`).
-pub fn session_health_json(h: &SessionHealth, now_ns: u64) -> Value {
-    let alarms = h.alarms(now_ns);
-    let [msg_c, msg_s] = h.last_message_age_ns(now_ns);
-    let [hb_c, hb_s] = h.last_heartbeat_age_ns(now_ns);
+pub fn session_health_json(h: &SessionLayerRow) -> Value {
+    let [msg_c, msg_s] = h.last_message_age_ns;
+    let [hb_c, hb_s] = h.last_heartbeat_age_ns;
     let mut m = match serde_json::to_value(h.counters) {
         Ok(Value::Object(m)) => m,
         _ => Map::new(),
@@ -50,14 +49,14 @@ pub fn session_health_json(h: &SessionHealth, now_ns: u64) -> Value {
         "last_heartbeat_age_ns".into(),
         json!({"client": age_json(hb_c), "server": age_json(hb_s)}),
     );
-    m.insert("stale".into(), alarms.stale.into());
+    m.insert("stale".into(), h.stale.into());
     m.insert(
         "test_request_unanswered".into(),
-        alarms.test_request_unanswered.into(),
+        h.test_request_unanswered.into(),
     );
     m.insert("connections".into(), h.connections.into());
     m.insert("resets".into(), h.resets.into());
-    m.insert("rate".into(), json!(h.rate.run()));
+    m.insert("rate".into(), json!(h.rate));
     Value::Object(m)
 }
 
@@ -70,14 +69,13 @@ fn reasons_json(by_code: &BTreeMap<u32, u64>) -> Value {
 }
 
 /// The summary's session-layer fields: `session_stages`, `reject_reasons`, `rate`.
-pub fn summary_fields(stats: &Stats) -> [(&'static str, Value); 3] {
-    let layer = &stats.layer;
+pub fn summary_fields(layer: &SessionLayerFigures) -> [(&'static str, Value); 3] {
     [
         (
             "session_stages",
             json!([distribution_json(
                 ("stage", TEST_REQUEST_RTT),
-                &layer.test_request_rtt.distribution()
+                &layer.test_request_rtt
             )]),
         ),
         (
@@ -88,7 +86,7 @@ pub fn summary_fields(stats: &Stats) -> [(&'static str, Value); 3] {
                 "without_reason": layer.rejects_without_reason,
             }),
         ),
-        ("rate", json!(layer.rate.run())),
+        ("rate", json!(layer.rate)),
     ]
 }
 
@@ -116,21 +114,17 @@ fn opt_age(age: Option<u64>) -> String {
 }
 
 /// The summary's session-layer section in text.
-pub fn write_summary(out: &mut impl Write, r: &SummaryReport<'_>) -> io::Result<()> {
-    let stats = r.stats;
-    let now_ns = r.span.end_ns;
-    let rtt = stats.layer.test_request_rtt.distribution();
-    let run = stats.layer.rate.run();
+pub fn write_summary(out: &mut impl Write, l: &SessionLayerFigures) -> io::Result<()> {
+    let rtt = &l.test_request_rtt;
     writeln!(
         out,
         "\nsession layer: {} messages, peak {} in 1 ms",
-        run.messages, run.peak_1ms
+        l.rate.messages, l.rate.peak_1ms
     )?;
     if rtt.count > 0 {
         super::text::write_stage_header(out, "stage")?;
-        super::text::write_stage_row(out, TEST_REQUEST_RTT, &rtt)?;
+        super::text::write_stage_row(out, TEST_REQUEST_RTT, rtt)?;
     }
-    let l = &stats.layer;
     if !l.session_reject_reasons.is_empty() || !l.business_reject_reasons.is_empty() {
         let list = |m: &BTreeMap<u32, u64>| {
             m.iter()
@@ -146,7 +140,7 @@ pub fn write_summary(out: &mut impl Write, r: &SummaryReport<'_>) -> io::Result<
             l.rejects_without_reason
         )?;
     }
-    if stats.sessions().is_empty() {
+    if l.sessions.is_empty() {
         return Ok(());
     }
     writeln!(
@@ -155,21 +149,18 @@ pub fn write_summary(out: &mut impl Write, r: &SummaryReport<'_>) -> io::Result<
         "#", "sender->target", "state", "hb", "last msg cli/srv", "last hb cli/srv", "logon", "logout",
         "hbeat", "testrq", "resend", "gapfil", "seqrst", "possdup r/a", "rej s/b/o/c", "seqgap", "messages", "peak/ms"
     )?;
-    for s in stats.sessions() {
-        let h = &s.health;
-        let c = &h.counters;
-        let a = h.alarms(now_ns);
-        let [mc, ms] = h.last_message_age_ns(now_ns);
-        let [hc, hs] = h.last_heartbeat_age_ns(now_ns);
-        let alarms = a.names();
-        let rate = h.rate.run();
+    for s in &l.sessions {
+        let c = &s.counters;
+        let [mc, ms] = s.last_message_age_ns;
+        let [hc, hs] = s.last_heartbeat_age_ns;
+        let alarms = s.alarm_names();
         writeln!(
             out,
             "  {:>4} {:<24} {:<10} {:>4} {:>19} {:>19} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>7} {:>11} {:>15} {:>6} {:>9} {:>8}  {}",
             s.id,
-            names(s),
-            if h.logged_on { "logged-on" } else { "logged-out" },
-            h.heart_bt_int_s.map_or("-".to_string(), |s| format!("{s}s")),
+            names(&s.sender_comp_id, &s.target_comp_id),
+            if s.logged_on { "logged-on" } else { "logged-out" },
+            s.heart_bt_int_s.map_or("-".to_string(), |s| format!("{s}s")),
             format!("{}/{}", opt_age(mc), opt_age(ms)),
             format!("{}/{}", opt_age(hc), opt_age(hs)),
             c.logons,
@@ -185,8 +176,8 @@ pub fn write_summary(out: &mut impl Write, r: &SummaryReport<'_>) -> io::Result<
                 c.session_rejects, c.business_rejects, c.order_rejects, c.cancel_rejects
             ),
             c.sequence_gaps,
-            rate.messages,
-            rate.peak_1ms,
+            s.rate.messages,
+            s.rate.peak_1ms,
             if alarms.is_empty() { "-".to_string() } else { alarms.join(",") },
         )?;
     }

@@ -146,8 +146,8 @@ impl<W: Write> Reporter for TextReporter<W> {
         if let Some(by) = &r.stats.by {
             super::by::write_by(out, by)?;
         }
-        if r.stats.layer_known() {
-            super::session::write_summary(out, r)?;
+        if let Some(layer) = r.stats.session_layer_figures(r.span.end_ns) {
+            super::session::write_summary(out, &layer)?;
         }
         write_slowest(out, &r.slowest, r.span.unix_offset_ns)?;
         write_counters(out, &r.counters, r.source)?;

@@ -1,12 +1,19 @@
 //! A [`Reporter`] that cuts a run into blocks of time: each interval report becomes one
 //! block holding, per cell (stage, and group with `--by`), the interval's histogram as
 //! sparse bucket counts. The summary gives the run's context (orders, unanswered, …).
+//!
+//! Sessions and `--by TAG` values keep cumulative histograms only: a block is the
+//! difference from the previous one. With `--by TAG` every value the pipeline tracks with
+//! histograms of its own gets cells while the run goes; at the summary, the values beyond
+//! the run's `--by-limit` busiest (the pipeline's own ranking) are added into `(other)`,
+//! block by block, so the cells are what `fixscope pcap --by` reports.
 
 use std::collections::{BTreeMap, HashMap};
 use std::io;
 
 use fixscope_compare::{BlockHist, CellKey, Group, Run};
 use fixscope_core::correlate::{RequestType, Stage};
+use fixscope_core::group::TagGroups;
 use fixscope_core::report::{IntervalReport, Reporter, SummaryReport};
 use fixscope_core::stats::LatencyRecorder;
 
@@ -18,6 +25,8 @@ pub struct BlockCollector {
     /// Per session id, its cumulative first_response histogram at the last block
     /// (sessions keep only cumulative histograms: a block is the difference).
     sessions_before: HashMap<u64, BlockHist>,
+    /// Per `--by TAG` value and stage, its cumulative histogram at the last block.
+    values_before: HashMap<(String, Stage), BlockHist>,
 }
 
 impl BlockCollector {
@@ -26,6 +35,7 @@ impl BlockCollector {
             run: Run::new(label),
             by,
             sessions_before: HashMap::new(),
+            values_before: HashMap::new(),
         }
     }
 }
@@ -92,6 +102,7 @@ impl Reporter for BlockCollector {
                     cells.entry(key).or_default().add(&part);
                 }
             }
+            Some(GroupBy::Tag(tag)) => self.tag_blocks(r, tag, &mut cells),
         }
         self.run.push_block(cells);
         if self.run.block_s == 0.0 {
@@ -108,6 +119,92 @@ impl Reporter for BlockCollector {
         ctx.timed_out = c.correlation.timed_out;
         ctx.late = c.correlation.late;
         ctx.duration_s = r.duration_ns as f64 / 1e9;
+        if let Some(GroupBy::Tag(tag)) = self.by {
+            self.fold_beyond_the_busiest(r, tag);
+        }
         Ok(())
+    }
+}
+
+/// The pipeline's groups of `--by TAG`.
+fn tag_groups(stats: &fixscope_core::stats::Stats, tag: u32) -> Option<&TagGroups> {
+    stats.by.as_ref()?.tags.iter().find(|t| t.tag == tag)
+}
+
+impl BlockCollector {
+    /// `--by TAG`: each tracked value's and the overflow's part of this block, per stage.
+    fn tag_blocks(
+        &mut self,
+        r: &IntervalReport<'_>,
+        tag: u32,
+        cells: &mut BTreeMap<CellKey, BlockHist>,
+    ) {
+        let Some(t) = tag_groups(r.stats, tag) else {
+            return;
+        };
+        let entries = t.entries.iter().chain([&t.overflow, &t.none]);
+        for e in entries {
+            for stage in Stage::ALL {
+                let Some(rec) = e.stage(stage).filter(|r| r.count() > 0) else {
+                    continue;
+                };
+                let key = (e.value.clone(), stage);
+                let before = self.values_before.get(&key);
+                if before.is_some_and(|b| b.count() == rec.count()) {
+                    continue;
+                }
+                let now = block_of(rec);
+                let part = now.since(before.unwrap_or(&BlockHist::default()));
+                self.values_before.insert(key, now);
+                if part.count() > 0 {
+                    let key = CellKey {
+                        group: Group::Tag {
+                            tag,
+                            value: e.value.clone(),
+                        },
+                        stage,
+                    };
+                    cells.entry(key).or_default().add(&part);
+                }
+            }
+        }
+    }
+
+    /// `--by TAG`, at the end: the cells of values beyond the run's busiest join
+    /// `(other)`'s, block by block.
+    fn fold_beyond_the_busiest(&mut self, r: &SummaryReport<'_>, tag: u32) {
+        let Some(t) = tag_groups(r.stats, tag) else {
+            return;
+        };
+        let ranking = t.ranked();
+        let kept: std::collections::HashSet<&str> =
+            ranking.iter().map(|e| e.value.as_str()).collect();
+        let folded: Vec<CellKey> = self
+            .run
+            .cells
+            .keys()
+            .filter(
+                |k| matches!(&k.group, Group::Tag { value, .. } if !kept.contains(value.as_str())),
+            )
+            .cloned()
+            .collect();
+        for key in folded {
+            let Some(blocks) = self.run.cells.remove(&key) else {
+                continue;
+            };
+            let other = CellKey {
+                group: Group::Tag {
+                    tag,
+                    value: ranking.other.value.clone(),
+                },
+                stage: key.stage,
+            };
+            let n = blocks.len();
+            let list = self.run.cells.entry(other).or_default();
+            list.resize(n, BlockHist::default());
+            for (mine, theirs) in list.iter_mut().zip(&blocks) {
+                mine.add(theirs);
+            }
+        }
     }
 }

@@ -47,11 +47,16 @@ pub fn read_run(
             from_capture(path, analysis, by, s, stop)?
         }
         InputKind::HdrLog => {
-            if by == Some(GroupBy::Session) {
-                bail!(
+            match by {
+                Some(GroupBy::Session) => bail!(
                     "{}: HdrHistogram logs keep no per-session histograms; --by session needs captures",
                     path.display()
-                );
+                ),
+                Some(GroupBy::Tag(t)) => bail!(
+                    "{}: HdrHistogram logs keep --by values for the whole run, not per interval, and a confidence band needs intervals; --by {t} needs captures",
+                    path.display()
+                ),
+                _ => {}
             }
             from_hlog(path, by)?
         }

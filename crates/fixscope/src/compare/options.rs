@@ -13,6 +13,9 @@ pub enum GroupBy {
     /// Session (SenderCompID->TargetCompID): captures; first_response only (the stage
     /// sessions keep).
     Session,
+    /// The value of a FIX tag of the orders (`--by 55`: symbol): captures; every stage,
+    /// the `--by-limit` busiest values of each run, the rest as `(other)`.
+    Tag(u32),
 }
 
 impl GroupBy {
@@ -20,13 +23,13 @@ impl GroupBy {
         match s {
             "type" => Ok(GroupBy::Type),
             "session" => Ok(GroupBy::Session),
-            // A FIX tag: the pipeline keeps no per-tag histograms yet. When it does, a
-            // `GroupBy::Tag(u32)` filled by `collect` from them gives `Group::Tag` cells;
-            // the statistics need nothing more.
-            t if t.parse::<u32>().is_ok() => bail!(
-                "--by {t}: grouping by a FIX tag needs per-tag histograms, which fixscope does not keep yet; use --by type or --by session"
-            ),
-            other => bail!("--by {other}: one of type, session"),
+            t if t.bytes().all(|b| b.is_ascii_digit()) && !t.is_empty() => {
+                // The pipeline's own check of a `--by` tag (one tag here).
+                let spec = fixscope_core::group::GroupSpec::parse(t, 1)
+                    .map_err(|e| anyhow::anyhow!("--by {t}: {e}"))?;
+                Ok(GroupBy::Tag(spec.tags[0]))
+            }
+            other => bail!("--by {other}: one of type, session, or a FIX tag number (55)"),
         }
     }
 }
@@ -113,8 +116,9 @@ mod tests {
     #[test]
     fn by_tag_is_a_clear_error_for_now() {
         assert_eq!(GroupBy::parse("type").unwrap(), GroupBy::Type);
-        let e = GroupBy::parse("1").unwrap_err().to_string();
-        assert!(e.contains("per-tag histograms"), "{e}");
+        assert_eq!(GroupBy::parse("55").unwrap(), GroupBy::Tag(55));
+        assert!(GroupBy::parse("0").is_err());
+        assert!(GroupBy::parse("55,1").is_err(), "one tag");
         assert!(GroupBy::parse("venue").is_err());
     }
 }

@@ -148,9 +148,8 @@ pub fn render(
     }
     slowest(&mut h, &r.slowest, r.span.unix_offset_ns);
     sessions(&mut h, r);
-    if r.stats.layer_known() {
-        super::session_layer::section(&mut h, r);
-    }
+    // The session layer (measured, or as a log held it) and `--by`.
+    super::session_layer::section(&mut h, r);
     counters(&mut h, r);
     h.push_str(
         "<p class=\"note\">Written by fixscope; field meanings as in docs/output-json.md.</p>\n\

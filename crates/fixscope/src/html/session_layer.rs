@@ -5,6 +5,7 @@
 use std::fmt::Write;
 
 use fixscope_core::correlate::Stage;
+use fixscope_core::report::session_figures::SessionLayerFigures;
 use fixscope_core::report::SummaryReport;
 use fixscope_core::stats::Distribution;
 
@@ -29,9 +30,15 @@ const COLUMNS: [&str; 14] = [
 ];
 
 pub fn section(h: &mut String, r: &SummaryReport<'_>) {
-    let stats = r.stats;
-    let now_ns = r.span.end_ns;
-    let rate = stats.layer.rate.run();
+    if let Some(layer) = r.stats.session_layer_figures(r.span.end_ns) {
+        layer_section(h, &layer);
+    }
+    by_section(h, r);
+}
+
+/// The session layer: the run's rate and `test_request_rtt`, then a row per session.
+fn layer_section(h: &mut String, layer: &SessionLayerFigures) {
+    let rate = layer.rate;
     let _ = writeln!(
         h,
         "<h2>Session layer</h2>\n<p>messages <span data-k=\"rate.messages\">{}</span>, \
@@ -43,20 +50,18 @@ pub fn section(h: &mut String, r: &SummaryReport<'_>) {
         h,
         "test_request_rtt",
         "session_stages.0",
-        &stats.layer.test_request_rtt.distribution(),
+        &layer.test_request_rtt,
     );
     h.push_str("</table>\n");
-    if !stats.sessions().is_empty() {
+    if !layer.sessions.is_empty() {
         h.push_str("<table><tr><th>#</th><th class=\"l\">sender → target</th><th class=\"l\">state</th><th class=\"l\">alarms</th><th>HeartBtInt s</th><th>connections</th>");
         for c in COLUMNS {
             let _ = write!(h, "<th>{}</th>", c.replace('_', " "));
         }
         h.push_str("<th>messages</th><th>peak / 1 ms</th></tr>\n");
-        for (i, s) in stats.sessions().iter().enumerate() {
+        for (i, s) in layer.sessions.iter().enumerate() {
             let key = format!("sessions.{i}.session_layer");
-            let health = &s.health;
-            let a = health.alarms(now_ns);
-            let alarms = a.names();
+            let alarms = s.alarm_names();
             let warn = if alarms.is_empty() {
                 ""
             } else {
@@ -68,17 +73,17 @@ pub fn section(h: &mut String, r: &SummaryReport<'_>) {
                 s.id,
                 escape(&s.sender_comp_id),
                 escape(&s.target_comp_id),
-                if health.logged_on { "logged on" } else { "logged out" },
+                if s.logged_on { "logged on" } else { "logged out" },
                 if alarms.is_empty() { "–".to_string() } else { alarms.join(", ") },
-                health.heart_bt_int_s.map_or("–".to_string(), |s| s.to_string()),
-                health.connections,
+                s.heart_bt_int_s.map_or("–".to_string(), |s| s.to_string()),
+                s.connections,
             );
-            let counters = fixscope_core::source::counters_of(&health.counters);
+            let counters = fixscope_core::source::counters_of(&s.counters);
             for c in COLUMNS {
                 let v = counters.iter().find(|(n, _)| n == c).map_or(0, |x| x.1);
                 let _ = write!(h, "<td data-k=\"{key}.{c}\">{v}</td>");
             }
-            let run = health.rate.run();
+            let run = s.rate;
             let _ = writeln!(
                 h,
                 "<td data-k=\"{key}.rate.messages\">{}</td><td data-k=\"{key}.rate.peak_1ms\">{}</td></tr>",
@@ -87,12 +92,17 @@ pub fn section(h: &mut String, r: &SummaryReport<'_>) {
         }
         h.push_str("</table>\n");
     }
+}
+
+/// `--by`'s tables.
+fn by_section(h: &mut String, r: &SummaryReport<'_>) {
+    let stats = r.stats;
     if let Some(by) = &stats.by {
         let mut i = 0;
         for t in &by.tags {
             let _ = writeln!(h, "<h2>By tag {} (--by)</h2>", t.tag);
             stage_table_head(h, "value / stage");
-            for e in t.ranked() {
+            for e in t.ranked().iter() {
                 for (j, &stage) in Stage::ALL.iter().enumerate() {
                     let d = e
                         .stage(stage)

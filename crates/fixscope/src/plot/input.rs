@@ -262,8 +262,9 @@ pub fn hdr_log_intervals(
                         &mut stages[s.index()]
                     }
                     Some(hlog::TagKind::Untagged) => &mut untagged,
-                    // Per request type, or a tag fixscope does not write (counted by merge).
-                    Some(hlog::TagKind::ByType(..)) | None => continue,
+                    // Per request type, a `--by` value's whole run, or a tag fixscope does
+                    // not write (counted by merge).
+                    Some(hlog::TagKind::ByType(..) | hlog::TagKind::ByValue(..)) | None => continue,
                 };
                 let d = i
                     .recorder()

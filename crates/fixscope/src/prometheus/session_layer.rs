@@ -163,7 +163,7 @@ pub fn by(stats: &Stats, bounds: &ClassicBounds) -> Vec<Family> {
     };
     let mut samples = Vec::new();
     for t in &by.tags {
-        for e in t.ranked() {
+        for e in t.ranked().iter() {
             for &stage in &Stage::ALL {
                 if let Some(rec) = e.stage(stage).filter(|r| r.count() > 0) {
                     samples.push(sample(
@@ -180,7 +180,7 @@ pub fn by(stats: &Stats, bounds: &ClassicBounds) -> Vec<Family> {
     }
     vec![family(
         "fixscope_by_latency_seconds",
-        "Latency by stage and the value of a --by tag of the orders (the first --by-limit values; the rest as (other))",
+        "Latency by stage and the value of a --by tag of the orders (the --by-limit busiest values so far; the rest as (other), which loses counts when a value enters the busiest)",
         Some("seconds"),
         Kind::Histogram,
         samples,

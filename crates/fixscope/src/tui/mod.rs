@@ -11,6 +11,7 @@
 //!   second. All of it runs on the loop's thread between two polls of the ring; the cost
 //!   of the last redraw and summary is shown in the footer.
 
+mod by;
 mod model;
 mod panels;
 mod session_layer;

@@ -93,6 +93,11 @@ pub struct SummaryFigures {
     /// The session layer per session, and `--by`'s values (#21).
     pub session_layer: Vec<super::session_layer::LayerRow>,
     pub by: Vec<[String; 6]>,
+    /// The `by` view: every stage of `--by`'s values, what `(other)` holds, and whether
+    /// `--by` was given.
+    pub by_values: Vec<super::by::ByRow>,
+    pub by_notes: Vec<String>,
+    pub by_on: bool,
 }
 
 /// Everything the views read.
@@ -151,7 +156,11 @@ impl Model {
             .flat_map(|list| list.iter())
             .map(|o| SlowRow::from((o, r.span.unix_offset_ns)))
             .collect();
+        let (by_values, by_notes) = super::by::rows(r);
         self.summary = Some(SummaryFigures {
+            by_values,
+            by_notes,
+            by_on: r.stats.by.is_some(),
             span: r.span,
             duration_ns: r.duration_ns,
             stages: r.stages,

@@ -25,7 +25,7 @@ const HEADER: Style = Style::new().add_modifier(Modifier::BOLD);
 /// Colours of p50, p99, p99.9 and max in the charts.
 const LINE_COLOURS: [Color; 4] = [Color::Green, Color::Yellow, Color::Magenta, Color::Red];
 
-fn waiting(frame: &mut Frame<'_>, area: Rect, title: &str, what: &str) {
+pub(super) fn waiting(frame: &mut Frame<'_>, area: Rect, title: &str, what: &str) {
     frame.render_widget(
         Paragraph::new(what.to_string()).block(Block::bordered().title(format!(" {title} "))),
         area,
@@ -46,7 +46,7 @@ fn percentile_text_cell(text: String) -> Cell<'static> {
     }
 }
 
-fn stage_row(name: String, d: &Distribution) -> Row<'static> {
+pub(super) fn stage_row(name: String, d: &Distribution) -> Row<'static> {
     let mut cells = vec![Cell::from(name), Cell::from(d.count.to_string())];
     if d.count == 0 {
         return Row::new(cells);
@@ -59,10 +59,20 @@ fn stage_row(name: String, d: &Distribution) -> Row<'static> {
 }
 
 fn stage_table<'a>(rows: Vec<Row<'a>>, first: &'a str, title: String) -> Table<'a> {
+    stage_table_wide(rows, first, title, 18)
+}
+
+/// [`stage_table`] with a first column `first_width` wide.
+pub(super) fn stage_table_wide<'a>(
+    rows: Vec<Row<'a>>,
+    first: &'a str,
+    title: String,
+    first_width: u16,
+) -> Table<'a> {
     let mut header = vec![first, "count", "min", "mean"];
     header.extend(PERCENTILES.iter().map(|(_, label, _)| *label));
     header.push("max");
-    let mut widths = vec![Constraint::Length(18), Constraint::Length(10)];
+    let mut widths = vec![Constraint::Length(first_width), Constraint::Length(10)];
     widths.extend([Constraint::Length(9); 9]);
     Table::new(rows, widths)
         .header(Row::new(header).style(HEADER))

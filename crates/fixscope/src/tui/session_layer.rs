@@ -96,7 +96,7 @@ pub fn by_rows(r: &SummaryReport<'_>) -> Vec<[String; 6]> {
     };
     let mut out = Vec::new();
     for t in &by.tags {
-        for e in t.ranked() {
+        for e in t.ranked().iter() {
             let d = e
                 .stage(Stage::FirstResponse)
                 .map(|r| r.distribution())

@@ -327,7 +327,7 @@ fn tab_switches_views_and_question_mark_shows_help() {
         Some(&View::Summary),
         "TAB cycles back: {seen:?}"
     );
-    assert_eq!(&seen[..5], &View::ALL[1..], "{seen:?}");
+    assert_eq!(&seen[..View::ALL.len() - 1], &View::ALL[1..], "{seen:?}");
 
     tui.on_key(&press(KeyCode::Tab));
     let stages = render_tui(&tui);
@@ -494,4 +494,82 @@ fn sessions_view_shows_the_session_layer_and_its_alarms() {
     assert_eq!(buf[(x, y)].fg, Color::Red, "an alarm is red");
     let (x, y) = find(&buf, "77/0").unwrap();
     assert_ne!(buf[(x, y)].fg, Color::Red, "no alarm, not red");
+}
+
+/// The `by` view (#21): each value's stages with the text report's figures, busiest first,
+/// `(other)` beyond `--by-limit`; without `--by` it says how to get it.
+#[test]
+fn by_view_shows_every_stage_of_the_busiest_values() {
+    let spec = fixscope_core::group::GroupSpec::parse("55", 1).unwrap();
+    let mut stats = Stats::new(RANGE_NS).with_groups(Some(spec));
+    for (sym, n, ns) in [
+        ("IBM", 3u64, 200_000u64),
+        ("AAPL", 5, 40_000),
+        ("MSFT", 1, 7_000),
+    ] {
+        for _ in 0..n {
+            let by = stats.by.as_mut().unwrap();
+            let groups = by.request(&[sym.as_bytes(), b"", b""]);
+            let mut l = latency(Stage::Ack, 1, ns);
+            l.groups = groups;
+            stats.record(l);
+        }
+    }
+    stats.refresh_views();
+    let report = SummaryReport::new(&stats, Counters::default(), &[], span());
+    let mut model = Model::new("t");
+    model.on_summary(&report);
+    let screen = screen_text(&render(&model, &view_ui(View::By)));
+    let aapl = line_with(&screen, "55=AAPL ack");
+    let other = line_with(&screen, "55=(other) ack");
+    assert!(
+        screen.find("55=AAPL").unwrap() < screen.find("55=(other)").unwrap(),
+        "busiest first: {screen}"
+    );
+    assert!(
+        !screen.contains("55=IBM"),
+        "IBM is in (other) with --by-limit 1"
+    );
+    // The text report's figures for the same rows.
+    let text = {
+        let mut out = Vec::new();
+        fixscope_core::report::by::write_by(&mut out, stats.by.as_ref().unwrap()).unwrap();
+        String::from_utf8(out).unwrap()
+    };
+    for (row, label) in [(aapl, "AAPL ack"), (other, "(other) ack")] {
+        let want = line_with(&text, label);
+        // count, min, mean, p50, p90, p99 after the stage's name.
+        let figures = |l: &str| {
+            l.split_whitespace()
+                .skip_while(|w| *w != "ack")
+                .skip(1)
+                .take(6)
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        assert_eq!(
+            figures(&row),
+            figures(&want),
+            "{label}: {row} vs the text report's {want}"
+        );
+    }
+    assert!(screen.contains("(other) holds 2 values"), "{screen}");
+
+    let mut model = Model::new("t");
+    model.on_summary(&SummaryReport::new(
+        &known_stats(),
+        Counters::default(),
+        &[],
+        span(),
+    ));
+    let screen = screen_text(&render(&model, &view_ui(View::By)));
+    assert!(screen.contains("no --by"), "{screen}");
+}
+
+fn line_with(screen: &str, needle: &str) -> String {
+    screen
+        .lines()
+        .find(|l| l.contains(needle))
+        .unwrap_or_else(|| panic!("no line with {needle:?} in:\n{screen}"))
+        .to_string()
 }

@@ -21,16 +21,19 @@ pub enum View {
     Stages,
     Histogram,
     Sessions,
+    /// `--by`'s values (#21).
+    By,
     Slowest,
     Counters,
 }
 
 impl View {
-    pub const ALL: [View; 6] = [
+    pub const ALL: [View; 7] = [
         View::Summary,
         View::Stages,
         View::Histogram,
         View::Sessions,
+        View::By,
         View::Slowest,
         View::Counters,
     ];
@@ -41,6 +44,7 @@ impl View {
             View::Stages => "stages",
             View::Histogram => "histogram",
             View::Sessions => "sessions",
+            View::By => "by",
             View::Slowest => "slowest",
             View::Counters => "counters",
         }
@@ -97,6 +101,10 @@ pub fn render(frame: &mut Frame<'_>, model: &Model, ui: &Ui) {
         View::Stages => panels::stages(frame, body, model),
         View::Histogram => panels::histogram(frame, body, model),
         View::Sessions => panels::sessions(frame, body, model),
+        View::By => match &model.summary {
+            Some(s) => super::by::render(frame, body, &s.by_values, &s.by_notes, s.by_on),
+            None => panels::waiting(frame, body, "by", "waiting for the first summary"),
+        },
         View::Slowest => panels::slowest(frame, body, &model.slowest),
         View::Counters => panels::counters(frame, body, model),
     }

@@ -375,36 +375,3 @@ pub fn assert_truth(summary: &Value, truth: &Truth) {
     assert_eq!(counter(summary, "duplicate_requests"), 0);
     assert_eq!(counter(summary, "bad_checksum"), 0);
 }
-
-/// A run's summary without what `fixscope report` cannot give back from an HdrHistogram log
-/// (the FIX session layer, #21: not stored in logs yet).
-pub fn without_session_layer(summary: &Value) -> Value {
-    let mut v = summary.clone();
-    if let Some(m) = v.as_object_mut() {
-        for k in ["session_stages", "reject_reasons", "rate"] {
-            m.remove(k);
-        }
-    }
-    if let Some(sessions) = v["sessions"].as_array_mut() {
-        for s in sessions {
-            if let Some(m) = s.as_object_mut() {
-                m.remove("session_layer");
-            }
-        }
-    }
-    v
-}
-
-/// A run's text summary without the session-layer section (see [`without_session_layer`]).
-pub fn text_without_session_layer(text: &str) -> String {
-    match text.find("\nsession layer:") {
-        Some(start) => {
-            // The section's own lines up to and including the last one's newline.
-            let end = text[start + 1..]
-                .find("\n\n")
-                .map_or(text.len(), |e| start + 2 + e);
-            format!("{}{}", &text[..start], &text[end..])
-        }
-        None => text.to_string(),
-    }
-}
