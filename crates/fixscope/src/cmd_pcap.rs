@@ -123,9 +123,21 @@ fn worker_threads(args: &PcapArgs, captures: &[PathBuf]) -> usize {
     args.threads.unwrap_or_else(default_workers)
 }
 
-/// One worker pipeline per core (BENCHMARKS.md §2c).
+/// Cores from which the default shards: one worker pipeline per core. Below, one
+/// pipeline with its reading thread already keeps two cores busy, and N workers each
+/// decode every packet (BENCHMARKS.md §2c: on 2 vCPUs two workers cost 1.45x the CPU of
+/// one pipeline and are no faster; per-thread CPU predicts ~1.4x at 4 cores, ~1.6x at 5+).
+const MIN_CORES_TO_SHARD: usize = 4;
+
+/// One worker pipeline per core where that pays ([`MIN_CORES_TO_SHARD`]), else one
+/// pipeline.
 fn default_workers() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cores >= MIN_CORES_TO_SHARD {
+        cores
+    } else {
+        1
+    }
 }
 
 enum Sharded {

@@ -444,7 +444,7 @@ fn a_session_split_across_shard_keys_falls_back_to_one_pipeline() {
             "--threads {threads}: --json-file after the fallback is not one pipeline's"
         );
     }
-    // The default (one worker per core) takes the same way and says so when it shards.
+    // The default (one worker per core from 4 cores, else one pipeline) gives the same.
     let mut a = vec!["pcap".to_string(), cap.display().to_string()];
     a.extend(["-p", "9878", "--json", "-r", "0.005"].map(String::from));
     let default = fixscope(&a.iter().map(String::as_str).collect::<Vec<_>>());
