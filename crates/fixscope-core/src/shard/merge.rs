@@ -90,7 +90,7 @@ impl Merger {
                     sessions,
                 } => {
                     let mut shares = vec![share];
-                    let mut ends = vec![sessions];
+                    let mut ends = vec![*sessions];
                     for output in others {
                         match output.recv().map_err(|_| stopped())? {
                             FromWorker::End {
@@ -99,7 +99,7 @@ impl Merger {
                                 sessions,
                             } if theirs.segments == end.segments => {
                                 shares.push(share);
-                                ends.push(sessions);
+                                ends.push(*sessions);
                             }
                             _ => return Err(disagree()),
                         }
@@ -114,6 +114,8 @@ impl Merger {
     /// Takes interval k's share of every worker: numbers the sessions they opened (in the
     /// order of the segments that opened them: the one pipeline's numbering), then adds
     /// their figures.
+    // Boxed: each share goes back to its worker through the spares channel as it came.
+    #[allow(clippy::vec_box)]
     fn collect(
         &mut self,
         mut shares: Vec<Box<WorkerShare>>,
@@ -209,7 +211,7 @@ impl Merger {
     fn finish(
         &mut self,
         end: End,
-        ends: Vec<Box<WorkerEnd>>,
+        ends: Vec<WorkerEnd>,
         reporter: &mut dyn Reporter,
     ) -> io::Result<Outcome> {
         let mut by_workers = Vec::new();
@@ -218,7 +220,7 @@ impl Merger {
                 sessions,
                 layer,
                 by,
-            } = *worker_end;
+            } = worker_end;
             for mut s in sessions {
                 if let Some(&id) = self.global[w].get((s.id as usize).wrapping_sub(1)) {
                     // The rate replayed here is the run's order (exact as is).
