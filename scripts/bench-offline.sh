@@ -5,6 +5,7 @@
 #   scripts/bench-offline.sh                    # RUNS=5, baselines 235d3ed, 06a539c, 53227b0
 #   RUNS=3 TSHARK_RUNS=0 scripts/bench-offline.sh
 #   BIG=/path/to/capture.pcap PORT=9878 scripts/bench-offline.sh
+#   ONE_CPU=0 PER_THREAD=0 ...                  # without the pinned run / per-thread CPU
 #
 # Every run is the command a user runs, default flags: `fixscope pcap CAP -p PORT --json`
 # (stdout to a file). The capture is read into the page cache before each timed run (this
@@ -137,6 +138,23 @@ for v in "${VARIANTS[@]}"; do
     [[ $v == this ]] && continue
     printf 'median of per-round ratios %s / default: %.2fx\n' "$v" "$(ratio_median "$v" this)"
 done
+
+# Per-thread CPU (#22 scaling): `perf record` at 2 kHz on one run per --threads, CPU seconds
+# per thread (samples / 2000): what each worker repeats, what divides, what the merger
+# (the calling thread, "fixscope") costs. PER_THREAD=0 skips it.
+if (( ${PER_THREAD:-1} )) && command -v perf >/dev/null; then
+    echo
+    echo "CPU seconds per thread (perf, 2 kHz; one run each):"
+    for t in 1 ${PER_THREAD_SWEEP:-2 4 8}; do
+        cat "$CAP" >/dev/null
+        perf record -q -F 2000 -o "$WORK/perf-t$t.data" "${BIN[this]}" pcap "$CAP" -p "$PORT" --json \
+            --threads "$t" >/dev/null 2>&1 || { echo "  perf record failed"; break; }
+        printf '  --threads %-2s' "$t"
+        perf report -i "$WORK/perf-t$t.data" --sort comm -F sample,comm -g none 2>/dev/null |
+            awk '$1 ~ /^[0-9]+$/ {printf "  %s %.3f", $2, $1/2000}'
+        echo
+    done
+fi
 
 if (( TSHARK_RUNS > 0 )); then
     command -v tshark >/dev/null || { echo "tshark not installed: skipped"; exit 0; }
