@@ -2,9 +2,10 @@
 # fixscope pcap end to end (issue #22): this tree A/B against earlier builds, a thread sweep
 # and tshark's FIX dissector, on one ~500 MB capture with ~745 one-second intervals.
 #
-#   scripts/bench-offline.sh                    # RUNS=5, baselines 235d3ed and 06a539c
+#   scripts/bench-offline.sh                    # RUNS=5, baselines 235d3ed, 06a539c, 53227b0
 #   RUNS=3 TSHARK_RUNS=0 scripts/bench-offline.sh
 #   BIG=/path/to/capture.pcap PORT=9878 scripts/bench-offline.sh
+#   ONE_CPU=0 PER_THREAD=0 ...                  # without the pinned run / per-thread CPU
 #
 # Every run is the command a user runs, default flags: `fixscope pcap CAP -p PORT --json`
 # (stdout to a file). The capture is read into the page cache before each timed run (this
@@ -19,7 +20,7 @@ set -euo pipefail
 
 RUNS=${RUNS:-5}
 TSHARK_RUNS=${TSHARK_RUNS:-1}
-BASELINES=${BASELINES:-"235d3ed 06a539c"}
+BASELINES=${BASELINES:-"235d3ed 06a539c 53227b0"}
 THREADS_SWEEP=${THREADS_SWEEP:-"1 2 3 4"}
 ORDERS=${ORDERS:-520000}
 SESSIONS=${SESSIONS:-8}
@@ -76,17 +77,21 @@ timed() {
 median() { sort -g | awk '{a[NR]=$1} END{ if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2 }'; }
 
 # The variants measured, alternated each round: baselines and this tree at default flags,
-# and this tree at every --threads of the sweep.
+# this tree at every --threads of the sweep, and this tree at default flags pinned to one
+# CPU (`taskset -c 0`: what the default gains from the second core, #22).
 VARIANTS=()
 for rev in $BASELINES; do VARIANTS+=("$rev"); done
 VARIANTS+=("this")
 for t in $THREADS_SWEEP; do VARIANTS+=("this-t$t"); done
+ONE_CPU=${ONE_CPU:-1}
+(( ONE_CPU )) && command -v taskset >/dev/null && VARIANTS+=("this-1cpu")
 declare -A WALL CPU
 echo "== $RUNS rounds, load average at start: $(load1), $(nproc) CPUs" >&2
 for round in $(seq "$RUNS"); do
     for v in "${VARIANTS[@]}"; do
         case $v in
             this-t*) cmd=("${BIN[this]}" pcap "$CAP" -p "$PORT" --json --threads "${v#this-t}") ;;
+            this-1cpu) cmd=(taskset -c 0 "${BIN[this]}" pcap "$CAP" -p "$PORT" --json) ;;
             *) cmd=("${BIN[$v]}" pcap "$CAP" -p "$PORT" --json) ;;
         esac
         read -r wall cpu < <(timed "$WORK/out-$v.json" "${cmd[@]}")
@@ -119,6 +124,37 @@ done
 echo "outputs of every --threads identical to --threads 1: $same"
 T1=$(echo "${WALL[this-t1]}" | tr ' ' '\n' | grep . | median)
 awk -v a="$T1" -v b="$THIS_MED" 'BEGIN{printf "default vs --threads 1: %.2fx\n", a/b}'
+if [[ -n ${WALL[this-1cpu]:-} ]]; then
+    cmp -s "$WORK/out-this-t1.json" "$WORK/out-this-1cpu.json" || echo "outputs: default on one CPU DIFFERS"
+    C1=$(echo "${WALL[this-1cpu]}" | tr ' ' '\n' | grep . | median)
+    awk -v a="$C1" -v b="$THIS_MED" 'BEGIN{printf "default vs default pinned to one CPU (the second core): %.2fx\n", a/b}'
+fi
+# Per-round ratios (each round's pair ran back to back: robust to load drifting).
+ratio_median() {
+    paste <(echo "${WALL[$1]}" | tr ' ' '\n' | grep .) <(echo "${WALL[$2]}" | tr ' ' '\n' | grep .) |
+        awk '{print $1/$2}' | median
+}
+for v in "${VARIANTS[@]}"; do
+    [[ $v == this ]] && continue
+    printf 'median of per-round ratios %s / default: %.2fx\n' "$v" "$(ratio_median "$v" this)"
+done
+
+# Per-thread CPU (#22 scaling): `perf record` at 2 kHz on one run per --threads, CPU seconds
+# per thread (samples / 2000): what each worker repeats, what divides, what the merger
+# (the calling thread, "fixscope") costs. PER_THREAD=0 skips it.
+if (( ${PER_THREAD:-1} )) && command -v perf >/dev/null; then
+    echo
+    echo "CPU seconds per thread (perf, 2 kHz; one run each):"
+    for t in 1 ${PER_THREAD_SWEEP:-2 4 8}; do
+        cat "$CAP" >/dev/null
+        perf record -q -F 2000 -o "$WORK/perf-t$t.data" "${BIN[this]}" pcap "$CAP" -p "$PORT" --json \
+            --threads "$t" >/dev/null 2>&1 || { echo "  perf record failed"; break; }
+        printf '  --threads %-2s' "$t"
+        perf report -i "$WORK/perf-t$t.data" --sort comm -F sample,comm -g none 2>/dev/null |
+            awk '$1 ~ /^[0-9]+$/ {printf "  %s %.3f", $2, $1/2000}'
+        echo
+    done
+fi
 
 if (( TSHARK_RUNS > 0 )); then
     command -v tshark >/dev/null || { echo "tshark not installed: skipped"; exit 0; }

@@ -317,10 +317,12 @@ pub struct PcapArgs {
     pub analysis: AnalysisArgs,
     /// Worker pipelines (#22): connections are sharded across them by (client IP, server
     /// IP, server port) and their figures merged — the output is one pipeline's, byte for
-    /// byte. Default 1: one pipeline, as before (sharding is opt-in: see docs/architecture.md;
-    /// on N cores, N-1 workers leave the reader a core). `--trace` and
-    /// Prometheus run on one pipeline. A FIX session whose connections come from several
-    /// (client IP, server IP, server port) stops the run with an error: use 1.
+    /// byte. Each worker reads the capture files itself. Default: one per core on 4 cores
+    /// or more, else 1 (one pipeline with a reading thread, which already keeps two cores
+    /// busy: BENCHMARKS.md §2c). Captures on stdin or a pipe, `--trace` and Prometheus run
+    /// on one pipeline. A FIX session whose connections come from several (client IP,
+    /// server IP, server port) — a failover — cannot be split: the run says so on stderr
+    /// and analyses the capture again on one pipeline (stdout is held back until the end).
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
 }

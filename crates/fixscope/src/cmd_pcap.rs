@@ -1,7 +1,10 @@
 //! `fixscope pcap`: capture files through the one driver loop.
 
+use std::cell::RefCell;
+use std::io::{self, BufWriter, Seek, SeekFrom, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::rc::Rc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -10,6 +13,7 @@ use fixscope_core::segment::Segment;
 use fixscope_core::shutdown::Shutdown;
 use fixscope_core::source::{Counter, Flow, Polled, Source, SourceError};
 use fixscope_core::Pipeline;
+use tempfile::SpooledTempFile;
 
 use crate::cli::PcapArgs;
 use crate::driver::{drive, RunLimits};
@@ -36,18 +40,35 @@ pub fn run(args: &PcapArgs) -> Result<ExitCode> {
         // Fail before printing anything when a file cannot even be opened.
         std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
     }
-    let threads = worker_threads(args);
+    // Ctrl-C ends the reading early with the summary of what was read.
+    let stop = Shutdown::on_signals().context("cannot install signal handlers")?;
+    let threads = worker_threads(args, &captures);
     if threads > 1 {
-        return run_sharded(args, captures, config, threads);
+        match run_sharded(args, captures.clone(), config.clone(), threads, &stop)? {
+            Sharded::Done(code) => return Ok(code),
+            Sharded::NeedsOnePipeline(why) => say::info(format!(
+                "{why}: a FIX session cannot be split across threads; analysing the capture \
+                 again on one pipeline"
+            )),
+        }
     }
+    run_one(args, captures, config, &stop)
+}
+
+/// `fixscope pcap` on one pipeline (with its reading thread): `--threads 1`, stdin, and
+/// the inputs a sharded run hands back.
+fn run_one(
+    args: &PcapArgs,
+    captures: Vec<PathBuf>,
+    config: fixscope_core::PipelineConfig,
+    stop: &Shutdown,
+) -> Result<ExitCode> {
     let mut pipeline = Pipeline::new(config);
     let trace = match &args.analysis.trace {
         Some(path) => Some(TraceFile::attach(path, &mut pipeline)?),
         None => None,
     };
     let mut reporters = output::reporters(&args.analysis)?;
-    // Ctrl-C ends the reading early with the summary of what was read.
-    let stop = Shutdown::on_signals().context("cannot install signal handlers")?;
     let progress = ReadProgress::start(&captures, args.analysis.verbose);
     let mut source = WithProgress {
         capture: CaptureSource::new(captures, args.analysis.ports.clone())
@@ -56,7 +77,7 @@ pub fn run(args: &PcapArgs) -> Result<ExitCode> {
         progress,
     };
     let limits = RunLimits {
-        stop: &stop,
+        stop,
         duration: None,
         max_drain: crate::driver::MAX_DRAIN,
     };
@@ -75,38 +96,71 @@ pub fn run(args: &PcapArgs) -> Result<ExitCode> {
     Ok(code)
 }
 
-/// How many worker pipelines: `--threads`, else one per core but the reader's; one when an output
-/// needs the pipeline's messages or per-session figures at every interval (`--trace`,
-/// Prometheus).
-fn worker_threads(args: &PcapArgs) -> usize {
+/// How many worker pipelines: `--threads`, else one per core; one when an output needs
+/// the pipeline's messages or per-session figures at every interval (`--trace`,
+/// Prometheus), or when a capture can be read only once (stdin, a pipe: every worker of a
+/// sharded run reads every file, and a run that needs one pipeline reads it again).
+fn worker_threads(args: &PcapArgs, captures: &[PathBuf]) -> usize {
     let a = &args.analysis;
+    let asked = args.threads.is_some_and(|n| n > 1);
     if a.trace.is_some() || a.prometheus.is_some() || a.prometheus_textfile.is_some() {
-        if args.threads.is_some_and(|n| n > 1) {
+        if asked {
             say::info("--trace and Prometheus run on one pipeline: --threads ignored");
+        }
+        return 1;
+    }
+    let rereadable = captures
+        .iter()
+        .all(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file()));
+    if !rereadable {
+        if asked {
+            say::info(
+                "a capture on stdin or a pipe is read once, by one pipeline: --threads ignored",
+            );
         }
         return 1;
     }
     args.threads.unwrap_or_else(default_workers)
 }
 
-/// One pipeline unless `--threads N` asks for more. Sharding is opt-in for now: a FIX
-/// session that fails over to another client address (valid input) stops a sharded run
-/// with an error, and a default run must never fail on valid input; and its gain is bound
-/// by the one reader (~2x on many cores, none on 2 vCPUs: BENCHMARKS.md §2b).
+/// Cores from which the default shards: one worker pipeline per core. Below, one
+/// pipeline with its reading thread already keeps two cores busy, and N workers each
+/// decode every packet (BENCHMARKS.md §2c: on 2 vCPUs two workers cost 1.45x the CPU of
+/// one pipeline and are no faster; per-thread CPU predicts ~1.4x at 4 cores, ~1.6x at 5+).
+const MIN_CORES_TO_SHARD: usize = 4;
+
+/// One worker pipeline per core where that pays ([`MIN_CORES_TO_SHARD`]), else one
+/// pipeline.
 fn default_workers() -> usize {
-    1
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cores >= MIN_CORES_TO_SHARD {
+        cores
+    } else {
+        1
+    }
+}
+
+enum Sharded {
+    Done(ExitCode),
+    /// The input needs one pipeline (why); nothing was written to stdout.
+    NeedsOnePipeline(String),
 }
 
 /// `fixscope pcap` on `threads` worker pipelines (`fixscope_core::shard`): the same output
 /// as one pipeline's, and the same end as the driver's (summary, then a file's error).
+/// Stdout is held back in a temporary file until the end — a run that turns out to need
+/// one pipeline (a FIX session failing over to another address) must not have printed
+/// anything — then copied out; `--json-file`, `--hlog`, `--html` and `--hgrm` are
+/// created again by the one-pipeline run.
 fn run_sharded(
     args: &PcapArgs,
     captures: Vec<PathBuf>,
     config: fixscope_core::PipelineConfig,
     threads: usize,
-) -> Result<ExitCode> {
-    let mut reporters = output::reporters(&args.analysis)?;
-    let stop = Shutdown::on_signals().context("cannot install signal handlers")?;
+    stop: &Shutdown,
+) -> Result<Sharded> {
+    let spool = Spool::default();
+    let mut reporters = output::reporters_into(&args.analysis, Box::new(spool.clone()), |r| r)?;
     let verbose = args.analysis.verbose;
     let files = captures.clone();
     let progress = ReadProgress::start(&captures, verbose);
@@ -130,10 +184,23 @@ fn run_sharded(
         config,
         threads,
         &mut reporters,
-        &stop,
+        stop,
         &mut on_file_done,
-    )?;
+    );
     drop(progress);
+    let outcome = match outcome {
+        Err(e) => match fixscope_core::shard::NeedsOnePipeline::is(&e) {
+            Some(why) => return Ok(Sharded::NeedsOnePipeline(why.to_string())),
+            None => {
+                drop(reporters);
+                spool.copy_to_stdout()?;
+                return Err(e.into());
+            }
+        },
+        Ok(outcome) => outcome,
+    };
+    drop(reporters);
+    spool.copy_to_stdout()?;
     if outcome.stats.truncated_file {
         say::warn(
             "a capture ended in the middle of a packet (truncated file); analysed up to there",
@@ -149,7 +216,45 @@ fn run_sharded(
         code = ExitCode::FAILURE;
     }
     output::flush_stdout();
-    Ok(code)
+    Ok(Sharded::Done(code))
+}
+
+/// Stdout held back: in memory up to 8 MiB, then in a temporary file.
+#[derive(Clone)]
+struct Spool(Rc<RefCell<BufWriter<SpooledTempFile>>>);
+
+impl Default for Spool {
+    fn default() -> Self {
+        Spool(Rc::new(RefCell::new(BufWriter::new(SpooledTempFile::new(
+            8 << 20,
+        )))))
+    }
+}
+
+impl Write for Spool {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.borrow_mut().write(buf)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.borrow_mut().flush()
+    }
+}
+
+impl Spool {
+    /// Copies what was written to stdout (the reporters are done with it).
+    fn copy_to_stdout(&self) -> Result<()> {
+        let mut spool = self.0.borrow_mut();
+        spool
+            .flush()
+            .context("cannot hold stdout back in a temporary file")?;
+        let file = spool.get_mut();
+        file.seek(SeekFrom::Start(0))
+            .context("cannot read back stdout")?;
+        let mut out = io::stdout().lock();
+        io::copy(file, &mut out).context("cannot write to stdout")?;
+        out.flush().context("cannot write to stdout")?;
+        Ok(())
+    }
 }
 
 /// The capture source, saying which files it has read when `-v` asks.

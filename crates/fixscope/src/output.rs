@@ -31,6 +31,16 @@ pub fn reporters_with(
     args: &AnalysisArgs,
     wrap: impl FnOnce(Box<dyn Reporter>) -> Box<dyn Reporter>,
 ) -> Result<Fanout> {
+    reporters_into(args, Box::new(BufWriter::new(io::stdout())), wrap)
+}
+
+/// [`reporters_with`], the stdout reporter writing into `stdout` instead (a sharded
+/// `fixscope pcap` holds its stdout back until the run is known not to need one pipeline).
+pub fn reporters_into(
+    args: &AnalysisArgs,
+    stdout: Box<dyn Write>,
+    wrap: impl FnOnce(Box<dyn Reporter>) -> Box<dyn Reporter>,
+) -> Result<Fanout> {
     let mut fanout = Fanout::new();
     // `-r 0` with `--prometheus`: the pipeline still reports every second for the metrics,
     // but the user asked for no interval lines.
@@ -42,7 +52,6 @@ pub fn reporters_with(
             fanout.add(r);
         }
     };
-    let stdout = BufWriter::new(io::stdout());
     let stdout: Box<dyn Reporter> = match args.stdout_format() {
         Format::Text => Box::new(TextReporter::new(stdout)),
         Format::Json => Box::new(JsonReporter::new(stdout)),

@@ -16,7 +16,7 @@ pub(super) const BUFFER_SIZE: usize = 2 << 20;
 /// The smallest starting buffer, for small files.
 pub(super) const MIN_BUFFER_SIZE: usize = 64 << 10;
 /// A record claiming more than this is a corrupt length field, not a packet.
-const MAX_RECORD: usize = 64 << 20;
+pub(super) const MAX_RECORD: usize = 64 << 20;
 
 /// A failure inside the read loops, before the path is attached.
 pub(super) enum Failure {

@@ -18,13 +18,14 @@
 
 mod input;
 mod legacy;
+mod mapped;
 mod ng;
 #[cfg(test)]
 mod tests;
 mod timestamp;
 
 use std::fs::File;
-use std::io::{self, Read};
+use std::io::{self, Read, Seek};
 use std::path::{Path, PathBuf};
 
 pub use crate::classify::CaptureStats;
@@ -90,6 +91,18 @@ pub(crate) fn read_capture_counted(
     stats: &mut CaptureStats,
     on_segment: impl FnMut(&Segment<'_>, &CaptureStats) -> Flow,
 ) -> Result<(), CaptureError> {
+    read_capture_progress(path, ports, stats, true, on_segment)
+}
+
+/// [`read_capture_counted`], adding what it reads to [`bytes_read`] only when
+/// `count_progress` (of several threads reading the same file, one counts).
+pub(crate) fn read_capture_progress(
+    path: &Path,
+    ports: &PortSet,
+    stats: &mut CaptureStats,
+    count_progress: bool,
+    on_segment: impl FnMut(&Segment<'_>, &CaptureStats) -> Flow,
+) -> Result<(), CaptureError> {
     let file = File::open(path).map_err(|source| CaptureError::Open {
         path: path.to_path_buf(),
         source,
@@ -102,7 +115,51 @@ pub(crate) fn read_capture_counted(
             .clamp(MIN_BUFFER_SIZE, BUFFER_SIZE),
         _ => BUFFER_SIZE,
     };
-    read_stream(Counting(file), capacity, path, ports, stats, on_segment)
+    if let Some(mapped) = mapped::MappedPcap::open(&file) {
+        let mut sink = Sink {
+            classifier: FrameClassifier::new(ports.clone()),
+            stats,
+            on_segment,
+            stopped: false,
+        };
+        let Some(at) = mapped.read(&mut sink, count_progress) else {
+            return Ok(());
+        };
+        // A record the mapped walk does not take (corrupt, cut off): the streaming reader
+        // goes on from it, with the file header in front, and says what is wrong where.
+        let mut file = file;
+        file.seek(io::SeekFrom::Start(at as u64))
+            .map_err(|source| CaptureError::Read {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        let header = io::Cursor::new(mapped.file_header().to_vec());
+        let base = at as u64 - mapped::FILE_HEADER as u64;
+        return if count_progress {
+            read_records(
+                Kind::Pcap,
+                header.chain(Counting(file)),
+                capacity,
+                path,
+                &mut sink,
+                base,
+            )
+        } else {
+            read_records(
+                Kind::Pcap,
+                header.chain(file),
+                capacity,
+                path,
+                &mut sink,
+                base,
+            )
+        };
+    }
+    if count_progress {
+        read_stream(Counting(file), capacity, path, ports, stats, on_segment)
+    } else {
+        read_stream(file, capacity, path, ports, stats, on_segment)
+    }
 }
 
 /// Bytes of capture read so far by this process, all files (a progress bar reads it).
@@ -160,22 +217,44 @@ fn read_stream<R: Read>(
             })
         }
     };
-    let mut source = FillingReader::new(io::Cursor::new(magic).chain(file));
     let mut sink = Sink {
         classifier: FrameClassifier::new(ports.clone()),
         stats,
         on_segment,
         stopped: false,
     };
+    read_records(
+        kind,
+        io::Cursor::new(magic).chain(file),
+        capacity,
+        path,
+        &mut sink,
+        0,
+    )
+}
+
+/// Reads the records of a `kind` capture from `input` (from its file header on) into
+/// `sink`; `base` is added to the offsets errors name (the file's offset of `input`'s
+/// first record byte, less the header's length, when `input` is a header followed by the
+/// rest of a file: [`mapped`] hands over that way).
+fn read_records<R: Read>(
+    kind: Kind,
+    input: R,
+    capacity: usize,
+    path: &Path,
+    sink: &mut Sink<'_, impl FnMut(&Segment<'_>, &CaptureStats) -> Flow>,
+    base: u64,
+) -> Result<(), CaptureError> {
+    let mut source = FillingReader::new(input);
     let result = match kind {
-        Kind::Pcap => legacy::read_pcap(&mut source, capacity, &mut sink),
-        Kind::PcapNg => ng::read_pcapng(&mut source, capacity, &mut sink),
+        Kind::Pcap => legacy::read_pcap(&mut source, capacity, sink),
+        Kind::PcapNg => ng::read_pcapng(&mut source, capacity, sink),
     };
     result.map_err(|e| match e {
         Failure::Read => source.take_error(path),
         Failure::Corrupt { offset, detail } => CaptureError::Corrupt {
             path: path.to_path_buf(),
-            offset,
+            offset: offset + base,
             detail,
         },
         Failure::UnsupportedLinkType(linktype) => CaptureError::UnsupportedLinkType {

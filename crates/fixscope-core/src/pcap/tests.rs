@@ -743,3 +743,76 @@ fn reads_ndpi_fix2_capture() {
     r.unwrap();
     assert_eq!(stats.segments_in_port_range, 0);
 }
+
+/// A legacy pcap file is read in place (`mapped.rs`), a stream through the buffered
+/// reader: for every way a file can be whole, cut or corrupt, both must hand on the same
+/// segments, counters and error (with the same offset) — and the mapped walk must hand
+/// the damage over to the streaming reader rather than decide about it itself.
+#[test]
+fn mapped_files_read_exactly_as_streams() {
+    let dir = tempfile::tempdir().unwrap();
+    let via_stream = |bytes: &[u8]| {
+        let mut stats = CaptureStats::default();
+        let mut seen = Vec::new();
+        let r = read_capture_from(bytes, Path::new("x.pcap"), &fix_port(), &mut stats, |s| {
+            seen.push((s.ts_ns, s.seq, s.payload.to_vec()));
+            Flow::Continue
+        });
+        (r.map_err(|e| e.to_string()), seen, stats)
+    };
+    let via_file = |bytes: &[u8]| {
+        let path = write_file(dir.path(), "x.pcap", bytes);
+        let mut stats = CaptureStats::default();
+        let mut seen = Vec::new();
+        let r = read_capture(&path, &fix_port(), &mut stats, |s| {
+            seen.push((s.ts_ns, s.seq, s.payload.to_vec()));
+        });
+        let r = r.map_err(|e| e.to_string().replace(&path.display().to_string(), "x.pcap"));
+        (r, seen, stats)
+    };
+    let mut cases: Vec<(String, Vec<u8>)> = Vec::new();
+    for format in [
+        CaptureFormat::pcap_micros(),
+        CaptureFormat::Pcap {
+            nanos: true,
+            big_endian: true,
+        },
+    ] {
+        let (bytes, last, _) = capture(format, 40);
+        cases.push((format!("{format:?} whole"), bytes.clone()));
+        for cut in [24, 30, 40, last, last + 7, bytes.len() - 1] {
+            cases.push((format!("{format:?} cut at {cut}"), bytes[..cut].to_vec()));
+        }
+        let first_len = 16 + read_u32_at(&bytes, 32, format) as usize;
+        let third = 24 + 2 * first_len;
+        for caplen in [0x00FF_FFFFu32, 0x0400_0000, 300_000, 9] {
+            let mut b = bytes.clone();
+            let v = match format {
+                CaptureFormat::Pcap {
+                    big_endian: true, ..
+                } => caplen.to_be_bytes(),
+                _ => caplen.to_le_bytes(),
+            };
+            b[third + 8..third + 12].copy_from_slice(&v);
+            cases.push((format!("{format:?} third caplen {caplen}"), b.clone()));
+            // The same with bytes enough after it: too long for the snaplen, though inside
+            // the file.
+            b.resize(b.len() + 400_000, 0);
+            cases.push((format!("{format:?} third caplen {caplen}, padded"), b));
+        }
+    }
+    for (name, bytes) in cases {
+        let (a, b) = (via_stream(&bytes), via_file(&bytes));
+        assert_eq!(a, b, "{name}: mapped file differs from the stream");
+    }
+}
+
+fn read_u32_at(bytes: &[u8], at: usize, format: CaptureFormat) -> u32 {
+    let b: [u8; 4] = bytes[at..at + 4].try_into().unwrap();
+    match format {
+        CaptureFormat::Pcap {
+            big_endian: true, ..
+        } => u32::from_be_bytes(b),
+        _ => u32::from_le_bytes(b),
+    }
+}

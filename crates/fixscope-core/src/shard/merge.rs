@@ -4,9 +4,8 @@
 use std::collections::HashMap;
 use std::io;
 
-use super::reader::{End, Reader, ToMerger};
-use super::worker::{FromWorker, WorkerOutputs};
-use super::{CompIds, OpenedSession, Outcome, RoutedMessage};
+use super::worker::{End, FromWorker, WorkerOutputs};
+use super::{CompIds, OpenedSession, Outcome, RoutedMessage, WorkerEnd, WorkerShare};
 use crate::pcap::CaptureStats;
 use crate::pipeline::{report_interval, PipelineConfig};
 use crate::report::{Counters, Reporter, SummaryReport, TimeSpan};
@@ -51,44 +50,63 @@ impl Merger {
         }
     }
 
-    /// Merges and reports until the reader's end; then the last interval and the summary.
+    /// Merges and reports until the workers' end; then the last interval and the summary.
+    /// Worker 0's stream says what happens next (every worker decides the same); the
+    /// others must agree.
     pub(crate) fn run(
         &mut self,
-        reader: Reader,
-        workers: WorkerOutputs,
-        reporter: &mut dyn Reporter,
-        on_file_done: &mut dyn FnMut(usize, &CaptureStats),
-    ) -> io::Result<Outcome> {
-        let result = self.merge_all(&reader, &workers, reporter, on_file_done);
-        // On an early return (a reporter failed) the channels close and every thread ends.
-        drop(workers);
-        let Reader { events, handle } = reader;
-        drop(events);
-        if let Err(panic) = handle.join() {
-            std::panic::resume_unwind(panic);
-        }
-        result
-    }
-
-    fn merge_all(
-        &mut self,
-        reader: &Reader,
         workers: &WorkerOutputs,
         reporter: &mut dyn Reporter,
         on_file_done: &mut dyn FnMut(usize, &CaptureStats),
     ) -> io::Result<Outcome> {
+        let disagree = || io::Error::other("the workers of a sharded run disagree (a bug)");
+        let stopped = || io::Error::other("a worker stopped");
+        let others = &workers.outputs[1..];
         loop {
-            match reader.events.recv() {
-                Ok(ToMerger::Interval { start_ns, end_ns }) => {
-                    self.collect(workers)?;
+            match workers.outputs[0].recv().map_err(|_| stopped())? {
+                FromWorker::Interval {
+                    start_ns,
+                    end_ns,
+                    share,
+                } => {
+                    let mut shares = vec![share];
+                    for output in others {
+                        match output.recv().map_err(|_| stopped())? {
+                            FromWorker::Interval {
+                                start_ns: s,
+                                end_ns: e,
+                                share,
+                            } if (s, e) == (start_ns, end_ns) => shares.push(share),
+                            _ => return Err(disagree()),
+                        }
+                    }
+                    self.collect(shares, workers)?;
                     self.emit_interval(start_ns, end_ns, reporter)?;
                 }
-                Ok(ToMerger::FileDone { index, stats }) => on_file_done(index, &stats),
-                Ok(ToMerger::End(end)) => {
-                    self.collect(workers)?;
-                    return self.finish(end, workers, reporter);
+                FromWorker::FileDone { index, stats } => on_file_done(index, &stats),
+                FromWorker::End {
+                    end,
+                    share,
+                    sessions,
+                } => {
+                    let mut shares = vec![share];
+                    let mut ends = vec![*sessions];
+                    for output in others {
+                        match output.recv().map_err(|_| stopped())? {
+                            FromWorker::End {
+                                end: theirs,
+                                share,
+                                sessions,
+                            } if theirs.segments == end.segments => {
+                                shares.push(share);
+                                ends.push(*sessions);
+                            }
+                            _ => return Err(disagree()),
+                        }
+                    }
+                    self.collect(shares, workers)?;
+                    return self.finish(end, ends, reporter);
                 }
-                Err(_) => return Err(io::Error::other("the capture reader stopped")),
             }
         }
     }
@@ -96,18 +114,17 @@ impl Merger {
     /// Takes interval k's share of every worker: numbers the sessions they opened (in the
     /// order of the segments that opened them: the one pipeline's numbering), then adds
     /// their figures.
-    fn collect(&mut self, workers: &WorkerOutputs) -> io::Result<()> {
-        let mut shares = Vec::with_capacity(workers.outputs.len());
-        for (w, output) in workers.outputs.iter().enumerate() {
-            match output.recv() {
-                Ok(FromWorker::Share(mut share)) => {
-                    self.opened.extend(share.opened.drain(..).map(|o| (o, w)));
-                    self.messages.extend(share.messages.iter().map(|m| (*m, w)));
-                    self.counters[w] = share.counters;
-                    shares.push(share);
-                }
-                _ => return Err(io::Error::other("a worker stopped")),
-            }
+    // Boxed: each share goes back to its worker through the spares channel as it came.
+    #[allow(clippy::vec_box)]
+    fn collect(
+        &mut self,
+        mut shares: Vec<Box<WorkerShare>>,
+        workers: &WorkerOutputs,
+    ) -> io::Result<()> {
+        for (w, share) in shares.iter_mut().enumerate() {
+            self.opened.extend(share.opened.drain(..).map(|o| (o, w)));
+            self.messages.extend(share.messages.iter().map(|m| (*m, w)));
+            self.counters[w] = share.counters;
         }
         // Stable: a sweep or the end may open several of one worker's sessions at one index.
         self.opened.sort_by_key(|(o, _)| o.segment_index);
@@ -194,35 +211,30 @@ impl Merger {
     fn finish(
         &mut self,
         end: End,
-        workers: &WorkerOutputs,
+        ends: Vec<WorkerEnd>,
         reporter: &mut dyn Reporter,
     ) -> io::Result<Outcome> {
         let mut by_workers = Vec::new();
-        for (w, output) in workers.outputs.iter().enumerate() {
-            match output.recv() {
-                Ok(FromWorker::Sessions(end)) => {
-                    let super::WorkerEnd {
-                        sessions,
-                        layer,
-                        by,
-                    } = *end;
-                    for mut s in sessions {
-                        if let Some(&id) = self.global[w].get((s.id as usize).wrapping_sub(1)) {
-                            // The rate replayed here is the run's order (exact as is).
-                            if let Some(mine) = self.stats.session_mut(id) {
-                                std::mem::swap(&mut s.health.rate, &mut mine.health.rate);
-                            }
-                            self.stats.adopt_session(id, s);
-                        }
+        for (w, worker_end) in ends.into_iter().enumerate() {
+            let WorkerEnd {
+                sessions,
+                layer,
+                by,
+            } = worker_end;
+            for mut s in sessions {
+                if let Some(&id) = self.global[w].get((s.id as usize).wrapping_sub(1)) {
+                    // The rate replayed here is the run's order (exact as is).
+                    if let Some(mine) = self.stats.session_mut(id) {
+                        std::mem::swap(&mut s.health.rate, &mut mine.health.rate);
                     }
-                    // Everything but the rate (replayed) adds up.
-                    let rate = std::mem::take(&mut self.stats.layer.rate);
-                    self.stats.layer.merge_from(&layer);
-                    self.stats.layer.rate = rate;
-                    by_workers.extend(by);
+                    self.stats.adopt_session(id, s);
                 }
-                _ => return Err(io::Error::other("a worker stopped")),
             }
+            // Everything but the rate (replayed) adds up.
+            let rate = std::mem::take(&mut self.stats.layer.rate);
+            self.stats.layer.merge_from(&layer);
+            self.stats.layer.rate = rate;
+            by_workers.extend(by);
         }
         if let Some(by) = self.stats.by.as_mut() {
             by.merge_workers(&by_workers);
@@ -261,10 +273,10 @@ impl Merger {
 /// A named session must live in one worker: one pipeline continues it across connections
 /// (pending orders, sequence numbers, epochs), which workers cannot share. Its connections
 /// come from one shard key (client IP, server IP, server port) unless the client fails
-/// over to another address or server; then the run stops before reporting the interval in
-/// which that happened (everything reported so far is one pipeline's) with an error
-/// saying so — never a split session's figures. Also past the session layer's table of
-/// named sessions, which one pipeline fills over all connections.
+/// over to another address or server; then the merger stops before reporting the interval
+/// in which that happened, with [`super::NeedsOnePipeline`] — never a split session's
+/// figures — and the caller analyses the input again on one pipeline. Also past the
+/// session layer's table of named sessions, which one pipeline fills over all connections.
 fn check_one_worker(
     named: &mut HashMap<CompIds, usize>,
     comp_ids: CompIds,
@@ -278,18 +290,16 @@ fn check_one_worker(
         )
     };
     match named.get(&comp_ids) {
-        Some(&w) if w != worker => Err(io::Error::other(format!(
+        Some(&w) if w != worker => Err(super::NeedsOnePipeline::error(format!(
             "the FIX session {} connects through more than one (client IP, server IP, server \
-             port), so --threads would split it across workers; the run stops here (what \
-             was reported is exact) — analyse this capture with --threads 1",
+             port)",
             names()
         ))),
         Some(_) => Ok(()),
         None if named.len() >= crate::session::MAX_NAMED_SESSIONS => {
-            Err(io::Error::other(format!(
-                "more than {} named FIX sessions: --threads cannot keep the session layer's \
-                 limit of one pipeline; the run stops here (what was reported is exact) — \
-                 analyse this capture with --threads 1",
+            Err(super::NeedsOnePipeline::error(format!(
+                "more than {} named FIX sessions (the session layer's limit is over all \
+                 connections)",
                 crate::session::MAX_NAMED_SESSIONS
             )))
         }

@@ -2,12 +2,18 @@
 //! into exactly what one pipeline reports (issue #22).
 //!
 //! ```text
-//!  reader thread (reader.rs)           worker threads (worker.rs)        calling thread (merge.rs)
-//!  read + decode, in file order  ──▶  Pipeline of its connections  ──▶  merge interval k of all
-//!  the run's clock: interval ends,     (reassembly, framing,             workers, then report it
-//!  sweeps, `-t`; routes each segment   correlation, stats)               (the same Reporter code)
-//!  to the worker owning its shard key
+//!  worker threads (worker.rs), each reading every capture     calling thread (merge.rs)
+//!  read + decode every packet, in file order; the run's  ──▶  merge interval k of all
+//!  clock (interval ends, sweeps, `-t`) from every segment;     workers, then report it
+//!  its Pipeline analyses the segments of its own shard keys    (the same Reporter code)
 //! ```
+//!
+//! **No serial reader**: each worker reads the files itself (the page cache serves the N
+//! reads) and decodes every packet — link, IP and TCP headers, the ports, the mirror-copy
+//! check — so every worker takes the one pipeline's clock decisions on its own and nothing
+//! is handed between threads but interval shares. The decoding is repeated per worker
+//! (about a fifth of one pipeline's work), the rest — reassembly, framing, correlation,
+//! statistics — is split. `--threads 1` stays the one pipeline with its reading thread.
 //!
 //! **Shard key**: (client IP, server IP, server port) — not the 4-tuple — so every
 //! connection of one FIX session that reconnects from a new client port lands in the same
@@ -16,11 +22,12 @@
 //! (ports and `--role`), as everywhere else.
 //!
 //! **One clock**: a worker sees only its connections, but every time-driven decision is
-//! the one pipeline's: the reader (which sees every segment in order) runs the interval
-//! clock and the idle-connection sweep exactly as `Pipeline` and the driver do, and sends
-//! every worker, in its stream, the interval's end (with the run's clock just before the
-//! segment that ended it), each sweep, and the end; each segment carries the run's clock
-//! (the latest timestamp of all segments so far) and its index in the run. `-t` (expiry)
+//! the one pipeline's: every worker (which sees every segment in order) runs the interval
+//! clock and the idle-connection sweep exactly as `Pipeline` and the driver do
+//! (`worker::RunClock`): at an interval's end (with the run's clock just before the
+//! segment that ended it), at each sweep and at the end; each segment it owns is fed with
+//! the run's clock (the latest timestamp of all segments so far) and its index in the run.
+//! Ctrl-C stops every worker after the same segment (`worker::StopPoint`). `-t` (expiry)
 //! is applied with that clock before anything a worker records or hands over, so
 //! `timed_out`, `late` and every interval's counters are the one pipeline's.
 //!
@@ -36,7 +43,10 @@
 //! new session (numbering) and every routed message (rates: the merger replays them in the
 //! run's order into one `MicroburstTracker` per stream — the former HOOK(#21)); the
 //! session-layer figures and `--by` groups merge at the end (`merge.rs`). A named session
-//! on two shard keys (a failover) stops the run with an error (`check_one_worker`).
+//! on two shard keys (a failover) makes the merger stop before it reports the interval in
+//! which that happened, with [`NeedsOnePipeline`]: the caller analyses the input again on
+//! one pipeline (`fixscope pcap` holds the sharded run's stdout back until the end, so
+//! nothing of the stopped run is seen).
 //!
 //! **What differs from one pipeline** (documented in docs/architecture.md): the limits that
 //! count over all connections at once apply per worker — `--max-pending` (`-m`, eviction
@@ -45,7 +55,6 @@
 //! Prometheus (per-session figures at every interval) run on one pipeline.
 
 mod merge;
-mod reader;
 mod worker;
 
 use std::path::PathBuf;
@@ -125,9 +134,12 @@ pub struct Outcome {
 
 /// Analyses `captures` on `threads` worker pipelines (at least 2; one pipeline is the
 /// plain `Pipeline` through the driver) and reports through `reporter`: every interval,
-/// then the summary — the bytes one pipeline would report. `stop` ends the reading early
-/// (the summary covers what was read); `on_file_done` hears of each file read to its end
-/// (with the capture counters so far).
+/// then the summary — the bytes one pipeline would report. `captures` must be files that
+/// can be read more than once (each worker reads them all: not stdin). `stop` ends the
+/// reading early (the summary covers what was read); `on_file_done` hears of each file
+/// read to its end (with the capture counters so far). An error that
+/// [`NeedsOnePipeline::is`] recognises means this input needs one pipeline: analyse it
+/// again with one (what was reported before it is exact, but a prefix).
 #[allow(clippy::too_many_arguments)]
 pub fn run(
     captures: Vec<PathBuf>,
@@ -139,11 +151,18 @@ pub fn run(
     on_file_done: &mut dyn FnMut(usize, &CaptureStats),
 ) -> std::io::Result<Outcome> {
     let threads = threads.max(2);
-    let workers = worker::start(threads, &config)?;
-    let (inputs, outputs, handles) = workers.split();
-    let reader = reader::start(captures, ports, config.clone(), inputs, stop.clone())?;
+    let inputs = worker::Inputs {
+        captures,
+        ports,
+        config: config.clone(),
+        stop: stop.clone(),
+    };
+    let (outputs, handles) = worker::start(threads, inputs)?;
     let mut merger = merge::Merger::new(config, threads);
-    let outcome = merger.run(reader, outputs, reporter, on_file_done);
+    let outcome = merger.run(&outputs, reporter, on_file_done);
+    // On an early return (a reporter failed, a split session) the channels close and
+    // every worker stops at its next hand-over.
+    drop(outputs);
     for h in handles {
         if let Err(panic) = h.join() {
             std::panic::resume_unwind(panic);
@@ -152,10 +171,37 @@ pub fn run(
     outcome
 }
 
+/// Why a sharded run stopped: this input needs one pipeline (a FIX session whose
+/// connections come from more than one shard key — a failover to another client address —
+/// or more named sessions than the session layer tracks over all connections).
+#[derive(Debug)]
+pub struct NeedsOnePipeline(pub String);
+
+impl std::fmt::Display for NeedsOnePipeline {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for NeedsOnePipeline {}
+
+impl NeedsOnePipeline {
+    pub(crate) fn error(why: String) -> std::io::Error {
+        std::io::Error::other(NeedsOnePipeline(why))
+    }
+
+    /// The reason, when `e` says the input needs one pipeline.
+    pub fn is(e: &std::io::Error) -> Option<&str> {
+        e.get_ref()
+            .and_then(|inner| inner.downcast_ref::<NeedsOnePipeline>())
+            .map(|n| n.0.as_str())
+    }
+}
+
 /// Which worker owns a segment's connection: a hash of (client IP, server IP, server
 /// port), so reconnects of one session (new client port) stay in one worker.
 pub(crate) fn shard_of(key: &ConnectionKey, workers: usize) -> usize {
-    // A multiplicative mix, not SipHash: it runs once per segment on the reader thread,
+    // A multiplicative mix, not SipHash: it runs once per segment in every worker,
     // and nobody gains from steering connections into one worker but the capture's owner.
     let bits = |a: std::net::IpAddr| -> u64 {
         match a {
