@@ -89,6 +89,9 @@ pub struct Ctx {
     pub cfg: Cfg,
     pub stats: ExchangeSummary,
     pub truth: Option<TruthWriter>,
+    /// CLOCK_MONOTONIC just before the read() whose bytes are being handled (the truth's
+    /// `read_call_ns`).
+    pub read_call_ns: u64,
     next_order_id: u64,
     next_exec_id: u64,
 }
@@ -143,6 +146,7 @@ impl Ctx {
             cfg,
             stats,
             truth,
+            read_call_ns: 0,
             next_order_id: 1,
             next_exec_id: 1,
         }
@@ -202,6 +206,7 @@ impl Ctx {
         let s = st.book.get_mut(idx);
         s.msg_type = msg_type;
         s.request_ns = now;
+        s.read_call_ns = self.read_call_ns;
         for (tg, v) in Fields::new(msg) {
             match tg {
                 tag::CL_ORD_ID => s.clordid.extend_from_slice(v),
@@ -601,7 +606,8 @@ impl Ctx {
         st.book.get_mut(idx).pending_stamps += 1;
     }
 
-    /// A tagged message was written at `ts` (CLOCK_MONOTONIC just before the write()).
+    /// A tagged message was written at `ts` (CLOCK_MONOTONIC just before the write()), the
+    /// write() returning at `done`.
     pub fn on_sent(
         &mut self,
         conn: (u32, u32),
@@ -609,6 +615,7 @@ impl Ctx {
         peer: &str,
         tag: u64,
         ts: u64,
+        done: u64,
     ) {
         let idx = (tag >> 1) as u32;
         let s = book.get_mut(idx);
@@ -620,6 +627,9 @@ impl Ctx {
         };
         if slot.is_none() {
             *slot = Some(ts);
+            if tag & 1 == STAGE_ACK {
+                s.ack_written_ns = Some(done);
+            }
         }
         if s.pending_stamps == 0 && s.next_fill_delay > 0 {
             let delay = std::mem::take(&mut s.next_fill_delay);
@@ -673,7 +683,13 @@ fn complete(
         s.written = true;
         if let Some(w) = truth {
             let mt = [s.msg_type];
-            let nums = [Some(s.request_ns), s.ack_ns, s.fill_ns];
+            let nums = [
+                Some(s.request_ns),
+                s.ack_ns,
+                s.fill_ns,
+                Some(s.read_call_ns),
+                s.ack_written_ns,
+            ];
             if w.write([&s.clordid, peer.as_bytes(), &mt], &nums).is_err() {
                 stats.truth_errors += 1;
             }
