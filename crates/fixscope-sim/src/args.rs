@@ -62,7 +62,8 @@ pub struct ExchangeArgs {
     /// Seed of the delay sampler.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Ground-truth CSV: clordid,session,msg_type,request_ns,ack_ns,fill_ns (CLOCK_MONOTONIC).
+    /// Ground-truth CSV: clordid,session,msg_type,request_ns,ack_ns,fill_ns,read_call_ns,ack_written_ns
+    /// (CLOCK_MONOTONIC; see fixscope_sim::truth).
     #[arg(long)]
     pub truth: Option<PathBuf>,
     /// Stop after this many seconds (default: run until SIGINT/SIGTERM).

@@ -52,9 +52,10 @@ impl OutBuf {
         self.buf.len() - self.pos
     }
 
-    /// Writes what is pending; calls `on_sent(tag, ts)` for each tagged message fully
-    /// written, `ts` being CLOCK_MONOTONIC just before the write() that completed it.
-    pub fn flush<W: Write, F: FnMut(u64, u64)>(
+    /// Writes what is pending; calls `on_sent(tag, ts, done)` for each tagged message fully
+    /// written, `ts` being CLOCK_MONOTONIC just before the write() that completed it and
+    /// `done` just after that write() returned.
+    pub fn flush<W: Write, F: FnMut(u64, u64, u64)>(
         &mut self,
         w: &mut W,
         mut on_sent: F,
@@ -68,9 +69,10 @@ impl OutBuf {
             match w.write(&self.buf[self.pos..]) {
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
                 Ok(n) => {
+                    let done = monotonic_ns();
                     self.pos += n;
                     while self.head < self.stamps.len() && self.stamps[self.head].0 <= self.pos {
-                        on_sent(self.stamps[self.head].1, ts);
+                        on_sent(self.stamps[self.head].1, ts, done);
                         self.head += 1;
                     }
                 }
@@ -153,13 +155,13 @@ mod tests {
         };
         let mut sent = Vec::new();
         assert_eq!(
-            ob.flush(&mut w, |t, _| sent.push(t)).unwrap(),
+            ob.flush(&mut w, |t, _, _| sent.push(t)).unwrap(),
             Flushed::Blocked
         );
         assert_eq!(sent, vec![1]);
         w.budget = 100;
         assert_eq!(
-            ob.flush(&mut w, |t, _| sent.push(t)).unwrap(),
+            ob.flush(&mut w, |t, _, _| sent.push(t)).unwrap(),
             Flushed::Done
         );
         assert_eq!(sent, vec![1, 2]);

@@ -84,10 +84,13 @@ fn relinquish(target: &privilege::Target, source: &LiveSource) -> Result<()> {
         keep.caps
             .push((privilege::CAP_NET_ADMIN, "to remove the tc filters at exit"));
     }
-    if fixscope_live::kernel_version().is_none_or(|v| v < (6, 5)) {
-        // Before 6.5 the kernel may gate bpf() on our own fds (counters, TCX detach).
-        keep.caps
-            .push((privilege::CAP_BPF, "bpf() on our own maps before Linux 6.5"));
+    if privilege::bpf_needs_cap_bpf()? {
+        // This kernel gates every bpf() command, even on our own fds (counters, TCX
+        // detach), on CAP_BPF (kernel.unprivileged_bpf_disabled before Linux 6.5).
+        keep.caps.push((
+            privilege::CAP_BPF,
+            "this kernel checks it for bpf() on our own maps (unprivileged_bpf_disabled)",
+        ));
     }
     keep.leave_sched_idle = capture.priority() == ConsumerPriority::Yield;
     let done = privilege::relinquish(target, &keep)?;

@@ -7,8 +7,9 @@
 //! - reading the ring (an mmap made before the drop) and `ppoll` on its fd: nothing;
 //! - reading the counters map and detaching TCX links (bpf() on fds we hold): nothing on
 //!   Linux >= 6.5, where the `unprivileged_bpf_disabled` check moved to program and map
-//!   creation; older kernels may refuse other bpf() commands without CAP_BPF, so there it is
-//!   kept;
+//!   creation; older kernels refuse every bpf() command without CAP_BPF while that sysctl is
+//!   set, so there it is kept — decided by [`bpf_needs_cap_bpf`], a probe, not by the
+//!   version (a distribution may carry the change or not);
 //! - removing our clsact filters (and the qdisc we created) at exit: CAP_NET_ADMIN, kept
 //!   only when attached with tc filters;
 //! - the yielding consumer's guard lifting the consumer out of SCHED_IDLE: instead of
@@ -34,6 +35,7 @@ pub const CAP_SETUID: u32 = 7;
 pub const CAP_SETPCAP: u32 = 8;
 pub const CAP_NET_ADMIN: u32 = 12;
 pub const CAP_SYS_RESOURCE: u32 = 24;
+pub const CAP_SYS_ADMIN: u32 = 21;
 pub const CAP_BPF: u32 = 39;
 
 /// Names of the capabilities fixscope may keep or need, for messages.
@@ -352,6 +354,45 @@ fn set_groups(target: &Target) -> Result<()> {
     Ok(())
 }
 
+/// Whether this kernel refuses bpf() commands on descriptors we already hold to a process
+/// without CAP_BPF (and CAP_SYS_ADMIN): before Linux 6.5 `kernel.unprivileged_bpf_disabled`
+/// was checked at the top of bpf() for every command; since, only where programs and maps
+/// are created. Probed, not inferred from the version: a throwaway thread drops both
+/// capabilities (capabilities are per thread; the others keep theirs) and asks for the
+/// info of descriptor -1 — EPERM if the kernel checks privilege first, EBADFD if it looks
+/// at the descriptor. Any other failure keeps CAP_BPF (the safe side).
+pub fn bpf_needs_cap_bpf() -> Result<bool> {
+    std::thread::spawn(|| -> Result<bool> {
+        let caps = thread_caps()?;
+        set_caps(caps.prm & !((1u64 << CAP_BPF) | (1u64 << CAP_SYS_ADMIN)))?;
+        // The kernel's "not a descriptor" is EBADFD here (EBADF on some paths).
+        Ok(!matches!(
+            bpf_info_of_bad_fd(),
+            Some(libc::EBADFD) | Some(libc::EBADF)
+        ))
+    })
+    .join()
+    .map_err(|_| anyhow::anyhow!("-Z: the bpf() privilege probe panicked"))?
+}
+
+/// errno of bpf(BPF_OBJ_GET_INFO_BY_FD) on descriptor -1 (None if it succeeded).
+fn bpf_info_of_bad_fd() -> Option<i32> {
+    const BPF_OBJ_GET_INFO_BY_FD: libc::c_long = 15;
+    // union bpf_attr's info member: { u32 bpf_fd, u32 info_len, u64 info }.
+    let attr: [u64; 2] = [u64::from(u32::MAX), 0];
+    // SAFETY: a 16-byte attribute the kernel reads as `info` with a null buffer of length
+    // 0; it writes nothing.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_bpf,
+            BPF_OBJ_GET_INFO_BY_FD,
+            attr.as_ptr(),
+            std::mem::size_of_val(&attr) as libc::c_uint,
+        )
+    };
+    (rc != 0).then(|| io::Error::last_os_error().raw_os_error().unwrap_or(0))
+}
+
 /// capset(2) on the calling thread: effective = permitted = `mask`, inheritable none.
 fn set_caps(mask: u64) -> Result<()> {
     const LINUX_CAPABILITY_VERSION_3: u32 = 0x2008_0522;
@@ -436,6 +477,22 @@ mod tests {
         );
         let err = resolve("no-such-user-fxs").unwrap_err().to_string();
         assert!(err.contains("no such user: no-such-user-fxs"), "{err}");
+    }
+
+    /// The probe against the kernel's own rule (Debian's kernels in `make test-kernel`
+    /// carry no backport of the 6.5 change, so there the version is a fair oracle; a test
+    /// may use it, the program does not).
+    #[test]
+    fn bpf_privilege_probe_matches_the_kernel() {
+        if thread_caps().map_or(true, |c| c.eff & (1 << CAP_SYS_ADMIN) == 0) {
+            panic!("bpf_privilege_probe_matches_the_kernel needs root (capset of its own thread)");
+        }
+        let restricted = std::fs::read_to_string("/proc/sys/kernel/unprivileged_bpf_disabled")
+            .map_or(true, |v| v.trim() != "0");
+        let before_6_5 = fixscope_live::kernel_version().is_some_and(|v| v < (6, 5));
+        assert_eq!(bpf_needs_cap_bpf().unwrap(), restricted && before_6_5);
+        // The probing thread's drop did not touch this one.
+        assert!(thread_caps().unwrap().eff & (1 << CAP_BPF) != 0);
     }
 
     #[test]

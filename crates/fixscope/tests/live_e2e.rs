@@ -45,13 +45,18 @@ const TOL: Tolerance = Tolerance {
     p50_ns: 400_000,
     p99_ns: 40_000_000,
     max_ns: 100_000_000,
+    emulated: false,
 };
 
 /// Under full CPU emulation (`make test-kernel` boots Debian's kernels in QEMU without KVM,
 /// which sets `FIXSCOPE_TEST_EMULATED_CPU=1`), the kernel's TCP path between the wire and
-/// the exchange's read takes milliseconds (median excess 2.4-6.1 ms measured on 6.1): only
-/// the loose bounds on the excess widen. The exact checks (every order's wire times inside
-/// the applications' own, quantiles between the truth's and the client's) stay as they are.
+/// the exchange's read takes milliseconds (median excess 2.4-6.1 ms measured on 6.1, 21.6 ms
+/// with the host at load 10): only the loose bounds on the excess widen — to these floors,
+/// or to the client's own round trip beyond the exchange measured in the same run where
+/// that is more (see [`Tolerance::emulated`]) — and `-t` may pass for orders that really
+/// were answered after it. The exact checks (every order's wire times inside the
+/// applications' own, quantiles between the truth's and the client's, timed_out only for
+/// orders answered after -t) stay as they are.
 fn tolerance() -> Tolerance {
     if std::env::var_os("FIXSCOPE_TEST_EMULATED_CPU").is_some_and(|v| v == "1") {
         Tolerance {
@@ -59,6 +64,7 @@ fn tolerance() -> Tolerance {
             p50_ns: 20_000_000,
             p99_ns: 400_000_000,
             max_ns: 1_000_000_000,
+            emulated: true,
             ..TOL
         }
     } else {

@@ -1,5 +1,6 @@
-//! The breakdown object's counters (`enum fxb_counter` in breakdown.h), named once by the
-//! serde names of [`BreakdownCounters`].
+//! The breakdown object's counters (`enum fxb_counter` in breakdown.h, plus the kernel's
+//! own count of the programs' skipped runs), named once by the serde names of
+//! [`BreakdownCounters`].
 
 use libbpf_rs::MapHandle;
 use serde::Serialize;
@@ -26,10 +27,18 @@ pub struct BreakdownCounters {
     /// Watched calls not recorded: MSG_PEEK / MSG_ERRQUEUE reads, writes whose entry was
     /// not seen.
     pub breakdown_skipped: u64,
+    /// Runs of the breakdown programs the kernel skipped because the same program was
+    /// already running on that CPU (the BPF trampoline's and raw tracepoint's per-program
+    /// recursion guard): on a preemptible or PREEMPT_RT kernel a task preempted inside one
+    /// of our programs makes that hook skip every other task on its CPU until it resumes.
+    /// Each skipped socket-hook run is a socket call not recorded. The kernel's own count
+    /// (`recursion_misses` of each program's `bpf_prog_info`, Linux >= 5.12; 0 before,
+    /// where the kernel had no such guard), summed over the programs.
+    pub breakdown_recursion_misses: u64,
 }
 
 impl BreakdownCounters {
-    fn from_sums(n: &[u64; NR]) -> BreakdownCounters {
+    fn from_sums(n: &[u64; NR], recursion_misses: u64) -> BreakdownCounters {
         let at = |c: C| n[c.0 as usize];
         BreakdownCounters {
             breakdown_recv_calls: at(C::FXB_CNT_RECV_CALLS),
@@ -39,12 +48,17 @@ impl BreakdownCounters {
             breakdown_writes: at(C::FXB_CNT_WRITES),
             breakdown_ring_drops: at(C::FXB_CNT_RING_DROPS),
             breakdown_skipped: at(C::FXB_CNT_SKIPPED),
+            breakdown_recursion_misses: recursion_misses,
         }
     }
 
-    pub(crate) fn read(map: &MapHandle) -> Result<BreakdownCounters, LiveError> {
+    /// The per-CPU counters of `map` summed, with the programs' recursion misses.
+    pub(crate) fn read(
+        map: &MapHandle,
+        recursion_misses: u64,
+    ) -> Result<BreakdownCounters, LiveError> {
         let sums = crate::counters::sum_per_cpu::<NR>(map, "breakdown counters")?;
-        Ok(BreakdownCounters::from_sums(&sums))
+        Ok(BreakdownCounters::from_sums(&sums, recursion_misses))
     }
 }
 
@@ -59,10 +73,15 @@ mod tests {
         for (i, v) in n.iter_mut().enumerate() {
             *v = 1 << i;
         }
-        let named = counters_of(&BreakdownCounters::from_sums(&n));
-        assert_eq!(named.len(), NR, "{named:?}");
+        let named = counters_of(&BreakdownCounters::from_sums(&n, 1 << NR));
+        // The header's counters, then the kernel's recursion misses.
+        assert_eq!(named.len(), NR + 1, "{named:?}");
         // Distinct powers of two, in the header's order.
         assert!(named.windows(2).all(|w| w[0].1 < w[1].1), "{named:?}");
-        assert_eq!(named.iter().map(|(_, v)| v).sum::<u64>(), (1 << NR) - 1);
+        assert_eq!(
+            named.iter().map(|(_, v)| v).sum::<u64>(),
+            (1 << (NR + 1)) - 1
+        );
+        assert_eq!(named[NR].0, "breakdown_recursion_misses");
     }
 }

@@ -153,7 +153,19 @@ impl Breakdown {
     }
 
     pub(crate) fn counters(&self) -> Result<BreakdownCounters, LiveError> {
-        BreakdownCounters::read(&self.counters)
+        BreakdownCounters::read(&self.counters, self.recursion_misses()?)
+    }
+
+    /// Runs of our programs the kernel skipped (their per-program recursion guard), summed:
+    /// `bpf_prog_info.recursion_misses`, which the kernel keeps even after a program is
+    /// detached, so the summary read after detaching still has every miss.
+    fn recursion_misses(&self) -> Result<u64, LiveError> {
+        self.progs.iter().try_fold(0u64, |sum, (name, fd)| {
+            let info = sys::prog_info_by_fd(fd.as_raw_fd()).map_err(|e| {
+                LiveError::bpf(format!("reading {name}'s info (recursion misses)"), e)
+            })?;
+            Ok(sum + info.recursion_misses)
+        })
     }
 
     pub(crate) fn limits(&self) -> &[String] {

@@ -382,12 +382,8 @@ pub fn verify_direction_allowing(
 }
 
 /// Everything the exchange promises: both directions complete and ordered, directions and
-/// ports right, and each request captured before the response it caused.
-pub fn verify_exchange(caps: &[Cap], server: SocketAddr, client: &Log, srv: &Log) {
-    verify_exchange_allowing(caps, server, client, srv, Allow::default());
-}
-
-/// [`verify_exchange`] accepting what `allow` proves happened.
+/// ports right, and each request captured before the response it caused — accepting only
+/// what `allow` proves happened.
 pub fn verify_exchange_allowing(
     caps: &[Cap],
     server: SocketAddr,

@@ -30,6 +30,7 @@ fn live_source_delivers_segments_clock_counters_and_closes() {
     require_root("live_source_delivers_segments_clock_counters_and_closes");
     let bind: SocketAddr = "127.0.0.1:0".parse().expect("addr");
     let (addr, server) = spawn_server(None, bind);
+    let retrans_before = retransmitted_segments(None);
     let mut cfg = LiveConfig::new("lo", PortSet::single(addr.port()));
     cfg.ring_bytes = 32 << 20;
     let mut source = LiveSource::open(&cfg).expect("open");
@@ -65,7 +66,13 @@ fn live_source_delivers_segments_clock_counters_and_closes() {
             })
             .expect("poll");
     }
-    verify_exchange(&caps, addr, &clog, &slog);
+    verify_exchange_allowing(
+        &caps,
+        addr,
+        &clog,
+        &slog,
+        retransmissions_since(retrans_before),
+    );
 
     // The clock is the one of the kernel's timestamps, and the offset makes it UNIX time.
     let t1 = source.now_ns().expect("clock");
@@ -73,14 +80,23 @@ fn live_source_delivers_segments_clock_counters_and_closes() {
         caps.iter().all(|c| (t0..=t1).contains(&c.ts)),
         "segment times within [{t0}, {t1}]"
     );
-    let unix_now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .expect("after 1970")
-        .as_nanos() as i128;
-    let mapped = i128::from(source.now_ns().expect("clock")) + i128::from(source.unix_offset_ns());
+    // UNIX time read before and after the monotonic one brackets it, however long this
+    // thread stopped between the reads: the mapping must land inside, give or take the
+    // offset's own error (50 ms). A wall-clock step since the open still fails it (the 7.3
+    // guest under TCG, 70 ms: docs/kernels.md, round 2).
+    let unix = || {
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .expect("after 1970")
+            .as_nanos() as i128
+    };
+    let unix_before = unix();
+    let mono = source.now_ns().expect("clock");
+    let unix_after = unix();
+    let mapped = i128::from(mono) + i128::from(source.unix_offset_ns());
     assert!(
-        (mapped - unix_now).abs() < 50_000_000,
-        "monotonic + offset = {mapped}, UNIX time {unix_now}"
+        unix_before - 50_000_000 < mapped && mapped < unix_after + 50_000_000,
+        "monotonic + offset = {mapped}, UNIX time read around it {unix_before}..{unix_after}"
     );
 
     std::thread::sleep(Duration::from_millis(250)); // past the counters' cache period
@@ -127,7 +143,19 @@ fn counter(all: &[(String, u64)], name: &str) -> u64 {
 
 /// One exchange on lo with a source attached and nothing read meanwhile: all of it waits
 /// in the rings. Returns the source, the server address and the client's and server's logs.
-fn exchange_unread() -> (LiveSource, SocketAddr, Log, Log) {
+/// What a byte-exact check must accept: the retransmissions lo's kernel (this namespace's)
+/// counted since `before` (under QEMU's TCG an ACK can be later than a loss probe's timer).
+fn retransmissions_since(before: u64) -> Allow {
+    Allow {
+        retransmitted: retransmitted_segments(None) - before,
+        late: 0,
+    }
+}
+
+/// An exchange on lo under a fresh source, not yet read; with lo's retransmissions count
+/// from before it.
+fn exchange_unread() -> (LiveSource, SocketAddr, Log, Log, u64) {
+    let retrans_before = retransmitted_segments(None);
     let bind: SocketAddr = "127.0.0.1:0".parse().expect("addr");
     let (addr, server) = spawn_server(None, bind);
     let mut cfg = LiveConfig::new("lo", PortSet::single(addr.port()));
@@ -136,7 +164,7 @@ fn exchange_unread() -> (LiveSource, SocketAddr, Log, Log) {
     let client = spawn_client(None, addr, default_plan());
     let clog = client.join().expect("client thread").expect("client");
     let slog = server.join().expect("server thread").expect("server");
-    (source, addr, clog, slog)
+    (source, addr, clog, slog, retrans_before)
 }
 
 #[test]
@@ -147,7 +175,7 @@ fn a_stop_detaches_and_leaves_the_backlog_readable_and_what_stays_unread_is_coun
     );
 
     // Stopped, then drained: every byte captured before the stop is still there.
-    let (mut source, addr, clog, slog) = exchange_unread();
+    let (mut source, addr, clog, slog, retrans_before) = exchange_unread();
     let kind = source.capture().attach_kind();
     assert!(
         source.stop_capture().expect("stop"),
@@ -167,13 +195,19 @@ fn a_stop_detaches_and_leaves_the_backlog_readable_and_what_stays_unread_is_coun
             break;
         }
     }
-    verify_exchange(&caps, addr, &clog, &slog);
+    verify_exchange_allowing(
+        &caps,
+        addr,
+        &clog,
+        &slog,
+        retransmissions_since(retrans_before),
+    );
     source.close().expect("close");
     let summary = source.counters();
     assert_eq!(counter(&summary, "unread_records_at_exit"), 0);
 
     // Closed without reading: every record is counted as unread, none silently lost.
-    let (mut source, _, _, _) = exchange_unread();
+    let (mut source, _, _, _, _) = exchange_unread();
     source.close().expect("close");
     let summary = source.counters();
     let records = counter(&summary, "kernel_records");

@@ -306,7 +306,7 @@ impl Client {
                 ..
             } = s;
             let mask = *mask;
-            let result = out.flush(stream, |num, ts| mark_sent(c, ring, mask, num, ts));
+            let result = out.flush(stream, |num, ts, _| mark_sent(c, ring, mask, num, ts));
             match result {
                 Ok(Flushed::Done) => {
                     if s.closing {

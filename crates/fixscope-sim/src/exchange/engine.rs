@@ -136,6 +136,9 @@ pub struct Ctx {
     pub cfg: Cfg,
     pub stats: ExchangeSummary,
     pub truth: Option<TruthWriter>,
+    /// CLOCK_MONOTONIC just before the read() whose bytes are being handled (the truth's
+    /// `read_call_ns`).
+    pub read_call_ns: u64,
     next_order_id: u64,
     next_exec_id: u64,
     /// Sessions whose connection closed, by CompIDs: a reconnect continues them.
@@ -201,6 +204,7 @@ impl Ctx {
             cfg,
             stats,
             truth,
+            read_call_ns: 0,
             next_order_id: 1,
             next_exec_id: 1,
             parked: HashMap::new(),
@@ -358,6 +362,7 @@ impl Ctx {
         s.msg_type = msg_type;
         s.request_ns = now;
         s.epoch = epoch;
+        s.read_call_ns = self.read_call_ns;
         let mut poss_resend = false;
         for (tg, v) in Fields::new(msg) {
             match tg {
@@ -861,7 +866,8 @@ impl Ctx {
         st.book.get_mut(idx).pending_stamps += 1;
     }
 
-    /// A tagged message was written at `ts` (CLOCK_MONOTONIC just before the write()).
+    /// A tagged message was written at `ts` (CLOCK_MONOTONIC just before the write()), the
+    /// write() returning at `done`.
     pub fn on_sent(
         &mut self,
         conn: (u32, u32),
@@ -870,6 +876,7 @@ impl Ctx {
         client: &[u8],
         tag: u64,
         ts: u64,
+        done: u64,
     ) {
         let idx = (tag >> 1) as u32;
         let s = book.get_mut(idx);
@@ -881,6 +888,9 @@ impl Ctx {
         };
         if slot.is_none() {
             *slot = Some(ts);
+            if tag & 1 == STAGE_ACK {
+                s.ack_written_ns = Some(done);
+            }
         }
         if s.pending_stamps == 0 && s.next_fill_delay > 0 {
             let delay = std::mem::take(&mut s.next_fill_delay);
@@ -943,7 +953,13 @@ fn complete(book: &mut OrderBook, sinks: Sinks<'_>, peer: &str, client: &[u8], i
         s.written = true;
         if let Some(w) = truth {
             let mt = [s.msg_type];
-            let nums = [Some(s.request_ns), s.ack_ns, s.fill_ns];
+            let nums = [
+                Some(s.request_ns),
+                s.ack_ns,
+                s.fill_ns,
+                Some(s.read_call_ns),
+                s.ack_written_ns,
+            ];
             if w.write([&s.clordid, peer.as_bytes(), &mt], &nums).is_err() {
                 stats.truth_errors += 1;
             }

@@ -419,6 +419,8 @@ impl Exchange {
         let mut close = false;
         if sys::is_readable(events) || sys::is_error_or_hup(events) {
             for _ in 0..MAX_READS_PER_EVENT {
+                // read_call_ns: just before the read() (the truth's bracket of it).
+                self.ctx.read_call_ns = monotonic_ns();
                 match conn.inbuf.read_from(&mut conn.stream) {
                     Ok(ReadOutcome::Data) => {
                         // request_ns: right after the read() that returned the last byte.
@@ -472,8 +474,8 @@ impl Exchange {
                 ..
             } = &mut conn.st;
             let id = (idx, conn.gen);
-            let result = out.flush(&mut conn.stream, |tag, ts| {
-                ctx.on_sent(id, book, peer, client_comp_id, tag, ts)
+            let result = out.flush(&mut conn.stream, |tag, ts, done| {
+                ctx.on_sent(id, book, peer, client_comp_id, tag, ts, done)
             });
             match result {
                 Ok(Flushed::Done) => {
@@ -537,8 +539,8 @@ impl Exchange {
                 let ctx = &mut self.ctx;
                 // Best effort: whatever is still queued (e.g. our Logout) goes out now.
                 let id = (idx, conn.gen);
-                let _ = out.flush(&mut conn.stream, |tag, ts| {
-                    ctx.on_sent(id, book, peer, client_comp_id, tag, ts)
+                let _ = out.flush(&mut conn.stream, |tag, ts, done| {
+                    ctx.on_sent(id, book, peer, client_comp_id, tag, ts, done)
                 });
             }
             self.close_conn(idx);

@@ -38,6 +38,10 @@ pub struct Slot {
     pub request_ns: u64,
     pub ack_ns: Option<u64>,
     pub fill_ns: Option<u64>,
+    /// Just before the read() that returned the request's last byte.
+    pub read_call_ns: u64,
+    /// Just after the write() that `ack_ns` preceded returned.
+    pub ack_written_ns: Option<u64>,
     /// Resting in the ClOrdID index.
     pub live: bool,
     /// A timer (ack or fill) refers to this slot; `timer_token` invalidates stale ones.
@@ -75,6 +79,8 @@ impl Slot {
         self.request_ns = 0;
         self.ack_ns = None;
         self.fill_ns = None;
+        self.read_call_ns = 0;
+        self.ack_written_ns = None;
         self.live = false;
         self.timer_armed = false;
         self.fills_done = 0;
