@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Where the one pipeline's time goes (issue #22, BENCHMARKS.md §2d): `perf record` of
-# `fixscope pcap CAP -p PORT --json --threads 1` on bench-offline.sh's capture, the samples
-# summed per thread and, on the pipeline thread, per candidate stage of a two-stage split:
+# `fixscope pcap CAP -p PORT --json` on 2 CPUs (the default there: one pipeline and its
+# reading thread) on bench-offline.sh's capture, the samples summed per thread and, on the
+# pipeline thread, per candidate stage of a two-stage split:
 #
 #   A  = what is per connection and needs no session state: the connection table, TCP
 #        reassembly, FIX framing (checksum, BodyLength) — could run on the reading thread;
@@ -34,7 +35,9 @@ BIN=$CARGO_TARGET_DIR/release/fixscope
 DATA=$WORK/profile.perf
 mkdir -p "$WORK"
 cat "$CAP" >/dev/null
-perf record -q -F 4999 -o "$DATA" -- "$BIN" pcap "$CAP" -p "$PORT" --json --threads 1 \
+# On 2 CPUs (taskset: the default counts the CPUs it may use) the default is one pipeline
+# with its reading thread, on any host.
+perf record -q -F 4999 -o "$DATA" -- taskset -c 0,1 "$BIN" pcap "$CAP" -p "$PORT" --json \
     >"$WORK/profile-out.json" 2>"$WORK/profile-stderr.txt"
 
 CLOSURE='fixscope_core::pipeline::MessageSink::stream_event::{{closure}}'
