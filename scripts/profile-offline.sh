@@ -35,28 +35,44 @@ BIN=$CARGO_TARGET_DIR/release/fixscope
 DATA=$WORK/profile.perf
 mkdir -p "$WORK"
 cat "$CAP" >/dev/null
-# On 2 CPUs (taskset: the default counts the CPUs it may use) the default is one pipeline
-# with its reading thread, on any host.
-perf record -q -F 4999 -o "$DATA" -- taskset -c 0,1 "$BIN" pcap "$CAP" -p "$PORT" --json \
+# On 2 CPUs (taskset: the default counts the CPUs it may use; perf itself pinned, so the
+# profiled command is not an exec inside the record) the default is one pipeline with its
+# reading thread, on any host.
+taskset -c 0,1 perf record -q -F 4999 -o "$DATA" -- "$BIN" pcap "$CAP" -p "$PORT" --json \
     >"$WORK/profile-out.json" 2>"$WORK/profile-stderr.txt"
 
-CLOSURE='fixscope_core::pipeline::MessageSink::stream_event::{{closure}}'
-# Share of the closure's samples in field extraction (its own annotate lines, by file).
-extract_share=$(perf annotate -i "$DATA" --stdio -l "$CLOSURE" 2>/dev/null |
-    grep -E '^\s+[0-9.]+\s+\S+\.rs:[0-9]+' |
-    awk '{ split($2, f, ":"); t += $1; if (f[1] ~ /^(facts|message|scan)\.rs$/) x += $1 }
-         END { printf "%.4f\n", (t > 0 ? x / t : 0) }')
+# Symbols that inline field extraction into routing (which ones depends on the compiler's
+# inlining): each one's share of samples in extraction, from its annotate lines by file.
+MIXED=(
+    'fixscope_core::pipeline::MessageSink::stream_event::{{closure}}'
+    'fixscope_core::pipeline::Router::on_message'
+    'fixscope_core::pipeline::MessageSink::stream_event'
+)
+shares=""
+for sym in "${MIXED[@]}"; do
+    share=$(perf annotate -i "$DATA" --stdio -l "$sym" 2>/dev/null |
+        grep -E '^\s+[0-9.]+\s+\S+\.rs:[0-9]+' |
+        awk '{ split($2, f, ":"); t += $1; if (f[1] ~ /^(facts|message|scan)\.rs$/) x += $1 }
+             END { if (t > 0) printf "%.4f\n", x / t }' || true)
+    [[ -n $share ]] && shares+="$sym=$share;"
+done
+[[ -n $shares ]] || { echo "no routing symbol found to split (inlining changed?): ${MIXED[*]}" >&2; exit 1; }
+echo "extraction share of the routing symbols: $shares"
 
 perf report -i "$DATA" --no-children -g none --sort comm,symbol --percent-limit 0 -t '|' 2>/dev/null |
     grep -v '^#' | grep '|' |
-    awk -F'|' -v xs="$extract_share" -v closure="$CLOSURE" '
+    awk -F'|' -v shares="$shares" '
     function trim(s) { gsub(/^[ \t]+|[ \t]+$/, "", s); return s }
+    BEGIN {
+        n = split(shares, kv, ";")
+        for (i = 1; i <= n; i++) if (kv[i] != "") { j = index(kv[i], "="); xs[substr(kv[i], 1, j - 1)] = substr(kv[i], j + 1) }
+    }
     {
         pct = trim($1); sub(/%/, "", pct); comm = trim($2); sym = trim($3)
         sub(/^\[[.k]\] /, "", sym)
         thread[comm] += pct
         if (comm != "fixscope") next
-        if (sym == closure) { stage["X"] += pct * xs; stage["B"] += pct * (1 - xs); next }
+        if (sym in xs) { stage["X"] += pct * xs[sym]; stage["B"] += pct * (1 - xs[sym]); next }
         # hashbrown `find` out of line: the connection table lookup per segment (a
         # `--call-graph dwarf` run put every sampled caller in the inlined on_segment).
         if (sym ~ /reassembly|framing|frame_one|byte_sum|Pipeline::on_segment|Pipeline::housekeeping|ClosedConnections|^hashbrown::raw::RawTable<T,A>::find$/)
@@ -71,7 +87,7 @@ perf report -i "$DATA" --no-children -g none --sort comm,symbol --percent-limit 
     END {
         printf "samples per thread (%% of the run):\n"
         for (t in thread) printf "  %-16s %6.2f\n", t, thread[t]
-        printf "pipeline thread by candidate stage (%% of the run; closure split %.0f%% X):\n", xs * 100
+        printf "pipeline thread by candidate stage (%% of the run):\n"
         n = split("A X B ?", order, " ")
         for (i = 1; i <= n; i++) printf "  %-3s %6.2f\n", order[i], stage[order[i]]
         r = thread["fixscope-reader"]
