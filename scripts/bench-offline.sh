@@ -145,10 +145,13 @@ done
 if (( ${PER_THREAD:-1} )) && command -v perf >/dev/null; then
     echo
     echo "CPU seconds per thread (perf, 2 kHz; one run each):"
-    for t in 1 ${PER_THREAD_SWEEP:-2 4 8}; do
+    # d: the default (no --threads); 1: everything on one thread (no reading thread).
+    for t in d 1 ${PER_THREAD_SWEEP:-2 4 8}; do
         cat "$CAP" >/dev/null
+        flag=(--threads "$t")
+        [[ $t == d ]] && flag=()
         perf record -q -F 2000 -o "$WORK/perf-t$t.data" "${BIN[this]}" pcap "$CAP" -p "$PORT" --json \
-            --threads "$t" >/dev/null 2>&1 || { echo "  perf record failed"; break; }
+            "${flag[@]}" >/dev/null 2>&1 || { echo "  perf record failed"; break; }
         printf '  --threads %-2s' "$t"
         perf report -i "$WORK/perf-t$t.data" --sort comm -F sample,comm -g none 2>/dev/null |
             awk '$1 ~ /^[0-9]+$/ {printf "  %s %.3f", $2, $1/2000}'

@@ -323,6 +323,8 @@ pub struct PcapArgs {
     /// on one pipeline. A FIX session whose connections come from several (client IP,
     /// server IP, server port) — a failover — cannot be split: the run says so on stderr
     /// and analyses the capture again on one pipeline (stdout is held back until the end).
+    /// `--threads 1` runs everything on one thread: the pipeline reads the captures itself,
+    /// no reading thread (BENCHMARKS.md §2d).
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
 }

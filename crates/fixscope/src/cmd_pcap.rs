@@ -8,7 +8,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use fixscope_core::prefetch::CaptureSource;
+use fixscope_core::prefetch::{CaptureFiles, CaptureSource, InlineCaptureSource};
 use fixscope_core::segment::Segment;
 use fixscope_core::shutdown::Shutdown;
 use fixscope_core::source::{Counter, Flow, Polled, Source, SourceError};
@@ -55,8 +55,9 @@ pub fn run(args: &PcapArgs) -> Result<ExitCode> {
     run_one(args, captures, config, &stop)
 }
 
-/// `fixscope pcap` on one pipeline (with its reading thread): `--threads 1`, stdin, and
-/// the inputs a sharded run hands back.
+/// `fixscope pcap` on one pipeline: with its reading thread (the default below
+/// [`MIN_CORES_TO_SHARD`] cores, stdin, the inputs a sharded run hands back), or on the
+/// calling thread alone when `--threads 1` asks for one thread.
 fn run_one(
     args: &PcapArgs,
     captures: Vec<PathBuf>,
@@ -70,9 +71,14 @@ fn run_one(
     };
     let mut reporters = output::reporters(&args.analysis)?;
     let progress = ReadProgress::start(&captures, args.analysis.verbose);
+    let ports = args.analysis.ports.clone();
+    let capture: Box<dyn CaptureFiles> = if args.threads == Some(1) {
+        Box::new(InlineCaptureSource::new(captures, ports, stop.clone()))
+    } else {
+        Box::new(CaptureSource::new(captures, ports).context("cannot start the capture reader")?)
+    };
     let mut source = WithProgress {
-        capture: CaptureSource::new(captures, args.analysis.ports.clone())
-            .context("cannot start the capture reader")?,
+        capture,
         verbose: args.analysis.verbose,
         progress,
     };
@@ -259,7 +265,7 @@ impl Spool {
 
 /// The capture source, saying which files it has read when `-v` asks.
 struct WithProgress {
-    capture: CaptureSource,
+    capture: Box<dyn CaptureFiles>,
     verbose: bool,
     /// The progress bar (a terminal on stderr only).
     progress: Option<ReadProgress>,

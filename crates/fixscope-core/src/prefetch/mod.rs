@@ -11,8 +11,11 @@
 //! [`read_captures_in_background`] drives it with callbacks.
 
 pub(crate) mod batch;
+mod inline;
 #[cfg(test)]
 mod tests;
+
+pub use inline::InlineCaptureSource;
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender};
@@ -52,6 +55,24 @@ enum Event {
 pub struct FinishedFile {
     pub path: PathBuf,
     pub stats: CaptureStats,
+}
+
+/// A [`Source`] of capture files: which files were read to their end, and the counters.
+pub trait CaptureFiles: Source {
+    /// The files read to their end since the last call, in order (for `-v` progress).
+    fn finished_files(&mut self) -> Vec<FinishedFile>;
+    /// The capture counters of everything handed out: final once a poll returned `Ended`
+    /// (or the error).
+    fn stats(&self) -> CaptureStats;
+}
+
+impl CaptureFiles for CaptureSource {
+    fn finished_files(&mut self) -> Vec<FinishedFile> {
+        CaptureSource::finished_files(self)
+    }
+    fn stats(&self) -> CaptureStats {
+        CaptureSource::stats(self)
+    }
 }
 
 /// Capture files as a [`Source`]: read and decoded in file order on a reader thread, handed

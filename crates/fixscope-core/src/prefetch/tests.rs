@@ -171,7 +171,7 @@ fn a_consumer_that_stops_ends_the_reader() {
 
 /// Polls `source` until it ends, stopping the consumer after every `stop_every` segments
 /// (0: never). Returns every segment, and the files finished in order.
-fn drain(source: &mut CaptureSource, stop_every: usize) -> (Vec<Seen>, Vec<FinishedFile>) {
+fn drain(source: &mut dyn CaptureFiles, stop_every: usize) -> (Vec<Seen>, Vec<FinishedFile>) {
     let mut all = Vec::new();
     let mut files = Vec::new();
     loop {
@@ -387,4 +387,127 @@ fn capture_source_poll_waits_at_most_wait() {
     let (got, files) = drain(&mut source, 0);
     assert_eq!(got, expected);
     assert_eq!(files[0].path, fifo);
+}
+
+/// `--threads 1`: the same segments, files, counters and errors as the reading thread,
+/// read on the calling thread.
+#[test]
+fn inline_source_hands_what_the_reading_thread_hands() {
+    let dir = tempfile::tempdir().unwrap();
+    let paths = vec![
+        dir.path().join("a.pcap"),
+        dir.path().join("b.pcap"),
+        dir.path().join("c.pcap"),
+    ];
+    write(&paths[0], 2 * BATCH_SEGMENTS as u32 + 5, false);
+    write(&paths[1], 0, false);
+    write(&paths[2], 7, false);
+    let ports = PortSet::single(9878);
+    let mut threaded = CaptureSource::new(paths.clone(), ports.clone()).unwrap();
+    let (expected, expected_files) = drain(&mut threaded, 0);
+    let mut inline = InlineCaptureSource::new(paths, ports, crate::shutdown::Shutdown::new());
+    assert_eq!((inline.now_ns(), inline.unix_offset_ns()), (None, 0));
+    let (got, files) = drain(&mut inline, 0);
+    assert_eq!(got.len(), 2 * BATCH_SEGMENTS + 12);
+    assert_eq!(got, expected);
+    assert_eq!(
+        files, expected_files,
+        "every file, with its counters so far"
+    );
+    assert_eq!(CaptureFiles::stats(&inline), CaptureFiles::stats(&threaded));
+    assert_eq!(inline.counters(), threaded.counters());
+    assert!(inline.interval_counters().is_empty());
+    let polled = inline
+        .poll(Duration::ZERO, &mut |_| Flow::Continue)
+        .unwrap();
+    assert_eq!(polled, Polled::Ended);
+    inline.close().unwrap();
+}
+
+/// A damaged file: its good segments in one poll, the error (naming it) in the next, so a
+/// driver counts them delivered and prints the summary before the error.
+#[test]
+fn inline_source_errors_after_the_good_segments_in_a_poll_of_their_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let paths = vec![
+        dir.path().join("good.pcap"),
+        dir.path().join("bad.pcap"),
+        dir.path().join("never.pcap"),
+    ];
+    write(&paths[0], 3, false);
+    write(&paths[1], BATCH_SEGMENTS as u32 + 3, true);
+    write(&paths[2], 5, false);
+    let (expected, _) = sequential(&paths[..2], &PortSet::single(9878));
+    let mut source = InlineCaptureSource::new(
+        paths,
+        PortSet::single(9878),
+        crate::shutdown::Shutdown::new(),
+    );
+    let mut got = Vec::new();
+    let mut polls = Vec::new();
+    let err = loop {
+        match source.poll(Duration::ZERO, &mut |s| {
+            got.push(seen(s));
+            Flow::Continue
+        }) {
+            Ok(Polled::Segments(n)) => polls.push((n, source.finished_files().len())),
+            Ok(Polled::Ended) => panic!("ended without the error"),
+            Err(e) => break e,
+        }
+    };
+    assert_eq!(got, expected);
+    assert_eq!(polls, vec![(3, 1), (BATCH_SEGMENTS + 3, 0)]);
+    assert!(err.to_string().contains("bad.pcap"), "{err}");
+    let polled = source
+        .poll(Duration::ZERO, &mut |_| Flow::Continue)
+        .unwrap();
+    assert_eq!(polled, Polled::Ended);
+
+    let missing = dir.path().join("missing.pcap");
+    let mut source = InlineCaptureSource::new(
+        vec![missing],
+        PortSet::single(9878),
+        crate::shutdown::Shutdown::new(),
+    );
+    let err = source
+        .poll(Duration::ZERO, &mut |_| Flow::Continue)
+        .unwrap_err();
+    assert!(err.to_string().contains("missing.pcap"), "{err}");
+}
+
+/// Ctrl-C (the shutdown) and a consumer's stop end the reading at that segment.
+#[test]
+fn inline_source_stops_at_the_segment_where_it_is_told() {
+    let dir = tempfile::tempdir().unwrap();
+    let paths = vec![dir.path().join("big.pcap"), dir.path().join("b.pcap")];
+    write(&paths[0], 3 * BATCH_SEGMENTS as u32, false);
+    write(&paths[1], 5, false);
+    let (expected, _) = sequential(&paths, &PortSet::single(9878));
+    let stop = crate::shutdown::Shutdown::new();
+    let mut source = InlineCaptureSource::new(paths.clone(), PortSet::single(9878), stop.clone());
+    let mut got = Vec::new();
+    let polled = source
+        .poll(Duration::ZERO, &mut |s| {
+            got.push(seen(s));
+            if got.len() == 100 {
+                stop.trigger();
+            }
+            Flow::Continue
+        })
+        .unwrap();
+    assert_eq!(polled, Polled::Segments(100));
+    assert_eq!(got, expected[..100]);
+    assert!(source.finished_files().is_empty());
+    let polled = source
+        .poll(Duration::ZERO, &mut |_| Flow::Continue)
+        .unwrap();
+    assert_eq!(polled, Polled::Ended);
+
+    let mut source = InlineCaptureSource::new(
+        paths,
+        PortSet::single(9878),
+        crate::shutdown::Shutdown::new(),
+    );
+    let (got, _) = drain(&mut source, 10);
+    assert_eq!(got, expected[..10], "a consumer's stop ends the reading");
 }
