@@ -153,6 +153,14 @@ pub struct Ctx {
     pub order_truth: Option<std::io::BufWriter<std::fs::File>>,
 }
 
+/// One tagged message handed to write(): its tag (slot and stage), CLOCK_MONOTONIC just
+/// before the write() (`ts`) and when the write() returned (`done`).
+pub struct Written {
+    pub tag: u64,
+    pub ts: u64,
+    pub done: u64,
+}
+
 /// An ExecutionReport to encode.
 struct Er<'a> {
     clordid: &'a [u8],
@@ -866,18 +874,16 @@ impl Ctx {
         st.book.get_mut(idx).pending_stamps += 1;
     }
 
-    /// A tagged message was written at `ts` (CLOCK_MONOTONIC just before the write()), the
-    /// write() returning at `done`.
+    /// A tagged message was written (see [`Written`]).
     pub fn on_sent(
         &mut self,
         conn: (u32, u32),
         book: &mut OrderBook,
         peer: &str,
         client: &[u8],
-        tag: u64,
-        ts: u64,
-        done: u64,
+        written: Written,
     ) {
+        let Written { tag, ts, done } = written;
         let idx = (tag >> 1) as u32;
         let s = book.get_mut(idx);
         s.pending_stamps = s.pending_stamps.saturating_sub(1);

@@ -21,7 +21,7 @@ use crate::session::{SessionStats, State, Tick, Tx};
 use crate::sys::{self, Epoll, TimerFd};
 use crate::truth::{TruthWriter, EXCHANGE_HEADER};
 use crate::wire_truth::{write_session_truth, SessionTruthRecord};
-use engine::{Cfg, ConnState, Ctx};
+use engine::{Cfg, ConnState, Ctx, Written};
 use std::io::Write as _;
 
 const LISTENER: u64 = 0;
@@ -475,7 +475,7 @@ impl Exchange {
             } = &mut conn.st;
             let id = (idx, conn.gen);
             let result = out.flush(&mut conn.stream, |tag, ts, done| {
-                ctx.on_sent(id, book, peer, client_comp_id, tag, ts, done)
+                ctx.on_sent(id, book, peer, client_comp_id, Written { tag, ts, done })
             });
             match result {
                 Ok(Flushed::Done) => {
@@ -540,7 +540,7 @@ impl Exchange {
                 // Best effort: whatever is still queued (e.g. our Logout) goes out now.
                 let id = (idx, conn.gen);
                 let _ = out.flush(&mut conn.stream, |tag, ts, done| {
-                    ctx.on_sent(id, book, peer, client_comp_id, tag, ts, done)
+                    ctx.on_sent(id, book, peer, client_comp_id, Written { tag, ts, done })
                 });
             }
             self.close_conn(idx);
