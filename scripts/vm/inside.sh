@@ -28,6 +28,15 @@ for m in sch_ingress cls_bpf veth 8021q; do
     fi
 done
 ip link set lo up
+# udev's coldplug runs the host's 85-hwclock.rules for rtc0 (`hwclock --hctosys`) in the guest:
+# a step of the guest's wall clock, as large as its drift from the emulated RTC (under TCG the
+# guest's TSC can be miscalibrated: "tsc: Unable to calibrate against PIT"; 70 ms on 7.3). A
+# step while a test runs moves UNIX time against the monotonic clock under the test's feet;
+# let it happen first. The offset is printed at start and end: a step during the run shows.
+command -v udevadm >/dev/null && { udevadm settle --timeout=300 || echo "udevadm settle: timed out"; }
+wall_offset() { python3 -c 'import time; print(time.clock_gettime_ns(time.CLOCK_REALTIME) - time.clock_gettime_ns(time.CLOCK_MONOTONIC))'; }
+start_offset=$(wall_offset)
+echo "== CLOCK_REALTIME - CLOCK_MONOTONIC at start: $start_offset ns"
 for t in tc ip tcpdump tshark; do
     command -v "$t" >/dev/null || fail "$t not found in the VM"
 done
@@ -102,5 +111,7 @@ if [ "$phases" = all ]; then
     run "breakdown e2e" "$repo/crates/fixscope" "$breakdown_bin" --test-threads=1 --nocapture
 fi
 
+end_offset=$(wall_offset)
+echo "== CLOCK_REALTIME - CLOCK_MONOTONIC at end: $end_offset ns (moved $(( (end_offset - start_offset) / 1000 )) us during the run)"
 echo "FIXSCOPE-VM-RESULT $failures"
 exit $((failures > 0))

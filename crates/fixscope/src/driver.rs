@@ -18,6 +18,9 @@ use crate::tui::{Tui, View};
 /// How long one poll of a live source may wait before the loop looks at the clock, keys
 /// and signals.
 const POLL_WAIT: Duration = Duration::from_millis(20);
+/// The longest a live interval line's source counters (kernel records, drops, …) may lag the
+/// interval's end: re-read at least this often (at most 20 map reads a second more).
+const SOURCE_COUNTERS_MAX_AGE: Duration = Duration::from_millis(50);
 /// After a stop, the most a live source's backlog is drained for. A consumer that kept up
 /// empties its rings in milliseconds; one that fell behind (a full 64 MiB of rings is about
 /// 10^6 messages, a quarter of a second of work) still finishes well inside this. What is
@@ -74,6 +77,7 @@ pub fn drive_with(
     let mut failure: Option<SourceError> = None;
     let mut report_error: Option<std::io::Error> = None;
     let mut interval_source = Vec::new();
+    let mut source_counters_read_at: Option<Instant> = None;
     // Set at a stop when the source still holds captured data: the loop then runs on,
     // without taking in anything new, until the source is empty or this instant.
     let mut draining_until: Option<Instant> = None;
@@ -102,8 +106,14 @@ pub fn drive_with(
         // requests whose responses were waiting in the ring (wrong `timed_out`/`late`).
         let polled_at = source.now_ns();
         let due = polled_at.is_none_or(|now| pipeline.interval_due(now));
-        if due {
+        // A poll that runs across an interval's end (a busy or descheduled consumer) ends
+        // that interval from inside the poll, with the counters read before the poll: never
+        // let them be older than SOURCE_COUNTERS_MAX_AGE (they once stayed at the start's
+        // zeros through four one-second intervals under load).
+        let stale = source_counters_read_at.is_none_or(|t| t.elapsed() >= SOURCE_COUNTERS_MAX_AGE);
+        if due || stale {
             interval_source = source.interval_counters();
+            source_counters_read_at = Some(Instant::now());
         }
         let polled = source.poll_captured(POLL_WAIT, &mut |captured| {
             let segment = match captured {
@@ -142,6 +152,7 @@ pub fn drive_with(
         if let Some(now_ns) = polled_at {
             if pipeline.interval_due(now_ns) {
                 interval_source = source.interval_counters();
+                source_counters_read_at = Some(Instant::now());
             }
             // A quiet wire still ends intervals and raises `-t` alerts.
             pipeline.advance_to(now_ns, &interval_source, reporter)?;
