@@ -13,8 +13,11 @@
 # QEMU runs without KVM (--disable-kvm): with KVM, `-cpu host` aborts on these machines
 # ("failed to set MSR 0x10a"). Environment: FIXSCOPE_VM_MEMORY (2G), FIXSCOPE_VM_CPUS (2),
 # FIXSCOPE_VM_TIMEOUT (seconds per VM, 2400), FIXSCOPE_VNG_VENV (~/.cache/fixscope-vng),
-# FIXSCOPE_VM_PHASES ("all", or "verifier": load every program in every configuration, attach
-# nothing — CI's check). Logs: target/test-kernel/<NN>-<release>.log (NN: run order); a summary table at the end
+# FIXSCOPE_VM_PHASES ("all"; "verifier": load every program in every configuration, attach
+# nothing — CI's check; or a comma list of verifier,live,e2e,breakdown), FIXSCOPE_VM_STEP_TIMEOUT
+# (seconds per test binary in the VM, 900), FIXSCOPE_VM_WATCH_AFTER (seconds after which a
+# step still running gets a diagnosis from inside, 240), FIXSCOPE_VM_STALL_AFTER (seconds of a
+# silent log after which the host asks QEMU where the vCPUs are, 300). Logs: target/test-kernel/<NN>-<release>.log (NN: run order); a summary table at the end
 # (docs/kernels.md), also written to target/test-kernel/summary.md.
 set -euo pipefail
 
@@ -72,6 +75,27 @@ bins=$(cargo test --release --no-run --message-format=json -p fixscope-live --te
 read -r live_bin e2e_bin breakdown_bin <<<"$bins"
 
 logdir=$repo/target/test-kernel
+stall_after=${FIXSCOPE_VM_STALL_AFTER:-300}
+# LOG MONITOR KALLSYMS: once the log has not grown for $stall_after s, where the vCPUs are
+# (twice, a minute apart), appended to the log.
+watch_stall() {
+    local log=$1 monitor=$2 map=$3 size=-1 still=0 reports=0
+    while [ "$reports" -lt 2 ]; do
+        sleep 10
+        local now
+        now=$(stat -c %s "$log" 2>/dev/null || echo 0)
+        if [ "$now" != "$size" ]; then
+            size=$now still=0
+            continue
+        fi
+        still=$((still + 10))
+        if [ "$still" -ge "$stall_after" ]; then
+            echo "== host watchdog: no output for ${still} s; where the vCPUs are:" >>"$log"
+            python3 "$repo/scripts/vm/vcpu-where.py" "$monitor" "$map" 10 >>"$log" 2>&1
+            reports=$((reports + 1)) still=$((still - 60))
+        fi
+    done
+}
 mkdir -p "$logdir"
 summary=()
 failed=0
@@ -82,13 +106,31 @@ for i in "${!kernels[@]}"; do
     log=$logdir/$(printf '%02d' $((i + 1)))-$release.log
     echo "== test-kernel: booting $release (${names[$i]}; no KVM, $cpus vCPUs, $memory; $phases); log: $log"
     t0=$SECONDS
+    # A QEMU monitor socket per VM, and nokaslr, so that a VM whose log stops growing (a hang
+    # whose guest cannot report itself: stalled timers, CPUs spinning with interrupts off) is
+    # diagnosed from here: scripts/vm/vcpu-where.py prints where each vCPU is, as kernel
+    # symbols (the guest's own /proc/kallsyms, which inside.sh leaves in $logdir: Debian's
+    # System.map is a stub), into the log.
+    monitor=$logdir/$(printf '%02d' $((i + 1))).monitor
+    rm -f "$monitor"
+    : >"$log"
     set +e
     timeout --kill-after=30 "$vm_timeout" vng --run "$k" --user root --disable-kvm \
-        --cpus "$cpus" --memory "$memory" -- \
-        "$(printf '%q ' "$repo/scripts/vm/inside.sh" "$repo" "$phases" "$live_bin" "$e2e_bin" \
-            "$breakdown_bin")" \
-        </dev/null 2>&1 | tee "$log"
-    rc=${PIPESTATUS[0]}
+        --cpus "$cpus" --memory "$memory" --append nokaslr --rwdir "$logdir" \
+        --qemu-opts="-monitor unix:$monitor,server=on,wait=off" -- \
+        "$(printf '%q ' env "FIXSCOPE_VM_WATCH_AFTER=${FIXSCOPE_VM_WATCH_AFTER:-240}" \
+            "FIXSCOPE_VM_STEP_TIMEOUT=${FIXSCOPE_VM_STEP_TIMEOUT:-900}" \
+            "$repo/scripts/vm/inside.sh" "$repo" "$phases" "$live_bin" "$e2e_bin" \
+            "$breakdown_bin" "$logdir")" \
+        </dev/null 2>&1 | tee -a "$log" &
+    vm=$!
+    watch_stall "$log" "$monitor" "$logdir/kallsyms-$release" &
+    watcher=$!
+    wait "$vm"
+    rc=$?
+    kill "$watcher" 2>/dev/null
+    wait "$watcher" 2>/dev/null
+    rm -f "$monitor"
     set -e
     secs=$((SECONDS - t0))
     # Pass only with a clean exit AND the VM's own verdict line saying no failures: a VM that

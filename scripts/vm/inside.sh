@@ -4,15 +4,21 @@
 # end-to-end tests with the test binaries the host built. The host's files are visible
 # read-only; /tmp is the VM's own.
 #
-# Usage: inside.sh REPO PHASES LIVE_TESTS_BIN LIVE_E2E_BIN BREAKDOWN_E2E_BIN
+# Usage: inside.sh REPO PHASES LIVE_TESTS_BIN LIVE_E2E_BIN BREAKDOWN_E2E_BIN [OUT_DIR]
+# OUT_DIR (writable from the VM): where the kernel's symbols go, for the host's diagnosis of
+# a VM that stops answering (scripts/vm/vcpu-where.py).
 # PHASES: "all", or "verifier" (load every program in every configuration, attach nothing).
 # Prints "FIXSCOPE-VM-RESULT <failures>" last; the host trusts only that line (a VM that
 # panics or hangs cannot print it).
 set -uo pipefail
 
-repo=$1 phases=$2 live_bin=$3 e2e_bin=$4 breakdown_bin=$5
+repo=$1 phases=$2 live_bin=$3 e2e_bin=$4 breakdown_bin=$5 out_dir=${6:-}
 release=$(uname -r)
 echo "== uname -r: $release"
+if [ -n "$out_dir" ]; then
+    cp /proc/kallsyms "$out_dir/kallsyms-$release" 2>/dev/null ||
+        echo "== (no kallsyms copy in $out_dir: a hang cannot be symbolised from the host)"
+fi
 failures=0
 fail() { echo "FAILED: $*"; failures=$((failures + 1)); }
 
@@ -66,41 +72,76 @@ dmesg --follow --level=emerg,alert,crit,err,warn --time-format=reltime 2>/dev/nu
 # whole VM running into FIXSCOPE_VM_TIMEOUT with nothing said).
 step_timeout=${FIXSCOPE_VM_STEP_TIMEOUT:-900}
 
+# A step that runs far past its usual time gets a diagnosis in the log before the timeout ends
+# it: every task's state, CPU time and kernel stack, the BPF programs' run counts, and the
+# kernel's backtrace of every CPU (sysrq l). A hang then says where it spins.
+watch_after=${FIXSCOPE_VM_WATCH_AFTER:-240}
+diagnose() { # NAME: what the guest is doing now
+    echo "== watchdog: $1 still running after ${watch_after} s; diagnosis follows"
+    cat /proc/loadavg
+    ps -eLo pid,tid,stat,pcpu,time,wchan:28,comm,args --sort=-pcpu | head -40
+    # Kernel stacks of what runs or waits uninterruptibly, and of every test process.
+    for t in /proc/[0-9]*/task/[0-9]*; do
+        local comm state
+        comm=$(cat "$t/comm" 2>/dev/null) || continue
+        state=$(awk '{print $3}' "$t/stat" 2>/dev/null)
+        case "$state:$comm" in
+        R:* | D:* | *:fixscope* | *:breakdown_e2e* | *:live_e2e* | *:live-*)
+            echo "-- $t ($comm): $(awk '{print "state " $3 " utime " $14 " stime " $15}' "$t/stat" 2>/dev/null)"
+            sed 's/^/   /' "$t/stack" 2>/dev/null | head -20
+            ;;
+        esac
+    done
+    command -v bpftool >/dev/null && bpftool prog show 2>/dev/null | grep -E 'run_cnt|name' | head -40
+    grep -E 'NET_RX|NET_TX|TIMER|SCHED' /proc/softirqs
+    echo 1 >/proc/sys/kernel/sysrq 2>/dev/null && echo l >/proc/sysrq-trigger 2>/dev/null
+    sleep 2
+    dmesg | tail -n 120 | sed 's/^/kernel-tail: /'
+}
+
 run() { # NAME DIR COMMAND...: one test binary, timed, from its package's directory
     local name=$1 dir=$2
     shift 2
     local t0=$SECONDS
     echo "== $name: $*"
+    (sleep "$watch_after" && diagnose "$name" && sleep 120 && diagnose "$name") &
+    local watchdog=$!
     if (cd "$dir" && timeout --kill-after=10 "$step_timeout" "$@"); then
         echo "== $name: ok ($((SECONDS - t0)) s)"
     else
         fail "$name ($((SECONDS - t0)) s)"
     fi
+    kill "$watchdog" 2>/dev/null
+    wait "$watchdog" 2>/dev/null
 }
+
+# PHASES "all" runs 1-4; a comma list of "verifier,live,e2e,breakdown" runs those (a hang's
+# diagnosis: FIXSCOPE_VM_PHASES=breakdown).
+want() { [ "$phases" = all ] || [[ ",$phases," == *",$1,"* ]]; }
 
 # 1. Verifier acceptance: every program in every configuration that changes what the
 #    verifier sees, for every attach type this kernel has (prints the complexity), and the
 #    probes against the upstream versions (these kernels carry no BPF backports).
-run "verifier" "$repo/crates/fixscope-live" "$live_bin" --test-threads=1 --nocapture \
+want verifier && run "verifier" "$repo/crates/fixscope-live" "$live_bin" --test-threads=1 --nocapture \
     verifier:: probes::
 # ... also without the kernel's BTF (hidden behind an empty tmpfs in a private mount
 #     namespace): the TC programs use no CO-RE, so it must not matter.
-run "verifier-without-kernel-btf" "$repo/crates/fixscope-live" \
+want verifier && run "verifier-without-kernel-btf" "$repo/crates/fixscope-live" \
     unshare -m sh -c 'mount -t tmpfs none /sys/kernel/btf && exec "$0" "$@"' "$live_bin" \
     --exact verifier::every_program_loads_in_every_configuration
 
-if [ "$phases" = all ]; then
+if want live || want e2e || want breakdown; then
     # 2. The live crate's tests: attach (auto and the clsact fallback), byte-exact capture
     #    on lo and veth, clsact hygiene (a foreign filter survives), leftovers after SIGKILL,
     #    --breakdown's socket and scheduler hooks.
     #    --nocapture: each run's late_records and retransmissions go into the log.
-    run "fixscope-live tests" "$repo/crates/fixscope-live" "$live_bin" --test-threads=1 \
+    want live && run "fixscope-live tests" "$repo/crates/fixscope-live" "$live_bin" --test-threads=1 \
         --nocapture "${skip[@]}" --skip verifier:: --skip probes::
 
     # 3. End to end with the binary: the simulator's orders measured exactly against its
     #    truth, exit/SIGTERM/SIGKILL then `fixscope detach` removing only ours. --nocapture:
     #    the per-order excess over the truth (the timestamp error docs/kernels.md publishes).
-    run "live e2e" "$repo/crates/fixscope" "$e2e_bin" --test-threads=1 --nocapture "${skip[@]}" \
+    want e2e && run "live e2e" "$repo/crates/fixscope" "$e2e_bin" --test-threads=1 --nocapture "${skip[@]}" \
         loopback_delay_distributions_match_truth_order_by_order \
         client_role_and_ipv6_match_truth \
         veth_between_namespaces_matches_truth \
@@ -108,7 +149,7 @@ if [ "$phases" = all ]; then
         lifecycle_leaves_nothing_attached_tcx
 
     # 4. --breakdown end to end: each stage of each order against the exchange's truth.
-    run "breakdown e2e" "$repo/crates/fixscope" "$breakdown_bin" --test-threads=1 --nocapture
+    want breakdown && run "breakdown e2e" "$repo/crates/fixscope" "$breakdown_bin" --test-threads=1 --nocapture
 fi
 
 end_offset=$(wall_offset)

@@ -286,6 +286,11 @@ impl Pipeline {
         self.unix_offset_ns = unix_offset_ns;
     }
 
+    /// The UNIX offset reports use now ([`Pipeline::set_unix_offset_ns`]).
+    pub fn unix_offset_ns(&self) -> i64 {
+        self.unix_offset_ns
+    }
+
     /// Calls `observer` for every request and response (D/F/G, 8/9) framed.
     pub fn set_message_observer(&mut self, observer: MessageObserver) {
         self.observer = Some(observer);

@@ -69,7 +69,9 @@ pub trait Source {
     fn now_ns(&self) -> Option<u64>;
 
     /// Nanoseconds to add to this source's timestamps to get UNIX time (UTC). Capture
-    /// timestamps are UNIX time already (0); live ones are CLOCK_MONOTONIC.
+    /// timestamps are UNIX time already (0); live ones are CLOCK_MONOTONIC, whose offset a
+    /// live source measures at each call (the driver asks again at each interval: the wall
+    /// clock may be stepped during a run).
     fn unix_offset_ns(&self) -> i64;
 
     /// Every counter of the source, for the summary (names defined once, by the source's

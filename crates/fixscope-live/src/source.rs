@@ -24,7 +24,6 @@ pub const HOUSEKEEPING_EVERY: Duration = Duration::from_millis(200);
 /// disappeared; the driver then stops, `close`s, and still reports what it saw.
 pub struct LiveSource {
     capture: LiveCapture,
-    unix_offset_ns: i64,
     kernel: KernelCounters,
     /// `--breakdown`'s counters, read with the kernel's.
     breakdown: Option<BreakdownCounters>,
@@ -45,11 +44,10 @@ impl LiveSource {
         Ok(LiveSource::new(LiveCapture::open(cfg)?))
     }
 
-    /// Wraps an open capture; measures the UNIX offset of its clock now.
+    /// Wraps an open capture.
     pub fn new(capture: LiveCapture) -> LiveSource {
         LiveSource {
             capture,
-            unix_offset_ns: clock::unix_offset_ns(),
             kernel: KernelCounters::default(),
             breakdown: None,
             kernel_read_at: None,
@@ -152,8 +150,11 @@ impl Source for LiveSource {
         Some(self.capture.delivered_to_ns())
     }
 
+    /// Measured at each call: the wall clock can be stepped (NTP, PTP, `hwclock --hctosys`)
+    /// while the kernel's monotonic timestamps go on, and reports label their times in UNIX
+    /// time as it is when they are made.
     fn unix_offset_ns(&self) -> i64 {
-        self.unix_offset_ns
+        clock::unix_offset_ns()
     }
 
     fn counters(&mut self) -> Vec<Counter> {

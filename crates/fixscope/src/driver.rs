@@ -21,6 +21,28 @@ const POLL_WAIT: Duration = Duration::from_millis(20);
 /// The longest a live interval line's source counters (kernel records, drops, …) may lag the
 /// interval's end: re-read at least this often (at most 20 map reads a second more).
 const SOURCE_COUNTERS_MAX_AGE: Duration = Duration::from_millis(50);
+
+/// A change of the UNIX offset (CLOCK_REALTIME − the source's clock) smaller than this is the
+/// measurement's own jitter (its two monotonic reads bracket the realtime read within about a
+/// microsecond), not a step or a slew of the wall clock worth relabelling reports for.
+const WALL_CLOCK_MOVE_NS: u64 = 20_000;
+
+/// Reports label times in UNIX time as it is now: a wall clock stepped (NTP, PTP, an RTC
+/// sync) or slewed since the last interval moves the offset the next reports use. Latencies
+/// never depend on it (both ends are the kernel's monotonic timestamps).
+fn follow_wall_clock(source: &dyn Source, pipeline: &mut Pipeline) {
+    let now = source.unix_offset_ns();
+    let before = pipeline.unix_offset_ns();
+    if now.abs_diff(before) > WALL_CLOCK_MOVE_NS {
+        if now.abs_diff(before) > 1_000_000 {
+            say::warn(&format!(
+                "the wall clock moved by {:+.3} ms against the capture's clock; reports from now on use the new UNIX time",
+                (now as f64 - before as f64) / 1e6
+            ));
+        }
+        pipeline.set_unix_offset_ns(now);
+    }
+}
 /// After a stop, the most a live source's backlog is drained for. A consumer that kept up
 /// empties its rings in milliseconds; one that fell behind (a full 64 MiB of rings is about
 /// 10^6 messages, a quarter of a second of work) still finishes well inside this. What is
@@ -114,6 +136,9 @@ pub fn drive_with(
         if due || stale {
             interval_source = source.interval_counters();
             source_counters_read_at = Some(Instant::now());
+        }
+        if due {
+            follow_wall_clock(source, pipeline);
         }
         let polled = source.poll_captured(POLL_WAIT, &mut |captured| {
             let segment = match captured {
@@ -245,6 +270,7 @@ mod tests {
         per_poll: usize,
         stop_calls: usize,
         ts: u64,
+        unix_offset_ns: i64,
     }
 
     impl Backlog {
@@ -256,6 +282,7 @@ mod tests {
                 per_poll: 3,
                 stop_calls: 0,
                 ts: 1_000_000,
+                unix_offset_ns: 0,
             }
         }
     }
@@ -340,7 +367,7 @@ mod tests {
             self.live.then_some(self.ts)
         }
         fn unix_offset_ns(&self) -> i64 {
-            0
+            self.unix_offset_ns
         }
         fn counters(&mut self) -> Vec<Counter> {
             Vec::new()
@@ -380,6 +407,26 @@ mod tests {
         let mut summary = Summary::default();
         drive(source, &mut pipeline, &mut summary, &limits).expect("drive");
         summary.0.expect("a summary")
+    }
+
+    #[test]
+    fn reports_follow_a_stepped_wall_clock_but_not_the_measurements_jitter() {
+        let mut source = Backlog::new(true, Some(1));
+        let mut pipeline = Pipeline::new(PipelineConfig::default());
+        source.unix_offset_ns = 1_700_000_000_000_000_000;
+        follow_wall_clock(&source, &mut pipeline);
+        assert_eq!(pipeline.unix_offset_ns(), 1_700_000_000_000_000_000);
+        // A re-measurement a few microseconds off is the measurement, not the clock.
+        source.unix_offset_ns += 3_000;
+        follow_wall_clock(&source, &mut pipeline);
+        assert_eq!(pipeline.unix_offset_ns(), 1_700_000_000_000_000_000);
+        // A 70 ms step (the guest's `hwclock --hctosys`), backwards too: followed.
+        source.unix_offset_ns += 70_000_000;
+        follow_wall_clock(&source, &mut pipeline);
+        assert_eq!(pipeline.unix_offset_ns(), 1_700_000_000_070_003_000);
+        source.unix_offset_ns -= 90_000_000;
+        follow_wall_clock(&source, &mut pipeline);
+        assert_eq!(pipeline.unix_offset_ns(), 1_699_999_999_980_003_000);
     }
 
     #[test]

@@ -331,7 +331,10 @@ int fxb_send_entry(unsigned long long *ctx)
 	if (!watched(sk, 0, &h))
 		return 0;
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct fxb_send s = {.ts_ns = ts, .sk = (__u64)sk};
+	/* write_seq now (without the lock) is where this call's bytes will start unless another
+	 * write to the socket gets the lock first; part 2 checks it. */
+	struct tcp_sock *tp = (struct tcp_sock *)sk;
+	struct fxb_send s = {.ts_ns = ts, .sk = (__u64)sk, .seq = BPF_CORE_READ(tp, write_seq)};
 	bpf_map_update_elem(&fxb_sends, &tid, &s, BPF_ANY);
 	return 0;
 }
@@ -362,14 +365,25 @@ int fxb_send_exit(unsigned long long *ctx)
 		FXS_ADD(&c->n[FXB_CNT_SKIPPED], 1);
 		return 0;
 	}
-	__u64 ts = s->ts_ns;
+	struct fxb_send entry = *s;
 	bpf_map_delete_elem(&fxb_sends, &tid);
 	int n = (int)ctx[3];
 	if (n <= 0)
 		return 0;
 	struct tcp_sock *tp = (struct tcp_sock *)sk;
-	h.ts_ns = ts;
-	h.seq = BPF_CORE_READ(tp, write_seq) - (__u32)n;
+	__u32 first = BPF_CORE_READ(tp, write_seq) - (__u32)n;
+	/* The entry must be this call's. On a preemptible kernel a program can be skipped as a
+	 * recursion miss (another task ran it on this CPU meanwhile): a missed exit leaves the
+	 * entry of an earlier call, and if the next call's entry is missed too, its exit would
+	 * find that older, earlier time. Its write_seq then lies before this call's first byte
+	 * (the earlier call queued bytes since). So does another thread's write that took the
+	 * lock between this entry and this copy: skipped as well, never guessed. */
+	if (first != entry.seq) {
+		FXS_ADD(&c->n[FXB_CNT_SKIPPED], 1);
+		return 0;
+	}
+	h.ts_ns = entry.ts_ns;
+	h.seq = first;
 	h.len = n;
 	h.tid = tid;
 	h.call = FXB_CALL_WRITE;
@@ -523,8 +537,12 @@ int fxb_tp_send(unsigned long long *ctx)
 	if (n <= 0)
 		return 0;
 	struct tcp_sock *tp = (struct tcp_sock *)sk;
-	/* The stash must be this call's: same socket, and at least n bytes queued since. */
-	if (st.sk != (__u64)sk || BPF_CORE_READ(tp, write_seq) - st.seq < (__u32)n) {
+	/* The stash must be this call's: same socket, and exactly its n bytes queued since. A
+	 * stash left by an earlier call whose exit was missed (a recursion miss on a preemptible
+	 * kernel) has more bytes after it — that call's too — and would give this write an
+	 * earlier time and seq; another thread's write since release_sock also shows as more.
+	 * Both are skipped, never guessed. */
+	if (st.sk != (__u64)sk || BPF_CORE_READ(tp, write_seq) - st.seq != (__u32)n) {
 		FXS_ADD(&c->n[FXB_CNT_SKIPPED], 1);
 		return 0;
 	}
