@@ -1,5 +1,6 @@
 //! The live timebase: `bpf_ktime_get_ns()` is CLOCK_MONOTONIC, so "now" is that clock, and
-//! UNIX time is monotonic time plus an offset measured once.
+//! UNIX time is monotonic time plus an offset, measured again whenever asked (the wall clock
+//! can be stepped while the monotonic clock goes on).
 
 use rustix::time::{clock_gettime, ClockId, Timespec};
 
