@@ -35,7 +35,7 @@ fn follow_wall_clock(source: &dyn Source, pipeline: &mut Pipeline) {
     let before = pipeline.unix_offset_ns();
     if now.abs_diff(before) > WALL_CLOCK_MOVE_NS {
         if now.abs_diff(before) > 1_000_000 {
-            say::warn(&format!(
+            say::warn(format!(
                 "the wall clock moved by {:+.3} ms against the capture's clock; reports from now on use the new UNIX time",
                 (now as f64 - before as f64) / 1e6
             ));
