@@ -77,10 +77,18 @@ read -r live_bin e2e_bin breakdown_bin <<<"$bins"
 logdir=$repo/target/test-kernel
 stall_after=${FIXSCOPE_VM_STALL_AFTER:-300}
 # LOG MONITOR KALLSYMS: once the log has not grown for $stall_after s, where the vCPUs are
-# (twice, a minute apart), appended to the log.
+# (twice, a minute apart), appended to the log; then the VM is stopped (its QEMU, found by
+# its own monitor socket's path), rather than left to run into $vm_timeout.
 watch_stall() {
     local log=$1 monitor=$2 map=$3 size=-1 still=0 reports=0
-    while [ "$reports" -lt 2 ]; do
+    while true; do
+        if [ "$reports" -ge 2 ]; then
+            local qemu
+            qemu=$(pgrep -f -- "unix:$monitor,server" | head -n 1)
+            echo "== host watchdog: stopping the stalled VM (QEMU pid ${qemu:-not found})" >>"$log"
+            [ -n "$qemu" ] && kill "$qemu"
+            return
+        fi
         sleep 10
         local now
         now=$(stat -c %s "$log" 2>/dev/null || echo 0)
@@ -92,7 +100,9 @@ watch_stall() {
         if [ "$still" -ge "$stall_after" ]; then
             echo "== host watchdog: no output for ${still} s; where the vCPUs are:" >>"$log"
             python3 "$repo/scripts/vm/vcpu-where.py" "$monitor" "$map" 10 >>"$log" 2>&1
-            reports=$((reports + 1)) still=$((still - 60))
+            # (its own lines are not the guest's progress)
+            reports=$((reports + 1)) still=$((stall_after - 60))
+            size=$(stat -c %s "$log" 2>/dev/null || echo 0)
         fi
     done
 }
