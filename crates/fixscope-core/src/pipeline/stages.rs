@@ -1,0 +1,202 @@
+//! The one pipeline as two stages (`crate::twostage`): stage A's side (segments in,
+//! events out through a [`Forwarder`]) and stage B's (events in, the one pipeline's calls
+//! and reports out). See `forward.rs` for what travels between them.
+
+use std::io;
+
+use super::forward::{EndMark, Event, EventBatch, Forwarder, IntervalMark};
+use super::{MessageSink, Pipeline, Router};
+use crate::fix::framing::FramedMessage;
+use crate::pcap::CaptureStats;
+use crate::report::Reporter;
+use crate::source::counters_of;
+
+/// How a two-stage run ended, as stage B saw it.
+pub(crate) struct StageEnd {
+    pub(crate) stats: CaptureStats,
+    pub(crate) error: Option<crate::pcap::CaptureError>,
+    pub(crate) segments: u64,
+}
+
+impl Pipeline {
+    /// Makes this pipeline stage A: its messages and the calls around them go to
+    /// `forwarder` (the correlator, session layer and statistics stay unused).
+    pub(crate) fn into_stage_a(mut self, forwarder: Forwarder) -> Self {
+        self.forward = Some(forwarder);
+        self
+    }
+
+    /// Stage A's forwarder.
+    pub(crate) fn forwarder(&mut self) -> &mut Forwarder {
+        self.forward.as_mut().expect("stage A has a forwarder")
+    }
+
+    /// Stage A, before a segment stamped `ts_ns` (the driver's `report_due_intervals`):
+    /// the interval it ends goes to stage B, with the counters as they stand.
+    #[inline]
+    pub(crate) fn stage_a_due_intervals(&mut self, ts_ns: u64) {
+        if !self.interval_due(ts_ns) {
+            return;
+        }
+        if let Some((start_ns, end_ns)) = self.next_due_interval(ts_ns) {
+            let upstream = self.upstream_counters();
+            self.forwarder().interval_end(IntervalMark {
+                start_ns,
+                end_ns,
+                upstream,
+            });
+        }
+    }
+
+    /// Stage A at the end (`finish`'s first half): every stream flushed, then the end.
+    pub(crate) fn stage_a_finish(
+        &mut self,
+        stats: CaptureStats,
+        error: Option<crate::pcap::CaptureError>,
+        segments: u64,
+    ) {
+        self.flush_streams();
+        let mark = EndMark {
+            upstream: self.upstream_counters(),
+            first_ts_ns: self.first_ts_ns,
+            now_ns: self.now_ns,
+            interval_start_ns: self.interval_start_ns,
+            stats,
+            error,
+            segments,
+        };
+        self.forwarder().end(mark);
+    }
+
+    /// Makes this pipeline stage B: it is fed events (`apply`), never segments; its
+    /// segment, connection, reassembly and framing counters are stage A's.
+    pub(crate) fn into_stage_b(mut self) -> Self {
+        self.upstream = Some(Default::default());
+        self
+    }
+
+    /// Stage B: makes the calls `batch` stands for, in order, reporting intervals (and,
+    /// at the end, the last interval and the summary) to `reporter`. `Some` once the run
+    /// ended.
+    pub(crate) fn apply(
+        &mut self,
+        batch: &mut EventBatch,
+        reporter: &mut dyn Reporter,
+        on_file_done: &mut dyn FnMut(usize, &CaptureStats),
+    ) -> io::Result<Option<StageEnd>> {
+        for i in 0..batch.events.len() {
+            match batch.events[i] {
+                Event::Clock(now_ns) => {
+                    self.now_ns = self.now_ns.max(now_ns);
+                    self.correlator.expire(self.now_ns);
+                }
+                Event::Opened { slot, key } => {
+                    let slot = slot as usize;
+                    if self.slots.len() <= slot {
+                        self.slots.resize(slot + 1, None);
+                    }
+                    self.slots[slot] = Some((None, batch.keys[key as usize]));
+                }
+                Event::Message(m) => {
+                    let msg = FramedMessage {
+                        bytes: batch.bytes(&m),
+                        first_byte_ts_ns: m.first_byte_ts_ns,
+                        last_byte_ts_ns: m.last_byte_ts_ns,
+                        first_byte_seq: m.first_byte_seq,
+                        last_byte_seq: m.last_byte_seq,
+                    };
+                    let (mut sink, slots) = self.stage_b_sink();
+                    if let Some((binding, key)) = slots[m.slot as usize].as_mut() {
+                        sink.router.on_message(m.direction, binding, *key, &msg);
+                    }
+                }
+                Event::Hole { slot, direction } => {
+                    if let Some((Some(b), _)) = self.slots[slot as usize] {
+                        self.session_layer.capture_hole(b, direction);
+                    }
+                }
+                Event::Closed { slot } => {
+                    if let Some((Some(b), _)) = self.slots[slot as usize].take() {
+                        self.session_layer.connection_closed(
+                            b,
+                            &mut self.correlator,
+                            &mut self.stats,
+                        );
+                    }
+                }
+                Event::IntervalEnd(i) => {
+                    let mark = batch.intervals[i as usize];
+                    self.upstream = Some(mark.upstream);
+                    // A capture source has no interval counters (`CaptureSource`).
+                    self.emit_interval(mark.start_ns, mark.end_ns, &[], reporter)?;
+                }
+                Event::FileDone(i) => {
+                    let (index, stats) = batch.files[i as usize];
+                    on_file_done(index, &stats);
+                }
+                Event::End => {
+                    let Some(end) = batch.end.take() else {
+                        continue;
+                    };
+                    self.upstream = Some(end.upstream);
+                    self.first_ts_ns = end.first_ts_ns;
+                    self.now_ns = self.now_ns.max(end.now_ns);
+                    self.interval_start_ns = end.interval_start_ns;
+                    // The driver: a run that failed before any segment reports nothing.
+                    if end.segments > 0 || end.error.is_none() {
+                        self.report_end(&counters_of(&end.stats), reporter)?;
+                    }
+                    return Ok(Some(StageEnd {
+                        stats: end.stats,
+                        error: end.error,
+                        segments: end.segments,
+                    }));
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// Stage B's router (as `on_segment` builds it) and its connections by slot.
+    #[allow(clippy::type_complexity)]
+    fn stage_b_sink(
+        &mut self,
+    ) -> (
+        MessageSink<'_>,
+        &mut Vec<
+            Option<(
+                Option<crate::session::Binding>,
+                crate::segment::ConnectionKey,
+            )>,
+        >,
+    ) {
+        let Pipeline {
+            next_session,
+            shard,
+            session_layer,
+            correlator,
+            stats,
+            framing,
+            config,
+            observer,
+            breakdown,
+            slots,
+            ..
+        } = self;
+        let sink = MessageSink {
+            framing,
+            forward: None,
+            router: Router {
+                key: &config.key,
+                correlator,
+                stats,
+                observer,
+                breakdown,
+                layer: session_layer,
+                next_session,
+                shard,
+            },
+        };
+        (sink, slots)
+    }
+}
