@@ -362,38 +362,15 @@ impl Pipeline {
             }
         }
 
-        let Pipeline {
+        let Parts {
             connections,
             connections_opened,
             closed,
-            next_session,
-            shard,
-            session_layer,
-            correlator,
-            stats,
-            framing,
             reassembly,
-            config,
-            observer,
-            breakdown,
-            forward,
+            limits,
+            mut sink,
             ..
-        } = self;
-        let mut sink = MessageSink {
-            framing,
-            forward: forward.as_mut(),
-            router: Router {
-                key: &config.key,
-                correlator,
-                stats,
-                observer,
-                breakdown,
-                layer: session_layer,
-                next_session,
-                shard,
-            },
-        };
-
+        } = self.parts();
         let conn = connections.entry(key).or_insert_with(|| {
             *connections_opened += 1;
             closed.forget(&key);
@@ -463,7 +440,7 @@ impl Pipeline {
             seg.payload,
             seg.missing_tail,
             seg.ts_ns,
-            &config.reassembly,
+            limits,
             reassembly,
             |event| sink.stream_event(event, &mut this.framer, direction, binding, key, slot),
         );
@@ -517,15 +494,11 @@ impl Pipeline {
 
     /// Splits the pipeline into its connections, the reassembly counters and the sink their
     /// messages go to, so connections can be flushed while the sink routes what they held.
-    fn connections_and_sink(
-        &mut self,
-    ) -> (
-        &mut HashMap<ConnectionKey, Connection>,
-        &mut ReassemblyCounters,
-        MessageSink<'_>,
-    ) {
+    fn parts(&mut self) -> Parts<'_> {
         let Pipeline {
             connections,
+            connections_opened,
+            closed,
             next_session,
             shard,
             session_layer,
@@ -537,23 +510,31 @@ impl Pipeline {
             observer,
             breakdown,
             forward,
+            slots,
             ..
         } = self;
-        let sink = MessageSink {
-            framing,
-            forward: forward.as_mut(),
-            router: Router {
-                key: &config.key,
-                correlator,
-                stats,
-                observer,
-                breakdown,
-                layer: session_layer,
-                next_session,
-                shard,
+        Parts {
+            connections,
+            connections_opened,
+            closed,
+            reassembly,
+            limits: &config.reassembly,
+            slots,
+            sink: MessageSink {
+                framing,
+                forward: forward.as_mut(),
+                router: Router {
+                    key: &config.key,
+                    correlator,
+                    stats,
+                    observer,
+                    breakdown,
+                    layer: session_layer,
+                    next_session,
+                    shard,
+                },
             },
-        };
-        (connections, reassembly, sink)
+        }
     }
 
     /// Forgets the connections `forget` picks: what they held behind capture holes is framed
@@ -561,7 +542,12 @@ impl Pipeline {
     /// Returns how many went.
     fn forget_connections(&mut self, mut forget: impl FnMut(&Connection) -> bool) -> u64 {
         let now_ns = self.now_ns;
-        let (connections, reassembly, mut sink) = self.connections_and_sink();
+        let Parts {
+            connections,
+            reassembly,
+            mut sink,
+            ..
+        } = self.parts();
         let mut gone = 0;
         for (_, mut conn) in connections.extract_if(|_, c| forget(c)) {
             conn.flush(reassembly, &mut sink);
@@ -711,7 +697,12 @@ impl Pipeline {
     }
 
     fn flush_streams(&mut self) {
-        let (connections, reassembly, mut sink) = self.connections_and_sink();
+        let Parts {
+            connections,
+            reassembly,
+            mut sink,
+            ..
+        } = self.parts();
         for conn in connections.values_mut() {
             conn.flush(reassembly, &mut sink);
         }
@@ -857,6 +848,18 @@ pub(crate) fn report_interval(
     *start_counters = counters;
     stats.reset_interval();
     Ok(())
+}
+
+/// The pipeline split into what the connection side and the routing side each borrow.
+struct Parts<'p> {
+    connections: &'p mut HashMap<ConnectionKey, Connection>,
+    connections_opened: &'p mut u64,
+    closed: &'p mut ClosedConnections,
+    reassembly: &'p mut ReassemblyCounters,
+    limits: &'p ReassemblyLimits,
+    /// Stage B of a two-stage run: bindings and keys by slot.
+    slots: &'p mut Vec<Option<(Option<Binding>, ConnectionKey)>>,
+    sink: MessageSink<'p>,
 }
 
 /// Where framed messages go: the correlator, the statistics and the optional tracer.

@@ -5,7 +5,7 @@
 use std::io;
 
 use super::forward::{EndMark, Event, EventBatch, Forwarder, IntervalMark};
-use super::{MessageSink, Pipeline, Router};
+use super::{Parts, Pipeline};
 use crate::fix::framing::FramedMessage;
 use crate::pcap::CaptureStats;
 use crate::report::Reporter;
@@ -105,7 +105,9 @@ impl Pipeline {
                         first_byte_seq: m.first_byte_seq,
                         last_byte_seq: m.last_byte_seq,
                     };
-                    let (mut sink, slots) = self.stage_b_sink();
+                    let Parts {
+                        mut sink, slots, ..
+                    } = self.parts();
                     if let Some((binding, key)) = slots[m.slot as usize].as_mut() {
                         sink.router.on_message(m.direction, binding, *key, &msg);
                     }
@@ -155,48 +157,5 @@ impl Pipeline {
             }
         }
         Ok(None)
-    }
-
-    /// Stage B's router (as `on_segment` builds it) and its connections by slot.
-    #[allow(clippy::type_complexity)]
-    fn stage_b_sink(
-        &mut self,
-    ) -> (
-        MessageSink<'_>,
-        &mut Vec<
-            Option<(
-                Option<crate::session::Binding>,
-                crate::segment::ConnectionKey,
-            )>,
-        >,
-    ) {
-        let Pipeline {
-            next_session,
-            shard,
-            session_layer,
-            correlator,
-            stats,
-            framing,
-            config,
-            observer,
-            breakdown,
-            slots,
-            ..
-        } = self;
-        let sink = MessageSink {
-            framing,
-            forward: None,
-            router: Router {
-                key: &config.key,
-                correlator,
-                stats,
-                observer,
-                breakdown,
-                layer: session_layer,
-                next_session,
-                shard,
-            },
-        };
-        (sink, slots)
     }
 }
