@@ -1466,13 +1466,13 @@ mod tests {
 }
 
 #[cfg(test)]
-mod robustness {
+pub(super) mod robustness {
     use super::*;
     use crate::fix::encode::FixEncoder;
     use crate::report::{IntervalReport, SummaryReport};
     use crate::segment::{Endpoint, FlowKey, TcpFlags};
 
-    struct Discard;
+    pub(super) struct Discard;
     impl Reporter for Discard {
         fn interval(&mut self, _: &IntervalReport<'_>) -> io::Result<()> {
             Ok(())
@@ -1513,12 +1513,10 @@ mod robustness {
         }
     }
 
-    /// Random segments — valid FIX cut anywhere, garbage, wild sequence numbers, every
-    /// flag combination, snaplen cuts — never panic and never produce inconsistent figures.
-    #[test]
-    fn random_segments_never_panic() {
-        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
-        let mut p = Pipeline::new(PipelineConfig {
+    /// The pipeline of the random tests: tiny intervals, `-t`, hole timeout and limits,
+    /// so every path (intervals, expiry, eviction, holes given up) runs often.
+    pub(super) fn random_config() -> PipelineConfig {
+        PipelineConfig {
             interval_ns: 1_000,
             correlation: CorrelatorLimits {
                 max_pending: 64,
@@ -1530,12 +1528,18 @@ mod robustness {
                 hole_timeout_ns: 10_000,
             },
             ..PipelineConfig::default()
-        });
+        }
+    }
+
+    /// `n` random segments (seeded) — valid FIX cut anywhere, garbage, wild sequence
+    /// numbers, every flag combination, snaplen cuts — on 4 connections, to `each`.
+    pub(super) fn random_segments(seed: u64, n: usize, mut each: impl FnMut(&Segment<'_>)) {
+        let mut rng = Rng(seed);
         let mut enc = FixEncoder::new();
-        let mut r = Discard;
         let mut seqs = [0u32; 8];
+        let mut msg_seqs = [0u32; 4];
         let mut ts = 0u64;
-        for _ in 0..50_000 {
+        for _ in 0..n {
             let conn = rng.below(4) as usize;
             let request = rng.below(2) == 0;
             let client = Endpoint {
@@ -1551,8 +1555,18 @@ mod robustness {
                 0 => {
                     let id = format!("ID{}", rng.below(50));
                     let t = [b"D", b"8", b"9", b"F", b"0"][rng.below(5) as usize];
-                    enc.start(t)
-                        .field_str(11, &id)
+                    let m = enc.start(t);
+                    if conn < 2 {
+                        // Named sessions with sequence numbers: capture holes and
+                        // closed connections matter to the session layer.
+                        let side = conn * 2 + request as usize;
+                        msg_seqs[side] += 1;
+                        let (sender, target) = if request { ("C", "X") } else { ("X", "C") };
+                        m.field_str(49, sender)
+                            .field_str(56, target)
+                            .field_str(34, &msg_seqs[side].to_string());
+                    }
+                    m.field_str(11, &id)
                         .field_str(150, ["0", "F", "8", "2"][rng.below(4) as usize])
                         .field_str(39, ["0", "1", "2", "4"][rng.below(4) as usize]);
                     enc.finish(b"FIX.4.4", &mut payload);
@@ -1575,7 +1589,8 @@ mod robustness {
                 _ => seqs[slot],
             };
             seqs[slot] = seq.wrapping_add(payload.len() as u32);
-            ts += rng.below(3_000);
+            // A third of the segments at the same nanosecond as the one before.
+            ts += rng.below(3_000) * u64::from(rng.below(3) != 0);
             let (flow, direction) = if request {
                 (
                     FlowKey {
@@ -1593,7 +1608,7 @@ mod robustness {
                     Direction::Response,
                 )
             };
-            let seg = Segment {
+            each(&Segment {
                 ts_ns: ts,
                 flow,
                 direction,
@@ -1606,10 +1621,19 @@ mod robustness {
                 } else {
                     0
                 },
-            };
-            p.report_due_intervals(ts, &[], &mut r).unwrap();
-            p.on_segment(&seg);
+            });
         }
+    }
+
+    /// Random segments never panic and never produce inconsistent figures.
+    #[test]
+    fn random_segments_never_panic() {
+        let mut p = Pipeline::new(random_config());
+        let mut r = Discard;
+        random_segments(0x9e37_79b9_7f4a_7c15, 50_000, |seg| {
+            p.report_due_intervals(seg.ts_ns, &[], &mut r).unwrap();
+            p.on_segment(seg);
+        });
         p.finish(&[], &mut r).unwrap();
         assert!(p.counters().framing.messages > 0);
     }

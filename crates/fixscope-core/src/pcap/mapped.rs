@@ -164,7 +164,7 @@ impl MappedPcap {
 
 /// Asks for the cache line at `map[at]` ahead of its use.
 #[inline(always)]
-fn prefetch(map: &[u8], at: usize) {
+pub(crate) fn prefetch(map: &[u8], at: usize) {
     #[cfg(target_arch = "x86_64")]
     {
         // SAFETY: a prefetch is a hint: it never faults and changes no state we see;

@@ -19,6 +19,7 @@
 mod input;
 mod legacy;
 mod mapped;
+pub(crate) use mapped::prefetch;
 mod ng;
 #[cfg(test)]
 mod tests;
