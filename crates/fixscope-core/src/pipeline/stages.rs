@@ -169,12 +169,16 @@ mod tests {
     use super::super::robustness::{random_config, random_segments};
     use super::*;
     use crate::report::json::JsonReporter;
+    use crate::segment::Segment;
 
-    /// The JSON reports of `seed`'s random segments through one pipeline.
-    fn one_pipeline(seed: u64, n: usize) -> Vec<u8> {
+    /// Segments to a consumer.
+    type Feed<'f> = &'f dyn Fn(&mut dyn FnMut(&Segment<'_>));
+
+    /// The JSON reports of `feed`'s segments through one pipeline.
+    fn one_pipeline(feed: Feed<'_>) -> Vec<u8> {
         let mut p = Pipeline::new(random_config());
         let mut r = JsonReporter::new(Vec::new());
-        random_segments(seed, n, |seg| {
+        feed(&mut |seg| {
             if p.interval_due(seg.ts_ns) {
                 p.report_due_intervals(seg.ts_ns, &[], &mut r).unwrap();
             }
@@ -187,7 +191,7 @@ mod tests {
 
     /// The same through stage A and stage B (on this thread: each batch applied as soon
     /// as it is sent).
-    fn two_stages(seed: u64, n: usize) -> Vec<u8> {
+    fn two_stages(feed: Feed<'_>) -> Vec<u8> {
         let (full_tx, full_rx) = mpsc::sync_channel::<EventBatch>(BATCHES_IN_FLIGHT);
         let (empty_tx, empty_rx) = mpsc::sync_channel::<EventBatch>(BATCHES_IN_FLIGHT);
         let mut a = Pipeline::new(random_config()).into_stage_a(Forwarder::new(full_tx, empty_rx));
@@ -203,7 +207,7 @@ mod tests {
             }
         };
         let mut segments = 0;
-        random_segments(seed, n, |seg| {
+        feed(&mut |seg| {
             segments += 1;
             a.stage_a_due_intervals(seg.ts_ns);
             a.on_segment(seg);
@@ -221,18 +225,84 @@ mod tests {
     #[test]
     fn two_stages_report_one_pipelines_bytes_on_random_segments() {
         for seed in [1, 0x9e37_79b9_7f4a_7c15, 42] {
-            let one = one_pipeline(seed, 20_000);
-            let two = two_stages(seed, 20_000);
-            assert!(one.len() > 10_000);
+            let feed = |each: &mut dyn FnMut(&Segment<'_>)| random_segments(seed, 20_000, each);
+            assert_same_bytes(&feed, &format!("seed {seed}"));
+        }
+    }
+
+    fn assert_same_bytes(feed: Feed<'_>, what: &str) {
+        {
+            let one = one_pipeline(feed);
+            let two = two_stages(feed);
+            assert!(one.len() > 1_000);
             if one != two {
                 let (one, two) = (String::from_utf8_lossy(&one), String::from_utf8_lossy(&two));
                 let line = one.lines().zip(two.lines()).position(|(x, y)| x != y);
                 panic!(
-                    "seed {seed}: line {line:?} differs:\n{:?}\n{:?}",
+                    "{what}: line {line:?} differs:\n{:?}\n{:?}",
                     line.and_then(|l| one.lines().nth(l)),
                     line.and_then(|l| two.lines().nth(l))
                 );
             }
         }
+    }
+
+    /// A request framed late (held behind a capture hole longer than `-t`, given up at a
+    /// segment) and its response at that very nanosecond: one pipeline expires before
+    /// every segment, so the request is timed out before it is answered (`late`) — the
+    /// two stages too, though the clock did not move.
+    #[test]
+    fn a_request_framed_late_expires_before_a_response_at_the_same_clock() {
+        use crate::fix::encode::test_message as fix;
+        use crate::segment::{Endpoint, FlowKey, TcpFlags};
+        let first = fix(&[(35, "D"), (11, "FIRST")]);
+        let lost = fix(&[(35, "D"), (11, "LOST")]);
+        let held = fix(&[(35, "D"), (11, "HELD")]);
+        let ack = fix(&[(35, "8"), (11, "HELD"), (150, "0"), (39, "0")]);
+        let ep = |port| Endpoint {
+            addr: "10.0.0.1".parse().unwrap(),
+            port,
+        };
+        let seg = |ts_ns, request: bool, seq: u32, payload: &'static [u8]| {
+            let (src, dst) = if request {
+                (ep(40000), ep(9878))
+            } else {
+                (ep(9878), ep(40000))
+            };
+            (ts_ns, FlowKey { src, dst }, request, seq, payload)
+        };
+        let [first, lost, held, ack]: [&'static [u8]; 4] =
+            [first, lost, held, ack].map(|m| &*Box::leak(m.into_boxed_slice()));
+        let [first_len, lost_len, held_len] = [first, lost, held].map(|m| m.len() as u32);
+        let segments = [
+            seg(100, true, 1, first), // opens the connection mid-stream
+            seg(1_000, true, 1 + first_len + lost_len, held), // behind `lost`
+            seg(20_000, true, 1 + first_len + lost_len + held_len, &[]), // gives it up
+            seg(20_000, false, 1, ack),
+        ];
+        let feed = |each: &mut dyn FnMut(&Segment<'_>)| {
+            for &(ts_ns, flow, request, seq, payload) in &segments {
+                each(&Segment {
+                    ts_ns,
+                    flow,
+                    direction: if request {
+                        crate::Direction::Request
+                    } else {
+                        crate::Direction::Response
+                    },
+                    seq,
+                    ack: 0,
+                    flags: TcpFlags(TcpFlags::PSH),
+                    payload,
+                    missing_tail: 0,
+                });
+            }
+        };
+        let one = String::from_utf8(one_pipeline(&feed)).unwrap();
+        assert!(
+            one.contains("\"late\":1"),
+            "the scenario makes a late answer: {one}"
+        );
+        assert_same_bytes(&feed, "late request");
     }
 }
