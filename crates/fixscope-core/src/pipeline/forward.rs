@@ -7,7 +7,7 @@
 //!
 //! | one pipeline calls                          | stage A sends            |
 //! |---------------------------------------------|--------------------------|
-//! | `correlator.expire(now)` before a segment   | [`Event::Clock`], before the segment's first event (a segment with none sends none: expiring at t1 then t2 with nothing between is expiring at t2; but a segment with events always sends one, even at an unchanged clock — a request framed from bytes held behind a hole may be older than `-t` at once) |
+//! | `correlator.expire(now)` before a segment   | [`Event::Clock`] (folded into the message when the first event is one: [`MessageRef::expire`]), before the segment's first event (a segment with none sends none: expiring at t1 then t2 with nothing between is expiring at t2; but a segment with events always sends one, even at an unchanged clock — a request framed from bytes held behind a hole may be older than `-t` at once) |
 //! | `Router::on_message` per framed message      | [`Event::Message`]       |
 //! | `SessionLayer::capture_hole`                 | [`Event::Hole`]          |
 //! | `SessionLayer::connection_closed`            | [`Event::Closed`]        |
@@ -40,9 +40,8 @@ pub(crate) const BATCH_EVENTS: usize = 2048;
 /// runs ahead of B.
 pub(crate) const BATCHES_IN_FLIGHT: usize = 8;
 
-/// How far ahead stage B asks for its messages' bytes (events), and how many of each.
+/// How far ahead stage B asks for its messages' bytes (events; it asks for 192 bytes).
 pub(crate) const PREFETCH_EVENTS: usize = 8;
-const PREFETCH_BYTES: usize = 192;
 
 /// Stage A's counters: what the one pipeline counts before its routing.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -69,6 +68,10 @@ pub(crate) struct MessageRef {
     pub(crate) last_byte_ts_ns: u64,
     pub(crate) first_byte_seq: u32,
     pub(crate) last_byte_seq: u32,
+    /// `correlator.expire(now_ns)` first (the segment's clock, folded into its first
+    /// event: half the events of a separate [`Event::Clock`]).
+    pub(crate) expire: bool,
+    pub(crate) now_ns: u64,
 }
 
 /// What stage B does next (see the module's table).
@@ -161,8 +164,12 @@ impl EventBatch {
     pub(crate) fn prefetch(&self, i: usize) {
         if let Some(Event::Message(m)) = self.events.get(i) {
             let bytes = self.bytes(m);
-            for at in (0..bytes.len().min(PREFETCH_BYTES)).step_by(64) {
-                crate::pcap::prefetch(bytes, at);
+            crate::pcap::prefetch(bytes, 0);
+            if bytes.len() > 64 {
+                crate::pcap::prefetch(bytes, 64);
+            }
+            if bytes.len() > 128 {
+                crate::pcap::prefetch(bytes, 128);
             }
         }
     }
@@ -243,6 +250,12 @@ impl Forwarder {
             self.clock_pending = false;
             self.batch.events.push(Event::Clock(self.now_ns));
         }
+        self.push_after_clock(event);
+    }
+
+    /// [`Forwarder::push`] of an event that carries the clock itself (or follows it).
+    #[inline]
+    fn push_after_clock(&mut self, event: Event) {
         self.batch.events.push(event);
         if self.batch.events.len() >= BATCH_EVENTS {
             self.send();
@@ -276,7 +289,8 @@ impl Forwarder {
             self.batch.arena.extend_from_slice(msg.bytes);
             (false, start)
         };
-        self.push(Event::Message(MessageRef {
+        let expire = std::mem::take(&mut self.clock_pending);
+        self.push_after_clock(Event::Message(MessageRef {
             slot,
             direction,
             in_map,
@@ -286,6 +300,8 @@ impl Forwarder {
             last_byte_ts_ns: msg.last_byte_ts_ns,
             first_byte_seq: msg.first_byte_seq,
             last_byte_seq: msg.last_byte_seq,
+            expire,
+            now_ns: self.now_ns,
         }));
     }
 
@@ -396,6 +412,9 @@ mod tests {
         // held behind a hole can be older than `-t` at once).
         f.clock(9);
         assert_eq!(f.opened(key), slot, "a closed connection's slot is reused");
+        // A message first after a clock carries it.
+        f.clock(11);
+        f.message(slot, Direction::Request, &message(&map[100..110]));
         f.send();
         let batch = full_rx.recv().unwrap();
         let kinds: Vec<String> = batch
@@ -405,7 +424,7 @@ mod tests {
             .collect();
         assert_eq!(
             kinds,
-            ["Clock", "Opene", "Messa", "Messa", "Clock", "Close", "Clock", "Opene"]
+            ["Clock", "Opene", "Messa", "Messa", "Clock", "Close", "Clock", "Opene", "Messa"]
         );
         let messages: Vec<MessageRef> = batch
             .events
@@ -416,6 +435,8 @@ mod tests {
             })
             .collect();
         assert!(messages[0].in_map && messages[0].start == 100);
+        assert!(!messages[0].expire && !messages[1].expire);
+        assert!(messages[2].expire && messages[2].now_ns == 11);
         assert_eq!(batch.bytes(&messages[0]), &map[100..110]);
         assert!(!messages[1].in_map);
         assert_eq!(batch.bytes(&messages[1]), &elsewhere[..]);

@@ -99,6 +99,10 @@ impl Pipeline {
                     self.slots[slot] = Some((None, batch.keys[key as usize]));
                 }
                 Event::Message(m) => {
+                    if m.expire {
+                        self.now_ns = self.now_ns.max(m.now_ns);
+                        self.correlator.expire(self.now_ns);
+                    }
                     let msg = FramedMessage {
                         bytes: batch.bytes(&m),
                         first_byte_ts_ns: m.first_byte_ts_ns,
