@@ -230,14 +230,10 @@ fn file_done_notice<'a>(
     }
 }
 
-/// The end of a run with threads, as the driver ends one: a truncated file said, a
-/// file's error after the summary (failing), or alone when nothing was read.
+/// The end of a run with threads, as the one pipeline ends one (`run_one`, in its
+/// order): a file's error after the summary (failing), or alone when nothing was read;
+/// then a truncated file said.
 fn end_of_run(outcome: fixscope_core::shard::Outcome) -> Result<ExitCode> {
-    if outcome.stats.truncated_file {
-        say::warn(
-            "a capture ended in the middle of a packet (truncated file); analysed up to there",
-        );
-    }
     let mut code = ExitCode::SUCCESS;
     if let Some(e) = outcome.error {
         let e = SourceError::from(e);
@@ -246,6 +242,11 @@ fn end_of_run(outcome: fixscope_core::shard::Outcome) -> Result<ExitCode> {
         }
         say::error(format!("{e}; stopped"));
         code = ExitCode::FAILURE;
+    }
+    if outcome.stats.truncated_file {
+        say::warn(
+            "a capture ended in the middle of a packet (truncated file); analysed up to there",
+        );
     }
     output::flush_stdout();
     Ok(code)

@@ -573,3 +573,42 @@ fn two_stages_read_pcapng_and_stdin_as_one_thread() {
         );
     }
 }
+
+/// A capture cut mid-record followed by a file that is no capture: every plan (one
+/// thread, two stages, sharded, the default) reports what was read, then the error and the
+/// truncated file on stderr, in one thread's words and order, and fails the same way.
+#[test]
+fn a_damaged_input_ends_every_plan_as_one_thread() {
+    let dir = tempfile::tempdir().unwrap();
+    let sim = std::fs::read(fixscope_testkit::test_data("captures/sim/sim_orders.pcap")).unwrap();
+    let cut = dir.path().join("cut.pcap");
+    std::fs::write(&cut, &sim[..sim.len() * 2 / 3]).unwrap();
+    let bad = dir.path().join("bad.pcap");
+    std::fs::write(&bad, b"not a capture at all").unwrap();
+    let run = |threads: Option<&str>| {
+        let mut args = vec!["pcap", cut.to_str().unwrap(), bad.to_str().unwrap()];
+        args.extend(["-p", "19478", "--json", "-r", "0.05"]);
+        if let Some(t) = threads {
+            args.extend(["--threads", t]);
+        }
+        fixscope(&args)
+    };
+    let one = run(Some("1"));
+    let stderr = String::from_utf8_lossy(&one.stderr).into_owned();
+    assert_eq!(one.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("not a pcap or pcapng") && stderr.contains("truncated file"),
+        "{stderr}"
+    );
+    assert!(!one.stdout.is_empty(), "the summary of what was read");
+    for threads in [None, Some("2"), Some("3")] {
+        let many = run(threads);
+        assert_eq!(many.status.code(), one.status.code(), "{threads:?}");
+        assert!(many.stdout == one.stdout, "{threads:?}: stdout");
+        assert_eq!(
+            String::from_utf8_lossy(&many.stderr),
+            stderr,
+            "{threads:?}: stderr"
+        );
+    }
+}
