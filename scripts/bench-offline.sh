@@ -2,7 +2,8 @@
 # fixscope pcap end to end (issue #22): this tree A/B against earlier builds, a thread sweep
 # and tshark's FIX dissector, on one ~500 MB capture with ~745 one-second intervals.
 #
-#   scripts/bench-offline.sh                    # RUNS=5, baselines 235d3ed, 06a539c, 53227b0
+#   scripts/bench-offline.sh                    # RUNS=7, baselines 235d3ed 53227b0 83c12d5,
+#                                               # --threads 1/2/default, tshark once (§2e)
 #   RUNS=3 TSHARK_RUNS=0 scripts/bench-offline.sh
 #   BIG=/path/to/capture.pcap PORT=9878 scripts/bench-offline.sh
 #   ONE_CPU=0 PER_THREAD=0 ...                  # without the pinned run / per-thread CPU
@@ -18,10 +19,10 @@
 # ORDERS=520000 SESSIONS=8 RATE=700/s: 1.56 M FIX messages, 504 MB, 743 s of capture time.
 set -euo pipefail
 
-RUNS=${RUNS:-5}
+RUNS=${RUNS:-7}
 TSHARK_RUNS=${TSHARK_RUNS:-1}
-BASELINES=${BASELINES:-"235d3ed 06a539c 53227b0"}
-THREADS_SWEEP=${THREADS_SWEEP:-"1 2 3 4"}
+BASELINES=${BASELINES:-"235d3ed 53227b0 83c12d5"}
+THREADS_SWEEP=${THREADS_SWEEP:-"1 2"}
 ORDERS=${ORDERS:-520000}
 SESSIONS=${SESSIONS:-8}
 RATE=${RATE:-700}
@@ -146,7 +147,7 @@ if (( ${PER_THREAD:-1} )) && command -v perf >/dev/null; then
     echo
     echo "CPU seconds per thread (perf, 2 kHz; one run each):"
     # d: the default (no --threads); 1: everything on one thread (no reading thread).
-    for t in d 1 ${PER_THREAD_SWEEP:-2 4 8}; do
+    for t in d 1 ${PER_THREAD_SWEEP-}; do
         cat "$CAP" >/dev/null
         flag=(--threads "$t")
         [[ $t == d ]] && flag=()
@@ -159,8 +160,9 @@ if (( ${PER_THREAD:-1} )) && command -v perf >/dev/null; then
     done
 fi
 
-if (( TSHARK_RUNS > 0 )); then
-    command -v tshark >/dev/null || { echo "tshark not installed: skipped"; exit 0; }
+if (( TSHARK_RUNS > 0 )) && ! command -v tshark >/dev/null; then
+    echo "tshark not installed (scripts/install-deps.sh installs it): skipped"
+elif (( TSHARK_RUNS > 0 )); then
     walls=""
     for _ in $(seq "$TSHARK_RUNS"); do
         read -r wall _ < <(timed "$WORK/tshark.out" tshark -r "$CAP" -d "tcp.port==$PORT,fix" -Y fix \
@@ -173,3 +175,4 @@ if (( TSHARK_RUNS > 0 )); then
         printf "tshark: %.2f s (%d runs), %d messages (fixscope: %d): fixscope default is %.1fx faster\n",
         t, '"$TSHARK_RUNS"', n, m, t/f }'
 fi
+echo "bench-offline.sh ran for ${SECONDS} s"

@@ -36,6 +36,7 @@ pub mod socket_event;
 pub mod source;
 pub mod sparse_hist;
 pub mod stats;
+pub mod twostage;
 
 pub use pipeline::{Pipeline, PipelineConfig};
 pub use ports::{PortSet, Role};

@@ -315,16 +315,18 @@ pub struct PcapArgs {
     pub captures: Vec<PathBuf>,
     #[command(flatten)]
     pub analysis: AnalysisArgs,
-    /// Worker pipelines (#22): connections are sharded across them by (client IP, server
-    /// IP, server port) and their figures merged — the output is one pipeline's, byte for
-    /// byte. Each worker reads the capture files itself. Default: one per core on 4 cores
-    /// or more, else 1 (one pipeline with a reading thread, which already keeps two cores
-    /// busy: BENCHMARKS.md §2c). Captures on stdin or a pipe, `--trace` and Prometheus run
-    /// on one pipeline. A FIX session whose connections come from several (client IP,
-    /// server IP, server port) — a failover — cannot be split: the run says so on stderr
-    /// and analyses the capture again on one pipeline (stdout is held back until the end).
-    /// `--threads 1` runs everything on one thread: the pipeline reads the captures itself,
-    /// no reading thread (BENCHMARKS.md §2d).
+    /// Threads (#22); the output is one thread's, byte for byte, whatever N. `--threads 1`:
+    /// everything on one thread (the pipeline reads the captures itself). `--threads 2`:
+    /// one pipeline in two stages — a reading thread reads, decodes, reassembles and frames;
+    /// the other extracts, correlates and reports (BENCHMARKS.md §2e). `--threads N` (3 or
+    /// more): N worker pipelines, connections sharded across them by (client IP, server IP,
+    /// server port) and their figures merged; each worker reads the capture files itself.
+    /// Default: one thread on one core, two stages on 2–3 cores, one worker per core from 4.
+    /// Captures on stdin or a pipe run in two stages; `--trace` and Prometheus on one
+    /// pipeline with a reading thread. A FIX session whose connections come from several
+    /// (client IP, server IP, server port) — a failover — cannot be sharded: the run says
+    /// so on stderr and analyses the capture again in two stages (stdout is held back until
+    /// the end).
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
 }

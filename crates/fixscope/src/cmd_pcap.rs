@@ -42,22 +42,42 @@ pub fn run(args: &PcapArgs) -> Result<ExitCode> {
     }
     // Ctrl-C ends the reading early with the summary of what was read.
     let stop = Shutdown::on_signals().context("cannot install signal handlers")?;
-    let threads = worker_threads(args, &captures);
-    if threads > 1 {
-        match run_sharded(args, captures.clone(), config.clone(), threads, &stop)? {
-            Sharded::Done(code) => return Ok(code),
-            Sharded::NeedsOnePipeline(why) => say::info(format!(
-                "{why}: a FIX session cannot be split across threads; analysing the capture \
-                 again on one pipeline"
-            )),
+    match plan(args, &captures) {
+        Plan::OneThread | Plan::ReadingThread => run_one(args, captures, config, &stop),
+        Plan::TwoStage => run_two_stage(args, captures, config, &stop),
+        Plan::Sharded(threads) => {
+            match run_sharded(args, captures.clone(), config.clone(), threads, &stop)? {
+                Sharded::Done(code) => Ok(code),
+                Sharded::NeedsOnePipeline(why) => {
+                    say::info(format!(
+                        "{why}: a FIX session cannot be split across threads; analysing the \
+                         capture again on one pipeline (in two stages)"
+                    ));
+                    run_two_stage(args, captures, config, &stop)
+                }
+            }
         }
     }
-    run_one(args, captures, config, &stop)
 }
 
-/// `fixscope pcap` on one pipeline: with its reading thread (the default below
-/// [`MIN_CORES_TO_SHARD`] cores, stdin, the inputs a sharded run hands back), or on the
-/// calling thread alone when `--threads 1` asks for one thread.
+/// How `fixscope pcap` spreads its work over threads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Plan {
+    /// `--threads 1`, or the default on one core: everything on the calling thread.
+    OneThread,
+    /// One pipeline with a reading thread: `--trace` and Prometheus, which observe the
+    /// pipeline itself at every message and interval.
+    ReadingThread,
+    /// One pipeline in two stages on two threads (`fixscope_core::twostage`): the default
+    /// on 2 and 3 cores, `--threads 2`, and any capture that can be read only once.
+    TwoStage,
+    /// Connections sharded across this many worker pipelines (`fixscope_core::shard`):
+    /// the default from [`MIN_CORES_TO_SHARD`] cores, `--threads 3` and more.
+    Sharded(usize),
+}
+
+/// `fixscope pcap` on one pipeline: with its reading thread (`--trace`, Prometheus), or
+/// on the calling thread alone ([`Plan::OneThread`]).
 fn run_one(
     args: &PcapArgs,
     captures: Vec<PathBuf>,
@@ -72,7 +92,7 @@ fn run_one(
     let mut reporters = output::reporters(&args.analysis)?;
     let progress = ReadProgress::start(&captures, args.analysis.verbose);
     let ports = args.analysis.ports.clone();
-    let capture: Box<dyn CaptureFiles> = if args.threads == Some(1) {
+    let capture: Box<dyn CaptureFiles> = if plan(args, &captures) == Plan::OneThread {
         Box::new(InlineCaptureSource::new(captures, ports, stop.clone()))
     } else {
         Box::new(CaptureSource::new(captures, ports).context("cannot start the capture reader")?)
@@ -102,48 +122,134 @@ fn run_one(
     Ok(code)
 }
 
-/// How many worker pipelines: `--threads`, else one per core; one when an output needs
-/// the pipeline's messages or per-session figures at every interval (`--trace`,
-/// Prometheus), or when a capture can be read only once (stdin, a pipe: every worker of a
-/// sharded run reads every file, and a run that needs one pipeline reads it again).
-fn worker_threads(args: &PcapArgs, captures: &[PathBuf]) -> usize {
+/// The plan for `--threads` (else the cores): see [`Plan`]. `--trace` and Prometheus
+/// need the one pipeline's messages or per-session figures at every interval; a capture
+/// that can be read only once (stdin, a pipe) cannot be sharded (every worker reads every
+/// file, and a run that needs one pipeline reads it again).
+fn plan(args: &PcapArgs, captures: &[PathBuf]) -> Plan {
     let a = &args.analysis;
-    let asked = args.threads.is_some_and(|n| n > 1);
+    if args.threads == Some(1) {
+        return Plan::OneThread;
+    }
+    let asked = args.threads.is_some();
     if a.trace.is_some() || a.prometheus.is_some() || a.prometheus_textfile.is_some() {
         if asked {
             say::info("--trace and Prometheus run on one pipeline: --threads ignored");
         }
-        return 1;
+        return Plan::ReadingThread;
     }
-    let rereadable = captures
-        .iter()
-        .all(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file()));
-    if !rereadable {
-        if asked {
-            say::info(
-                "a capture on stdin or a pipe is read once, by one pipeline: --threads ignored",
-            );
+    let threads = match args.threads {
+        Some(n) => n,
+        None => default_threads(),
+    };
+    match threads {
+        1 => Plan::OneThread,
+        0 | 2 => Plan::TwoStage,
+        n => {
+            let rereadable = captures
+                .iter()
+                .all(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file()));
+            if rereadable {
+                Plan::Sharded(n)
+            } else {
+                if asked {
+                    say::info(
+                        "a capture on stdin or a pipe is read once: one pipeline in two \
+                         stages, --threads ignored",
+                    );
+                }
+                Plan::TwoStage
+            }
         }
-        return 1;
     }
-    args.threads.unwrap_or_else(default_workers)
 }
 
 /// Cores from which the default shards: one worker pipeline per core. Below, one
-/// pipeline with its reading thread already keeps two cores busy, and N workers each
-/// decode every packet (BENCHMARKS.md §2c: on 2 vCPUs two workers cost 1.45x the CPU of
-/// one pipeline and are no faster; per-thread CPU predicts ~1.4x at 4 cores, ~1.6x at 5+).
+/// pipeline in two stages keeps two cores busy, and N workers would each decode every
+/// packet (BENCHMARKS.md §2c–§2e: on 2 vCPUs two workers cost 1.45x the CPU of one
+/// pipeline and are no faster; per-thread CPU predicts ~1.4x at 4 cores, ~1.6x at 5+).
 const MIN_CORES_TO_SHARD: usize = 4;
 
-/// One worker pipeline per core where that pays ([`MIN_CORES_TO_SHARD`]), else one
-/// pipeline.
-fn default_workers() -> usize {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if cores >= MIN_CORES_TO_SHARD {
-        cores
-    } else {
-        1
+/// The default `--threads`: one thread on one core, two stages on 2 and 3 cores, one
+/// worker pipeline per core from [`MIN_CORES_TO_SHARD`].
+fn default_threads() -> usize {
+    match std::thread::available_parallelism().map_or(1, |n| n.get()) {
+        1 => 1,
+        cores if cores < MIN_CORES_TO_SHARD => 2,
+        cores => cores,
     }
+}
+
+/// `fixscope pcap` as one pipeline in two stages (`fixscope_core::twostage`): the same
+/// output and the same end as the driver's (summary, then a file's error).
+fn run_two_stage(
+    args: &PcapArgs,
+    captures: Vec<PathBuf>,
+    config: fixscope_core::PipelineConfig,
+    stop: &Shutdown,
+) -> Result<ExitCode> {
+    let mut reporters = output::reporters(&args.analysis)?;
+    let progress = ReadProgress::start(&captures, args.analysis.verbose);
+    let mut on_file_done = file_done_notice(&captures, args.analysis.verbose, &progress);
+    let outcome = fixscope_core::twostage::run(
+        captures.clone(),
+        args.analysis.ports.clone(),
+        config,
+        &mut reporters,
+        stop,
+        &mut on_file_done,
+    );
+    // The bar goes before anything more is said on stderr.
+    drop(on_file_done);
+    drop(progress);
+    let outcome = outcome?;
+    drop(reporters);
+    end_of_run(outcome)
+}
+
+/// What a run with threads says as each file is read to its end: the progress bar's
+/// count, and with `-v` the counters so far.
+fn file_done_notice<'a>(
+    files: &'a [PathBuf],
+    verbose: bool,
+    progress: &'a Option<ReadProgress>,
+) -> impl FnMut(usize, &fixscope_core::pcap::CaptureStats) + 'a {
+    move |index, s| {
+        if let Some(p) = progress {
+            p.file_done();
+        }
+        if verbose {
+            say::info(format!(
+                "read {}; so far {} packets, {} TCP segments in port range, {} decode errors",
+                files[index].display(),
+                s.packets,
+                s.segments_in_port_range,
+                s.decode_errors
+            ));
+        }
+    }
+}
+
+/// The end of a run with threads, as the one pipeline ends one (`run_one`, in its
+/// order): a file's error after the summary (failing), or alone when nothing was read;
+/// then a truncated file said.
+fn end_of_run(outcome: fixscope_core::shard::Outcome) -> Result<ExitCode> {
+    let mut code = ExitCode::SUCCESS;
+    if let Some(e) = outcome.error {
+        let e = SourceError::from(e);
+        if outcome.segments == 0 {
+            return Err(anyhow::anyhow!(e));
+        }
+        say::error(format!("{e}; stopped"));
+        code = ExitCode::FAILURE;
+    }
+    if outcome.stats.truncated_file {
+        say::warn(
+            "a capture ended in the middle of a packet (truncated file); analysed up to there",
+        );
+    }
+    output::flush_stdout();
+    Ok(code)
 }
 
 enum Sharded {
@@ -167,23 +273,9 @@ fn run_sharded(
 ) -> Result<Sharded> {
     let spool = Spool::default();
     let mut reporters = output::reporters_into(&args.analysis, Box::new(spool.clone()), |r| r)?;
-    let verbose = args.analysis.verbose;
     let files = captures.clone();
-    let progress = ReadProgress::start(&captures, verbose);
-    let mut on_file_done = |index: usize, s: &fixscope_core::pcap::CaptureStats| {
-        if let Some(p) = &progress {
-            p.file_done();
-        }
-        if verbose {
-            say::info(format!(
-                "read {}; so far {} packets, {} TCP segments in port range, {} decode errors",
-                files[index].display(),
-                s.packets,
-                s.segments_in_port_range,
-                s.decode_errors
-            ));
-        }
-    };
+    let progress = ReadProgress::start(&captures, args.analysis.verbose);
+    let mut on_file_done = file_done_notice(&files, args.analysis.verbose, &progress);
     let outcome = fixscope_core::shard::run(
         captures,
         args.analysis.ports.clone(),
@@ -193,6 +285,7 @@ fn run_sharded(
         stop,
         &mut on_file_done,
     );
+    drop(on_file_done);
     drop(progress);
     let outcome = match outcome {
         Err(e) => match fixscope_core::shard::NeedsOnePipeline::is(&e) {
@@ -207,22 +300,7 @@ fn run_sharded(
     };
     drop(reporters);
     spool.copy_to_stdout()?;
-    if outcome.stats.truncated_file {
-        say::warn(
-            "a capture ended in the middle of a packet (truncated file); analysed up to there",
-        );
-    }
-    let mut code = ExitCode::SUCCESS;
-    if let Some(e) = outcome.error {
-        let e = SourceError::from(e);
-        if outcome.segments == 0 {
-            return Err(anyhow::anyhow!(e));
-        }
-        say::error(format!("{e}; stopped"));
-        code = ExitCode::FAILURE;
-    }
-    output::flush_stdout();
-    Ok(Sharded::Done(code))
+    Ok(Sharded::Done(end_of_run(outcome)?))
 }
 
 /// Stdout held back: in memory up to 8 MiB, then in a temporary file.

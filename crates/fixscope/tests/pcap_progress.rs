@@ -14,9 +14,10 @@ fn a_terminal_on_stderr_gets_a_bar_with_bytes_and_files() {
     let out = dir.path().join("out.json");
     let typescript = dir.path().join("typescript");
     let cap = fixscope_testkit::test_data("captures/sim/sim_orders.pcap");
-    for threads in ["1", "2"] {
+    // One thread, two stages (`--threads 2`, the default on 2-3 cores), sharded, default.
+    for threads in ["--threads 1", "--threads 2", "--threads 3", ""] {
         let cmd = format!(
-            "{} pcap {} -p 19478 --json --threads {threads} > {}",
+            "{} pcap {} -p 19478 --json {threads} > {}",
             env!("CARGO_BIN_EXE_fixscope"),
             cap.display(),
             out.display()

@@ -1,5 +1,7 @@
 //! `fixscope pcap --threads N` (issue #22): connections sharded across worker pipelines
-//! must give one pipeline's output byte for byte — stdout text and JSON, the HdrHistogram
+//! (`--threads 3` and more), and one pipeline in two stages on two threads (`--threads 2`,
+//! the default below 4 cores: `fixscope_core::twostage`), must give one thread's output
+//! byte for byte — stdout text and JSON, the HdrHistogram
 //! log, the HTML page — on the real captures in testdata/ and on captures with many
 //! connections, many intervals, `-t` alerts, ties among the slowest orders and sessions
 //! that reconnect or reuse ports.
@@ -25,8 +27,8 @@ struct Outputs {
     html: Vec<u8>,
 }
 
-/// `threads` 0: no `--threads` (the default: on fewer than 4 cores one pipeline with its
-/// reading thread); 1: everything on one thread.
+/// `threads` 0: no `--threads` (the default: on 2–3 cores one pipeline in two stages,
+/// from 4 one worker per core); 1: everything on one thread; 2: two stages; 3+: sharded.
 fn run(dir: &Path, captures: &[&Path], threads: usize, extra: &[&str]) -> Outputs {
     let hlog = dir.join(format!("t{threads}.hlog"));
     let html = dir.join(format!("t{threads}.html"));
@@ -143,6 +145,10 @@ fn real_captures_give_one_pipelines_bytes() {
 /// same session addresses), some reuse a port (a new SYN on a known 4-tuple), some end
 /// with RST, some never answer; ClOrdIDs collide across sessions; latencies tie.
 fn many_connections(path: &Path) {
+    write_pcap(path, &many_connections_packets());
+}
+
+fn many_connections_packets() -> Vec<TimedPacket> {
     let mut packets = Vec::new();
     let t0 = 1_700_000_000_000_000_000u64;
     for c in 0..150u32 {
@@ -194,7 +200,7 @@ fn many_connections(path: &Path) {
         }
     }
     packets.sort_by_key(|p| p.ts_ns);
-    write_pcap(path, &packets);
+    packets
 }
 
 fn fix_order(client: &str, id: &str) -> Vec<u8> {
@@ -469,7 +475,15 @@ fn a_session_split_across_shard_keys_falls_back_to_one_pipeline() {
     let one_text = String::from_utf8_lossy(&one.stdout).into_owned();
     let summary = one_text.lines().last().unwrap();
     assert!(summary.contains("\"sender_comp_id\":\"S0\""), "{summary}");
-    for threads in ["2", "8"] {
+    // Two stages are one pipeline: nothing to fall back from, not a word.
+    let (two, two_file) = run("2");
+    assert!(
+        two.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&two.stderr)
+    );
+    assert!(two.stdout == one.stdout && two_file == one_file);
+    for threads in ["3", "8"] {
         let (many, many_file) = run(threads);
         let stderr = String::from_utf8_lossy(&many.stderr);
         assert!(
@@ -486,7 +500,7 @@ fn a_session_split_across_shard_keys_falls_back_to_one_pipeline() {
             "--threads {threads}: --json-file after the fallback is not one pipeline's"
         );
     }
-    // The default (one worker per core from 4 cores, else one pipeline) gives the same.
+    // The default (one worker per core from 4 cores, else two stages) gives the same.
     let mut a = vec!["pcap".to_string(), cap.display().to_string()];
     a.extend(["-p", "9878", "--json", "-r", "0.005"].map(String::from));
     let default = fixscope(&a.iter().map(String::as_str).collect::<Vec<_>>());
@@ -511,4 +525,90 @@ fn a_session_split_across_shard_keys_falls_back_to_one_pipeline() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// Two stages read what the mapped reader does not (pcapng, stdin) with the streaming
+/// reader: every message then travels copied into the batches, not as a range of the
+/// mapping. The outputs are still one thread's, byte for byte; and a capture on stdin is
+/// analysed in two stages by default (read once), `--threads 4` included.
+#[test]
+fn two_stages_read_pcapng_and_stdin_as_one_thread() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let ng = dir.path().join("many.pcapng");
+    write_capture(
+        &ng,
+        &many_connections_packets(),
+        fixscope_core::pcap_writer::CaptureFormat::pcapng_nanos(),
+        fixscope_core::decode::LinkType::Ethernet,
+        &Default::default(),
+        None,
+    );
+    let extra = ["-p", "9878", "--json", "-r", "0.01", "-t", "0.002"];
+    assert_same_for_every_thread_count(&[&ng], &extra);
+    let one = run(dir.path(), &[&ng], 1, &extra);
+    let bytes = std::fs::read(&ng).unwrap();
+    for threads in [None, Some("2"), Some("4")] {
+        let mut args = vec!["pcap", "-"];
+        args.extend(extra);
+        if let Some(t) = threads {
+            args.extend(["--threads", t]);
+        }
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_fixscope"))
+            .args(&args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let input = bytes.clone();
+        let writer = std::thread::spawn(move || stdin.write_all(&input).unwrap());
+        let out = child.wait_with_output().unwrap();
+        writer.join().unwrap();
+        assert!(out.status.success(), "{args:?}");
+        assert!(
+            out.stdout == one.stdout,
+            "stdin {threads:?}: not one thread's output"
+        );
+    }
+}
+
+/// A capture cut mid-record followed by a file that is no capture: every plan (one
+/// thread, two stages, sharded, the default) reports what was read, then the error and the
+/// truncated file on stderr, in one thread's words and order, and fails the same way.
+#[test]
+fn a_damaged_input_ends_every_plan_as_one_thread() {
+    let dir = tempfile::tempdir().unwrap();
+    let sim = std::fs::read(fixscope_testkit::test_data("captures/sim/sim_orders.pcap")).unwrap();
+    let cut = dir.path().join("cut.pcap");
+    std::fs::write(&cut, &sim[..sim.len() * 2 / 3]).unwrap();
+    let bad = dir.path().join("bad.pcap");
+    std::fs::write(&bad, b"not a capture at all").unwrap();
+    let run = |threads: Option<&str>| {
+        let mut args = vec!["pcap", cut.to_str().unwrap(), bad.to_str().unwrap()];
+        args.extend(["-p", "19478", "--json", "-r", "0.05"]);
+        if let Some(t) = threads {
+            args.extend(["--threads", t]);
+        }
+        fixscope(&args)
+    };
+    let one = run(Some("1"));
+    let stderr = String::from_utf8_lossy(&one.stderr).into_owned();
+    assert_eq!(one.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("not a pcap or pcapng") && stderr.contains("truncated file"),
+        "{stderr}"
+    );
+    assert!(!one.stdout.is_empty(), "the summary of what was read");
+    for threads in [None, Some("2"), Some("3")] {
+        let many = run(threads);
+        assert_eq!(many.status.code(), one.status.code(), "{threads:?}");
+        assert!(many.stdout == one.stdout, "{threads:?}: stdout");
+        assert_eq!(
+            String::from_utf8_lossy(&many.stderr),
+            stderr,
+            "{threads:?}: stderr"
+        );
+    }
 }

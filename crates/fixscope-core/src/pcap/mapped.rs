@@ -20,6 +20,7 @@
 
 use std::fs::File;
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 use pcap_parser::pcap::{
     parse_pcap_frame, parse_pcap_frame_be, parse_pcap_frame_modified, parse_pcap_header,
@@ -41,7 +42,8 @@ const PREFETCH_AHEAD: usize = 4096;
 
 /// A capture mapped into memory, when it is a well-formed legacy pcap (see the module).
 pub(super) struct MappedPcap {
-    map: memmap2::Mmap,
+    /// Shared: a two-stage run's messages borrow their bytes from it (`crate::twostage`).
+    map: Arc<memmap2::Mmap>,
     link: LinkType,
     frac_ns: u64,
     big_endian: bool,
@@ -79,9 +81,14 @@ impl MappedPcap {
                 .snaplen
                 .max(MAX_LEGACY_CAPLEN)
                 .min((super::input::MAX_RECORD - 24) as u32),
-            map,
+            map: Arc::new(map),
         };
         Some(mapped)
+    }
+
+    /// The mapping, for a consumer whose segments' payloads outlive the walk.
+    pub(super) fn shared_map(&self) -> &Arc<memmap2::Mmap> {
+        &self.map
     }
 
     fn record_header(&self) -> usize {
@@ -157,7 +164,7 @@ impl MappedPcap {
 
 /// Asks for the cache line at `map[at]` ahead of its use.
 #[inline(always)]
-fn prefetch(map: &[u8], at: usize) {
+pub(crate) fn prefetch(map: &[u8], at: usize) {
     #[cfg(target_arch = "x86_64")]
     {
         // SAFETY: a prefetch is a hint: it never faults and changes no state we see;

@@ -19,6 +19,7 @@
 mod input;
 mod legacy;
 mod mapped;
+pub(crate) use mapped::prefetch;
 mod ng;
 #[cfg(test)]
 mod tests;
@@ -103,6 +104,22 @@ pub(crate) fn read_capture_progress(
     count_progress: bool,
     on_segment: impl FnMut(&Segment<'_>, &CaptureStats) -> Flow,
 ) -> Result<(), CaptureError> {
+    read_capture_shared(path, ports, stats, count_progress, |_| {}, on_segment)
+}
+
+/// [`read_capture_progress`] that hands `on_map` the file's mapping before its first
+/// segment when the file is read in place ([`mapped`]): the segments' payloads are then
+/// slices of it, and a consumer that keeps the mapping may refer to them after the call
+/// (`crate::twostage` hands messages over as ranges of it). Not called for a file read
+/// by the streaming reader (pcapng, pipes), whose payloads live only during the call.
+pub(crate) fn read_capture_shared(
+    path: &Path,
+    ports: &PortSet,
+    stats: &mut CaptureStats,
+    count_progress: bool,
+    on_map: impl FnOnce(&std::sync::Arc<memmap2::Mmap>),
+    on_segment: impl FnMut(&Segment<'_>, &CaptureStats) -> Flow,
+) -> Result<(), CaptureError> {
     let file = File::open(path).map_err(|source| CaptureError::Open {
         path: path.to_path_buf(),
         source,
@@ -116,6 +133,7 @@ pub(crate) fn read_capture_progress(
         _ => BUFFER_SIZE,
     };
     if let Some(mapped) = mapped::MappedPcap::open(&file) {
+        on_map(mapped.shared_map());
         let mut sink = Sink {
             classifier: FrameClassifier::new(ports.clone()),
             stats,

@@ -8,7 +8,10 @@
 //! between the threads is bounded, so memory stays flat however large the capture.
 //!
 //! [`CaptureSource`] is that reader behind the [`Source`] seam (pull: one batch per poll);
-//! [`read_captures_in_background`] drives it with callbacks.
+//! [`read_captures_in_background`] drives it with callbacks. Since captures are read in
+//! place, `fixscope pcap` uses it only where the pipeline itself must stay whole on one
+//! thread (`--trace`, Prometheus); its default on 2–3 cores is `crate::twostage`, which
+//! splits the pipeline instead of the reading.
 
 pub(crate) mod batch;
 mod inline;

@@ -13,7 +13,8 @@
 //! check — so every worker takes the one pipeline's clock decisions on its own and nothing
 //! is handed between threads but interval shares. The decoding is repeated per worker
 //! (about a fifth of one pipeline's work), the rest — reassembly, framing, correlation,
-//! statistics — is split. `--threads 1` stays the one pipeline with its reading thread.
+//! statistics — is split. `--threads 1` is one thread, `--threads 2` one pipeline in two
+//! stages (`crate::twostage`); sharding is `--threads 3` and more, the default from 4 cores.
 //!
 //! **Shard key**: (client IP, server IP, server port) — not the 4-tuple — so every
 //! connection of one FIX session that reconnects from a new client port lands in the same

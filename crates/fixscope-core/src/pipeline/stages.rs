@@ -1,0 +1,312 @@
+//! The one pipeline as two stages (`crate::twostage`): stage A's side (segments in,
+//! events out through a [`Forwarder`]) and stage B's (events in, the one pipeline's calls
+//! and reports out). See `forward.rs` for what travels between them.
+
+use std::io;
+
+use super::forward::{EndMark, Event, EventBatch, Forwarder, IntervalMark, PREFETCH_EVENTS};
+use super::{Parts, Pipeline};
+use crate::fix::framing::FramedMessage;
+use crate::pcap::CaptureStats;
+use crate::report::Reporter;
+use crate::source::counters_of;
+
+/// How a two-stage run ended, as stage B saw it.
+pub(crate) struct StageEnd {
+    pub(crate) stats: CaptureStats,
+    pub(crate) error: Option<crate::pcap::CaptureError>,
+    pub(crate) segments: u64,
+}
+
+impl Pipeline {
+    /// Makes this pipeline stage A: its messages and the calls around them go to
+    /// `forwarder` (the correlator, session layer and statistics stay unused).
+    pub(crate) fn into_stage_a(mut self, forwarder: Forwarder) -> Self {
+        self.forward = Some(forwarder);
+        self
+    }
+
+    /// Stage A's forwarder.
+    pub(crate) fn forwarder(&mut self) -> &mut Forwarder {
+        self.forward.as_mut().expect("stage A has a forwarder")
+    }
+
+    /// Stage A, before a segment stamped `ts_ns` (the driver's `report_due_intervals`):
+    /// the interval it ends goes to stage B, with the counters as they stand.
+    #[inline]
+    pub(crate) fn stage_a_due_intervals(&mut self, ts_ns: u64) {
+        if !self.interval_due(ts_ns) {
+            return;
+        }
+        if let Some((start_ns, end_ns)) = self.next_due_interval(ts_ns) {
+            let upstream = self.upstream_counters();
+            self.forwarder().interval_end(IntervalMark {
+                start_ns,
+                end_ns,
+                upstream,
+            });
+        }
+    }
+
+    /// Stage A at the end (`finish`'s first half): every stream flushed, then the end.
+    pub(crate) fn stage_a_finish(
+        &mut self,
+        stats: CaptureStats,
+        error: Option<crate::pcap::CaptureError>,
+        segments: u64,
+    ) {
+        self.flush_streams();
+        let mark = EndMark {
+            upstream: self.upstream_counters(),
+            first_ts_ns: self.first_ts_ns,
+            now_ns: self.now_ns,
+            interval_start_ns: self.interval_start_ns,
+            stats,
+            error,
+            segments,
+        };
+        self.forwarder().end(mark);
+    }
+
+    /// Makes this pipeline stage B: it is fed events (`apply`), never segments; its
+    /// segment, connection, reassembly and framing counters are stage A's.
+    pub(crate) fn into_stage_b(mut self) -> Self {
+        self.upstream = Some(Default::default());
+        self
+    }
+
+    /// Stage B: makes the calls `batch` stands for, in order, reporting intervals (and,
+    /// at the end, the last interval and the summary) to `reporter`. `Some` once the run
+    /// ended.
+    pub(crate) fn apply(
+        &mut self,
+        batch: &mut EventBatch,
+        reporter: &mut dyn Reporter,
+        on_file_done: &mut dyn FnMut(usize, &CaptureStats),
+    ) -> io::Result<Option<StageEnd>> {
+        for i in 0..batch.events.len() {
+            batch.prefetch(i + PREFETCH_EVENTS);
+            match batch.events[i] {
+                Event::Clock(now_ns) => {
+                    self.now_ns = self.now_ns.max(now_ns);
+                    self.correlator.expire(self.now_ns);
+                }
+                Event::Opened { slot, key } => {
+                    let slot = slot as usize;
+                    if self.slots.len() <= slot {
+                        self.slots.resize(slot + 1, None);
+                    }
+                    self.slots[slot] = Some((None, batch.keys[key as usize]));
+                }
+                Event::Message(m) => {
+                    if m.expire {
+                        self.now_ns = self.now_ns.max(m.now_ns);
+                        self.correlator.expire(self.now_ns);
+                    }
+                    let msg = FramedMessage {
+                        bytes: batch.bytes(&m),
+                        first_byte_ts_ns: m.first_byte_ts_ns,
+                        last_byte_ts_ns: m.last_byte_ts_ns,
+                        first_byte_seq: m.first_byte_seq,
+                        last_byte_seq: m.last_byte_seq,
+                    };
+                    let Parts {
+                        mut sink, slots, ..
+                    } = self.parts();
+                    if let Some((binding, key)) = slots[m.slot as usize].as_mut() {
+                        sink.router.on_message(m.direction, binding, *key, &msg);
+                    }
+                }
+                Event::Hole { slot, direction } => {
+                    if let Some((Some(b), _)) = self.slots[slot as usize] {
+                        self.session_layer.capture_hole(b, direction);
+                    }
+                }
+                Event::Closed { slot } => {
+                    if let Some((Some(b), _)) = self.slots[slot as usize].take() {
+                        self.session_layer.connection_closed(
+                            b,
+                            &mut self.correlator,
+                            &mut self.stats,
+                        );
+                    }
+                }
+                Event::IntervalEnd(i) => {
+                    let mark = batch.intervals[i as usize];
+                    self.upstream = Some(mark.upstream);
+                    // A capture source has no interval counters (`CaptureSource`).
+                    self.emit_interval(mark.start_ns, mark.end_ns, &[], reporter)?;
+                }
+                Event::FileDone(i) => {
+                    let (index, stats) = batch.files[i as usize];
+                    on_file_done(index, &stats);
+                }
+                Event::End => {
+                    let Some(end) = batch.end.take() else {
+                        continue;
+                    };
+                    self.upstream = Some(end.upstream);
+                    self.first_ts_ns = end.first_ts_ns;
+                    self.now_ns = self.now_ns.max(end.now_ns);
+                    self.interval_start_ns = end.interval_start_ns;
+                    // The driver: a run that failed before any segment reports nothing.
+                    if end.segments > 0 || end.error.is_none() {
+                        self.report_end(&counters_of(&end.stats), reporter)?;
+                    }
+                    return Ok(Some(StageEnd {
+                        stats: end.stats,
+                        error: end.error,
+                        segments: end.segments,
+                    }));
+                }
+            }
+        }
+        Ok(None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc;
+
+    use super::super::forward::{EventBatch, Forwarder, BATCHES_IN_FLIGHT};
+    use super::super::robustness::{random_config, random_segments};
+    use super::*;
+    use crate::report::json::JsonReporter;
+    use crate::segment::Segment;
+
+    /// Segments to a consumer.
+    type Feed<'f> = &'f dyn Fn(&mut dyn FnMut(&Segment<'_>));
+
+    /// The JSON reports of `feed`'s segments through one pipeline.
+    fn one_pipeline(feed: Feed<'_>) -> Vec<u8> {
+        let mut p = Pipeline::new(random_config());
+        let mut r = JsonReporter::new(Vec::new());
+        feed(&mut |seg| {
+            if p.interval_due(seg.ts_ns) {
+                p.report_due_intervals(seg.ts_ns, &[], &mut r).unwrap();
+            }
+            p.on_segment(seg);
+        });
+        p.finish(&counters_of(&CaptureStats::default()), &mut r)
+            .unwrap();
+        r.into_inner()
+    }
+
+    /// The same through stage A and stage B (on this thread: each batch applied as soon
+    /// as it is sent).
+    fn two_stages(feed: Feed<'_>) -> Vec<u8> {
+        let (full_tx, full_rx) = mpsc::sync_channel::<EventBatch>(BATCHES_IN_FLIGHT);
+        let (empty_tx, empty_rx) = mpsc::sync_channel::<EventBatch>(BATCHES_IN_FLIGHT);
+        let mut a = Pipeline::new(random_config()).into_stage_a(Forwarder::new(full_tx, empty_rx));
+        let mut b = Pipeline::new(random_config()).into_stage_b();
+        let mut r = JsonReporter::new(Vec::new());
+        let mut ended = false;
+        let mut drain = |r: &mut JsonReporter<Vec<u8>>| {
+            while let Ok(mut batch) = full_rx.try_recv() {
+                let end = b.apply(&mut batch, r, &mut |_, _| {}).unwrap();
+                ended |= end.is_some();
+                batch.clear();
+                empty_tx.send(batch).unwrap();
+            }
+        };
+        let mut segments = 0;
+        feed(&mut |seg| {
+            segments += 1;
+            a.stage_a_due_intervals(seg.ts_ns);
+            a.on_segment(seg);
+            drain(&mut r);
+        });
+        a.stage_a_finish(CaptureStats::default(), None, segments);
+        drain(&mut r);
+        assert!(ended, "the end came through");
+        r.into_inner()
+    }
+
+    /// Two stages report one pipeline's bytes on random traffic: holes, retransmissions,
+    /// resets and port reuse, `-t` expiring requests framed late, evictions, intervals
+    /// every microsecond (every path of the hand-over, in every order).
+    #[test]
+    fn two_stages_report_one_pipelines_bytes_on_random_segments() {
+        for seed in [1, 0x9e37_79b9_7f4a_7c15, 42] {
+            let feed = |each: &mut dyn FnMut(&Segment<'_>)| random_segments(seed, 20_000, each);
+            assert_same_bytes(&feed, &format!("seed {seed}"));
+        }
+    }
+
+    fn assert_same_bytes(feed: Feed<'_>, what: &str) {
+        {
+            let one = one_pipeline(feed);
+            let two = two_stages(feed);
+            assert!(one.len() > 1_000);
+            if one != two {
+                let (one, two) = (String::from_utf8_lossy(&one), String::from_utf8_lossy(&two));
+                let line = one.lines().zip(two.lines()).position(|(x, y)| x != y);
+                panic!(
+                    "{what}: line {line:?} differs:\n{:?}\n{:?}",
+                    line.and_then(|l| one.lines().nth(l)),
+                    line.and_then(|l| two.lines().nth(l))
+                );
+            }
+        }
+    }
+
+    /// A request framed late (held behind a capture hole longer than `-t`, given up at a
+    /// segment) and its response at that very nanosecond: one pipeline expires before
+    /// every segment, so the request is timed out before it is answered (`late`) — the
+    /// two stages too, though the clock did not move.
+    #[test]
+    fn a_request_framed_late_expires_before_a_response_at_the_same_clock() {
+        use crate::fix::encode::test_message as fix;
+        use crate::segment::{Endpoint, FlowKey, TcpFlags};
+        let first = fix(&[(35, "D"), (11, "FIRST")]);
+        let lost = fix(&[(35, "D"), (11, "LOST")]);
+        let held = fix(&[(35, "D"), (11, "HELD")]);
+        let ack = fix(&[(35, "8"), (11, "HELD"), (150, "0"), (39, "0")]);
+        let ep = |port| Endpoint {
+            addr: "10.0.0.1".parse().unwrap(),
+            port,
+        };
+        let seg = |ts_ns, request: bool, seq: u32, payload: &'static [u8]| {
+            let (src, dst) = if request {
+                (ep(40000), ep(9878))
+            } else {
+                (ep(9878), ep(40000))
+            };
+            (ts_ns, FlowKey { src, dst }, request, seq, payload)
+        };
+        let [first, lost, held, ack]: [&'static [u8]; 4] =
+            [first, lost, held, ack].map(|m| &*Box::leak(m.into_boxed_slice()));
+        let [first_len, lost_len, held_len] = [first, lost, held].map(|m| m.len() as u32);
+        let segments = [
+            seg(100, true, 1, first), // opens the connection mid-stream
+            seg(1_000, true, 1 + first_len + lost_len, held), // behind `lost`
+            seg(20_000, true, 1 + first_len + lost_len + held_len, &[]), // gives it up
+            seg(20_000, false, 1, ack),
+        ];
+        let feed = |each: &mut dyn FnMut(&Segment<'_>)| {
+            for &(ts_ns, flow, request, seq, payload) in &segments {
+                each(&Segment {
+                    ts_ns,
+                    flow,
+                    direction: if request {
+                        crate::Direction::Request
+                    } else {
+                        crate::Direction::Response
+                    },
+                    seq,
+                    ack: 0,
+                    flags: TcpFlags(TcpFlags::PSH),
+                    payload,
+                    missing_tail: 0,
+                });
+            }
+        };
+        let one = String::from_utf8(one_pipeline(&feed)).unwrap();
+        assert!(
+            one.contains("\"late\":1"),
+            "the scenario makes a late answer: {one}"
+        );
+        assert_same_bytes(&feed, "late request");
+    }
+}
