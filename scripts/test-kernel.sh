@@ -130,6 +130,7 @@ for i in "${!kernels[@]}"; do
         --qemu-opts="-monitor unix:$monitor,server=on,wait=off" -- \
         "$(printf '%q ' env "FIXSCOPE_VM_WATCH_AFTER=${FIXSCOPE_VM_WATCH_AFTER:-240}" \
             "FIXSCOPE_VM_STEP_TIMEOUT=${FIXSCOPE_VM_STEP_TIMEOUT:-900}" \
+            "FIXSCOPE_VM_HOLD_SCHED_SWITCH=${FIXSCOPE_VM_HOLD_SCHED_SWITCH:-1}" \
             "$repo/scripts/vm/inside.sh" "$repo" "$phases" "$live_bin" "$e2e_bin" \
             "$breakdown_bin" "$logdir")" \
         </dev/null 2>&1 | tee -a "$log" &
