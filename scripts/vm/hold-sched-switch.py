@@ -42,7 +42,15 @@ def main():
         print(f"hold-sched-switch: perf_event_open: {os.strerror(ctypes.get_errno())}", file=sys.stderr)
         return 1
     print(f"hold-sched-switch: ftrace event + perf event (fd {fd}) on sched_switch", flush=True)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+
+    def release(*_):
+        with open(f"{EVENT}/enable", "w") as f:
+            f.write("0")
+        with open(f"{TRACEFS}/tracing_on", "w") as f:
+            f.write("1")
+        sys.exit(0)
+
+    signal.signal(signal.SIGTERM, release)
     while True:
         signal.pause()
 
