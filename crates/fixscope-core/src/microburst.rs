@@ -87,6 +87,19 @@ impl MessageRate {
         self.messages += 1;
     }
 
+    /// A rate whose current interval shows `figures` (and nothing else): a two-stage
+    /// run's reporting thread shows the rates stage B measured.
+    pub fn showing_interval(figures: RateFigures) -> Self {
+        MessageRate {
+            burst: MicroburstTracker {
+                interval_peak: figures.peak_1ms,
+                ..MicroburstTracker::default()
+            },
+            interval_messages: figures.messages,
+            messages: 0,
+        }
+    }
+
     /// The current interval's figures.
     pub fn interval(&self) -> RateFigures {
         RateFigures {

@@ -29,6 +29,7 @@ use crate::source::Counter;
 use crate::stats::Stats;
 
 pub(crate) mod forward;
+pub(crate) mod report_side;
 mod stages;
 
 use forward::{Forwarder, Upstream};
@@ -250,6 +251,8 @@ pub struct Pipeline {
     upstream: Option<Upstream>,
     /// Stage B: each open connection's session binding and key, by stage A's slot.
     slots: Vec<Option<(Option<Binding>, ConnectionKey)>>,
+    /// Stage B: the sessions of `stats` already handed to the reporting thread.
+    sessions_handed_over: usize,
 }
 
 /// What a worker pipeline of a sharded run keeps for the merger.
@@ -296,6 +299,7 @@ impl Pipeline {
             forward: None,
             upstream: None,
             slots: Vec::new(),
+            sessions_handed_over: 0,
         }
     }
 
@@ -666,22 +670,29 @@ impl Pipeline {
     }
 
     /// The end's reports, once every stream was flushed: the last partial interval and
-    /// the summary (one pipeline's `finish`; a two-stage run's stage B at the end).
+    /// the summary.
     fn report_end(&mut self, source: &[Counter], reporter: &mut dyn Reporter) -> io::Result<()> {
-        if self.config.interval_ns > 0 {
-            if let Some(start) = self.interval_start_ns {
-                // Data stamped exactly at the interval's start (or counted at the flush
-                // above) makes an interval too, however short: the intervals (an
-                // HdrHistogram log) must hold every latency of the summary.
-                let has_data = self.stats.interval_count() > 0
-                    || self.counters() != self.interval_start_counters;
-                if self.now_ns > start || has_data {
-                    // The summary right after carries the source counters in full.
-                    self.emit_interval(start, self.now_ns, &[], reporter)?;
-                }
-            }
+        let (end, counters) = (self.run_end(), self.counters());
+        report_end(
+            &mut self.stats,
+            counters,
+            &mut self.interval_start_counters,
+            &end,
+            source,
+            reporter,
+        )
+    }
+
+    /// Where the run stands, for its last reports.
+    pub(crate) fn run_end(&self) -> RunEnd {
+        RunEnd {
+            interval_ns: self.config.interval_ns,
+            interval_start_ns: self.interval_start_ns,
+            first_ts_ns: self.first_ts_ns,
+            now_ns: self.now_ns,
+            unix_offset_ns: self.unix_offset_ns,
+            timestamp_source: self.timestamp_source,
         }
-        self.summary_now(source, reporter)
     }
 
     /// Builds the cumulative summary now (live: the SPACE key) without ending the run.
@@ -847,12 +858,78 @@ pub(crate) fn report_interval(
     source: &[Counter],
     reporter: &mut dyn Reporter,
 ) -> io::Result<()> {
+    close_and_report_interval(stats, counters, start_counters, span, source, reporter)?;
+    stats.reset_interval();
+    Ok(())
+}
+
+/// [`report_interval`] but for the start of the next interval (`stats.reset_interval()`),
+/// which is the caller's.
+pub(crate) fn close_and_report_interval(
+    stats: &mut Stats,
+    counters: Counters,
+    start_counters: &mut Counters,
+    span: TimeSpan,
+    source: &[Counter],
+    reporter: &mut dyn Reporter,
+) -> io::Result<()> {
     stats.close_interval();
     let report = IntervalReport::new(span, stats, counters, start_counters, source);
     reporter.interval(&report)?;
     *start_counters = counters;
-    stats.reset_interval();
     Ok(())
+}
+
+/// Where a run ended, for its last reports ([`report_end`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RunEnd {
+    pub(crate) interval_ns: u64,
+    /// The current interval's start (`None`: no interval started).
+    pub(crate) interval_start_ns: Option<u64>,
+    pub(crate) first_ts_ns: Option<u64>,
+    pub(crate) now_ns: u64,
+    pub(crate) unix_offset_ns: i64,
+    pub(crate) timestamp_source: Option<&'static str>,
+}
+
+impl RunEnd {
+    fn span(&self, start_ns: u64, end_ns: u64) -> TimeSpan {
+        TimeSpan {
+            start_ns,
+            end_ns,
+            unix_offset_ns: self.unix_offset_ns,
+            timestamp_source: self.timestamp_source,
+        }
+    }
+}
+
+/// The end's reports: the last partial interval (when it holds anything), then the
+/// summary — one pipeline's `finish`, a sharded run's merger and a two-stage run's
+/// reporting thread all end through this one function.
+pub(crate) fn report_end(
+    stats: &mut Stats,
+    counters: Counters,
+    start_counters: &mut Counters,
+    end: &RunEnd,
+    source: &[Counter],
+    reporter: &mut dyn Reporter,
+) -> io::Result<()> {
+    if end.interval_ns > 0 {
+        if let Some(start) = end.interval_start_ns {
+            // Data stamped exactly at the interval's start (or counted at the flush
+            // before) makes an interval too, however short: the intervals (an
+            // HdrHistogram log) must hold every latency of the summary.
+            let has_data = stats.interval_count() > 0 || counters != *start_counters;
+            if end.now_ns > start || has_data {
+                // The summary right after carries the source counters in full.
+                let span = end.span(start, end.now_ns);
+                report_interval(stats, counters, start_counters, span, &[], reporter)?;
+            }
+        }
+    }
+    stats.refresh_views();
+    let span = end.span(end.first_ts_ns.unwrap_or(end.now_ns), end.now_ns);
+    reporter.summary(&SummaryReport::new(stats, counters, source, span))
 }
 
 /// The pipeline split into what the connection side and the routing side each borrow.

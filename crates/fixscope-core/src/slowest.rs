@@ -404,6 +404,17 @@ impl SlowestOrders {
         t.clear();
     }
 
+    /// Swaps the current interval's lists with `other`'s (a two-stage run's hand-over:
+    /// one side's are empty).
+    pub fn swap_interval(&mut self, other: &mut SlowestOrders) {
+        std::mem::swap(&mut self.current, &mut other.current);
+    }
+
+    /// Takes `other`'s earlier intervals (a two-stage run's end: this side's are empty).
+    pub fn adopt_earlier(&mut self, other: &mut SlowestOrders) {
+        std::mem::swap(&mut self.earlier, &mut other.earlier);
+    }
+
     /// The current interval joins the earlier ones.
     pub fn reset_interval(&mut self) {
         for (earlier, current) in self.earlier.iter_mut().zip(self.current.iter_mut()) {

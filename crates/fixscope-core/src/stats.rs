@@ -13,6 +13,7 @@ use hdrhistogram::Histogram;
 
 use crate::breakdown::OrderBreakdown;
 use crate::correlate::{Latency, RequestType, Stage};
+use crate::microburst::{MessageRate, RateFigures};
 use crate::segment::ConnectionKey;
 use crate::session::{SessionHealth, SessionLayerStats};
 use crate::slowest::{OrderRef, SessionRef, SlowOrder, SlowestOrders, DEFAULT_SLOWEST};
@@ -780,6 +781,100 @@ impl Stats {
             session.id = id;
             *slot = session;
         }
+    }
+}
+
+/// A two-stage run's interval on its way from stage B to the reporting side
+/// (`crate::twostage`): its latencies per request type and stage, its slowest orders and
+/// the session layer's message rates. The recorders and lists are swapped in and out
+/// whole — neither side copies or merges them — and the recorders come back as the
+/// report left them: stage B empties them itself before refilling them, so the memory it
+/// records into is in its own core's cache (emptied on the other core, the first
+/// recording into each line of them cost a transfer between the caches: +60% of stage
+/// B's recording time, BENCHMARKS.md §2f).
+pub struct IntervalHandOver {
+    current: Box<[[LatencyRecorder; Stage::COUNT]; 3]>,
+    slowest: SlowestOrders,
+    /// The interval's messages and 1 ms peak over all sessions.
+    run_rate: RateFigures,
+    /// The same per session, `(id, figures)` for the sessions with messages.
+    session_rates: Vec<(u64, RateFigures)>,
+}
+
+impl IntervalHandOver {
+    /// Empty, for statistics made by `like`'s configuration (range, `--slowest`).
+    pub fn new(like: &Stats) -> Self {
+        IntervalHandOver {
+            current: Box::new(std::array::from_fn(|_| {
+                std::array::from_fn(|_| LatencyRecorder::new(like.highest_ns, SIGNIFICANT_DIGITS))
+            })),
+            slowest: SlowestOrders::new(like.slowest.capacity()),
+            run_rate: RateFigures::default(),
+            session_rates: Vec::new(),
+        }
+    }
+}
+
+// Two-stage runs (`crate::twostage`): stage B records, the reporting side closes, folds and
+// reports. Stage B's statistics never fold an interval; the reporting side's hold what
+// interval reports read and the folded intervals; at the end the two make one pipeline's
+// statistics ([`Stats::adopt_folded`]).
+impl Stats {
+    /// Stage B at an interval's end: hands the interval to `handover` and starts the next
+    /// one, as [`Stats::reset_interval`] would (the rates too).
+    pub fn hand_over_interval(&mut self, handover: &mut IntervalHandOver) {
+        for r in handover.current.iter_mut().flatten() {
+            r.reset();
+        }
+        std::mem::swap(&mut self.current, &mut *handover.current);
+        self.slowest.swap_interval(&mut handover.slowest);
+        self.views_fresh = false;
+        handover.run_rate = self.layer.rate.interval();
+        self.layer.rate.reset_interval();
+        handover.session_rates.clear();
+        for s in &mut self.sessions {
+            let figures = s.health.rate.interval();
+            if figures != RateFigures::default() {
+                handover.session_rates.push((s.id, figures));
+            }
+            s.health.rate.reset_interval();
+        }
+    }
+
+    /// The reporting side: makes `handover`'s interval the current one (the previous one
+    /// was reset after its report), its rates shown as the run's and each session's
+    /// (the sessions it knows of: [`Stats::open_session`]).
+    pub fn take_over_interval(&mut self, handover: &mut IntervalHandOver) {
+        debug_assert_eq!(self.interval_count(), 0, "the previous interval was reset");
+        std::mem::swap(&mut self.current, &mut *handover.current);
+        self.slowest.swap_interval(&mut handover.slowest);
+        self.views_fresh = false;
+        self.layer.rate = MessageRate::showing_interval(handover.run_rate);
+        let mut rates = handover.session_rates.iter().peekable();
+        for s in &mut self.sessions {
+            let figures = rates
+                .next_if(|(id, _)| *id == s.id)
+                .map_or_else(RateFigures::default, |&(_, f)| f);
+            s.health.rate = MessageRate::showing_interval(figures);
+        }
+    }
+
+    /// The reporting side, once the interval is reported (closed: folded) and before
+    /// [`Stats::reset_interval`]: its recorders go back to stage B as they are.
+    pub fn give_back_interval(&mut self, handover: &mut IntervalHandOver) {
+        debug_assert!(self.folded, "the interval was folded before it goes back");
+        std::mem::swap(&mut self.current, &mut *handover.current);
+    }
+
+    /// Stage B's statistics at the end take the reporting side's folded intervals
+    /// (`reported`'s cumulative recorders and slowest orders; stage B's own are empty):
+    /// they are then one pipeline's.
+    pub fn adopt_folded(&mut self, reported: &mut Stats) {
+        std::mem::swap(&mut self.earlier, &mut reported.earlier);
+        std::mem::swap(&mut self.earlier_stage, &mut reported.earlier_stage);
+        self.slowest.adopt_earlier(&mut reported.slowest);
+        self.unfolded = None;
+        self.views_fresh = false;
     }
 }
 

@@ -23,12 +23,16 @@
 //! pipeline with its reading thread (`fixscope pcap` decides).
 
 use std::cell::Cell;
+use std::io;
 use std::path::PathBuf;
 use std::sync::mpsc;
 use std::sync::Arc;
 
 use crate::pcap::{read_capture_shared, CaptureStats, Flow};
-use crate::pipeline::forward::{EventBatch, Forwarder, BATCHES_IN_FLIGHT};
+use crate::pipeline::forward::{Back, EventBatch, Forwarder, BATCHES_IN_FLIGHT};
+use crate::pipeline::report_side::{
+    IntervalToReport, ReportSide, ReportsChannel, ToReports, REPORTS_IN_FLIGHT,
+};
 use crate::pipeline::{Pipeline, PipelineConfig, StageEnd};
 use crate::ports::PortSet;
 use crate::report::Reporter;
@@ -47,28 +51,37 @@ pub fn run(
     reporter: &mut dyn Reporter,
     stop: &Shutdown,
     on_file_done: &mut dyn FnMut(usize, &CaptureStats),
-) -> std::io::Result<Outcome> {
+) -> io::Result<Outcome> {
     let (full_tx, full_rx) = mpsc::sync_channel::<EventBatch>(BATCHES_IN_FLIGHT);
-    let (empty_tx, empty_rx) = mpsc::sync_channel::<EventBatch>(BATCHES_IN_FLIGHT);
-    let stage_a = {
-        let (config, stop) = (config.clone(), stop.clone());
+    let (back_tx, back_rx) = mpsc::sync_channel::<Back>(BATCHES_IN_FLIGHT + REPORTS_IN_FLIGHT);
+    let (spares_tx, spares_rx) = mpsc::sync_channel::<Box<IntervalToReport>>(REPORTS_IN_FLIGHT);
+    let stage_b = {
+        let config = config.clone();
         std::thread::Builder::new()
-            .name("fixscope-stage-a".into())
+            .name("fixscope-stage-b".into())
             .spawn(move || {
-                let forwarder = Forwarder::new(full_tx, empty_rx);
-                let pipeline = Pipeline::new(config).into_stage_a(forwarder);
-                run_stage_a(pipeline, &captures, &ports, &stop);
+                let mut pipeline = Pipeline::new(config).into_stage_b();
+                let mut out = ReportsChannel {
+                    back: back_tx,
+                    spares: spares_rx,
+                };
+                run_stage_b(&mut pipeline, &full_rx, &mut out);
             })?
     };
-    let mut pipeline = Pipeline::new(config).into_stage_b();
-    let result = run_stage_b(&mut pipeline, &full_rx, &empty_tx, reporter, on_file_done);
-    // On an early return (a reporter failed) stage A's next send fails and it stops.
-    drop(full_rx);
-    drop(empty_tx);
-    if let Err(panic) = stage_a.join() {
+    let mut reports = Reports {
+        side: ReportSide::new(&config),
+        spares: spares_tx,
+        reporter,
+        on_file_done,
+    };
+    let mut stage_a = Pipeline::new(config).into_stage_a(Forwarder::new(full_tx, back_rx));
+    let result = run_stage_a(&mut stage_a, &captures, &ports, stop, &mut reports);
+    // On an early return (a reporter failed) stage B's next send fails and it stops.
+    drop(stage_a);
+    if let Err(panic) = stage_b.join() {
         std::panic::resume_unwind(panic);
     }
-    let end = result?.ok_or_else(|| std::io::Error::other("stage A ended without its end"))?;
+    let end = result?;
     Ok(Outcome {
         stats: end.stats,
         segments: end.segments,
@@ -76,35 +89,66 @@ pub fn run(
     })
 }
 
-/// Stage B: applies stage A's batches until the end (`None`: stage A is gone without
-/// one — it panicked), handing each emptied batch back.
+/// The reporting side, on stage A's thread (the calling thread, which owns the
+/// reporters): stage A has time to spare where stage B bounds the run, and it takes what
+/// stage B hands over at each batch it sends — no thread is woken per interval.
+struct Reports<'r> {
+    side: ReportSide,
+    /// Emptied hand-overs go back to stage B on this.
+    spares: mpsc::SyncSender<Box<IntervalToReport>>,
+    reporter: &'r mut dyn Reporter,
+    on_file_done: &'r mut dyn FnMut(usize, &CaptureStats),
+}
+
+impl Reports<'_> {
+    /// Reports what stage B handed over; `Some` at the end.
+    fn take(&mut self, report: ToReports) -> io::Result<Option<StageEnd>> {
+        match report {
+            ToReports::Interval(mut handover) => {
+                self.side.interval(&mut handover, self.reporter)?;
+                // Stage B may have ended; then nobody needs it back.
+                let _ = self.spares.try_send(handover);
+            }
+            ToReports::FileDone(index, stats) => (self.on_file_done)(index, &stats),
+            ToReports::End(end) => return self.side.end(*end, self.reporter).map(Some),
+        }
+        Ok(None)
+    }
+}
+
+/// Stage B: applies stage A's batches until the end (or until stage A's thread is gone),
+/// handing each emptied batch back.
 fn run_stage_b(
     pipeline: &mut Pipeline,
     full: &mpsc::Receiver<EventBatch>,
-    empty: &mpsc::SyncSender<EventBatch>,
-    reporter: &mut dyn Reporter,
-    on_file_done: &mut dyn FnMut(usize, &CaptureStats),
-) -> std::io::Result<Option<StageEnd>> {
-    loop {
-        let Ok(mut batch) = full.recv() else {
-            return Ok(None);
-        };
-        if let Some(end) = pipeline.apply(&mut batch, reporter, on_file_done)? {
-            return Ok(Some(end));
+    out: &mut ReportsChannel,
+) {
+    while let Ok(mut batch) = full.recv() {
+        if pipeline.apply(&mut batch, out).is_break() {
+            return;
         }
         batch.clear();
-        // Stage A may have ended; then nobody needs the batch.
-        let _ = empty.try_send(batch);
+        if !out.give_back(batch) {
+            return;
+        }
     }
 }
 
 /// Stage A: every file in order (as `InlineCaptureSource` and the driver read them: the
 /// interval check before each segment, a stop checked at every segment, the first file's
-/// error ends the reading), then the end.
-fn run_stage_a(mut pipeline: Pipeline, captures: &[PathBuf], ports: &PortSet, stop: &Shutdown) {
+/// error ends the reading), then the end; the reports stage B hands back are made between
+/// segments, and after the end until stage B's end.
+fn run_stage_a(
+    pipeline: &mut Pipeline,
+    captures: &[PathBuf],
+    ports: &PortSet,
+    stop: &Shutdown,
+    reports: &mut Reports<'_>,
+) -> io::Result<StageEnd> {
     let mut stats = CaptureStats::default();
     let mut segments = 0u64;
     let mut error = None;
+    let mut report_error = None;
     for (index, path) in captures.iter().enumerate() {
         pipeline.forwarder().set_map(None);
         let new_map = Cell::new(None);
@@ -119,7 +163,13 @@ fn run_stage_a(mut pipeline: Pipeline, captures: &[PathBuf], ports: &PortSet, st
                 if let Some(map) = new_map.take() {
                     pipeline.forwarder().set_map(Some(map));
                 }
-                if stop.is_triggered() || pipeline.forwarder().gone() {
+                while report_error.is_none() {
+                    let Some(report) = pipeline.forwarder().next_report() else {
+                        break;
+                    };
+                    report_error = reports.take(report).err();
+                }
+                if stop.is_triggered() || pipeline.forwarder().gone() || report_error.is_some() {
                     stopped = true;
                     return Flow::Stop;
                 }
@@ -129,6 +179,9 @@ fn run_stage_a(mut pipeline: Pipeline, captures: &[PathBuf], ports: &PortSet, st
                 Flow::Continue
             },
         );
+        if let Some(e) = report_error {
+            return Err(e);
+        }
         if let Err(e) = result {
             error = Some(e);
             break;
@@ -139,4 +192,10 @@ fn run_stage_a(mut pipeline: Pipeline, captures: &[PathBuf], ports: &PortSet, st
         pipeline.forwarder().file_done(index, stats);
     }
     pipeline.stage_a_finish(stats, error, segments);
+    while let Some(report) = pipeline.forwarder().wait_report() {
+        if let Some(end) = reports.take(report)? {
+            return Ok(end);
+        }
+    }
+    Err(io::Error::other("stage B ended without its end"))
 }

@@ -25,8 +25,11 @@
 //! batches of [`BATCH_EVENTS`] (one wake-up each), and emptied batches come back to be
 //! refilled: nothing is allocated once [`BATCHES_IN_FLIGHT`] exist.
 
+use std::collections::VecDeque;
 use std::sync::mpsc::{Receiver, SyncSender};
 use std::sync::Arc;
+
+use super::report_side::ToReports;
 
 use crate::fix::framing::{FramedMessage, FramingCounters};
 use crate::pcap::{CaptureError, CaptureStats};
@@ -184,6 +187,16 @@ impl EventBatch {
     }
 }
 
+/// What stage B gives back to stage A's thread, on one channel: emptied batches, and
+/// what the reporting side (on stage A's thread, `crate::twostage`) reports. One channel,
+/// so a stage A waiting for an emptied batch takes the reports that come first: nothing
+/// waits on two channels, and stage B never waits for a report to be taken without
+/// stage A soon taking it (it takes everything that came at each batch it sends).
+pub(crate) enum Back {
+    Batch(EventBatch),
+    Report(ToReports),
+}
+
 /// Stage A's end of the hand-over.
 pub(crate) struct Forwarder {
     batch: EventBatch,
@@ -196,15 +209,17 @@ pub(crate) struct Forwarder {
     map: Option<Arc<memmap2::Mmap>>,
     map_range: (usize, usize),
     full: SyncSender<EventBatch>,
-    empty: Receiver<EventBatch>,
+    back: Receiver<Back>,
+    /// Reports that came back with the batches, not yet taken ([`Forwarder::next_report`]).
+    reports: VecDeque<ToReports>,
     allocated: usize,
     /// Stage B is gone (it failed, or its reporter did): stage A stops reading.
     gone: bool,
 }
 
 impl Forwarder {
-    /// Sends full batches on `full`; takes emptied ones back from `empty`.
-    pub(crate) fn new(full: SyncSender<EventBatch>, empty: Receiver<EventBatch>) -> Self {
+    /// Sends full batches on `full`; takes emptied ones (and reports) back from `back`.
+    pub(crate) fn new(full: SyncSender<EventBatch>, back: Receiver<Back>) -> Self {
         Forwarder {
             batch: EventBatch::new(),
             now_ns: 0,
@@ -214,7 +229,8 @@ impl Forwarder {
             map: None,
             map_range: (0, 0),
             full,
-            empty,
+            back,
+            reports: VecDeque::new(),
             allocated: 1,
             gone: false,
         }
@@ -223,6 +239,43 @@ impl Forwarder {
     /// Whether stage B is gone.
     pub(crate) fn gone(&self) -> bool {
         self.gone
+    }
+
+    /// The next report that came back (taken as batches came back: one check per call).
+    #[inline]
+    pub(crate) fn next_report(&mut self) -> Option<ToReports> {
+        self.reports.pop_front()
+    }
+
+    /// The next report, waiting for it (after the end: stage B's last ones); `None` once
+    /// stage B is gone.
+    pub(crate) fn wait_report(&mut self) -> Option<ToReports> {
+        loop {
+            if let Some(report) = self.reports.pop_front() {
+                return Some(report);
+            }
+            match self.back.recv().ok()? {
+                Back::Report(report) => return Some(report),
+                // After the end nothing more is sent: the batch is not needed.
+                Back::Batch(_) => {}
+            }
+        }
+    }
+
+    /// An emptied batch if one came back (keeping the reports that came with it), else
+    /// `None`; `wait`: waits for one (`None`: stage B is gone).
+    fn take_back(&mut self, wait: bool) -> Option<EventBatch> {
+        loop {
+            let back = if wait {
+                self.back.recv().ok()?
+            } else {
+                self.back.try_recv().ok()?
+            };
+            match back {
+                Back::Batch(batch) => return Some(batch),
+                Back::Report(report) => self.reports.push_back(report),
+            }
+        }
     }
 
     /// The capture now being read is `map` (None: read by the streaming reader). Sent
@@ -343,15 +396,15 @@ impl Forwarder {
             self.batch.clear();
             return;
         }
-        let next = match self.empty.try_recv() {
-            Ok(batch) => batch,
-            Err(_) if self.allocated < BATCHES_IN_FLIGHT => {
+        let next = match self.take_back(false) {
+            Some(batch) => batch,
+            None if self.allocated < BATCHES_IN_FLIGHT => {
                 self.allocated += 1;
                 EventBatch::new()
             }
-            Err(_) => match self.empty.recv() {
-                Ok(batch) => batch,
-                Err(_) => {
+            None => match self.take_back(true) {
+                Some(batch) => batch,
+                None => {
                     self.gone = true;
                     self.batch.clear();
                     return;
@@ -388,8 +441,8 @@ mod tests {
         anon[100..110].copy_from_slice(b"8=FIX.4.4\x01");
         let map = Arc::new(anon.make_read_only().unwrap());
         let (full_tx, full_rx) = mpsc::sync_channel(BATCHES_IN_FLIGHT);
-        let (empty_tx, empty_rx) = mpsc::sync_channel(BATCHES_IN_FLIGHT);
-        let mut f = Forwarder::new(full_tx, empty_rx);
+        let (back_tx, back_rx) = mpsc::sync_channel(BATCHES_IN_FLIGHT);
+        let mut f = Forwarder::new(full_tx, back_rx);
         f.set_map(Some(map.clone()));
         let key = ConnectionKey {
             client: crate::segment::Endpoint {
@@ -449,7 +502,7 @@ mod tests {
         let mut batch = batch;
         for _ in 0..3 * BATCHES_IN_FLIGHT {
             batch.clear();
-            empty_tx.send(batch).unwrap();
+            back_tx.send(Back::Batch(batch)).unwrap();
             f.hole(slot, Direction::Request);
             f.send();
             batch = full_rx.recv().unwrap();

@@ -2,14 +2,13 @@
 //! events out through a [`Forwarder`]) and stage B's (events in, the one pipeline's calls
 //! and reports out). See `forward.rs` for what travels between them.
 
-use std::io;
+use std::ops::ControlFlow;
 
 use super::forward::{EndMark, Event, EventBatch, Forwarder, IntervalMark, PREFETCH_EVENTS};
+use super::report_side::{ReportsOut, ToReports};
 use super::{Parts, Pipeline};
 use crate::fix::framing::FramedMessage;
 use crate::pcap::CaptureStats;
-use crate::report::Reporter;
-use crate::source::counters_of;
 
 /// How a two-stage run ended, as stage B saw it.
 pub(crate) struct StageEnd {
@@ -75,15 +74,14 @@ impl Pipeline {
         self
     }
 
-    /// Stage B: makes the calls `batch` stands for, in order, reporting intervals (and,
-    /// at the end, the last interval and the summary) to `reporter`. `Some` once the run
-    /// ended.
+    /// Stage B: makes the calls `batch` stands for, in order, handing each interval's end
+    /// (and at the end, the run's) to the reporting side. `Break` once the run ended or
+    /// the reporting side is gone.
     pub(crate) fn apply(
         &mut self,
         batch: &mut EventBatch,
-        reporter: &mut dyn Reporter,
-        on_file_done: &mut dyn FnMut(usize, &CaptureStats),
-    ) -> io::Result<Option<StageEnd>> {
+        out: &mut dyn ReportsOut,
+    ) -> ControlFlow<()> {
         for i in 0..batch.events.len() {
             batch.prefetch(i + PREFETCH_EVENTS);
             match batch.events[i] {
@@ -134,12 +132,15 @@ impl Pipeline {
                 Event::IntervalEnd(i) => {
                     let mark = batch.intervals[i as usize];
                     self.upstream = Some(mark.upstream);
-                    // A capture source has no interval counters (`CaptureSource`).
-                    self.emit_interval(mark.start_ns, mark.end_ns, &[], reporter)?;
+                    if !self.hand_over_interval(mark.start_ns, mark.end_ns, out) {
+                        return ControlFlow::Break(());
+                    }
                 }
                 Event::FileDone(i) => {
                     let (index, stats) = batch.files[i as usize];
-                    on_file_done(index, &stats);
+                    if !out.send(ToReports::FileDone(index, stats)) {
+                        return ControlFlow::Break(());
+                    }
                 }
                 Event::End => {
                     let Some(end) = batch.end.take() else {
@@ -149,19 +150,18 @@ impl Pipeline {
                     self.first_ts_ns = end.first_ts_ns;
                     self.now_ns = self.now_ns.max(end.now_ns);
                     self.interval_start_ns = end.interval_start_ns;
-                    // The driver: a run that failed before any segment reports nothing.
-                    if end.segments > 0 || end.error.is_none() {
-                        self.report_end(&counters_of(&end.stats), reporter)?;
-                    }
-                    return Ok(Some(StageEnd {
+                    let capture = StageEnd {
                         stats: end.stats,
                         error: end.error,
                         segments: end.segments,
-                    }));
+                    };
+                    let end = self.hand_over_end(capture);
+                    out.send(ToReports::End(end));
+                    return ControlFlow::Break(());
                 }
             }
         }
-        Ok(None)
+        ControlFlow::Continue(())
     }
 }
 
@@ -169,11 +169,13 @@ impl Pipeline {
 mod tests {
     use std::sync::mpsc;
 
-    use super::super::forward::{EventBatch, Forwarder, BATCHES_IN_FLIGHT};
+    use super::super::forward::{Back, EventBatch, Forwarder, BATCHES_IN_FLIGHT};
+    use super::super::report_side::{IntervalToReport, ReportSide};
     use super::super::robustness::{random_config, random_segments};
     use super::*;
     use crate::report::json::JsonReporter;
     use crate::segment::Segment;
+    use crate::source::counters_of;
 
     /// Segments to a consumer.
     type Feed<'f> = &'f dyn Fn(&mut dyn FnMut(&Segment<'_>));
@@ -193,21 +195,56 @@ mod tests {
         r.into_inner()
     }
 
-    /// The same through stage A and stage B (on this thread: each batch applied as soon
-    /// as it is sent).
+    /// Stage B's hand-overs reported at once: the reporting thread's side on this thread.
+    struct ReportAtOnce {
+        side: ReportSide,
+        reporter: JsonReporter<Vec<u8>>,
+        spare: Option<Box<IntervalToReport>>,
+        ended: bool,
+    }
+
+    impl ReportsOut for ReportAtOnce {
+        fn spare(&mut self) -> Option<Box<IntervalToReport>> {
+            self.spare.take()
+        }
+
+        fn send(&mut self, message: ToReports) -> bool {
+            match message {
+                ToReports::Interval(mut handover) => {
+                    self.side
+                        .interval(&mut handover, &mut self.reporter)
+                        .unwrap();
+                    self.spare = Some(handover);
+                }
+                ToReports::FileDone(..) => {}
+                ToReports::End(end) => {
+                    self.side.end(*end, &mut self.reporter).unwrap();
+                    self.ended = true;
+                }
+            }
+            true
+        }
+    }
+
+    /// The same through stage A, stage B and the reporting side (on this thread: each
+    /// batch applied as soon as it is sent, each hand-over reported at once).
     fn two_stages(feed: Feed<'_>) -> Vec<u8> {
         let (full_tx, full_rx) = mpsc::sync_channel::<EventBatch>(BATCHES_IN_FLIGHT);
-        let (empty_tx, empty_rx) = mpsc::sync_channel::<EventBatch>(BATCHES_IN_FLIGHT);
-        let mut a = Pipeline::new(random_config()).into_stage_a(Forwarder::new(full_tx, empty_rx));
+        let (back_tx, back_rx) = mpsc::sync_channel::<Back>(BATCHES_IN_FLIGHT);
+        let mut a = Pipeline::new(random_config()).into_stage_a(Forwarder::new(full_tx, back_rx));
         let mut b = Pipeline::new(random_config()).into_stage_b();
-        let mut r = JsonReporter::new(Vec::new());
-        let mut ended = false;
-        let mut drain = |r: &mut JsonReporter<Vec<u8>>| {
+        let mut out = ReportAtOnce {
+            side: ReportSide::new(&random_config()),
+            reporter: JsonReporter::new(Vec::new()),
+            spare: None,
+            ended: false,
+        };
+        let mut drain = |out: &mut ReportAtOnce| {
             while let Ok(mut batch) = full_rx.try_recv() {
-                let end = b.apply(&mut batch, r, &mut |_, _| {}).unwrap();
-                ended |= end.is_some();
+                let flow = b.apply(&mut batch, out);
+                assert_eq!(flow.is_break(), out.ended, "stage B stops at the end only");
                 batch.clear();
-                empty_tx.send(batch).unwrap();
+                back_tx.send(Back::Batch(batch)).unwrap();
             }
         };
         let mut segments = 0;
@@ -215,12 +252,12 @@ mod tests {
             segments += 1;
             a.stage_a_due_intervals(seg.ts_ns);
             a.on_segment(seg);
-            drain(&mut r);
+            drain(&mut out);
         });
         a.stage_a_finish(CaptureStats::default(), None, segments);
-        drain(&mut r);
-        assert!(ended, "the end came through");
-        r.into_inner()
+        drain(&mut out);
+        assert!(out.ended, "the end came through");
+        out.reporter.into_inner()
     }
 
     /// Two stages report one pipeline's bytes on random traffic: holes, retransmissions,

@@ -7,8 +7,8 @@ use std::io;
 use super::worker::{End, FromWorker, WorkerOutputs};
 use super::{CompIds, OpenedSession, Outcome, RoutedMessage, WorkerEnd, WorkerShare};
 use crate::pcap::CaptureStats;
-use crate::pipeline::{report_interval, PipelineConfig};
-use crate::report::{Counters, Reporter, SummaryReport, TimeSpan};
+use crate::pipeline::{report_end, report_interval, PipelineConfig, RunEnd};
+use crate::report::{Counters, Reporter, TimeSpan};
 use crate::slowest::{blank, SlowOrder};
 use crate::source::counters_of;
 use crate::stats::{GlobalSession, Stats, MAX_TRACKED_SESSIONS};
@@ -241,26 +241,24 @@ impl Merger {
         }
         // As the driver: a run that failed before its first segment has no summary.
         if end.segments > 0 || end.error.is_none() {
-            if self.interval_ns > 0 {
-                if let Some(start) = end.interval_start_ns {
-                    let has_data = self.stats.interval_count() > 0
-                        || self.counters() != self.interval_start_counters;
-                    if end.now_ns > start || has_data {
-                        self.emit_interval(start, end.now_ns, reporter)?;
-                    }
-                }
-            }
-            let counters = self.counters();
-            self.stats.refresh_views();
-            let source = counters_of(&end.stats);
-            let span = TimeSpan {
-                start_ns: end.first_ts_ns.unwrap_or(end.now_ns),
-                end_ns: end.now_ns,
+            let run_end = RunEnd {
+                interval_ns: self.interval_ns,
+                interval_start_ns: end.interval_start_ns,
+                first_ts_ns: end.first_ts_ns,
+                now_ns: end.now_ns,
                 unix_offset_ns: 0,
                 // Only `live --tap` names its stamper; a sharded run reads files.
                 timestamp_source: None,
             };
-            reporter.summary(&SummaryReport::new(&self.stats, counters, &source, span))?;
+            let counters = self.counters();
+            report_end(
+                &mut self.stats,
+                counters,
+                &mut self.interval_start_counters,
+                &run_end,
+                &counters_of(&end.stats),
+                reporter,
+            )?;
         }
         Ok(Outcome {
             stats: end.stats,

@@ -1,0 +1,205 @@
+//! Stage B → the reporting side of a two-stage run (`crate::twostage`).
+//!
+//! One pipeline closes, folds, reports and resets each interval on its own thread: about
+//! a tenth of stage B's time at `-r 1` (BENCHMARKS.md §2f), and stage B bounds the run.
+//! So stage B only hands each interval over — its recorders and slowest-order lists
+//! swapped out whole, its counters, its message rates, the sessions it opened — and
+//! starts the next; the reporting side, on stage A's thread (the calling thread, which
+//! owns the reporters; stage A has time to spare), makes the one pipeline's report from
+//! them and sends the recorders back.
+//!
+//! The reporting side's [`Stats`] hold what interval reports read (the interval's
+//! recorders and slowest orders, the rates, the session ids) and the folded intervals; at
+//! the end stage B's statistics (every per-session and session-layer figure) take those
+//! folded intervals over ([`Stats::adopt_folded`]) and the last interval and the summary
+//! are reported from them: one pipeline's statistics, so one pipeline's bytes (tested with
+//! the stages in `stages.rs` and end to end in `tests/sharded.rs`).
+
+use std::io;
+use std::sync::mpsc::{Receiver, SyncSender};
+
+use super::forward::{Back, EventBatch};
+use super::{close_and_report_interval, report_end, Pipeline, PipelineConfig, RunEnd, StageEnd};
+use crate::pcap::CaptureStats;
+use crate::report::{Counters, Reporter, TimeSpan};
+use crate::segment::ConnectionKey;
+use crate::source::counters_of;
+use crate::stats::{IntervalHandOver, Stats};
+
+/// Hand-overs queued for the reporting thread: it keeps up (a report costs a tenth of an
+/// interval's work), so this bounds only a stalled output's backlog.
+pub(crate) const REPORTS_IN_FLIGHT: usize = 8;
+
+/// What stage B hands the reporting thread, in stream order.
+pub(crate) enum ToReports {
+    /// An interval ended.
+    Interval(Box<IntervalToReport>),
+    /// A file was read to its end (the driver's notice, for the progress bar and `-v`).
+    FileDone(usize, CaptureStats),
+    /// The run ended.
+    End(Box<EndToReport>),
+}
+
+/// An interval, as stage B ended it.
+pub(crate) struct IntervalToReport {
+    span: TimeSpan,
+    counters: Counters,
+    /// The sessions stage B's table gained since the previous hand-over: `(id, connection)`.
+    opened: Vec<(u64, ConnectionKey)>,
+    stats: IntervalHandOver,
+}
+
+/// The end, as stage B saw it: its statistics whole (every interval but those handed over).
+pub(crate) struct EndToReport {
+    stats: Box<Stats>,
+    counters: Counters,
+    end: RunEnd,
+    capture: StageEnd,
+}
+
+/// Where stage B's hand-overs go.
+pub(crate) trait ReportsOut {
+    /// An emptied hand-over to refill, if one came back.
+    fn spare(&mut self) -> Option<Box<IntervalToReport>>;
+    /// False once the reporting side is gone (its output failed): stage B stops.
+    fn send(&mut self, message: ToReports) -> bool;
+}
+
+/// Stage B's end of the channels back to stage A's thread.
+pub(crate) struct ReportsChannel {
+    pub(crate) back: SyncSender<Back>,
+    pub(crate) spares: Receiver<Box<IntervalToReport>>,
+}
+
+impl ReportsChannel {
+    /// Gives an emptied batch back; false once stage A's thread is gone.
+    pub(crate) fn give_back(&mut self, batch: EventBatch) -> bool {
+        self.back.send(Back::Batch(batch)).is_ok()
+    }
+}
+
+impl ReportsOut for ReportsChannel {
+    fn spare(&mut self) -> Option<Box<IntervalToReport>> {
+        self.spares.try_recv().ok()
+    }
+
+    fn send(&mut self, message: ToReports) -> bool {
+        self.back.send(Back::Report(message)).is_ok()
+    }
+}
+
+impl Pipeline {
+    /// Stage B at an interval's end (the one pipeline's `emit_interval`): hands the
+    /// interval over and starts the next. False once the reporting side is gone.
+    pub(crate) fn hand_over_interval(
+        &mut self,
+        start_ns: u64,
+        end_ns: u64,
+        out: &mut dyn ReportsOut,
+    ) -> bool {
+        let mut handover = out.spare().unwrap_or_else(|| {
+            Box::new(IntervalToReport {
+                span: self.run_end().span(0, 0),
+                counters: Counters::default(),
+                opened: Vec::new(),
+                stats: IntervalHandOver::new(&self.stats),
+            })
+        });
+        handover.span = self.run_end().span(start_ns, end_ns);
+        handover.counters = self.counters();
+        handover.opened.clear();
+        let sessions = self.stats.sessions();
+        handover.opened.extend(
+            sessions[self.sessions_handed_over.min(sessions.len())..]
+                .iter()
+                .map(|s| (s.id, s.connection)),
+        );
+        self.sessions_handed_over = sessions.len();
+        self.stats.hand_over_interval(&mut handover.stats);
+        out.send(ToReports::Interval(handover))
+    }
+
+    /// Stage B at the end (every stream flushed by stage A, its counters in place): its
+    /// statistics and where the run stands, for the last reports.
+    pub(crate) fn hand_over_end(&mut self, capture: StageEnd) -> Box<EndToReport> {
+        let empty = Stats::new(self.config.highest_ns);
+        Box::new(EndToReport {
+            stats: Box::new(std::mem::replace(&mut self.stats, empty)),
+            counters: self.counters(),
+            end: self.run_end(),
+            capture,
+        })
+    }
+}
+
+/// The reporting side: interval reports from stage B's hand-overs, then the end.
+pub(crate) struct ReportSide {
+    /// What interval reports read, and the intervals folded so far.
+    stats: Stats,
+    /// The counters at the end of the previous interval, for each interval's own counts.
+    interval_start_counters: Counters,
+}
+
+impl ReportSide {
+    pub(crate) fn new(config: &PipelineConfig) -> Self {
+        ReportSide {
+            // As `Pipeline::new` makes them: reports read the configuration (`--slowest`,
+            // `--breakdown`'s stages) from the statistics.
+            stats: Stats::new(config.highest_ns)
+                .with_slowest(config.slowest)
+                .with_breakdown(config.breakdown)
+                .with_groups(config.by.clone()),
+            interval_start_counters: Counters::default(),
+        }
+    }
+
+    /// Reports the interval handed over, as one pipeline would have (`report_interval`),
+    /// and puts its recorders back in the hand-over for their return.
+    pub(crate) fn interval(
+        &mut self,
+        handover: &mut IntervalToReport,
+        reporter: &mut dyn Reporter,
+    ) -> io::Result<()> {
+        for (id, connection) in handover.opened.drain(..) {
+            self.stats.open_session(id, connection);
+        }
+        self.stats.take_over_interval(&mut handover.stats);
+        close_and_report_interval(
+            &mut self.stats,
+            handover.counters,
+            &mut self.interval_start_counters,
+            handover.span,
+            &[],
+            reporter,
+        )?;
+        self.stats.give_back_interval(&mut handover.stats);
+        self.stats.reset_interval();
+        Ok(())
+    }
+
+    /// The end's reports (the driver's: none when the run failed before any segment).
+    pub(crate) fn end(
+        &mut self,
+        end: EndToReport,
+        reporter: &mut dyn Reporter,
+    ) -> io::Result<StageEnd> {
+        let EndToReport {
+            mut stats,
+            counters,
+            end,
+            capture,
+        } = end;
+        stats.adopt_folded(&mut self.stats);
+        if capture.segments > 0 || capture.error.is_none() {
+            report_end(
+                &mut stats,
+                counters,
+                &mut self.interval_start_counters,
+                &end,
+                &counters_of(&capture.stats),
+                reporter,
+            )?;
+        }
+        Ok(capture)
+    }
+}
