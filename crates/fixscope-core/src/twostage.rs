@@ -2,10 +2,15 @@
 //! below 4 cores and `--threads 2`.
 //!
 //! ```text
-//!  stage A: reading thread                           stage B: calling thread
-//!  read in place (mmap), decode, connection   ──▶   field extraction, session layer,
-//!  table, TCP reassembly, FIX framing               correlation, statistics, interval
-//!  (a Pipeline in stage A: pipeline/forward.rs)     reports, output (a Pipeline in stage B)
+//!  stage A: calling thread                            stage B: fixscope-stage-b
+//!  read in place (mmap), decode, connection   ──▶    field extraction, session layer,
+//!  table, TCP reassembly, FIX framing        batches  correlation, statistics
+//!  (a Pipeline in stage A: pipeline/forward.rs)
+//!  the interval reports, the summary, output  ◀──    each interval handed over whole
+//!  (pipeline/report_side.rs)                 (same    (recorders swapped, not copied),
+//!                                            channel  the end's statistics
+//!                                            as the
+//!                                            emptied batches)
 //! ```
 //!
 //! Cut after framing: the profile of one pipeline (BENCHMARKS.md §2d) puts about half the
@@ -13,9 +18,15 @@
 //! worker. Stage A hands stage B, in stream order, what the one pipeline does between the
 //! two halves (`pipeline/forward.rs`: the clock for `-t`, each framed message, capture
 //! holes, closed connections, interval ends with A's counters, the end); stage B makes
-//! exactly the one pipeline's calls in exactly its order, so every output is one
-//! pipeline's, byte for byte, by construction (tested in `tests/sharded.rs` on the
-//! testdata captures, a many-connection capture, pcapng and stdin).
+//! exactly the one pipeline's calls in exactly its order, so every figure is one
+//! pipeline's, by construction. Stage B bounds the run, so it does not report: at each
+//! interval's end it hands the interval over and goes on, and the reports are made on
+//! stage A's thread, which has time to spare and owns the reporters — the one pipeline's
+//! report code on the one pipeline's figures (`pipeline/report_side.rs`), so every output
+//! is one pipeline's, byte for byte (tested in `tests/sharded.rs` on the testdata
+//! captures, a many-connection capture, pcapng and stdin). The hand-overs come back with
+//! the emptied batches, on one channel: stage A takes them as it sends each batch — no
+//! thread is woken for a report, and nothing waits on two channels.
 //!
 //! Every input works: a legacy pcap file is read in place and its messages travel as
 //! ranges of the mapping; pcapng, a pipe or stdin are read by the streaming reader and

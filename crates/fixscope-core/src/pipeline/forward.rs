@@ -513,4 +513,49 @@ mod tests {
         f.send();
         assert!(f.gone(), "stage B gone: stage A learns it");
     }
+
+    /// Reports come back on the batches' channel: stage A keeps those that came before
+    /// the batch it takes, in order, takes no more than that per batch (one check per
+    /// segment), and waits for the rest after the end until stage B is gone.
+    #[test]
+    fn reports_that_come_back_with_the_batches_are_kept_in_order() {
+        let (full_tx, full_rx) = mpsc::sync_channel(BATCHES_IN_FLIGHT);
+        let (back_tx, back_rx) = mpsc::sync_channel(2 * BATCHES_IN_FLIGHT);
+        let mut f = Forwarder::new(full_tx, back_rx);
+        let file = |i| Back::Report(ToReports::FileDone(i, CaptureStats::default()));
+        for _ in 1..BATCHES_IN_FLIGHT {
+            f.hole(0, Direction::Request);
+            f.send();
+        }
+        assert_eq!(f.allocated, BATCHES_IN_FLIGHT, "no batch came back yet");
+        back_tx.send(file(1)).unwrap();
+        back_tx.send(file(2)).unwrap();
+        let mut batch = full_rx.recv().unwrap();
+        batch.clear();
+        back_tx.send(Back::Batch(batch)).unwrap();
+        back_tx.send(file(3)).unwrap();
+        assert!(
+            f.next_report().is_none(),
+            "nothing taken before a batch is sent"
+        );
+        f.hole(0, Direction::Request);
+        f.send();
+        assert_eq!(
+            f.allocated, BATCHES_IN_FLIGHT,
+            "the batch that came back is reused"
+        );
+        let file_done = |r: Option<ToReports>| match r {
+            Some(ToReports::FileDone(i, _)) => Some(i),
+            _ => None,
+        };
+        assert_eq!(file_done(f.next_report()), Some(1));
+        assert_eq!(file_done(f.next_report()), Some(2));
+        assert!(
+            f.next_report().is_none(),
+            "the report after the batch waits"
+        );
+        assert_eq!(file_done(f.wait_report()), Some(3));
+        drop(back_tx);
+        assert!(f.wait_report().is_none(), "stage B gone");
+    }
 }
