@@ -2,8 +2,9 @@
 # fixscope pcap end to end (issue #22): this tree A/B against earlier builds, a thread sweep
 # and tshark's FIX dissector, on one ~500 MB capture with ~745 one-second intervals.
 #
-#   scripts/bench-offline.sh                    # RUNS=7, baselines 235d3ed 53227b0 83c12d5,
-#                                               # --threads 1/2/default, tshark once (§2e)
+#   scripts/bench-offline.sh                    # RUNS=7, baselines 235d3ed (#22's "start of the
+#                                               # last round") and fa19c4f (main before round 5),
+#                                               # --threads 1-4 and default, tshark once (§2f)
 #   RUNS=3 TSHARK_RUNS=0 scripts/bench-offline.sh
 #   BIG=/path/to/capture.pcap PORT=9878 scripts/bench-offline.sh
 #   ONE_CPU=0 PER_THREAD=0 ...                  # without the pinned run / per-thread CPU
@@ -21,8 +22,8 @@ set -euo pipefail
 
 RUNS=${RUNS:-7}
 TSHARK_RUNS=${TSHARK_RUNS:-1}
-BASELINES=${BASELINES:-"235d3ed 53227b0 83c12d5"}
-THREADS_SWEEP=${THREADS_SWEEP:-"1 2"}
+BASELINES=${BASELINES:-"235d3ed fa19c4f"}
+THREADS_SWEEP=${THREADS_SWEEP:-"1 2 3 4"}
 ORDERS=${ORDERS:-520000}
 SESSIONS=${SESSIONS:-8}
 RATE=${RATE:-700}
