@@ -11,7 +11,8 @@
 //! intervals' list, so the cumulative top N is the top N of both (a cumulative top-N order
 //! is always in the top N of its own interval).
 
-use std::cmp::{Ordering, Reverse};
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
 
 use crate::breakdown::OrderBreakdown;
 use crate::correlate::{RequestType, Stage};
@@ -111,6 +112,28 @@ pub struct SessionRef<'a> {
     pub connection: Option<ConnectionKey>,
 }
 
+/// A heap entry: ordered so the heap's top is the last of the kept in
+/// [`SlowOrder::slower_first`] order (the one to evict).
+#[derive(Clone, Debug)]
+struct Entry(SlowOrder);
+
+impl PartialEq for Entry {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for Entry {}
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Entry {
+    fn cmp(&self, other: &Self) -> Ordering {
+        SlowOrder::slower_first(&self.0, &other.0)
+    }
+}
+
 pub(crate) fn blank() -> SlowOrder {
     SlowOrder {
         stage: Stage::FirstResponse,
@@ -131,56 +154,43 @@ pub(crate) fn blank() -> SlowOrder {
     }
 }
 
-/// The N slowest of one stream of latencies. Which N is exact and independent of arrival
-/// order, ties included ([`SlowOrder::slower_first`]), so merging interval lists gives the
-/// same list as one pass.
-///
-/// Kept as a ranked list of indices into the orders (slowest first), not a heap of
-/// orders: N is small (10 by default), and an interval's list starts empty, so at `-r 1`
-/// some fifty orders per stage get in before the ten slowest are known. Inserting an
-/// index moves a few bytes where a heap moved whole ~300-byte orders at every level, and
-/// a newcomer is written straight over the order it evicts: one interval of the 504 MB
-/// capture's lists 19.1 → 12.4 µs (criterion `slowest`, BENCHMARKS.md §2f).
+/// The N slowest of one stream of latencies (a fixed-size min-heap). Which N is exact and
+/// independent of arrival order, ties included ([`SlowOrder::slower_first`]), so merging
+/// interval lists gives the same list as one pass.
 #[derive(Clone, Debug)]
 struct TopN {
     cap: usize,
-    /// The kept orders at `0..ranked.len()`, in no order (beyond: cleared ones, kept for
-    /// their strings' allocations).
-    slots: Vec<SlowOrder>,
-    /// Indices into `slots`, slowest first: the last is the next to go.
-    ranked: Vec<u32>,
+    heap: BinaryHeap<Entry>,
     /// The smallest latency that may get in: 0 until full, then the kept minimum (a tie
     /// is decided out of line), `u64::MAX` when disabled; admission is one comparison.
     min_admit: u64,
-    /// The candidate being offered; its strings are reused (the evicted order's become
+    /// The candidate being offered; its strings are reused (the evicted entry's become
     /// the next scratch), so a full list allocates nothing in steady state.
     scratch: SlowOrder,
+    /// Entries of cleared lists, kept for their strings: the next interval's orders
+    /// reuse them instead of allocating.
+    spare: Vec<SlowOrder>,
 }
 
 impl TopN {
     fn new(cap: usize) -> Self {
         TopN {
             cap,
-            slots: Vec::with_capacity(cap),
-            ranked: Vec::with_capacity(cap),
+            heap: BinaryHeap::with_capacity(cap),
             min_admit: if cap == 0 { u64::MAX } else { 0 },
             scratch: blank(),
+            spare: Vec::new(),
         }
     }
 
     fn clear(&mut self) {
-        self.ranked.clear();
+        self.spare.extend(self.heap.drain().map(|e| e.0));
         self.min_admit = if self.cap == 0 { u64::MAX } else { 0 };
     }
 
     #[inline]
     fn admits(&self, ns: u64) -> bool {
         ns >= self.min_admit
-    }
-
-    /// The kept orders, slowest first.
-    fn iter(&self) -> impl Iterator<Item = &SlowOrder> {
-        self.ranked.iter().map(|&i| &self.slots[i as usize])
     }
 
     /// Keeps the order `fill` writes if it is among the N slowest.
@@ -194,53 +204,32 @@ impl TopN {
         if self.cap == 0 || !self.admits(ns) {
             return;
         }
-        let full = self.ranked.len() == self.cap;
         // A tie with the kept minimum whose request came later (or on a later session at
         // the same time) loses without its key: decide that before copying strings
         // (equal latencies are common with coarse clocks and simulators).
-        if let (true, Some(&last)) = (full, self.ranked.last()) {
-            let t = &self.slots[last as usize];
-            if ns == t.latency_ns && (request_ts_ns, session) > (t.request_ts_ns, t.session) {
-                return;
-            }
-        }
-        let slot = if full {
-            let last = self.ranked[self.cap - 1];
-            let kept = &self.slots[last as usize];
-            let (ns_kept, ts_kept, session_kept) =
-                (kept.latency_ns, kept.request_ts_ns, kept.session);
-            if (ns, Reverse((request_ts_ns, session))) > (ns_kept, Reverse((ts_kept, session_kept)))
-            {
-                // Slower than the kept minimum without its key: it goes, and the newcomer
-                // is written over it (no copy of a whole order).
-                fill(&mut self.slots[last as usize]);
-            } else {
-                // The same latency, request time and session: the key decides.
-                fill(&mut self.scratch);
-                if SlowOrder::slower_first(&self.scratch, &self.slots[last as usize])
-                    != Ordering::Less
-                {
+        if self.heap.len() == self.cap {
+            if let Some(top) = self.heap.peek() {
+                let t = &top.0;
+                if ns == t.latency_ns && (request_ts_ns, session) > (t.request_ts_ns, t.session) {
                     return;
                 }
-                std::mem::swap(&mut self.slots[last as usize], &mut self.scratch);
             }
-            self.ranked.pop();
-            last
-        } else {
-            let next = self.ranked.len();
-            if self.slots.len() == next {
-                self.slots.push(blank());
+        }
+        fill(&mut self.scratch);
+        if self.heap.len() < self.cap {
+            let next = self.spare.pop().unwrap_or_else(blank);
+            self.heap
+                .push(Entry(std::mem::replace(&mut self.scratch, next)));
+        } else if let Some(mut top) = self.heap.peek_mut() {
+            if SlowOrder::slower_first(&self.scratch, &top.0) == Ordering::Less {
+                // Dropping `top` restores the heap; the evicted order becomes scratch.
+                std::mem::swap(&mut self.scratch, &mut top.0);
             }
-            fill(&mut self.slots[next]);
-            next as u32
-        };
-        let order = &self.slots[slot as usize];
-        let at = self.ranked.partition_point(|&i| {
-            SlowOrder::slower_first(&self.slots[i as usize], order) == Ordering::Less
-        });
-        self.ranked.insert(at, slot);
-        if self.ranked.len() == self.cap {
-            self.min_admit = self.slots[self.ranked[self.cap - 1] as usize].latency_ns;
+        }
+        if self.heap.len() == self.cap {
+            if let Some(top) = self.heap.peek() {
+                self.min_admit = top.0.latency_ns;
+            }
         }
     }
 
@@ -253,26 +242,30 @@ impl TopN {
         );
     }
 
-    /// Gives the kept entries of the order (`session`, `request_ts_ns`) its breakdown
-    /// (not part of the ranking).
+    /// Gives the kept entries of the order (`session`, `request_ts_ns`) its breakdown.
     fn attach(&mut self, session: u64, request_ts_ns: u64, b: &OrderBreakdown) {
-        for &i in &self.ranked {
-            let o = &mut self.slots[i as usize];
-            if o.session == session && o.request_ts_ns == request_ts_ns {
-                o.breakdown = Some(*b);
-            }
+        let is_it = |o: &SlowOrder| o.session == session && o.request_ts_ns == request_ts_ns;
+        if !self.heap.iter().any(|e| is_it(&e.0)) {
+            return;
         }
+        // The breakdown is not part of the order: rebuilding keeps the heap as it was.
+        let mut entries = std::mem::take(&mut self.heap).into_vec();
+        for e in entries.iter_mut().filter(|e| is_it(&e.0)) {
+            e.0.breakdown = Some(*b);
+        }
+        self.heap = BinaryHeap::from(entries);
     }
 
     fn sorted_into(&self, out: &mut Vec<SlowOrder>) {
         // Overwrites the entries already there (their strings' allocations reused).
-        out.truncate(self.ranked.len());
-        for (i, o) in self.iter().enumerate() {
+        out.truncate(self.heap.len());
+        for (i, e) in self.heap.iter().enumerate() {
             match out.get_mut(i) {
-                Some(mine) => mine.clone_from(o),
-                None => out.push(o.clone()),
+                Some(o) => o.clone_from(&e.0),
+                None => out.push(e.0.clone()),
             }
         }
+        out.sort_by(SlowOrder::slower_first);
     }
 }
 
@@ -397,8 +390,8 @@ impl SlowestOrders {
             .zip(other.current.iter())
             .chain(self.earlier.iter_mut().zip(other.earlier.iter()))
         {
-            for o in theirs.iter() {
-                mine.offer_order(o);
+            for e in theirs.heap.iter() {
+                mine.offer_order(&e.0);
             }
         }
     }
@@ -425,8 +418,8 @@ impl SlowestOrders {
     /// The current interval joins the earlier ones.
     pub fn reset_interval(&mut self) {
         for (earlier, current) in self.earlier.iter_mut().zip(self.current.iter_mut()) {
-            for o in current.iter() {
-                earlier.offer_order(o);
+            for e in current.heap.iter() {
+                earlier.offer_order(&e.0);
             }
             current.clear();
         }
@@ -450,14 +443,8 @@ impl SlowestOrders {
 /// Copies FIX bytes into a reused string; a compound key's SOH separators become `|`.
 fn set_lossy(out: &mut String, bytes: &[u8], key: bool) {
     out.clear();
-    // FIX's ASCII is copied as it is; only the rest goes the lossy way.
-    if bytes.is_ascii() {
-        // SAFETY: every ASCII byte sequence is valid UTF-8.
-        out.push_str(unsafe { std::str::from_utf8_unchecked(bytes) });
-    } else {
-        out.push_str(&String::from_utf8_lossy(bytes));
-    }
-    if key && bytes.contains(&crate::fix::SOH) {
+    out.push_str(&String::from_utf8_lossy(bytes));
+    if key && out.contains(crate::fix::SOH as char) {
         *out = out.replace(crate::fix::SOH as char, "|");
     }
 }
