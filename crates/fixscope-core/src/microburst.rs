@@ -88,7 +88,7 @@ impl MessageRate {
     }
 
     /// A rate whose current interval shows `figures` (and nothing else): a two-stage
-    /// run's reporting thread shows the rates stage B measured.
+    /// run's reporting side shows the rates stage B measured.
     pub fn showing_interval(figures: RateFigures) -> Self {
         MessageRate {
             burst: MicroburstTracker {

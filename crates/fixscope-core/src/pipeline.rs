@@ -251,7 +251,7 @@ pub struct Pipeline {
     upstream: Option<Upstream>,
     /// Stage B: each open connection's session binding and key, by stage A's slot.
     slots: Vec<Option<(Option<Binding>, ConnectionKey)>>,
-    /// Stage B: the sessions of `stats` already handed to the reporting thread.
+    /// Stage B: the sessions of `stats` already handed to the reporting side.
     sessions_handed_over: usize,
 }
 
@@ -905,7 +905,7 @@ impl RunEnd {
 
 /// The end's reports: the last partial interval (when it holds anything), then the
 /// summary — one pipeline's `finish`, a sharded run's merger and a two-stage run's
-/// reporting thread all end through this one function.
+/// reporting side all end through this one function.
 pub(crate) fn report_end(
     stats: &mut Stats,
     counters: Counters,

@@ -790,7 +790,7 @@ impl Stats {
 /// whole — neither side copies or merges them — and the recorders come back as the
 /// report left them: stage B empties them itself before refilling them, so the memory it
 /// records into is in its own core's cache (emptied on the other core, the first
-/// recording into each line of them cost a transfer between the caches: +60% of stage
+/// recording into each line of them cost a transfer between the caches: +69% of stage
 /// B's recording time, BENCHMARKS.md §2f).
 pub struct IntervalHandOver {
     current: Box<[[LatencyRecorder; Stage::COUNT]; 3]>,

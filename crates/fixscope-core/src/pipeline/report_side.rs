@@ -26,11 +26,11 @@ use crate::segment::ConnectionKey;
 use crate::source::counters_of;
 use crate::stats::{IntervalHandOver, Stats};
 
-/// Hand-overs queued for the reporting thread: it keeps up (a report costs a tenth of an
+/// Hand-overs queued for the reporting side: it keeps up (a report costs a tenth of an
 /// interval's work), so this bounds only a stalled output's backlog.
 pub(crate) const REPORTS_IN_FLIGHT: usize = 8;
 
-/// What stage B hands the reporting thread, in stream order.
+/// What stage B hands the reporting side, in stream order.
 pub(crate) enum ToReports {
     /// An interval ended.
     Interval(Box<IntervalToReport>),

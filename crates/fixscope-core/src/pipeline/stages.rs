@@ -195,7 +195,7 @@ mod tests {
         r.into_inner()
     }
 
-    /// Stage B's hand-overs reported at once: the reporting thread's side on this thread.
+    /// Stage B's hand-overs reported at once: the reporting side on this thread.
     struct ReportAtOnce {
         side: ReportSide,
         reporter: JsonReporter<Vec<u8>>,
