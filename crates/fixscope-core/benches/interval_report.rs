@@ -14,19 +14,12 @@ use fixscope_core::report::json::JsonReporter;
 use fixscope_core::report::{Counters, IntervalReport, Reporter, TimeSpan};
 use fixscope_core::stats::Stats;
 
-const ORDERS: usize = 674;
+#[path = "support/latencies.rs"]
+mod latencies;
+use latencies::interval_latencies;
 
 fn bench_interval_report(c: &mut Criterion) {
-    let mut x = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
-    let latencies: Vec<u64> = (0..ORDERS * Stage::ALL.len())
-        .map(|_| 15_000 + next() % 460_000)
-        .collect();
+    let latencies = interval_latencies(Stage::ALL.len());
     c.bench_function("interval_report/674_orders_4_stages_json", |b| {
         let mut stats = Stats::new(10_000_000_000);
         let mut reporter = JsonReporter::new(std::io::sink());

@@ -12,20 +12,15 @@ use fixscope_core::correlate::{RequestType, Stage};
 use fixscope_core::segment::{ConnectionKey, Endpoint};
 use fixscope_core::slowest::{OrderRef, SessionRef, SlowestOrders};
 
-const ORDERS: usize = 674;
+#[path = "support/latencies.rs"]
+mod latencies;
+use latencies::interval_latencies;
 
 fn bench_slowest(c: &mut Criterion) {
-    let mut x = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
-    let latencies: Vec<u64> = (0..ORDERS * Stage::ALL.len())
-        .map(|_| 15_000 + next() % 460_000)
+    let latencies = interval_latencies(Stage::ALL.len());
+    let keys: Vec<String> = (0..latencies.len() / Stage::ALL.len())
+        .map(|i| format!("S2-{i:016}"))
         .collect();
-    let keys: Vec<String> = (0..ORDERS).map(|i| format!("S2-{i:016}")).collect();
     let ep = |a: &str, port| Endpoint {
         addr: a.parse().unwrap(),
         port,
