@@ -9,6 +9,8 @@
 
 pub mod breakdown;
 pub mod classify;
+pub mod consumer;
+pub mod consumers;
 pub mod clock;
 pub mod correlate;
 pub mod counters;
@@ -19,6 +21,7 @@ pub mod group;
 pub mod hlog;
 pub mod microburst;
 pub mod mirror_dup;
+pub mod order;
 pub mod pcap;
 #[cfg(any(test, feature = "capture-writer"))]
 pub mod pcap_writer;
@@ -26,6 +29,7 @@ pub mod pipeline;
 pub mod ports;
 pub mod prefetch;
 pub mod reassembly;
+pub mod recorder;
 pub mod report;
 pub mod segment;
 pub mod session;

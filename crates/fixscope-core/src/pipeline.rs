@@ -15,6 +15,7 @@ use std::io;
 use hashbrown::HashMap;
 
 use crate::breakdown::Breakdown;
+use crate::consumer::OrderSink;
 use crate::correlate::{
     is_response_type, Correlator, CorrelatorLimits, KeySpec, MessageFacts, RequestType, Stage,
 };
@@ -147,7 +148,11 @@ impl Connection {
         if let Some(b) = self.binding {
             sink.router
                 .layer
-                .connection_closed(b, sink.router.correlator, sink.router.stats);
+                .connection_closed(
+                    b,
+                    sink.router.correlator,
+                    sink.router.stats.session_table_mut(),
+                );
         }
     }
 }
@@ -747,7 +752,7 @@ impl Pipeline {
         if let Some(shard) = self.shard.as_mut() {
             shard.segment_index = index;
         }
-        if let Some(by) = self.stats.by.as_mut() {
+        if let Some(by) = self.stats.by_mut() {
             by.set_segment_index(index);
         }
     }
@@ -796,13 +801,15 @@ impl Pipeline {
 
     /// The per-session table (local ids), for the merger's summary.
     pub(crate) fn shard_take_sessions(&mut self) -> crate::shard::WorkerEnd {
+        let (sessions, session_latency) = self.stats.take_sessions();
         crate::shard::WorkerEnd {
-            sessions: self.stats.take_sessions(),
+            sessions,
+            session_latency,
             layer: std::mem::replace(
                 &mut self.stats.layer,
                 crate::session::SessionLayerStats::new(self.config.highest_ns),
             ),
-            by: self.stats.by.take(),
+            by: self.stats.take_by(),
         }
     }
 
@@ -1036,7 +1043,14 @@ impl Router<'_> {
         } = self;
         let facts = MessageFacts::extract(msg.bytes, key);
         let opened_before = **next_session;
-        let b = layer.bind(binding, &facts, direction, conn, next_session, stats);
+        let b = layer.bind(
+            binding,
+            &facts,
+            direction,
+            conn,
+            next_session,
+            stats.session_table_mut(),
+        );
         if let Some(shard) = shard.as_mut() {
             shard.messages.push(crate::shard::RoutedMessage {
                 segment_index: shard.segment_index,
@@ -1060,7 +1074,8 @@ impl Router<'_> {
             }
         }
         let session = b.session;
-        let action = layer.on_message(b, direction, &facts, msg, correlator, stats);
+        let (table, figures) = stats.session_layer_parts();
+        let action = layer.on_message(b, direction, &facts, msg, correlator, table, figures);
         let scope = layer.scope(b);
         match action {
             Action::Order => {}
@@ -1116,12 +1131,12 @@ impl Router<'_> {
                     if let Some(s) = stats.session_mut(session) {
                         s.requests += 1;
                     }
-                    let groups = match stats.by.as_mut() {
+                    let groups = match stats.by_mut() {
                         Some(by) => {
                             let values = by.spec.values(msg.bytes);
                             by.request(&values)
                         }
-                        None => crate::group::NO_GROUPS,
+                        None => crate::order::NO_GROUPS,
                     };
                     correlator.on_request_grouped(
                         scope,
@@ -1146,7 +1161,7 @@ impl Router<'_> {
                     let mut response_values = None;
                     correlator.on_response(scope, &facts, ts_ns, |mut latency, key| {
                         latency.session = session;
-                        if let Some(by) = stats.by.as_mut() {
+                        if let Some(by) = stats.by_mut() {
                             let n = by.spec.tags.len();
                             if crate::group::GroupStats::needs_response_values(&latency.groups, n) {
                                 let values = *response_values
@@ -1170,7 +1185,7 @@ impl Router<'_> {
                                         &latency,
                                         msg.first_byte_seq,
                                         &order,
-                                        stats,
+                                        &mut **stats,
                                     )
                                     .unwrap_or_default(),
                                 );

@@ -14,7 +14,8 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-use crate::breakdown::OrderBreakdown;
+use crate::consumer::{Consumer, ConsumerConfig, GlobalSession};
+use crate::order::{OrderBreakdown, OrderEvent};
 use crate::correlate::{RequestType, Stage};
 use crate::segment::ConnectionKey;
 
@@ -90,27 +91,7 @@ impl SlowOrder {
     }
 }
 
-/// What the response side knows about an order when a latency is recorded (borrowed; copied
-/// only when the latency gets into a list).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct OrderRef<'a> {
-    /// The key's value as the correlator builds it (compound values joined by SOH).
-    pub key: &'a [u8],
-    pub response_msg_type: &'a [u8],
-    pub exec_type: Option<u8>,
-    pub ord_status: Option<u8>,
-    pub response_ts_ns: u64,
-    /// The order's breakdown, when `--breakdown` is on.
-    pub breakdown: Option<OrderBreakdown>,
-}
-
-/// The session details a [`SlowOrder`] carries, looked up when it is admitted.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct SessionRef<'a> {
-    pub sender_comp_id: &'a str,
-    pub target_comp_id: &'a str,
-    pub connection: Option<ConnectionKey>,
-}
+pub use crate::order::{OrderRef, SessionRef};
 
 /// A heap entry: ordered so the heap's top is the last of the kept in
 /// [`SlowOrder::slower_first`] order (the one to evict).
@@ -277,6 +258,8 @@ pub struct SlowestOrders {
     earlier: [TopN; Stage::COUNT],
     interval_view: [Vec<SlowOrder>; Stage::COUNT],
     cumulative_view: [Vec<SlowOrder>; Stage::COUNT],
+    /// A worker's list being absorbed by the merger (reused).
+    absorbing: Vec<SlowOrder>,
 }
 
 impl SlowestOrders {
@@ -288,6 +271,7 @@ impl SlowestOrders {
             earlier: std::array::from_fn(|_| TopN::new(n)),
             interval_view: Default::default(),
             cumulative_view: Default::default(),
+            absorbing: Vec::new(),
         }
     }
 
@@ -437,6 +421,94 @@ impl SlowestOrders {
         {
             v.clear();
         }
+    }
+}
+
+impl Consumer for SlowestOrders {
+    /// The interval's lists (a two-stage hand-over swaps them; a shard worker's go to the
+    /// merger sorted, as [`SlowestOrders::take_interval`] gives them).
+    type Interval = SlowestOrders;
+
+    fn build(config: &ConsumerConfig) -> Self {
+        SlowestOrders::new(config.slowest)
+    }
+
+    /// One comparison unless the order gets in; only then are its session's names looked up.
+    #[inline]
+    fn on_order(&mut self, event: &OrderEvent<'_>) {
+        let l = &event.latency;
+        if self.admits(l.stage, l.ns) {
+            self.offer(
+                l.stage,
+                l.ns,
+                l.request_type,
+                l.session,
+                l.request_ts_ns,
+                l.late,
+                event.order,
+                &event.session(),
+            );
+        }
+    }
+
+    fn empty_interval(&self) -> SlowestOrders {
+        SlowestOrders::new(self.cap)
+    }
+
+    /// The run's lists are built for summaries only ([`Consumer::refresh`]): interval
+    /// reports read the interval's.
+    fn close_interval(&mut self) {
+        self.refresh_interval();
+    }
+
+    fn refresh(&mut self) {
+        SlowestOrders::refresh(self);
+    }
+
+    fn reset_interval(&mut self) {
+        SlowestOrders::reset_interval(self);
+    }
+
+    fn reset_all(&mut self) {
+        SlowestOrders::reset_all(self);
+    }
+
+    fn merge_from(&mut self, other: &Self) {
+        SlowestOrders::merge_from(self, other);
+    }
+
+    fn hand_over(&mut self, out: &mut SlowestOrders) {
+        self.swap_interval(out);
+    }
+
+    fn take_over(&mut self, from: &mut SlowestOrders) {
+        self.swap_interval(from);
+    }
+
+    fn absorb(&mut self, from: &mut SlowestOrders, global: &mut dyn FnMut(u64) -> GlobalSession) {
+        let mut list = std::mem::take(&mut self.absorbing);
+        let mut scratch = blank();
+        for stage in Stage::EVERY {
+            from.take_interval(stage, &mut list);
+            for o in list.iter() {
+                scratch.clone_from(o);
+                let g = global(o.session);
+                scratch.session = g.id;
+                if !g.tracked {
+                    // The one pipeline has no names for a session beyond the table.
+                    scratch.sender_comp_id.clear();
+                    scratch.target_comp_id.clear();
+                    scratch.connection = None;
+                }
+                self.offer_order(&scratch);
+            }
+            list.clear();
+        }
+        self.absorbing = list;
+    }
+
+    fn adopt_folded(&mut self, reported: &mut Self) {
+        self.adopt_earlier(reported);
     }
 }
 

@@ -106,7 +106,7 @@ impl Reporter for Summary {
             r.stats.layer.session_reject_reasons.clone(),
             r.stats.layer.business_reject_reasons.clone(),
         );
-        let by = r.stats.by.as_ref().expect("--by 55");
+        let by = r.stats.by().expect("--by 55");
         self.by_symbol = by.tags[0]
             .ranked()
             .iter()

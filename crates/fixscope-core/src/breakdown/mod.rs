@@ -46,7 +46,7 @@ use crate::ports::Role;
 use crate::segment::{ConnectionKey, Direction};
 use crate::slowest::OrderRef;
 use crate::socket_event::{SocketCall, SocketEvent};
-use crate::stats::Stats;
+use crate::consumer::OrderSink;
 
 use calls::CallLog;
 pub use calls::MAX_CALLS;
@@ -59,27 +59,7 @@ pub const AWAIT_NS: u64 = 10_000_000_000;
 /// Orders waiting for their socket calls at once; beyond it the oldest is given up.
 pub const MAX_AWAITING: usize = 65_536;
 
-/// One order's breakdown (the slowest orders carry it); `None`: not measured.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
-pub struct OrderBreakdown {
-    pub wire_to_read: Option<u64>,
-    pub app: Option<u64>,
-    pub write_to_wire: Option<u64>,
-    pub sched_delay: Option<u64>,
-}
-
-impl OrderBreakdown {
-    /// The value of one breakdown stage (`None` for the others).
-    pub fn get(&self, stage: Stage) -> Option<u64> {
-        match stage {
-            Stage::WireToRead => self.wire_to_read,
-            Stage::App => self.app,
-            Stage::WriteToWire => self.write_to_wire,
-            Stage::SchedDelay => self.sched_delay,
-            _ => None,
-        }
-    }
-}
+pub use crate::order::OrderBreakdown;
 
 /// Breakdown counters (the names are the JSON's; docs/output-json.md has their meaning).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
@@ -184,7 +164,7 @@ impl Breakdown {
     }
 
     /// One socket call: logged on its connection, and the orders it completes are recorded.
-    pub fn on_socket_event(&mut self, ev: &SocketEvent, stats: &mut Stats) {
+    pub fn on_socket_event(&mut self, ev: &SocketEvent, stats: &mut impl OrderSink) {
         self.counters.breakdown_calls += 1;
         self.calls_ns = self.calls_ns.max(ev.ts_ns);
         let key = connection_of(ev);
@@ -242,7 +222,7 @@ impl Breakdown {
         latency: &Latency,
         response_seq: u32,
         order: &OrderRef<'_>,
-        stats: &mut Stats,
+        stats: &mut impl OrderSink,
     ) -> Option<OrderBreakdown> {
         let c = self.conns.entry(conn).or_default();
         match resolve(
@@ -442,7 +422,7 @@ fn finish(
     resolved: Resolved,
     latency: &Latency,
     order: &OrderRef<'_>,
-    stats: &mut Stats,
+    stats: &mut impl OrderSink,
 ) -> Option<OrderBreakdown> {
     let b = match resolved {
         Resolved::Done(b) => b,

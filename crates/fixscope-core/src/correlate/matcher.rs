@@ -7,6 +7,7 @@ use super::key::KeySpec;
 use super::pending::PendingTable;
 use super::rules::classify_response;
 use super::vocabulary::{RequestType, Stage};
+use crate::order::Latency;
 
 /// Correlation limits (`-m`, `-t`).
 #[derive(Clone, Copy, Debug)]
@@ -70,24 +71,6 @@ pub struct CorrelationCounters {
     pub time_reversed: u64,
 }
 
-/// One latency produced by a response.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Latency {
-    pub stage: Stage,
-    pub request_type: RequestType,
-    pub session: u64,
-    pub ns: u64,
-    /// The request came before `-t` ran out for it (first response: it was `late`).
-    pub late: bool,
-    /// When the order's request was seen (for `ack_to_fill` too), in the source's clock.
-    pub request_ts_ns: u64,
-    /// TCP sequence number of the request's last byte (`--breakdown` places it on the
-    /// stream; 0 when the caller gave none).
-    pub request_seq: u32,
-    /// The order's `--by` value ids ([`crate::group`]).
-    pub groups: crate::group::Groups,
-}
-
 /// What every latency of one order carries, read from its pending entry.
 #[derive(Clone, Copy)]
 struct OrderFacts {
@@ -96,7 +79,7 @@ struct OrderFacts {
     late: bool,
     request_ts_ns: u64,
     request_seq: u32,
-    groups: crate::group::Groups,
+    groups: crate::order::Groups,
 }
 
 impl OrderFacts {
@@ -137,7 +120,7 @@ pub struct Correlator {
     /// old resend count as the order it claims to be.
     released: Box<[u64]>,
     /// The `--by` ids of the request being recorded ([`Correlator::on_request_grouped`]).
-    groups: crate::group::Groups,
+    groups: crate::order::Groups,
     pub counters: CorrelationCounters,
 }
 
@@ -152,7 +135,7 @@ impl Correlator {
             table: PendingTable::new(),
             key_buf: Vec::new(),
             released: vec![0; RELEASED_MEMORY].into_boxed_slice(),
-            groups: crate::group::NO_GROUPS,
+            groups: crate::order::NO_GROUPS,
             counters: CorrelationCounters::default(),
         }
     }
@@ -190,11 +173,11 @@ impl Correlator {
         facts: &MessageFacts,
         ts_ns: u64,
         last_byte_seq: u32,
-        groups: crate::group::Groups,
+        groups: crate::order::Groups,
     ) {
         self.groups = groups;
         self.on_request_at(session, request_type, facts, ts_ns, last_byte_seq);
-        self.groups = crate::group::NO_GROUPS;
+        self.groups = crate::order::NO_GROUPS;
     }
 
     /// [`Correlator::on_request`] with the TCP sequence number of the request's last byte.

@@ -31,6 +31,7 @@ mod vocabulary;
 
 pub use facts::MessageFacts;
 pub use key::KeySpec;
-pub use matcher::{CorrelationCounters, Correlator, CorrelatorLimits, Latency};
+pub use crate::order::Latency;
+pub use matcher::{CorrelationCounters, Correlator, CorrelatorLimits};
 pub use rules::is_response_type;
 pub use vocabulary::{RequestType, Stage};

@@ -41,7 +41,7 @@ pub(super) struct Pending {
     pub ack_ts_ns: u64,
     pub acked: bool,
     /// The order's `--by` value ids (the slot's spare bytes).
-    pub groups: crate::group::Groups,
+    pub groups: crate::order::Groups,
     /// A first response came.
     pub responded: bool,
     pub filled: bool,
@@ -77,7 +77,7 @@ impl Pending {
             msg_seq: 0,
             ack_ts_ns: 0,
             acked: false,
-            groups: crate::group::NO_GROUPS,
+            groups: crate::order::NO_GROUPS,
             responded: false,
             filled: false,
             timed_out: false,
@@ -235,7 +235,7 @@ impl PendingTable {
         p.msg_seq = 0;
         p.ack_ts_ns = 0;
         p.acked = false;
-        p.groups = crate::group::NO_GROUPS;
+        p.groups = crate::order::NO_GROUPS;
         p.responded = false;
         p.filled = false;
         p.timed_out = false;

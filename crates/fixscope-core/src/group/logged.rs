@@ -5,7 +5,7 @@
 
 use super::{GroupEntry, GroupSpec, GroupStats, TagGroups, DIGITS};
 use crate::correlate::Stage;
-use crate::stats::LatencyRecorder;
+use crate::recorder::LatencyRecorder;
 
 /// Which row of the run's report.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -19,16 +19,17 @@
 
 use hashbrown::HashMap;
 
-use crate::correlate::{Latency, Stage};
-use crate::stats::LatencyRecorder;
+use crate::correlate::Stage;
+use crate::consumer::{Consumer, ConsumerConfig};
+use crate::order::{Latency, OrderEvent};
+use crate::recorder::LatencyRecorder;
 
 mod logged;
 mod ranking;
 pub use logged::{stage_slot, LoggedRow, LoggedTag, RowKind};
 pub use ranking::Ranking;
 
-/// The most tags `--by` takes (their ids fill the spare bytes of a pending request's slot).
-pub const MAX_BY_TAGS: usize = 3;
+pub use crate::order::MAX_BY_TAGS;
 /// The default `--by-limit`.
 pub const DEFAULT_BY_LIMIT: usize = 100;
 /// The largest `--by-limit` (ids are two bytes; each value costs ~100 KB of histograms).
@@ -36,16 +37,7 @@ pub const MAX_BY_LIMIT: usize = 10_000;
 /// The most candidates a tag tracks with histograms (`--by-candidates`); ids are two bytes.
 pub const MAX_BY_CANDIDATES: usize = 40_000;
 
-/// A value id: an index into the tag's candidates, or one of these.
-pub type GroupId = u16;
-/// The tag was absent (from the request; the response is then asked).
-pub const NO_GROUP: GroupId = u16::MAX;
-/// First seen after the candidates were full.
-pub const OTHER_GROUP: GroupId = u16::MAX - 1;
-/// One id per `--by` tag.
-pub type Groups = [GroupId; MAX_BY_TAGS];
-/// No `--by`, or none of its tags present.
-pub const NO_GROUPS: Groups = [NO_GROUP; MAX_BY_TAGS];
+pub use crate::order::{GroupId, Groups, NO_GROUP, NO_GROUPS, OTHER_GROUP};
 
 /// Overflowed values whose requests are counted one by one (then only together, and the
 /// choice of the busiest can no longer be proven).
@@ -395,6 +387,37 @@ impl GroupStats {
             }
             mine.merge_rest(theirs);
         }
+    }
+}
+
+/// `--by`: every latency recorded under its order's values (the value ids are given at the
+/// request, by the router: [`GroupStats::request`]). Cumulative only: reports show the
+/// run's figures, intervals carry none, and the live `r` key keeps them.
+impl Consumer for GroupStats {
+    type Interval = ();
+
+    fn build(config: &ConsumerConfig) -> Self {
+        let spec = config.by.clone().unwrap_or(GroupSpec {
+            tags: Vec::new(),
+            limit: DEFAULT_BY_LIMIT,
+            candidates: default_candidates(DEFAULT_BY_LIMIT),
+        });
+        GroupStats::new(spec, config.highest_ns)
+    }
+
+    fn build_if_asked(config: &ConsumerConfig) -> Option<Self> {
+        config.by.is_some().then(|| Self::build(config))
+    }
+
+    #[inline]
+    fn on_order(&mut self, event: &OrderEvent<'_>) {
+        self.record(&event.latency, &event.latency.groups);
+    }
+
+    fn empty_interval(&self) {}
+
+    fn merge_from(&mut self, other: &Self) {
+        GroupStats::merge_from(self, other);
     }
 }
 

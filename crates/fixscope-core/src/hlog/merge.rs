@@ -12,7 +12,8 @@ use crate::correlate::Stage;
 use crate::report::{Counters, TimeSpan};
 use crate::slowest::{SlowOrder, SlowestOrders};
 use crate::source::Counter;
-use crate::stats::{LatencyRecorder, Stats};
+use crate::recorder::LatencyRecorder;
+use crate::stats::Stats;
 
 /// Counters that say how things stand (not how many happened): a window takes their value
 /// at its end instead of a difference.
@@ -530,7 +531,7 @@ pub fn merge_with(
     merged.stats.logged_layer = layer;
     if !by_lines.is_empty() {
         if paths.len() == 1 && window.is_all() {
-            merged.stats.by = by_groups(by_lines, by_recs, range_ns);
+            merged.stats.set_by(by_groups(by_lines, by_recs, range_ns));
         } else {
             merged.notes.push(
                 "--by: the logs hold each value's whole run, not its intervals: shown only when one log is read whole".into(),

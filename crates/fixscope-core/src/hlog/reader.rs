@@ -13,7 +13,7 @@ use super::format::{
     ByLine, Exact, IntervalFigures, LogHeader, RunSummary, BY_PREFIX, HEADER_PREFIX,
     INTERVAL_PREFIX, LOG_VERSION, SUMMARY_PREFIX,
 };
-use crate::stats::LatencyRecorder;
+use crate::recorder::LatencyRecorder;
 
 /// Why a log cannot be read.
 #[derive(Debug, thiserror::Error)]

@@ -20,7 +20,7 @@ fn latency(stage: Stage, t: RequestType, ns: u64) -> Latency {
         late: false,
         request_ts_ns: T0_NS,
         request_seq: 0,
-        groups: crate::group::NO_GROUPS,
+        groups: crate::order::NO_GROUPS,
     }
 }
 
@@ -368,8 +368,7 @@ fn by_rows_read_back_are_the_last_summarys() {
     let record = |stats: &mut Stats, sym: &str, n: u64, ns: u64| {
         for _ in 0..n {
             let groups = stats
-                .by
-                .as_mut()
+                .by_mut()
                 .unwrap()
                 .request(&[sym.as_bytes(), b"", b""]);
             let mut l = latency(Stage::FirstResponse, RequestType::NewOrder, ns);
@@ -427,8 +426,8 @@ fn by_rows_read_back_are_the_last_summarys() {
             })
             .collect()
     };
-    let back = rows(merged.stats.by.as_ref().expect("by read back"));
-    assert_eq!(back, rows(stats.by.as_ref().unwrap()));
+    let back = rows(merged.stats.by().expect("by read back"));
+    assert_eq!(back, rows(stats.by().unwrap()));
     assert_eq!(back[0].0, "B");
     assert_eq!((back[1].0.as_str(), back[1].1), ("(other)", 3));
 }

@@ -13,7 +13,7 @@ use super::format::{
 };
 use crate::correlate::{RequestType, Stage};
 use crate::report::{IntervalReport, Reporter, SummaryReport, TimeSpan};
-use crate::stats::LatencyRecorder;
+use crate::recorder::LatencyRecorder;
 
 /// Writes an HdrHistogram interval log: one line per interval and tag (see [`super`]).
 ///
@@ -258,7 +258,7 @@ impl<W: Write> Reporter for HlogWriter<W> {
         let start_ns = unix_ns(r.span.start_ns, &r.span);
         let end_ns = unix_ns(r.span.end_ns, &r.span);
         let base = self.begin(start_ns, r.stages[0].dist.range_ns)?;
-        if let Some(by) = &r.stats.by {
+        if let Some(by) = r.stats.by() {
             let start_s = start_ns.saturating_sub(base) as f64 / 1e9;
             let length_s = end_ns.saturating_sub(start_ns) as f64 / 1e9;
             self.by_lines(by, start_s, length_s)?;

@@ -125,7 +125,7 @@ impl Pipeline {
                         self.session_layer.connection_closed(
                             b,
                             &mut self.correlator,
-                            &mut self.stats,
+                            self.stats.session_table_mut(),
                         );
                     }
                 }

@@ -215,7 +215,7 @@ impl<W: Write> Reporter for JsonReporter<W> {
                     m.insert(k.into(), field);
                 }
             }
-            if let Some(by) = &r.stats.by {
+            if let Some(by) = r.stats.by() {
                 m.insert("by".into(), super::by::by_json(by));
             }
         }

@@ -321,6 +321,7 @@ mod tests {
     use crate::report::{Counters, TimeSpan};
     use crate::segment::ConnectionKey;
     use crate::slowest::OrderRef;
+    use crate::consumer::OrderSink;
     use crate::stats::Stats;
 
     fn endpoint(addr: &str, port: u16) -> Endpoint {
@@ -368,7 +369,7 @@ mod tests {
                         late: n == 1,
                         request_ts_ns: 1_700_000_000_000_000_000 + n as u64,
                         request_seq: 0,
-                        groups: crate::group::NO_GROUPS,
+                        groups: crate::order::NO_GROUPS,
                     };
                     let order = OrderRef {
                         key,

@@ -10,7 +10,6 @@ pub mod by;
 pub mod json;
 mod json_line;
 pub mod session;
-pub mod session_figures;
 pub mod text;
 
 use std::io;
@@ -20,9 +19,12 @@ use hdrhistogram::Histogram;
 use crate::correlate::{RequestType, Stage};
 use crate::slowest::SlowOrder;
 use crate::source::Counter;
+use crate::consumers::SessionLatency;
 use crate::stats::{Distribution, Stats};
 
 pub use crate::counters::Counters;
+/// The session layer's figures (defined with the session layer; reports render them).
+pub use crate::session::figures as session_figures;
 
 /// When a report's figures were taken, in the source's clock and as UNIX time.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -244,7 +246,8 @@ impl<'a> SummaryReport<'a> {
         let sessions = stats
             .sessions()
             .iter()
-            .map(|s| SessionSummary {
+            .map(|s| (s, stats.session_latency(s.id)))
+            .map(|(s, latency)| SessionSummary {
                 id: s.id,
                 client: s.connection.client.to_string(),
                 server: s.connection.server.to_string(),
@@ -252,12 +255,12 @@ impl<'a> SummaryReport<'a> {
                 target_comp_id: s.target_comp_id.clone(),
                 requests: s.requests,
                 responses: s.responses,
-                first_response: s.first_response(),
+                first_response: latency.map(SessionLatency::first_response).unwrap_or_default(),
                 breakdown: breakdown_stages
                     .iter()
                     .map(|&stage| StageSummary {
                         stage,
-                        dist: s.breakdown(stage),
+                        dist: latency.map(|l| l.breakdown(stage)).unwrap_or_default(),
                     })
                     .collect(),
             })

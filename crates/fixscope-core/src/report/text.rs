@@ -143,7 +143,7 @@ impl<W: Write> Reporter for TextReporter<W> {
                 )?;
             }
         }
-        if let Some(by) = &r.stats.by {
+        if let Some(by) = r.stats.by() {
             super::by::write_by(out, by)?;
         }
         if let Some(layer) = r.stats.session_layer_figures(r.span.end_ns) {

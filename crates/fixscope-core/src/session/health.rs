@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use super::counters::SessionCounters;
 use crate::microburst::MessageRate;
 use crate::segment::Direction;
-use crate::stats::LatencyRecorder;
+use crate::recorder::LatencyRecorder;
 
 /// With HeartBtInt unknown or 0 (no heartbeats), a TestRequest unanswered this long raises
 /// the alarm.

@@ -25,8 +25,10 @@
 
 mod counters;
 mod fields;
-mod health;
+pub mod figures;
+pub mod health;
 mod sequence;
+pub mod table;
 
 use std::collections::VecDeque;
 
@@ -42,7 +44,7 @@ pub use sequence::{SeqRanges, SeqVerdict, SequenceTracker};
 use crate::correlate::{Correlator, MessageFacts};
 use crate::fix::framing::FramedMessage;
 use crate::segment::{ConnectionKey, Direction};
-use crate::stats::Stats;
+use table::SessionTable;
 use health::side;
 
 /// A connection's session, bound at its first FIX message.
@@ -130,11 +132,11 @@ impl SessionLayer {
         direction: Direction,
         conn: ConnectionKey,
         next_session: &mut u64,
-        stats: &mut Stats,
+        sessions: &mut SessionTable,
     ) -> Binding {
         match *current {
             Some(b) => b,
-            None => self.bind_new(current, facts, direction, conn, next_session, stats),
+            None => self.bind_new(current, facts, direction, conn, next_session, sessions),
         }
     }
 
@@ -146,7 +148,7 @@ impl SessionLayer {
         direction: Direction,
         conn: ConnectionKey,
         next_session: &mut u64,
-        stats: &mut Stats,
+        sessions: &mut SessionTable,
     ) -> Binding {
         let (client, server) = match direction {
             Direction::Request => (facts.sender_comp_id, facts.target_comp_id),
@@ -159,10 +161,10 @@ impl SessionLayer {
                     .by_comp_ids
                     .contains_key(&(client.into(), server.into())));
         let states = &mut self.states;
-        let mut open = |stats: &mut Stats| {
+        let mut open = |sessions: &mut SessionTable| {
             let id = *next_session;
             *next_session += 1;
-            stats.open_session(id, conn);
+            sessions.open(id, conn);
             let i = (id - 1) as usize;
             if states.len() <= i {
                 states.resize_with(i + 1, || None);
@@ -174,7 +176,7 @@ impl SessionLayer {
             let key: CompIds = (client.into(), server.into());
             match self.by_comp_ids.get(&key) {
                 Some(&id) => {
-                    if let Some(s) = stats.session_mut(id) {
+                    if let Some(s) = sessions.get_mut(id) {
                         s.connection = conn;
                     }
                     Binding {
@@ -183,8 +185,8 @@ impl SessionLayer {
                     }
                 }
                 None => {
-                    let id = open(stats);
-                    if let Some(s) = stats.session_mut(id) {
+                    let id = open(sessions);
+                    if let Some(s) = sessions.get_mut(id) {
                         s.sender_comp_id = String::from_utf8_lossy(client).into_owned();
                         s.target_comp_id = String::from_utf8_lossy(server).into_owned();
                     }
@@ -196,13 +198,13 @@ impl SessionLayer {
                 }
             }
         } else {
-            let id = open(stats);
+            let id = open(sessions);
             Binding {
                 session: id,
                 anonymous: true,
             }
         };
-        if let Some(s) = stats.session_mut(binding.session) {
+        if let Some(s) = sessions.get_mut(binding.session) {
             s.health.connections += 1;
         }
         *current = Some(binding);
@@ -236,11 +238,12 @@ impl SessionLayer {
         facts: &MessageFacts,
         msg: &FramedMessage<'m>,
         correlator: &mut Correlator,
-        stats: &mut Stats,
+        sessions: &mut SessionTable,
+        layer: &mut SessionLayerStats,
     ) -> Action<'m> {
         let ts_ns = msg.last_byte_ts_ns;
         let me = side(direction);
-        stats.layer.rate.observe(ts_ns);
+        layer.rate.observe(ts_ns);
         let counters = &mut self.counters;
         let Some(state) = self
             .states
@@ -249,7 +252,7 @@ impl SessionLayer {
         else {
             return Action::Other;
         };
-        let mut health = stats.session_mut(b.session).map(|s| &mut s.health);
+        let mut health = sessions.get_mut(b.session).map(|s| &mut s.health);
         if let Some(h) = health.as_deref_mut() {
             h.rate.observe(ts_ns);
             h.last_message_ns[me] = Some(ts_ns);
@@ -361,12 +364,12 @@ impl SessionLayer {
                 if fields.test_req_id {
                     if let Some(sent) = state.test_requests[other].pop_front() {
                         match msg.first_byte_ts_ns.checked_sub(sent) {
-                            Some(ns) => stats.layer.test_request_rtt.record(ns),
-                            None => stats.layer.test_request_rtt_time_reversed += 1,
+                            Some(ns) => layer.test_request_rtt.record(ns),
+                            None => layer.test_request_rtt_time_reversed += 1,
                         }
                     }
                     let oldest = oldest_test_request(state);
-                    if let Some(h) = stats.session_mut(b.session) {
+                    if let Some(h) = sessions.get_mut(b.session) {
                         h.health.oldest_unanswered_test_request_ns = oldest;
                     }
                 }
@@ -394,7 +397,6 @@ impl SessionLayer {
                 } else {
                     count(|c| c.business_rejects += 1, &mut health);
                 }
-                let layer = &mut stats.layer;
                 match fields.reject_reason {
                     Some(code) => {
                         let by_code = if mt == b"3" {
@@ -432,14 +434,14 @@ impl SessionLayer {
         &mut self,
         b: Binding,
         correlator: &mut Correlator,
-        stats: &mut Stats,
+        sessions: &mut SessionTable,
     ) {
         if b.anonymous {
             correlator.close_session(self.scope(b));
             if let Some(slot) = self.states.get_mut((b.session as usize).wrapping_sub(1)) {
                 *slot = None;
             }
-        } else if let Some(s) = stats.session_mut(b.session) {
+        } else if let Some(s) = sessions.get_mut(b.session) {
             s.health.logged_out();
         }
     }

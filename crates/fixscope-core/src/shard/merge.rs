@@ -9,9 +9,10 @@ use super::{CompIds, OpenedSession, Outcome, RoutedMessage, WorkerEnd, WorkerSha
 use crate::pcap::CaptureStats;
 use crate::pipeline::{report_end, report_interval, PipelineConfig, RunEnd};
 use crate::report::{Counters, Reporter, TimeSpan};
-use crate::slowest::{blank, SlowOrder};
 use crate::source::counters_of;
-use crate::stats::{GlobalSession, Stats, MAX_TRACKED_SESSIONS};
+use crate::consumer::GlobalSession;
+use crate::session::table::MAX_TRACKED_SESSIONS;
+use crate::stats::Stats;
 
 pub(crate) struct Merger {
     interval_ns: u64,
@@ -28,7 +29,6 @@ pub(crate) struct Merger {
     named: HashMap<CompIds, usize>,
     /// Interval k's routed messages of every worker, with the worker's index.
     messages: Vec<(RoutedMessage, usize)>,
-    scratch: SlowOrder,
 }
 
 impl Merger {
@@ -46,7 +46,6 @@ impl Merger {
             opened: Vec::new(),
             messages: Vec::new(),
             named: HashMap::new(),
-            scratch: blank(),
         }
     }
 
@@ -166,7 +165,6 @@ impl Merger {
                         tracked: id >= 1 && id <= MAX_TRACKED_SESSIONS as u64,
                     }
                 },
-                &mut self.scratch,
             );
             // The worker may be done already; then nobody needs it back.
             let _ = workers.spares[w].send(share);
@@ -218,16 +216,19 @@ impl Merger {
         for (w, worker_end) in ends.into_iter().enumerate() {
             let WorkerEnd {
                 sessions,
+                session_latency,
                 layer,
                 by,
             } = worker_end;
+            let mut latencies = session_latency.into_iter();
             for mut s in sessions {
+                let latency = latencies.next().unwrap_or_default();
                 if let Some(&id) = self.global[w].get((s.id as usize).wrapping_sub(1)) {
                     // The rate replayed here is the run's order (exact as is).
                     if let Some(mine) = self.stats.session_mut(id) {
                         std::mem::swap(&mut s.health.rate, &mut mine.health.rate);
                     }
-                    self.stats.adopt_session(id, s);
+                    self.stats.adopt_session(id, s, latency);
                 }
             }
             // Everything but the rate (replayed) adds up.
@@ -236,7 +237,7 @@ impl Merger {
             self.stats.layer.rate = rate;
             by_workers.extend(by);
         }
-        if let Some(by) = self.stats.by.as_mut() {
+        if let Some(by) = self.stats.by_mut() {
             by.merge_workers(&by_workers);
         }
         // As the driver: a run that failed before its first segment has no summary.

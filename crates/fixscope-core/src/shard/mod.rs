@@ -106,16 +106,18 @@ pub struct WorkerShare {
 /// What a worker hands over at the end: its per-session table (local ids), its session
 /// layer's run figures and its `--by` groups.
 pub struct WorkerEnd {
-    pub(crate) sessions: Vec<crate::stats::SessionStats>,
+    pub(crate) sessions: Vec<crate::session::table::SessionStats>,
+    /// The per-session latencies, by the same local ids.
+    pub(crate) session_latency: Vec<crate::consumers::SessionLatency>,
     pub(crate) layer: crate::session::SessionLayerStats,
     pub(crate) by: Option<crate::group::GroupStats>,
 }
 
 impl WorkerShare {
-    fn new(highest_ns: u64) -> Self {
+    fn new(like: &crate::stats::Stats) -> Self {
         WorkerShare {
             counters: Counters::default(),
-            stats: IntervalShare::new(highest_ns),
+            stats: IntervalShare::new(like),
             opened: Vec::new(),
             messages: Vec::new(),
         }

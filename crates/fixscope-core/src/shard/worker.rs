@@ -95,7 +95,6 @@ pub(crate) fn start(
                 let mut worker = Worker {
                     me,
                     n,
-                    highest_ns: inputs.config.highest_ns,
                     // Built on its thread: a pipeline may hold callbacks that stay there.
                     pipeline: Pipeline::new(inputs.config.clone()).into_shard_worker(),
                     clock: RunClock::new(inputs.config.interval_ns),
@@ -116,7 +115,6 @@ pub(crate) fn start(
 struct Worker {
     me: usize,
     n: usize,
-    highest_ns: u64,
     pipeline: Pipeline,
     clock: RunClock,
     out: SyncSender<FromWorker>,
@@ -205,7 +203,7 @@ impl Worker {
         let mut share = self
             .spares
             .try_recv()
-            .unwrap_or_else(|_| Box::new(WorkerShare::new(self.highest_ns)));
+            .unwrap_or_else(|_| Box::new(WorkerShare::new(self.pipeline.stats())));
         self.pipeline.shard_take_interval(&mut share);
         share
     }

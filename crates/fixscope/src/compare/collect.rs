@@ -78,7 +78,8 @@ impl Reporter for BlockCollector {
             }
             Some(GroupBy::Session) => {
                 for s in r.stats.sessions() {
-                    let Some(rec) = s.first_response_recorder() else {
+                    let latency = r.stats.session_latency(s.id);
+                    let Some(rec) = latency.and_then(|l| l.first_response_recorder()) else {
                         continue;
                     };
                     let now = block_of(rec);
@@ -128,7 +129,7 @@ impl Reporter for BlockCollector {
 
 /// The pipeline's groups of `--by TAG`.
 fn tag_groups(stats: &fixscope_core::stats::Stats, tag: u32) -> Option<&TagGroups> {
-    stats.by.as_ref()?.tags.iter().find(|t| t.tag == tag)
+    stats.by()?.tags.iter().find(|t| t.tag == tag)
 }
 
 impl BlockCollector {

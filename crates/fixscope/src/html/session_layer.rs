@@ -97,7 +97,7 @@ fn layer_section(h: &mut String, layer: &SessionLayerFigures) {
 /// `--by`'s tables.
 fn by_section(h: &mut String, r: &SummaryReport<'_>) {
     let stats = r.stats;
-    if let Some(by) = &stats.by {
+    if let Some(by) = stats.by() {
         let mut i = 0;
         for t in &by.tags {
             let _ = writeln!(h, "<h2>By tag {} (--by)</h2>", t.tag);

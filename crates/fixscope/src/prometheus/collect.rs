@@ -200,7 +200,10 @@ impl Collector {
                 ("sender_comp_id", s.sender_comp_id.clone()),
                 ("target_comp_id", s.target_comp_id.clone()),
             ];
-            if let Some(rec) = s.first_response_recorder() {
+            if let Some(rec) = stats
+                .session_latency(s.id)
+                .and_then(|l| l.first_response_recorder())
+            {
                 latency.push(Sample {
                     labels: labels.clone(),
                     value: Value::Histogram(Box::new(from_recorder(rec, &self.settings.bounds))),

@@ -158,7 +158,7 @@ pub fn per_session(stats: &Stats, n: usize, now_ns: u64) -> Vec<Family> {
 
 /// `--by` latency per tag, value and stage (`--prometheus-by`).
 pub fn by(stats: &Stats, bounds: &ClassicBounds) -> Vec<Family> {
-    let Some(by) = &stats.by else {
+    let Some(by) = stats.by() else {
         return Vec::new();
     };
     let mut samples = Vec::new();

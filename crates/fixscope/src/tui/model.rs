@@ -160,7 +160,7 @@ impl Model {
         self.summary = Some(SummaryFigures {
             by_values,
             by_notes,
-            by_on: r.stats.by.is_some(),
+            by_on: r.stats.by().is_some(),
             span: r.span,
             duration_ns: r.duration_ns,
             stages: r.stages,

@@ -11,6 +11,7 @@ use fixscope_core::correlate::{Latency, RequestType, Stage};
 use fixscope_core::report::human_ns;
 use fixscope_core::report::text::{percentile_text, TextReporter};
 use fixscope_core::report::{Counters, IntervalReport, Reporter, SummaryReport, TimeSpan};
+use fixscope_core::consumer::OrderSink;
 use fixscope_core::slowest::OrderRef;
 use fixscope_core::source::Counter;
 use fixscope_core::stats::Stats;
@@ -508,7 +509,7 @@ fn by_view_shows_every_stage_of_the_busiest_values() {
         ("MSFT", 1, 7_000),
     ] {
         for _ in 0..n {
-            let by = stats.by.as_mut().unwrap();
+            let by = stats.by_mut().unwrap();
             let groups = by.request(&[sym.as_bytes(), b"", b""]);
             let mut l = latency(Stage::Ack, 1, ns);
             l.groups = groups;
@@ -533,7 +534,7 @@ fn by_view_shows_every_stage_of_the_busiest_values() {
     // The text report's figures for the same rows.
     let text = {
         let mut out = Vec::new();
-        fixscope_core::report::by::write_by(&mut out, stats.by.as_ref().unwrap()).unwrap();
+        fixscope_core::report::by::write_by(&mut out, stats.by().unwrap()).unwrap();
         String::from_utf8(out).unwrap()
     };
     for (row, label) in [(aapl, "AAPL ack"), (other, "(other) ack")] {

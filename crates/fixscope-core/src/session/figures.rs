@@ -8,8 +8,10 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::microburst::RateFigures;
+use crate::recorder::Distribution;
+use crate::session::health::SessionLayerStats;
+use crate::session::table::SessionTable;
 use crate::session::SessionCounters;
-use crate::stats::{Distribution, Stats};
 
 /// One session's session-layer figures at the summary's end.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -56,16 +58,15 @@ pub struct SessionLayerFigures {
 
 impl SessionLayerFigures {
     /// A run's figures at `now_ns` (the summary's end).
-    pub fn of(stats: &Stats, now_ns: u64) -> Self {
-        let l = &stats.layer;
+    pub fn of(l: &SessionLayerStats, table: &SessionTable, now_ns: u64) -> Self {
         SessionLayerFigures {
             test_request_rtt: l.test_request_rtt.distribution(),
             session_reject_reasons: l.session_reject_reasons.clone(),
             business_reject_reasons: l.business_reject_reasons.clone(),
             rejects_without_reason: l.rejects_without_reason,
             rate: l.rate.run(),
-            sessions: stats
-                .sessions()
+            sessions: table
+                .all()
                 .iter()
                 .map(|s| {
                     let h = &s.health;
