@@ -15,202 +15,34 @@ use std::io;
 use hashbrown::HashMap;
 
 use crate::breakdown::Breakdown;
-use crate::consumer::OrderSink;
-use crate::correlate::{
-    is_response_type, Correlator, CorrelatorLimits, KeySpec, MessageFacts, RequestType, Stage,
-};
-use crate::fix::framing::{FramedMessage, FramingCounters, StreamFramer};
-use crate::reassembly::{ReassemblyCounters, ReassemblyLimits, StreamEvent, StreamReassembler};
-use crate::report::{Counters, IntervalReport, Reporter, SummaryReport, TimeSpan};
+use crate::correlate::Correlator;
+use crate::fix::framing::FramingCounters;
+use crate::reassembly::{ReassemblyCounters, ReassemblyLimits};
+use crate::report::{Counters, Reporter, SummaryReport, TimeSpan};
 use crate::segment::{ConnectionKey, Direction, Segment};
-use crate::session::{Action, Binding, SessionLayer};
-use crate::slowest::OrderRef;
+use crate::session::{Binding, SessionLayer};
 use crate::socket_event::SocketEvent;
 use crate::source::Counter;
+use crate::shard::share::ShardState;
 use crate::stats::Stats;
 
+mod config;
+mod connections;
 pub(crate) mod forward;
+pub(crate) mod handover;
 pub(crate) mod report_side;
+mod reports;
+mod routing;
+mod shard_glue;
 mod stages;
 
+pub use config::PipelineConfig;
+use connections::{ClosedConnections, Connection, CLOSED_CONNECTION_MEMORY_NS};
 use forward::{Forwarder, Upstream};
-pub(crate) use stages::StageEnd;
+pub(crate) use reports::{close_and_report_interval, report_end, report_interval, RunEnd};
+pub use routing::{MessageEvent, MessageObserver};
+use routing::{MessageSink, Router};
 
-/// Everything the pipeline can be tuned by.
-#[derive(Clone, Debug)]
-pub struct PipelineConfig {
-    pub key: KeySpec,
-    pub correlation: CorrelatorLimits,
-    pub reassembly: ReassemblyLimits,
-    /// Top of the histograms' range (`-x`); larger values are counted as over range.
-    pub highest_ns: u64,
-    /// Interval report period (`-r`); 0 disables interval reports.
-    pub interval_ns: u64,
-    /// Connections silent this long are forgotten (FIX heartbeats are typically 30 s).
-    pub idle_connection_ns: u64,
-    /// Connections tracked at once; beyond it the least recently active half is dropped
-    /// (a port scan or SYN flood must not grow memory without bound).
-    pub max_connections: usize,
-    /// The slowest orders kept per stage (`--slowest`; 0: none).
-    pub slowest: usize,
-    /// Split orders' latency by the source's socket calls (`--breakdown`): the
-    /// `wire_to_read`, `app`, `write_to_wire` and `sched_delay` stages.
-    pub breakdown: bool,
-    /// Which end the breakdown times (`--role`): the acceptor's reads of requests and
-    /// writes of responses, or the initiator's writes of requests and reads of responses.
-    /// On loopback both ends' calls are seen; only the watched end's are used.
-    pub breakdown_role: crate::Role,
-    /// Latency by the orders' own fields (`--by`, `--by-limit`).
-    pub by: Option<crate::group::GroupSpec>,
-}
-
-impl Default for PipelineConfig {
-    fn default() -> Self {
-        PipelineConfig {
-            key: KeySpec::default(),
-            correlation: CorrelatorLimits::default(),
-            reassembly: ReassemblyLimits::default(),
-            highest_ns: 10_000_000_000,
-            interval_ns: 1_000_000_000,
-            idle_connection_ns: 600_000_000_000,
-            max_connections: 1 << 16,
-            slowest: crate::slowest::DEFAULT_SLOWEST,
-            breakdown: false,
-            breakdown_role: crate::Role::Server,
-            by: None,
-        }
-    }
-}
-
-#[derive(Default)]
-struct HalfStream {
-    reassembler: StreamReassembler,
-    framer: StreamFramer,
-    /// Sequence number of this direction's SYN, to tell a retransmitted SYN from port reuse.
-    syn_seq: Option<u32>,
-}
-
-struct Connection {
-    /// The FIX session, bound at the connection's first message (one pipeline; a
-    /// two-stage run's stage B keeps it by `slot`).
-    binding: Option<Binding>,
-    key: ConnectionKey,
-    /// Stage A of a two-stage run: the connection's id in the events to stage B.
-    slot: u32,
-    request: HalfStream,
-    response: HalfStream,
-    last_seen_ns: u64,
-    payload_seen: bool,
-}
-
-impl Connection {
-    fn new(key: ConnectionKey, now_ns: u64, slot: u32) -> Self {
-        let mut c = Connection {
-            binding: None,
-            key,
-            slot,
-            request: HalfStream::default(),
-            response: HalfStream::default(),
-            last_seen_ns: now_ns,
-            payload_seen: false,
-        };
-        // A capture may start in the middle of a message: look for the first `8=FIX`.
-        c.request.framer.resync();
-        c.response.framer.resync();
-        c
-    }
-
-    fn finished(&self) -> bool {
-        self.request.reassembler.finished() && self.response.reassembler.finished()
-    }
-
-    /// Gives up any capture hole of either direction: what was held behind it is framed at
-    /// its own times (before the connection is closed or forgotten, or at the end).
-    fn flush(&mut self, reassembly: &mut ReassemblyCounters, sink: &mut MessageSink<'_>) {
-        let (key, slot) = (self.key, self.slot);
-        let binding = &mut self.binding;
-        for (direction, half) in [
-            (Direction::Request, &mut self.request),
-            (Direction::Response, &mut self.response),
-        ] {
-            half.reassembler.flush(reassembly, |event| {
-                sink.stream_event(event, &mut half.framer, direction, binding, key, slot)
-            });
-        }
-    }
-
-    /// The connection is gone: its session learns it (an anonymous one ends).
-    fn close(&self, sink: &mut MessageSink<'_>) {
-        if let Some(f) = sink.forward.as_deref_mut() {
-            f.closed(self.slot);
-            return;
-        }
-        if let Some(b) = self.binding {
-            sink.router
-                .layer
-                .connection_closed(
-                    b,
-                    sink.router.correlator,
-                    sink.router.stats.session_table_mut(),
-                );
-        }
-    }
-}
-
-/// How long a closed connection's 4-tuple is remembered: its trailing ACK/FIN/RST and late
-/// retransmissions come within TIME_WAIT (60 s on Linux, 2×MSL at most 4 min elsewhere).
-const CLOSED_CONNECTION_MEMORY_NS: u64 = 240_000_000_000;
-
-/// 4-tuples of connections closed recently, bounded like the connection table.
-#[derive(Default)]
-struct ClosedConnections {
-    closed_at: HashMap<ConnectionKey, u64>,
-}
-
-impl ClosedConnections {
-    /// Remembered at most; beyond it the older half is forgotten.
-    const LIMIT: usize = 1 << 16;
-
-    fn insert(&mut self, key: ConnectionKey, ts_ns: u64) {
-        if self.closed_at.len() >= Self::LIMIT {
-            let mut times: Vec<u64> = self.closed_at.values().copied().collect();
-            let mid = times.len() / 2;
-            let (_, &mut median, _) = times.select_nth_unstable(mid);
-            self.closed_at.retain(|_, t| *t > median);
-        }
-        self.closed_at.insert(key, ts_ns);
-    }
-
-    fn contains(&self, key: &ConnectionKey) -> bool {
-        !self.closed_at.is_empty() && self.closed_at.contains_key(key)
-    }
-
-    fn forget(&mut self, key: &ConnectionKey) {
-        if !self.closed_at.is_empty() {
-            self.closed_at.remove(key);
-        }
-    }
-
-    fn expire(&mut self, before_ns: u64) {
-        self.closed_at.retain(|_, t| *t >= before_ns);
-    }
-}
-
-/// One framed request or response, for `--trace` (cross-checks against engine logs and
-/// other tools).
-#[derive(Clone, Copy, Debug)]
-pub struct MessageEvent<'a> {
-    /// The timing rule's time: last byte for requests, first byte for responses.
-    pub ts_ns: u64,
-    pub session: u64,
-    pub direction: Direction,
-    pub msg_type: &'a [u8],
-    /// The correlation key's value (tag values joined by SOH); empty when absent.
-    pub key: &'a [u8],
-}
-
-/// Receives every correlated message when tracing is on.
-pub type MessageObserver = Box<dyn FnMut(&MessageEvent<'_>)>;
 
 /// The pipeline of one run.
 pub struct Pipeline {
@@ -258,16 +90,6 @@ pub struct Pipeline {
     slots: Vec<Option<(Option<Binding>, ConnectionKey)>>,
     /// Stage B: the sessions of `stats` already handed to the reporting side.
     sessions_handed_over: usize,
-}
-
-/// What a worker pipeline of a sharded run keeps for the merger.
-#[derive(Default)]
-struct ShardState {
-    segment_index: u64,
-    opened: Vec<crate::shard::OpenedSession>,
-    /// Every message routed since the last hand-over: the merger replays them in the
-    /// run's order into the session layer's rates (1 ms peaks over several workers).
-    messages: Vec<crate::shard::RoutedMessage>,
 }
 
 impl Pipeline {
@@ -729,90 +551,6 @@ impl Pipeline {
         }
     }
 
-    /// Makes this pipeline a worker of a sharded run (`crate::shard`): it sees only some
-    /// connections, takes the run's clock from the reader (`shard_segment`, `shard_tick`,
-    /// `shard_sweep`) and hands its figures to the merger (`shard_take_interval`).
-    pub(crate) fn into_shard_worker(mut self) -> Self {
-        self.shard = Some(ShardState::default());
-        self
-    }
-
-    /// Feeds segment number `index` of the run (counted over all workers) at the run's
-    /// clock `now_ns` (the latest timestamp over all segments up to this one): every
-    /// time-driven decision (`-t`, closing) is then the one pipeline's.
-    pub(crate) fn shard_segment(&mut self, seg: &Segment<'_>, now_ns: u64, index: u64) {
-        self.shard_at_segment(index);
-        self.now_ns = self.now_ns.max(now_ns);
-        self.on_segment(seg);
-    }
-
-    /// What happens now is the run's segment `index` (or follows it): sessions opened,
-    /// messages routed and `--by` values first seen are stamped with it for the merger.
-    fn shard_at_segment(&mut self, index: u64) {
-        if let Some(shard) = self.shard.as_mut() {
-            shard.segment_index = index;
-        }
-        if let Some(by) = self.stats.by_mut() {
-            by.set_segment_index(index);
-        }
-    }
-
-    /// The run's clock moved to `now_ns` (another worker's segment, an interval's end).
-    pub(crate) fn shard_tick(&mut self, now_ns: u64) {
-        self.now_ns = self.now_ns.max(now_ns);
-        self.correlator.expire(self.now_ns);
-        if let Some(b) = self.breakdown.as_mut() {
-            b.expire(self.now_ns);
-        }
-    }
-
-    /// Idle connections are forgotten now: the one pipeline would sweep after the segment
-    /// that moved the run's clock to `now_ns`.
-    pub(crate) fn shard_sweep(&mut self, now_ns: u64, index: u64) {
-        self.shard_at_segment(index);
-        self.shard_tick(now_ns);
-        self.sweep_idle();
-    }
-
-    /// The end of the run: what is held behind capture holes is framed (as `finish`).
-    pub(crate) fn shard_finish(&mut self, now_ns: u64) {
-        // What the end frames and binds comes after every segment.
-        self.shard_at_segment(u64::MAX);
-        self.shard_tick(now_ns);
-        self.flush_streams();
-        if let Some(b) = self.breakdown.as_mut() {
-            b.finish_run();
-        }
-    }
-
-    /// Hands the interval so far to the merger: counters, the interval's latencies and
-    /// slowest orders, the sessions opened since the last hand-over; `share` comes back
-    /// emptied (its recorders reset).
-    pub(crate) fn shard_take_interval(&mut self, share: &mut crate::shard::WorkerShare) {
-        share.counters = self.counters();
-        self.stats.take_interval(&mut share.stats);
-        share.opened.clear();
-        share.messages.clear();
-        if let Some(shard) = self.shard.as_mut() {
-            share.opened.append(&mut shard.opened);
-            std::mem::swap(&mut share.messages, &mut shard.messages);
-        }
-    }
-
-    /// The per-session table (local ids), for the merger's summary.
-    pub(crate) fn shard_take_sessions(&mut self) -> crate::shard::WorkerEnd {
-        let (sessions, session_latency) = self.stats.take_sessions();
-        crate::shard::WorkerEnd {
-            sessions,
-            session_latency,
-            layer: std::mem::replace(
-                &mut self.stats.layer,
-                crate::session::SessionLayerStats::new(self.config.highest_ns),
-            ),
-            by: self.stats.take_by(),
-        }
-    }
-
     /// The counters of what stage A of a two-stage run does: segments, connections,
     /// reassembly, framing.
     fn upstream_counters(&self) -> Upstream {
@@ -854,91 +592,6 @@ impl Pipeline {
     }
 }
 
-/// Reports the interval `span` from `stats` and `counters` (the counters at its start in
-/// `start_counters`, updated), then starts the next interval: one pipeline's reports and a
-/// sharded run's merged ones (`crate::shard`) go through this one function.
-pub(crate) fn report_interval(
-    stats: &mut Stats,
-    counters: Counters,
-    start_counters: &mut Counters,
-    span: TimeSpan,
-    source: &[Counter],
-    reporter: &mut dyn Reporter,
-) -> io::Result<()> {
-    close_and_report_interval(stats, counters, start_counters, span, source, reporter)?;
-    stats.reset_interval();
-    Ok(())
-}
-
-/// [`report_interval`] but for the start of the next interval (`stats.reset_interval()`),
-/// which is the caller's.
-pub(crate) fn close_and_report_interval(
-    stats: &mut Stats,
-    counters: Counters,
-    start_counters: &mut Counters,
-    span: TimeSpan,
-    source: &[Counter],
-    reporter: &mut dyn Reporter,
-) -> io::Result<()> {
-    stats.close_interval();
-    let report = IntervalReport::new(span, stats, counters, start_counters, source);
-    reporter.interval(&report)?;
-    *start_counters = counters;
-    Ok(())
-}
-
-/// Where a run ended, for its last reports ([`report_end`]).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct RunEnd {
-    pub(crate) interval_ns: u64,
-    /// The current interval's start (`None`: no interval started).
-    pub(crate) interval_start_ns: Option<u64>,
-    pub(crate) first_ts_ns: Option<u64>,
-    pub(crate) now_ns: u64,
-    pub(crate) unix_offset_ns: i64,
-    pub(crate) timestamp_source: Option<&'static str>,
-}
-
-impl RunEnd {
-    fn span(&self, start_ns: u64, end_ns: u64) -> TimeSpan {
-        TimeSpan {
-            start_ns,
-            end_ns,
-            unix_offset_ns: self.unix_offset_ns,
-            timestamp_source: self.timestamp_source,
-        }
-    }
-}
-
-/// The end's reports: the last partial interval (when it holds anything), then the
-/// summary — one pipeline's `finish`, a sharded run's merger and a two-stage run's
-/// reporting side all end through this one function.
-pub(crate) fn report_end(
-    stats: &mut Stats,
-    counters: Counters,
-    start_counters: &mut Counters,
-    end: &RunEnd,
-    source: &[Counter],
-    reporter: &mut dyn Reporter,
-) -> io::Result<()> {
-    if end.interval_ns > 0 {
-        if let Some(start) = end.interval_start_ns {
-            // Data stamped exactly at the interval's start (or counted at the flush
-            // before) makes an interval too, however short: the intervals (an
-            // HdrHistogram log) must hold every latency of the summary.
-            let has_data = stats.interval_count() > 0 || counters != *start_counters;
-            if end.now_ns > start || has_data {
-                // The summary right after carries the source counters in full.
-                let span = end.span(start, end.now_ns);
-                report_interval(stats, counters, start_counters, span, &[], reporter)?;
-            }
-        }
-    }
-    stats.refresh_views();
-    let span = end.span(end.first_ts_ns.unwrap_or(end.now_ns), end.now_ns);
-    reporter.summary(&SummaryReport::new(stats, counters, source, span))
-}
-
 /// The pipeline split into what the connection side and the routing side each borrow.
 struct Parts<'p> {
     connections: &'p mut HashMap<ConnectionKey, Connection>,
@@ -951,258 +604,11 @@ struct Parts<'p> {
     sink: MessageSink<'p>,
 }
 
-/// Where framed messages go: the correlator, the statistics and the optional tracer.
-struct MessageSink<'p> {
-    framing: &'p mut FramingCounters,
-    /// Stage A of a two-stage run: messages go to stage B through this, not `router`.
-    forward: Option<&'p mut Forwarder>,
-    router: Router<'p>,
-}
-
-/// Where framed messages are routed (apart from the framing counters, which the framer
-/// holds while it hands messages over).
-struct Router<'p> {
-    key: &'p KeySpec,
-    correlator: &'p mut Correlator,
-    stats: &'p mut Stats,
-    observer: &'p mut Option<MessageObserver>,
-    breakdown: &'p mut Option<Breakdown>,
-    layer: &'p mut SessionLayer,
-    next_session: &'p mut u64,
-    /// A worker of a sharded run: where the sessions it opens are noted for the merger.
-    shard: &'p mut Option<ShardState>,
-}
-
-impl MessageSink<'_> {
-    /// A connection opened on `key`: its slot in a two-stage run's events (0 otherwise).
-    fn opened(&mut self, key: ConnectionKey) -> u32 {
-        match self.forward.as_deref_mut() {
-            Some(f) => f.opened(key),
-            None => 0,
-        }
-    }
-
-    /// Frames one reassembled stream event of one direction and routes its messages.
-    fn stream_event(
-        &mut self,
-        event: StreamEvent<'_>,
-        framer: &mut StreamFramer,
-        direction: Direction,
-        binding: &mut Option<Binding>,
-        conn: ConnectionKey,
-        slot: u32,
-    ) {
-        match event {
-            StreamEvent::Data { bytes, ts_ns, seq } => match self.forward.as_deref_mut() {
-                Some(f) => framer.push_at(bytes, ts_ns, seq, self.framing, |msg| {
-                    f.message(slot, direction, &msg)
-                }),
-                None => {
-                    let router = &mut self.router;
-                    framer.push_at(bytes, ts_ns, seq, self.framing, |msg| {
-                        router.on_message(direction, binding, conn, &msg)
-                    })
-                }
-            },
-            StreamEvent::Gap { .. } => {
-                framer.gap(self.framing);
-                if let Some(f) = self.forward.as_deref_mut() {
-                    f.hole(slot, direction);
-                    return;
-                }
-                // Messages lost in the hole were on the wire: the jump in MsgSeqNum after
-                // it is no FIX sequence gap.
-                if let Some(b) = *binding {
-                    self.router.layer.capture_hole(b, direction);
-                }
-            }
-        }
-    }
-}
-
-impl Router<'_> {
-    /// Routes one framed message: every message through the session layer (which binds
-    /// the connection's session and judges replays); requests and responses to the
-    /// correlator, latencies to the statistics.
-    fn on_message(
-        &mut self,
-        direction: Direction,
-        binding: &mut Option<Binding>,
-        conn: ConnectionKey,
-        msg: &FramedMessage<'_>,
-    ) {
-        let Router {
-            key,
-            correlator,
-            stats,
-            observer,
-            breakdown,
-            layer,
-            next_session,
-            shard,
-        } = self;
-        let facts = MessageFacts::extract(msg.bytes, key);
-        let opened_before = **next_session;
-        let b = layer.bind(
-            binding,
-            &facts,
-            direction,
-            conn,
-            next_session,
-            stats.session_table_mut(),
-        );
-        if let Some(shard) = shard.as_mut() {
-            shard.messages.push(crate::shard::RoutedMessage {
-                segment_index: shard.segment_index,
-                ts_ns: msg.last_byte_ts_ns,
-                local_session: b.session,
-            });
-        }
-        if **next_session != opened_before {
-            if let Some(shard) = shard.as_mut() {
-                // The merger numbers sessions in the order the one pipeline opens them.
-                let (client, server) = match direction {
-                    Direction::Request => (facts.sender_comp_id, facts.target_comp_id),
-                    Direction::Response => (facts.target_comp_id, facts.sender_comp_id),
-                };
-                shard.opened.push(crate::shard::OpenedSession {
-                    local_id: b.session,
-                    segment_index: shard.segment_index,
-                    connection: conn,
-                    comp_ids: (!b.anonymous).then(|| (client.into(), server.into())),
-                });
-            }
-        }
-        let session = b.session;
-        let (table, figures) = stats.session_layer_parts();
-        let action = layer.on_message(b, direction, &facts, msg, correlator, table, figures);
-        let scope = layer.scope(b);
-        match action {
-            Action::Order => {}
-            Action::Reject { ref_seq, ref_id } => {
-                let ts_ns = msg.first_byte_ts_ns;
-                let record = |mut latency: crate::correlate::Latency, order_key: &[u8]| {
-                    latency.session = session;
-                    let order = OrderRef {
-                        key: order_key,
-                        response_msg_type: facts.msg_type,
-                        exec_type: None,
-                        ord_status: None,
-                        response_ts_ns: ts_ns,
-                        breakdown: None,
-                    };
-                    stats.record_order(latency, &order)
-                };
-                match ref_seq {
-                    Some(seq) => correlator.answer_by_msg_seq(scope, seq, ts_ns, record),
-                    None if !ref_id.is_empty() => {
-                        correlator.answer_by_key(scope, ref_id, ts_ns, record)
-                    }
-                    None => false,
-                };
-                return;
-            }
-            Action::Replay | Action::Other => return,
-        }
-        if let Some(observe) = observer {
-            let is_request = RequestType::from_msg_type(facts.msg_type).is_some();
-            let correlated = match direction {
-                Direction::Request => is_request,
-                Direction::Response => is_response_type(facts.msg_type),
-            };
-            if correlated {
-                let mut key_buf = Vec::new();
-                facts.key_into(key, &mut key_buf);
-                observe(&MessageEvent {
-                    ts_ns: match direction {
-                        Direction::Request => msg.last_byte_ts_ns,
-                        Direction::Response => msg.first_byte_ts_ns,
-                    },
-                    session,
-                    direction,
-                    msg_type: facts.msg_type,
-                    key: &key_buf,
-                });
-            }
-        }
-        match direction {
-            Direction::Request => {
-                if let Some(request_type) = RequestType::from_msg_type(facts.msg_type) {
-                    if let Some(s) = stats.session_mut(session) {
-                        s.requests += 1;
-                    }
-                    let groups = match stats.by_mut() {
-                        Some(by) => {
-                            let values = by.spec.values(msg.bytes);
-                            by.request(&values)
-                        }
-                        None => crate::order::NO_GROUPS,
-                    };
-                    correlator.on_request_grouped(
-                        scope,
-                        request_type,
-                        &facts,
-                        msg.last_byte_ts_ns,
-                        msg.last_byte_seq,
-                        groups,
-                    );
-                }
-            }
-            Direction::Response => {
-                if is_response_type(facts.msg_type) {
-                    if let Some(s) = stats.session_mut(session) {
-                        s.responses += 1;
-                    }
-                    let ts_ns = msg.first_byte_ts_ns;
-                    // With `--breakdown`, the order's breakdown (resolved at its first
-                    // response) goes with every slow-order entry this response makes.
-                    let mut order_breakdown = None;
-                    // `--by` values the request lacked come from the response (read once).
-                    let mut response_values = None;
-                    correlator.on_response(scope, &facts, ts_ns, |mut latency, key| {
-                        latency.session = session;
-                        if let Some(by) = stats.by_mut() {
-                            let n = by.spec.tags.len();
-                            if crate::group::GroupStats::needs_response_values(&latency.groups, n) {
-                                let values = *response_values
-                                    .get_or_insert_with(|| by.spec.values(msg.bytes));
-                                by.complete(&mut latency.groups, &values);
-                            }
-                        }
-                        let mut order = OrderRef {
-                            key,
-                            response_msg_type: facts.msg_type,
-                            exec_type: facts.exec_type,
-                            ord_status: facts.ord_status,
-                            response_ts_ns: ts_ns,
-                            breakdown: None,
-                        };
-                        if let Some(b) = breakdown.as_mut() {
-                            if latency.stage == Stage::FirstResponse {
-                                order_breakdown = Some(
-                                    b.on_first_response(
-                                        conn,
-                                        &latency,
-                                        msg.first_byte_seq,
-                                        &order,
-                                        &mut **stats,
-                                    )
-                                    .unwrap_or_default(),
-                                );
-                            }
-                            order.breakdown = order_breakdown;
-                        }
-                        stats.record_order(latency, &order)
-                    });
-                }
-            }
-        }
-    }
-}
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::correlate::CorrelatorLimits;
     use crate::correlate::Stage;
     use crate::fix::encode::test_message as fix;
     use crate::report::{IntervalReport, SummaryReport};
@@ -1565,6 +971,7 @@ mod tests {
 #[cfg(test)]
 pub(super) mod robustness {
     use super::*;
+    use crate::correlate::CorrelatorLimits;
     use crate::fix::encode::FixEncoder;
     use crate::report::{IntervalReport, SummaryReport};
     use crate::segment::{Endpoint, FlowKey, TcpFlags};

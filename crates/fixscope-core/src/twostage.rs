@@ -41,10 +41,9 @@ use std::sync::Arc;
 
 use crate::pcap::{read_capture_shared, CaptureStats, Flow};
 use crate::pipeline::forward::{Back, EventBatch, Forwarder, BATCHES_IN_FLIGHT};
-use crate::pipeline::report_side::{
-    IntervalToReport, ReportSide, ReportsChannel, ToReports, REPORTS_IN_FLIGHT,
-};
-use crate::pipeline::{Pipeline, PipelineConfig, StageEnd};
+use crate::pipeline::handover::{IntervalToReport, StageEnd, ToReports, REPORTS_IN_FLIGHT};
+use crate::pipeline::report_side::{ReportSide, ReportsChannel};
+use crate::pipeline::{Pipeline, PipelineConfig};
 use crate::ports::PortSet;
 use crate::report::Reporter;
 use crate::shard::Outcome;

@@ -29,7 +29,7 @@ use std::collections::VecDeque;
 use std::sync::mpsc::{Receiver, SyncSender};
 use std::sync::Arc;
 
-use super::report_side::ToReports;
+use super::handover::ToReports;
 
 use crate::fix::framing::{FramedMessage, FramingCounters};
 use crate::pcap::{CaptureError, CaptureStats};

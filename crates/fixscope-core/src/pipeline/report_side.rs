@@ -19,51 +19,11 @@ use std::io;
 use std::sync::mpsc::{Receiver, SyncSender};
 
 use super::forward::{Back, EventBatch};
-use super::{close_and_report_interval, report_end, Pipeline, PipelineConfig, RunEnd, StageEnd};
-use crate::pcap::CaptureStats;
-use crate::report::{Counters, Reporter, TimeSpan};
-use crate::segment::ConnectionKey;
+use super::handover::{EndToReport, IntervalToReport, ReportsOut, StageEnd, ToReports};
+use super::{close_and_report_interval, report_end, Pipeline, PipelineConfig};
+use crate::report::{Counters, Reporter};
 use crate::source::counters_of;
 use crate::stats::{IntervalHandOver, Stats};
-
-/// Hand-overs queued for the reporting side: it keeps up (a report costs a tenth of an
-/// interval's work), so this bounds only a stalled output's backlog.
-pub(crate) const REPORTS_IN_FLIGHT: usize = 8;
-
-/// What stage B hands the reporting side, in stream order.
-pub(crate) enum ToReports {
-    /// An interval ended.
-    Interval(Box<IntervalToReport>),
-    /// A file was read to its end (the driver's notice, for the progress bar and `-v`).
-    FileDone(usize, CaptureStats),
-    /// The run ended.
-    End(Box<EndToReport>),
-}
-
-/// An interval, as stage B ended it.
-pub(crate) struct IntervalToReport {
-    span: TimeSpan,
-    counters: Counters,
-    /// The sessions stage B's table gained since the previous hand-over: `(id, connection)`.
-    opened: Vec<(u64, ConnectionKey)>,
-    stats: IntervalHandOver,
-}
-
-/// The end, as stage B saw it: its statistics whole (every interval but those handed over).
-pub(crate) struct EndToReport {
-    stats: Box<Stats>,
-    counters: Counters,
-    end: RunEnd,
-    capture: StageEnd,
-}
-
-/// Where stage B's hand-overs go.
-pub(crate) trait ReportsOut {
-    /// An emptied hand-over to refill, if one came back.
-    fn spare(&mut self) -> Option<Box<IntervalToReport>>;
-    /// False once the reporting side is gone (its output failed): stage B stops.
-    fn send(&mut self, message: ToReports) -> bool;
-}
 
 /// Stage B's end of the channels back to stage A's thread.
 pub(crate) struct ReportsChannel {

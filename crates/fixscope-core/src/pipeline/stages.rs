@@ -5,17 +5,10 @@
 use std::ops::ControlFlow;
 
 use super::forward::{EndMark, Event, EventBatch, Forwarder, IntervalMark, PREFETCH_EVENTS};
-use super::report_side::{ReportsOut, ToReports};
+use super::handover::{ReportsOut, StageEnd, ToReports};
 use super::{Parts, Pipeline};
 use crate::fix::framing::FramedMessage;
 use crate::pcap::CaptureStats;
-
-/// How a two-stage run ended, as stage B saw it.
-pub(crate) struct StageEnd {
-    pub(crate) stats: CaptureStats,
-    pub(crate) error: Option<crate::pcap::CaptureError>,
-    pub(crate) segments: u64,
-}
 
 impl Pipeline {
     /// Makes this pipeline stage A: its messages and the calls around them go to
@@ -170,7 +163,8 @@ mod tests {
     use std::sync::mpsc;
 
     use super::super::forward::{Back, EventBatch, Forwarder, BATCHES_IN_FLIGHT};
-    use super::super::report_side::{IntervalToReport, ReportSide};
+    use super::super::handover::IntervalToReport;
+    use super::super::report_side::ReportSide;
     use super::super::robustness::{random_config, random_segments};
     use super::*;
     use crate::report::json::JsonReporter;

@@ -56,7 +56,10 @@
 //! Prometheus (per-session figures at every interval) run on one pipeline.
 
 mod merge;
+pub mod share;
 mod worker;
+
+pub use share::{CompIds, OpenedSession, RoutedMessage, WorkerEnd, WorkerShare};
 
 use std::path::PathBuf;
 
@@ -66,63 +69,9 @@ use crate::ports::PortSet;
 use crate::report::Reporter;
 use crate::segment::ConnectionKey;
 use crate::shutdown::Shutdown;
-use crate::stats::IntervalShare;
 
 pub use crate::report::Counters;
 
-/// A named session's (client, server) CompIDs.
-pub type CompIds = (Box<[u8]>, Box<[u8]>);
-
-/// A session a worker opened, for the merger's numbering.
-#[derive(Clone, Debug)]
-pub struct OpenedSession {
-    /// The worker's own id (1, 2, … in the worker's order).
-    pub local_id: u64,
-    /// The index in the run of the segment that opened it.
-    pub segment_index: u64,
-    pub connection: ConnectionKey,
-    /// A named session's (client, server) CompIDs: the merger checks that no session is
-    /// split across workers (its connections from several shard keys).
-    pub comp_ids: Option<CompIds>,
-}
-
-/// A message a worker routed (for the session layer's rates, replayed by the merger in
-/// the run's order: by segment, then in the worker's order within it).
-#[derive(Clone, Copy, Debug)]
-pub struct RoutedMessage {
-    pub segment_index: u64,
-    pub ts_ns: u64,
-    pub local_session: u64,
-}
-
-/// What a worker hands over at an interval's end (recycled through the merger).
-pub struct WorkerShare {
-    pub(crate) counters: Counters,
-    pub(crate) stats: IntervalShare,
-    pub(crate) opened: Vec<OpenedSession>,
-    pub(crate) messages: Vec<RoutedMessage>,
-}
-
-/// What a worker hands over at the end: its per-session table (local ids), its session
-/// layer's run figures and its `--by` groups.
-pub struct WorkerEnd {
-    pub(crate) sessions: Vec<crate::session::table::SessionStats>,
-    /// The per-session latencies, by the same local ids.
-    pub(crate) session_latency: Vec<crate::consumers::SessionLatency>,
-    pub(crate) layer: crate::session::SessionLayerStats,
-    pub(crate) by: Option<crate::group::GroupStats>,
-}
-
-impl WorkerShare {
-    fn new(like: &crate::stats::Stats) -> Self {
-        WorkerShare {
-            counters: Counters::default(),
-            stats: IntervalShare::new(like),
-            opened: Vec::new(),
-            messages: Vec::new(),
-        }
-    }
-}
 
 /// How a sharded run ended.
 pub struct Outcome {

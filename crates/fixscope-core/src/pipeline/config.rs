@@ -1,0 +1,50 @@
+//! What the pipeline can be tuned by.
+
+use crate::correlate::{CorrelatorLimits, KeySpec};
+use crate::reassembly::ReassemblyLimits;
+
+/// Everything the pipeline can be tuned by.
+#[derive(Clone, Debug)]
+pub struct PipelineConfig {
+    pub key: KeySpec,
+    pub correlation: CorrelatorLimits,
+    pub reassembly: ReassemblyLimits,
+    /// Top of the histograms' range (`-x`); larger values are counted as over range.
+    pub highest_ns: u64,
+    /// Interval report period (`-r`); 0 disables interval reports.
+    pub interval_ns: u64,
+    /// Connections silent this long are forgotten (FIX heartbeats are typically 30 s).
+    pub idle_connection_ns: u64,
+    /// Connections tracked at once; beyond it the least recently active half is dropped
+    /// (a port scan or SYN flood must not grow memory without bound).
+    pub max_connections: usize,
+    /// The slowest orders kept per stage (`--slowest`; 0: none).
+    pub slowest: usize,
+    /// Split orders' latency by the source's socket calls (`--breakdown`): the
+    /// `wire_to_read`, `app`, `write_to_wire` and `sched_delay` stages.
+    pub breakdown: bool,
+    /// Which end the breakdown times (`--role`): the acceptor's reads of requests and
+    /// writes of responses, or the initiator's writes of requests and reads of responses.
+    /// On loopback both ends' calls are seen; only the watched end's are used.
+    pub breakdown_role: crate::Role,
+    /// Latency by the orders' own fields (`--by`, `--by-limit`).
+    pub by: Option<crate::group::GroupSpec>,
+}
+
+impl Default for PipelineConfig {
+    fn default() -> Self {
+        PipelineConfig {
+            key: KeySpec::default(),
+            correlation: CorrelatorLimits::default(),
+            reassembly: ReassemblyLimits::default(),
+            highest_ns: 10_000_000_000,
+            interval_ns: 1_000_000_000,
+            idle_connection_ns: 600_000_000_000,
+            max_connections: 1 << 16,
+            slowest: crate::slowest::DEFAULT_SLOWEST,
+            breakdown: false,
+            breakdown_role: crate::Role::Server,
+            by: None,
+        }
+    }
+}

@@ -1,0 +1,281 @@
+//! Message routing: every framed message through the session layer (which binds the
+//! connection's session and judges replays); requests and responses to the correlator;
+//! the order events it makes to the statistics (`crate::stats`: every consumer).
+
+use crate::breakdown::Breakdown;
+use crate::consumer::OrderSink;
+use crate::correlate::{is_response_type, Correlator, KeySpec, MessageFacts, RequestType, Stage};
+use crate::fix::framing::{FramedMessage, FramingCounters, StreamFramer};
+use crate::reassembly::StreamEvent;
+use crate::segment::{ConnectionKey, Direction};
+use crate::session::{Action, Binding, SessionLayer};
+use crate::shard::share::ShardState;
+use crate::slowest::OrderRef;
+use crate::stats::Stats;
+
+use super::forward::Forwarder;
+
+/// One framed request or response, for `--trace` (cross-checks against engine logs and
+/// other tools).
+#[derive(Clone, Copy, Debug)]
+pub struct MessageEvent<'a> {
+    /// The timing rule's time: last byte for requests, first byte for responses.
+    pub ts_ns: u64,
+    pub session: u64,
+    pub direction: Direction,
+    pub msg_type: &'a [u8],
+    /// The correlation key's value (tag values joined by SOH); empty when absent.
+    pub key: &'a [u8],
+}
+
+/// Receives every correlated message when tracing is on.
+pub type MessageObserver = Box<dyn FnMut(&MessageEvent<'_>)>;
+
+/// Where framed messages go: the correlator, the statistics and the optional tracer.
+pub(crate) struct MessageSink<'p> {
+    pub(crate) framing: &'p mut FramingCounters,
+    /// Stage A of a two-stage run: messages go to stage B through this, not `router`.
+    pub(crate) forward: Option<&'p mut Forwarder>,
+    pub(crate) router: Router<'p>,
+}
+
+/// Where framed messages are routed (apart from the framing counters, which the framer
+/// holds while it hands messages over).
+pub(crate) struct Router<'p> {
+    pub(crate) key: &'p KeySpec,
+    pub(crate) correlator: &'p mut Correlator,
+    pub(crate) stats: &'p mut Stats,
+    pub(crate) observer: &'p mut Option<MessageObserver>,
+    pub(crate) breakdown: &'p mut Option<Breakdown>,
+    pub(crate) layer: &'p mut SessionLayer,
+    pub(crate) next_session: &'p mut u64,
+    /// A worker of a sharded run: where the sessions it opens are noted for the merger.
+    pub(crate) shard: &'p mut Option<ShardState>,
+}
+
+impl MessageSink<'_> {
+    /// A connection opened on `key`: its slot in a two-stage run's events (0 otherwise).
+    pub(crate) fn opened(&mut self, key: ConnectionKey) -> u32 {
+        match self.forward.as_deref_mut() {
+            Some(f) => f.opened(key),
+            None => 0,
+        }
+    }
+
+    /// Frames one reassembled stream event of one direction and routes its messages.
+    pub(crate) fn stream_event(
+        &mut self,
+        event: StreamEvent<'_>,
+        framer: &mut StreamFramer,
+        direction: Direction,
+        binding: &mut Option<Binding>,
+        conn: ConnectionKey,
+        slot: u32,
+    ) {
+        match event {
+            StreamEvent::Data { bytes, ts_ns, seq } => match self.forward.as_deref_mut() {
+                Some(f) => framer.push_at(bytes, ts_ns, seq, self.framing, |msg| {
+                    f.message(slot, direction, &msg)
+                }),
+                None => {
+                    let router = &mut self.router;
+                    framer.push_at(bytes, ts_ns, seq, self.framing, |msg| {
+                        router.on_message(direction, binding, conn, &msg)
+                    })
+                }
+            },
+            StreamEvent::Gap { .. } => {
+                framer.gap(self.framing);
+                if let Some(f) = self.forward.as_deref_mut() {
+                    f.hole(slot, direction);
+                    return;
+                }
+                // Messages lost in the hole were on the wire: the jump in MsgSeqNum after
+                // it is no FIX sequence gap.
+                if let Some(b) = *binding {
+                    self.router.layer.capture_hole(b, direction);
+                }
+            }
+        }
+    }
+}
+
+impl Router<'_> {
+    /// Routes one framed message: every message through the session layer (which binds
+    /// the connection's session and judges replays); requests and responses to the
+    /// correlator, latencies to the statistics.
+    pub(crate) fn on_message(
+        &mut self,
+        direction: Direction,
+        binding: &mut Option<Binding>,
+        conn: ConnectionKey,
+        msg: &FramedMessage<'_>,
+    ) {
+        let Router {
+            key,
+            correlator,
+            stats,
+            observer,
+            breakdown,
+            layer,
+            next_session,
+            shard,
+        } = self;
+        let facts = MessageFacts::extract(msg.bytes, key);
+        let opened_before = **next_session;
+        let b = layer.bind(
+            binding,
+            &facts,
+            direction,
+            conn,
+            next_session,
+            stats.session_table_mut(),
+        );
+        if let Some(shard) = shard.as_mut() {
+            shard.messages.push(crate::shard::share::RoutedMessage {
+                segment_index: shard.segment_index,
+                ts_ns: msg.last_byte_ts_ns,
+                local_session: b.session,
+            });
+        }
+        if **next_session != opened_before {
+            if let Some(shard) = shard.as_mut() {
+                // The merger numbers sessions in the order the one pipeline opens them.
+                let (client, server) = match direction {
+                    Direction::Request => (facts.sender_comp_id, facts.target_comp_id),
+                    Direction::Response => (facts.target_comp_id, facts.sender_comp_id),
+                };
+                shard.opened.push(crate::shard::share::OpenedSession {
+                    local_id: b.session,
+                    segment_index: shard.segment_index,
+                    connection: conn,
+                    comp_ids: (!b.anonymous).then(|| (client.into(), server.into())),
+                });
+            }
+        }
+        let session = b.session;
+        let (table, figures) = stats.session_layer_parts();
+        let action = layer.on_message(b, direction, &facts, msg, correlator, table, figures);
+        let scope = layer.scope(b);
+        match action {
+            Action::Order => {}
+            Action::Reject { ref_seq, ref_id } => {
+                let ts_ns = msg.first_byte_ts_ns;
+                let record = |mut latency: crate::correlate::Latency, order_key: &[u8]| {
+                    latency.session = session;
+                    let order = OrderRef {
+                        key: order_key,
+                        response_msg_type: facts.msg_type,
+                        exec_type: None,
+                        ord_status: None,
+                        response_ts_ns: ts_ns,
+                        breakdown: None,
+                    };
+                    stats.record_order(latency, &order)
+                };
+                match ref_seq {
+                    Some(seq) => correlator.answer_by_msg_seq(scope, seq, ts_ns, record),
+                    None if !ref_id.is_empty() => {
+                        correlator.answer_by_key(scope, ref_id, ts_ns, record)
+                    }
+                    None => false,
+                };
+                return;
+            }
+            Action::Replay | Action::Other => return,
+        }
+        if let Some(observe) = observer {
+            let is_request = RequestType::from_msg_type(facts.msg_type).is_some();
+            let correlated = match direction {
+                Direction::Request => is_request,
+                Direction::Response => is_response_type(facts.msg_type),
+            };
+            if correlated {
+                let mut key_buf = Vec::new();
+                facts.key_into(key, &mut key_buf);
+                observe(&MessageEvent {
+                    ts_ns: match direction {
+                        Direction::Request => msg.last_byte_ts_ns,
+                        Direction::Response => msg.first_byte_ts_ns,
+                    },
+                    session,
+                    direction,
+                    msg_type: facts.msg_type,
+                    key: &key_buf,
+                });
+            }
+        }
+        match direction {
+            Direction::Request => {
+                if let Some(request_type) = RequestType::from_msg_type(facts.msg_type) {
+                    if let Some(s) = stats.session_mut(session) {
+                        s.requests += 1;
+                    }
+                    let groups = match stats.by_mut() {
+                        Some(by) => {
+                            let values = by.spec.values(msg.bytes);
+                            by.request(&values)
+                        }
+                        None => crate::order::NO_GROUPS,
+                    };
+                    correlator.on_request_grouped(
+                        scope,
+                        request_type,
+                        &facts,
+                        msg.last_byte_ts_ns,
+                        msg.last_byte_seq,
+                        groups,
+                    );
+                }
+            }
+            Direction::Response => {
+                if is_response_type(facts.msg_type) {
+                    if let Some(s) = stats.session_mut(session) {
+                        s.responses += 1;
+                    }
+                    let ts_ns = msg.first_byte_ts_ns;
+                    // With `--breakdown`, the order's breakdown (resolved at its first
+                    // response) goes with every slow-order entry this response makes.
+                    let mut order_breakdown = None;
+                    // `--by` values the request lacked come from the response (read once).
+                    let mut response_values = None;
+                    correlator.on_response(scope, &facts, ts_ns, |mut latency, key| {
+                        latency.session = session;
+                        if let Some(by) = stats.by_mut() {
+                            let n = by.spec.tags.len();
+                            if crate::group::GroupStats::needs_response_values(&latency.groups, n) {
+                                let values = *response_values
+                                    .get_or_insert_with(|| by.spec.values(msg.bytes));
+                                by.complete(&mut latency.groups, &values);
+                            }
+                        }
+                        let mut order = OrderRef {
+                            key,
+                            response_msg_type: facts.msg_type,
+                            exec_type: facts.exec_type,
+                            ord_status: facts.ord_status,
+                            response_ts_ns: ts_ns,
+                            breakdown: None,
+                        };
+                        if let Some(b) = breakdown.as_mut() {
+                            if latency.stage == Stage::FirstResponse {
+                                order_breakdown = Some(
+                                    b.on_first_response(
+                                        conn,
+                                        &latency,
+                                        msg.first_byte_seq,
+                                        &order,
+                                        &mut **stats,
+                                    )
+                                    .unwrap_or_default(),
+                                );
+                            }
+                            order.breakdown = order_breakdown;
+                        }
+                        stats.record_order(latency, &order)
+                    });
+                }
+            }
+        }
+    }
+}
