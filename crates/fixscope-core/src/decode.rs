@@ -12,6 +12,7 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
+use crate::encap::{Tunnelled, ETHERNET_HEADER};
 use crate::segment::{Endpoint, FlowKey, TcpFlags};
 
 /// The link layers we can decode.
@@ -107,28 +108,8 @@ pub enum Decoded<'a> {
     IpFragment,
 }
 
-/// Why a frame could not be decoded.
-#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
-pub enum DecodeError {
-    #[error("{layer} header truncated: needs {need} bytes, {have} captured")]
-    Truncated {
-        layer: &'static str,
-        need: usize,
-        have: usize,
-    },
-    #[error("IP version {0} where IPv4 or IPv6 was expected")]
-    BadIpVersion(u8),
-    #[error("IPv4 header length {0} bytes is below the 20-byte minimum")]
-    BadIpv4HeaderLength(usize),
-    #[error("IPv4 total length {total} is shorter than its {header}-byte header")]
-    BadIpv4TotalLength { total: usize, header: usize },
-    #[error("IPv6 extension headers run past the {payload}-byte IPv6 payload")]
-    BadIpv6ExtensionHeaders { payload: usize },
-    #[error("TCP data offset {0} bytes is below the 20-byte minimum")]
-    BadTcpHeaderLength(usize),
-    #[error("TCP header ({tcp} bytes) is longer than the IP payload ({ip} bytes)")]
-    TcpHeaderBeyondIp { tcp: usize, ip: usize },
-}
+pub use crate::wire::DecodeError;
+use crate::wire::{be16, need, IPPROTO_TCP};
 
 const ETHERTYPE_IPV4: u16 = 0x0800;
 const ETHERTYPE_IPV6: u16 = 0x86DD;
@@ -136,9 +117,6 @@ const ETHERTYPE_VLAN: u16 = 0x8100;
 const ETHERTYPE_QINQ: u16 = 0x88A8;
 const ETHERTYPE_QINQ_OLD: u16 = 0x9100;
 
-pub(crate) const IPPROTO_TCP: u8 = 6;
-pub(crate) const IPPROTO_UDP: u8 = 17;
-pub(crate) const IPPROTO_GRE: u8 = 47;
 const IPPROTO_HOPOPTS: u8 = 0;
 const IPPROTO_ROUTING: u8 = 43;
 const IPPROTO_FRAGMENT: u8 = 44;
@@ -146,26 +124,8 @@ const IPPROTO_AH: u8 = 51;
 const IPPROTO_DSTOPTS: u8 = 60;
 
 #[inline]
-pub(crate) fn be16(b: &[u8], at: usize) -> u16 {
-    u16::from_be_bytes([b[at], b[at + 1]])
-}
-
-#[inline]
 fn be32(b: &[u8], at: usize) -> u32 {
     u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
-}
-
-#[inline]
-pub(crate) fn need(layer: &'static str, b: &[u8], len: usize) -> Result<(), DecodeError> {
-    if b.len() < len {
-        Err(DecodeError::Truncated {
-            layer,
-            need: len,
-            have: b.len(),
-        })
-    } else {
-        Ok(())
-    }
 }
 
 /// Decodes one captured frame of the given link type.
@@ -225,6 +185,18 @@ pub(crate) fn ethertype_payload(
     }
 }
 
+/// Decodes what a tunnel header (`crate::encap`) found inside it, one tunnel deeper.
+fn inside_tunnel(inner: Tunnelled<'_>, depth: u8) -> Result<Decoded<'_>, DecodeError> {
+    match inner {
+        Tunnelled::Ethernet(frame) => {
+            need("inner Ethernet", frame, ETHERNET_HEADER)?;
+            ethertype_payload(be16(frame, 12), &frame[ETHERNET_HEADER..], depth + 1)
+        }
+        Tunnelled::Ip(packet) => ip(packet, depth + 1),
+        Tunnelled::None => Ok(Decoded::NotTcp),
+    }
+}
+
 pub(crate) fn ip(b: &[u8], depth: u8) -> Result<Decoded<'_>, DecodeError> {
     need("IP", b, 1)?;
     match b[0] >> 4 {
@@ -258,7 +230,7 @@ fn ipv4(b: &[u8], depth: u8) -> Result<Decoded<'_>, DecodeError> {
         return Ok(Decoded::IpFragment);
     }
     if b[9] != IPPROTO_TCP {
-        return crate::encap::unwrap(b[9], &b[header..ip_end.min(b.len())], depth);
+        return inside_tunnel(crate::encap::unwrap(b[9], &b[header..ip_end.min(b.len())], depth)?, depth);
     }
     let src = IpAddr::V4(Ipv4Addr::new(b[12], b[13], b[14], b[15]));
     let dst = IpAddr::V4(Ipv4Addr::new(b[16], b[17], b[18], b[19]));
@@ -299,7 +271,10 @@ fn ipv6(b: &[u8], depth: u8) -> Result<Decoded<'_>, DecodeError> {
             }
             // A tunnel (GRE, VXLAN over UDP) or something else: no next header (59),
             // ESP, ICMPv6, ...
-            _ => return crate::encap::unwrap(next, &b[at..ip_end.min(b.len())], depth),
+            _ => {
+                let inner = crate::encap::unwrap(next, &b[at..ip_end.min(b.len())], depth)?;
+                return inside_tunnel(inner, depth);
+            }
         }
     }
     let mut src = [0u8; 16];

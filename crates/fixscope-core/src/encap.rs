@@ -11,9 +11,18 @@
 //! type III: 12 bytes, plus the 8-byte platform-specific subheader when its `O` bit is set;
 //! type I: GRE without a sequence number and no ERSPAN header); VXLAN RFC 7348.
 
-use crate::decode::{
-    be16, ethertype_payload, ip, need, DecodeError, Decoded, IPPROTO_GRE, IPPROTO_UDP,
-};
+use crate::wire::{be16, need, DecodeError, IPPROTO_GRE, IPPROTO_UDP};
+
+/// What a tunnel header holds: the frame or packet for the decoder to go on with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tunnelled<'a> {
+    /// An Ethernet frame (GRE TEB, ERSPAN, VXLAN).
+    Ethernet(&'a [u8]),
+    /// An IP packet (GRE carrying IPv4 or IPv6).
+    Ip(&'a [u8]),
+    /// Not a tunnel we unwrap, or too deep.
+    None,
+}
 
 /// Tunnels inside tunnels unwrapped at most (a mirror of a tunnelled link is two deep);
 /// deeper ones are not looked into (`NotTcp`), so a crafted packet cannot recurse far.
@@ -35,28 +44,29 @@ const GRE_KEY: u16 = 0x2000;
 const GRE_SEQUENCE: u16 = 0x1000;
 const GRE_VERSION: u16 = 0x0007;
 
-const ETHERNET_HEADER: usize = 14;
+/// An Ethernet header without VLAN tags.
+pub const ETHERNET_HEADER: usize = 14;
 
 /// The packet inside an IP payload of protocol `proto` (the payload cut at the IP length),
 /// or `NotTcp` when `proto` is not a tunnel we unwrap.
-pub fn unwrap(proto: u8, payload: &[u8], depth: u8) -> Result<Decoded<'_>, DecodeError> {
+pub fn unwrap(proto: u8, payload: &[u8], depth: u8) -> Result<Tunnelled<'_>, DecodeError> {
     if depth >= MAX_DEPTH {
-        return Ok(Decoded::NotTcp);
+        return Ok(Tunnelled::None);
     }
     match proto {
-        IPPROTO_GRE => gre(payload, depth + 1),
-        IPPROTO_UDP => udp(payload, depth + 1),
-        _ => Ok(Decoded::NotTcp),
+        IPPROTO_GRE => gre(payload),
+        IPPROTO_UDP => udp(payload),
+        _ => Ok(Tunnelled::None),
     }
 }
 
-fn gre(b: &[u8], depth: u8) -> Result<Decoded<'_>, DecodeError> {
+fn gre(b: &[u8]) -> Result<Tunnelled<'_>, DecodeError> {
     need("GRE", b, 4)?;
     let flags = be16(b, 0);
     // Version 1 is PPTP's enhanced GRE, and source routing (RFC 1701) is obsolete: neither
     // carries a mirror.
     if flags & (GRE_VERSION | GRE_ROUTING) != 0 {
-        return Ok(Decoded::NotTcp);
+        return Ok(Tunnelled::None);
     }
     let proto = be16(b, 2);
     let mut at = 4;
@@ -68,42 +78,37 @@ fn gre(b: &[u8], depth: u8) -> Result<Decoded<'_>, DecodeError> {
     need("GRE", b, at)?;
     let inner = &b[at..];
     match proto {
-        GRE_PROTO_TEB => ethernet(inner, depth),
-        GRE_PROTO_IPV4 | GRE_PROTO_IPV6 => ip(inner, depth),
+        GRE_PROTO_TEB => Ok(Tunnelled::Ethernet(inner)),
+        GRE_PROTO_IPV4 | GRE_PROTO_IPV6 => Ok(Tunnelled::Ip(inner)),
         // Type I has no sequence number and no ERSPAN header; type II has both.
-        GRE_PROTO_ERSPAN_II if flags & GRE_SEQUENCE == 0 => ethernet(inner, depth),
+        GRE_PROTO_ERSPAN_II if flags & GRE_SEQUENCE == 0 => Ok(Tunnelled::Ethernet(inner)),
         GRE_PROTO_ERSPAN_II => {
             need("ERSPAN II", inner, 8)?;
-            ethernet(&inner[8..], depth)
+            Ok(Tunnelled::Ethernet(&inner[8..]))
         }
         GRE_PROTO_ERSPAN_III => {
             need("ERSPAN III", inner, 12)?;
             // The `O` bit (last bit of the third word): a platform-specific subheader follows.
             let header = if inner[11] & 0x01 != 0 { 20 } else { 12 };
             need("ERSPAN III", inner, header)?;
-            ethernet(&inner[header..], depth)
+            Ok(Tunnelled::Ethernet(&inner[header..]))
         }
-        _ => Ok(Decoded::NotTcp),
+        _ => Ok(Tunnelled::None),
     }
 }
 
-fn udp(b: &[u8], depth: u8) -> Result<Decoded<'_>, DecodeError> {
+fn udp(b: &[u8]) -> Result<Tunnelled<'_>, DecodeError> {
     need("UDP", b, 8)?;
     if be16(b, 2) != VXLAN_PORT {
-        return Ok(Decoded::NotTcp);
+        return Ok(Tunnelled::None);
     }
     let vxlan = &b[8..];
     need("VXLAN", vxlan, 8)?;
     // The I flag says the VNI is valid; a VXLAN packet without it is not one to decode.
     if vxlan[0] & 0x08 == 0 {
-        return Ok(Decoded::NotTcp);
+        return Ok(Tunnelled::None);
     }
-    ethernet(&vxlan[8..], depth)
-}
-
-fn ethernet(frame: &[u8], depth: u8) -> Result<Decoded<'_>, DecodeError> {
-    need("inner Ethernet", frame, ETHERNET_HEADER)?;
-    ethertype_payload(be16(frame, 12), &frame[ETHERNET_HEADER..], depth)
+    Ok(Tunnelled::Ethernet(&vxlan[8..]))
 }
 
 #[cfg(test)]

@@ -41,6 +41,7 @@ pub mod source;
 pub mod sparse_hist;
 pub mod stats;
 pub mod twostage;
+pub mod wire;
 
 pub use pipeline::{Pipeline, PipelineConfig};
 pub use ports::{PortSet, Role};

@@ -41,7 +41,8 @@ use std::collections::VecDeque;
 use hashbrown::HashMap;
 use serde::Serialize;
 
-use crate::correlate::{Latency, Stage};
+use crate::correlate::Stage;
+use crate::order::Latency;
 use crate::ports::Role;
 use crate::segment::{ConnectionKey, Direction};
 use crate::slowest::OrderRef;

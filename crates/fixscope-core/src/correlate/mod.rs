@@ -31,7 +31,6 @@ mod vocabulary;
 
 pub use facts::MessageFacts;
 pub use key::KeySpec;
-pub use crate::order::Latency;
 pub use matcher::{CorrelationCounters, Correlator, CorrelatorLimits};
 pub use rules::is_response_type;
 pub use vocabulary::{RequestType, Stage};

@@ -1,5 +1,5 @@
 use super::*;
-use crate::decode::{decode, LinkType, TcpPacket};
+use crate::decode::{decode, Decoded, LinkType, TcpPacket};
 use crate::pcap_writer::{wrap_in_tunnel, FrameOptions, SyntheticConnection, Tunnel};
 use crate::segment::Endpoint;
 

@@ -4,7 +4,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::*;
-use crate::correlate::{Latency, RequestType, Stage};
+use crate::correlate::{RequestType, Stage};
+use crate::order::Latency;
 use crate::report::{Counters, IntervalReport, Reporter, SummaryReport, TimeSpan};
 use crate::stats::Stats;
 

@@ -161,7 +161,7 @@ impl Router<'_> {
             Action::Order => {}
             Action::Reject { ref_seq, ref_id } => {
                 let ts_ns = msg.first_byte_ts_ns;
-                let record = |mut latency: crate::correlate::Latency, order_key: &[u8]| {
+                let record = |mut latency: crate::order::Latency, order_key: &[u8]| {
                     latency.session = session;
                     let order = OrderRef {
                         key: order_key,

@@ -5,7 +5,7 @@ use std::io::{self, Write};
 
 use serde_json::{json, Value};
 
-use super::json::distribution_json;
+use super::rows::distribution_json;
 use crate::correlate::Stage;
 use crate::group::GroupStats;
 use crate::stats::Distribution;
@@ -47,13 +47,13 @@ pub fn by_json(by: &GroupStats) -> Value {
 pub fn write_by(out: &mut impl Write, by: &GroupStats) -> io::Result<()> {
     for t in &by.tags {
         writeln!(out, "\nby tag {} (--by):", t.tag)?;
-        super::text::write_stage_header(out, "value/stage")?;
+        super::rows::write_stage_header(out, "value/stage")?;
         let ranked = t.ranked();
         for e in ranked.iter() {
             for &s in &Stage::ALL {
                 if let Some(r) = e.stage(s).filter(|r| r.count() > 0) {
                     let label = format!("{} {}", e.value, s.name());
-                    super::text::write_stage_row(out, &label, &r.distribution())?;
+                    super::rows::write_stage_row(out, &label, &r.distribution())?;
                 }
             }
         }
@@ -79,7 +79,8 @@ pub fn write_by(out: &mut impl Write, by: &GroupStats) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::correlate::{Latency, RequestType};
+    use crate::correlate::RequestType;
+    use crate::order::Latency;
     use crate::group::{GroupSpec, NO_GROUPS};
 
     #[test]

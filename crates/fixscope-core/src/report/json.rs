@@ -9,7 +9,7 @@ use super::{utc, IntervalReport, Reporter, StageSummary, SummaryReport};
 use crate::correlate::Stage;
 use crate::slowest::SlowOrder;
 use crate::source::Counter;
-use crate::stats::{Distribution, PERCENTILES};
+pub use super::rows::distribution_json;
 
 /// Writes JSON lines to any `Write`.
 pub struct JsonReporter<W: Write> {
@@ -35,32 +35,6 @@ impl<W: Write> JsonReporter<W> {
         self.out.write_all(b"\n")?;
         self.out.flush()
     }
-}
-
-/// `null` for figures of an empty distribution, so nobody mistakes "no data" for 0 ns.
-fn some_if(count: u64, v: Value) -> Value {
-    if count == 0 {
-        Value::Null
-    } else {
-        v
-    }
-}
-
-/// A stage's (or session's) distribution as the schema's object.
-pub fn distribution_json(name_field: (&str, &str), d: &Distribution) -> Value {
-    let mut m = Map::new();
-    m.insert(name_field.0.into(), name_field.1.into());
-    m.insert("count".into(), d.count.into());
-    m.insert("min_ns".into(), some_if(d.count, d.min_ns.into()));
-    m.insert("mean_ns".into(), some_if(d.count, json!(d.mean_ns)));
-    for ((_, _, field), v) in PERCENTILES.iter().zip(d.percentiles_ns) {
-        // None: no data, or the rank lies above the histogram's range (see over_range).
-        m.insert((*field).into(), v.map_or(Value::Null, Value::from));
-    }
-    m.insert("max_ns".into(), some_if(d.count, d.max_ns.into()));
-    m.insert("over_range".into(), d.over_range.into());
-    m.insert("range_ns".into(), d.range_ns.into());
-    Value::Object(m)
 }
 
 fn counter_map(counters: &[Counter]) -> Map<String, Value> {
@@ -235,6 +209,8 @@ fn with_timestamp_source(mut v: Value, span: &super::TimeSpan) -> Value {
 /// (`report::json_line`) is tested against, byte for byte.
 #[cfg(test)]
 pub(crate) fn interval_value(r: &IntervalReport<'_>) -> Value {
+    use super::rows::some_if;
+    use crate::recorder::PERCENTILES;
     let stages: Vec<Value> = r
         .all_stages()
         .map(|s| {

@@ -317,7 +317,8 @@ fn breakdown(out: &mut Vec<u8>, b: &OrderBreakdown) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::correlate::{Latency, RequestType};
+    use crate::correlate::RequestType;
+    use crate::order::Latency;
     use crate::report::{Counters, TimeSpan};
     use crate::segment::ConnectionKey;
     use crate::slowest::OrderRef;

@@ -9,6 +9,7 @@
 pub mod by;
 pub mod json;
 mod json_line;
+mod rows;
 pub mod session;
 pub mod text;
 

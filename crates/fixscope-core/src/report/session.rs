@@ -8,7 +8,7 @@ use std::io::{self, Write};
 
 use serde_json::{json, Map, Value};
 
-use super::json::distribution_json;
+use super::rows::distribution_json;
 use super::session_figures::{SessionLayerFigures, SessionLayerRow};
 use super::{human_ns, IntervalReport};
 use crate::microburst::RateFigures;
@@ -122,8 +122,8 @@ pub fn write_summary(out: &mut impl Write, l: &SessionLayerFigures) -> io::Resul
         l.rate.messages, l.rate.peak_1ms
     )?;
     if rtt.count > 0 {
-        super::text::write_stage_header(out, "stage")?;
-        super::text::write_stage_row(out, TEST_REQUEST_RTT, rtt)?;
+        super::rows::write_stage_header(out, "stage")?;
+        super::rows::write_stage_row(out, TEST_REQUEST_RTT, rtt)?;
     }
     if !l.session_reject_reasons.is_empty() || !l.business_reject_reasons.is_empty() {
         let list = |m: &BTreeMap<u32, u64>| {

@@ -11,7 +11,9 @@ use super::{
 use crate::correlate::Stage;
 use crate::slowest::SlowOrder;
 use crate::source::Counter;
-use crate::stats::{Distribution, PERCENTILES};
+use super::rows::{opt_ns, write_stage_header, write_stage_row};
+pub use super::rows::percentile_text;
+use crate::stats::Distribution;
 
 /// Writes text reports to any `Write`.
 pub struct TextReporter<W: Write> {
@@ -210,64 +212,6 @@ pub fn session_columns(s: &SessionSummary) -> [String; 8] {
         percentile_text(d, 2),
         opt_ns(d, d.max_ns),
     ]
-}
-
-/// A percentile for people: its value, `>10.000s` when its rank is above the histogram's
-/// range (`-x`), `-` without data.
-pub fn percentile_text(d: &Distribution, i: usize) -> String {
-    if d.count == 0 {
-        return "-".into();
-    }
-    match d.percentiles_ns[i] {
-        Some(v) => human_ns(v as f64),
-        None => format!(">{}", human_ns(d.range_ns as f64)),
-    }
-}
-
-fn opt_ns(d: &Distribution, v: u64) -> String {
-    if d.count == 0 {
-        "-".into()
-    } else {
-        human_ns(v as f64)
-    }
-}
-
-pub(super) fn write_stage_header(out: &mut impl Write, first: &str) -> io::Result<()> {
-    write!(out, "{first:<22} {:>9} {:>9} {:>9}", "count", "min", "mean")?;
-    for (_, label, _) in PERCENTILES {
-        write!(out, " {label:>9}")?;
-    }
-    writeln!(out, " {:>9}", "max")
-}
-
-pub(super) fn write_stage_row(
-    out: &mut impl Write,
-    name: &str,
-    d: &Distribution,
-) -> io::Result<()> {
-    write!(out, "{name:<22} {:>9}", d.count)?;
-    if d.count == 0 {
-        return writeln!(out);
-    }
-    write!(
-        out,
-        " {:>9} {:>9}",
-        human_ns(d.min_ns as f64),
-        human_ns(d.mean_ns)
-    )?;
-    for i in 0..PERCENTILES.len() {
-        write!(out, " {:>9}", percentile_text(d, i))?;
-    }
-    write!(out, " {:>9}", human_ns(d.max_ns as f64))?;
-    if d.over_range > 0 {
-        write!(
-            out,
-            "  ({} above the histogram range of {}: raise -x)",
-            d.over_range,
-            human_ns(d.range_ns as f64)
-        )?;
-    }
-    writeln!(out)
 }
 
 /// The slowest orders per stage, with what an engineer needs to find them in engine logs.

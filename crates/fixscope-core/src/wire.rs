@@ -1,0 +1,49 @@
+//! What every packet decoder shares: its error, bounds checks and byte readers, and the
+//! IP protocol numbers. Below `decode` (frames) and `encap` (tunnel headers), so the two
+//! depend on this and not on each other.
+
+pub(crate) const IPPROTO_TCP: u8 = 6;
+pub(crate) const IPPROTO_UDP: u8 = 17;
+pub(crate) const IPPROTO_GRE: u8 = 47;
+
+/// Why a frame could not be decoded.
+#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+pub enum DecodeError {
+    #[error("{layer} header truncated: needs {need} bytes, {have} captured")]
+    Truncated {
+        layer: &'static str,
+        need: usize,
+        have: usize,
+    },
+    #[error("IP version {0} where IPv4 or IPv6 was expected")]
+    BadIpVersion(u8),
+    #[error("IPv4 header length {0} bytes is below the 20-byte minimum")]
+    BadIpv4HeaderLength(usize),
+    #[error("IPv4 total length {total} is shorter than its {header}-byte header")]
+    BadIpv4TotalLength { total: usize, header: usize },
+    #[error("IPv6 extension headers run past the {payload}-byte IPv6 payload")]
+    BadIpv6ExtensionHeaders { payload: usize },
+    #[error("TCP data offset {0} bytes is below the 20-byte minimum")]
+    BadTcpHeaderLength(usize),
+    #[error("TCP header ({tcp} bytes) is longer than the IP payload ({ip} bytes)")]
+    TcpHeaderBeyondIp { tcp: usize, ip: usize },
+}
+
+#[inline]
+pub(crate) fn be16(b: &[u8], at: usize) -> u16 {
+    u16::from_be_bytes([b[at], b[at + 1]])
+}
+
+#[inline]
+pub(crate) fn need(layer: &'static str, b: &[u8], len: usize) -> Result<(), DecodeError> {
+    if b.len() < len {
+        Err(DecodeError::Truncated {
+            layer,
+            need: len,
+            have: b.len(),
+        })
+    } else {
+        Ok(())
+    }
+}
+
