@@ -4,6 +4,8 @@
 
 use std::io;
 
+use crate::capabilities::{missing_for_load, own_cap_eff};
+
 #[derive(Debug, thiserror::Error)]
 pub enum LiveError {
     #[error("not privileged: {0}")]
@@ -94,31 +96,6 @@ impl LiveError {
     }
 }
 
-const CAP_SYS_ADMIN: u32 = 21;
-const CAP_PERFMON: u32 = 38;
-const CAP_BPF: u32 = 39;
-
-fn own_cap_eff() -> Option<u64> {
-    crate::sys::parse_cap_eff(&std::fs::read_to_string("/proc/self/status").ok()?)
-}
-
-/// The capabilities loading our programs needs that `cap_eff` lacks (CAP_SYS_ADMIN covers
-/// both, as on kernels before 5.8).
-pub(crate) fn missing_for_load(cap_eff: u64) -> Vec<&'static str> {
-    let has = |cap: u32| cap_eff & (1u64 << cap) != 0;
-    if has(CAP_SYS_ADMIN) {
-        return Vec::new();
-    }
-    let mut missing = Vec::new();
-    if !has(CAP_BPF) {
-        missing.push("CAP_BPF");
-    }
-    if !has(CAP_PERFMON) {
-        missing.push("CAP_PERFMON");
-    }
-    missing
-}
-
 fn refused_load_message(what: &str, missing: &[&str]) -> String {
     format!(
         "the kernel refused to load the BPF programs ({what}: permission denied): missing {}; \
@@ -151,10 +128,6 @@ mod tests {
 
     #[test]
     fn a_refused_load_names_the_missing_capabilities() {
-        assert_eq!(missing_for_load(1 << CAP_BPF), vec!["CAP_PERFMON"]);
-        assert_eq!(missing_for_load(0), vec!["CAP_BPF", "CAP_PERFMON"]);
-        assert!(missing_for_load((1 << CAP_BPF) | (1 << CAP_PERFMON)).is_empty());
-        assert!(missing_for_load(1 << CAP_SYS_ADMIN).is_empty());
         let m = refused_load_message("fixscope.bpf.o", &["CAP_PERFMON"]);
         assert!(m.contains("missing CAP_PERFMON;"), "{m}");
     }

@@ -22,6 +22,7 @@
 
 mod attach;
 mod breakdown;
+mod capabilities;
 mod capture;
 pub mod check;
 mod clock;
@@ -32,6 +33,7 @@ mod error;
 mod filter;
 mod load;
 mod merge;
+mod percpu;
 mod priority;
 pub mod probe;
 mod record;
@@ -48,6 +50,7 @@ pub use crate::breakdown::{
     socket_event_from_record, verify_breakdown_programs, BreakdownCounters, SocketHooks,
     SCHED_PROGRAMS, SOCKET_FENTRY_PROGRAMS, SOCKET_RECORD_BYTES, SOCKET_TRACEPOINT_PROGRAMS,
 };
+pub use crate::capabilities::missing_capabilities;
 pub use crate::capture::{LiveCapture, BATCH_PERIOD};
 pub use crate::config::{AttachMode, IdleStrategy, LiveConfig, MAX_PORT_RANGES};
 pub use crate::counters::{KernelCounters, KernelIntervalCounters, LiveCounters};
@@ -58,8 +61,7 @@ pub use crate::priority::{thread_policy, ConsumerPriority};
 pub use crate::record::{segment_from_record, REC_HDR as RECORD_HEADER_BYTES};
 pub use crate::source::{LiveSource, HOUSEKEEPING_EVERY};
 pub use crate::sys::{
-    check_privileges, enable_bpf_stats, ifindex_of, ifname_of, kernel_version,
-    missing_capabilities, ProgramStats,
+    check_privileges, enable_bpf_stats, ifindex_of, ifname_of, kernel_version, ProgramStats,
 };
 
 /// Routes libbpf's own messages: only with `verbose` (otherwise harmless notices such as

@@ -89,18 +89,6 @@ pub(crate) fn prepare_kernel(cfg: &LiveConfig) -> Result<(), LiveError> {
     probe::raise_memlock((ring_size(cfg.ring_bytes)? + breakdown + (4 << 20)) as u64)
 }
 
-/// The error for a program load that failed. The probes said the kernel has every feature
-/// the programs need (`prepare_kernel` ran first), so it is the verifier's refusal: the
-/// hint says where its log is and what to send.
-pub(crate) fn load_failed(e: libbpf_rs::Error) -> LiveError {
-    LiveError::load(
-        "fixscope.bpf.o: the kernel's verifier rejected the programs (its log is printed \
-         with -v; `fixscope check` shows which kernel features the programs found — please \
-         send both with an issue)",
-        e,
-    )
-}
-
 /// Configures an opened object for `cfg`: `l2_len` bytes of link-layer header in front of
 /// IP, programs loaded for TCX links (`tcx`) or for classic cls_bpf filters.
 pub(crate) fn configure(

@@ -77,7 +77,20 @@ fn open_and_load<'obj>(
         .open(obj)
         .map_err(|e| LiveError::load("opening the BPF object", e))?;
     configure(&mut open)?;
-    open.load().map_err(crate::load::load_failed)
+    open.load().map_err(load_failed)
+}
+
+/// The error for a program load that failed. The probes said the kernel has every feature
+/// the programs need (`load::prepare_kernel` ran first), so it is the verifier's refusal:
+/// the hint says where its log is and what to send. Here, next to the one load it
+/// describes, so the skeleton does not reach back into `load`, which builds on it.
+fn load_failed(e: libbpf_rs::Error) -> LiveError {
+    LiveError::load(
+        "fixscope.bpf.o: the kernel's verifier rejected the programs (its log is printed \
+         with -v; `fixscope check` shows which kernel features the programs found — please \
+         send both with an issue)",
+        e,
+    )
 }
 
 impl Drop for OwnedSkel {

@@ -7,36 +7,10 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 use libbpf_rs::libbpf_sys;
 
+use crate::capabilities::{missing_capabilities, parse_cap_eff};
 use crate::LiveError;
 
 const ARPHRD_RAWIP: u16 = 519; // not in the libc crate
-
-pub(crate) const CAP_NET_ADMIN: u32 = 12;
-pub(crate) const CAP_SYS_ADMIN: u32 = 21;
-pub(crate) const CAP_BPF: u32 = 39;
-
-/// The capabilities missing from an effective capability mask (`CapEff` in
-/// /proc/self/status) for loading and attaching TC programs: CAP_NET_ADMIN, and CAP_BPF
-/// (or CAP_SYS_ADMIN on kernels before 5.8, which also covers it on newer ones).
-pub fn missing_capabilities(cap_eff: u64) -> Vec<&'static str> {
-    let has = |cap: u32| cap_eff & (1u64 << cap) != 0;
-    let mut missing = Vec::new();
-    if !has(CAP_BPF) && !has(CAP_SYS_ADMIN) {
-        missing.push("CAP_BPF");
-    }
-    if !has(CAP_NET_ADMIN) {
-        missing.push("CAP_NET_ADMIN");
-    }
-    missing
-}
-
-/// Parses the `CapEff:` line of /proc/<pid>/status.
-pub(crate) fn parse_cap_eff(status: &str) -> Option<u64> {
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("CapEff:"))
-        .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
-}
 
 /// Fails with [`LiveError::NotPrivileged`] unless this process may load and attach.
 pub fn check_privileges() -> Result<(), LiveError> {
@@ -275,17 +249,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn capability_check_names_what_is_missing() {
-        assert_eq!(missing_capabilities(0), vec!["CAP_BPF", "CAP_NET_ADMIN"]);
-        assert!(missing_capabilities(u64::MAX).is_empty());
-        let bpf_net = (1 << CAP_BPF) | (1 << CAP_NET_ADMIN);
-        assert!(missing_capabilities(bpf_net).is_empty());
-        let sys_net = (1 << CAP_SYS_ADMIN) | (1 << CAP_NET_ADMIN);
-        assert!(missing_capabilities(sys_net).is_empty());
-        assert_eq!(missing_capabilities(1 << CAP_BPF), vec!["CAP_NET_ADMIN"]);
-    }
-
-    #[test]
     fn parses_cpu_lists() {
         assert_eq!(parse_cpu_list("0-1\n"), Some(vec![0, 1]));
         assert_eq!(parse_cpu_list("0-2,5,7-8"), Some(vec![0, 1, 2, 5, 7, 8]));
@@ -296,10 +259,7 @@ mod tests {
     }
 
     #[test]
-    fn parses_cap_eff_and_kernel_release() {
-        let status = "Name:\tx\nCapInh:\t0000000000000000\nCapEff:\t000001ffffffffff\n";
-        assert_eq!(parse_cap_eff(status), Some(0x1ff_ffff_ffff));
-        assert_eq!(parse_cap_eff("Name: x\n"), None);
+    fn parses_kernel_release() {
         assert_eq!(parse_kernel_version("6.18.44-fc-v595"), Some((6, 18)));
         assert_eq!(parse_kernel_version("5.15.0-91-generic"), Some((5, 15)));
         assert_eq!(parse_kernel_version("garbage"), None);

@@ -22,6 +22,7 @@ pub mod session;
 pub mod stall;
 mod sys;
 pub mod truth;
+mod uint_field;
 pub mod wire_truth;
 
 pub use args::{ClientArgs, ExchangeArgs, Mix};

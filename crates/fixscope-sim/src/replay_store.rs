@@ -81,7 +81,7 @@ impl ReplayStore {
                     let (t, v) = (&f[..eq], &f[eq + 1..]);
                     match t {
                         b"35" => s.msg_type = v.to_vec(),
-                        b"34" => s.seq = crate::session::parse_uint(v).unwrap_or(0),
+                        b"34" => s.seq = crate::uint_field::parse_uint(v).unwrap_or(0),
                         b"52" => {
                             s.sending_time = v.to_vec();
                             body_start = Some(end);

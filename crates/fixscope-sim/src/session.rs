@@ -15,6 +15,9 @@ use fixscope_core::fix::message::Fields;
 use crate::outbuf::OutBuf;
 use crate::replay_store::ReplayStore;
 use crate::sending_time::UtcClock;
+/// Re-exported: `session::parse_uint` was its public home before it moved below the
+/// session layer (the replay store and the wire truth parse sequence numbers too).
+pub use crate::uint_field::parse_uint;
 use crate::wire_truth::WireTruth;
 
 pub mod tags {
@@ -188,20 +191,6 @@ fn is_header_tag(tag: u32) -> bool {
 
 pub fn is_session_msg_type(t: &[u8]) -> bool {
     matches!(t, b"0" | b"1" | b"2" | b"3" | b"4" | b"5" | b"A")
-}
-
-pub fn parse_uint(v: &[u8]) -> Option<u64> {
-    if v.is_empty() || v.len() > 19 {
-        return None;
-    }
-    let mut n = 0u64;
-    for &b in v {
-        if !b.is_ascii_digit() {
-            return None;
-        }
-        n = n * 10 + (b - b'0') as u64;
-    }
-    Some(n)
 }
 
 fn parse_header(msg: &[u8]) -> Header<'_> {

@@ -60,13 +60,13 @@ fn facts(msg: &[u8]) -> Facts<'_> {
     for (t, v) in Fields::new(msg) {
         match t {
             tag::MSG_TYPE => f.msg_type = v,
-            tag::MSG_SEQ_NUM => f.seq = crate::session::parse_uint(v).unwrap_or(0),
+            tag::MSG_SEQ_NUM => f.seq = crate::uint_field::parse_uint(v).unwrap_or(0),
             43 => f.poss_dup = v == b"Y",
             97 => f.poss_resend = v == b"Y",
             123 => f.gap_fill = v == b"Y",
-            36 => f.new_seq_no = crate::session::parse_uint(v).unwrap_or(0),
+            36 => f.new_seq_no = crate::uint_field::parse_uint(v).unwrap_or(0),
             tag::EXEC_TYPE => f.exec_type = v,
-            373 | 380 => f.reason = crate::session::parse_uint(v),
+            373 | 380 => f.reason = crate::uint_field::parse_uint(v),
             _ => {}
         }
     }

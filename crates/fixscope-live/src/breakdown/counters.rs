@@ -6,6 +6,7 @@ use libbpf_rs::MapHandle;
 use serde::Serialize;
 
 use super::skel::types::fxb_counter as C;
+use crate::percpu::sum_per_cpu;
 use crate::LiveError;
 
 const NR: usize = C::FXB_CNT_NR.0 as usize;
@@ -57,7 +58,7 @@ impl BreakdownCounters {
         map: &MapHandle,
         recursion_misses: u64,
     ) -> Result<BreakdownCounters, LiveError> {
-        let sums = crate::counters::sum_per_cpu::<NR>(map, "breakdown counters")?;
+        let sums = sum_per_cpu::<NR>(map, "breakdown counters")?;
         Ok(BreakdownCounters::from_sums(&sums, recursion_misses))
     }
 }

@@ -63,7 +63,7 @@ impl Ctx {
     fn on_session_reject(&mut self, s: &mut Sess, msg: &[u8], now: u64) {
         let ref_seq = Fields::new(msg)
             .find(|&(t, _)| t == 45)
-            .and_then(|(_, v)| crate::session::parse_uint(v));
+            .and_then(|(_, v)| crate::uint_field::parse_uint(v));
         let found = ref_seq.and_then(|seq| {
             s.ring
                 .iter()

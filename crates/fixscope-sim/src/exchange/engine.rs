@@ -1,10 +1,12 @@
 //! The exchange's order handling: requests in, ExecutionReports / OrderCancelRejects out,
 //! delays through a timer queue, ground truth stamped when responses hit the socket.
+//!
+//! What a request says (`request`), an ExecutionReport's fields (`exec_report`), the truth
+//! records (`truth_records`) and the timer entries (`timer`) are sibling modules below it.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::hash::BuildHasher;
-use std::io::Write;
 
 use foldhash::fast::FixedState;
 
@@ -12,48 +14,30 @@ use fixscope_core::fix::encode::FixEncoder;
 use fixscope_core::fix::message::Fields;
 use fixscope_core::fix::tag;
 
-use super::orders::{OrderBook, Slot};
+use super::exec_report::Er;
+use super::orders::{
+    OrderBook, Slot, FORCED_BUSINESS, FORCED_CANCEL, FORCED_NONE, FORCED_ORDER, FORCED_SESSION,
+};
+use super::request::{new_order_reject, read_request};
+use super::tags::{
+    BUSINESS_REJECT_REASON, BUSINESS_REJECT_REF_ID, CXL_REJ_REASON, CXL_REJ_RESPONSE_TO, ORDER_ID,
+    REF_MSG_TYPE, TEXT,
+};
+use super::timer::{Timer, TIMER_ACK, TIMER_FILL, TIMER_TEST_REQUEST};
+use super::truth_records::{complete, Sinks};
 use super::ExchangeSummary;
 use crate::delay::DelaySpec;
 use crate::outbuf::OutBuf;
 use crate::rng::Rng;
 use crate::sending_time::UtcClock;
-use crate::session::{parse_uint, Inbound, Session, State, Tx};
+use crate::session::{Inbound, Session, State, Tx};
 use crate::stall::{self, StallSpec};
 use crate::truth::TruthWriter;
-
-const SYMBOL: u32 = 55;
-const SIDE: u32 = 54;
-const ORDER_QTY: u32 = 38;
-const PRICE: u32 = 44;
-const ORDER_ID: u32 = 37;
-const EXEC_ID: u32 = 17;
-const EXEC_TRANS_TYPE: u32 = 20;
-const LAST_QTY: u32 = 32;
-const LAST_PX: u32 = 31;
-const LEAVES_QTY: u32 = 151;
-const CUM_QTY: u32 = 14;
-const AVG_PX: u32 = 6;
-const TRANSACT_TIME: u32 = 60;
-const TEXT: u32 = 58;
-const ORD_REJ_REASON: u32 = 103;
-const CXL_REJ_RESPONSE_TO: u32 = 434;
-const CXL_REJ_REASON: u32 = 102;
+use crate::uint_field::parse_uint;
 
 /// Price used when an order has none (market orders still need a LastPx).
 const DEFAULT_PRICE: &[u8] = b"100";
 
-pub const TIMER_ACK: u8 = 0;
-pub const TIMER_FILL: u8 = 1;
-/// A TestRequest's delayed Heartbeat is due (no slot).
-pub const TIMER_TEST_REQUEST: u8 = 2;
-
-/// Rejects forced by `--*-reject-every` (stored in `Slot::forced`).
-const FORCED_NONE: u8 = 0;
-const FORCED_SESSION: u8 = 1;
-const FORCED_BUSINESS: u8 = 2;
-const FORCED_ORDER: u8 = 3;
-const FORCED_CANCEL: u8 = 4;
 /// SessionRejectReason (373) codes a forced session Reject cycles through (seeded):
 /// invalid tag number, required tag missing, value incorrect, incorrect data format.
 const SESSION_REJECT_REASONS: [u64; 4] = [0, 1, 5, 6];
@@ -62,32 +46,11 @@ const SESSION_REJECT_REASONS: [u64; 4] = [0, 1, 5, 6];
 const BUSINESS_REJECT_REASONS: [u64; 4] = [0, 1, 4, 5];
 /// ClOrdIDs remembered to recognise a PossResend (97=Y) of an order already taken.
 const RECENT_CLORDIDS: usize = 1 << 16;
-const ACCOUNT: u32 = 1;
-const EX_DESTINATION: u32 = 100;
-const REF_MSG_TYPE: u32 = 372;
-const BUSINESS_REJECT_REF_ID: u32 = 379;
-const BUSINESS_REJECT_REASON: u32 = 380;
-
-pub const ORDER_TRUTH_HEADER: &str =
-    "epoch,clordid,client_comp_id,msg_type,symbol,account,venue,request_ns,answer,answer_ns,fill_ns";
 
 /// A session's CompIDs as the client sends them (SenderCompID, TargetCompID).
 pub type SessionKey = (Vec<u8>, Vec<u8>);
 const STAGE_ACK: u64 = 0;
 const STAGE_FILL: u64 = 1;
-
-/// A due event; ordered by due time, then insertion order.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Timer {
-    pub due: u64,
-    pub seq: u64,
-    pub conn: u32,
-    pub conn_gen: u32,
-    pub slot: u32,
-    pub slot_gen: u32,
-    pub token: u32,
-    pub kind: u8,
-}
 
 pub struct Cfg {
     pub ack_delay: DelaySpec,
@@ -161,30 +124,8 @@ pub struct Written {
     pub done: u64,
 }
 
-/// An ExecutionReport to encode.
-struct Er<'a> {
-    clordid: &'a [u8],
-    orig: &'a [u8],
-    order_id: u64,
-    exec_type: &'a [u8],
-    ord_status: &'a [u8],
-    symbol: &'a [u8],
-    side: u8,
-    qty: u64,
-    cum: u64,
-    price: &'a [u8],
-    last_qty: u64,
-    text: &'a str,
-}
-
 fn stamp_tag(idx: u32, stage: u64) -> u64 {
     (idx as u64) << 1 | stage
-}
-
-/// Parses an OrderQty; a decimal part is ignored (the simulator trades whole units).
-fn parse_qty(v: &[u8]) -> u64 {
-    let int = v.split(|&b| b == b'.').next().unwrap_or(v);
-    parse_uint(int).unwrap_or(0)
 }
 
 impl ConnState {
@@ -371,22 +312,7 @@ impl Ctx {
         s.request_ns = now;
         s.epoch = epoch;
         s.read_call_ns = self.read_call_ns;
-        let mut poss_resend = false;
-        for (tg, v) in Fields::new(msg) {
-            match tg {
-                tag::CL_ORD_ID => s.clordid.extend_from_slice(v),
-                tag::ORIG_CL_ORD_ID => s.orig_clordid.extend_from_slice(v),
-                tag::MSG_SEQ_NUM => s.msg_seq = parse_uint(v).unwrap_or(0),
-                SYMBOL => s.symbol.extend_from_slice(v),
-                SIDE => s.side = v.first().copied().unwrap_or(0),
-                ORDER_QTY => s.qty = parse_qty(v),
-                PRICE => s.price.extend_from_slice(v),
-                ACCOUNT => s.account.extend_from_slice(v),
-                EX_DESTINATION => s.venue.extend_from_slice(v),
-                97 => poss_resend = v == b"Y",
-                _ => {}
-            }
-        }
+        let poss_resend = read_request(s, msg);
         // A PossResend of a request already taken is not taken again (FIX: the receiver
         // checks the ClOrdID); any other is the request it is.
         let key = self
@@ -415,19 +341,7 @@ impl Ctx {
         match msg_type {
             b'D' => {
                 self.stats.orders += 1;
-                s.reject = if s.clordid.is_empty() {
-                    Some("missing ClOrdID (11)")
-                } else if s.symbol.is_empty() {
-                    Some("missing Symbol (55)")
-                } else if !matches!(s.side, b'1'..=b'9') {
-                    Some("bad Side (54)")
-                } else if s.qty == 0 {
-                    Some("bad OrderQty (38)")
-                } else if s.forced == FORCED_ORDER {
-                    Some("rejected (--order-reject-every)")
-                } else {
-                    None
-                };
+                s.reject = new_order_reject(s);
                 if s.price.is_empty() {
                     s.price.extend_from_slice(DEFAULT_PRICE);
                 }
@@ -830,40 +744,7 @@ impl Ctx {
             er.qty.saturating_sub(er.cum)
         });
         let enc = sess.header(&mut self.enc, &mut self.clock, b"8");
-        if er.order_id == 0 {
-            enc.field(ORDER_ID, b"NONE");
-        } else {
-            enc.field_uint(ORDER_ID, er.order_id);
-        }
-        enc.field(tag::CL_ORD_ID, er.clordid);
-        if !er.orig.is_empty() {
-            enc.field(tag::ORIG_CL_ORD_ID, er.orig);
-        }
-        enc.field_uint(EXEC_ID, exec_id);
-        if fix42 {
-            enc.field(EXEC_TRANS_TYPE, b"0");
-        }
-        enc.field(tag::EXEC_TYPE, er.exec_type)
-            .field(tag::ORD_STATUS, er.ord_status)
-            .field(SYMBOL, er.symbol)
-            .field(SIDE, &[er.side])
-            .field_uint(ORDER_QTY, er.qty)
-            .field(PRICE, er.price);
-        if er.last_qty > 0 {
-            enc.field_uint(LAST_QTY, er.last_qty)
-                .field(LAST_PX, er.price);
-        }
-        enc.field_uint(LEAVES_QTY, leaves)
-            .field_uint(CUM_QTY, er.cum)
-            .field(AVG_PX, if er.cum > 0 { er.price } else { b"0" })
-            .field(TRANSACT_TIME, self.clock.cached());
-        if rejected {
-            // 103=99: other.
-            enc.field(ORD_REJ_REASON, b"99");
-        }
-        if !er.text.is_empty() {
-            enc.field_str(TEXT, er.text);
-        }
+        er.encode_body(enc, fix42, exec_id, leaves, rejected, self.clock.cached());
         sess.finish(&mut self.enc, out.buf(), now);
         self.stats.messages_out += 1;
     }
@@ -937,69 +818,4 @@ impl Ctx {
             complete(&mut st.book, sinks, &st.peer, &st.client_comp_id, idx);
         }
     }
-}
-
-/// Writes the truth record of `idx` once it is complete, and recycles the slot once nothing
-/// refers to it.
-/// Where complete records go.
-struct Sinks<'a> {
-    truth: &'a mut Option<TruthWriter>,
-    order_truth: &'a mut Option<std::io::BufWriter<std::fs::File>>,
-    stats: &'a mut ExchangeSummary,
-}
-
-fn complete(book: &mut OrderBook, sinks: Sinks<'_>, peer: &str, client: &[u8], idx: u32) {
-    let Sinks {
-        truth,
-        order_truth,
-        stats,
-    } = sinks;
-    let s = book.get_mut(idx);
-    if s.finalize && !s.written && s.pending_stamps == 0 {
-        s.written = true;
-        if let Some(w) = truth {
-            let mt = [s.msg_type];
-            let nums = [
-                Some(s.request_ns),
-                s.ack_ns,
-                s.fill_ns,
-                Some(s.read_call_ns),
-                s.ack_written_ns,
-            ];
-            if w.write([&s.clordid, peer.as_bytes(), &mt], &nums).is_err() {
-                stats.truth_errors += 1;
-            }
-        }
-        if let Some(w) = order_truth {
-            if write_order_truth(w, s, client).is_err() {
-                stats.truth_errors += 1;
-            }
-        }
-    }
-    if s.releasable() {
-        book.release(idx);
-    }
-}
-
-/// One line of `--order-truth` (see [`ORDER_TRUTH_HEADER`]).
-fn write_order_truth(w: &mut impl Write, s: &Slot, client: &[u8]) -> std::io::Result<()> {
-    let opt = |v: Option<u64>| v.map(|n| n.to_string()).unwrap_or_default();
-    write!(w, "{},", s.epoch)?;
-    w.write_all(&s.clordid)?;
-    w.write_all(b",")?;
-    w.write_all(client)?;
-    write!(w, ",{},", s.msg_type as char)?;
-    w.write_all(&s.symbol)?;
-    w.write_all(b",")?;
-    w.write_all(&s.account)?;
-    w.write_all(b",")?;
-    w.write_all(&s.venue)?;
-    writeln!(
-        w,
-        ",{},{},{},{}",
-        s.request_ns,
-        s.answer,
-        opt(s.ack_ns),
-        opt(s.fill_ns)
-    )
 }

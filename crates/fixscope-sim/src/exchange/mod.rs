@@ -2,7 +2,12 @@
 //! processing delays and records ground truth.
 
 mod engine;
+mod exec_report;
 mod orders;
+mod request;
+mod tags;
+mod timer;
+mod truth_records;
 
 use std::cmp::Reverse;
 use std::fmt;
@@ -208,7 +213,7 @@ pub fn run_exchange(
             let f =
                 std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?;
             let mut w = std::io::BufWriter::new(f);
-            writeln!(w, "{}", engine::ORDER_TRUTH_HEADER)?;
+            writeln!(w, "{}", truth_records::ORDER_TRUTH_HEADER)?;
             Some(w)
         }
         None => None,

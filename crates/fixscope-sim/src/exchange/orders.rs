@@ -9,6 +9,13 @@ use std::hash::BuildHasher;
 use foldhash::fast::FixedState;
 use hashbrown::HashTable;
 
+/// Rejects forced by `--*-reject-every` (the values of `Slot::forced`).
+pub const FORCED_NONE: u8 = 0;
+pub const FORCED_SESSION: u8 = 1;
+pub const FORCED_BUSINESS: u8 = 2;
+pub const FORCED_ORDER: u8 = 3;
+pub const FORCED_CANCEL: u8 = 4;
+
 #[derive(Debug, Default)]
 pub struct Slot {
     pub gen: u32,
@@ -24,7 +31,7 @@ pub struct Slot {
     pub msg_seq: u64,
     /// The session epoch it arrived in.
     pub epoch: u64,
-    /// A reject forced by `--*-reject-every` (see `engine::Forced`).
+    /// A reject forced by `--*-reject-every`: one of the `FORCED_*` values below.
     pub forced: u8,
     /// Which response answered it (per-request truth).
     pub answer: &'static str,

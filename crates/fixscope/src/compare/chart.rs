@@ -175,7 +175,7 @@ pub fn svg_string(curves: &[StageCurves], confidence: f64) -> Result<String> {
 pub fn write_html(path: &Path, text: &str, svg: &str, verdict: &str) -> Result<()> {
     let page = format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>fixscope compare: {verdict}</title>\n<style>body{{font-family:sans-serif;margin:2em}}pre{{background:#f6f6f6;padding:1em;overflow-x:auto}}</style></head>\n<body><h1>fixscope compare: {verdict}</h1>\n<pre>{}</pre>\n{svg}\n</body></html>\n",
-        crate::html::page::escape(text)
+        crate::html::markup::escape(text)
     );
     std::fs::write(path, page).with_context(|| format!("cannot write {}", path.display()))
 }

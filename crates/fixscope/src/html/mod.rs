@@ -9,8 +9,9 @@
 //! | `page.rs` | the document |
 //! | `meanings.rs` | counter meanings, read from docs/output-json.md |
 
+pub(crate) mod markup;
 mod meanings;
-pub(crate) mod page;
+mod page;
 mod session_layer;
 
 use std::io;

@@ -9,7 +9,7 @@ use fixscope_core::report::session_figures::SessionLayerFigures;
 use fixscope_core::report::SummaryReport;
 use fixscope_core::stats::Distribution;
 
-use super::page::{escape, stage_row, stage_table_head};
+use super::markup::{escape, stage_row, stage_table_head};
 
 /// The counters shown per session, in order.
 const COLUMNS: [&str; 14] = [

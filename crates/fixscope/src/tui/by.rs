@@ -9,6 +9,8 @@ use ratatui::layout::Rect;
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
+use super::stage_table::{stage_row, stage_table_wide};
+
 /// One value's stage: `TAG=VALUE stage` and its figures.
 pub type ByRow = (String, Distribution);
 
@@ -60,14 +62,11 @@ pub fn render(frame: &mut Frame<'_>, area: Rect, rows: &[ByRow], notes: &[String
     }
     let table_rows = rows
         .iter()
-        .map(|(label, d)| super::panels::stage_row(label.clone(), d))
+        .map(|(label, d)| stage_row(label.clone(), d))
         .collect();
     let mut title = format!(" by value (--by): {} rows ", rows.len());
     for n in notes {
         title.push_str(&format!("· {n} "));
     }
-    frame.render_widget(
-        super::panels::stage_table_wide(table_rows, "value stage", title, 34),
-        area,
-    );
+    frame.render_widget(stage_table_wide(table_rows, "value stage", title, 34), area);
 }

@@ -11,11 +11,14 @@
 //!   second. All of it runs on the loop's thread between two polls of the ring; the cost
 //!   of the last redraw and summary is shown in the footer.
 
+mod alarms;
 mod by;
 mod model;
 mod panels;
 mod session_layer;
 pub mod slowest;
+mod stage_table;
+mod style;
 mod terminal;
 #[cfg(test)]
 mod tests;

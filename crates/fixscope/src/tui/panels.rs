@@ -3,25 +3,22 @@
 //! summary (`human_ns`, `-` without data, `>X` for a percentile above the range `-x`).
 
 use fixscope_core::correlate::Stage;
-use fixscope_core::report::text::{percentile_text, session_columns, SESSION_HEADER};
+use fixscope_core::report::text::{session_columns, SESSION_HEADER};
 use fixscope_core::report::{human_ns, StageSummary};
-use fixscope_core::stats::{Distribution, PERCENTILES};
+use fixscope_core::stats::PERCENTILES;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::{Color, Style};
 use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Axis, Block, Cell, Chart, Dataset, GraphType, Paragraph, Row, Table};
 use ratatui::Frame;
 
+use super::alarms::{is_source_alarm, ALARM_COUNTERS};
 use super::model::{IntervalPoint, Model, StagePoint, CHART_PERCENTILES};
 use super::slowest::SlowRow;
-use super::view::{is_source_alarm, ALARM_COUNTERS};
+use super::stage_table::{percentile_text_cell, stage_row, stage_table};
+use super::style::{ALARM, HEADER};
 
-const ALARM: Style = Style::new()
-    .fg(Color::White)
-    .bg(Color::Red)
-    .add_modifier(Modifier::BOLD);
-const HEADER: Style = Style::new().add_modifier(Modifier::BOLD);
 /// Colours of p50, p99, p99.9 and max in the charts.
 const LINE_COLOURS: [Color; 4] = [Color::Green, Color::Yellow, Color::Magenta, Color::Red];
 
@@ -30,53 +27,6 @@ pub(super) fn waiting(frame: &mut Frame<'_>, area: Rect, title: &str, what: &str
         Paragraph::new(what.to_string()).block(Block::bordered().title(format!(" {title} "))),
         area,
     );
-}
-
-/// A percentile cell: red when its rank is above the histogram's range.
-fn percentile_cell(d: &Distribution, i: usize) -> Cell<'static> {
-    percentile_text_cell(percentile_text(d, i))
-}
-
-/// A [`percentile_text`] cell: in alarm colour when above the histogram's range (`>…`).
-fn percentile_text_cell(text: String) -> Cell<'static> {
-    if text.starts_with('>') {
-        Cell::from(Span::styled(text, ALARM))
-    } else {
-        Cell::from(text)
-    }
-}
-
-pub(super) fn stage_row(name: String, d: &Distribution) -> Row<'static> {
-    let mut cells = vec![Cell::from(name), Cell::from(d.count.to_string())];
-    if d.count == 0 {
-        return Row::new(cells);
-    }
-    cells.push(Cell::from(human_ns(d.min_ns as f64)));
-    cells.push(Cell::from(human_ns(d.mean_ns)));
-    cells.extend((0..PERCENTILES.len()).map(|i| percentile_cell(d, i)));
-    cells.push(Cell::from(human_ns(d.max_ns as f64)));
-    Row::new(cells)
-}
-
-fn stage_table<'a>(rows: Vec<Row<'a>>, first: &'a str, title: String) -> Table<'a> {
-    stage_table_wide(rows, first, title, 18)
-}
-
-/// [`stage_table`] with a first column `first_width` wide.
-pub(super) fn stage_table_wide<'a>(
-    rows: Vec<Row<'a>>,
-    first: &'a str,
-    title: String,
-    first_width: u16,
-) -> Table<'a> {
-    let mut header = vec![first, "count", "min", "mean"];
-    header.extend(PERCENTILES.iter().map(|(_, label, _)| *label));
-    header.push("max");
-    let mut widths = vec![Constraint::Length(first_width), Constraint::Length(10)];
-    widths.extend([Constraint::Length(9); 9]);
-    Table::new(rows, widths)
-        .header(Row::new(header).style(HEADER))
-        .block(Block::bordered().title(title))
 }
 
 /// The cumulative table and the first-response chart.

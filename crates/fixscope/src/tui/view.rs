@@ -10,6 +10,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Tabs, Wrap};
 use ratatui::Frame;
 
+use super::alarms::{alarm, is_source_alarm};
 use super::model::Model;
 use super::panels;
 
@@ -137,42 +138,6 @@ fn render_tabs(frame: &mut Frame<'_>, area: Rect, ui: &Ui) {
             .divider("|"),
         tabs,
     );
-}
-
-/// A counter that matters: red and bold when it is not zero.
-pub fn alarm(name: &str, value: u64) -> Vec<Span<'static>> {
-    let style = if value > 0 {
-        Style::default()
-            .fg(Color::White)
-            .bg(Color::Red)
-            .add_modifier(Modifier::BOLD)
-    } else {
-        Style::default().fg(Color::Green)
-    };
-    vec![
-        Span::raw(format!("{name} ")),
-        Span::styled(value.to_string(), style),
-        Span::raw("  "),
-    ]
-}
-
-/// Pipeline counters that mean figures are missing or late: highlighted when not zero.
-pub const ALARM_COUNTERS: [&str; 10] = [
-    "timed_out",
-    "late",
-    "unmatched_responses",
-    "tcp_gaps",
-    "over_range",
-    "unanswered_evicted",
-    "shed_connections",
-    "bad_checksum",
-    "bad_body_length",
-    "time_reversed",
-];
-
-/// Source counters worth an alarm when not zero (the kernel dropping records loses data).
-pub fn is_source_alarm(name: &str) -> bool {
-    name.contains("drop") || name.contains("malformed") || name.contains("load_errors")
 }
 
 fn render_status(frame: &mut Frame<'_>, area: Rect, model: &Model) {
