@@ -9,8 +9,8 @@
 use criterion::{criterion_group, criterion_main, Criterion};
 
 use fixscope_core::correlate::{RequestType, Stage};
-use fixscope_core::order::Latency;
 use fixscope_core::group::NO_GROUPS;
+use fixscope_core::order::Latency;
 use fixscope_core::report::json::JsonReporter;
 use fixscope_core::report::{Counters, IntervalReport, Reporter, TimeSpan};
 use fixscope_core::stats::Stats;

@@ -97,7 +97,12 @@ pub trait Consumer {
 
     /// The merger: adds a worker's interval (its session ids mapped by `global`) and
     /// empties `from` for reuse.
-    fn absorb(&mut self, _from: &mut Self::Interval, _global: &mut dyn FnMut(u64) -> GlobalSession) {}
+    fn absorb(
+        &mut self,
+        _from: &mut Self::Interval,
+        _global: &mut dyn FnMut(u64) -> GlobalSession,
+    ) {
+    }
 
     /// The recording side at the end takes the reporting side's folded intervals: one
     /// pipeline's figures.

@@ -230,7 +230,10 @@ fn ipv4(b: &[u8], depth: u8) -> Result<Decoded<'_>, DecodeError> {
         return Ok(Decoded::IpFragment);
     }
     if b[9] != IPPROTO_TCP {
-        return inside_tunnel(crate::encap::unwrap(b[9], &b[header..ip_end.min(b.len())], depth)?, depth);
+        return inside_tunnel(
+            crate::encap::unwrap(b[9], &b[header..ip_end.min(b.len())], depth)?,
+            depth,
+        );
     }
     let src = IpAddr::V4(Ipv4Addr::new(b[12], b[13], b[14], b[15]));
     let dst = IpAddr::V4(Ipv4Addr::new(b[16], b[17], b[18], b[19]));

@@ -9,9 +9,9 @@
 
 pub mod breakdown;
 pub mod classify;
+pub mod clock;
 pub mod consumer;
 pub mod consumers;
-pub mod clock;
 pub mod correlate;
 pub mod counters;
 pub mod decode;

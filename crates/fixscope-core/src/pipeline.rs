@@ -21,9 +21,9 @@ use crate::reassembly::{ReassemblyCounters, ReassemblyLimits};
 use crate::report::{Counters, Reporter, SummaryReport, TimeSpan};
 use crate::segment::{ConnectionKey, Direction, Segment};
 use crate::session::{Binding, SessionLayer};
+use crate::shard::share::ShardState;
 use crate::socket_event::SocketEvent;
 use crate::source::Counter;
-use crate::shard::share::ShardState;
 use crate::stats::Stats;
 
 mod config;
@@ -42,7 +42,6 @@ use forward::{Forwarder, Upstream};
 pub(crate) use reports::{close_and_report_interval, report_end, report_interval, RunEnd};
 pub use routing::{MessageEvent, MessageObserver};
 use routing::{MessageSink, Router};
-
 
 /// The pipeline of one run.
 pub struct Pipeline {
@@ -603,7 +602,6 @@ struct Parts<'p> {
     slots: &'p mut Vec<Option<(Option<Binding>, ConnectionKey)>>,
     sink: MessageSink<'p>,
 }
-
 
 #[cfg(test)]
 mod tests {

@@ -342,5 +342,4 @@ mod tests {
             assert_eq!(ours, theirs, "quantile {q}");
         }
     }
-
 }

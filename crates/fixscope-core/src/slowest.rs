@@ -15,8 +15,8 @@ use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 use crate::consumer::{Consumer, ConsumerConfig, GlobalSession};
-use crate::order::{OrderBreakdown, OrderEvent};
 use crate::correlate::{RequestType, Stage};
+use crate::order::{OrderBreakdown, OrderEvent};
 use crate::segment::ConnectionKey;
 
 /// `--slowest` default.

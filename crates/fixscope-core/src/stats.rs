@@ -20,8 +20,8 @@ use crate::slowest::{SlowOrder, SlowestOrders, DEFAULT_SLOWEST};
 
 // Kept where callers have always found them.
 pub use crate::consumer::GlobalSession;
-pub use crate::session::table::SessionStats;
 pub use crate::recorder::{quantile_with_over_range, Distribution, LatencyRecorder, PERCENTILES};
+pub use crate::session::table::SessionStats;
 pub use crate::session::table::MAX_TRACKED_SESSIONS;
 
 /// All statistics of a run.
@@ -375,10 +375,7 @@ impl Stats {
     /// The per-session table and latencies, emptied (a worker's, at the end of a sharded
     /// run): the table's rows and, by the same index, their latencies.
     pub fn take_sessions(&mut self) -> (Vec<SessionStats>, Vec<SessionLatency>) {
-        (
-            self.sessions.take(),
-            self.consumers.session_latency.take(),
-        )
+        (self.sessions.take(), self.consumers.session_latency.take())
     }
 
     /// Puts a worker's session under its global id (opened before by

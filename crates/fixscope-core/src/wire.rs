@@ -46,4 +46,3 @@ pub(crate) fn need(layer: &'static str, b: &[u8], len: usize) -> Result<(), Deco
         Ok(())
     }
 }
-

@@ -41,13 +41,13 @@ use std::collections::VecDeque;
 use hashbrown::HashMap;
 use serde::Serialize;
 
+use crate::consumer::OrderSink;
 use crate::correlate::Stage;
 use crate::order::Latency;
 use crate::ports::Role;
 use crate::segment::{ConnectionKey, Direction};
 use crate::slowest::OrderRef;
 use crate::socket_event::{SocketCall, SocketEvent};
-use crate::consumer::OrderSink;
 
 use calls::CallLog;
 pub use calls::MAX_CALLS;

@@ -34,4 +34,3 @@ impl Consumer for GroupStats {
         GroupStats::merge_from(self, other);
     }
 }
-

@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 
 use super::writer::log_histogram;
 use crate::correlate::Stage;
-use crate::report::{human_ns, IntervalReport, Reporter, SummaryReport};
 use crate::recorder::LatencyRecorder;
+use crate::report::{human_ns, IntervalReport, Reporter, SummaryReport};
 
 /// Values are written in µs.
 pub const HGRM_UNIT_RATIO: f64 = 1000.0;

@@ -9,10 +9,10 @@ use serde_json::Value;
 use super::format::{ByLine, IntervalFigures, RunSummary, SessionLine, TagKind};
 use super::reader::{Entry, HlogError, LogReader};
 use crate::correlate::Stage;
+use crate::recorder::LatencyRecorder;
 use crate::report::{Counters, TimeSpan};
 use crate::slowest::{SlowOrder, SlowestOrders};
 use crate::source::Counter;
-use crate::recorder::LatencyRecorder;
 use crate::stats::Stats;
 
 /// Counters that say how things stand (not how many happened): a window takes their value

@@ -368,10 +368,7 @@ fn by_rows_read_back_are_the_last_summarys() {
     };
     let record = |stats: &mut Stats, sym: &str, n: u64, ns: u64| {
         for _ in 0..n {
-            let groups = stats
-                .by_mut()
-                .unwrap()
-                .request(&[sym.as_bytes(), b"", b""]);
+            let groups = stats.by_mut().unwrap().request(&[sym.as_bytes(), b"", b""]);
             let mut l = latency(Stage::FirstResponse, RequestType::NewOrder, ns);
             l.groups = groups;
             stats.record(l);

@@ -12,8 +12,8 @@ use super::format::{
     LEGEND, LOG_VERSION, MAX_VALUE_UNIT_RATIO, SUMMARY_PREFIX,
 };
 use crate::correlate::{RequestType, Stage};
-use crate::report::{IntervalReport, Reporter, SummaryReport, TimeSpan};
 use crate::recorder::LatencyRecorder;
+use crate::report::{IntervalReport, Reporter, SummaryReport, TimeSpan};
 
 /// Writes an HdrHistogram interval log: one line per interval and tag (see [`super`]).
 ///

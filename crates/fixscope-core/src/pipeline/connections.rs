@@ -53,7 +53,11 @@ impl Connection {
 
     /// Gives up any capture hole of either direction: what was held behind it is framed at
     /// its own times (before the connection is closed or forgotten, or at the end).
-    pub(crate) fn flush(&mut self, reassembly: &mut ReassemblyCounters, sink: &mut MessageSink<'_>) {
+    pub(crate) fn flush(
+        &mut self,
+        reassembly: &mut ReassemblyCounters,
+        sink: &mut MessageSink<'_>,
+    ) {
         let (key, slot) = (self.key, self.slot);
         let binding = &mut self.binding;
         for (direction, half) in [
@@ -73,13 +77,11 @@ impl Connection {
             return;
         }
         if let Some(b) = self.binding {
-            sink.router
-                .layer
-                .connection_closed(
-                    b,
-                    sink.router.correlator,
-                    sink.router.stats.session_table_mut(),
-                );
+            sink.router.layer.connection_closed(
+                b,
+                sink.router.correlator,
+                sink.router.stats.session_table_mut(),
+            );
         }
     }
 }

@@ -52,4 +52,3 @@ pub(crate) trait ReportsOut {
     /// False once the reporting side is gone (its output failed): stage B stops.
     fn send(&mut self, message: ToReports) -> bool;
 }
-

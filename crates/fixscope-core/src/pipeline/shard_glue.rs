@@ -89,5 +89,4 @@ impl Pipeline {
             by: self.stats.take_by(),
         }
     }
-
 }

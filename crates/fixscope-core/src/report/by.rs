@@ -80,8 +80,8 @@ pub fn write_by(out: &mut impl Write, by: &GroupStats) -> io::Result<()> {
 mod tests {
     use super::*;
     use crate::correlate::RequestType;
-    use crate::order::Latency;
     use crate::group::{GroupSpec, NO_GROUPS};
+    use crate::order::Latency;
 
     #[test]
     fn every_field_of_a_by_row_is_documented() {

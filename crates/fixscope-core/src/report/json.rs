@@ -5,11 +5,11 @@ use std::io::{self, Write};
 
 use serde_json::{json, Map, Value};
 
+pub use super::rows::distribution_json;
 use super::{utc, IntervalReport, Reporter, StageSummary, SummaryReport};
 use crate::correlate::Stage;
 use crate::slowest::SlowOrder;
 use crate::source::Counter;
-pub use super::rows::distribution_json;
 
 /// Writes JSON lines to any `Write`.
 pub struct JsonReporter<W: Write> {

@@ -317,12 +317,12 @@ fn breakdown(out: &mut Vec<u8>, b: &OrderBreakdown) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::consumer::OrderSink;
     use crate::correlate::RequestType;
     use crate::order::Latency;
     use crate::report::{Counters, TimeSpan};
     use crate::segment::ConnectionKey;
     use crate::slowest::OrderRef;
-    use crate::consumer::OrderSink;
     use crate::stats::Stats;
 
     fn endpoint(addr: &str, port: u16) -> Endpoint {

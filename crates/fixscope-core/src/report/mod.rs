@@ -17,10 +17,10 @@ use std::io;
 
 use hdrhistogram::Histogram;
 
+use crate::consumers::SessionLatency;
 use crate::correlate::{RequestType, Stage};
 use crate::slowest::SlowOrder;
 use crate::source::Counter;
-use crate::consumers::SessionLatency;
 use crate::stats::{Distribution, Stats};
 
 pub use crate::counters::Counters;
@@ -256,7 +256,9 @@ impl<'a> SummaryReport<'a> {
                 target_comp_id: s.target_comp_id.clone(),
                 requests: s.requests,
                 responses: s.responses,
-                first_response: latency.map(SessionLatency::first_response).unwrap_or_default(),
+                first_response: latency
+                    .map(SessionLatency::first_response)
+                    .unwrap_or_default(),
                 breakdown: breakdown_stages
                     .iter()
                     .map(|&stage| StageSummary {

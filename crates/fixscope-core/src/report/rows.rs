@@ -35,7 +35,6 @@ pub fn distribution_json(name_field: (&str, &str), d: &Distribution) -> Value {
     Value::Object(m)
 }
 
-
 /// A percentile for people: its value, `>10.000s` when its rank is above the histogram's
 /// range (`-x`), `-` without data.
 pub fn percentile_text(d: &Distribution, i: usize) -> String {
@@ -93,4 +92,3 @@ pub(super) fn write_stage_row(
     }
     writeln!(out)
 }
-

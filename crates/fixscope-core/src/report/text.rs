@@ -5,14 +5,14 @@ use std::io::{self, Write};
 
 use hdrhistogram::Histogram;
 
+pub use super::rows::percentile_text;
+use super::rows::{opt_ns, write_stage_header, write_stage_row};
 use super::{
     human_ns, Counters, IntervalReport, Reporter, SessionSummary, StageSummary, SummaryReport,
 };
 use crate::correlate::Stage;
 use crate::slowest::SlowOrder;
 use crate::source::Counter;
-use super::rows::{opt_ns, write_stage_header, write_stage_row};
-pub use super::rows::percentile_text;
 use crate::stats::Distribution;
 
 /// Writes text reports to any `Write`.

@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 
 use super::counters::SessionCounters;
 use crate::microburst::MessageRate;
-use crate::segment::Direction;
 use crate::recorder::LatencyRecorder;
+use crate::segment::Direction;
 
 /// With HeartBtInt unknown or 0 (no heartbeats), a TestRequest unanswered this long raises
 /// the alarm.

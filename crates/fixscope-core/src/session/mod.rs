@@ -44,8 +44,8 @@ pub use sequence::{SeqRanges, SeqVerdict, SequenceTracker};
 use crate::correlate::{Correlator, MessageFacts};
 use crate::fix::framing::FramedMessage;
 use crate::segment::{ConnectionKey, Direction};
-use table::SessionTable;
 use health::side;
+use table::SessionTable;
 
 /// A connection's session, bound at its first FIX message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -6,12 +6,12 @@ use std::io;
 
 use super::worker::{End, FromWorker, WorkerOutputs};
 use super::{CompIds, OpenedSession, Outcome, RoutedMessage, WorkerEnd, WorkerShare};
+use crate::consumer::GlobalSession;
 use crate::pcap::CaptureStats;
 use crate::pipeline::{report_end, report_interval, PipelineConfig, RunEnd};
 use crate::report::{Counters, Reporter, TimeSpan};
-use crate::source::counters_of;
-use crate::consumer::GlobalSession;
 use crate::session::table::MAX_TRACKED_SESSIONS;
+use crate::source::counters_of;
 use crate::stats::Stats;
 
 pub(crate) struct Merger {
@@ -153,19 +153,16 @@ impl Merger {
         }
         for (w, mut share) in shares.into_iter().enumerate() {
             let global = &self.global[w];
-            self.stats.absorb_interval(
-                &mut share.stats,
-                |local| {
-                    let id = global
-                        .get((local as usize).wrapping_sub(1))
-                        .copied()
-                        .unwrap_or(0);
-                    GlobalSession {
-                        id,
-                        tracked: id >= 1 && id <= MAX_TRACKED_SESSIONS as u64,
-                    }
-                },
-            );
+            self.stats.absorb_interval(&mut share.stats, |local| {
+                let id = global
+                    .get((local as usize).wrapping_sub(1))
+                    .copied()
+                    .unwrap_or(0);
+                GlobalSession {
+                    id,
+                    tracked: id >= 1 && id <= MAX_TRACKED_SESSIONS as u64,
+                }
+            });
             // The worker may be done already; then nobody needs it back.
             let _ = workers.spares[w].send(share);
         }

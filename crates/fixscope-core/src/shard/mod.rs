@@ -72,7 +72,6 @@ use crate::shutdown::Shutdown;
 
 pub use crate::report::Counters;
 
-
 /// How a sharded run ended.
 pub struct Outcome {
     /// The capture counters of everything read.

@@ -7,12 +7,12 @@ use std::io::{self, Write};
 use std::net::{IpAddr, Ipv4Addr};
 use std::rc::Rc;
 
+use fixscope_core::consumer::OrderSink;
 use fixscope_core::correlate::{RequestType, Stage};
 use fixscope_core::order::Latency;
 use fixscope_core::report::human_ns;
 use fixscope_core::report::text::{percentile_text, TextReporter};
 use fixscope_core::report::{Counters, IntervalReport, Reporter, SummaryReport, TimeSpan};
-use fixscope_core::consumer::OrderSink;
 use fixscope_core::slowest::OrderRef;
 use fixscope_core::source::Counter;
 use fixscope_core::stats::Stats;
