@@ -96,10 +96,7 @@ impl Pipeline {
         Pipeline {
             observer: None,
             correlator: Correlator::new(config.key.clone(), config.correlation),
-            stats: Stats::new(config.highest_ns)
-                .with_slowest(config.slowest)
-                .with_breakdown(config.breakdown)
-                .with_groups(config.by.clone()),
+            stats: Stats::with_config(config.consumers()),
             breakdown: config
                 .breakdown
                 .then(|| Breakdown::new(config.breakdown_role)),

@@ -1,5 +1,6 @@
 //! What the pipeline can be tuned by.
 
+use crate::consumer::ConsumerConfig;
 use crate::correlate::{CorrelatorLimits, KeySpec};
 use crate::reassembly::ReassemblyLimits;
 
@@ -45,6 +46,18 @@ impl Default for PipelineConfig {
             breakdown: false,
             breakdown_role: crate::Role::Server,
             by: None,
+        }
+    }
+}
+
+impl PipelineConfig {
+    /// What the consumers of order events are built from (`crate::consumers`).
+    pub fn consumers(&self) -> ConsumerConfig {
+        ConsumerConfig {
+            highest_ns: self.highest_ns,
+            slowest: self.slowest,
+            breakdown: self.breakdown,
+            by: self.by.clone(),
         }
     }
 }

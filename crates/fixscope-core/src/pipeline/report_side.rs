@@ -105,10 +105,7 @@ impl ReportSide {
         ReportSide {
             // As `Pipeline::new` makes them: reports read the configuration (`--slowest`,
             // `--breakdown`'s stages) from the statistics.
-            stats: Stats::new(config.highest_ns)
-                .with_slowest(config.slowest)
-                .with_breakdown(config.breakdown)
-                .with_groups(config.by.clone()),
+            stats: Stats::with_config(config.consumers()),
             interval_start_counters: Counters::default(),
         }
     }

@@ -231,6 +231,7 @@ impl SessionLayer {
 
     /// Judges one framed message of session `b`: counts it, follows the session's state,
     /// and says what the pipeline does with it.
+    #[inline]
     pub fn on_message<'m>(
         &mut self,
         b: Binding,

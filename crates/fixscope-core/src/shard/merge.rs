@@ -35,10 +35,7 @@ impl Merger {
     pub(crate) fn new(config: PipelineConfig, workers: usize) -> Self {
         Merger {
             interval_ns: config.interval_ns,
-            stats: Stats::new(config.highest_ns)
-                .with_slowest(config.slowest)
-                .with_breakdown(config.breakdown)
-                .with_groups(config.by.clone()),
+            stats: Stats::with_config(config.consumers()),
             counters: vec![Counters::default(); workers],
             interval_start_counters: Counters::default(),
             global: vec![Vec::new(); workers],

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# A/B of two fixscope builds on the whole command a user runs (issue #30: "not slower"):
+# `fixscope pcap CAP -p PORT --json` at default flags and with `--threads 1`, alternated
+# round by round (A default, B default, A --threads 1, B --threads 1), the capture read into
+# the page cache before each timed run. Prints per-run times, medians and per-round ratios
+# B/A, and checks that both builds' outputs are identical.
+#
+#   A=/path/to/fixscope-before B=target/release/fixscope CAP=big.pcap RUNS=7 scripts/bench-ab.sh
+#
+# CAP defaults to the 504 MB capture of scripts/bench-offline.sh (made with gen_capture).
+set -euo pipefail
+A=${A:?A=old binary}
+B=${B:?B=new binary}
+RUNS=${RUNS:-7}
+PORT=${PORT:-9878}
+CAP=${CAP:?CAP=capture}
+WORK=${WORK:-$(mktemp -d)}
+(( RUNS >= 1 && RUNS <= 30 )) || { echo "RUNS must be 1..30" >&2; exit 2; }
+
+now_ns() { date +%s%N; }
+run() {  # run BIN OUT [flags...]: prints wall seconds
+    local bin=$1 out=$2; shift 2
+    cat "$CAP" >/dev/null
+    local t0 t1
+    t0=$(now_ns)
+    "$bin" pcap "$CAP" -p "$PORT" --json "$@" >"$out" 2>/dev/null
+    t1=$(now_ns)
+    awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.4f\n", (b-a)/1e9}'
+}
+median() { sort -g | awk '{a[NR]=$1} END{ if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2 }'; }
+
+declare -a ad bd a1 b1
+for ((r = 1; r <= RUNS; r++)); do
+    ad[r]=$(run "$A" "$WORK/a.json")
+    bd[r]=$(run "$B" "$WORK/b.json")
+    a1[r]=$(run "$A" "$WORK/a1.json" --threads 1)
+    b1[r]=$(run "$B" "$WORK/b1.json" --threads 1)
+    printf 'round %d: default A %s B %s (B/A %.3f) | --threads 1 A %s B %s (B/A %.3f)\n' "$r" \
+        "${ad[r]}" "${bd[r]}" "$(echo "${bd[r]} / ${ad[r]}" | bc -l)" \
+        "${a1[r]}" "${b1[r]}" "$(echo "${b1[r]} / ${a1[r]}" | bc -l)"
+done
+cmp -s "$WORK/a.json" "$WORK/b.json" && cmp -s "$WORK/a1.json" "$WORK/b1.json" \
+    && echo "outputs: identical (default and --threads 1)" || { echo "outputs DIFFER" >&2; exit 1; }
+for k in default threads1; do
+    if [[ $k == default ]]; then xa=("${ad[@]}"); xb=("${bd[@]}"); else xa=("${a1[@]}"); xb=("${b1[@]}"); fi
+    ma=$(printf '%s\n' "${xa[@]}" | median); mb=$(printf '%s\n' "${xb[@]}" | median)
+    ratios=$(for ((r = 1; r <= RUNS; r++)); do echo "${xb[r-1]} / ${xa[r-1]}" | bc -l; done | median)
+    printf '%-9s median A %.3f s, B %.3f s, B/A of medians %.3f, median per-round B/A %.3f\n' \
+        "$k" "$ma" "$mb" "$(echo "$mb / $ma" | bc -l)" "$ratios"
+done
