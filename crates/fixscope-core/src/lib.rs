@@ -16,6 +16,7 @@ pub mod correlate;
 pub mod counters;
 pub mod decode;
 pub mod encap;
+pub mod figures;
 pub mod fix;
 pub mod group;
 pub mod hlog;

@@ -9,13 +9,14 @@
 use crate::consumer::{Consumer, ConsumerConfig, OrderSink};
 use crate::consumers::{Consumers, ConsumersInterval, SessionLatency, StageRecorders};
 use crate::correlate::{RequestType, Stage};
+use crate::figures::Figures;
 use crate::group::{GroupSpec, GroupStats};
 use crate::microburst::{MessageRate, RateFigures};
 use crate::order::{Latency, OrderBreakdown, OrderEvent, OrderRef};
 use crate::segment::ConnectionKey;
 use crate::session::figures::SessionLayerFigures;
 use crate::session::health::SessionLayerStats;
-use crate::session::table::SessionTable;
+use crate::session::table::{SessionBook, SessionTable};
 use crate::slowest::{SlowOrder, SlowestOrders, DEFAULT_SLOWEST};
 
 // Kept where callers have always found them.
@@ -94,6 +95,23 @@ impl Stats {
     /// from logs).
     pub fn layer_known(&self) -> bool {
         self.layer_known
+    }
+
+    /// What reporters read (after [`Stats::refresh_views`] or a close): every figure,
+    /// read-only, and no consumer.
+    pub fn figures(&self) -> Figures<'_> {
+        debug_assert!(self.views_fresh, "refresh_views before reading views");
+        Figures {
+            stages: &self.consumers.stages,
+            slowest: &self.consumers.slowest,
+            sessions: &self.sessions,
+            session_latency: &self.consumers.session_latency,
+            by: self.consumers.by.as_ref(),
+            layer: &self.layer,
+            layer_known: self.layer_known,
+            logged_layer: self.logged_layer.as_ref(),
+            breakdown: self.config.breakdown,
+        }
     }
 
     /// The session layer's figures at `now_ns` (the summary's end): measured, or as a log
@@ -181,8 +199,11 @@ impl Stats {
 
     /// The per-session table and the session layer's figures, for the session layer to
     /// fill as it binds sessions and judges messages.
-    pub fn session_layer_parts(&mut self) -> (&mut SessionTable, &mut SessionLayerStats) {
-        (&mut self.sessions, &mut self.layer)
+    pub fn session_book(&mut self) -> SessionBook<'_> {
+        SessionBook {
+            table: &mut self.sessions,
+            layer: &mut self.layer,
+        }
     }
 
     /// The per-session table, for the session layer to bind sessions in.

@@ -100,13 +100,13 @@ impl Reporter for Summary {
         self.counters = Some(r.counters);
         let d = r.stages[0].dist;
         self.first_response = Some((d.count, d.min_ns, d.max_ns));
-        let t = r.stats.layer.test_request_rtt.distribution();
+        let t = r.figures.layer().test_request_rtt.distribution();
         self.test_request_rtt = Some((t.count, t.min_ns, t.max_ns));
         self.reasons = (
-            r.stats.layer.session_reject_reasons.clone(),
-            r.stats.layer.business_reject_reasons.clone(),
+            r.figures.layer().session_reject_reasons.clone(),
+            r.figures.layer().business_reject_reasons.clone(),
         );
-        let by = r.stats.by().expect("--by 55");
+        let by = r.figures.by().expect("--by 55");
         self.by_symbol = by.tags[0]
             .ranked()
             .iter()
@@ -128,7 +128,7 @@ impl Reporter for Summary {
             })
             .collect();
         self.sessions = r
-            .stats
+            .figures
             .sessions()
             .iter()
             .map(|s| {

@@ -119,7 +119,7 @@ impl Reporter for HgrmWriter {
 
     fn summary(&mut self, r: &SummaryReport<'_>) -> io::Result<()> {
         for (stage, path) in hgrm_paths(&self.path) {
-            let rec = r.stats.cumulative(stage);
+            let rec = r.figures.cumulative(stage);
             if rec.count() == 0 && stage != Stage::FirstResponse {
                 continue;
             }

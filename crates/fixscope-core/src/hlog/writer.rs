@@ -215,7 +215,7 @@ fn tagged<'a>(
 
 impl<W: Write> Reporter for HlogWriter<W> {
     fn interval(&mut self, r: &IntervalReport<'_>) -> io::Result<()> {
-        let stats = r.stats;
+        let stats = r.figures;
         let start_ns = unix_ns(r.span.start_ns, &r.span);
         let end_ns = unix_ns(r.span.end_ns, &r.span).max(start_ns);
         let first = stats.interval(Stage::FirstResponse);
@@ -258,7 +258,7 @@ impl<W: Write> Reporter for HlogWriter<W> {
         let start_ns = unix_ns(r.span.start_ns, &r.span);
         let end_ns = unix_ns(r.span.end_ns, &r.span);
         let base = self.begin(start_ns, r.stages[0].dist.range_ns)?;
-        if let Some(by) = r.stats.by() {
+        if let Some(by) = r.figures.by() {
             let start_s = start_ns.saturating_sub(base) as f64 / 1e9;
             let length_s = end_ns.saturating_sub(start_ns) as f64 / 1e9;
             self.by_lines(by, start_s, length_s)?;
@@ -271,7 +271,7 @@ impl<W: Write> Reporter for HlogWriter<W> {
             sessions: r.sessions.iter().map(SessionLine::from).collect(),
             untracked_sessions: r.untracked_sessions,
             stage_counts: r.stages.map(|s| s.dist.count),
-            session_layer: r.stats.session_layer_figures(r.span.end_ns).map(Box::new),
+            session_layer: r.figures.session_layer_figures(r.span.end_ns).map(Box::new),
         };
         writeln!(self.out, "{SUMMARY_PREFIX}{}", json(&summary)?)?;
         self.out.flush()

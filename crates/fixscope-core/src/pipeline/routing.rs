@@ -154,8 +154,7 @@ impl Router<'_> {
             }
         }
         let session = b.session;
-        let (table, figures) = stats.session_layer_parts();
-        let action = layer.on_message(b, direction, &facts, msg, correlator, table, figures);
+        let action = layer.on_message(b, direction, &facts, msg, correlator, stats.session_book());
         let scope = layer.scope(b);
         match action {
             Action::Order => {}

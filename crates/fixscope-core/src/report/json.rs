@@ -141,7 +141,7 @@ impl<W: Write> Reporter for JsonReporter<W> {
             .iter()
             .map(|(t, stages)| json!({"msg_type": t.msg_type(), "stages": stages_json(stages)}))
             .collect();
-        let layer = r.stats.session_layer_figures(r.span.end_ns);
+        let layer = r.figures.session_layer_figures(r.span.end_ns);
         let sessions: Vec<Value> = r
             .sessions
             .iter()
@@ -189,7 +189,7 @@ impl<W: Write> Reporter for JsonReporter<W> {
                     m.insert(k.into(), field);
                 }
             }
-            if let Some(by) = r.stats.by() {
+            if let Some(by) = r.figures.by() {
                 m.insert("by".into(), super::by::by_json(by));
             }
         }

@@ -84,12 +84,12 @@ fn session_rates(o: &mut Obj<'_>, r: &IntervalReport<'_>) {
     };
     o.key("rate");
     let mut total = Obj::open(o.out);
-    figures(&mut total, r.stats.layer.rate.interval());
+    figures(&mut total, r.figures.layer().rate.interval());
     total.close();
     o.key("session_rates");
     o.out.push(b'[');
     let mut first = true;
-    for s in r.stats.sessions() {
+    for s in r.figures.sessions() {
         let f = s.health.rate.interval();
         if f.messages == 0 {
             continue;

@@ -19,6 +19,7 @@ use hdrhistogram::Histogram;
 
 use crate::consumers::SessionLatency;
 use crate::correlate::{RequestType, Stage};
+use crate::figures::Figures;
 use crate::slowest::SlowOrder;
 use crate::source::Counter;
 use crate::stats::{Distribution, Stats};
@@ -105,7 +106,8 @@ pub struct IntervalReport<'a> {
     /// Everything recorded, for reporters that need more than the above (the HdrHistogram
     /// log: exact sums and the interval per request type; Prometheus: the cumulative views
     /// per stage, request type and session).
-    pub stats: &'a Stats,
+    /// Every figure of the run, read-only.
+    pub figures: Figures<'a>,
 }
 
 impl<'a> IntervalReport<'a> {
@@ -116,9 +118,10 @@ impl<'a> IntervalReport<'a> {
         previous: &Counters,
         source: &'a [Counter],
     ) -> Self {
+        let figures = stats.figures();
         let seconds = span.seconds();
         let interval_stage = |stage: Stage| {
-            let d = stats.interval(stage).distribution();
+            let d = figures.interval(stage).distribution();
             IntervalStage {
                 stage,
                 count: d.count,
@@ -135,7 +138,7 @@ impl<'a> IntervalReport<'a> {
             }
         };
         let stages = Stage::ALL.map(interval_stage);
-        let breakdown = stats.shown_stages()[Stage::ALL.len()..]
+        let breakdown = figures.shown_stages()[Stage::ALL.len()..]
             .iter()
             .map(|&s| interval_stage(s))
             .collect();
@@ -147,9 +150,9 @@ impl<'a> IntervalReport<'a> {
             delta: counters.minus(previous),
             counters,
             source,
-            slowest: Stage::ALL.map(|s| stats.interval_slowest(s)),
+            slowest: Stage::ALL.map(|s| figures.interval_slowest(s)),
             breakdown,
-            stats,
+            figures,
         }
     }
 
@@ -161,12 +164,12 @@ impl<'a> IntervalReport<'a> {
     /// The interval's histogram of any stage, as hdrhistogram's type: built when first
     /// asked (a report nobody reads a histogram of builds none).
     pub fn histogram(&self, stage: Stage) -> &'a Histogram<u64> {
-        self.stats.interval(stage).histogram()
+        self.figures.interval(stage).histogram()
     }
 
     /// The interval's slowest orders of any stage.
     pub fn slowest_of(&self, stage: Stage) -> &'a [SlowOrder] {
-        self.stats.interval_slowest(stage)
+        self.figures.interval_slowest(stage)
     }
 }
 
@@ -215,7 +218,8 @@ pub struct SummaryReport<'a> {
     /// [`SummaryReport::slowest_of`].
     pub breakdown: Vec<StageSummary>,
     /// Everything recorded (the cumulative views are fresh).
-    pub stats: &'a Stats,
+    /// Every figure of the run, read-only.
+    pub figures: Figures<'a>,
 }
 
 impl<'a> SummaryReport<'a> {
@@ -225,12 +229,13 @@ impl<'a> SummaryReport<'a> {
         source: &'a [Counter],
         span: TimeSpan,
     ) -> Self {
+        let figures = stats.figures();
         let duration_ns = span.end_ns.saturating_sub(span.start_ns);
         let stages = Stage::ALL.map(|stage| StageSummary {
             stage,
-            dist: stats.cumulative(stage).distribution(),
+            dist: figures.cumulative(stage).distribution(),
         });
-        let breakdown_stages = &stats.shown_stages()[Stage::ALL.len()..];
+        let breakdown_stages = &figures.shown_stages()[Stage::ALL.len()..];
         let by_request_type = RequestType::ALL
             .iter()
             .map(|&t| {
@@ -238,16 +243,16 @@ impl<'a> SummaryReport<'a> {
                     t,
                     Stage::ALL.map(|stage| StageSummary {
                         stage,
-                        dist: stats.by_request_type(t, stage).distribution(),
+                        dist: figures.by_request_type(t, stage).distribution(),
                     }),
                 )
             })
             .filter(|(_, s)| s.iter().any(|s| s.dist.count > 0))
             .collect();
-        let sessions = stats
+        let sessions = figures
             .sessions()
             .iter()
-            .map(|s| (s, stats.session_latency(s.id)))
+            .map(|s| (s, figures.session_latency(s.id)))
             .map(|(s, latency)| SessionSummary {
                 id: s.id,
                 client: s.connection.client.to_string(),
@@ -274,19 +279,19 @@ impl<'a> SummaryReport<'a> {
             stages,
             by_request_type,
             sessions,
-            untracked_sessions: stats.untracked_sessions(),
+            untracked_sessions: figures.untracked_sessions(),
             counters,
             source,
-            histograms: Stage::ALL.map(|s| stats.cumulative(s).histogram()),
-            slowest: Stage::ALL.map(|s| stats.slowest(s)),
+            histograms: Stage::ALL.map(|s| figures.cumulative(s).histogram()),
+            slowest: Stage::ALL.map(|s| figures.slowest(s)),
             breakdown: breakdown_stages
                 .iter()
                 .map(|&stage| StageSummary {
                     stage,
-                    dist: stats.cumulative(stage).distribution(),
+                    dist: figures.cumulative(stage).distribution(),
                 })
                 .collect(),
-            stats,
+            figures,
         }
     }
 
@@ -297,12 +302,12 @@ impl<'a> SummaryReport<'a> {
 
     /// The run's histogram of any stage.
     pub fn histogram(&self, stage: Stage) -> &'a Histogram<u64> {
-        self.stats.cumulative(stage).histogram()
+        self.figures.cumulative(stage).histogram()
     }
 
     /// The run's slowest orders of any stage.
     pub fn slowest_of(&self, stage: Stage) -> &'a [SlowOrder] {
-        self.stats.slowest(stage)
+        self.figures.slowest(stage)
     }
 }
 

@@ -94,7 +94,7 @@ pub fn summary_fields(layer: &SessionLayerFigures) -> [(&'static str, Value); 3]
 /// messages in the interval).
 pub fn interval_fields(r: &IntervalReport<'_>) -> [(&'static str, Value); 2] {
     let sessions: Vec<Value> = r
-        .stats
+        .figures
         .sessions()
         .iter()
         .filter(|s| s.health.rate.interval().messages > 0)
@@ -104,7 +104,7 @@ pub fn interval_fields(r: &IntervalReport<'_>) -> [(&'static str, Value); 2] {
         })
         .collect();
     [
-        ("rate", json!(r.stats.layer.rate.interval())),
+        ("rate", json!(r.figures.layer().rate.interval())),
         ("session_rates", Value::Array(sessions)),
     ]
 }

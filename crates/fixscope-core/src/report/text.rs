@@ -56,7 +56,7 @@ impl<W: Write> Reporter for TextReporter<W> {
             c.correlation.late,
             r.delta.correlation.late,
             c.reassembly.gaps,
-            r.stats.layer.rate.interval().peak_1ms,
+            r.figures.layer().rate.interval().peak_1ms,
         )?;
         if let Some(name) = r.span.timestamp_source {
             writeln!(self.out, "    timestamps {name}")?;
@@ -145,10 +145,10 @@ impl<W: Write> Reporter for TextReporter<W> {
                 )?;
             }
         }
-        if let Some(by) = r.stats.by() {
+        if let Some(by) = r.figures.by() {
             super::by::write_by(out, by)?;
         }
-        if let Some(layer) = r.stats.session_layer_figures(r.span.end_ns) {
+        if let Some(layer) = r.figures.session_layer_figures(r.span.end_ns) {
             super::session::write_summary(out, &layer)?;
         }
         write_slowest(out, &r.slowest, r.span.unix_offset_ns)?;

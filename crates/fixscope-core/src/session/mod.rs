@@ -45,7 +45,7 @@ use crate::correlate::{Correlator, MessageFacts};
 use crate::fix::framing::FramedMessage;
 use crate::segment::{ConnectionKey, Direction};
 use health::side;
-use table::SessionTable;
+use table::{SessionBook, SessionTable};
 
 /// A connection's session, bound at its first FIX message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -239,9 +239,12 @@ impl SessionLayer {
         facts: &MessageFacts,
         msg: &FramedMessage<'m>,
         correlator: &mut Correlator,
-        sessions: &mut SessionTable,
-        layer: &mut SessionLayerStats,
+        book: SessionBook<'_>,
     ) -> Action<'m> {
+        let SessionBook {
+            table: sessions,
+            layer,
+        } = book;
         let ts_ns = msg.last_byte_ts_ns;
         let me = side(direction);
         layer.rate.observe(ts_ns);

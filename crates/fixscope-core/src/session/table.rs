@@ -7,7 +7,14 @@
 
 use crate::order::{SessionNames, SessionRef};
 use crate::segment::ConnectionKey;
-use crate::session::health::SessionHealth;
+use crate::session::health::{SessionHealth, SessionLayerStats};
+
+/// What the session layer fills as it judges a message: the per-session table and the
+/// run's session-layer figures.
+pub struct SessionBook<'a> {
+    pub table: &'a mut SessionTable,
+    pub layer: &'a mut SessionLayerStats,
+}
 
 /// Sessions broken down individually; later ones are summed into the overall figures only.
 pub const MAX_TRACKED_SESSIONS: usize = 4096;

@@ -63,9 +63,9 @@ impl Reporter for BlockCollector {
         match self.by {
             None => {}
             Some(GroupBy::Type) => {
-                for &stage in r.stats.shown_stages() {
+                for &stage in r.figures.shown_stages() {
                     for t in RequestType::ALL {
-                        let rec = r.stats.interval_by_request_type(t, stage);
+                        let rec = r.figures.interval_by_request_type(t, stage);
                         if rec.count() > 0 {
                             let key = CellKey {
                                 group: Group::Type(t),
@@ -77,8 +77,8 @@ impl Reporter for BlockCollector {
                 }
             }
             Some(GroupBy::Session) => {
-                for s in r.stats.sessions() {
-                    let latency = r.stats.session_latency(s.id);
+                for s in r.figures.sessions() {
+                    let latency = r.figures.session_latency(s.id);
                     let Some(rec) = latency.and_then(|l| l.first_response_recorder()) else {
                         continue;
                     };
@@ -128,8 +128,8 @@ impl Reporter for BlockCollector {
 }
 
 /// The pipeline's groups of `--by TAG`.
-fn tag_groups(stats: &fixscope_core::stats::Stats, tag: u32) -> Option<&TagGroups> {
-    stats.by()?.tags.iter().find(|t| t.tag == tag)
+fn tag_groups<'a>(figures: fixscope_core::figures::Figures<'a>, tag: u32) -> Option<&'a TagGroups> {
+    figures.by()?.tags.iter().find(|t| t.tag == tag)
 }
 
 impl BlockCollector {
@@ -140,7 +140,7 @@ impl BlockCollector {
         tag: u32,
         cells: &mut BTreeMap<CellKey, BlockHist>,
     ) {
-        let Some(t) = tag_groups(r.stats, tag) else {
+        let Some(t) = tag_groups(r.figures, tag) else {
             return;
         };
         let entries = t.entries.iter().chain([&t.overflow, &t.none]);
@@ -174,7 +174,7 @@ impl BlockCollector {
     /// `--by TAG`, at the end: the cells of values beyond the run's busiest join
     /// `(other)`'s, block by block.
     fn fold_beyond_the_busiest(&mut self, r: &SummaryReport<'_>, tag: u32) {
-        let Some(t) = tag_groups(r.stats, tag) else {
+        let Some(t) = tag_groups(r.figures, tag) else {
             return;
         };
         let ranking = t.ranked();

@@ -113,7 +113,7 @@ impl Reporter for HtmlReporter {
     fn summary(&mut self, r: &SummaryReport<'_>) -> io::Result<()> {
         self.plot.summary(r)?;
         let data = std::slice::from_ref(&self.plot.data);
-        let stages = r.stats.shown_stages();
+        let stages = r.figures.shown_stages();
         let chart = |draw| svg_string(data, stages, draw).map_err(io::Error::other);
         let percentiles = chart(Chart::Percentiles)?;
         let over_time = chart(Chart::OverTime)?;

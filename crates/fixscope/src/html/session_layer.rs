@@ -30,7 +30,7 @@ const COLUMNS: [&str; 14] = [
 ];
 
 pub fn section(h: &mut String, r: &SummaryReport<'_>) {
-    if let Some(layer) = r.stats.session_layer_figures(r.span.end_ns) {
+    if let Some(layer) = r.figures.session_layer_figures(r.span.end_ns) {
         layer_section(h, &layer);
     }
     by_section(h, r);
@@ -96,7 +96,7 @@ fn layer_section(h: &mut String, layer: &SessionLayerFigures) {
 
 /// `--by`'s tables.
 fn by_section(h: &mut String, r: &SummaryReport<'_>) {
-    let stats = r.stats;
+    let stats = r.figures;
     if let Some(by) = stats.by() {
         let mut i = 0;
         for t in &by.tags {

@@ -2,9 +2,9 @@
 //! pipeline thread once per interval report (and at the summary), never per message.
 
 use fixscope_core::correlate::{RequestType, Stage};
+use fixscope_core::figures::Figures;
 use fixscope_core::report::Counters;
 use fixscope_core::source::Counter;
-use fixscope_core::stats::Stats;
 
 use super::exemplar::Exemplar;
 use super::help::help_of;
@@ -43,7 +43,7 @@ pub struct Collector {
 
 /// What one snapshot is built from.
 pub struct Inputs<'a> {
-    pub stats: &'a Stats,
+    pub stats: Figures<'a>,
     pub counters: &'a Counters,
     pub source: &'a [Counter],
     /// The report's end, UNIX seconds.
@@ -157,7 +157,7 @@ impl Collector {
         }
     }
 
-    fn latency(&mut self, stats: &Stats) -> Family {
+    fn latency(&mut self, stats: Figures<'_>) -> Family {
         let mut samples = Vec::new();
         // The breakdown stages (`--breakdown`) are series of the same family.
         for &stage in stats.shown_stages() {
@@ -188,7 +188,7 @@ impl Collector {
         }
     }
 
-    fn sessions(&self, stats: &Stats) -> [Family; 3] {
+    fn sessions(&self, stats: Figures<'_>) -> [Family; 3] {
         let mut latency = Vec::new();
         let mut requests = Vec::new();
         let mut responses = Vec::new();

@@ -102,7 +102,7 @@ impl Reporter for PrometheusReporter {
             r.span.unix_offset_ns,
         );
         let snapshot = self.collector.snapshot(&Inputs {
-            stats: r.stats,
+            stats: r.figures,
             counters: &r.counters,
             source: r.source,
             at_unix_s: unix_s(&r.span),
@@ -117,7 +117,7 @@ impl Reporter for PrometheusReporter {
 
     fn summary(&mut self, r: &SummaryReport<'_>) -> io::Result<()> {
         let snapshot = self.collector.snapshot(&Inputs {
-            stats: r.stats,
+            stats: r.figures,
             counters: &r.counters,
             source: r.source,
             at_unix_s: unix_s(&r.span),

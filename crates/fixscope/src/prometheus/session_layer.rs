@@ -5,7 +5,7 @@
 //! (`--prometheus-by`, opt-in: labels from the wire) every stage's latency.
 
 use fixscope_core::correlate::Stage;
-use fixscope_core::stats::Stats;
+use fixscope_core::figures::Figures;
 
 use super::histogram::{from_recorder, ClassicBounds};
 use super::model::{Family, Kind, Sample, Value};
@@ -31,8 +31,8 @@ fn sample(labels: Vec<(&'static str, String)>, value: Value) -> Sample {
 }
 
 /// The run's session-layer families (always exported).
-pub fn totals(stats: &Stats, now_ns: u64, bounds: &ClassicBounds) -> Vec<Family> {
-    let layer = &stats.layer;
+pub fn totals(stats: Figures<'_>, now_ns: u64, bounds: &ClassicBounds) -> Vec<Family> {
+    let layer = stats.layer();
     let mut reasons = Vec::new();
     for (kind, by_code) in [
         ("session", &layer.session_reject_reasons),
@@ -105,7 +105,7 @@ pub fn totals(stats: &Stats, now_ns: u64, bounds: &ClassicBounds) -> Vec<Family>
 }
 
 /// Per-session families for the first `n` sessions.
-pub fn per_session(stats: &Stats, n: usize, now_ns: u64) -> Vec<Family> {
+pub fn per_session(stats: Figures<'_>, n: usize, now_ns: u64) -> Vec<Family> {
     let mut logged_on = Vec::new();
     let mut stale = Vec::new();
     let mut waiting = Vec::new();
@@ -157,7 +157,7 @@ pub fn per_session(stats: &Stats, n: usize, now_ns: u64) -> Vec<Family> {
 }
 
 /// `--by` latency per tag, value and stage (`--prometheus-by`).
-pub fn by(stats: &Stats, bounds: &ClassicBounds) -> Vec<Family> {
+pub fn by(stats: Figures<'_>, bounds: &ClassicBounds) -> Vec<Family> {
     let Some(by) = stats.by() else {
         return Vec::new();
     };

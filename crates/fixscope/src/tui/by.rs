@@ -17,7 +17,7 @@ pub type ByRow = (String, Distribution);
 /// The rows of a summary (empty without `--by`), and the line under them (what `(other)`
 /// holds).
 pub fn rows(r: &SummaryReport<'_>) -> (Vec<ByRow>, Vec<String>) {
-    let Some(by) = r.stats.by() else {
+    let Some(by) = r.figures.by() else {
         return (Vec::new(), Vec::new());
     };
     let mut out = Vec::new();

@@ -132,7 +132,7 @@ impl Model {
                 count: s.count,
                 percentiles_ns: CHART_PERCENTILES.map(|i| s.percentiles_ns[i]),
                 max_ns: s.max_ns,
-                range_ns: r.stats.interval(stage).range_ns(),
+                range_ns: r.figures.interval(stage).range_ns(),
             }
         });
         if self.history.len() == HISTORY {
@@ -160,7 +160,7 @@ impl Model {
         self.summary = Some(SummaryFigures {
             by_values,
             by_notes,
-            by_on: r.stats.by().is_some(),
+            by_on: r.figures.by().is_some(),
             span: r.span,
             duration_ns: r.duration_ns,
             stages: r.stages,

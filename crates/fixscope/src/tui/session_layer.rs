@@ -39,7 +39,7 @@ fn age(a: Option<u64>) -> String {
 /// The rows of a summary's sessions.
 pub fn rows(r: &SummaryReport<'_>) -> Vec<LayerRow> {
     let now_ns = r.span.end_ns;
-    r.stats
+    r.figures
         .sessions()
         .iter()
         .map(|s| {
@@ -91,7 +91,7 @@ pub fn rows(r: &SummaryReport<'_>) -> Vec<LayerRow> {
 
 /// `--by`'s values as rows: tag, value, count, p50, p99, max of first_response.
 pub fn by_rows(r: &SummaryReport<'_>) -> Vec<[String; 6]> {
-    let Some(by) = r.stats.by() else {
+    let Some(by) = r.figures.by() else {
         return Vec::new();
     };
     let mut out = Vec::new();

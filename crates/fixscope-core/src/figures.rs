@@ -1,0 +1,133 @@
+//! What reporters read: the figures of a run (and of the interval being reported), as
+//! read-only views of figure types — latency recorders, slow orders, session rows, `--by`
+//! rankings, the session layer's figures. Built by [`crate::stats::Stats::figures`] for the
+//! time of one report; nothing here records, closes or merges, so no reporter can reach
+//! into a consumer or change what the next report reads.
+
+use crate::consumers::{SessionLatencies, SessionLatency, StageRecorders};
+use crate::correlate::{RequestType, Stage};
+use crate::group::GroupStats;
+use crate::recorder::LatencyRecorder;
+use crate::session::figures::SessionLayerFigures;
+use crate::session::health::SessionLayerStats;
+use crate::session::table::{SessionStats, SessionTable};
+use crate::slowest::{SlowOrder, SlowestOrders};
+
+/// A run's figures, borrowed for one report (see the module doc).
+#[derive(Clone, Copy)]
+pub struct Figures<'a> {
+    pub(crate) stages: &'a StageRecorders,
+    pub(crate) slowest: &'a SlowestOrders,
+    pub(crate) sessions: &'a SessionTable,
+    pub(crate) session_latency: &'a SessionLatencies,
+    pub(crate) by: Option<&'a GroupStats>,
+    pub(crate) layer: &'a SessionLayerStats,
+    /// The session layer was measured (not rebuilt from logs).
+    pub(crate) layer_known: bool,
+    /// Rebuilt from a log: the session layer as the run reported it.
+    pub(crate) logged_layer: Option<&'a SessionLayerFigures>,
+    /// The breakdown stages are measured (`--breakdown`).
+    pub(crate) breakdown: bool,
+}
+
+impl<'a> Figures<'a> {
+    /// Everything recorded for `stage`.
+    pub fn cumulative(&self, stage: Stage) -> &'a LatencyRecorder {
+        self.stages.cumulative(stage)
+    }
+
+    /// The interval being reported, for `stage`.
+    pub fn interval(&self, stage: Stage) -> &'a LatencyRecorder {
+        self.stages.interval(stage)
+    }
+
+    /// Everything recorded for requests of type `t` at `stage`.
+    pub fn by_request_type(&self, t: RequestType, stage: Stage) -> &'a LatencyRecorder {
+        self.stages.by_request_type(t, stage)
+    }
+
+    /// The interval's recorder of requests of type `t` at `stage`.
+    pub fn interval_by_request_type(&self, t: RequestType, stage: Stage) -> &'a LatencyRecorder {
+        self.stages.interval_by_request_type(t, stage)
+    }
+
+    /// Latencies recorded in the interval being reported, all stages.
+    pub fn interval_count(&self) -> u64 {
+        self.stages.interval_count()
+    }
+
+    /// Latencies above the histogram range so far, all stages.
+    pub fn over_range(&self) -> u64 {
+        self.stages.over_range()
+    }
+
+    /// Whether the breakdown stages are measured: reports show them only then.
+    pub fn breakdown(&self) -> bool {
+        self.breakdown
+    }
+
+    /// The stages reports show: [`Stage::ALL`], and [`Stage::BREAKDOWN`] with `--breakdown`.
+    pub fn shown_stages(&self) -> &'static [Stage] {
+        if self.breakdown {
+            &Stage::EVERY
+        } else {
+            &Stage::ALL
+        }
+    }
+
+    /// The run's slowest orders at `stage`, slowest first.
+    pub fn slowest(&self, stage: Stage) -> &'a [SlowOrder] {
+        self.slowest.cumulative(stage)
+    }
+
+    /// The interval's slowest orders at `stage`, slowest first.
+    pub fn interval_slowest(&self, stage: Stage) -> &'a [SlowOrder] {
+        self.slowest.interval(stage)
+    }
+
+    /// How many slowest orders are kept per stage (`--slowest`).
+    pub fn slowest_capacity(&self) -> usize {
+        self.slowest.capacity()
+    }
+
+    /// Sessions in the order they were first seen.
+    pub fn sessions(&self) -> &'a [SessionStats] {
+        self.sessions.all()
+    }
+
+    /// Session `id`'s latencies (`None`: none recorded).
+    pub fn session_latency(&self, id: u64) -> Option<&'a SessionLatency> {
+        self.session_latency.get(id)
+    }
+
+    /// Sessions seen beyond the per-session table's bound.
+    pub fn untracked_sessions(&self) -> u64 {
+        self.sessions.untracked()
+    }
+
+    /// `--by`'s figures (`None` without `--by`).
+    pub fn by(&self) -> Option<&'a GroupStats> {
+        self.by
+    }
+
+    /// The session layer's run figures (rates, `test_request_rtt`, reject reasons).
+    pub fn layer(&self) -> &'a SessionLayerStats {
+        self.layer
+    }
+
+    /// Whether the session layer's figures were measured (false for statistics rebuilt
+    /// from logs).
+    pub fn layer_known(&self) -> bool {
+        self.layer_known
+    }
+
+    /// The session layer's figures at `now_ns` (the summary's end): measured, or as a log
+    /// held them; `None` when neither (reports then leave the session layer out).
+    pub fn session_layer_figures(&self, now_ns: u64) -> Option<SessionLayerFigures> {
+        if self.layer_known {
+            Some(SessionLayerFigures::of(self.layer, self.sessions, now_ns))
+        } else {
+            self.logged_layer.cloned()
+        }
+    }
+}
