@@ -30,6 +30,7 @@ mod config;
 mod connections;
 pub(crate) mod forward;
 pub(crate) mod handover;
+mod interval_clock;
 pub(crate) mod report_side;
 mod reports;
 mod routing;
@@ -39,6 +40,7 @@ mod stages;
 pub use config::PipelineConfig;
 use connections::{ClosedConnections, Connection, CLOSED_CONNECTION_MEMORY_NS};
 use forward::{Forwarder, Upstream};
+use interval_clock::IntervalClock;
 pub(crate) use reports::{close_and_report_interval, report_end, report_interval, RunEnd};
 pub use routing::{MessageEvent, MessageObserver};
 use routing::{MessageSink, Router};
@@ -58,7 +60,7 @@ pub struct Pipeline {
     segments: u64,
     first_ts_ns: Option<u64>,
     now_ns: u64,
-    interval_start_ns: Option<u64>,
+    interval_clock: IntervalClock,
     last_sweep_ns: u64,
     shed_connections: u64,
     /// TCP connections opened (a reused 4-tuple after a new SYN counts again).
@@ -100,6 +102,7 @@ impl Pipeline {
             breakdown: config
                 .breakdown
                 .then(|| Breakdown::new(config.breakdown_role)),
+            interval_clock: IntervalClock::new(config.interval_ns),
             config,
             connections: HashMap::new(),
             next_session: 1,
@@ -109,7 +112,6 @@ impl Pipeline {
             segments: 0,
             first_ts_ns: None,
             now_ns: 0,
-            interval_start_ns: None,
             last_sweep_ns: 0,
             shed_connections: 0,
             connections_opened: 0,
@@ -410,11 +412,9 @@ impl Pipeline {
 
     /// Whether an interval report is due at `now_ns` (so a driver fetches its source's
     /// counters only then).
+    #[inline]
     pub fn interval_due(&self, now_ns: u64) -> bool {
-        self.config.interval_ns > 0
-            && self
-                .interval_start_ns
-                .is_none_or(|start| now_ns >= start + self.config.interval_ns)
+        self.interval_clock.due(now_ns)
     }
 
     /// Emits the interval report if `now_ns` has passed the end of the current interval.
@@ -431,21 +431,9 @@ impl Pipeline {
         }
     }
 
-    /// The interval that `now_ns` ends, if any (the first call starts the first interval
-    /// at `now_ns`); the next interval starts then. Quiet stretches produce no flood of
-    /// empty lines: the next interval is the one holding `now_ns`.
+    /// The interval that `now_ns` ends, if any ([`IntervalClock::next_due`]).
     fn next_due_interval(&mut self, now_ns: u64) -> Option<(u64, u64)> {
-        if self.config.interval_ns == 0 {
-            return None;
-        }
-        let start = *self.interval_start_ns.get_or_insert(now_ns);
-        let end = start + self.config.interval_ns;
-        if now_ns < end {
-            return None;
-        }
-        let skipped = (now_ns - end) / self.config.interval_ns;
-        self.interval_start_ns = Some(end + skipped * self.config.interval_ns);
-        Some((start, end))
+        self.interval_clock.next_due(now_ns)
     }
 
     fn emit_interval(
@@ -510,7 +498,7 @@ impl Pipeline {
     pub(crate) fn run_end(&self) -> RunEnd {
         RunEnd {
             interval_ns: self.config.interval_ns,
-            interval_start_ns: self.interval_start_ns,
+            interval_start_ns: self.interval_clock.start_ns(),
             first_ts_ns: self.first_ts_ns,
             now_ns: self.now_ns,
             unix_offset_ns: self.unix_offset_ns,

@@ -6,6 +6,7 @@ use crate::breakdown::Breakdown;
 use crate::consumer::OrderSink;
 use crate::correlate::{is_response_type, Correlator, KeySpec, MessageFacts, RequestType, Stage};
 use crate::fix::framing::{FramedMessage, FramingCounters, StreamFramer};
+use crate::order::Latency;
 use crate::reassembly::StreamEvent;
 use crate::segment::{ConnectionKey, Direction};
 use crate::session::{Action, Binding, SessionLayer};
@@ -103,7 +104,7 @@ impl MessageSink<'_> {
 impl Router<'_> {
     /// Routes one framed message: every message through the session layer (which binds
     /// the connection's session and judges replays); requests and responses to the
-    /// correlator, latencies to the statistics.
+    /// correlator, the order events it makes to the statistics.
     pub(crate) fn on_message(
         &mut self,
         direction: Direction,
@@ -111,35 +112,59 @@ impl Router<'_> {
         conn: ConnectionKey,
         msg: &FramedMessage<'_>,
     ) {
-        let Router {
-            key,
-            correlator,
-            stats,
-            observer,
-            breakdown,
-            layer,
-            next_session,
-            shard,
-        } = self;
-        let facts = MessageFacts::extract(msg.bytes, key);
-        let opened_before = **next_session;
-        let b = layer.bind(
-            binding,
+        let facts = MessageFacts::extract(msg.bytes, self.key);
+        let b = self.bind(direction, binding, conn, msg, &facts);
+        let action = self.layer.on_message(
+            b,
+            direction,
             &facts,
+            msg,
+            self.correlator,
+            self.stats.session_book(),
+        );
+        let scope = self.layer.scope(b);
+        match action {
+            Action::Order => {}
+            Action::Reject { ref_seq, ref_id } => {
+                self.on_reject(b.session, scope, ref_seq, ref_id, &facts, msg);
+                return;
+            }
+            Action::Replay | Action::Other => return,
+        }
+        self.trace(direction, b.session, &facts, msg);
+        match direction {
+            Direction::Request => self.on_request(b.session, scope, &facts, msg),
+            Direction::Response => self.on_response(b.session, scope, conn, &facts, msg),
+        }
+    }
+
+    /// The message's session, bound at the connection's first message; a shard worker
+    /// notes what the merger needs (the message, and a session it opened).
+    #[inline]
+    fn bind(
+        &mut self,
+        direction: Direction,
+        binding: &mut Option<Binding>,
+        conn: ConnectionKey,
+        msg: &FramedMessage<'_>,
+        facts: &MessageFacts<'_>,
+    ) -> Binding {
+        let opened_before = *self.next_session;
+        let b = self.layer.bind(
+            binding,
+            facts,
             direction,
             conn,
-            next_session,
-            stats.session_table_mut(),
+            self.next_session,
+            self.stats.session_table_mut(),
         );
-        if let Some(shard) = shard.as_mut() {
+        if let Some(shard) = self.shard.as_mut() {
             shard.messages.push(crate::shard::share::RoutedMessage {
                 segment_index: shard.segment_index,
                 ts_ns: msg.last_byte_ts_ns,
                 local_session: b.session,
             });
-        }
-        if **next_session != opened_before {
-            if let Some(shard) = shard.as_mut() {
+            if *self.next_session != opened_before {
                 // The merger numbers sessions in the order the one pipeline opens them.
                 let (client, server) = match direction {
                     Direction::Request => (facts.sender_comp_id, facts.target_comp_id),
@@ -153,128 +178,170 @@ impl Router<'_> {
                 });
             }
         }
-        let session = b.session;
-        let action = layer.on_message(b, direction, &facts, msg, correlator, stats.session_book());
-        let scope = layer.scope(b);
-        match action {
-            Action::Order => {}
-            Action::Reject { ref_seq, ref_id } => {
-                let ts_ns = msg.first_byte_ts_ns;
-                let record = |mut latency: crate::order::Latency, order_key: &[u8]| {
-                    latency.session = session;
-                    let order = OrderRef {
-                        key: order_key,
-                        response_msg_type: facts.msg_type,
-                        exec_type: None,
-                        ord_status: None,
-                        response_ts_ns: ts_ns,
-                        breakdown: None,
-                    };
-                    stats.record_order(latency, &order)
-                };
-                match ref_seq {
-                    Some(seq) => correlator.answer_by_msg_seq(scope, seq, ts_ns, record),
-                    None if !ref_id.is_empty() => {
-                        correlator.answer_by_key(scope, ref_id, ts_ns, record)
-                    }
-                    None => false,
-                };
-                return;
-            }
-            Action::Replay | Action::Other => return,
-        }
-        if let Some(observe) = observer {
-            let is_request = RequestType::from_msg_type(facts.msg_type).is_some();
-            let correlated = match direction {
-                Direction::Request => is_request,
-                Direction::Response => is_response_type(facts.msg_type),
+        b
+    }
+
+    /// A session-level or business reject answers the request it names (by MsgSeqNum or
+    /// by key): its latencies are recorded like a response's.
+    fn on_reject(
+        &mut self,
+        session: u64,
+        scope: u64,
+        ref_seq: Option<u32>,
+        ref_id: &[u8],
+        facts: &MessageFacts<'_>,
+        msg: &FramedMessage<'_>,
+    ) {
+        let ts_ns = msg.first_byte_ts_ns;
+        let stats = &mut *self.stats;
+        let record = |mut latency: Latency, order_key: &[u8]| {
+            latency.session = session;
+            let order = OrderRef {
+                key: order_key,
+                response_msg_type: facts.msg_type,
+                exec_type: None,
+                ord_status: None,
+                response_ts_ns: ts_ns,
+                breakdown: None,
             };
-            if correlated {
-                let mut key_buf = Vec::new();
-                facts.key_into(key, &mut key_buf);
-                observe(&MessageEvent {
-                    ts_ns: match direction {
-                        Direction::Request => msg.last_byte_ts_ns,
-                        Direction::Response => msg.first_byte_ts_ns,
-                    },
-                    session,
-                    direction,
-                    msg_type: facts.msg_type,
-                    key: &key_buf,
-                });
+            stats.record_order(latency, &order)
+        };
+        match ref_seq {
+            Some(seq) => self.correlator.answer_by_msg_seq(scope, seq, ts_ns, record),
+            None if !ref_id.is_empty() => {
+                self.correlator.answer_by_key(scope, ref_id, ts_ns, record)
             }
+            None => false,
+        };
+    }
+
+    /// `--trace`: every request and response, as the correlator sees it.
+    #[inline]
+    fn trace(
+        &mut self,
+        direction: Direction,
+        session: u64,
+        facts: &MessageFacts<'_>,
+        msg: &FramedMessage<'_>,
+    ) {
+        let Some(observe) = self.observer else {
+            return;
+        };
+        let correlated = match direction {
+            Direction::Request => RequestType::from_msg_type(facts.msg_type).is_some(),
+            Direction::Response => is_response_type(facts.msg_type),
+        };
+        if correlated {
+            let mut key_buf = Vec::new();
+            facts.key_into(self.key, &mut key_buf);
+            observe(&MessageEvent {
+                ts_ns: match direction {
+                    Direction::Request => msg.last_byte_ts_ns,
+                    Direction::Response => msg.first_byte_ts_ns,
+                },
+                session,
+                direction,
+                msg_type: facts.msg_type,
+                key: &key_buf,
+            });
         }
-        match direction {
-            Direction::Request => {
-                if let Some(request_type) = RequestType::from_msg_type(facts.msg_type) {
-                    if let Some(s) = stats.session_mut(session) {
-                        s.requests += 1;
-                    }
-                    let groups = match stats.by_mut() {
-                        Some(by) => {
-                            let values = by.spec.values(msg.bytes);
-                            by.request(&values)
-                        }
-                        None => crate::order::NO_GROUPS,
-                    };
-                    correlator.on_request_grouped(
-                        scope,
-                        request_type,
-                        &facts,
-                        msg.last_byte_ts_ns,
-                        msg.last_byte_seq,
-                        groups,
+    }
+
+    /// A request (D/F/G) starts an order: counted for its session, given its `--by` value
+    /// ids, tracked by the correlator.
+    #[inline]
+    fn on_request(
+        &mut self,
+        session: u64,
+        scope: u64,
+        facts: &MessageFacts<'_>,
+        msg: &FramedMessage<'_>,
+    ) {
+        let Some(request_type) = RequestType::from_msg_type(facts.msg_type) else {
+            return;
+        };
+        if let Some(s) = self.stats.session_mut(session) {
+            s.requests += 1;
+        }
+        let groups = match self.stats.by_mut() {
+            Some(by) => {
+                let values = by.spec.values(msg.bytes);
+                by.request(&values)
+            }
+            None => crate::order::NO_GROUPS,
+        };
+        self.correlator.on_request_grouped(
+            scope,
+            request_type,
+            facts,
+            msg.last_byte_ts_ns,
+            msg.last_byte_seq,
+            groups,
+        );
+    }
+
+    /// A response (8/9) answers its order: each latency it makes (with the order's
+    /// breakdown and `--by` values) goes to the consumers as an order event.
+    #[inline]
+    fn on_response(
+        &mut self,
+        session: u64,
+        scope: u64,
+        conn: ConnectionKey,
+        facts: &MessageFacts<'_>,
+        msg: &FramedMessage<'_>,
+    ) {
+        if !is_response_type(facts.msg_type) {
+            return;
+        }
+        let Router {
+            correlator,
+            stats,
+            breakdown,
+            ..
+        } = self;
+        if let Some(s) = stats.session_mut(session) {
+            s.responses += 1;
+        }
+        let ts_ns = msg.first_byte_ts_ns;
+        // With `--breakdown`, the order's breakdown (resolved at its first response) goes
+        // with every slow-order entry this response makes.
+        let mut order_breakdown = None;
+        // `--by` values the request lacked come from the response (read once).
+        let mut response_values = None;
+        correlator.on_response(scope, facts, ts_ns, |mut latency, key| {
+            latency.session = session;
+            if let Some(by) = stats.by_mut() {
+                let n = by.spec.tags.len();
+                if crate::group::GroupStats::needs_response_values(&latency.groups, n) {
+                    let values = *response_values.get_or_insert_with(|| by.spec.values(msg.bytes));
+                    by.complete(&mut latency.groups, &values);
+                }
+            }
+            let mut order = OrderRef {
+                key,
+                response_msg_type: facts.msg_type,
+                exec_type: facts.exec_type,
+                ord_status: facts.ord_status,
+                response_ts_ns: ts_ns,
+                breakdown: None,
+            };
+            if let Some(b) = breakdown.as_mut() {
+                if latency.stage == Stage::FirstResponse {
+                    order_breakdown = Some(
+                        b.on_first_response(
+                            conn,
+                            &latency,
+                            msg.first_byte_seq,
+                            &order,
+                            &mut **stats,
+                        )
+                        .unwrap_or_default(),
                     );
                 }
+                order.breakdown = order_breakdown;
             }
-            Direction::Response => {
-                if is_response_type(facts.msg_type) {
-                    if let Some(s) = stats.session_mut(session) {
-                        s.responses += 1;
-                    }
-                    let ts_ns = msg.first_byte_ts_ns;
-                    // With `--breakdown`, the order's breakdown (resolved at its first
-                    // response) goes with every slow-order entry this response makes.
-                    let mut order_breakdown = None;
-                    // `--by` values the request lacked come from the response (read once).
-                    let mut response_values = None;
-                    correlator.on_response(scope, &facts, ts_ns, |mut latency, key| {
-                        latency.session = session;
-                        if let Some(by) = stats.by_mut() {
-                            let n = by.spec.tags.len();
-                            if crate::group::GroupStats::needs_response_values(&latency.groups, n) {
-                                let values = *response_values
-                                    .get_or_insert_with(|| by.spec.values(msg.bytes));
-                                by.complete(&mut latency.groups, &values);
-                            }
-                        }
-                        let mut order = OrderRef {
-                            key,
-                            response_msg_type: facts.msg_type,
-                            exec_type: facts.exec_type,
-                            ord_status: facts.ord_status,
-                            response_ts_ns: ts_ns,
-                            breakdown: None,
-                        };
-                        if let Some(b) = breakdown.as_mut() {
-                            if latency.stage == Stage::FirstResponse {
-                                order_breakdown = Some(
-                                    b.on_first_response(
-                                        conn,
-                                        &latency,
-                                        msg.first_byte_seq,
-                                        &order,
-                                        &mut **stats,
-                                    )
-                                    .unwrap_or_default(),
-                                );
-                            }
-                            order.breakdown = order_breakdown;
-                        }
-                        stats.record_order(latency, &order)
-                    });
-                }
-            }
-        }
+            stats.record_order(latency, &order)
+        });
     }
 }

@@ -52,7 +52,7 @@ impl Pipeline {
             upstream: self.upstream_counters(),
             first_ts_ns: self.first_ts_ns,
             now_ns: self.now_ns,
-            interval_start_ns: self.interval_start_ns,
+            interval_start_ns: self.interval_clock.start_ns(),
             stats,
             error,
             segments,
@@ -142,7 +142,7 @@ impl Pipeline {
                     self.upstream = Some(end.upstream);
                     self.first_ts_ns = end.first_ts_ns;
                     self.now_ns = self.now_ns.max(end.now_ns);
-                    self.interval_start_ns = end.interval_start_ns;
+                    self.interval_clock.set_start_ns(end.interval_start_ns);
                     let capture = StageEnd {
                         stats: end.stats,
                         error: end.error,
