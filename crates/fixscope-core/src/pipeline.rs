@@ -30,7 +30,7 @@ mod config;
 mod connections;
 pub(crate) mod forward;
 pub(crate) mod handover;
-mod interval_clock;
+pub(crate) mod interval_clock;
 pub(crate) mod report_side;
 mod reports;
 mod routing;

@@ -16,6 +16,7 @@ use std::thread::JoinHandle;
 
 use super::{shard_of, WorkerEnd, WorkerShare};
 use crate::pcap::{read_capture_progress, CaptureError, CaptureStats, Flow};
+use crate::pipeline::interval_clock::IntervalClock;
 use crate::pipeline::{Pipeline, PipelineConfig};
 use crate::ports::PortSet;
 use crate::shutdown::Shutdown;
@@ -163,7 +164,7 @@ impl Worker {
             error,
             first_ts_ns: self.clock.first_ts_ns,
             now_ns,
-            interval_start_ns: self.clock.interval_start_ns,
+            interval_start_ns: self.clock.interval.start_ns(),
             segments: self.clock.segments,
         };
         // The merger may be gone; then nobody needs it.
@@ -212,11 +213,11 @@ impl Worker {
 /// The run's clock as one pipeline and its driver keep it, from the timestamps of every
 /// segment in file order: every worker keeps its own and they agree.
 pub(crate) struct RunClock {
-    interval_ns: u64,
+    /// The one pipeline's interval clock, kept by every worker.
+    interval: IntervalClock,
     /// The latest timestamp of all segments so far.
     pub(crate) now_ns: u64,
     pub(crate) first_ts_ns: Option<u64>,
-    pub(crate) interval_start_ns: Option<u64>,
     last_sweep_ns: u64,
     /// Segments seen (the next segment's index in the run).
     pub(crate) segments: u64,
@@ -225,10 +226,9 @@ pub(crate) struct RunClock {
 impl RunClock {
     pub(crate) fn new(interval_ns: u64) -> Self {
         RunClock {
-            interval_ns,
+            interval: IntervalClock::new(interval_ns),
             now_ns: 0,
             first_ts_ns: None,
-            interval_start_ns: None,
             last_sweep_ns: 0,
             segments: 0,
         }
@@ -238,17 +238,10 @@ impl RunClock {
     /// it is fed: the interval `[start, end)` that ended, with the clock just before it.
     #[inline]
     pub(crate) fn interval_due(&mut self, ts: u64) -> Option<(u64, u64, u64)> {
-        if self.interval_ns == 0 {
-            return None;
-        }
-        let start = *self.interval_start_ns.get_or_insert(ts);
-        let end = start + self.interval_ns;
-        if ts < end {
-            return None;
-        }
-        let skipped = (ts - end) / self.interval_ns;
-        self.interval_start_ns = Some(end + skipped * self.interval_ns);
-        Some((start, end, self.now_ns))
+        let now_ns = self.now_ns;
+        self.interval
+            .next_due(ts)
+            .map(|(start, end)| (start, end, now_ns))
     }
 
     /// The segment at `ts` is fed: its index in the run.
