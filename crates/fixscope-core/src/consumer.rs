@@ -49,6 +49,15 @@ pub trait Consumer {
     /// shard worker → merger): swapped in and out whole, never copied, recycled.
     type Interval;
 
+    /// What reporters read of it: a read-only view of its figures (after a close or a
+    /// refresh), never the consumer itself.
+    type Figures<'a>: Copy
+    where
+        Self: 'a;
+
+    /// Its figures, for one report.
+    fn figures(&self) -> Self::Figures<'_>;
+
     /// Built from the run's flags.
     fn build(config: &ConsumerConfig) -> Self
     where
@@ -112,6 +121,14 @@ pub trait Consumer {
 /// An optional consumer (a flag turns it on): absent, it costs one branch per event.
 impl<C: Consumer> Consumer for Option<C> {
     type Interval = Option<C::Interval>;
+    type Figures<'a>
+        = Option<C::Figures<'a>>
+    where
+        Self: 'a;
+
+    fn figures(&self) -> Self::Figures<'_> {
+        self.as_ref().map(C::figures)
+    }
 
     fn build(config: &ConsumerConfig) -> Self {
         C::build_if_asked(config)

@@ -4,23 +4,22 @@
 //! time of one report; nothing here records, closes or merges, so no reporter can reach
 //! into a consumer or change what the next report reads.
 
-use crate::consumers::{SessionLatencies, SessionLatency, StageRecorders};
+use crate::consumers::{ConsumerFigures, SessionLatency};
 use crate::correlate::{RequestType, Stage};
 use crate::group::GroupStats;
 use crate::recorder::LatencyRecorder;
 use crate::session::figures::SessionLayerFigures;
 use crate::session::health::SessionLayerStats;
 use crate::session::table::{SessionStats, SessionTable};
-use crate::slowest::{SlowOrder, SlowestOrders};
+use crate::slowest::SlowOrder;
 
 /// A run's figures, borrowed for one report (see the module doc).
 #[derive(Clone, Copy)]
 pub struct Figures<'a> {
-    pub(crate) stages: &'a StageRecorders,
-    pub(crate) slowest: &'a SlowestOrders,
+    /// Every registered consumer's figures (`crate::consumers`), by its registry name: a
+    /// consumer added to the registry is here with no other change.
+    pub consumers: ConsumerFigures<'a>,
     pub(crate) sessions: &'a SessionTable,
-    pub(crate) session_latency: &'a SessionLatencies,
-    pub(crate) by: Option<&'a GroupStats>,
     pub(crate) layer: &'a SessionLayerStats,
     /// The session layer was measured (not rebuilt from logs).
     pub(crate) layer_known: bool,
@@ -33,32 +32,32 @@ pub struct Figures<'a> {
 impl<'a> Figures<'a> {
     /// Everything recorded for `stage`.
     pub fn cumulative(&self, stage: Stage) -> &'a LatencyRecorder {
-        self.stages.cumulative(stage)
+        self.consumers.stages.cumulative(stage)
     }
 
     /// The interval being reported, for `stage`.
     pub fn interval(&self, stage: Stage) -> &'a LatencyRecorder {
-        self.stages.interval(stage)
+        self.consumers.stages.interval(stage)
     }
 
     /// Everything recorded for requests of type `t` at `stage`.
     pub fn by_request_type(&self, t: RequestType, stage: Stage) -> &'a LatencyRecorder {
-        self.stages.by_request_type(t, stage)
+        self.consumers.stages.by_request_type(t, stage)
     }
 
     /// The interval's recorder of requests of type `t` at `stage`.
     pub fn interval_by_request_type(&self, t: RequestType, stage: Stage) -> &'a LatencyRecorder {
-        self.stages.interval_by_request_type(t, stage)
+        self.consumers.stages.interval_by_request_type(t, stage)
     }
 
     /// Latencies recorded in the interval being reported, all stages.
     pub fn interval_count(&self) -> u64 {
-        self.stages.interval_count()
+        self.consumers.stages.interval_count()
     }
 
     /// Latencies above the histogram range so far, all stages.
     pub fn over_range(&self) -> u64 {
-        self.stages.over_range()
+        self.consumers.stages.over_range()
     }
 
     /// Whether the breakdown stages are measured: reports show them only then.
@@ -77,17 +76,17 @@ impl<'a> Figures<'a> {
 
     /// The run's slowest orders at `stage`, slowest first.
     pub fn slowest(&self, stage: Stage) -> &'a [SlowOrder] {
-        self.slowest.cumulative(stage)
+        self.consumers.slowest.cumulative(stage)
     }
 
     /// The interval's slowest orders at `stage`, slowest first.
     pub fn interval_slowest(&self, stage: Stage) -> &'a [SlowOrder] {
-        self.slowest.interval(stage)
+        self.consumers.slowest.interval(stage)
     }
 
     /// How many slowest orders are kept per stage (`--slowest`).
     pub fn slowest_capacity(&self) -> usize {
-        self.slowest.capacity()
+        self.consumers.slowest.capacity()
     }
 
     /// Sessions in the order they were first seen.
@@ -97,7 +96,7 @@ impl<'a> Figures<'a> {
 
     /// Session `id`'s latencies (`None`: none recorded).
     pub fn session_latency(&self, id: u64) -> Option<&'a SessionLatency> {
-        self.session_latency.get(id)
+        self.consumers.session_latency.get(id)
     }
 
     /// Sessions seen beyond the per-session table's bound.
@@ -107,7 +106,7 @@ impl<'a> Figures<'a> {
 
     /// `--by`'s figures (`None` without `--by`).
     pub fn by(&self) -> Option<&'a GroupStats> {
-        self.by
+        self.consumers.by
     }
 
     /// The session layer's run figures (rates, `test_request_rtt`, reject reasons).

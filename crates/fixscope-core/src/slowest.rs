@@ -424,10 +424,36 @@ impl SlowestOrders {
     }
 }
 
+/// The slowest orders, read-only (after a close or a refresh).
+#[derive(Clone, Copy)]
+pub struct SlowestFigures<'a>(&'a SlowestOrders);
+
+impl<'a> SlowestFigures<'a> {
+    /// The run's slowest at `stage`, slowest first.
+    pub fn cumulative(&self, stage: Stage) -> &'a [SlowOrder] {
+        self.0.cumulative(stage)
+    }
+
+    /// The interval's slowest at `stage`, slowest first.
+    pub fn interval(&self, stage: Stage) -> &'a [SlowOrder] {
+        self.0.interval(stage)
+    }
+
+    /// How many are kept per stage (`--slowest`).
+    pub fn capacity(&self) -> usize {
+        self.0.capacity()
+    }
+}
+
 impl Consumer for SlowestOrders {
     /// The interval's lists (a two-stage hand-over swaps them; a shard worker's go to the
     /// merger sorted, as [`SlowestOrders::take_interval`] gives them).
     type Interval = SlowestOrders;
+    type Figures<'a> = SlowestFigures<'a>;
+
+    fn figures(&self) -> SlowestFigures<'_> {
+        SlowestFigures(self)
+    }
 
     fn build(config: &ConsumerConfig) -> Self {
         SlowestOrders::new(config.slowest)

@@ -102,11 +102,8 @@ impl Stats {
     pub fn figures(&self) -> Figures<'_> {
         debug_assert!(self.views_fresh, "refresh_views before reading views");
         Figures {
-            stages: &self.consumers.stages,
-            slowest: &self.consumers.slowest,
+            consumers: self.consumers.figures(),
             sessions: &self.sessions,
-            session_latency: &self.consumers.session_latency,
-            by: self.consumers.by.as_ref(),
             layer: &self.layer,
             layer_known: self.layer_known,
             logged_layer: self.logged_layer.as_ref(),

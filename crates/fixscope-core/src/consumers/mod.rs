@@ -15,8 +15,8 @@ use crate::group::GroupStats;
 use crate::order::OrderEvent;
 use crate::slowest::SlowestOrders;
 
-pub use sessions::{SessionLatencies, SessionLatency};
-pub use stages::StageRecorders;
+pub use sessions::{SessionLatencies, SessionLatency, SessionLatencyFigures};
+pub use stages::{StageFigures, StageRecorders};
 
 /// Declares the registry: a struct with one field per consumer, the interval that crosses
 /// threads with one part per consumer, and the [`Consumer`] impl calling each in turn.
@@ -32,8 +32,19 @@ macro_rules! registry {
             $( $name: <$ty as Consumer>::Interval, )*
         }
 
+        /// Every consumer's figures, read-only, for one report.
+        #[derive(Clone, Copy)]
+        pub struct ConsumerFigures<'a> {
+            $( $(#[$doc])* pub $name: <$ty as Consumer>::Figures<'a>, )*
+        }
+
         impl Consumer for Consumers {
             type Interval = ConsumersInterval;
+            type Figures<'a> = ConsumerFigures<'a>;
+
+            fn figures(&self) -> ConsumerFigures<'_> {
+                ConsumerFigures { $( $name: self.$name.figures(), )* }
+            }
 
             fn build(config: &ConsumerConfig) -> Self {
                 Consumers { $( $name: <$ty as Consumer>::build(config), )* }

@@ -71,8 +71,24 @@ impl SessionLatencies {
     }
 }
 
+/// Per-session latencies, read-only.
+#[derive(Clone, Copy)]
+pub struct SessionLatencyFigures<'a>(&'a SessionLatencies);
+
+impl<'a> SessionLatencyFigures<'a> {
+    /// Session `id`'s latencies (`None`: none recorded).
+    pub fn get(&self, id: u64) -> Option<&'a SessionLatency> {
+        self.0.get(id)
+    }
+}
+
 impl Consumer for SessionLatencies {
     type Interval = ();
+    type Figures<'a> = SessionLatencyFigures<'a>;
+
+    fn figures(&self) -> SessionLatencyFigures<'_> {
+        SessionLatencyFigures(self)
+    }
 
     fn build(config: &ConsumerConfig) -> Self {
         SessionLatencies {

@@ -163,8 +163,49 @@ impl StageRecorders {
     }
 }
 
+/// The stage recorders' figures, read-only (after a close or a refresh).
+#[derive(Clone, Copy)]
+pub struct StageFigures<'a>(&'a StageRecorders);
+
+impl<'a> StageFigures<'a> {
+    /// Everything recorded for `stage`.
+    pub fn cumulative(&self, stage: Stage) -> &'a LatencyRecorder {
+        self.0.cumulative(stage)
+    }
+
+    /// The interval being reported, for `stage`.
+    pub fn interval(&self, stage: Stage) -> &'a LatencyRecorder {
+        self.0.interval(stage)
+    }
+
+    /// Everything recorded for requests of type `t` at `stage`.
+    pub fn by_request_type(&self, t: RequestType, stage: Stage) -> &'a LatencyRecorder {
+        self.0.by_request_type(t, stage)
+    }
+
+    /// The interval's recorder of requests of type `t` at `stage`.
+    pub fn interval_by_request_type(&self, t: RequestType, stage: Stage) -> &'a LatencyRecorder {
+        self.0.interval_by_request_type(t, stage)
+    }
+
+    /// Latencies recorded in the interval, all stages.
+    pub fn interval_count(&self) -> u64 {
+        self.0.interval_count()
+    }
+
+    /// Latencies above the histogram range so far, all stages.
+    pub fn over_range(&self) -> u64 {
+        self.0.over_range()
+    }
+}
+
 impl Consumer for StageRecorders {
     type Interval = StageInterval;
+    type Figures<'a> = StageFigures<'a>;
+
+    fn figures(&self) -> StageFigures<'_> {
+        StageFigures(self)
+    }
 
     fn build(config: &ConsumerConfig) -> Self {
         let highest_ns = config.highest_ns;

@@ -9,6 +9,12 @@ use crate::order::OrderEvent;
 /// run's figures, intervals carry none, and the live `r` key keeps them.
 impl Consumer for GroupStats {
     type Interval = ();
+    /// Its read-only API: each tag's ranking (`TagGroups::ranked`) and the spec.
+    type Figures<'a> = &'a GroupStats;
+
+    fn figures(&self) -> &GroupStats {
+        self
+    }
 
     fn build(config: &ConsumerConfig) -> Self {
         let spec = config.by.clone().unwrap_or(GroupSpec {

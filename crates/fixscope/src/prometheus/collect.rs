@@ -41,9 +41,9 @@ pub struct Collector {
     last_build_s: f64,
 }
 
-/// What one snapshot is built from.
-pub struct Inputs<'a> {
-    pub stats: Figures<'a>,
+/// What one snapshot is built from (`'f`: the report's figures).
+pub struct Inputs<'a, 'f> {
+    pub stats: Figures<'f>,
     pub counters: &'a Counters,
     pub source: &'a [Counter],
     /// The report's end, UNIX seconds.
@@ -70,7 +70,7 @@ impl Collector {
         self.exemplars[stage.index()][request_type.index()] = Some(e);
     }
 
-    pub fn snapshot(&mut self, input: &Inputs<'_>) -> Snapshot {
+    pub fn snapshot(&mut self, input: &Inputs<'_, '_>) -> Snapshot {
         let started = thread_cpu_s();
         for (name, value) in input.source {
             match self.source.iter_mut().find(|(n, _)| n == name) {
