@@ -173,6 +173,17 @@ impl Pipeline {
         }
     }
 
+    /// A live capture's start (its hooks attached, [`crate::source::Source::capture_started_ns`]):
+    /// the run's window and its first interval begin here rather than at the first segment.
+    /// Call before the first segment.
+    pub fn start_window_at(&mut self, ts_ns: u64) {
+        self.first_ts_ns.get_or_insert(ts_ns);
+        if self.config.interval_ns > 0 {
+            self.interval_start_ns.get_or_insert(ts_ns);
+        }
+        self.now_ns = self.now_ns.max(ts_ns);
+    }
+
     /// Feeds one segment.
     pub fn on_segment(&mut self, seg: &Segment<'_>) {
         self.segments += 1;

@@ -83,6 +83,22 @@ pub trait Source {
         self.counters()
     }
 
+    /// A live capture's own start, in the timebase of its segments' `ts_ns`: the instant its
+    /// hooks were attached. The run's window (the summary's and the first interval's start)
+    /// begins there, not at the first segment — a quiet second before the first message is
+    /// part of what was watched. `None` (the default): a capture file's window is its
+    /// packets'.
+    fn capture_started_ns(&self) -> Option<u64> {
+        None
+    }
+
+    /// A live capture's own end: the instant its hooks were detached (`None` until
+    /// [`Source::stop_capture`] or [`Source::close`] detached them, and for capture files).
+    /// The run's window ends there; a drain after it moves no clock past it.
+    fn capture_stopped_ns(&self) -> Option<u64> {
+        None
+    }
+
     /// Stops taking in new data at a stop (signal, `--duration`, quit key) but keeps what
     /// was already taken readable, and says whether there may be such data: a live source
     /// detaches from the kernel and still holds its rings, which the driver then drains to

@@ -5,6 +5,11 @@
 //!
 //! Destroy only what we created: our filters and links, never anyone else's, and the
 //! clsact qdisc only if this capture created it and no filter is left on it.
+//!
+//! Whether a capture created the qdisc is written into its filters themselves: their
+//! handle is [`TC_HANDLE`] on a qdisc that was there, [`TC_HANDLE_CREATED_CLSACT`] on one
+//! the capture created. So the record lives exactly as long as the filters, and
+//! [`detach_leftovers`] (after a SIGKILL) knows whether the qdisc is fixscope's to remove.
 
 use std::io;
 use std::mem::size_of;
@@ -17,8 +22,12 @@ use crate::error::errno;
 use crate::skeleton::FixscopeSkel;
 use crate::{clsact, sys, LiveError};
 
-/// Handle of fixscope's clsact filters (tc fallback), "F1C5".
+/// Handle of fixscope's clsact filters (tc fallback), "F1C5", on a clsact qdisc that was
+/// there before the capture.
 pub const TC_HANDLE: u32 = 0xF1C5;
+/// Handle of fixscope's clsact filters on a clsact qdisc the capture created (so that a
+/// `fixscope detach` after a killed capture knows the qdisc is fixscope's to remove).
+pub const TC_HANDLE_CREATED_CLSACT: u32 = 0xF1C6;
 /// Priority of fixscope's clsact filters (tc fallback).
 pub const TC_PRIORITY: u32 = 0xF1C5;
 /// Names of the BPF programs (as the kernel reports them).
@@ -42,6 +51,9 @@ pub struct FixscopeTcFilter {
     pub prog_name: String,
     /// "ingress" or "egress".
     pub direction: &'static str,
+    /// The capture that attached it created the clsact qdisc (its handle is
+    /// [`TC_HANDLE_CREATED_CLSACT`]).
+    pub created_clsact: bool,
 }
 
 /// What a capture attached.
@@ -104,7 +116,7 @@ impl TcFilters {
         }
         let mut first = None;
         for (ap, name) in &self.points {
-            if let Err(e) = detach_ours(ifindex, *ap) {
+            if let Err(e) = detach_ours(ifindex, *ap, handle_for(self.created_clsact)) {
                 first.get_or_insert(LiveError::detach(
                     format!("removing the {name} filter from ifindex {ifindex}"),
                     e,
@@ -186,6 +198,22 @@ pub(crate) fn attach_tc(skel: &FixscopeSkel<'_>, ifindex: u32) -> Result<Attache
     let created_clsact = clsact::create(ifindex).map_err(|e| {
         LiveError::attach(format!("creating the clsact qdisc on ifindex {ifindex}"), e)
     })?;
+    // Our filters under the other handle (a running or killed capture's, on a qdisc it
+    // created or found) would not clash with ours: refuse as the same handle does.
+    if !created_clsact {
+        let listed = clsact::list(ifindex).map_err(|e| {
+            LiveError::attach(format!("listing the tc filters on ifindex {ifindex}"), e)
+        })?;
+        if listed
+            .iter()
+            .any(|f| f.handle == handle_for(true) && f.priority == TC_PRIORITY)
+        {
+            return Err(LiveError::attach(
+                format!("tc filter on ifindex {ifindex}{ALREADY_THERE}"),
+                io::Error::from_raw_os_error(libc::EEXIST),
+            ));
+        }
+    }
     let mut filters = TcFilters {
         ifindex,
         points: Vec::with_capacity(2),
@@ -199,14 +227,12 @@ pub(crate) fn attach_tc(skel: &FixscopeSkel<'_>, ifindex: u32) -> Result<Attache
         let mut hook = TcHook::new(prog.as_fd());
         hook.ifindex(ifindex as i32)
             .replace(false)
-            .handle(TC_HANDLE)
+            .handle(handle_for(created_clsact))
             .priority(TC_PRIORITY)
             .attach_point(ap);
         if let Err(e) = hook.attach() {
             let hint = if e.kind() == libbpf_rs::ErrorKind::AlreadyExists {
-                " (a fixscope filter is already there: another fixscope running on this \
-                 interface, or a leftover from a killed one — `fixscope detach -i IFACE` \
-                 removes leftovers)"
+                ALREADY_THERE
             } else {
                 ""
             };
@@ -222,20 +248,47 @@ pub(crate) fn attach_tc(skel: &FixscopeSkel<'_>, ifindex: u32) -> Result<Attache
     Ok(Attached::Tc(filters))
 }
 
-fn tc_opts_ours() -> libbpf_sys::bpf_tc_opts {
+const ALREADY_THERE: &str = " (a fixscope filter is already there: another fixscope running \
+     on this interface, or a leftover from a killed one — `fixscope detach -i IFACE` removes \
+     leftovers)";
+
+/// The handle that says whether the capture created the clsact qdisc.
+fn handle_for(created_clsact: bool) -> u32 {
+    if created_clsact {
+        TC_HANDLE_CREATED_CLSACT
+    } else {
+        TC_HANDLE
+    }
+}
+
+fn tc_opts_ours(handle: u32) -> libbpf_sys::bpf_tc_opts {
     libbpf_sys::bpf_tc_opts {
         sz: size_of::<libbpf_sys::bpf_tc_opts>() as libbpf_sys::size_t,
-        handle: TC_HANDLE,
+        handle,
         priority: TC_PRIORITY,
         ..Default::default()
     }
 }
 
-/// Removes the filter with fixscope's handle/priority at `ap`; one that is already gone
-/// (with its interface, or removed by hand) is not an error.
-fn detach_ours(ifindex: u32, ap: libbpf_sys::bpf_tc_attach_point) -> io::Result<()> {
+/// The program id of the filter with `handle` and fixscope's priority at `ap`, if any.
+fn fixscope_filter_at(
+    ifindex: u32,
+    ap: libbpf_sys::bpf_tc_attach_point,
+    handle: u32,
+) -> Option<u32> {
     let hook = clsact::tc_hook(ifindex, ap);
-    let opts = tc_opts_ours();
+    let mut opts = tc_opts_ours(handle);
+    // SAFETY: valid, sized hook and opts structs; the kernel fills opts.prog_id.
+    let rc = unsafe { libbpf_sys::bpf_tc_query(&hook, &mut opts) };
+    // Not 0: no clsact qdisc, or no filter with this handle/priority.
+    (rc == 0).then_some(opts.prog_id)
+}
+
+/// Removes the filter with `handle` and fixscope's priority at `ap`; one that is already
+/// gone (with its interface, or removed by hand) is not an error.
+fn detach_ours(ifindex: u32, ap: libbpf_sys::bpf_tc_attach_point, handle: u32) -> io::Result<()> {
+    let hook = clsact::tc_hook(ifindex, ap);
+    let opts = tc_opts_ours(handle);
     // SAFETY: valid, sized hook and opts; detach needs handle+priority, no program.
     let rc = unsafe { libbpf_sys::bpf_tc_detach(&hook, &opts) };
     match rc {
@@ -249,50 +302,68 @@ fn detach_ours(ifindex: u32, ap: libbpf_sys::bpf_tc_attach_point) -> io::Result<
 pub fn fixscope_tc_filters_on(iface: &str) -> Result<Vec<FixscopeTcFilter>, LiveError> {
     let ifindex = sys::ifindex_of(iface)?;
     let mut out = Vec::new();
+    // The dump says which of our handles are there: libbpf's query of one that is not
+    // would log the kernel's complaint on stderr.
+    let listed = clsact::list(ifindex)
+        .map_err(|e| LiveError::bpf(format!("listing the tc filters on {iface}"), e))?;
     for (ap, direction) in [
         (libbpf_sys::BPF_TC_INGRESS, "ingress"),
         (libbpf_sys::BPF_TC_EGRESS, "egress"),
     ] {
-        let hook = clsact::tc_hook(ifindex, ap);
-        let mut opts = tc_opts_ours();
-        // SAFETY: valid, sized hook and opts structs; the kernel fills opts.prog_id.
-        let rc = unsafe { libbpf_sys::bpf_tc_query(&hook, &mut opts) };
-        if rc != 0 {
-            continue; // no clsact qdisc, or no filter with our handle/priority
-        }
-        let Ok(info) = sys::prog_stats_by_id(opts.prog_id) else {
-            continue;
-        };
-        if PROGRAM_NAMES.contains(&info.name.as_str()) {
-            out.push(FixscopeTcFilter {
-                prog_id: opts.prog_id,
-                prog_name: info.name,
-                direction,
+        for created_clsact in [false, true] {
+            let handle = handle_for(created_clsact);
+            let there = listed.iter().any(|f| {
+                f.ingress == (ap == libbpf_sys::BPF_TC_INGRESS)
+                    && f.handle == handle
+                    && f.priority == TC_PRIORITY
             });
+            let Some(prog_id) = there
+                .then(|| fixscope_filter_at(ifindex, ap, handle))
+                .flatten()
+            else {
+                continue;
+            };
+            let Ok(info) = sys::prog_stats_by_id(prog_id) else {
+                continue;
+            };
+            if PROGRAM_NAMES.contains(&info.name.as_str()) {
+                out.push(FixscopeTcFilter {
+                    prog_id,
+                    prog_name: info.name,
+                    direction,
+                    created_clsact,
+                });
+            }
         }
     }
     Ok(out)
 }
 
 /// Removes fixscope's clsact filters from `iface` (left behind when a tc-fallback capture
-/// was killed) and returns how many it removed. Only filters with fixscope's handle and
-/// priority that run a fixscope program are touched. The clsact qdisc stays even when no
-/// filter is left: after a SIGKILL nothing tells whether the killed capture created it or
-/// found it. TCX links need no cleanup: they die with the process that made them.
+/// was killed) and returns how many it removed. Only filters with fixscope's handles and
+/// priority that run a fixscope program are touched. The clsact qdisc goes too when the
+/// killed capture created it (its filters' handle says so) and no filter — anyone's — is
+/// left on it; a qdisc the capture found stays. TCX links need no cleanup: they die with
+/// the process that made them.
 pub fn detach_leftovers(iface: &str) -> Result<usize, LiveError> {
     sys::check_privileges()?;
     let ifindex = sys::ifindex_of(iface)?;
     let mut removed = 0;
+    let mut created_clsact = false;
     for f in fixscope_tc_filters_on(iface)? {
         let ap = if f.direction == "ingress" {
             libbpf_sys::BPF_TC_INGRESS
         } else {
             libbpf_sys::BPF_TC_EGRESS
         };
-        detach_ours(ifindex, ap).map_err(|e| {
+        detach_ours(ifindex, ap, handle_for(f.created_clsact)).map_err(|e| {
             LiveError::detach(format!("removing the {} filter on {iface}", f.direction), e)
         })?;
+        created_clsact |= f.created_clsact;
         removed += 1;
+    }
+    if created_clsact {
+        remove_clsact_if_unused(ifindex)?;
     }
     Ok(removed)
 }

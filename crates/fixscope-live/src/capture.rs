@@ -64,6 +64,10 @@ pub struct LiveCapture {
     pollfds: Vec<libc::pollfd>,
     /// `None` once detached.
     attached: Option<Attached>,
+    /// CLOCK_MONOTONIC just before the programs were attached: no record is older.
+    attached_at_ns: u64,
+    /// CLOCK_MONOTONIC once they were detached (`None` before).
+    detached_at_ns: Option<u64>,
     attach_kind: &'static str,
     skel: OwnedSkel,
     iface: String,
@@ -151,6 +155,7 @@ impl LiveCapture {
         if let Some(ring) = breakdown.as_mut().and_then(Breakdown::take_ring) {
             merge.add(ring, RecordKind::Socket);
         }
+        let attached_at_ns = clock::monotonic_ns();
         let attached = if tcx {
             attach::attach_tcx(skel.get(), ifindex)?
         } else {
@@ -183,6 +188,8 @@ impl LiveCapture {
             pollfds,
             attach_kind: attached.kind(),
             attached: Some(attached),
+            attached_at_ns,
+            detached_at_ns: None,
             skel,
             iface: cfg.iface.clone(),
             ifindex,
@@ -515,9 +522,25 @@ impl LiveCapture {
             b.detach();
         }
         match self.attached.take() {
-            Some(a) => a.detach(),
+            Some(a) => {
+                let detached = a.detach();
+                self.detached_at_ns = Some(clock::monotonic_ns());
+                detached
+            }
             None => Ok(()),
         }
+    }
+
+    /// CLOCK_MONOTONIC just before the programs were attached: the capture's window starts
+    /// here (no record is older).
+    pub fn attached_at_ns(&self) -> u64 {
+        self.attached_at_ns
+    }
+
+    /// CLOCK_MONOTONIC once [`LiveCapture::detach`] took the programs off (`None` before):
+    /// the capture's window ends here.
+    pub fn detached_at_ns(&self) -> Option<u64> {
+        self.detached_at_ns
     }
 
     /// run_time_ns / run_cnt of the ingress and egress programs (they only advance while

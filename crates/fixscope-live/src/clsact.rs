@@ -60,18 +60,44 @@ pub(crate) fn destroy(ifindex: u32) -> io::Result<()> {
 /// How many tc filters sit on the clsact qdisc of `ifindex`, ingress and egress together
 /// (0 when there is no qdisc). Runs in the calling thread's network namespace.
 pub(crate) fn filters_on(ifindex: u32) -> io::Result<usize> {
+    Ok(list(ifindex)?.len())
+}
+
+/// One entry of a filter dump: where it hangs, its handle and its priority (a filter
+/// kind's own entry per priority has handle 0).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Listed {
+    pub(crate) ingress: bool,
+    pub(crate) handle: u32,
+    pub(crate) priority: u32,
+}
+
+/// Every filter on the clsact qdisc of `ifindex`, ingress then egress (none when there is
+/// no qdisc) — a dump, so unlike libbpf's queries it logs nothing for a filter or qdisc
+/// that is not there. Runs in the calling thread's network namespace.
+pub(crate) fn list(ifindex: u32) -> io::Result<Vec<Listed>> {
     let sock = rustix::net::socket_with(
         AddressFamily::NETLINK,
         SocketType::RAW,
         SocketFlags::CLOEXEC,
         None, // NETLINK_ROUTE is protocol 0
     )?;
-    let mut n = 0;
-    for min in [libbpf_rs::TC_H_MIN_INGRESS, libbpf_rs::TC_H_MIN_EGRESS] {
+    let mut all = Vec::new();
+    for (ingress, min) in [
+        (true, libbpf_rs::TC_H_MIN_INGRESS),
+        (false, libbpf_rs::TC_H_MIN_EGRESS),
+    ] {
         let parent = (libbpf_rs::TC_H_CLSACT & TC_H_MAJ_MASK) | min;
-        n += dump_filters(&sock, ifindex, parent)?;
+        for (handle, info) in dump_filters(&sock, ifindex, parent)? {
+            all.push(Listed {
+                ingress,
+                handle,
+                // tcm_info: priority << 16 | protocol.
+                priority: info >> 16,
+            });
+        }
     }
-    Ok(n)
+    Ok(all)
 }
 
 const TC_H_MAJ_MASK: u32 = 0xFFFF_0000;
@@ -92,7 +118,8 @@ fn dump_request(ifindex: u32, parent: u32, seq: u32) -> [u8; NLMSG_HDRLEN + TCMS
     m
 }
 
-fn dump_filters(sock: &OwnedFd, ifindex: u32, parent: u32) -> io::Result<usize> {
+/// (tcm_handle, tcm_info) of each filter the dump of `parent` lists.
+fn dump_filters(sock: &OwnedFd, ifindex: u32, parent: u32) -> io::Result<Vec<(u32, u32)>> {
     let seq = parent; // distinct per request on this socket
     rustix::net::send(
         sock.as_fd(),
@@ -100,19 +127,20 @@ fn dump_filters(sock: &OwnedFd, ifindex: u32, parent: u32) -> io::Result<usize> 
         SendFlags::empty(),
     )?;
     let mut buf = vec![0u8; 32 * 1024];
-    let mut filters = 0;
+    let mut filters = Vec::new();
     loop {
         let (len, _) = rustix::net::recv(sock.as_fd(), &mut buf[..], RecvFlags::empty())?;
-        match count_filters(&buf[..len], seq)? {
-            Dump::More(n) => filters += n,
-            Dump::Done(n) => return Ok(filters + n),
+        match count_filters(&buf[..len], seq, &mut filters)? {
+            Dump::More => {}
+            Dump::Done => return Ok(filters),
         }
     }
 }
 
+#[derive(Debug, PartialEq, Eq)]
 enum Dump {
-    More(usize),
-    Done(usize),
+    More,
+    Done,
 }
 
 fn u32_at(b: &[u8], at: usize) -> u32 {
@@ -121,10 +149,10 @@ fn u32_at(b: &[u8], at: usize) -> u32 {
     u32::from_ne_bytes(w)
 }
 
-/// Counts the RTM_NEWTFILTER messages of one datagram of the dump answering `seq`.
-fn count_filters(mut b: &[u8], seq: u32) -> io::Result<Dump> {
+/// Adds (tcm_handle, tcm_info) of the RTM_NEWTFILTER messages of one datagram of the dump
+/// answering `seq` to `out`.
+fn count_filters(mut b: &[u8], seq: u32, out: &mut Vec<(u32, u32)>) -> io::Result<Dump> {
     let bad = || io::Error::new(io::ErrorKind::InvalidData, "malformed rtnetlink reply");
-    let mut n = 0;
     while b.len() >= NLMSG_HDRLEN {
         let len = u32_at(b, 0) as usize;
         if len < NLMSG_HDRLEN || len > b.len() {
@@ -134,27 +162,33 @@ fn count_filters(mut b: &[u8], seq: u32) -> io::Result<Dump> {
         let msg_seq = u32_at(b, 8);
         if msg_seq == seq {
             match i32::from(kind) {
-                libc::NLMSG_DONE => return Ok(Dump::Done(n)),
+                libc::NLMSG_DONE => return Ok(Dump::Done),
                 libc::NLMSG_ERROR => {
                     if len < NLMSG_HDRLEN + 4 {
                         return Err(bad());
                     }
                     let code = u32_at(b, NLMSG_HDRLEN) as i32;
                     return match code {
-                        0 => Ok(Dump::Done(n)),
+                        0 => Ok(Dump::Done),
                         // No such qdisc or device: nothing is on it.
-                        c if c == -libc::ENOENT || c == -libc::ENODEV => Ok(Dump::Done(n)),
+                        c if c == -libc::ENOENT || c == -libc::ENODEV => Ok(Dump::Done),
                         c => Err(errno(c)),
                     };
                 }
-                _ if kind == libc::RTM_NEWTFILTER => n += 1,
+                _ if kind == libc::RTM_NEWTFILTER => {
+                    // tcmsg: family, pad, ifindex, handle (+8), parent, info (+16).
+                    if len < NLMSG_HDRLEN + TCMSG_LEN {
+                        return Err(bad());
+                    }
+                    out.push((u32_at(b, NLMSG_HDRLEN + 8), u32_at(b, NLMSG_HDRLEN + 16)));
+                }
                 _ => {}
             }
         }
         let step = (len + 3) & !3;
         b = b.get(step..).unwrap_or_default();
     }
-    Ok(Dump::More(n))
+    Ok(Dump::More)
 }
 
 #[cfg(test)]
@@ -178,22 +212,31 @@ mod tests {
 
     #[test]
     fn dump_replies_are_counted() {
-        let filter = msg(libc::RTM_NEWTFILTER, 7, &[0u8; 22]); // unaligned payload
+        let mut tcmsg = [0u8; 22]; // unaligned payload
+        tcmsg[8..12].copy_from_slice(&0xF1C6u32.to_ne_bytes());
+        tcmsg[16..20].copy_from_slice(&(0xF1C5u32 << 16 | 3).to_ne_bytes());
+        let filter = msg(libc::RTM_NEWTFILTER, 7, &tcmsg);
         let mut one = filter.clone();
         one.extend(msg(libc::RTM_NEWTFILTER, 7, &[0u8; 20]));
         one.extend(msg(libc::RTM_NEWTFILTER, 8, &[0u8; 20])); // another request's
-        assert!(matches!(count_filters(&one, 7), Ok(Dump::More(2))));
+        let mut got = Vec::new();
+        assert_eq!(count_filters(&one, 7, &mut got).ok(), Some(Dump::More));
+        assert_eq!(got, [(0xF1C6, 0xF1C5 << 16 | 3), (0, 0)]);
         let done = msg(libc::NLMSG_DONE as u16, 7, &0i32.to_ne_bytes());
         let mut last = filter;
         last.extend(done);
-        assert!(matches!(count_filters(&last, 7), Ok(Dump::Done(1))));
+        let mut got = Vec::new();
+        assert_eq!(count_filters(&last, 7, &mut got).ok(), Some(Dump::Done));
+        assert_eq!(got.len(), 1);
         let err = msg(libc::NLMSG_ERROR as u16, 7, &(-libc::EPERM).to_ne_bytes());
-        let e = count_filters(&err, 7).err().expect("EPERM is an error");
+        let e = count_filters(&err, 7, &mut got).expect_err("EPERM is an error");
         assert_eq!(e.raw_os_error(), Some(libc::EPERM));
         assert!(
-            count_filters(&[0xff; 20], 7).is_err(),
+            count_filters(&[0xff; 20], 7, &mut got).is_err(),
             "length beyond the datagram"
         );
+        let short = msg(libc::RTM_NEWTFILTER, 7, &[0u8; 8]);
+        assert!(count_filters(&short, 7, &mut got).is_err(), "a cut tcmsg");
     }
 
     #[test]

@@ -44,7 +44,7 @@ mod sys;
 
 pub use crate::attach::{
     detach_leftovers, fixscope_links_on, fixscope_tc_filters_on, FixscopeLink, FixscopeTcFilter,
-    PROGRAM_NAMES, TC_HANDLE, TC_PRIORITY,
+    PROGRAM_NAMES, TC_HANDLE, TC_HANDLE_CREATED_CLSACT, TC_PRIORITY,
 };
 pub use crate::breakdown::{
     socket_event_from_record, verify_breakdown_programs, BreakdownCounters, SocketHooks,

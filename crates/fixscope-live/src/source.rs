@@ -174,6 +174,14 @@ impl Source for LiveSource {
         counters_of(&KernelIntervalCounters::from(&self.kernel))
     }
 
+    fn capture_started_ns(&self) -> Option<u64> {
+        Some(self.capture.attached_at_ns())
+    }
+
+    fn capture_stopped_ns(&self) -> Option<u64> {
+        self.capture.detached_at_ns()
+    }
+
     /// Detaches; the rings stay readable, and the driver drains them to the end.
     fn stop_capture(&mut self) -> Result<bool, SourceError> {
         self.capture.detach()?;

@@ -82,6 +82,12 @@ pub fn drive_with(
     mut tui: Option<&mut Tui>,
 ) -> Result<ExitCode> {
     pipeline.set_unix_offset_ns(source.unix_offset_ns());
+    // A live capture's window is its own, attach to detach (#36): not its first message to
+    // its last, and not the drain after the detach.
+    if let Some(started) = source.capture_started_ns() {
+        pipeline.start_window_at(started);
+    }
+    let mut stopped_at: Option<u64> = None;
     let live = source.now_ns().is_some();
     let mut keys = if live && tui.is_none() {
         KeyReader::new()
@@ -109,7 +115,10 @@ pub fn drive_with(
             quit || limits.stop.is_triggered() || deadline.is_some_and(|d| Instant::now() >= d);
         if stop && draining_until.is_none() {
             match source.stop_capture() {
-                Ok(true) => draining_until = Some(Instant::now() + limits.max_drain),
+                Ok(true) => {
+                    draining_until = Some(Instant::now() + limits.max_drain);
+                    stopped_at = source.capture_stopped_ns();
+                }
                 Ok(false) => break,
                 Err(e) => {
                     failure = Some(e);
@@ -126,7 +135,11 @@ pub fn drive_with(
         // this instant is then in the pipeline when the pipeline advances to it. Read after
         // the drain, a consumer descheduled between the two would raise `-t` alerts for
         // requests whose responses were waiting in the ring (wrong `timed_out`/`late`).
-        let polled_at = source.now_ns();
+        // Once detached, the clock stops at the detach: the drain only hands on what was
+        // captured before it.
+        let polled_at = source
+            .now_ns()
+            .map(|now| stopped_at.map_or(now, |stop| now.min(stop)));
         let due = polled_at.is_none_or(|now| pipeline.interval_due(now));
         // A poll that runs across an interval's end (a busy or descheduled consumer) ends
         // that interval from inside the poll, with the counters read before the poll: never
@@ -229,6 +242,11 @@ pub fn drive_with(
     }
     // Stop capturing before the final report; a failed clean-up is said, never ignored.
     let close_error = source.close().err();
+    if let Some(stopped) = source.capture_stopped_ns() {
+        // The capture's end: intervals up to the detach, and requests unanswered by then.
+        let counters = source.interval_counters();
+        pipeline.advance_to(stopped, &counters, reporter)?;
+    }
     pipeline.finish(&source.counters(), reporter)?;
     let mut code = ExitCode::SUCCESS;
     if let Some(e) = failure {

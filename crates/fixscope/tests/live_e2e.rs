@@ -442,6 +442,12 @@ fn lifecycle_leaves_nothing_attached(attach: &str) {
             "{}",
             tc_filter_show("lo")
         );
+        // The killed run's filters said whether it created the clsact qdisc (#36 item 12).
+        assert_eq!(
+            has_clsact("lo"),
+            had_clsact,
+            "{attach}: `fixscope detach` leaves lo's clsact as before the run"
+        );
         let out = fixscope_cmd(None, &["detach", "-i", "lo"])
             .output()
             .expect("detach");

@@ -320,8 +320,8 @@ pub fn merge_with(
     let mut by_recs: Vec<(String, LatencyRecorder)> = Vec::new();
     // A log holds them at each summary (SPACE, periodic ones): the last summary's count.
     let mut by_of_an_earlier_summary = false;
-    let mut widen = |s: u64, e: u64| {
-        span = Some(span.map_or((s, e), |(a, b)| (a.min(s), b.max(e))));
+    let widen = |span: &mut Option<(u64, u64)>, s: u64, e: u64| {
+        *span = Some(span.map_or((s, e), |(a, b)| (a.min(s), b.max(e))));
     };
     let mut merged = Merged {
         stats: Stats::new(1),
@@ -343,6 +343,10 @@ pub fn merge_with(
         let mut summary: Option<RunSummary> = None;
         let mut had_figures = false;
         let mut last_figures: Option<IntervalFigures> = None;
+        // The span of this log's intervals in the window; a log read whole with a summary
+        // spans the summary's window instead (the run's own, as it printed it: a live run's
+        // is its capture's, which its intervals need not reach).
+        let mut log_span: Option<(u64, u64)> = None;
         let line_error = |line: usize, what: String| HlogError::Line {
             path: path.clone(),
             line,
@@ -359,7 +363,7 @@ pub fn merge_with(
                     let start_s = f.start_ns as f64 / 1e9;
                     if window.contains(start_s, log_start) {
                         log_counters.last_in = Some(f.counters);
-                        widen(f.start_ns, f.end_ns);
+                        widen(&mut log_span, f.start_ns, f.end_ns);
                         slow.add(&f).map_err(|w| line_error(reader.line(), w))?;
                     } else if log_counters.last_in.is_none()
                         && window.from.is_some_and(|b| start_s < b.unix_s(log_start))
@@ -402,7 +406,7 @@ pub fn merge_with(
                     }
                     if last_figures.is_none() {
                         let s = (i.start_unix_s * 1e9) as u64;
-                        widen(s, s + (i.length_s * 1e9) as u64);
+                        widen(&mut log_span, s, s + (i.length_s * 1e9) as u64);
                     }
                     merged.lines += 1;
                     let r = i.recorder().map_err(|w| line_error(i.line, w))?;
@@ -451,12 +455,17 @@ pub fn merge_with(
         }
         match (&summary, window.is_all()) {
             (Some(s), true) => {
-                widen(s.start_ns, s.end_ns);
+                widen(&mut span, s.start_ns, s.end_ns);
                 if let Some(src) = &mut source {
                     add_source(src, &s.source);
                 }
             }
-            _ => source = None,
+            _ => {
+                if let Some((s, e)) = log_span {
+                    widen(&mut span, s, e);
+                }
+                source = None;
+            }
         }
         if let Some(s) = summary {
             summaries.push(s);

@@ -168,8 +168,8 @@ fn tc_filters_go_on_exit_and_outlive_sigkill_until_detach_leftovers() {
         "clsact qdisc after normal exit"
     );
 
-    // SIGKILL leaves its filters; detach_leftovers removes them. Nothing can tell whether
-    // the killed process created the clsact qdisc, so it stays: this test removes it.
+    // SIGKILL leaves its filters; detach_leftovers removes them, and the clsact qdisc if
+    // the killed process created it (its filters' handle says so).
     let _clean = ClsactCleanup::new("lo");
     let mut child = spawn_holder("tc", "30");
     assert_eq!(lo_filters(), 2);
@@ -180,7 +180,11 @@ fn tc_filters_go_on_exit_and_outlive_sigkill_until_detach_leftovers() {
     assert_eq!(lo_filters(), 0);
     assert_eq!(detach_leftovers("lo").expect("idempotent"), 0);
     assert_tc_shows_nothing_of_ours();
-    assert!(has_clsact("lo"), "detach_leftovers leaves the clsact qdisc");
+    assert_eq!(
+        has_clsact("lo"),
+        had_clsact,
+        "detach_leftovers removes the clsact qdisc only if the killed capture made it"
+    );
 }
 
 #[test]

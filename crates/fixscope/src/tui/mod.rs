@@ -49,6 +49,9 @@ const EVENTS_PER_POLL: usize = 64;
 struct Shared {
     model: Model,
     on_screen: bool,
+    /// The screen was up: it showed the intervals, so stdout gets none of them afterwards
+    /// (the run's last, partial one would stand alone before the summary).
+    shown: bool,
 }
 
 /// The reporter half: see the module documentation.
@@ -64,7 +67,7 @@ impl Reporter for TuiFeed {
             s.model.on_interval(report);
             s.on_screen
         };
-        if on_screen {
+        if on_screen || self.shared.borrow().shown {
             Ok(())
         } else {
             self.stdout.interval(report)
@@ -115,6 +118,7 @@ impl Tui {
         let shared = Rc::new(RefCell::new(Shared {
             model: Model::new("fixscope live"),
             on_screen: false,
+            shown: false,
         }));
         let now = Instant::now();
         let tui = Tui {
@@ -135,7 +139,10 @@ impl Tui {
     /// Takes over the terminal.
     pub fn enter(&mut self) -> io::Result<()> {
         self.screen = Some(Screen::enter()?);
-        self.shared.borrow_mut().on_screen = true;
+        let mut shared = self.shared.borrow_mut();
+        shared.on_screen = true;
+        shared.shown = true;
+        drop(shared);
         self.next_draw = Instant::now();
         self.draw()
     }
@@ -143,7 +150,9 @@ impl Tui {
     /// Gives the terminal back; reports go to stdout from now on.
     pub fn leave(&mut self) {
         self.screen = None;
-        self.shared.borrow_mut().on_screen = false;
+        let mut shared = self.shared.borrow_mut();
+        shared.shown |= shared.on_screen;
+        shared.on_screen = false;
     }
 
     /// The next key for the driver (summary, reset, quit), after handling the UI's own
