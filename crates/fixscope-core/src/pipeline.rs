@@ -178,9 +178,7 @@ impl Pipeline {
     /// Call before the first segment.
     pub fn start_window_at(&mut self, ts_ns: u64) {
         self.first_ts_ns.get_or_insert(ts_ns);
-        if self.config.interval_ns > 0 {
-            self.interval_start_ns.get_or_insert(ts_ns);
-        }
+        self.interval_clock.start_at(ts_ns);
         self.now_ns = self.now_ns.max(ts_ns);
     }
 

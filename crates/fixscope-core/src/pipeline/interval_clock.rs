@@ -44,6 +44,14 @@ impl IntervalClock {
         Some((start, end))
     }
 
+    /// Starts the first interval at `ts_ns` unless one has started (a live capture's
+    /// attach time, before its first segment).
+    pub(crate) fn start_at(&mut self, ts_ns: u64) {
+        if self.interval_ns > 0 {
+            self.start_ns.get_or_insert(ts_ns);
+        }
+    }
+
     /// The current interval's start (`None`: none started).
     pub(crate) fn start_ns(&self) -> Option<u64> {
         self.start_ns
