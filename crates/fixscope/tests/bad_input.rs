@@ -245,3 +245,42 @@ fn nonsense_flag_values_are_refused() {
         assert!(out.stdout.is_empty(), "{args:?}: wrote to stdout");
     }
 }
+
+/// A value outside a flag's range is refused with the range as it is: an open end is
+/// not called `between` (issue #36: `-t 0` was told "between 0 and 3600").
+#[test]
+fn range_errors_state_the_range_exactly() {
+    let cases: [(&[&str], &str); 5] = [
+        (
+            &["pcap", "x.pcap", "-p", "9878", "-t", "0"],
+            "-t/--timeout must be greater than 0 and at most 3600 seconds, got 0",
+        ),
+        (
+            &["pcap", "x.pcap", "-p", "9878", "-t", "3601"],
+            "-t/--timeout must be greater than 0 and at most 3600 seconds, got 3601",
+        ),
+        (
+            &["pcap", "x.pcap", "-p", "9878", "-r", "-1"],
+            "-r/--interval must be between 0 (off) and 86400 seconds, got -1",
+        ),
+        (
+            &["compare", "a.hlog", "b.hlog", "--threshold", "100"],
+            "--threshold must be at least 0 and below 100 percent, got 100",
+        ),
+        (
+            &["compare", "a.hlog", "b.hlog", "-p", "9878", "-t", "0"],
+            "-t/--timeout must be greater than 0",
+        ),
+    ];
+    for (args, want) in cases {
+        let out = Command::new(env!("CARGO_BIN_EXE_fixscope"))
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run fixscope");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+    }
+}
