@@ -284,3 +284,36 @@ fn range_errors_state_the_range_exactly() {
         assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
     }
 }
+
+/// A file that cannot be read is named once with the OS's reason, said once (issue #36:
+/// "Is a directory (os error 21): Is a directory (os error 21)").
+#[test]
+fn unreadable_inputs_say_the_os_error_once() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let d = dir.path().to_str().expect("utf-8 temp dir").to_string();
+    let missing = format!("{d}/nonexist.hlog");
+    let cases: [(Vec<&str>, &str, &str); 6] = [
+        (vec!["pcap", &d, "-p", "1"], &d, "(os error 21)"),
+        (vec!["pcap", &missing, "-p", "1"], &missing, "(os error 2)"),
+        (vec!["report", &missing], &missing, "(os error 2)"),
+        (vec!["report", &d], &d, "(os error 21)"),
+        (vec!["compare", &d, &d, "-p", "1"], &d, "(os error 21)"),
+        (
+            vec!["compare", &missing, &missing],
+            &missing,
+            "(os error 2)",
+        ),
+    ];
+    for (args, path, os) in cases {
+        let out = Command::new(env!("CARGO_BIN_EXE_fixscope"))
+            .args(&args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run fixscope");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(path), "{args:?}: path not named: {err}");
+        assert_eq!(err.matches(os).count(), 1, "{args:?}: {err}");
+    }
+}

@@ -15,15 +15,12 @@ use super::format::{
 };
 use crate::recorder::LatencyRecorder;
 
-/// Why a log cannot be read.
+/// Why a log cannot be read. The OS error is part of the text and not a `source` as
+/// well: printed with its causes (`{:#}`) it would be said twice.
 #[derive(Debug, thiserror::Error)]
 pub enum HlogError {
-    #[error("cannot read {path}: {source}")]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: io::Error,
-    },
+    #[error("cannot read {}: {error}", path.display())]
+    Io { path: PathBuf, error: io::Error },
     #[error("{path}:{line}: {what}")]
     Line {
         path: PathBuf,
@@ -142,9 +139,9 @@ pub struct LogReader<R: BufRead> {
 
 impl LogReader<BufReader<File>> {
     pub fn open(path: &Path) -> Result<Self, HlogError> {
-        let file = File::open(path).map_err(|source| HlogError::Io {
+        let file = File::open(path).map_err(|error| HlogError::Io {
             path: path.to_path_buf(),
-            source,
+            error,
         })?;
         Ok(LogReader::new(BufReader::new(file), path))
     }
@@ -331,17 +328,20 @@ impl<R: BufRead> Iterator for LogReader<R> {
             match self.input.read_line(&mut self.buf) {
                 Ok(0) => return None,
                 Ok(_) => {}
-                Err(e) => {
+                Err(e) if e.kind() == io::ErrorKind::InvalidData => {
                     self.failed = true;
-                    let what = if e.kind() == io::ErrorKind::InvalidData {
-                        "not text (is this an HdrHistogram log?)".to_string()
-                    } else {
-                        e.to_string()
-                    };
                     return Some(Err(HlogError::Line {
                         path: self.path.clone(),
                         line: self.line_no + 1,
-                        what,
+                        what: "not text (is this an HdrHistogram log?)".to_string(),
+                    }));
+                }
+                // The file, not a line of it (a directory, an I/O error).
+                Err(error) => {
+                    self.failed = true;
+                    return Some(Err(HlogError::Io {
+                        path: self.path.clone(),
+                        error,
                     }));
                 }
             }

@@ -38,13 +38,14 @@ use crate::segment::Segment;
 pub use crate::source::Flow;
 use input::{Failure, FillingReader, BUFFER_SIZE, MIN_BUFFER_SIZE};
 
-/// Why a capture file could not be read.
+/// Why a capture file could not be read. The OS error is part of the text and not a
+/// `source` as well: printed with its causes (`{:#}`) it would be said twice.
 #[derive(Debug, thiserror::Error)]
 pub enum CaptureError {
-    #[error("cannot open {}: {source}", path.display())]
-    Open { path: PathBuf, source: io::Error },
-    #[error("error reading {}: {source}", path.display())]
-    Read { path: PathBuf, source: io::Error },
+    #[error("cannot open {}: {error}", path.display())]
+    Open { path: PathBuf, error: io::Error },
+    #[error("error reading {}: {error}", path.display())]
+    Read { path: PathBuf, error: io::Error },
     #[error("{} is not a pcap or pcapng capture file", path.display())]
     NotACapture { path: PathBuf },
     #[error("{} is corrupt at byte {offset}: {detail}", path.display())]
@@ -120,9 +121,9 @@ pub(crate) fn read_capture_shared(
     on_map: impl FnOnce(&std::sync::Arc<memmap2::Mmap>),
     on_segment: impl FnMut(&Segment<'_>, &CaptureStats) -> Flow,
 ) -> Result<(), CaptureError> {
-    let file = File::open(path).map_err(|source| CaptureError::Open {
+    let file = File::open(path).map_err(|error| CaptureError::Open {
         path: path.to_path_buf(),
-        source,
+        error,
     })?;
     // Small files get a small buffer (a big one costs time to zero); pipes get the default.
     let capacity = match file.metadata() {
@@ -147,9 +148,9 @@ pub(crate) fn read_capture_shared(
         // goes on from it, with the file header in front, and says what is wrong where.
         let mut file = file;
         file.seek(io::SeekFrom::Start(at as u64))
-            .map_err(|source| CaptureError::Read {
+            .map_err(|error| CaptureError::Read {
                 path: path.to_path_buf(),
-                source,
+                error,
             })?;
         let header = io::Cursor::new(mapped.file_header().to_vec());
         let base = at as u64 - mapped::FILE_HEADER as u64;
