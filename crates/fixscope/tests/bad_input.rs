@@ -317,3 +317,47 @@ fn unreadable_inputs_say_the_os_error_once() {
         assert_eq!(err.matches(os).count(), 1, "{args:?}: {err}");
     }
 }
+
+/// A compressed capture or log is said to be one, with the command that reads it (issue
+/// #36: a `.gz` capture got "not a pcap or pcapng" and no hint).
+#[test]
+fn compressed_inputs_say_how_to_read_them() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let gz = dir.path().join("run.pcap.gz");
+    // gzip's magic and method: the check is on the first bytes only.
+    std::fs::write(&gz, b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03").expect("write");
+    let gz = gz.to_str().expect("utf-8").to_string();
+    let hlog = dir.path().join("run.hlog.gz");
+    std::fs::write(&hlog, b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03").expect("write");
+    let hlog = hlog.to_str().expect("utf-8").to_string();
+    let cases: [(Vec<&str>, String); 4] = [
+        (
+            vec!["pcap", &gz, "-p", "9878"],
+            format!("`zcat {gz} | fixscope pcap - …`"),
+        ),
+        (
+            vec!["report", &hlog],
+            format!("`zcat {hlog} > {}`", hlog.trim_end_matches(".gz")),
+        ),
+        (
+            vec!["plot", &gz, "-p", "9878", "-o", "x.svg"],
+            format!("`zcat {gz} > {}`", gz.trim_end_matches(".gz")),
+        ),
+        (
+            vec!["compare", &hlog, &hlog],
+            format!("`zcat {hlog} > {}`", hlog.trim_end_matches(".gz")),
+        ),
+    ];
+    for (args, want) in cases {
+        let out = Command::new(env!("CARGO_BIN_EXE_fixscope"))
+            .args(&args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run fixscope");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains("is gzip-compressed"), "{args:?}: {err}");
+        assert!(err.contains(&want), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+    }
+}

@@ -27,6 +27,13 @@ pub enum HlogError {
         line: usize,
         what: String,
     },
+    /// A compressed log (`.hlog.gz`): said with the way to read it.
+    #[error("{} is {format}-compressed, not an HdrHistogram log: decompress it first, e.g. `{}`", path.display(), crate::pcap::decompress_command(path, cat))]
+    Compressed {
+        path: PathBuf,
+        format: &'static str,
+        cat: &'static str,
+    },
 }
 
 /// One histogram line.
@@ -139,11 +146,21 @@ pub struct LogReader<R: BufRead> {
 
 impl LogReader<BufReader<File>> {
     pub fn open(path: &Path) -> Result<Self, HlogError> {
-        let file = File::open(path).map_err(|error| HlogError::Io {
+        let io = |error| HlogError::Io {
             path: path.to_path_buf(),
             error,
-        })?;
-        Ok(LogReader::new(BufReader::new(file), path))
+        };
+        let mut input = BufReader::new(File::open(path).map_err(io)?);
+        // The first bytes, left in the buffer for the reader.
+        let head = input.fill_buf().map_err(io)?;
+        if let Some((format, cat)) = crate::pcap::compression(head) {
+            return Err(HlogError::Compressed {
+                path: path.to_path_buf(),
+                format,
+                cat,
+            });
+        }
+        Ok(LogReader::new(input, path))
     }
 }
 

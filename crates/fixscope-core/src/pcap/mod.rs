@@ -48,6 +48,15 @@ pub enum CaptureError {
     Read { path: PathBuf, error: io::Error },
     #[error("{} is not a pcap or pcapng capture file", path.display())]
     NotACapture { path: PathBuf },
+    /// A compressed capture (`.pcap.gz`): said with the way to read it.
+    #[error("{} is {format}-compressed, not a pcap or pcapng capture file: decompress it on the way in, e.g. `{cat} {} | fixscope pcap - …`", path.display(), if path == Path::new("/dev/stdin") { "FILE".into() } else { path.display().to_string() })]
+    Compressed {
+        path: PathBuf,
+        /// `gzip`, `zstd`, `xz`, `bzip2`.
+        format: &'static str,
+        /// The tool that decompresses it to stdout (`zcat`).
+        cat: &'static str,
+    },
     #[error("{} is corrupt at byte {offset}: {detail}", path.display())]
     Corrupt {
         path: PathBuf,
@@ -59,6 +68,38 @@ pub enum CaptureError {
 }
 
 const NS_PER_SEC: u64 = 1_000_000_000;
+
+/// The compression a file's first bytes announce, and the tool that writes it out
+/// decompressed: gzip (`1f 8b`), zstd, xz, bzip2.
+pub fn compression(head: &[u8]) -> Option<(&'static str, &'static str)> {
+    const KNOWN: [(&[u8], &str, &str); 4] = [
+        (&[0x1f, 0x8b], "gzip", "zcat"),
+        (&[0x28, 0xb5, 0x2f, 0xfd], "zstd", "zstdcat"),
+        (&[0xfd, 0x37, 0x7a, 0x58], "xz", "xzcat"),
+        (b"BZh", "bzip2", "bzcat"),
+    ];
+    KNOWN
+        .iter()
+        .find(|(magic, _, _)| head.starts_with(magic))
+        .map(|&(_, format, cat)| (format, cat))
+}
+
+/// The command that writes `path` out decompressed with `cat`, beside it:
+/// `zcat run.pcap.gz > run.pcap`.
+pub fn decompress_command(path: &Path, cat: &str) -> String {
+    let known = matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("gz" | "zst" | "xz" | "bz2")
+    );
+    let out = if known {
+        path.with_extension("")
+    } else {
+        let mut name = path.as_os_str().to_owned();
+        name.push(".decompressed");
+        PathBuf::from(name)
+    };
+    format!("{cat} {} > {}", path.display(), out.display())
+}
 
 /// Reads one pcap or pcapng file, decodes every packet, classifies TCP segments with
 /// `ports.classify(src_port, dst_port)` ([`FrameClassifier`]) and calls `on_segment` for
@@ -231,8 +272,15 @@ fn read_stream<R: Read>(
         (4, ng::SHB_MAGIC) => Kind::PcapNg,
         (4, 0xa1b2_c3d4 | 0xa1b2_3c4d | 0xd4c3_b2a1 | 0x4d3c_b2a1 | 0xa1b2_cd34) => Kind::Pcap,
         _ => {
-            return Err(CaptureError::NotACapture {
-                path: path.to_path_buf(),
+            return Err(match compression(&magic[..n]) {
+                Some((format, cat)) => CaptureError::Compressed {
+                    path: path.to_path_buf(),
+                    format,
+                    cat,
+                },
+                None => CaptureError::NotACapture {
+                    path: path.to_path_buf(),
+                },
             })
         }
     };
