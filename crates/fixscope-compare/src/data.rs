@@ -147,6 +147,9 @@ pub struct RunContext {
     pub timed_out: u64,
     pub late: u64,
     pub duration_s: f64,
+    /// The histogram's range (`-x`): a percentile whose rank falls above it has no value
+    /// (`None`: not known).
+    pub range_ns: Option<u64>,
 }
 
 impl RunContext {

@@ -225,6 +225,11 @@ fn notes(runs: &[Run], block_check: Option<BlockCheck>) -> SideNotes {
         context.timed_out += r.context.timed_out;
         context.late += r.context.late;
         context.duration_s += r.context.duration_s;
+        // A rank above any run's range is above the smallest of them.
+        context.range_ns = match (context.range_ns, r.context.range_ns) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
     }
     SideNotes {
         runs: runs.len(),

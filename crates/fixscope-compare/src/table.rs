@@ -149,7 +149,7 @@ pub fn analyse(baseline: &[Run], candidate: &[Run], s: &Settings, keys: &[CellKe
             let needed_for_tail = (s.min_tail as f64 / (1.0 - q).max(1e-12)).ceil() as u64;
             let note = if blocks[0] < s.min_blocks || blocks[1] < s.min_blocks {
                 Some(format!(
-                    "{} and {} blocks of time: at least {} per side are needed",
+                    "{} and {} blocks of time: at least {} per side are needed (a longer run, or a shorter -r for --hlog logs)",
                     blocks[0], blocks[1], s.min_blocks
                 ))
             } else if counts[0] == 0 || counts[1] == 0 {

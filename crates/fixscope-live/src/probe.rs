@@ -16,6 +16,7 @@ use libbpf_rs::libbpf_sys;
 use libbpf_rs::{MapType, ProgramType};
 use serde::Serialize;
 
+use crate::capabilities::{missing_for_load, own_cap_eff};
 use crate::LiveError;
 
 /// What a feature is needed for.
@@ -85,6 +86,66 @@ fn presence(r: libbpf_rs::Result<bool>) -> Presence {
     }
 }
 
+/// Why a probe that this process may not run says nothing (`unknown (needs root)`).
+pub const NEEDS_ROOT: &str = "needs root";
+
+/// Whether this process may make the bpf() calls a probe makes. libbpf's probes cannot
+/// tell a refusal for lack of privilege from a missing feature: its program and map type
+/// probes then answer no, its helper probes yes (a load that fails without a verifier
+/// message is taken as support). A canary of the same kind refused with EPERM or EACCES
+/// makes their answer `unknown (needs root)` instead.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Access {
+    Allowed,
+    Refused,
+}
+
+impl Access {
+    fn of<T>(canary: io::Result<T>) -> Access {
+        match canary {
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EPERM | libc::EACCES)) => {
+                Access::Refused
+            }
+            _ => Access::Allowed,
+        }
+    }
+
+    /// May this process load a `r0 = 0; exit` program of `prog_type`?
+    fn prog(prog_type: libbpf_sys::bpf_prog_type) -> Access {
+        Access::of(trivial_prog(prog_type, 0))
+    }
+
+    /// May this process create a BPF map (a one-entry array, which every kernel has)?
+    fn maps() -> Access {
+        // SAFETY: the name is NUL-terminated; null options are the defaults. The result is
+        // a new fd or a negative errno.
+        let fd = unsafe {
+            libbpf_sys::bpf_map_create(
+                libbpf_sys::BPF_MAP_TYPE_ARRAY,
+                c"fxs_probe".as_ptr(),
+                4,
+                4,
+                1,
+                std::ptr::null(),
+            )
+        };
+        Access::of(if fd < 0 {
+            Err(io::Error::from_raw_os_error(-fd))
+        } else {
+            // SAFETY: a fresh map descriptor we own.
+            Ok(unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) })
+        })
+    }
+
+    /// `probe`'s answer, or `unknown (needs root)` when the canary was refused.
+    fn probe(self, probe: impl FnOnce() -> Presence) -> Presence {
+        match self {
+            Access::Allowed => probe(),
+            Access::Refused => Presence::Unknown(NEEDS_ROOT.to_string()),
+        }
+    }
+}
+
 /// Helpers the TC programs call, with the Linux that brought each.
 const CAPTURE_HELPERS: [(&str, libbpf_sys::bpf_func_id, &str); 6] = [
     (
@@ -131,34 +192,36 @@ const CAPTURE_HELPER_IDS: [&str; 6] = [
 /// is loaded, nothing is attached).
 pub fn capture_features() -> Vec<Feature> {
     use NeededFor::Capture;
+    let sched_cls = Access::prog(libbpf_sys::BPF_PROG_TYPE_SCHED_CLS);
+    let maps = Access::maps();
     let mut out = vec![
         Feature::new(
             "prog_sched_cls",
             "BPF program type sched_cls (TC classifier)",
             "4.1",
             Capture,
-            presence(ProgramType::SchedCls.is_supported()),
+            sched_cls.probe(|| presence(ProgramType::SchedCls.is_supported())),
         ),
         Feature::new(
             "map_ringbuf",
             "BPF map type ringbuf (BPF ring buffer)",
             "5.8",
             Capture,
-            presence(MapType::RingBuf.is_supported()),
+            maps.probe(|| presence(MapType::RingBuf.is_supported())),
         ),
         Feature::new(
             "map_array_of_maps",
             "BPF map type array_of_maps",
             "4.12",
             Capture,
-            presence(MapType::ArrayOfMaps.is_supported()),
+            maps.probe(|| presence(MapType::ArrayOfMaps.is_supported())),
         ),
         Feature::new(
             "map_percpu_array",
             "BPF map type percpu_array",
             "4.6",
             Capture,
-            presence(MapType::PercpuArray.is_supported()),
+            maps.probe(|| presence(MapType::PercpuArray.is_supported())),
         ),
     ];
     for ((name, helper, since), id) in CAPTURE_HELPERS.into_iter().zip(CAPTURE_HELPER_IDS) {
@@ -167,7 +230,7 @@ pub fn capture_features() -> Vec<Feature> {
             name,
             since,
             Capture,
-            presence(ProgramType::SchedCls.is_helper_supported(helper)),
+            sched_cls.probe(|| presence(ProgramType::SchedCls.is_helper_supported(helper))),
         ));
     }
     out.push(Feature::new(
@@ -220,11 +283,17 @@ pub fn breakdown_features() -> Vec<Feature> {
             Breakdown,
             // libbpf's probe loads an fentry program; a kernel whose policy refuses
             // fentry/fexit may still take tp_btf: only the real load below decides.
-            match presence(ProgramType::Tracing.is_supported()) {
-                Presence::No => Presence::Unknown(
-                    "libbpf's fentry probe was refused; the breakdown load decides".to_string(),
-                ),
-                p => p,
+            // Without CAP_BPF + CAP_PERFMON (or CAP_SYS_ADMIN) it is refused whatever the
+            // kernel has.
+            if own_cap_eff().is_some_and(|caps| !missing_for_load(caps).is_empty()) {
+                Presence::Unknown(NEEDS_ROOT.to_string())
+            } else {
+                match presence(ProgramType::Tracing.is_supported()) {
+                    Presence::No => Presence::Unknown(
+                        "libbpf's fentry probe was refused; the breakdown load decides".to_string(),
+                    ),
+                    p => p,
+                }
             },
         ),
         Feature::new(
@@ -273,7 +342,9 @@ pub(crate) fn require_capture_features() -> Result<(), LiveError> {
                     f.describe()
                 )))
             }
-            Presence::Unknown(why) if why.contains("ermission") || why.contains("EPERM") => {
+            Presence::Unknown(why)
+                if why == NEEDS_ROOT || why.contains("ermission") || why.contains("EPERM") =>
+            {
                 return Err(LiveError::NotPrivileged(format!(
                     "bpf() refused while probing {}: {why}",
                     f.name
@@ -302,15 +373,24 @@ fn tcx_in_new_netns() -> Presence {
     // into the new namespace; it dies with the thread's exit.
     // SAFETY: plain syscall on the calling thread; the result is checked.
     if unsafe { libc::unshare(libc::CLONE_NEWNET) } != 0 {
-        return Presence::Unknown(format!(
-            "cannot make a network namespace for the probe: {}",
-            io::Error::last_os_error()
-        ));
+        let e = io::Error::last_os_error();
+        return Presence::Unknown(if e.raw_os_error() == Some(libc::EPERM) {
+            // CAP_SYS_ADMIN, to make a network namespace for the probe.
+            NEEDS_ROOT.to_string()
+        } else {
+            format!("cannot make a network namespace for the probe: {e}")
+        });
     }
-    let prog = match trivial_sched_cls(libbpf_sys::BPF_TCX_INGRESS) {
+    let prog = match trivial_prog(
+        libbpf_sys::BPF_PROG_TYPE_SCHED_CLS,
+        libbpf_sys::BPF_TCX_INGRESS,
+    ) {
         Ok(p) => p,
         // Kernels before TCX refuse the expected attach type for sched_cls.
         Err(e) if e.raw_os_error() == Some(libc::EINVAL) => return Presence::No,
+        Err(e) if matches!(e.raw_os_error(), Some(libc::EPERM | libc::EACCES)) => {
+            return Presence::Unknown(NEEDS_ROOT.to_string())
+        }
         Err(e) => return Presence::Unknown(format!("loading a probe program: {e}")),
     };
     let opts = libbpf_sys::bpf_link_create_opts {
@@ -341,8 +421,11 @@ fn tcx_in_new_netns() -> Presence {
     }
 }
 
-/// Loads `r0 = 0; exit` as a sched_cls program with `attach_type` as expected attach type.
-fn trivial_sched_cls(attach_type: libbpf_sys::bpf_attach_type) -> io::Result<std::os::fd::OwnedFd> {
+/// Loads `r0 = 0; exit` as a `prog_type` program with `attach_type` as expected attach type.
+fn trivial_prog(
+    prog_type: libbpf_sys::bpf_prog_type,
+    attach_type: libbpf_sys::bpf_attach_type,
+) -> io::Result<std::os::fd::OwnedFd> {
     let insns = [
         libbpf_sys::bpf_insn {
             code: (libbpf_sys::BPF_ALU64 | libbpf_sys::BPF_MOV | libbpf_sys::BPF_K) as u8,
@@ -362,7 +445,7 @@ fn trivial_sched_cls(attach_type: libbpf_sys::bpf_attach_type) -> io::Result<std
     // is a valid, sized options struct. The result is a new fd or a negative errno.
     let fd = unsafe {
         libbpf_sys::bpf_prog_load(
-            libbpf_sys::BPF_PROG_TYPE_SCHED_CLS,
+            prog_type,
             c"fxs_probe".as_ptr(),
             c"GPL".as_ptr(),
             insns.as_ptr(),
@@ -381,9 +464,11 @@ fn trivial_sched_cls(attach_type: libbpf_sys::bpf_attach_type) -> io::Result<std
 /// RLIMIT_MEMLOCK — found as libbpf finds it: by the helper that came in the same release
 /// (bpf_ktime_get_coarse_ns).
 pub fn memcg_accounting() -> Presence {
-    presence(
-        ProgramType::SocketFilter.is_helper_supported(libbpf_sys::BPF_FUNC_ktime_get_coarse_ns),
-    )
+    Access::prog(libbpf_sys::BPF_PROG_TYPE_SOCKET_FILTER).probe(|| {
+        presence(
+            ProgramType::SocketFilter.is_helper_supported(libbpf_sys::BPF_FUNC_ktime_get_coarse_ns),
+        )
+    })
 }
 
 /// The soft and hard RLIMIT_MEMLOCK, in bytes (`None`: unlimited).

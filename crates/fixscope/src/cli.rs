@@ -201,13 +201,13 @@ impl AnalysisArgs {
         let key = KeySpec::parse(&self.key).map_err(|e| anyhow::anyhow!("--key: {e}"))?;
         if !(self.timeout_s.is_finite() && self.timeout_s > 0.0 && self.timeout_s <= 3600.0) {
             bail!(
-                "-t/--timeout must be between 0 and 3600 seconds, got {}",
+                "-t/--timeout must be greater than 0 and at most 3600 seconds, got {}",
                 self.timeout_s
             );
         }
         if !(self.interval_s.is_finite() && self.interval_s >= 0.0 && self.interval_s <= 86400.0) {
             bail!(
-                "-r/--interval must be between 0 and 86400 seconds, got {}",
+                "-r/--interval must be between 0 (off) and 86400 seconds, got {}",
                 self.interval_s
             );
         }

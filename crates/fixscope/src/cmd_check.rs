@@ -63,7 +63,10 @@ pub fn render(c: &KernelCheck) -> String {
         if c.preempt_rt { ", PREEMPT_RT" } else { "" }
     );
     if let Some(p) = &c.privilege_problem {
-        let _ = writeln!(out, "privileges: {p} (the probes below may say unknown)");
+        let _ = writeln!(
+            out,
+            "privileges: {p} (the probes that need them say `unknown (needs root)`)"
+        );
     }
     out.push_str("live capture needs:\n");
     feature_lines(&mut out, &c.capture_features);
@@ -104,6 +107,10 @@ pub fn render(c: &KernelCheck) -> String {
     let attach = match c.attach_mode.as_str() {
         "tcx" => "TCX links (--attach auto)",
         "tc" => "clsact qdisc + tc filters (--attach auto falls back: no TCX)",
+        // Nothing loaded because this process may not: that says nothing of the kernel.
+        _ if c.privilege_problem.is_some() => {
+            "unknown: the programs cannot be loaded without privileges (run `sudo fixscope check`)"
+        }
         _ => "none: live capture cannot run on this kernel",
     };
     let _ = writeln!(out, "would run: attach mode {attach}");

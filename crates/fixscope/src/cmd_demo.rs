@@ -26,7 +26,10 @@ use crate::say;
 
 pub fn run(args: &DemoArgs) -> Result<ExitCode> {
     if !(args.duration > 0.0 && args.duration <= 3600.0) {
-        anyhow::bail!("--duration must be between 0 and 3600 seconds");
+        anyhow::bail!(
+            "--duration must be greater than 0 and at most 3600 seconds, got {}",
+            args.duration
+        );
     }
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {

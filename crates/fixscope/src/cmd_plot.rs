@@ -34,6 +34,15 @@ pub fn run(args: &PlotArgs) -> Result<ExitCode> {
         }
         data.push(d);
     }
+    // The legend names each input by its file name; by the path given when two share one
+    // (before/run.json, after/run.json).
+    let mut names: Vec<&str> = data.iter().map(|d| d.label.as_str()).collect();
+    names.sort_unstable();
+    if names.windows(2).any(|w| w[0] == w[1]) {
+        for (d, path) in data.iter_mut().zip(&args.inputs) {
+            d.label = path.display().to_string();
+        }
+    }
     render(&data, &stages, &args.output, format)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -245,3 +245,119 @@ fn nonsense_flag_values_are_refused() {
         assert!(out.stdout.is_empty(), "{args:?}: wrote to stdout");
     }
 }
+
+/// A value outside a flag's range is refused with the range as it is: an open end is
+/// not called `between` (issue #36: `-t 0` was told "between 0 and 3600").
+#[test]
+fn range_errors_state_the_range_exactly() {
+    let cases: [(&[&str], &str); 5] = [
+        (
+            &["pcap", "x.pcap", "-p", "9878", "-t", "0"],
+            "-t/--timeout must be greater than 0 and at most 3600 seconds, got 0",
+        ),
+        (
+            &["pcap", "x.pcap", "-p", "9878", "-t", "3601"],
+            "-t/--timeout must be greater than 0 and at most 3600 seconds, got 3601",
+        ),
+        (
+            &["pcap", "x.pcap", "-p", "9878", "-r", "-1"],
+            "-r/--interval must be between 0 (off) and 86400 seconds, got -1",
+        ),
+        (
+            &["compare", "a.hlog", "b.hlog", "--threshold", "100"],
+            "--threshold must be at least 0 and below 100 percent, got 100",
+        ),
+        (
+            &["compare", "a.hlog", "b.hlog", "-p", "9878", "-t", "0"],
+            "-t/--timeout must be greater than 0",
+        ),
+    ];
+    for (args, want) in cases {
+        let out = Command::new(env!("CARGO_BIN_EXE_fixscope"))
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run fixscope");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+    }
+}
+
+/// A file that cannot be read is named once with the OS's reason, said once (issue #36:
+/// "Is a directory (os error 21): Is a directory (os error 21)").
+#[test]
+fn unreadable_inputs_say_the_os_error_once() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let d = dir.path().to_str().expect("utf-8 temp dir").to_string();
+    let missing = format!("{d}/nonexist.hlog");
+    let cases: [(Vec<&str>, &str, &str); 6] = [
+        (vec!["pcap", &d, "-p", "1"], &d, "(os error 21)"),
+        (vec!["pcap", &missing, "-p", "1"], &missing, "(os error 2)"),
+        (vec!["report", &missing], &missing, "(os error 2)"),
+        (vec!["report", &d], &d, "(os error 21)"),
+        (vec!["compare", &d, &d, "-p", "1"], &d, "(os error 21)"),
+        (
+            vec!["compare", &missing, &missing],
+            &missing,
+            "(os error 2)",
+        ),
+    ];
+    for (args, path, os) in cases {
+        let out = Command::new(env!("CARGO_BIN_EXE_fixscope"))
+            .args(&args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run fixscope");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(path), "{args:?}: path not named: {err}");
+        assert_eq!(err.matches(os).count(), 1, "{args:?}: {err}");
+    }
+}
+
+/// A compressed capture or log is said to be one, with the command that reads it (issue
+/// #36: a `.gz` capture got "not a pcap or pcapng" and no hint).
+#[test]
+fn compressed_inputs_say_how_to_read_them() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let gz = dir.path().join("run.pcap.gz");
+    // gzip's magic and method: the check is on the first bytes only.
+    std::fs::write(&gz, b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03").expect("write");
+    let gz = gz.to_str().expect("utf-8").to_string();
+    let hlog = dir.path().join("run.hlog.gz");
+    std::fs::write(&hlog, b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03").expect("write");
+    let hlog = hlog.to_str().expect("utf-8").to_string();
+    let cases: [(Vec<&str>, String); 4] = [
+        (
+            vec!["pcap", &gz, "-p", "9878"],
+            format!("`zcat {gz} | fixscope pcap - …`"),
+        ),
+        (
+            vec!["report", &hlog],
+            format!("`zcat {hlog} > {}`", hlog.trim_end_matches(".gz")),
+        ),
+        (
+            vec!["plot", &gz, "-p", "9878", "-o", "x.svg"],
+            format!("`zcat {gz} > {}`", gz.trim_end_matches(".gz")),
+        ),
+        (
+            vec!["compare", &hlog, &hlog],
+            format!("`zcat {hlog} > {}`", hlog.trim_end_matches(".gz")),
+        ),
+    ];
+    for (args, want) in cases {
+        let out = Command::new(env!("CARGO_BIN_EXE_fixscope"))
+            .args(&args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run fixscope");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains("is gzip-compressed"), "{args:?}: {err}");
+        assert!(err.contains(&want), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+    }
+}

@@ -4,7 +4,7 @@
 
 use std::process::Command;
 
-use fixscope_testkit::{kernel_at_least, require_root};
+use fixscope_testkit::{kernel_at_least, require_root, require_tool};
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_fixscope");
@@ -74,4 +74,86 @@ fn check_reports_probes_loads_and_what_would_run() {
     assert!(text.contains("Linux >= 5.8"), "{text}");
     assert!(text.contains("would run: attach mode"), "{text}");
     assert!(text.contains("loading the real programs"), "{text}");
+}
+
+/// As nobody without capabilities (issue #36): a probe this process may not run says
+/// `unknown (needs root)`, never `NO` for a feature the kernel has (libbpf's probes answer
+/// no, or for helpers yes, when bpf() refuses them), and no attach mode is claimed
+/// impossible for the kernel.
+#[test]
+fn check_without_privileges_says_needs_root_not_no() {
+    require_root("check_without_privileges_says_needs_root_not_no");
+    require_tool("check_without_privileges_says_needs_root_not_no", "setpriv");
+    let as_root = Command::new(BIN)
+        .args(["check", "--json"])
+        .output()
+        .expect("run fixscope check");
+    let as_root: Value = serde_json::from_slice(&as_root.stdout).expect("one JSON object");
+    let nobody = || {
+        let mut cmd = Command::new("setpriv");
+        cmd.args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            BIN,
+            "check",
+        ]);
+        cmd
+    };
+    let out = nobody()
+        .arg("--json")
+        .output()
+        .expect("run check as nobody");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "nothing can be loaded as nobody"
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert!(v["privilege_problem"].is_string(), "{v}");
+    let mut needs_root = Vec::new();
+    for list in ["capture_features", "breakdown_features"] {
+        for f in v[list].as_array().expect(list) {
+            let id = f["id"].as_str().expect("id");
+            let root = as_root[list]
+                .as_array()
+                .and_then(|a| a.iter().find(|r| r["id"] == id))
+                .unwrap_or_else(|| panic!("{id} not probed as root"));
+            let state = &f["present"]["state"];
+            if root["present"]["state"] == "yes" {
+                assert_ne!(state, "no", "{id} has it, says no as nobody: {f}");
+            }
+            if state == "unknown" && f["present"]["why"] == "needs root" {
+                needs_root.push(id.to_string());
+            } else {
+                // What nobody may probe (BTF) it answers as root does.
+                assert_eq!(f["present"], root["present"], "{id}");
+            }
+        }
+    }
+    // sched_cls needs CAP_BPF whatever kernel.unprivileged_bpf_disabled says.
+    for id in [
+        "prog_sched_cls",
+        "helper_ringbuf_reserve",
+        "tcx",
+        "prog_tracing",
+    ] {
+        assert!(needs_root.iter().any(|n| n == id), "{id}: {v}");
+    }
+
+    let text = nobody().output().expect("run check as nobody");
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("  unknown (needs root) BPF program type sched_cls"),
+        "{text}"
+    );
+    assert!(!text.contains("\n  NO "), "{text}");
+    assert!(!text.contains("\n  missing: "), "{text}");
+    assert!(!text.contains("cannot run on this kernel"), "{text}");
+    assert!(
+        text.contains(
+            "would run: attach mode unknown: the programs cannot be loaded without privileges"
+        ),
+        "{text}"
+    );
 }

@@ -491,3 +491,69 @@ fn by_session_groups_captures_by_their_names() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--by session needs captures"));
 }
+
+/// What was misleading (issue #36): above `-x` a value is `>RANGE` as reports print it,
+/// not `-`; a table with nothing judged says so (not "0 cells, max-T critical value inf");
+/// logs with too few intervals say which `-r` would give enough blocks.
+#[test]
+fn above_range_nothing_judged_and_too_few_blocks_say_what_they_are() {
+    let cap = fixscope_testkit::test_data("captures/sim/sim_orders.pcap");
+    let cap = cap.to_str().unwrap();
+    let out = fixscope(&["compare", cap, cap, "-p", "19478", "-x", "0.01"]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("no cell could be judged;"), "{text}");
+    assert!(!text.contains("inf"), "{text}");
+    let p50 = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("p50"))
+        .expect("a p50 row");
+    assert!(p50.contains(">10.0us"), "{p50}");
+    assert!(!p50.contains(" - "), "{p50}");
+    let out = fixscope(&["compare", cap, cap, "-p", "19478", "-x", "0.01", "--json"]);
+    let v: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(v["baseline"]["range_ns"], 10_000, "{}", v["baseline"]);
+
+    // 4 s at the default -r 1: 5 blocks a side.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("short.hlog");
+    let w = fixscope(&["pcap", cap, "-p", "19478", "--hlog", log.to_str().unwrap()]);
+    assert!(w.status.success(), "{}", String::from_utf8_lossy(&w.stderr));
+    let log = log.to_str().unwrap();
+    let out = fixscope(&["compare", log, log]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("5 and 5 blocks of time: at least 20 per side are needed (a longer run, or a shorter -r for --hlog logs)"),
+        "{text}"
+    );
+    for side in ["baseline", "candidate"] {
+        assert!(
+            text.contains(&format!(
+                "warning: {side}: 5 blocks of time, fewer than the 20 a confidence band needs"
+            )),
+            "{text}"
+        );
+    }
+    assert!(
+        text.contains("`-r 0.05` makes ~80 blocks of these 4.0s"),
+        "{text}"
+    );
+    // Followed, the advice gives a table that is judged.
+    let log2 = dir.path().join("fine.hlog");
+    let w = fixscope(&[
+        "pcap",
+        cap,
+        "-p",
+        "19478",
+        "-r",
+        "0.05",
+        "--hlog",
+        log2.to_str().unwrap(),
+    ]);
+    assert!(w.status.success(), "{}", String::from_utf8_lossy(&w.stderr));
+    let log2 = log2.to_str().unwrap();
+    let out = fixscope(&["compare", log2, log2]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!text.contains("blocks of time"), "{text}");
+    assert!(text.contains("band held over the whole table ("), "{text}");
+}

@@ -595,7 +595,7 @@ fn bad_input_is_rejected_clearly() {
         ),
         (
             &["-p", "1", "-t", "0"],
-            "-t/--timeout must be between 0 and 3600 seconds",
+            "-t/--timeout must be greater than 0 and at most 3600 seconds, got 0",
         ),
         (
             &["-p", "1", "--cpu", "4096"],

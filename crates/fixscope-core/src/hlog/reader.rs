@@ -15,20 +15,24 @@ use super::format::{
 };
 use crate::recorder::LatencyRecorder;
 
-/// Why a log cannot be read.
+/// Why a log cannot be read. The OS error is part of the text and not a `source` as
+/// well: printed with its causes (`{:#}`) it would be said twice.
 #[derive(Debug, thiserror::Error)]
 pub enum HlogError {
-    #[error("cannot read {path}: {source}")]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: io::Error,
-    },
+    #[error("cannot read {}: {error}", path.display())]
+    Io { path: PathBuf, error: io::Error },
     #[error("{path}:{line}: {what}")]
     Line {
         path: PathBuf,
         line: usize,
         what: String,
+    },
+    /// A compressed log (`.hlog.gz`): said with the way to read it.
+    #[error("{} is {format}-compressed, not an HdrHistogram log: decompress it first, e.g. `{}`", path.display(), crate::pcap::decompress_command(path, cat))]
+    Compressed {
+        path: PathBuf,
+        format: &'static str,
+        cat: &'static str,
     },
 }
 
@@ -142,11 +146,21 @@ pub struct LogReader<R: BufRead> {
 
 impl LogReader<BufReader<File>> {
     pub fn open(path: &Path) -> Result<Self, HlogError> {
-        let file = File::open(path).map_err(|source| HlogError::Io {
+        let io = |error| HlogError::Io {
             path: path.to_path_buf(),
-            source,
-        })?;
-        Ok(LogReader::new(BufReader::new(file), path))
+            error,
+        };
+        let mut input = BufReader::new(File::open(path).map_err(io)?);
+        // The first bytes, left in the buffer for the reader.
+        let head = input.fill_buf().map_err(io)?;
+        if let Some((format, cat)) = crate::pcap::compression(head) {
+            return Err(HlogError::Compressed {
+                path: path.to_path_buf(),
+                format,
+                cat,
+            });
+        }
+        Ok(LogReader::new(input, path))
     }
 }
 
@@ -331,17 +345,20 @@ impl<R: BufRead> Iterator for LogReader<R> {
             match self.input.read_line(&mut self.buf) {
                 Ok(0) => return None,
                 Ok(_) => {}
-                Err(e) => {
+                Err(e) if e.kind() == io::ErrorKind::InvalidData => {
                     self.failed = true;
-                    let what = if e.kind() == io::ErrorKind::InvalidData {
-                        "not text (is this an HdrHistogram log?)".to_string()
-                    } else {
-                        e.to_string()
-                    };
                     return Some(Err(HlogError::Line {
                         path: self.path.clone(),
                         line: self.line_no + 1,
-                        what,
+                        what: "not text (is this an HdrHistogram log?)".to_string(),
+                    }));
+                }
+                // The file, not a line of it (a directory, an I/O error).
+                Err(error) => {
+                    self.failed = true;
+                    return Some(Err(HlogError::Io {
+                        path: self.path.clone(),
+                        error,
                     }));
                 }
             }

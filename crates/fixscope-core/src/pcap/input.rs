@@ -49,7 +49,7 @@ impl<R> FillingReader<R> {
     pub(super) fn take_error(&mut self, path: &Path) -> CaptureError {
         CaptureError::Read {
             path: path.to_path_buf(),
-            source: self
+            error: self
                 .error
                 .take()
                 .unwrap_or_else(|| io::Error::other("read failed")),

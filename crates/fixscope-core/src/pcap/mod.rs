@@ -38,15 +38,25 @@ use crate::segment::Segment;
 pub use crate::source::Flow;
 use input::{Failure, FillingReader, BUFFER_SIZE, MIN_BUFFER_SIZE};
 
-/// Why a capture file could not be read.
+/// Why a capture file could not be read. The OS error is part of the text and not a
+/// `source` as well: printed with its causes (`{:#}`) it would be said twice.
 #[derive(Debug, thiserror::Error)]
 pub enum CaptureError {
-    #[error("cannot open {}: {source}", path.display())]
-    Open { path: PathBuf, source: io::Error },
-    #[error("error reading {}: {source}", path.display())]
-    Read { path: PathBuf, source: io::Error },
+    #[error("cannot open {}: {error}", path.display())]
+    Open { path: PathBuf, error: io::Error },
+    #[error("error reading {}: {error}", path.display())]
+    Read { path: PathBuf, error: io::Error },
     #[error("{} is not a pcap or pcapng capture file", path.display())]
     NotACapture { path: PathBuf },
+    /// A compressed capture (`.pcap.gz`): said with the way to read it.
+    #[error("{} is {format}-compressed, not a pcap or pcapng capture file: decompress it on the way in, e.g. `{cat} {} | fixscope pcap - …`", path.display(), if path == Path::new("/dev/stdin") { "FILE".into() } else { path.display().to_string() })]
+    Compressed {
+        path: PathBuf,
+        /// `gzip`, `zstd`, `xz`, `bzip2`.
+        format: &'static str,
+        /// The tool that decompresses it to stdout (`zcat`).
+        cat: &'static str,
+    },
     #[error("{} is corrupt at byte {offset}: {detail}", path.display())]
     Corrupt {
         path: PathBuf,
@@ -58,6 +68,38 @@ pub enum CaptureError {
 }
 
 const NS_PER_SEC: u64 = 1_000_000_000;
+
+/// The compression a file's first bytes announce, and the tool that writes it out
+/// decompressed: gzip (`1f 8b`), zstd, xz, bzip2.
+pub fn compression(head: &[u8]) -> Option<(&'static str, &'static str)> {
+    const KNOWN: [(&[u8], &str, &str); 4] = [
+        (&[0x1f, 0x8b], "gzip", "zcat"),
+        (&[0x28, 0xb5, 0x2f, 0xfd], "zstd", "zstdcat"),
+        (&[0xfd, 0x37, 0x7a, 0x58], "xz", "xzcat"),
+        (b"BZh", "bzip2", "bzcat"),
+    ];
+    KNOWN
+        .iter()
+        .find(|(magic, _, _)| head.starts_with(magic))
+        .map(|&(_, format, cat)| (format, cat))
+}
+
+/// The command that writes `path` out decompressed with `cat`, beside it:
+/// `zcat run.pcap.gz > run.pcap`.
+pub fn decompress_command(path: &Path, cat: &str) -> String {
+    let known = matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("gz" | "zst" | "xz" | "bz2")
+    );
+    let out = if known {
+        path.with_extension("")
+    } else {
+        let mut name = path.as_os_str().to_owned();
+        name.push(".decompressed");
+        PathBuf::from(name)
+    };
+    format!("{cat} {} > {}", path.display(), out.display())
+}
 
 /// Reads one pcap or pcapng file, decodes every packet, classifies TCP segments with
 /// `ports.classify(src_port, dst_port)` ([`FrameClassifier`]) and calls `on_segment` for
@@ -120,9 +162,9 @@ pub(crate) fn read_capture_shared(
     on_map: impl FnOnce(&std::sync::Arc<memmap2::Mmap>),
     on_segment: impl FnMut(&Segment<'_>, &CaptureStats) -> Flow,
 ) -> Result<(), CaptureError> {
-    let file = File::open(path).map_err(|source| CaptureError::Open {
+    let file = File::open(path).map_err(|error| CaptureError::Open {
         path: path.to_path_buf(),
-        source,
+        error,
     })?;
     // Small files get a small buffer (a big one costs time to zero); pipes get the default.
     let capacity = match file.metadata() {
@@ -147,9 +189,9 @@ pub(crate) fn read_capture_shared(
         // goes on from it, with the file header in front, and says what is wrong where.
         let mut file = file;
         file.seek(io::SeekFrom::Start(at as u64))
-            .map_err(|source| CaptureError::Read {
+            .map_err(|error| CaptureError::Read {
                 path: path.to_path_buf(),
-                source,
+                error,
             })?;
         let header = io::Cursor::new(mapped.file_header().to_vec());
         let base = at as u64 - mapped::FILE_HEADER as u64;
@@ -230,8 +272,15 @@ fn read_stream<R: Read>(
         (4, ng::SHB_MAGIC) => Kind::PcapNg,
         (4, 0xa1b2_c3d4 | 0xa1b2_3c4d | 0xd4c3_b2a1 | 0x4d3c_b2a1 | 0xa1b2_cd34) => Kind::Pcap,
         _ => {
-            return Err(CaptureError::NotACapture {
-                path: path.to_path_buf(),
+            return Err(match compression(&magic[..n]) {
+                Some((format, cat)) => CaptureError::Compressed {
+                    path: path.to_path_buf(),
+                    format,
+                    cat,
+                },
+                None => CaptureError::NotACapture {
+                    path: path.to_path_buf(),
+                },
             })
         }
     };

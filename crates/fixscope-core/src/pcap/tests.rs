@@ -597,6 +597,23 @@ fn rejects_files_that_are_not_captures() {
             other => panic!("{name}: {other:?}"),
         }
     }
+    // Compressed captures: said so, with the way in (issue #36: a .gz got "not a pcap").
+    for (name, bytes, cat) in [
+        ("c.pcap.gz", &b"\x1f\x8b\x08\x00\x00\x00"[..], "zcat"),
+        ("c.pcap.zst", &b"\x28\xb5\x2f\xfd\x00"[..], "zstdcat"),
+        ("c.pcap.xz", &b"\xfd7zXZ\x00"[..], "xzcat"),
+        ("c.pcap.bz2", &b"BZh91AY"[..], "bzcat"),
+    ] {
+        let path = write_file(dir.path(), name, bytes);
+        match read(&path, &fix_port()).0 {
+            Err(e @ CaptureError::Compressed { .. }) => {
+                let text = e.to_string();
+                let want = format!("`{cat} {} | fixscope pcap - …`", path.display());
+                assert!(text.contains(&want), "{text}");
+            }
+            other => panic!("{name}: {other:?}"),
+        }
+    }
     // A pcap magic with a cut header; a pcapng magic with a cut section header.
     for (name, bytes) in [
         ("cut-header.pcap", &b"\xd4\xc3\xb2\xa1\x02\x00\x04\x00"[..]),

@@ -12,7 +12,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use crate::cmd_plot::ImageFormat;
-use crate::plot::draw::{draw_legend, err, init_font, log_range, percentile_mesh, FONT};
+use crate::plot::draw::{draw_legend, err, init_font, latency_axis, percentile_mesh, FONT};
 use crate::plot::model::{nines, MAX_NINES};
 
 /// One stage's panel in pixels.
@@ -97,7 +97,7 @@ where
             .margin_right(40)
             .x_label_area_size(40)
             .y_label_area_size(80)
-            .build_cartesian_2d(0f64..x_max, log_range(&values).log_scale())
+            .build_cartesian_2d(0f64..x_max, latency_axis(&values))
             .map_err(err)?;
         percentile_mesh(&mut chart)?;
         for (points, colour, name) in [

@@ -47,6 +47,7 @@ fn block_of(r: &LatencyRecorder) -> BlockHist {
 impl Reporter for BlockCollector {
     fn interval(&mut self, r: &IntervalReport<'_>) -> io::Result<()> {
         let mut cells: BTreeMap<CellKey, BlockHist> = BTreeMap::new();
+        self.run.context.range_ns = Some(r.histogram(Stage::FirstResponse).high());
         for s in r.all_stages().filter(|s| s.count > 0) {
             let key = CellKey {
                 group: Group::All,

@@ -169,6 +169,11 @@ fn from_hlog(path: &Path, by: Option<GroupBy>) -> Result<Run> {
                 let rec = i
                     .recorder()
                     .map_err(|what| anyhow!("{}:{}: {what}", path.display(), i.line))?;
+                run.context.range_ns = Some(
+                    run.context
+                        .range_ns
+                        .map_or(rec.range_ns(), |r| r.min(rec.range_ns())),
+                );
                 let hist = BlockHist::from_histogram(
                     rec.histogram(),
                     rec.over_range(),

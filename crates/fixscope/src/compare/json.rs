@@ -22,6 +22,7 @@ fn side(s: &SideNotes) -> Value {
         "timed_out": c.timed_out,
         "late": c.late,
         "unanswered": c.unanswered,
+        "range_ns": c.range_ns,
     })
 }
 

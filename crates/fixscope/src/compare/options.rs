@@ -61,7 +61,7 @@ pub fn threshold(s: &str) -> Result<f64> {
         .parse()
         .with_context(|| format!("--threshold: `{s}` is not a percentage"))?;
     if !(pct.is_finite() && (0.0..100.0).contains(&pct)) {
-        bail!("--threshold must be between 0 and 100 percent, got {s}");
+        bail!("--threshold must be at least 0 and below 100 percent, got {s}");
     }
     Ok(pct / 100.0)
 }

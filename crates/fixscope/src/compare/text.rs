@@ -87,8 +87,41 @@ fn band_text(p: &PercentileResult) -> String {
     }
 }
 
-fn value(v: Option<u64>) -> String {
-    v.map_or_else(|| "-".into(), |v| human_ns(v as f64))
+/// A side's percentile as reports print it: `-` without latencies, `>100.0us` when its
+/// rank falls above the histogram's range (`-x`).
+fn value(v: Option<u64>, count: u64, range_ns: Option<u64>) -> String {
+    match (v, range_ns) {
+        (Some(v), _) => human_ns(v as f64),
+        (None, Some(range)) if count > 0 => format!(">{}", human_ns(range as f64)),
+        (None, _) => "-".into(),
+    }
+}
+
+/// The band's line: how many cells it covers and its critical value, or that none could
+/// be judged.
+fn band_line(c: &Comparison) -> String {
+    let s = &c.settings;
+    let t = &c.table;
+    let family = if t.judged == 0 {
+        "no cell could be judged".to_string()
+    } else {
+        let widening = t.t_df.map_or(String::new(), |df| {
+            format!(", t-widened for {df:.0} degrees of freedom")
+        });
+        format!(
+            "{}% band held over the whole table ({} cell{}, max-T critical value {:.2}{widening})",
+            percent(s.confidence),
+            t.judged,
+            if t.judged == 1 { "" } else { "s" },
+            t.critical,
+        )
+    };
+    format!(
+        "{family}; threshold ±{}%; {} resamples; seed {}",
+        percent(s.threshold),
+        s.resamples,
+        s.seed
+    )
 }
 
 /// The whole text report.
@@ -98,19 +131,7 @@ pub fn render(c: &Comparison) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{}", side_line("baseline", &c.sides[0]));
     let _ = writeln!(out, "{}", side_line("candidate", &c.sides[1]));
-    let widening = t.t_df.map_or(String::new(), |df| {
-        format!(", t-widened for {df:.0} degrees of freedom")
-    });
-    let _ = writeln!(
-        out,
-        "{}% band held over the whole table ({} cells, max-T critical value {:.2}{widening}); threshold ±{}%; {} resamples; seed {}",
-        percent(s.confidence),
-        t.judged,
-        t.critical,
-        percent(s.threshold),
-        s.resamples,
-        s.seed
-    );
+    let _ = writeln!(out, "{}", band_line(c));
     let band = format!("{}% band", percent(s.confidence));
     for cell in &t.cells {
         let mut rows: Vec<[String; 6]> = vec![[
@@ -124,8 +145,16 @@ pub fn render(c: &Comparison) -> String {
         for p in &cell.percentiles {
             rows.push([
                 format!("  {}", p_label(p.q)),
-                value(p.baseline_ns),
-                value(p.candidate_ns),
+                value(
+                    p.baseline_ns,
+                    cell.baseline_count,
+                    c.sides[0].context.range_ns,
+                ),
+                value(
+                    p.candidate_ns,
+                    cell.candidate_count,
+                    c.sides[1].context.range_ns,
+                ),
                 change_text(p),
                 band_text(p),
                 verdict_text(p),

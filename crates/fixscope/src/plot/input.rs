@@ -49,6 +49,13 @@ pub fn detect(path: &Path) -> Result<InputKind> {
     if MAGICS.iter().any(|m| m == head) {
         return Ok(InputKind::Capture);
     }
+    if let Some((format, cat)) = fixscope_core::pcap::compression(head) {
+        bail!(
+            "{} is {format}-compressed: decompress it first, e.g. `{}`",
+            path.display(),
+            fixscope_core::pcap::decompress_command(path, cat)
+        );
+    }
     match head.iter().find(|b| !b.is_ascii_whitespace()) {
         Some(b'{') => Ok(InputKind::Json),
         Some(b'#') | Some(b'T') | Some(b'0'..=b'9') => Ok(InputKind::HdrLog),
