@@ -27,6 +27,7 @@ run() {  # run BIN OUT [flags...]: prints wall seconds
     t1=$(now_ns)
     awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.4f\n", (b-a)/1e9}'
 }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.4f", a / b}'; }
 median() { sort -g | awk '{a[NR]=$1} END{ if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2 }'; }
 
 declare -a ad bd a1 b1
@@ -36,15 +37,15 @@ for ((r = 1; r <= RUNS; r++)); do
     a1[r]=$(run "$A" "$WORK/a1.json" --threads 1)
     b1[r]=$(run "$B" "$WORK/b1.json" --threads 1)
     printf 'round %d: default A %s B %s (B/A %.3f) | --threads 1 A %s B %s (B/A %.3f)\n' "$r" \
-        "${ad[r]}" "${bd[r]}" "$(echo "${bd[r]} / ${ad[r]}" | bc -l)" \
-        "${a1[r]}" "${b1[r]}" "$(echo "${b1[r]} / ${a1[r]}" | bc -l)"
+        "${ad[r]}" "${bd[r]}" "$(ratio "${bd[r]}" "${ad[r]}")" \
+        "${a1[r]}" "${b1[r]}" "$(ratio "${b1[r]}" "${a1[r]}")"
 done
 cmp -s "$WORK/a.json" "$WORK/b.json" && cmp -s "$WORK/a1.json" "$WORK/b1.json" \
     && echo "outputs: identical (default and --threads 1)" || { echo "outputs DIFFER" >&2; exit 1; }
 for k in default threads1; do
     if [[ $k == default ]]; then xa=("${ad[@]}"); xb=("${bd[@]}"); else xa=("${a1[@]}"); xb=("${b1[@]}"); fi
     ma=$(printf '%s\n' "${xa[@]}" | median); mb=$(printf '%s\n' "${xb[@]}" | median)
-    ratios=$(for ((r = 1; r <= RUNS; r++)); do echo "${xb[r-1]} / ${xa[r-1]}" | bc -l; done | median)
+    ratios=$(for ((r = 1; r <= RUNS; r++)); do ratio "${xb[r-1]}" "${xa[r-1]}"; echo; done | median)
     printf '%-9s median A %.3f s, B %.3f s, B/A of medians %.3f, median per-round B/A %.3f\n' \
-        "$k" "$ma" "$mb" "$(echo "$mb / $ma" | bc -l)" "$ratios"
+        "$k" "$ma" "$mb" "$(ratio "$mb" "$ma")" "$ratios"
 done
