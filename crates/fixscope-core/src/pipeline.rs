@@ -542,6 +542,7 @@ impl Pipeline {
         for conn in connections.values_mut() {
             conn.flush(reassembly, &mut sink);
         }
+        self.correlator.end_of_input();
     }
 
     /// The counters of what stage A of a two-stage run does: segments, connections,

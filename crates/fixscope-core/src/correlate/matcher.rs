@@ -2,9 +2,10 @@
 
 use serde::Serialize;
 
+use super::early::EarlyResponses;
 use super::facts::MessageFacts;
 use super::key::KeySpec;
-use super::pending::PendingTable;
+use super::pending::{PendingTable, SEEN_AFTER_ITS_RESPONSE};
 use super::rules::classify_response;
 use super::vocabulary::{RequestType, Stage};
 use crate::order::Latency;
@@ -31,9 +32,9 @@ impl Default for CorrelatorLimits {
 
 /// Correlation counters (docs/output-json.md has their meaning; the names are the JSON's).
 ///
-/// Every request is accounted for: `requests = matched + unanswered_pending +
-/// unanswered_evicted + unanswered_closed + untracked_requests` (the pending count is the
-/// table's, see [`Correlator::unanswered_pending`]).
+/// Every request is accounted for: `requests = matched + response_before_request +
+/// unanswered_pending + unanswered_evicted + unanswered_closed + untracked_requests` (the
+/// pending count is the table's, see [`Correlator::unanswered_pending`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 // Deserialize: `fixscope report` reads the counters back from HdrHistogram logs; a counter
 // missing from an older log reads as 0.
@@ -69,6 +70,10 @@ pub struct CorrelationCounters {
     /// (captures merged from interfaces or taps whose clocks disagree): never recorded as
     /// 0, which would be a wrong number.
     pub time_reversed: u64,
+    /// Orders whose request the capture showed after one of its responses (host stamps
+    /// that reorder: [`super::early`]). Counted once per order; they record no latency,
+    /// none of their responses is unmatched and they never time out.
+    pub response_before_request: u64,
 }
 
 /// What every latency of one order carries, read from its pending entry.
@@ -121,6 +126,8 @@ pub struct Correlator {
     released: Box<[u64]>,
     /// The `--by` ids of the request being recorded ([`Correlator::on_request_grouped`]).
     groups: crate::order::Groups,
+    /// Responses that found no request, waiting the reorder window for one.
+    early: EarlyResponses,
     pub counters: CorrelationCounters,
 }
 
@@ -136,6 +143,7 @@ impl Correlator {
             key_buf: Vec::new(),
             released: vec![0; RELEASED_MEMORY].into_boxed_slice(),
             groups: crate::order::NO_GROUPS,
+            early: EarlyResponses::default(),
             counters: CorrelationCounters::default(),
         }
     }
@@ -196,6 +204,10 @@ impl Correlator {
             if self.table.find(session, key, hash).is_some() {
                 self.counters.duplicate_requests += 1;
                 self.counters.untracked_requests += 1;
+            } else if !self.early.is_empty()
+                && self.answered_before(session, key, hash, last_byte_seq, request_type)
+            {
+                self.counters.response_before_request += 1;
             } else {
                 if self.table.len() >= self.limits.max_pending {
                     self.evict_oldest();
@@ -212,6 +224,43 @@ impl Correlator {
             self.counters.untracked_requests += 1;
         }
         self.key_buf = key_buf;
+    }
+
+    /// A request whose responses came first (held in `early`): the order is counted
+    /// `response_before_request` by the caller and tracked, without a latency, until a
+    /// terminal response, so its later responses are not unmatched. False when none came.
+    #[cold]
+    fn answered_before(
+        &mut self,
+        session: u64,
+        key: &[u8],
+        hash: u64,
+        last_byte_seq: u32,
+        request_type: RequestType,
+    ) -> bool {
+        let claimed = self.early.claim(hash, session, key);
+        if claimed.responses == 0 {
+            return false;
+        }
+        if claimed.terminal {
+            // Over before it was seen: remembered for PossResend checks, not tracked.
+            self.released[hash as usize & (RELEASED_MEMORY - 1)] = hash;
+            return true;
+        }
+        if self.table.len() >= self.limits.max_pending {
+            self.evict_oldest();
+        }
+        let slot = self.table.insert(
+            session,
+            key,
+            hash,
+            SEEN_AFTER_ITS_RESPONSE,
+            last_byte_seq,
+            request_type,
+        );
+        self.table.answer(slot);
+        self.table.get_mut(slot).groups = self.groups;
+        true
     }
 
     /// Matches a response seen at `ts_ns` (the time of the segment carrying its first byte)
@@ -234,18 +283,23 @@ impl Correlator {
             return;
         };
         let hash = self.table.hash(session, key);
+        let kind = classify_response(facts.msg_type, facts.exec_type, facts.ord_status);
         let Some(slot) = self.table.find(session, key, hash) else {
-            self.counters.unmatched_responses += 1;
+            // Its request may still come (a capture that reordered): held, not yet unmatched.
+            self.counters.unmatched_responses +=
+                self.early.hold(hash, session, key, ts_ns, kind.terminal);
             self.key_buf = key_buf;
             return;
         };
-        let kind = classify_response(facts.msg_type, facts.exec_type, facts.ord_status);
         let first = self.table.answer(slot);
         let counters = &mut self.counters;
         let p = self.table.get_mut(slot);
         let late = p.timed_out;
+        let reversed = p.seen_after_its_response();
         let order = OrderFacts::of(p, session);
         let mut emit = |stage, from: u64| match ts_ns.checked_sub(from) {
+            // An order seen answered before its request has no latency to trust.
+            _ if reversed => {}
             Some(ns) => on_latency(order.latency(stage, ns), key),
             None => counters.time_reversed += 1,
         };
@@ -368,6 +422,9 @@ impl Correlator {
         }
         let order = OrderFacts::of(p, session);
         let key = p.key_bytes().to_vec();
+        if p.seen_after_its_response() {
+            stages = [None, None];
+        }
         for stage in stages.into_iter().flatten() {
             match ts_ns.checked_sub(order.request_ts_ns) {
                 Some(ns) => on_latency(order.latency(stage, ns), &key),
@@ -389,6 +446,13 @@ impl Correlator {
             self.table.get_mut(slot).timed_out = true;
             self.counters.timed_out += 1;
         }
+        self.counters.unmatched_responses += self.early.expire(now_ns);
+    }
+
+    /// The end of the input: no request can come for the responses still waiting, each is
+    /// unmatched. (Called once every stream was flushed.)
+    pub fn end_of_input(&mut self) {
+        self.counters.unmatched_responses += self.early.drain();
     }
 
     /// The connection of `session` closed: no response can come for its requests.

@@ -10,7 +10,8 @@
 //! status, its connection closes, or the table is full (`-m`, oldest evicted first) — never
 //! because it is old. `-t` is an alert threshold: a request with no response within it is
 //! counted `timed_out` at that moment, and if the response still comes its true latency is
-//! recorded and it is counted `late`. Every request is accounted for: matched, or never
+//! recorded and it is counted `late`. Every request is accounted for: matched, answered
+//! before it was seen (`response_before_request`: a capture that reordered), or never
 //! answered for a counted reason (still pending, evicted, connection closed, untracked).
 //!
 //! | file | concern |
@@ -20,8 +21,10 @@
 //! | `facts.rs` | the fields read from a message, in one pass |
 //! | `rules.rs` | what a response means for the order (ack, fill, terminal) |
 //! | `pending.rs` | the pending-request table: slab, index, age order, per-session lists |
+//! | `early.rs` | responses that came before their request: held for the reorder window |
 //! | `matcher.rs` | the correlator: the rules applied to the table, and its counters |
 
+mod early;
 mod facts;
 mod key;
 mod matcher;
@@ -29,6 +32,7 @@ mod pending;
 mod rules;
 mod vocabulary;
 
+pub use early::REORDER_WINDOW_NS;
 pub use facts::MessageFacts;
 pub use key::KeySpec;
 pub use matcher::{CorrelationCounters, Correlator, CorrelatorLimits};

@@ -55,7 +55,18 @@ pub(super) struct Pending {
     next: u32,
 }
 
+/// The `request_ts_ns` of an order whose response came before its request was seen
+/// (`response_before_request`): it has no time to measure from. (A sentinel, not a flag:
+/// one more field would make the slot three cache lines.)
+pub(super) const SEEN_AFTER_ITS_RESPONSE: u64 = u64::MAX;
+
 impl Pending {
+    /// Whether a response of the order came before its request was seen: it records no
+    /// latency, its later responses are only matched to it.
+    pub fn seen_after_its_response(&self) -> bool {
+        self.request_ts_ns == SEEN_AFTER_ITS_RESPONSE
+    }
+
     /// The hash of (session, key) the index files it under.
     pub fn hash_of(&self) -> u64 {
         self.hash

@@ -143,6 +143,7 @@ impl Pipeline {
                     self.first_ts_ns = end.first_ts_ns;
                     self.now_ns = self.now_ns.max(end.now_ns);
                     self.interval_clock.set_start_ns(end.interval_start_ns);
+                    self.correlator.end_of_input();
                     let capture = StageEnd {
                         stats: end.stats,
                         error: end.error,

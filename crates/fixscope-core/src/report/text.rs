@@ -166,9 +166,14 @@ impl<W: Write> Reporter for TextReporter<W> {
 /// Where every request went: matched, or why it never was.
 fn write_accounting(out: &mut impl Write, c: &Counters) -> io::Result<()> {
     let k = &c.correlation;
+    // Only a capture that reordered has these: said then, and the line is as before else.
+    let reversed = match k.response_before_request {
+        0 => String::new(),
+        n => format!(", response before request {n} (no latency)"),
+    };
     writeln!(
         out,
-        "requests {}: matched {} (late {}), never answered {} (pending {}, evicted {}, connection closed {}, untracked {}); timed out {} (-t)",
+        "requests {}: matched {} (late {}){reversed}, never answered {} (pending {}, evicted {}, connection closed {}, untracked {}); timed out {} (-t)",
         k.requests,
         k.matched,
         k.late,

@@ -256,13 +256,14 @@ fn counters(h: &mut String, r: &SummaryReport<'_>) {
          something was missed or late.</p>\n<table><tr><th class=\"l\">counter</th><th>value</th>\
          <th class=\"l\">meaning</th></tr>\n",
     );
-    const WATCH: [&str; 8] = [
+    const WATCH: [&str; 9] = [
         "timed_out",
         "late",
         "unanswered",
         "unmatched_responses",
         "tcp_gaps",
         "time_reversed",
+        "response_before_request",
         "over_range",
         "kernel_ring_drops",
     ];

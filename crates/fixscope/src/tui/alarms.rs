@@ -22,7 +22,7 @@ pub fn alarm(name: &str, value: u64) -> Vec<Span<'static>> {
 }
 
 /// Pipeline counters that mean figures are missing or late: highlighted when not zero.
-pub const ALARM_COUNTERS: [&str; 10] = [
+pub const ALARM_COUNTERS: [&str; 11] = [
     "timed_out",
     "late",
     "unmatched_responses",
@@ -33,6 +33,7 @@ pub const ALARM_COUNTERS: [&str; 10] = [
     "bad_checksum",
     "bad_body_length",
     "time_reversed",
+    "response_before_request",
 ];
 
 /// Source counters worth an alarm when not zero (the kernel dropping records loses data).

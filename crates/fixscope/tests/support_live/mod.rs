@@ -899,12 +899,20 @@ pub fn check_against_truth(r: &RunResult, tol: &Tolerance) -> Measured {
                 "max_ns" => tol.max_ns,
                 _ => u64::MAX,
             };
-            // Emulated: no tighter than what the guest's client measured at that quantile.
-            let limit = if tol.emulated {
-                limit.max(hi.saturating_sub(lo))
-            } else {
-                limit
-            };
+            // The summary is the wire's own quantile (each order's wire latency is bracketed
+            // by the exchange's and the client's clocks above, to 1 µs): to HDR precision.
+            let exact_wire = quantile(wire, q);
+            assert!(
+                got.abs_diff(exact_wire) <= hdr(exact_wire) + eps,
+                "[{label}] {stage_name} {field} {got} is not the wire's {exact_wire}"
+            );
+            // How far the wire sits from the application's clock is the host's scheduling
+            // (the exchange woken after the kernel stamped the request), not fixscope's: a
+            // loaded 2-vCPU CI host measured 406 µs at a fill's median where this machine
+            // idle measures 30-90 µs. So the bound is no tighter than what the client itself
+            // measured beyond the exchange at that quantile; fixscope's own exactness is
+            // the per-order brackets and the wire quantile above.
+            let limit = limit.max(hi.saturating_sub(lo));
             assert!(
                 got.saturating_sub(lo) <= limit,
                 "[{label}] {stage_name} {field}: fixscope {got} ns vs truth {lo} ns: excess > {limit} ns"

@@ -1,6 +1,8 @@
 use super::*;
 use crate::fix::encode::test_message as msg;
 
+use crate::correlate::REORDER_WINDOW_NS;
+
 fn order(id: &str) -> Vec<u8> {
     msg(&[(35, "D"), (49, "C"), (56, "X"), (11, id), (55, "IBM")])
 }
@@ -47,6 +49,7 @@ impl H {
         assert_eq!(
             c.requests,
             c.matched
+                + c.response_before_request
                 + self.c.unanswered_pending() as u64
                 + c.unanswered_evicted
                 + c.unanswered_closed
@@ -169,6 +172,9 @@ fn duplicates_unmatched_and_missing_keys_are_counted() {
     h.resp(1, &report("A", "0", "0"), 150);
     h.req(1, &msg(&[(35, "D"), (55, "IBM")]), 160);
     assert_eq!(h.c.counters.duplicate_requests, 1);
+    // B's response waits the reorder window for a request; at the end it is unmatched.
+    assert_eq!(h.c.counters.unmatched_responses, 0);
+    h.c.end_of_input();
     assert_eq!(h.c.counters.unmatched_responses, 1);
     assert_eq!(h.c.counters.missing_key, 1);
     assert_eq!(h.c.counters.untracked_requests, 2);
@@ -244,6 +250,7 @@ fn capacity_evicts_oldest_first_and_says_whether_it_was_answered() {
     assert_eq!(h.c.counters.expired_after_response, 1);
     h.resp(1, &report("A", "0", "0"), 5);
     h.resp(1, &report("C", "0", "0"), 5);
+    h.c.expire(6 + REORDER_WINDOW_NS);
     assert_eq!(h.c.counters.unmatched_responses, 1);
     assert_eq!(h.c.counters.matched, 2);
     h.assert_every_request_accounted();
@@ -312,5 +319,55 @@ fn memory_stays_flat_on_endless_input() {
     assert!(slots <= 64, "slots grew to {slots}");
     assert!(by_age <= 2 * 64 + 1024, "age queue {by_age}");
     assert!(unanswered <= 2 * 64 + 1024, "alert queue {unanswered}");
+    h.assert_every_request_accounted();
+}
+
+/// A capture that shows an order's ack before its request (host stamps that reorder): the
+/// order is counted once in `response_before_request`, records no latency, its responses
+/// are not unmatched (the fill after the request included) and it never times out.
+#[test]
+fn a_response_before_its_request_is_counted_once_and_records_nothing() {
+    let mut h = H::new(ttl(1_000));
+    h.req(1, &order("A"), 100);
+    h.resp(1, &report("B", "0", "0"), 140); // B's ack, before B's request
+    h.resp(1, &report("A", "0", "0"), 150);
+    h.req(1, &order("B"), 160);
+    h.resp(1, &report("B", "F", "2"), 400); // B's fill: not a first response
+    h.c.expire(1_000_000);
+    h.c.expire(u64::MAX / 2);
+    h.c.end_of_input();
+    let c = h.c.counters;
+    assert_eq!(c.response_before_request, 1);
+    assert_eq!(c.matched, 1);
+    assert_eq!(c.unmatched_responses, 0);
+    assert_eq!(c.timed_out, 0);
+    assert_eq!(c.time_reversed, 0);
+    // Only A's latencies: B's fill is not taken for its first response.
+    assert!(h.out.iter().all(|l| l.ns == 50), "{:?}", h.stages());
+    assert_eq!(h.c.pending(), 1, "A works on; B's fill ended B");
+    h.assert_every_request_accounted();
+}
+
+/// Both of an order's responses before its request (the fill ends it): counted once,
+/// nothing tracked; a response no request claims within the window is unmatched then.
+#[test]
+fn a_finished_order_seen_late_is_not_tracked_and_unclaimed_responses_expire() {
+    let mut h = H::new(ttl(1_000));
+    h.resp(1, &report("A", "0", "0"), 100);
+    h.resp(1, &report("A", "F", "2"), 120);
+    h.resp(1, &report("Z", "0", "0"), 130);
+    h.resp(2, &report("A", "0", "0"), 135); // the same key on another session
+    h.req(1, &order("A"), 140);
+    assert_eq!(h.c.counters.response_before_request, 1);
+    assert_eq!(h.c.pending(), 0);
+    h.c.expire(130 + REORDER_WINDOW_NS);
+    assert_eq!(h.c.counters.unmatched_responses, 0, "within the window");
+    h.c.expire(136 + REORDER_WINDOW_NS);
+    assert_eq!(h.c.counters.unmatched_responses, 2, "Z and session 2's A");
+    // Too late for Z's request: it is an order like any other, and times out.
+    h.req(1, &order("Z"), 200 + REORDER_WINDOW_NS);
+    h.c.expire(10_000 + REORDER_WINDOW_NS);
+    assert_eq!(h.c.counters.timed_out, 1);
+    assert!(h.out.is_empty());
     h.assert_every_request_accounted();
 }

@@ -1,0 +1,197 @@
+//! Responses that came before any request of their key: held a short while, because a
+//! capture can put a response before its request although the wire did not (#34).
+//!
+//! Host-stamped captures reorder: two tap ports or two CPUs each stamp frames on their own,
+//! a mirror port's copies of the two directions cross, packet sockets on a veth each read
+//! the clock when they get a frame. Then an order's response is read before its request.
+//! Counted `unmatched` at once, its request would then wait in the table and raise a false
+//! `timed_out` (and for an order whose ack came first, the fill would be recorded as its
+//! first response: a wrong number). So a response with no tracked request is held here for
+//! [`REORDER_WINDOW_NS`]: if its request comes within it, the order is counted once in
+//! `response_before_request` and records no latency (there is none to trust); if none does,
+//! the response is counted `unmatched_responses` when the window passes (or at the end).
+//!
+//! The common path — no response waiting — costs the request one `is_empty` check.
+
+use std::collections::VecDeque;
+
+use hashbrown::HashMap;
+
+/// How long a response waits for a request of its key, by the capture's clock. Captures
+/// reorder by microseconds (host stamps 5–100 µs late, mirror copies crossing); 10 ms is
+/// two orders of magnitude more, and short enough that a ClOrdID is not reused on its
+/// session within it.
+pub const REORDER_WINDOW_NS: u64 = 10_000_000;
+
+/// Responses held at most; beyond it the oldest is counted unmatched at once. Bounds
+/// memory on captures that start mid-stream (every response to an earlier order waits).
+const MAX_HELD: usize = 1 << 16;
+
+struct Held {
+    /// The pending table's hash of (session, key).
+    hash: u64,
+    session: u64,
+    key: Box<[u8]>,
+    ts_ns: u64,
+    /// The response ended the order (filled, cancelled, rejected).
+    terminal: bool,
+    /// A request claimed it (the order counted `response_before_request`).
+    claimed: bool,
+}
+
+/// What a request found held for its key.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct Claimed {
+    /// Responses of the key that were waiting.
+    pub responses: u32,
+    /// One of them ended the order: nothing more will come for it.
+    pub terminal: bool,
+}
+
+/// The responses waiting for a request, in the order they came.
+#[derive(Default)]
+pub(super) struct EarlyResponses {
+    held: VecDeque<Held>,
+    /// Unclaimed responses per hash, so a request finds its key without a scan.
+    by_hash: HashMap<u64, u32>,
+}
+
+impl EarlyResponses {
+    pub fn is_empty(&self) -> bool {
+        self.by_hash.is_empty()
+    }
+
+    /// Holds a response seen at `ts_ns`; returns how many responses stopped waiting
+    /// unclaimed (the oldest, when [`MAX_HELD`] are held): they are unmatched.
+    pub fn hold(&mut self, hash: u64, session: u64, key: &[u8], ts_ns: u64, terminal: bool) -> u64 {
+        let mut unmatched = 0;
+        while self.held.len() >= MAX_HELD {
+            unmatched += self.pop_front();
+        }
+        self.held.push_back(Held {
+            hash,
+            session,
+            key: key.into(),
+            ts_ns,
+            terminal,
+            claimed: false,
+        });
+        *self.by_hash.entry(hash).or_insert(0) += 1;
+        unmatched
+    }
+
+    /// A request of (session, key) came: claims every response of its key waiting.
+    pub fn claim(&mut self, hash: u64, session: u64, key: &[u8]) -> Claimed {
+        let mut found = Claimed::default();
+        if !self.by_hash.contains_key(&hash) {
+            return found;
+        }
+        for h in self.held.iter_mut() {
+            if !h.claimed && h.hash == hash && h.session == session && *h.key == *key {
+                h.claimed = true;
+                found.responses += 1;
+                found.terminal |= h.terminal;
+            }
+        }
+        if found.responses > 0 {
+            self.forget(hash, found.responses);
+        }
+        found
+    }
+
+    /// Responses that waited past the window by `now_ns` stop waiting: returns how many
+    /// of them no request claimed (unmatched).
+    pub fn expire(&mut self, now_ns: u64) -> u64 {
+        let mut unmatched = 0;
+        while let Some(front) = self.held.front() {
+            if !front.claimed && front.ts_ns.saturating_add(REORDER_WINDOW_NS) >= now_ns {
+                break;
+            }
+            unmatched += self.pop_front();
+        }
+        unmatched
+    }
+
+    /// The end of the input: no request can come, every waiting response is unmatched.
+    pub fn drain(&mut self) -> u64 {
+        let mut unmatched = 0;
+        while !self.held.is_empty() {
+            unmatched += self.pop_front();
+        }
+        unmatched
+    }
+
+    /// Drops the oldest held response: 1 when no request had claimed it.
+    fn pop_front(&mut self) -> u64 {
+        match self.held.pop_front() {
+            Some(h) if !h.claimed => {
+                self.forget(h.hash, 1);
+                1
+            }
+            _ => 0,
+        }
+    }
+
+    fn forget(&mut self, hash: u64, n: u32) {
+        if let Some(count) = self.by_hash.get_mut(&hash) {
+            *count -= n.min(*count);
+            if *count == 0 {
+                self.by_hash.remove(&hash);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_claims_every_response_of_its_key_and_only_those() {
+        let mut e = EarlyResponses::default();
+        assert_eq!(e.hold(7, 1, b"A", 100, false), 0);
+        assert_eq!(e.hold(7, 1, b"A", 110, true), 0);
+        assert_eq!(e.hold(8, 1, b"B", 120, false), 0);
+        // Same hash, other key (a collision): not claimed.
+        assert_eq!(e.hold(7, 2, b"A", 130, false), 0);
+        let c = e.claim(7, 1, b"A");
+        assert_eq!(
+            c,
+            Claimed {
+                responses: 2,
+                terminal: true
+            }
+        );
+        assert_eq!(e.claim(7, 1, b"A"), Claimed::default());
+        // B and the other session's A are still waiting, then unmatched at the end.
+        assert!(!e.is_empty());
+        assert_eq!(e.drain(), 2);
+        assert!(e.is_empty());
+    }
+
+    #[test]
+    fn responses_past_the_window_are_unmatched_once() {
+        let mut e = EarlyResponses::default();
+        e.hold(1, 1, b"A", 1_000, false);
+        e.hold(2, 1, b"B", 2_000, false);
+        assert_eq!(e.expire(1_000 + REORDER_WINDOW_NS), 0);
+        assert_eq!(e.expire(1_001 + REORDER_WINDOW_NS), 1);
+        assert_eq!(e.claim(1, 1, b"A"), Claimed::default());
+        assert_eq!(e.claim(2, 1, b"B").responses, 1);
+        // Claimed: never unmatched.
+        assert_eq!(e.expire(u64::MAX), 0);
+        assert!(e.is_empty());
+    }
+
+    #[test]
+    fn memory_is_bounded_and_what_overflows_is_unmatched() {
+        let mut e = EarlyResponses::default();
+        let mut unmatched = 0;
+        for i in 0..(MAX_HELD as u64 + 5) {
+            unmatched += e.hold(i, 1, b"K", i, false);
+        }
+        assert_eq!(unmatched, 5);
+        assert_eq!(e.held.len(), MAX_HELD);
+        assert_eq!(e.drain(), MAX_HELD as u64);
+    }
+}
