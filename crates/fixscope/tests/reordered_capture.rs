@@ -1,0 +1,103 @@
+//! A host-stamped capture that shows some orders' responses before their requests (two tap
+//! ports or CPUs stamping on their own, a mirror's crossing copies): each such order is
+//! counted once in `response_before_request`, with no latency, no unmatched response and
+//! no false `timed_out` — on one thread and sharded alike (#34).
+//!
+//! Truth is the script below: 200 orders acked 40 µs and filled 300 µs after the request;
+//! every 10th order's ack is written (and stamped) 5 µs before its request, a host's view.
+
+mod support;
+
+use fixscope_testkit::fix::fix_message;
+use support::*;
+
+use fixscope_core::pcap_writer::SyntheticConnection;
+
+const ORDERS: u64 = 200;
+const REORDERED_EVERY: u64 = 10;
+const ACK_NS: u64 = 40_000;
+const FILL_NS: u64 = 300_000;
+
+fn reordered_capture() -> Vec<TimedPacket> {
+    let mut conn =
+        SyntheticConnection::new(endpoint(false, 2, 40_000), endpoint(false, 1, SERVER_PORT));
+    let t0 = 1_700_000_000_000_000_000u64;
+    let mut packets: Vec<TimedPacket> = conn.handshake().into_iter().map(|p| at(t0, p)).collect();
+    for i in 0..ORDERS {
+        let t = t0 + 1_000_000 + i * 2_000_000;
+        let id = format!("ORD{i:05}");
+        let order = fix_message(
+            "FIX.4.4",
+            &[(35, "D"), (49, "C"), (56, "X"), (11, &id), (55, "IBM")],
+        );
+        let report = |exec: &str, status: &str| {
+            fix_message(
+                "FIX.4.4",
+                &[
+                    (35, "8"),
+                    (49, "X"),
+                    (56, "C"),
+                    (11, &id),
+                    (150, exec),
+                    (39, status),
+                ],
+            )
+        };
+        // Sequence numbers in the order the hosts sent; frames in the order the capture
+        // wrote them.
+        let request = conn.client_sends(&order);
+        let ack = conn.server_sends(&report("0", "0"));
+        let fill = conn.server_sends(&report("F", "2"));
+        if i % REORDERED_EVERY == 0 {
+            packets.push(at(t - 5_000, ack));
+            packets.push(at(t, request));
+        } else {
+            packets.push(at(t, request));
+            packets.push(at(t + ACK_NS, ack));
+        }
+        packets.push(at(t + FILL_NS, fill));
+    }
+    packets
+}
+
+#[test]
+fn orders_answered_before_their_request_are_counted_once_and_raise_no_alarm() {
+    let dir = tempfile::tempdir().unwrap();
+    let packets = reordered_capture();
+    let reordered = ORDERS.div_ceil(REORDERED_EVERY);
+    for threads in ["1", "2"] {
+        // -t 100 µs: an order left waiting would time out long before the capture ends.
+        let s = analyse_packets(
+            dir.path(),
+            format!("reordered-{threads}.pcap"),
+            &packets,
+            &["-t", "0.0001", "--threads", threads],
+        );
+        let c = |name: &str| counter(&s, name);
+        assert_eq!(c("requests"), ORDERS, "{}", s["counters"]);
+        assert_eq!(c("responses"), 2 * ORDERS);
+        assert_eq!(c("response_before_request"), reordered, "{}", s["counters"]);
+        assert_eq!(c("matched"), ORDERS - reordered);
+        for alarm in ["unmatched_responses", "timed_out", "late", "time_reversed"] {
+            assert_eq!(c(alarm), 0, "{alarm}: {}", s["counters"]);
+        }
+        assert_eq!(
+            c("requests"),
+            c("matched") + c("response_before_request") + c("unanswered")
+        );
+        // Only the orders seen in order have latencies, and they are exact: the reordered
+        // ones' fills are not taken for their first responses.
+        let expected = |ns: u64| vec![ns; (ORDERS - reordered) as usize];
+        assert_stage(&s, "first_response", &expected(ACK_NS));
+        assert_stage(&s, "ack", &expected(ACK_NS));
+        assert_stage(&s, "fill", &expected(FILL_NS));
+    }
+    // The text report says it on the accounting line.
+    let path = dir.path().join("reordered-1.pcap");
+    let out = fixscope(&["pcap", path.to_str().unwrap(), "-p", "9878"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(&format!("response before request {reordered} (no latency)")),
+        "{text}"
+    );
+}
