@@ -58,6 +58,50 @@ pub struct CaptureStats {
     /// binary turns into a warning, not a counter.
     #[serde(skip)]
     pub truncated_file: bool,
+    /// Several files were read as one timeline (merged by time): the first two (their
+    /// indices in the order given) whose packets interleave in time. Not a counter.
+    #[serde(skip)]
+    pub overlapping_files: Option<(u32, u32)>,
+    /// Several files were given out of time order: read in time order. Not a counter.
+    #[serde(skip)]
+    pub reordered_files: bool,
+}
+
+impl CaptureStats {
+    /// Adds the counters of another file's reading (flags: either's).
+    pub fn add(&mut self, other: &CaptureStats) {
+        // Destructured: a new field cannot be forgotten here.
+        let CaptureStats {
+            packets,
+            tcp_segments,
+            segments_in_port_range,
+            not_tcp,
+            ip_fragments,
+            decode_errors,
+            truncated_segments,
+            unsupported_link_packets,
+            unknown_interface_packets,
+            bad_timestamps,
+            mirror_duplicates,
+            truncated_file,
+            overlapping_files,
+            reordered_files,
+        } = *other;
+        self.packets += packets;
+        self.tcp_segments += tcp_segments;
+        self.segments_in_port_range += segments_in_port_range;
+        self.not_tcp += not_tcp;
+        self.ip_fragments += ip_fragments;
+        self.decode_errors += decode_errors;
+        self.truncated_segments += truncated_segments;
+        self.unsupported_link_packets += unsupported_link_packets;
+        self.unknown_interface_packets += unknown_interface_packets;
+        self.bad_timestamps += bad_timestamps;
+        self.mirror_duplicates += mirror_duplicates;
+        self.truncated_file |= truncated_file;
+        self.overlapping_files = self.overlapping_files.or(overlapping_files);
+        self.reordered_files |= reordered_files;
+    }
 }
 
 /// Turns captured frames into segments of the watched ports.
@@ -247,6 +291,8 @@ mod tests {
             bad_timestamps: 10,
             mirror_duplicates: 11,
             truncated_file: true,
+            overlapping_files: Some((0, 1)),
+            reordered_files: true,
         };
         let names: Vec<(String, u64)> = counters_of(&stats);
         let want = [

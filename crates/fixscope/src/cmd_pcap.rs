@@ -92,6 +92,7 @@ fn run_one(
     let mut reporters = output::reporters(&args.analysis)?;
     let progress = ReadProgress::start(&captures, args.analysis.verbose);
     let ports = args.analysis.ports.clone();
+    let files = captures.clone();
     let capture: Box<dyn CaptureFiles> = if plan(args, &captures) == Plan::OneThread {
         Box::new(InlineCaptureSource::new(captures, ports, stop.clone()))
     } else {
@@ -113,13 +114,37 @@ fn run_one(
     if let Some(trace) = trace {
         trace.finish()?;
     }
-    if source.capture.stats().truncated_file {
+    say_capture_notes(&files, &source.capture.stats());
+    output::flush_stdout();
+    Ok(code)
+}
+
+/// What the reading of the captures leaves to say, after the summary: a file cut short,
+/// files merged because they overlap in time or were given out of time order.
+fn say_capture_notes(files: &[PathBuf], stats: &fixscope_core::pcap::CaptureStats) {
+    if stats.truncated_file {
         say::warn(
             "a capture ended in the middle of a packet (truncated file); analysed up to there",
         );
     }
-    output::flush_stdout();
-    Ok(code)
+    let name = |i: u32| {
+        files
+            .get(i as usize)
+            .map_or_else(String::new, |p| p.display().to_string())
+    };
+    if let Some((a, b)) = stats.overlapping_files {
+        say::info(format!(
+            "{} and {} overlap in time: their packets were merged by timestamp (as mergecap \
+             merges them), the captures read as one timeline",
+            name(a),
+            name(b)
+        ));
+    } else if stats.reordered_files {
+        say::info(
+            "the captures were not given in time order: they were read in time order (the \
+             first packet of each)",
+        );
+    }
 }
 
 /// The plan for `--threads` (else the cores): see [`Plan`]. `--trace` and Prometheus
@@ -204,7 +229,7 @@ fn run_two_stage(
     drop(progress);
     let outcome = outcome?;
     drop(reporters);
-    end_of_run(outcome)
+    end_of_run(&captures, outcome)
 }
 
 /// What a run with threads says as each file is read to its end: the progress bar's
@@ -233,7 +258,7 @@ fn file_done_notice<'a>(
 /// The end of a run with threads, as the one pipeline ends one (`run_one`, in its
 /// order): a file's error after the summary (failing), or alone when nothing was read;
 /// then a truncated file said.
-fn end_of_run(outcome: fixscope_core::shard::Outcome) -> Result<ExitCode> {
+fn end_of_run(files: &[PathBuf], outcome: fixscope_core::shard::Outcome) -> Result<ExitCode> {
     let mut code = ExitCode::SUCCESS;
     if let Some(e) = outcome.error {
         let e = SourceError::from(e);
@@ -243,11 +268,7 @@ fn end_of_run(outcome: fixscope_core::shard::Outcome) -> Result<ExitCode> {
         say::error(format!("{e}; stopped"));
         code = ExitCode::FAILURE;
     }
-    if outcome.stats.truncated_file {
-        say::warn(
-            "a capture ended in the middle of a packet (truncated file); analysed up to there",
-        );
-    }
+    say_capture_notes(files, &outcome.stats);
     output::flush_stdout();
     Ok(code)
 }
@@ -300,7 +321,7 @@ fn run_sharded(
     };
     drop(reporters);
     spool.copy_to_stdout()?;
-    Ok(Sharded::Done(end_of_run(outcome)?))
+    Ok(Sharded::Done(end_of_run(&files, outcome)?))
 }
 
 /// Stdout held back: in memory up to 8 MiB, then in a temporary file.

@@ -180,6 +180,71 @@ pub(crate) fn read_capture_shared(
     }
 }
 
+/// The timestamp of the first packet record of the capture file at `path` (a pcap record,
+/// a pcapng Enhanced Packet Block), reading no further than that: how several files are
+/// put in time order before they are read (`crate::prefetch::merge`). `None` for what is
+/// not a regular file (a pipe is read once), a file without packets, or one that cannot
+/// be read up to its first packet (reading it says why; it has no segment to give).
+pub(crate) fn first_timestamp(path: &Path) -> Option<u64> {
+    use pcap_parser::{PcapBlockOwned, PcapError};
+    /// Blocks and refills looked at, at most, before the first packet.
+    const LOOK: usize = 4096;
+    let file = File::open(path).ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut capacity = MIN_BUFFER_SIZE;
+    let mut reader = pcap_parser::create_reader(capacity, file).ok()?;
+    let mut frac_ns = 1000;
+    let mut ng = ng::FirstPacket::default();
+    for _ in 0..LOOK {
+        match reader.next() {
+            Ok((len, block)) => {
+                let ts = match &block {
+                    PcapBlockOwned::LegacyHeader(h) => {
+                        frac_ns = if h.is_nanosecond_precision() { 1 } else { 1000 };
+                        None
+                    }
+                    PcapBlockOwned::Legacy(b) => {
+                        Some(u64::from(b.ts_sec) * NS_PER_SEC + u64::from(b.ts_usec) * frac_ns)
+                    }
+                    PcapBlockOwned::NG(b) => ng.block(b),
+                };
+                if ts.is_some() {
+                    return ts;
+                }
+                reader.consume(len);
+            }
+            Err(PcapError::Incomplete(_)) => {
+                let before = reader.data().len();
+                reader.refill().ok()?;
+                if reader.data().len() == before {
+                    if reader.reader_exhausted() {
+                        return None;
+                    }
+                    // A block larger than the buffer.
+                    capacity *= 2;
+                    if capacity > input::MAX_RECORD * 2 {
+                        return None;
+                    }
+                    reader.grow(capacity);
+                    reader.refill().ok()?;
+                }
+            }
+            Err(PcapError::BufferTooSmall) => {
+                capacity *= 2;
+                if capacity > input::MAX_RECORD * 2 {
+                    return None;
+                }
+                reader.grow(capacity);
+                reader.refill().ok()?;
+            }
+            Err(_) => return None,
+        }
+    }
+    None
+}
+
 /// Bytes of capture read so far by this process, all files (a progress bar reads it).
 pub fn bytes_read() -> u64 {
     BYTES_READ.load(std::sync::atomic::Ordering::Relaxed)
