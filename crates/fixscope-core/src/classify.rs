@@ -6,10 +6,11 @@
 //! (AF_PACKET) capture later — so they count and classify alike. The live eBPF source is not
 //! one: its kernel side decodes and classifies before anything reaches user space.
 
+use crate::acceptor::Acceptors;
 use crate::decode::{decode, Decoded, LinkType};
 use crate::mirror_dup::MirrorDuplicates;
 use crate::ports::PortSet;
-use crate::segment::Segment;
+use crate::segment::{Direction, Segment};
 
 /// What a packet capture saw: the classifier's counts, plus those only a capture file has
 /// (pcapng interfaces and timestamps, a file cut short). Counters accumulate over every
@@ -58,6 +59,11 @@ pub struct CaptureStats {
     /// binary turns into a warning, not a counter.
     #[serde(skip)]
     pub truncated_file: bool,
+    /// Connections between two watched ports that carried FIX but whose acceptor neither
+    /// the handshake nor an order or execution report told: taken to be the end with the
+    /// lower port ([`crate::acceptor`]). The binary warns; not a counter.
+    #[serde(skip)]
+    pub guessed_acceptors: u64,
     /// Several files were read as one timeline (merged by time): the first two (their
     /// indices in the order given) whose packets interleave in time. Not a counter.
     #[serde(skip)]
@@ -84,6 +90,7 @@ impl CaptureStats {
             bad_timestamps,
             mirror_duplicates,
             truncated_file,
+            guessed_acceptors,
             overlapping_files,
             reordered_files,
         } = *other;
@@ -99,6 +106,7 @@ impl CaptureStats {
         self.bad_timestamps += bad_timestamps;
         self.mirror_duplicates += mirror_duplicates;
         self.truncated_file |= truncated_file;
+        self.guessed_acceptors += guessed_acceptors;
         self.overlapping_files = self.overlapping_files.or(overlapping_files);
         self.reordered_files |= reordered_files;
     }
@@ -109,6 +117,8 @@ impl CaptureStats {
 pub struct FrameClassifier {
     ports: PortSet,
     copies: MirrorDuplicates,
+    /// Connections between two watched ports: which end is the acceptor.
+    acceptors: Acceptors,
 }
 
 impl FrameClassifier {
@@ -118,6 +128,7 @@ impl FrameClassifier {
         FrameClassifier {
             ports,
             copies: MirrorDuplicates::default(),
+            acceptors: Acceptors::default(),
         }
     }
 
@@ -127,8 +138,14 @@ impl FrameClassifier {
 
     /// One captured frame of link type `link`, taken at `ts_ns`: counts it in `stats` and
     /// returns the TCP segment it carries when one of its ports is watched and it is not
-    /// a second copy of a packet. Never panics and never allocates; a malformed frame is a
-    /// counted decode error.
+    /// a second copy of a packet. Never panics; a malformed frame is a counted decode
+    /// error.
+    ///
+    /// A segment between two watched ports goes the way its connection's acceptor says
+    /// ([`crate::acceptor`]): until that is known, segments are held (copied) — `None` —
+    /// and come out of [`FrameClassifier::take_released`] in capture order once they may
+    /// ([`FrameClassifier::has_released`]: ask after every frame, and call
+    /// [`FrameClassifier::finish`] at the end).
     #[inline]
     pub fn classify<'f>(
         &mut self,
@@ -141,10 +158,16 @@ impl FrameClassifier {
         match decode(link, frame) {
             Ok(Decoded::Tcp(t)) => {
                 stats.tcp_segments += 1;
-                let direction = self.ports.classify(t.flow.src.port, t.flow.dst.port)?;
+                let mut direction = self.ports.classify(t.flow.src.port, t.flow.dst.port)?;
                 if self.copies.is_copy(ts_ns, &t) {
                     stats.mirror_duplicates += 1;
                     return None;
+                }
+                let both_watched =
+                    direction == Direction::Request && self.ports.contains(t.flow.src.port);
+                if both_watched || !self.acceptors.idle() {
+                    let known = (!both_watched).then_some(direction);
+                    direction = self.acceptors.segment(ts_ns, &t, known, stats)?;
                 }
                 stats.segments_in_port_range += 1;
                 if t.missing_tail > 0 {
@@ -174,6 +197,31 @@ impl FrameClassifier {
                 None
             }
         }
+    }
+
+    /// Segments between two watched ports are waiting in
+    /// [`FrameClassifier::take_released`] (their connection's acceptor was decided).
+    #[inline]
+    pub fn has_released(&self) -> bool {
+        self.acceptors.has_released()
+    }
+
+    /// Hands the released segments on, in order (counted in `stats` as handed on);
+    /// stops when `on_segment` returns false.
+    #[cold]
+    pub fn take_released(
+        &mut self,
+        stats: &mut CaptureStats,
+        on_segment: &mut dyn FnMut(&Segment<'_>, &mut CaptureStats) -> bool,
+    ) {
+        self.acceptors.take_released(stats, on_segment);
+    }
+
+    /// The end of the frames (a capture file read to its end): connections between two
+    /// watched ports still undecided are decided by their ports and their segments
+    /// released ([`FrameClassifier::take_released`]).
+    pub fn finish(&mut self, stats: &mut CaptureStats) {
+        self.acceptors.flush(stats);
     }
 }
 
@@ -291,6 +339,7 @@ mod tests {
             bad_timestamps: 10,
             mirror_duplicates: 11,
             truncated_file: true,
+            guessed_acceptors: 12,
             overlapping_files: Some((0, 1)),
             reordered_files: true,
         };

@@ -127,6 +127,19 @@ fn say_capture_notes(files: &[PathBuf], stats: &fixscope_core::pcap::CaptureStat
             "a capture ended in the middle of a packet (truncated file); analysed up to there",
         );
     }
+    if stats.guessed_acceptors > 0 {
+        say::warn(format!(
+            "{} FIX connection{} between two watched ports: neither a TCP handshake nor an \
+             order or execution report told which end is the acceptor, the end with the \
+             lower port was taken (watch only the acceptors' ports with -p to be sure)",
+            stats.guessed_acceptors,
+            if stats.guessed_acceptors == 1 {
+                ""
+            } else {
+                "s"
+            }
+        ));
+    }
     let name = |i: u32| {
         files
             .get(i as usize)

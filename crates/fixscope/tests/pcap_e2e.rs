@@ -636,6 +636,98 @@ fn several_files_form_one_timeline() {
     assert_truth(&summary, &truth);
 }
 
+/// Issue #36: with both ends of a connection inside `-p` (`-p 1-65535`), the connection
+/// tells which end is the acceptor — its handshake, else the side that sends orders — and
+/// the figures are those of watching the acceptor's port alone, on every plan.
+#[test]
+fn both_ends_inside_the_port_range_give_the_acceptor_ports_figures() {
+    let dir = tmp();
+    let sim = fixscope_testkit::test_data("captures/sim/sim_orders.pcap");
+    // Mid-session (no handshake, heartbeats first) with the clients' ports below the
+    // acceptor's: only the orders can tell.
+    let server = endpoint(false, 1, 9878);
+    let mut packets = Vec::new();
+    for (c, port) in [(2u8, 4000u16), (3, 5000)] {
+        let mut conn = SyntheticConnection::new(endpoint(false, c, port), server);
+        let sender = format!("C{c}");
+        let t0 = 1_700_000_000_000_000_000u64 + u64::from(c) * 1_000;
+        let hb = |from: &str, to: &str| fix_message("FIX.4.4", &[(35, "0"), (49, from), (56, to)]);
+        packets.push(at(t0, conn.server_sends(&hb("EX", &sender))));
+        packets.push(at(t0 + 10_000, conn.client_sends(&hb(&sender, "EX"))));
+        for i in 0..50u64 {
+            let t = t0 + 200_000 + i * 300_000;
+            let id = format!("{sender}-{i}");
+            let order = fix_message(
+                "FIX.4.4",
+                &[(35, "D"), (49, &sender), (56, "EX"), (11, &id), (55, "X")],
+            );
+            packets.push(at(t, conn.client_sends(&order)));
+            let ack = fix_message(
+                "FIX.4.4",
+                &[
+                    (35, "8"),
+                    (49, "EX"),
+                    (56, &sender),
+                    (11, &id),
+                    (150, "0"),
+                    (39, "0"),
+                ],
+            );
+            packets.push(at(t + 20_000 + i * 100, conn.server_sends(&ack)));
+        }
+    }
+    packets.sort_by_key(|p| p.ts_ns);
+    let mid = dir.path().join("midsession.pcap");
+    write_pcap(&mid, &packets);
+    for (capture, port) in [(sim.as_path(), "19478"), (mid.as_path(), "9878")] {
+        for threads in ["1", "2", "3"] {
+            let run = |ports: &str| {
+                let out = fixscope(&[
+                    "pcap",
+                    capture.to_str().unwrap(),
+                    "-p",
+                    ports,
+                    "--json",
+                    "-r",
+                    "0.5",
+                    "--threads",
+                    threads,
+                ]);
+                assert!(out.status.success());
+                let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+                assert!(stderr.is_empty(), "{ports}: {stderr}");
+                out.stdout
+            };
+            let watched = run(port);
+            assert!(
+                run("1-65535") == watched,
+                "{capture:?} --threads {threads}: -p 1-65535 differs from -p {port}"
+            );
+        }
+    }
+    let (_, summary) = analyse(&[&mid], &["-p", "1-65535"]);
+    assert_eq!(counter(&summary, "requests"), 100);
+    assert_eq!(counter(&summary, "matched"), 100);
+
+    // Heartbeats only, no handshake: nothing tells. The lower port is taken, and said.
+    let mut conn = SyntheticConnection::new(endpoint(false, 2, 4000), server);
+    let hb = fix_message("FIX.4.4", &[(35, "0"), (49, "EX"), (56, "C")]);
+    let quiet = vec![
+        at(1_700_000_000_000_000_000, conn.server_sends(&hb)),
+        at(1_700_000_030_000_000_000, conn.server_sends(&hb)),
+    ];
+    let quiet_path = dir.path().join("quiet.pcap");
+    write_pcap(&quiet_path, &quiet);
+    let out = fixscope(&["pcap", quiet_path.to_str().unwrap(), "-p", "1-65535"]);
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("1 FIX connection between two watched ports")
+            && stderr.contains("lower port"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn json_summary_keeps_the_documented_contract() {
     let dir = tmp();

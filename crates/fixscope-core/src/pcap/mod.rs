@@ -141,6 +141,7 @@ pub(crate) fn read_capture_shared(
             stopped: false,
         };
         let Some(at) = mapped.read(&mut sink, count_progress) else {
+            sink.finish();
             return Ok(());
         };
         // A record the mapped walk does not take (corrupt, cut off): the streaming reader
@@ -153,7 +154,7 @@ pub(crate) fn read_capture_shared(
             })?;
         let header = io::Cursor::new(mapped.file_header().to_vec());
         let base = at as u64 - mapped::FILE_HEADER as u64;
-        return if count_progress {
+        let result = if count_progress {
             read_records(
                 Kind::Pcap,
                 header.chain(Counting(file)),
@@ -172,6 +173,8 @@ pub(crate) fn read_capture_shared(
                 base,
             )
         };
+        sink.finish();
+        return result;
     }
     if count_progress {
         read_stream(Counting(file), capacity, path, ports, stats, on_segment)
@@ -306,14 +309,16 @@ fn read_stream<R: Read>(
         on_segment,
         stopped: false,
     };
-    read_records(
+    let result = read_records(
         kind,
         io::Cursor::new(magic).chain(file),
         capacity,
         path,
         &mut sink,
         0,
-    )
+    );
+    sink.finish();
+    result
 }
 
 /// Reads the records of a `kind` capture from `input` (from its file header on) into
@@ -365,8 +370,41 @@ impl<F: FnMut(&Segment<'_>, &CaptureStats) -> Flow> Sink<'_, F> {
     /// One packet record's frame (counted in `packets` by the classifier).
     #[inline]
     fn frame(&mut self, link: LinkType, ts_ns: u64, frame: &[u8]) {
-        if let Some(segment) = self.classifier.classify(link, ts_ns, frame, self.stats) {
-            self.stopped = (self.on_segment)(&segment, self.stats) == Flow::Stop;
+        let segment = self.classifier.classify(link, ts_ns, frame, self.stats);
+        if self.classifier.has_released() {
+            self.released();
+        }
+        if let Some(segment) = segment {
+            if !self.stopped {
+                self.stopped = (self.on_segment)(&segment, self.stats) == Flow::Stop;
+            }
+        }
+    }
+
+    /// Segments the classifier held (a connection between two watched ports whose
+    /// acceptor was not yet known), in order, before the frame that released them.
+    #[cold]
+    fn released(&mut self) {
+        let on_segment = &mut self.on_segment;
+        let stopped = &mut self.stopped;
+        self.classifier
+            .take_released(self.stats, &mut |segment, stats| {
+                if !*stopped {
+                    *stopped = on_segment(segment, stats) == Flow::Stop;
+                }
+                !*stopped
+            });
+    }
+
+    /// The file was read to its end (or to damage): what the classifier still holds is
+    /// handed on.
+    fn finish(&mut self) {
+        if self.stopped {
+            return;
+        }
+        self.classifier.finish(self.stats);
+        if self.classifier.has_released() {
+            self.released();
         }
     }
 }
