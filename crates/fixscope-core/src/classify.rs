@@ -64,6 +64,10 @@ pub struct CaptureStats {
     /// lower port ([`crate::acceptor`]). The binary warns; not a counter.
     #[serde(skip)]
     pub guessed_acceptors: u64,
+    /// While no segment of the watched ports was seen: the busiest TCP ports of the other
+    /// segments (what to watch instead, when nothing matched). Not a counter.
+    #[serde(skip)]
+    pub busiest_ports: BusiestPorts,
     /// Several files were read as one timeline (merged by time): the first two (their
     /// indices in the order given) whose packets interleave in time. Not a counter.
     #[serde(skip)]
@@ -91,6 +95,7 @@ impl CaptureStats {
             mirror_duplicates,
             truncated_file,
             guessed_acceptors,
+            busiest_ports,
             overlapping_files,
             reordered_files,
         } = *other;
@@ -107,8 +112,82 @@ impl CaptureStats {
         self.mirror_duplicates += mirror_duplicates;
         self.truncated_file |= truncated_file;
         self.guessed_acceptors += guessed_acceptors;
+        self.busiest_ports.add(&busiest_ports);
         self.overlapping_files = self.overlapping_files.or(overlapping_files);
         self.reordered_files |= reordered_files;
+    }
+}
+
+/// The busiest TCP ports (by segments, each segment counting for both its ports), busiest
+/// first: what a capture carried when none of it was on the watched ports.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BusiestPorts(pub [(u16, u64); BusiestPorts::N]);
+
+impl BusiestPorts {
+    /// Ports kept.
+    pub const N: usize = 5;
+
+    /// The ports with a count, busiest first.
+    pub fn ports(&self) -> impl Iterator<Item = (u16, u64)> + '_ {
+        self.0.iter().copied().filter(|&(_, n)| n > 0)
+    }
+
+    /// Adds another file's (counts of one port summed; the busiest kept).
+    pub fn add(&mut self, other: &BusiestPorts) {
+        let mut all: Vec<(u16, u64)> = self.ports().collect();
+        for (port, n) in other.ports() {
+            match all.iter_mut().find(|(p, _)| *p == port) {
+                Some((_, m)) => *m += n,
+                None => all.push((port, n)),
+            }
+        }
+        *self = BusiestPorts::of(all);
+    }
+
+    fn of(mut counts: Vec<(u16, u64)>) -> BusiestPorts {
+        counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        let mut top = BusiestPorts::default();
+        for (slot, c) in top.0.iter_mut().zip(counts) {
+            *slot = c;
+        }
+        top
+    }
+}
+
+/// Segments per TCP port, counted only while no segment of the watched ports was seen
+/// (a capture on the wrong `-p` says what it carried); allocated at the first.
+#[derive(Clone, Default)]
+struct PortCounts(Option<Box<[u32]>>);
+
+impl std::fmt::Debug for PortCounts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PortCounts")
+    }
+}
+
+impl PortCounts {
+    #[cold]
+    fn count(&mut self, a: u16, b: u16) {
+        let counts = self
+            .0
+            .get_or_insert_with(|| vec![0u32; 1 << 16].into_boxed_slice());
+        for port in [a, b] {
+            let n = &mut counts[usize::from(port)];
+            *n = n.saturating_add(1);
+        }
+    }
+
+    fn busiest(&self) -> BusiestPorts {
+        let Some(counts) = &self.0 else {
+            return BusiestPorts::default();
+        };
+        let all = counts
+            .iter()
+            .enumerate()
+            .filter(|&(_, &n)| n > 0)
+            .map(|(port, &n)| (port as u16, u64::from(n)))
+            .collect();
+        BusiestPorts::of(all)
     }
 }
 
@@ -119,6 +198,8 @@ pub struct FrameClassifier {
     copies: MirrorDuplicates,
     /// Connections between two watched ports: which end is the acceptor.
     acceptors: Acceptors,
+    /// TCP ports of the segments not watched, while none is.
+    others: PortCounts,
 }
 
 impl FrameClassifier {
@@ -129,6 +210,7 @@ impl FrameClassifier {
             ports,
             copies: MirrorDuplicates::default(),
             acceptors: Acceptors::default(),
+            others: PortCounts::default(),
         }
     }
 
@@ -158,7 +240,13 @@ impl FrameClassifier {
         match decode(link, frame) {
             Ok(Decoded::Tcp(t)) => {
                 stats.tcp_segments += 1;
-                let mut direction = self.ports.classify(t.flow.src.port, t.flow.dst.port)?;
+                let Some(mut direction) = self.ports.classify(t.flow.src.port, t.flow.dst.port)
+                else {
+                    if stats.segments_in_port_range == 0 {
+                        self.others.count(t.flow.src.port, t.flow.dst.port);
+                    }
+                    return None;
+                };
                 if self.copies.is_copy(ts_ns, &t) {
                     stats.mirror_duplicates += 1;
                     return None;
@@ -219,9 +307,13 @@ impl FrameClassifier {
 
     /// The end of the frames (a capture file read to its end): connections between two
     /// watched ports still undecided are decided by their ports and their segments
-    /// released ([`FrameClassifier::take_released`]).
+    /// released ([`FrameClassifier::take_released`]); when no segment of the watched ports
+    /// was seen, the busiest other TCP ports go to [`CaptureStats::busiest_ports`].
     pub fn finish(&mut self, stats: &mut CaptureStats) {
         self.acceptors.flush(stats);
+        if stats.segments_in_port_range == 0 {
+            stats.busiest_ports.add(&self.others.busiest());
+        }
     }
 }
 
@@ -324,6 +416,44 @@ mod tests {
     }
 
     #[test]
+    fn the_busiest_other_ports_are_kept_while_nothing_matches() {
+        let mut classifier = FrameClassifier::new(PortSet::single(9999));
+        let mut stats = CaptureStats::default();
+        let opts = FrameOptions::default();
+        let mut c = conn();
+        for i in 0..6 {
+            let spec = if i % 3 == 0 {
+                c.server_sends(b"x")
+            } else {
+                c.client_sends(b"y")
+            };
+            let f = spec.frame(LinkType::Ethernet, &opts);
+            assert!(classifier
+                .classify(LinkType::Ethernet, i, &f, &mut stats)
+                .is_none());
+        }
+        classifier.finish(&mut stats);
+        let busiest: Vec<(u16, u64)> = stats.busiest_ports.ports().collect();
+        assert_eq!(busiest, vec![(9878, 6), (40000, 6)]);
+        // Two files' lists add up; the busiest are kept.
+        let mut other = BusiestPorts::default();
+        other.0[0] = (80, 20);
+        other.0[1] = (40000, 1);
+        stats.busiest_ports.add(&other);
+        let busiest: Vec<(u16, u64)> = stats.busiest_ports.ports().collect();
+        assert_eq!(busiest, vec![(80, 20), (40000, 7), (9878, 6)]);
+        // Once something matched, nothing is counted or kept.
+        let mut classifier = FrameClassifier::new(PortSet::single(9878));
+        let mut stats = CaptureStats::default();
+        let f = c.client_sends(b"z").frame(LinkType::Ethernet, &opts);
+        assert!(classifier
+            .classify(LinkType::Ethernet, 9, &f, &mut stats)
+            .is_some());
+        classifier.finish(&mut stats);
+        assert_eq!(stats.busiest_ports, BusiestPorts::default());
+    }
+
+    #[test]
     fn counters_keep_their_json_names() {
         // The `source` section of the JSON report: existing names are a contract.
         let stats = CaptureStats {
@@ -340,6 +470,7 @@ mod tests {
             mirror_duplicates: 11,
             truncated_file: true,
             guessed_acceptors: 12,
+            busiest_ports: BusiestPorts::default(),
             overlapping_files: Some((0, 1)),
             reordered_files: true,
         };

@@ -526,7 +526,8 @@ impl Pipeline {
     ) -> io::Result<()> {
         let counters = self.counters();
         self.stats.refresh_views();
-        let summary = SummaryReport::new(&self.stats, counters, source, self.run_span());
+        let mut summary = SummaryReport::new(&self.stats, counters, source, self.run_span());
+        summary.nothing_seen = self.first_ts_ns.is_none();
         reporter.summary(&summary)
     }
 

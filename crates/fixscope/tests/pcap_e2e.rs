@@ -728,6 +728,60 @@ fn both_ends_inside_the_port_range_give_the_acceptor_ports_figures() {
     );
 }
 
+/// Issue #36: a capture with none of its TCP traffic on the watched ports says so and
+/// names the busiest ports it holds; no summary carries a 1970 date.
+#[test]
+fn nothing_on_the_watched_ports_is_said_with_the_busiest_ports() {
+    let dir = tmp();
+    let sim = fixscope_testkit::test_data("captures/sim/sim_orders.pcap");
+    let sim = sim.to_str().unwrap();
+    for threads in ["1", "2", "3"] {
+        for format in ["text", "json"] {
+            let out = fixscope(&[
+                "pcap",
+                sim,
+                "-p",
+                "9999",
+                "--format",
+                format,
+                "--threads",
+                threads,
+            ]);
+            assert!(out.status.success());
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(!stdout.contains("1970"), "{stdout}");
+            assert!(
+                stderr.contains("no TCP segment of the watched ports (-p 9999)")
+                    && stderr.contains("19478 (2388)"),
+                "{stderr}"
+            );
+            if format == "json" {
+                let summary: serde_json::Value =
+                    serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+                assert!(summary["start"].is_null() && summary["end"].is_null());
+                assert_eq!(summary["duration_s"], 0.0);
+            } else {
+                assert!(
+                    stdout.contains("=== fixscope summary: no packet of the watched ports,"),
+                    "{stdout}"
+                );
+            }
+        }
+    }
+    // Matched traffic: no such warning.
+    let out = fixscope(&["pcap", sim, "-p", "19478"]);
+    assert!(out.stderr.is_empty());
+    // A capture without a packet.
+    let empty = dir.path().join("empty.pcap");
+    write_pcap(&empty, &[]);
+    let out = fixscope(&["pcap", empty.to_str().unwrap(), "-p", "9878"]);
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("holds no packet"), "{stderr}");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("1970"));
+}
+
 #[test]
 fn json_summary_keeps_the_documented_contract() {
     let dir = tmp();

@@ -89,5 +89,7 @@ pub(crate) fn report_end(
     }
     stats.refresh_views();
     let span = end.span(end.first_ts_ns.unwrap_or(end.now_ns), end.now_ns);
-    reporter.summary(&SummaryReport::new(stats, counters, source, span))
+    let mut summary = SummaryReport::new(stats, counters, source, span);
+    summary.nothing_seen = end.first_ts_ns.is_none();
+    reporter.summary(&summary)
 }

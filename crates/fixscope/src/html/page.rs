@@ -56,6 +56,10 @@ pub fn render(
         escape(&run.source)
     );
     let c = &r.counters;
+    let (start, end) = r.times_utc().unwrap_or_else(|| {
+        let none = "no packet of the watched ports".to_string();
+        (none.clone(), none)
+    });
     let _ = write!(
         h,
         "<h1>fixscope latency report</h1>\n<table class=\"meta\">\
@@ -69,8 +73,8 @@ pub fn render(
          <span data-k=\"counters.unanswered\">{}</span></td></tr></table>\n",
         escape(&run.source),
         escape(&run.command),
-        r.span.start_utc(),
-        r.span.end_utc(),
+        start,
+        end,
         r.duration_ns as f64 / 1e9,
         c.correlation.requests,
         c.correlation.matched,
