@@ -55,6 +55,10 @@ pub struct CaptureStats {
     /// here, never handed on, never a retransmission ([`crate::mirror_dup`]).
     #[serde(rename = "capture_mirror_duplicates")]
     pub mirror_duplicates: u64,
+    /// Capture files that ended in the middle of a record (tcpdump killed): each was read
+    /// up to it ([`CaptureStats::truncated_file`] flags the same).
+    #[serde(rename = "capture_truncated_files")]
+    pub truncated_files: u64,
     /// A file ended in the middle of a record; everything before it was read. A flag the
     /// binary turns into a warning, not a counter.
     #[serde(skip)]
@@ -93,6 +97,7 @@ impl CaptureStats {
             unknown_interface_packets,
             bad_timestamps,
             mirror_duplicates,
+            truncated_files,
             truncated_file,
             guessed_acceptors,
             busiest_ports,
@@ -110,6 +115,7 @@ impl CaptureStats {
         self.unknown_interface_packets += unknown_interface_packets;
         self.bad_timestamps += bad_timestamps;
         self.mirror_duplicates += mirror_duplicates;
+        self.truncated_files += truncated_files;
         self.truncated_file |= truncated_file;
         self.guessed_acceptors += guessed_acceptors;
         self.busiest_ports.add(&busiest_ports);
@@ -468,6 +474,7 @@ mod tests {
             unknown_interface_packets: 9,
             bad_timestamps: 10,
             mirror_duplicates: 11,
+            truncated_files: 12,
             truncated_file: true,
             guessed_acceptors: 12,
             busiest_ports: BusiestPorts::default(),
@@ -487,6 +494,7 @@ mod tests {
             "capture_unknown_interface_packets",
             "capture_bad_timestamps",
             "capture_mirror_duplicates",
+            "capture_truncated_files",
         ];
         let want: Vec<(String, u64)> = want
             .iter()

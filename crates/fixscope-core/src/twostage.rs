@@ -161,6 +161,8 @@ fn run_stage_a(
     let mut segments = 0u64;
     let mut error = None;
     let mut report_error = None;
+    // The reading ended at a stop (Ctrl-C) before the end of the captures.
+    let mut stopped = false;
     if captures.len() > 1 {
         // Merged: the segments are copies (no mapping to refer to).
         pipeline.forwarder().set_map(None);
@@ -181,7 +183,11 @@ fn run_stage_a(
             }
             match step {
                 Ok(Step::FileDone(index)) => pipeline.forwarder().file_done(index, merged.stats()),
-                Ok(Step::Stopped | Step::Ended) => break,
+                Ok(Step::Stopped) => {
+                    stopped = true;
+                    break;
+                }
+                Ok(Step::Ended) => break,
                 Err(e) => {
                     error = Some(e);
                     break;
@@ -193,7 +199,6 @@ fn run_stage_a(
         for (index, path) in captures.iter().enumerate() {
             pipeline.forwarder().set_map(None);
             let new_map = Cell::new(None);
-            let mut stopped = false;
             let result = read_capture_shared(
                 path,
                 ports,
@@ -229,7 +234,7 @@ fn run_stage_a(
             pipeline.forwarder().file_done(index, stats);
         }
     }
-    pipeline.stage_a_finish(stats, error, segments);
+    pipeline.stage_a_finish(stats, error, segments, stopped && stop.is_triggered());
     while let Some(report) = pipeline.forwarder().wait_report() {
         if let Some(end) = reports.take(report)? {
             return Ok(end);

@@ -70,6 +70,7 @@ pub fn run(args: &ReportArgs) -> Result<ExitCode> {
         );
     }
     let mut summary = SummaryReport::new(&merged.stats, counters, &merged.source, merged.span);
+    summary.incomplete = merged.incomplete.clone();
     if let Some((sessions, untracked)) = &merged.sessions {
         summary.sessions = sessions.iter().map(hlog::SessionLine::summary).collect();
         summary.untracked_sessions = *untracked;

@@ -1038,6 +1038,85 @@ fn capture_cut_off_mid_packet_is_analysed_up_to_there() {
     )
     .unwrap();
     assert_eq!(counter(&summary, "matched"), 20);
+    // Flagged in the counters, and complete: everything the file holds was read.
+    assert_eq!(summary["source"]["capture_truncated_files"], 1);
+    assert_eq!(summary["complete"], true);
+    assert!(summary["incomplete_reason"].is_null());
+}
+
+/// Issue #36: a capture damaged before its end (a record length of 0x7fffffff): the run
+/// fails after the summary of what was read, and that summary says it is incomplete, and
+/// why — text, JSON and every plan alike.
+#[test]
+fn a_damaged_capture_s_summary_says_it_is_incomplete() {
+    let dir = tmp();
+    let spec = ScenarioSpec {
+        sessions: 1,
+        orders_per_session: 40,
+        ..ScenarioSpec::default()
+    };
+    let (packets, _) = build_scenario(&spec);
+    let path = dir.path().join("damaged.pcap");
+    write_capture(
+        &path,
+        &packets,
+        CaptureFormat::pcap_nanos(),
+        LinkType::Ethernet,
+        &plain(),
+        None,
+    );
+    let mut bytes = std::fs::read(&path).unwrap();
+    // The 60th record's captured length.
+    let mut at = 24;
+    for _ in 0..60 {
+        let caplen = u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap());
+        at += 16 + caplen as usize;
+    }
+    bytes[at + 8..at + 12].copy_from_slice(&0x7fff_ffffu32.to_le_bytes());
+    std::fs::write(&path, &bytes).unwrap();
+    let p = path.to_str().unwrap();
+    for threads in ["1", "2", "3"] {
+        let out = fixscope(&["pcap", p, "-p", "9878", "--json", "--threads", threads]);
+        assert_eq!(out.status.code(), Some(1), "{threads}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("is corrupt at byte"), "{stderr}");
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        let summary: serde_json::Value =
+            serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+        assert_eq!(summary["complete"], false, "{threads}");
+        let why = summary["incomplete_reason"].as_str().unwrap();
+        assert!(
+            why.contains("damaged.pcap is corrupt at byte") && why.contains("2147483647"),
+            "{why}"
+        );
+        assert!(
+            counter(&summary, "matched") > 0,
+            "what came before was analysed"
+        );
+        let out = fixscope(&["pcap", p, "-p", "9878", "--threads", threads]);
+        assert_eq!(out.status.code(), Some(1));
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains("\nINCOMPLETE: ") && text.contains("is corrupt at byte"),
+            "{text}"
+        );
+    }
+    // Its interval log keeps it: `fixscope report` says it too.
+    let log = dir.path().join("damaged.hlog");
+    let out = fixscope(&["pcap", p, "-p", "9878", "--hlog", log.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let out = fixscope(&["report", log.to_str().unwrap(), "--json"]);
+    assert!(out.status.success());
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(summary["complete"], false);
+    assert!(summary["incomplete_reason"]
+        .as_str()
+        .is_some_and(|w| w.contains("is corrupt at byte")));
+    // A whole capture is complete.
+    let summary = analyse_packets(dir.path(), "whole.pcap", &packets, &[]);
+    assert_eq!(summary["complete"], true);
+    assert!(summary["incomplete_reason"].is_null());
+    assert_eq!(summary["source"]["capture_truncated_files"], 0);
 }
 
 #[test]

@@ -112,6 +112,8 @@ pub struct Merged {
     /// The earliest and latest interval starts of the logs, window or not (UNIX seconds):
     /// what a window that holds nothing missed.
     pub logs_starts: Option<(f64, f64)>,
+    /// A run whose source was not read to its end (its summary says why): the first such.
+    pub incomplete: Option<String>,
 }
 
 /// One tag's accumulation over logs; the range is settled at the end (the smallest of the
@@ -341,6 +343,7 @@ pub fn merge_with(
         notes: Vec::new(),
         empty: false,
         logs_starts: None,
+        incomplete: None,
     };
     let seen_start = |logs_starts: &mut Option<(f64, f64)>, s: f64| {
         *logs_starts = Some(logs_starts.map_or((s, s), |(a, b)| (a.min(s), b.max(s))));
@@ -471,6 +474,9 @@ pub fn merge_with(
             _ => source = None,
         }
         if let Some(s) = summary {
+            if merged.incomplete.is_none() {
+                merged.incomplete = s.incomplete.clone();
+            }
             summaries.push(s);
         }
     }

@@ -279,6 +279,7 @@ impl<W: Write> Reporter for HlogWriter<W> {
             untracked_sessions: r.untracked_sessions,
             stage_counts: r.stages.map(|s| s.dist.count),
             session_layer: r.stats.session_layer_figures(r.span.end_ns).map(Box::new),
+            incomplete: r.incomplete.clone(),
         };
         writeln!(self.out, "{SUMMARY_PREFIX}{}", json(&summary)?)?;
         self.out.flush()

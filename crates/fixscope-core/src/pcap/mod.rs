@@ -59,6 +59,17 @@ pub enum CaptureError {
 
 const NS_PER_SEC: u64 = 1_000_000_000;
 
+/// Why a reading of captures did not reach their end, as the summary says it
+/// (`SummaryReport::incomplete`): a file that could not be read on, or a stop (Ctrl-C,
+/// SIGTERM). `None`: every capture was read to its end.
+pub fn incomplete_reason(error: Option<&dyn std::fmt::Display>, stopped: bool) -> Option<String> {
+    match error {
+        Some(e) => Some(format!("{e}; nothing after it was read")),
+        None if stopped => Some("stopped (SIGINT/SIGTERM) before the end of the captures".into()),
+        None => None,
+    }
+}
+
 /// Reads one pcap or pcapng file, decodes every packet, classifies TCP segments with
 /// `ports.classify(src_port, dst_port)` ([`FrameClassifier`]) and calls `on_segment` for
 /// those in range, in file order.

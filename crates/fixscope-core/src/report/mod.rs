@@ -200,6 +200,9 @@ pub struct SummaryReport<'a> {
     /// No segment of the watched ports was seen: `span` holds no time (outputs show none,
     /// never the epoch).
     pub nothing_seen: bool,
+    /// Why the source was not read to its end (a damaged capture, a stop before the end of
+    /// the captures): the figures are a prefix. `None`: complete.
+    pub incomplete: Option<String>,
     pub stages: [StageSummary; 4],
     /// Request types that had at least one latency recorded.
     pub by_request_type: Vec<(RequestType, [StageSummary; 4])>,
@@ -275,6 +278,7 @@ impl<'a> SummaryReport<'a> {
             duration_ns,
             span,
             nothing_seen: false,
+            incomplete: None,
             stages,
             by_request_type,
             sessions,

@@ -96,6 +96,9 @@ impl<W: Write> Reporter for TextReporter<W> {
             "\n=== fixscope summary: {when}, {} messages, {} requests, {} matched ===",
             c.framing.messages, c.correlation.requests, c.correlation.matched
         )?;
+        if let Some(why) = &r.incomplete {
+            writeln!(out, "INCOMPLETE: {why}")?;
+        }
         if let Some(name) = r.span.timestamp_source {
             writeln!(
                 out,

@@ -56,6 +56,8 @@ pub(crate) struct End {
     pub(crate) now_ns: u64,
     pub(crate) interval_start_ns: Option<u64>,
     pub(crate) segments: u64,
+    /// A stop (Ctrl-C) ended the reading before the end of the captures.
+    pub(crate) stopped: bool,
 }
 
 /// What the merger needs of the running workers.
@@ -147,6 +149,7 @@ impl Worker {
             now_ns,
             interval_start_ns: self.clock.interval_start_ns,
             segments: self.clock.segments,
+            stopped: self.stop.stopped_at(self.clock.segments),
         };
         // The merger may be gone; then nobody needs it.
         let _ = self.out.send(FromWorker::End {

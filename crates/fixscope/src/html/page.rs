@@ -80,6 +80,13 @@ pub fn render(
         c.correlation.matched,
         c.unanswered,
     );
+    if let Some(why) = &r.incomplete {
+        let _ = writeln!(
+            h,
+            "<p class=\"note\"><b>Incomplete:</b> <span data-k=\"incomplete_reason\">{}</span></p>",
+            escape(why)
+        );
+    }
     if let Some(name) = r.span.timestamp_source {
         // Who stamped the packets (`live --tap`): runs stamped differently do not compare.
         let _ = writeln!(
