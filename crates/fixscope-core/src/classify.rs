@@ -6,10 +6,11 @@
 //! (AF_PACKET) capture later — so they count and classify alike. The live eBPF source is not
 //! one: its kernel side decodes and classifies before anything reaches user space.
 
+use crate::acceptor::Acceptors;
 use crate::decode::{decode, Decoded, LinkType};
 use crate::mirror_dup::MirrorDuplicates;
 use crate::ports::PortSet;
-use crate::segment::Segment;
+use crate::segment::{Direction, Segment};
 
 /// What a packet capture saw: the classifier's counts, plus those only a capture file has
 /// (pcapng interfaces and timestamps, a file cut short). Counters accumulate over every
@@ -54,10 +55,146 @@ pub struct CaptureStats {
     /// here, never handed on, never a retransmission ([`crate::mirror_dup`]).
     #[serde(rename = "capture_mirror_duplicates")]
     pub mirror_duplicates: u64,
+    /// Capture files that ended in the middle of a record (tcpdump killed): each was read
+    /// up to it ([`CaptureStats::truncated_file`] flags the same).
+    #[serde(rename = "capture_truncated_files")]
+    pub truncated_files: u64,
     /// A file ended in the middle of a record; everything before it was read. A flag the
     /// binary turns into a warning, not a counter.
     #[serde(skip)]
     pub truncated_file: bool,
+    /// Connections between two watched ports that carried FIX but whose acceptor neither
+    /// the handshake nor an order or execution report told: taken to be the end with the
+    /// lower port ([`crate::acceptor`]). The binary warns; not a counter.
+    #[serde(skip)]
+    pub guessed_acceptors: u64,
+    /// While no segment of the watched ports was seen: the busiest TCP ports of the other
+    /// segments (what to watch instead, when nothing matched). Not a counter.
+    #[serde(skip)]
+    pub busiest_ports: BusiestPorts,
+    /// Several files were read as one timeline (merged by time): the first two (their
+    /// indices in the order given) whose packets interleave in time. Not a counter.
+    #[serde(skip)]
+    pub overlapping_files: Option<(u32, u32)>,
+    /// Several files were given out of time order: read in time order. Not a counter.
+    #[serde(skip)]
+    pub reordered_files: bool,
+}
+
+impl CaptureStats {
+    /// Adds the counters of another file's reading (flags: either's).
+    pub fn add(&mut self, other: &CaptureStats) {
+        // Destructured: a new field cannot be forgotten here.
+        let CaptureStats {
+            packets,
+            tcp_segments,
+            segments_in_port_range,
+            not_tcp,
+            ip_fragments,
+            decode_errors,
+            truncated_segments,
+            unsupported_link_packets,
+            unknown_interface_packets,
+            bad_timestamps,
+            mirror_duplicates,
+            truncated_files,
+            truncated_file,
+            guessed_acceptors,
+            busiest_ports,
+            overlapping_files,
+            reordered_files,
+        } = *other;
+        self.packets += packets;
+        self.tcp_segments += tcp_segments;
+        self.segments_in_port_range += segments_in_port_range;
+        self.not_tcp += not_tcp;
+        self.ip_fragments += ip_fragments;
+        self.decode_errors += decode_errors;
+        self.truncated_segments += truncated_segments;
+        self.unsupported_link_packets += unsupported_link_packets;
+        self.unknown_interface_packets += unknown_interface_packets;
+        self.bad_timestamps += bad_timestamps;
+        self.mirror_duplicates += mirror_duplicates;
+        self.truncated_files += truncated_files;
+        self.truncated_file |= truncated_file;
+        self.guessed_acceptors += guessed_acceptors;
+        self.busiest_ports.add(&busiest_ports);
+        self.overlapping_files = self.overlapping_files.or(overlapping_files);
+        self.reordered_files |= reordered_files;
+    }
+}
+
+/// The busiest TCP ports (by segments, each segment counting for both its ports), busiest
+/// first: what a capture carried when none of it was on the watched ports.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BusiestPorts(pub [(u16, u64); BusiestPorts::N]);
+
+impl BusiestPorts {
+    /// Ports kept.
+    pub const N: usize = 5;
+
+    /// The ports with a count, busiest first.
+    pub fn ports(&self) -> impl Iterator<Item = (u16, u64)> + '_ {
+        self.0.iter().copied().filter(|&(_, n)| n > 0)
+    }
+
+    /// Adds another file's (counts of one port summed; the busiest kept).
+    pub fn add(&mut self, other: &BusiestPorts) {
+        let mut all: Vec<(u16, u64)> = self.ports().collect();
+        for (port, n) in other.ports() {
+            match all.iter_mut().find(|(p, _)| *p == port) {
+                Some((_, m)) => *m += n,
+                None => all.push((port, n)),
+            }
+        }
+        *self = BusiestPorts::of(all);
+    }
+
+    fn of(mut counts: Vec<(u16, u64)>) -> BusiestPorts {
+        counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        let mut top = BusiestPorts::default();
+        for (slot, c) in top.0.iter_mut().zip(counts) {
+            *slot = c;
+        }
+        top
+    }
+}
+
+/// Segments per TCP port, counted only while no segment of the watched ports was seen
+/// (a capture on the wrong `-p` says what it carried); allocated at the first.
+#[derive(Clone, Default)]
+struct PortCounts(Option<Box<[u32]>>);
+
+impl std::fmt::Debug for PortCounts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PortCounts")
+    }
+}
+
+impl PortCounts {
+    #[cold]
+    fn count(&mut self, a: u16, b: u16) {
+        let counts = self
+            .0
+            .get_or_insert_with(|| vec![0u32; 1 << 16].into_boxed_slice());
+        for port in [a, b] {
+            let n = &mut counts[usize::from(port)];
+            *n = n.saturating_add(1);
+        }
+    }
+
+    fn busiest(&self) -> BusiestPorts {
+        let Some(counts) = &self.0 else {
+            return BusiestPorts::default();
+        };
+        let all = counts
+            .iter()
+            .enumerate()
+            .filter(|&(_, &n)| n > 0)
+            .map(|(port, &n)| (port as u16, u64::from(n)))
+            .collect();
+        BusiestPorts::of(all)
+    }
 }
 
 /// Turns captured frames into segments of the watched ports.
@@ -65,6 +202,10 @@ pub struct CaptureStats {
 pub struct FrameClassifier {
     ports: PortSet,
     copies: MirrorDuplicates,
+    /// Connections between two watched ports: which end is the acceptor.
+    acceptors: Acceptors,
+    /// TCP ports of the segments not watched, while none is.
+    others: PortCounts,
 }
 
 impl FrameClassifier {
@@ -74,6 +215,8 @@ impl FrameClassifier {
         FrameClassifier {
             ports,
             copies: MirrorDuplicates::default(),
+            acceptors: Acceptors::default(),
+            others: PortCounts::default(),
         }
     }
 
@@ -83,8 +226,14 @@ impl FrameClassifier {
 
     /// One captured frame of link type `link`, taken at `ts_ns`: counts it in `stats` and
     /// returns the TCP segment it carries when one of its ports is watched and it is not
-    /// a second copy of a packet. Never panics and never allocates; a malformed frame is a
-    /// counted decode error.
+    /// a second copy of a packet. Never panics; a malformed frame is a counted decode
+    /// error.
+    ///
+    /// A segment between two watched ports goes the way its connection's acceptor says
+    /// ([`crate::acceptor`]): until that is known, segments are held (copied) — `None` —
+    /// and come out of [`FrameClassifier::take_released`] in capture order once they may
+    /// ([`FrameClassifier::has_released`]: ask after every frame, and call
+    /// [`FrameClassifier::finish`] at the end).
     #[inline]
     pub fn classify<'f>(
         &mut self,
@@ -97,10 +246,22 @@ impl FrameClassifier {
         match decode(link, frame) {
             Ok(Decoded::Tcp(t)) => {
                 stats.tcp_segments += 1;
-                let direction = self.ports.classify(t.flow.src.port, t.flow.dst.port)?;
+                let Some(mut direction) = self.ports.classify(t.flow.src.port, t.flow.dst.port)
+                else {
+                    if stats.segments_in_port_range == 0 {
+                        self.others.count(t.flow.src.port, t.flow.dst.port);
+                    }
+                    return None;
+                };
                 if self.copies.is_copy(ts_ns, &t) {
                     stats.mirror_duplicates += 1;
                     return None;
+                }
+                let both_watched =
+                    direction == Direction::Request && self.ports.contains(t.flow.src.port);
+                if both_watched || !self.acceptors.idle() {
+                    let known = (!both_watched).then_some(direction);
+                    direction = self.acceptors.segment(ts_ns, &t, known, stats)?;
                 }
                 stats.segments_in_port_range += 1;
                 if t.missing_tail > 0 {
@@ -129,6 +290,35 @@ impl FrameClassifier {
                 stats.decode_errors += 1;
                 None
             }
+        }
+    }
+
+    /// Segments between two watched ports are waiting in
+    /// [`FrameClassifier::take_released`] (their connection's acceptor was decided).
+    #[inline]
+    pub fn has_released(&self) -> bool {
+        self.acceptors.has_released()
+    }
+
+    /// Hands the released segments on, in order (counted in `stats` as handed on);
+    /// stops when `on_segment` returns false.
+    #[cold]
+    pub fn take_released(
+        &mut self,
+        stats: &mut CaptureStats,
+        on_segment: &mut dyn FnMut(&Segment<'_>, &mut CaptureStats) -> bool,
+    ) {
+        self.acceptors.take_released(stats, on_segment);
+    }
+
+    /// The end of the frames (a capture file read to its end): connections between two
+    /// watched ports still undecided are decided by their ports and their segments
+    /// released ([`FrameClassifier::take_released`]); when no segment of the watched ports
+    /// was seen, the busiest other TCP ports go to [`CaptureStats::busiest_ports`].
+    pub fn finish(&mut self, stats: &mut CaptureStats) {
+        self.acceptors.flush(stats);
+        if stats.segments_in_port_range == 0 {
+            stats.busiest_ports.add(&self.others.busiest());
         }
     }
 }
@@ -232,6 +422,44 @@ mod tests {
     }
 
     #[test]
+    fn the_busiest_other_ports_are_kept_while_nothing_matches() {
+        let mut classifier = FrameClassifier::new(PortSet::single(9999));
+        let mut stats = CaptureStats::default();
+        let opts = FrameOptions::default();
+        let mut c = conn();
+        for i in 0..6 {
+            let spec = if i % 3 == 0 {
+                c.server_sends(b"x")
+            } else {
+                c.client_sends(b"y")
+            };
+            let f = spec.frame(LinkType::Ethernet, &opts);
+            assert!(classifier
+                .classify(LinkType::Ethernet, i, &f, &mut stats)
+                .is_none());
+        }
+        classifier.finish(&mut stats);
+        let busiest: Vec<(u16, u64)> = stats.busiest_ports.ports().collect();
+        assert_eq!(busiest, vec![(9878, 6), (40000, 6)]);
+        // Two files' lists add up; the busiest are kept.
+        let mut other = BusiestPorts::default();
+        other.0[0] = (80, 20);
+        other.0[1] = (40000, 1);
+        stats.busiest_ports.add(&other);
+        let busiest: Vec<(u16, u64)> = stats.busiest_ports.ports().collect();
+        assert_eq!(busiest, vec![(80, 20), (40000, 7), (9878, 6)]);
+        // Once something matched, nothing is counted or kept.
+        let mut classifier = FrameClassifier::new(PortSet::single(9878));
+        let mut stats = CaptureStats::default();
+        let f = c.client_sends(b"z").frame(LinkType::Ethernet, &opts);
+        assert!(classifier
+            .classify(LinkType::Ethernet, 9, &f, &mut stats)
+            .is_some());
+        classifier.finish(&mut stats);
+        assert_eq!(stats.busiest_ports, BusiestPorts::default());
+    }
+
+    #[test]
     fn counters_keep_their_json_names() {
         // The `source` section of the JSON report: existing names are a contract.
         let stats = CaptureStats {
@@ -246,7 +474,12 @@ mod tests {
             unknown_interface_packets: 9,
             bad_timestamps: 10,
             mirror_duplicates: 11,
+            truncated_files: 12,
             truncated_file: true,
+            guessed_acceptors: 12,
+            busiest_ports: BusiestPorts::default(),
+            overlapping_files: Some((0, 1)),
+            reordered_files: true,
         };
         let names: Vec<(String, u64)> = counters_of(&stats);
         let want = [
@@ -261,6 +494,7 @@ mod tests {
             "capture_unknown_interface_packets",
             "capture_bad_timestamps",
             "capture_mirror_duplicates",
+            "capture_truncated_files",
         ];
         let want: Vec<(String, u64)> = want
             .iter()

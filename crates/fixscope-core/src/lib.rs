@@ -7,6 +7,7 @@
 //!
 //! The crate has no root, BPF or terminal dependencies: every stage is tested alone.
 
+pub mod acceptor;
 pub mod breakdown;
 pub mod classify;
 pub mod clock;

@@ -482,16 +482,32 @@ impl Pipeline {
     /// Ends the run: delivers data held behind holes, reports the last partial interval and
     /// the cumulative summary. `source` holds the source's own counters (capture or kernel).
     pub fn finish(&mut self, source: &[Counter], reporter: &mut dyn Reporter) -> io::Result<()> {
+        self.finish_incomplete(source, None, reporter)
+    }
+
+    /// [`Pipeline::finish`] of a run whose source was not read to its end (`incomplete`:
+    /// why — a damaged capture, a stop before the end): the summary says so.
+    pub fn finish_incomplete(
+        &mut self,
+        source: &[Counter],
+        incomplete: Option<&str>,
+        reporter: &mut dyn Reporter,
+    ) -> io::Result<()> {
         self.flush_streams();
         if let Some(b) = self.breakdown.as_mut() {
             b.finish_run();
         }
-        self.report_end(source, reporter)
+        self.report_end(source, incomplete, reporter)
     }
 
     /// The end's reports, once every stream was flushed: the last partial interval and
     /// the summary.
-    fn report_end(&mut self, source: &[Counter], reporter: &mut dyn Reporter) -> io::Result<()> {
+    fn report_end(
+        &mut self,
+        source: &[Counter],
+        incomplete: Option<&str>,
+        reporter: &mut dyn Reporter,
+    ) -> io::Result<()> {
         let (end, counters) = (self.run_end(), self.counters());
         report_end(
             &mut self.stats,
@@ -499,6 +515,7 @@ impl Pipeline {
             &mut self.interval_start_counters,
             &end,
             source,
+            incomplete,
             reporter,
         )
     }
@@ -523,7 +540,8 @@ impl Pipeline {
     ) -> io::Result<()> {
         let counters = self.counters();
         self.stats.refresh_views();
-        let summary = SummaryReport::new(&self.stats, counters, source, self.run_span());
+        let mut summary = SummaryReport::new(&self.stats, counters, source, self.run_span());
+        summary.nothing_seen = self.first_ts_ns.is_none();
         reporter.summary(&summary)
     }
 

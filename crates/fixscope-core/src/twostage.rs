@@ -45,7 +45,9 @@ use crate::pipeline::handover::{IntervalToReport, StageEnd, ToReports, REPORTS_I
 use crate::pipeline::report_side::{ReportSide, ReportsChannel};
 use crate::pipeline::{Pipeline, PipelineConfig};
 use crate::ports::PortSet;
+use crate::prefetch::merge::{MergedCaptures, Step};
 use crate::report::Reporter;
+use crate::segment::Segment;
 use crate::shard::Outcome;
 use crate::shutdown::Shutdown;
 
@@ -146,8 +148,8 @@ fn run_stage_b(
 
 /// Stage A: every file in order (as `InlineCaptureSource` and the driver read them: the
 /// interval check before each segment, a stop checked at every segment, the first file's
-/// error ends the reading), then the end; the reports stage B hands back are made between
-/// segments, and after the end until stage B's end.
+/// error ends the reading; several files merged by time), then the end; the reports stage
+/// B hands back are made between segments, and after the end until stage B's end.
 fn run_stage_a(
     pipeline: &mut Pipeline,
     captures: &[PathBuf],
@@ -159,53 +161,110 @@ fn run_stage_a(
     let mut segments = 0u64;
     let mut error = None;
     let mut report_error = None;
-    for (index, path) in captures.iter().enumerate() {
+    // The reading ended at a stop (Ctrl-C) before the end of the captures.
+    let mut stopped = false;
+    if captures.len() > 1 {
+        // Merged: the segments are copies (no mapping to refer to).
         pipeline.forwarder().set_map(None);
-        let new_map = Cell::new(None);
-        let mut stopped = false;
-        let result = read_capture_shared(
-            path,
-            ports,
-            &mut stats,
-            true,
-            |map| new_map.set(Some(Arc::clone(map))),
-            |segment, _| {
-                if let Some(map) = new_map.take() {
-                    pipeline.forwarder().set_map(Some(map));
-                }
-                while report_error.is_none() {
-                    let Some(report) = pipeline.forwarder().next_report() else {
-                        break;
-                    };
-                    report_error = reports.take(report).err();
-                }
-                if stop.is_triggered() || pipeline.forwarder().gone() || report_error.is_some() {
+        let mut merged = MergedCaptures::new(captures.to_vec(), ports.clone(), true);
+        loop {
+            let step = merged.step(&mut |segment, _| {
+                stage_a_segment(
+                    pipeline,
+                    segment,
+                    stop,
+                    reports,
+                    &mut report_error,
+                    &mut segments,
+                )
+            });
+            if let Some(e) = report_error {
+                return Err(e);
+            }
+            match step {
+                Ok(Step::FileDone(index)) => pipeline.forwarder().file_done(index, merged.stats()),
+                Ok(Step::Stopped) => {
                     stopped = true;
-                    return Flow::Stop;
+                    break;
                 }
-                segments += 1;
-                pipeline.stage_a_due_intervals(segment.ts_ns);
-                pipeline.on_segment(segment);
-                Flow::Continue
-            },
-        );
-        if let Some(e) = report_error {
-            return Err(e);
+                Ok(Step::Ended) => break,
+                Err(e) => {
+                    error = Some(e);
+                    break;
+                }
+            }
         }
-        if let Err(e) = result {
-            error = Some(e);
-            break;
+        stats = merged.stats();
+    } else {
+        for (index, path) in captures.iter().enumerate() {
+            pipeline.forwarder().set_map(None);
+            let new_map = Cell::new(None);
+            let result = read_capture_shared(
+                path,
+                ports,
+                &mut stats,
+                true,
+                |map| new_map.set(Some(Arc::clone(map))),
+                |segment, _| {
+                    if let Some(map) = new_map.take() {
+                        pipeline.forwarder().set_map(Some(map));
+                    }
+                    let flow = stage_a_segment(
+                        pipeline,
+                        segment,
+                        stop,
+                        reports,
+                        &mut report_error,
+                        &mut segments,
+                    );
+                    stopped = flow == Flow::Stop;
+                    flow
+                },
+            );
+            if let Some(e) = report_error {
+                return Err(e);
+            }
+            if let Err(e) = result {
+                error = Some(e);
+                break;
+            }
+            if stopped {
+                break;
+            }
+            pipeline.forwarder().file_done(index, stats);
         }
-        if stopped {
-            break;
-        }
-        pipeline.forwarder().file_done(index, stats);
     }
-    pipeline.stage_a_finish(stats, error, segments);
+    pipeline.stage_a_finish(stats, error, segments, stopped && stop.is_triggered());
     while let Some(report) = pipeline.forwarder().wait_report() {
         if let Some(end) = reports.take(report)? {
             return Ok(end);
         }
     }
     Err(io::Error::other("stage B ended without its end"))
+}
+
+/// One segment in stage A: the reports stage B handed back first, then a stop (the
+/// segment is not fed), else the interval check and the segment.
+#[inline]
+fn stage_a_segment(
+    pipeline: &mut Pipeline,
+    segment: &Segment<'_>,
+    stop: &Shutdown,
+    reports: &mut Reports<'_>,
+    report_error: &mut Option<io::Error>,
+    segments: &mut u64,
+) -> Flow {
+    while report_error.is_none() {
+        let Some(report) = pipeline.forwarder().next_report() else {
+            break;
+        };
+        *report_error = reports.take(report).err();
+    }
+    if stop.is_triggered() || pipeline.forwarder().gone() || report_error.is_some() {
+        return Flow::Stop;
+    }
+    *segments += 1;
+    pipeline.stage_a_due_intervals(segment.ts_ns);
+    pipeline.on_segment(segment);
+    Flow::Continue
 }

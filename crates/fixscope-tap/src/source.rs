@@ -194,16 +194,38 @@ impl Source for TapSource {
         let classifier = &mut self.classifier;
         let stats = &mut self.capture_stats;
         let mut handed = 0usize;
-        self.merge
-            .release(watermark, &mut |ts_ns, link, frame| match classifier
-                .classify(link, ts_ns, frame, stats)
-            {
+        // Segments the classifier held (a connection between two watched ports whose
+        // acceptor was not yet known) go on first, in order.
+        let released = |classifier: &mut FrameClassifier,
+                        stats: &mut CaptureStats,
+                        handed: &mut usize,
+                        on_segment: &mut dyn FnMut(&Segment<'_>) -> Flow| {
+            let mut go_on = true;
+            classifier.take_released(stats, &mut |segment, _| {
+                *handed += 1;
+                go_on = on_segment(segment) == Flow::Continue;
+                go_on
+            });
+            go_on
+        };
+        self.merge.release(watermark, &mut |ts_ns, link, frame| {
+            let segment = classifier.classify(link, ts_ns, frame, stats);
+            if classifier.has_released() && !released(classifier, stats, &mut handed, on_segment) {
+                return false;
+            }
+            match segment {
                 Some(segment) => {
                     handed += 1;
                     on_segment(&segment) == Flow::Continue
                 }
                 None => true,
-            });
+            }
+        });
+        if self.stopped && watermark == u64::MAX {
+            // Everything captured is in: what is still held goes on.
+            classifier.finish(stats);
+            released(classifier, stats, &mut handed, on_segment);
+        }
         if watermark != u64::MAX {
             self.delivered_to = self.delivered_to.max(watermark);
         }

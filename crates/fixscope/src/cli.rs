@@ -713,18 +713,44 @@ impl ReportArgs {
         Format::of(self.json, self.format)
     }
 
-    /// Validates `--from/--to`.
+    /// Validates `--from/--to`: each a time, and `--from` not after `--to` (when both are
+    /// seconds from the start, or both UTC times).
     pub fn window(&self) -> Result<fixscope_core::hlog::Window> {
+        use fixscope_core::hlog::TimeBound;
         let bound = |flag: &str, v: &Option<String>| {
             v.as_deref()
-                .map(fixscope_core::hlog::TimeBound::parse)
+                .map(TimeBound::parse)
                 .transpose()
                 .map_err(|e| anyhow::anyhow!("--{flag} {e}"))
         };
-        Ok(fixscope_core::hlog::Window {
+        let window = fixscope_core::hlog::Window {
             from: bound("from", &self.from)?,
             to: bound("to", &self.to)?,
-        })
+        };
+        let reversed = match (window.from, window.to) {
+            (Some(TimeBound::Offset(a)), Some(TimeBound::Offset(b)))
+            | (Some(TimeBound::Unix(a)), Some(TimeBound::Unix(b))) => a > b,
+            _ => false,
+        };
+        if reversed {
+            anyhow::bail!(
+                "{} is an empty window: --from must not be after --to",
+                self.window_flags()
+            );
+        }
+        Ok(window)
+    }
+
+    /// `--from A --to B` as given (for messages).
+    pub fn window_flags(&self) -> String {
+        let mut flags = Vec::new();
+        if let Some(from) = &self.from {
+            flags.push(format!("--from {from}"));
+        }
+        if let Some(to) = &self.to {
+            flags.push(format!("--to {to}"));
+        }
+        flags.join(" ")
     }
 }
 

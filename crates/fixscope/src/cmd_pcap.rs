@@ -8,6 +8,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
+use fixscope_core::ports::PortSet;
 use fixscope_core::prefetch::{CaptureFiles, CaptureSource, InlineCaptureSource};
 use fixscope_core::segment::Segment;
 use fixscope_core::shutdown::Shutdown;
@@ -92,6 +93,7 @@ fn run_one(
     let mut reporters = output::reporters(&args.analysis)?;
     let progress = ReadProgress::start(&captures, args.analysis.verbose);
     let ports = args.analysis.ports.clone();
+    let files = captures.clone();
     let capture: Box<dyn CaptureFiles> = if plan(args, &captures) == Plan::OneThread {
         Box::new(InlineCaptureSource::new(captures, ports, stop.clone()))
     } else {
@@ -113,13 +115,57 @@ fn run_one(
     if let Some(trace) = trace {
         trace.finish()?;
     }
-    if source.capture.stats().truncated_file {
+    say_capture_notes(&files, &args.analysis.ports, &source.capture.stats());
+    output::flush_stdout();
+    Ok(code)
+}
+
+/// What the reading of the captures leaves to say, after the summary: a file cut short,
+/// files merged because they overlap in time or were given out of time order.
+fn say_capture_notes(
+    files: &[PathBuf],
+    ports: &PortSet,
+    stats: &fixscope_core::pcap::CaptureStats,
+) {
+    if stats.segments_in_port_range == 0 {
+        say::warn(nothing_watched(ports, stats));
+    }
+    if stats.truncated_file {
         say::warn(
             "a capture ended in the middle of a packet (truncated file); analysed up to there",
         );
     }
-    output::flush_stdout();
-    Ok(code)
+    if stats.guessed_acceptors > 0 {
+        say::warn(format!(
+            "{} FIX connection{} between two watched ports: neither a TCP handshake nor an \
+             order or execution report told which end is the acceptor, the end with the \
+             lower port was taken (watch only the acceptors' ports with -p to be sure)",
+            stats.guessed_acceptors,
+            if stats.guessed_acceptors == 1 {
+                ""
+            } else {
+                "s"
+            }
+        ));
+    }
+    let name = |i: u32| {
+        files
+            .get(i as usize)
+            .map_or_else(String::new, |p| p.display().to_string())
+    };
+    if let Some((a, b)) = stats.overlapping_files {
+        say::info(format!(
+            "{} and {} overlap in time: their packets were merged by timestamp (as mergecap \
+             merges them), the captures read as one timeline",
+            name(a),
+            name(b)
+        ));
+    } else if stats.reordered_files {
+        say::info(
+            "the captures were not given in time order: they were read in time order (the \
+             first packet of each)",
+        );
+    }
 }
 
 /// The plan for `--threads` (else the cores): see [`Plan`]. `--trace` and Prometheus
@@ -204,7 +250,7 @@ fn run_two_stage(
     drop(progress);
     let outcome = outcome?;
     drop(reporters);
-    end_of_run(outcome)
+    end_of_run(&captures, &args.analysis.ports, outcome)
 }
 
 /// What a run with threads says as each file is read to its end: the progress bar's
@@ -233,7 +279,11 @@ fn file_done_notice<'a>(
 /// The end of a run with threads, as the one pipeline ends one (`run_one`, in its
 /// order): a file's error after the summary (failing), or alone when nothing was read;
 /// then a truncated file said.
-fn end_of_run(outcome: fixscope_core::shard::Outcome) -> Result<ExitCode> {
+fn end_of_run(
+    files: &[PathBuf],
+    ports: &PortSet,
+    outcome: fixscope_core::shard::Outcome,
+) -> Result<ExitCode> {
     let mut code = ExitCode::SUCCESS;
     if let Some(e) = outcome.error {
         let e = SourceError::from(e);
@@ -243,13 +293,36 @@ fn end_of_run(outcome: fixscope_core::shard::Outcome) -> Result<ExitCode> {
         say::error(format!("{e}; stopped"));
         code = ExitCode::FAILURE;
     }
-    if outcome.stats.truncated_file {
-        say::warn(
-            "a capture ended in the middle of a packet (truncated file); analysed up to there",
-        );
-    }
+    say_capture_notes(files, ports, &outcome.stats);
     output::flush_stdout();
     Ok(code)
+}
+
+/// What a run that found no segment of the watched ports says: what the captures held
+/// instead (the busiest TCP ports, where the acceptor's port usually is).
+fn nothing_watched(ports: &PortSet, stats: &fixscope_core::pcap::CaptureStats) -> String {
+    let head = format!("no TCP segment of the watched ports (-p {ports}): nothing was analysed");
+    if stats.packets == 0 {
+        return format!("{head}; the capture holds no packet");
+    }
+    if stats.tcp_segments == 0 {
+        return format!(
+            "{head}; the capture holds no TCP segment ({} packets: {} not TCP, {} IP fragments, \
+             {} undecodable)",
+            stats.packets, stats.not_tcp, stats.ip_fragments, stats.decode_errors
+        );
+    }
+    let busiest: Vec<String> = stats
+        .busiest_ports
+        .ports()
+        .map(|(port, n)| format!("{port} ({n})"))
+        .collect();
+    format!(
+        "{head}; the {} TCP segments read are all on other ports, the busiest (segments to or \
+         from each): {} — the acceptor's port is usually among them",
+        stats.tcp_segments,
+        busiest.join(", ")
+    )
 }
 
 enum Sharded {
@@ -300,7 +373,11 @@ fn run_sharded(
     };
     drop(reporters);
     spool.copy_to_stdout()?;
-    Ok(Sharded::Done(end_of_run(outcome)?))
+    Ok(Sharded::Done(end_of_run(
+        &files,
+        &args.analysis.ports,
+        outcome,
+    )?))
 }
 
 /// Stdout held back: in memory up to 8 MiB, then in a temporary file.

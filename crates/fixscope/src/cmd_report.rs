@@ -40,11 +40,23 @@ pub fn run(args: &ReportArgs) -> Result<ExitCode> {
             "some logs have no #fixscope lines (another tool wrote them): their sum, min and max are the histograms', within its precision",
         );
     }
-    if merged.lines == 0 {
-        if window.is_all() {
-            bail!("no histograms in the logs");
-        }
-        say::warn("no interval of the logs starts within --from/--to");
+    if merged.lines == 0 && window.is_all() {
+        bail!("no histograms in the logs");
+    }
+    if merged.empty {
+        // Nothing to report: a summary would have no time (never the epoch's).
+        let covered = match merged.logs_starts {
+            Some((first, last)) => format!(
+                "; the logs' intervals start from {} to {}",
+                utc_s(first),
+                utc_s(last)
+            ),
+            None => String::new(),
+        };
+        bail!(
+            "no interval of the logs starts within {}{covered}",
+            args.window_flags()
+        );
     }
     let counters = merged.counters.unwrap_or_default();
     if merged.counters.is_none() {
@@ -58,6 +70,7 @@ pub fn run(args: &ReportArgs) -> Result<ExitCode> {
         );
     }
     let mut summary = SummaryReport::new(&merged.stats, counters, &merged.source, merged.span);
+    summary.incomplete = merged.incomplete.clone();
     if let Some((sessions, untracked)) = &merged.sessions {
         summary.sessions = sessions.iter().map(hlog::SessionLine::summary).collect();
         summary.untracked_sessions = *untracked;
@@ -93,6 +106,12 @@ pub fn run(args: &ReportArgs) -> Result<ExitCode> {
     }
     output::flush_stdout();
     Ok(ExitCode::SUCCESS)
+}
+
+/// UNIX seconds as ISO-8601 UTC to the millisecond (a log's interval starts are in ms).
+fn utc_s(unix_s: f64) -> String {
+    let ns = (unix_s.max(0.0) * 1e9) as u64;
+    fixscope_core::clock::iso8601_utc(ns, fixscope_core::clock::Precision::Millis).to_string()
 }
 
 /// The latency-over-time series of the logs within `window`, per stage, in time order

@@ -110,6 +110,8 @@ pub fn drive_with(
     // without taking in anything new, until the source is empty or this instant.
     let mut draining_until: Option<Instant> = None;
     let mut quit = false;
+    // A capture file's reading ended by a stop before the source's end.
+    let mut stopped_early = false;
     loop {
         let stop =
             quit || limits.stop.is_triggered() || deadline.is_some_and(|d| Instant::now() >= d);
@@ -119,7 +121,10 @@ pub fn drive_with(
                     draining_until = Some(Instant::now() + limits.max_drain);
                     stopped_at = source.capture_stopped_ns();
                 }
-                Ok(false) => break,
+                Ok(false) => {
+                    stopped_early = !live;
+                    break;
+                }
                 Err(e) => {
                     failure = Some(e);
                     break;
@@ -247,7 +252,12 @@ pub fn drive_with(
         let counters = source.interval_counters();
         pipeline.advance_to(stopped, &counters, reporter)?;
     }
-    pipeline.finish(&source.counters(), reporter)?;
+    // The summary of a source not read to its end says why (a damaged capture, a stop).
+    let incomplete = fixscope_core::pcap::incomplete_reason(
+        failure.as_ref().map(|e| e as &dyn std::fmt::Display),
+        stopped_early,
+    );
+    pipeline.finish_incomplete(&source.counters(), incomplete.as_deref(), reporter)?;
     let mut code = ExitCode::SUCCESS;
     if let Some(e) = failure {
         say::error(format!("{e}; stopped"));
@@ -397,7 +407,7 @@ mod tests {
     }
 
     #[derive(Default)]
-    struct Summary(Option<(u64, u64)>);
+    struct Summary(Option<(u64, u64)>, Option<String>);
 
     impl Reporter for Summary {
         fn interval(&mut self, _: &IntervalReport<'_>) -> std::io::Result<()> {
@@ -408,12 +418,14 @@ mod tests {
                 r.counters.correlation.requests,
                 r.counters.correlation.matched,
             ));
+            self.1 = r.incomplete.clone();
             Ok(())
         }
     }
 
-    /// Drives `source` with the stop already raised; (requests, matched) of the summary.
-    fn drive_stopped(source: &mut Backlog, max_drain: Duration) -> (u64, u64) {
+    /// Drives `source` with the stop already raised; (requests, matched) of the summary,
+    /// and why it is incomplete.
+    fn drive_stopped(source: &mut Backlog, max_drain: Duration) -> ((u64, u64), Option<String>) {
         let stop = Shutdown::new();
         stop.trigger();
         let limits = RunLimits {
@@ -424,7 +436,7 @@ mod tests {
         let mut pipeline = Pipeline::new(PipelineConfig::default());
         let mut summary = Summary::default();
         drive(source, &mut pipeline, &mut summary, &limits).expect("drive");
-        summary.0.expect("a summary")
+        (summary.0.expect("a summary"), summary.1)
     }
 
     #[test]
@@ -450,7 +462,8 @@ mod tests {
     #[test]
     fn a_stop_drains_everything_a_live_source_captured_before_it() {
         let mut source = Backlog::new(true, Some(500));
-        let (requests, matched) = drive_stopped(&mut source, MAX_DRAIN);
+        let ((requests, matched), incomplete) = drive_stopped(&mut source, MAX_DRAIN);
+        assert_eq!(incomplete, None, "a live run's stop is its end");
         assert_eq!(source.stop_calls, 1, "the capture is stopped once");
         assert_eq!(
             requests, 500,
@@ -462,16 +475,21 @@ mod tests {
     #[test]
     fn a_stop_ends_a_capture_file_at_once() {
         let mut source = Backlog::new(false, Some(500));
-        let (requests, _) = drive_stopped(&mut source, MAX_DRAIN);
+        let ((requests, _), incomplete) = drive_stopped(&mut source, MAX_DRAIN);
         assert_eq!(source.stop_calls, 1);
         assert_eq!(requests, 0, "nothing is read from a file after the stop");
+        // Issue #36: the summary says the captures were not read to their end.
+        assert!(
+            incomplete.is_some_and(|why| why.contains("stopped")),
+            "a capture's summary after a stop is incomplete"
+        );
     }
 
     #[test]
     fn a_backlog_that_never_ends_is_cut_off_after_max_drain() {
         let mut source = Backlog::new(true, None);
         let started = Instant::now();
-        let (requests, _) = drive_stopped(&mut source, Duration::from_millis(100));
+        let ((requests, _), _) = drive_stopped(&mut source, Duration::from_millis(100));
         assert_eq!(source.stop_calls, 1);
         assert!(requests > 0, "the drain ran");
         // Generous: the point is that it ends, not how fast.

@@ -339,7 +339,20 @@ fn bad_report_input_fails_with_one_clear_line() {
         "#[StartTime: 1.0 (seconds since epoch)]\nnot,a,histogram,line\n",
     )
     .unwrap();
+    let good = dir.path().join("good.hlog");
+    pcap_with_log(&[&cap], &good, &[]);
+    let good = good.to_str().unwrap();
     for (args, expect) in [
+        // Issue #36: an empty window is refused, never a summary dated 1970.
+        (
+            vec!["report", good, "--from", "5", "--to", "2"],
+            "--from 5 --to 2 is an empty window",
+        ),
+        (
+            vec!["report", good, "--from", "100", "--to", "200"],
+            "no interval of the logs starts within --from 100 --to 200; the logs' intervals \
+             start from 2023-11-14T22:13:20.000Z",
+        ),
         (
             vec!["report", bad.to_str().unwrap()],
             "bad.hlog:2: bad StartTimestamp",
@@ -371,5 +384,6 @@ fn bad_report_input_fails_with_one_clear_line() {
         assert!(!out.status.success(), "{args:?}");
         assert!(err.contains(expect), "{args:?}: {err}");
         assert!(!err.contains("panicked"), "{err}");
+        assert!(out.stdout.is_empty(), "{args:?}: nothing on stdout");
     }
 }

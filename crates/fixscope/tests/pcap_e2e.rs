@@ -636,6 +636,152 @@ fn several_files_form_one_timeline() {
     assert_truth(&summary, &truth);
 }
 
+/// Issue #36: with both ends of a connection inside `-p` (`-p 1-65535`), the connection
+/// tells which end is the acceptor — its handshake, else the side that sends orders — and
+/// the figures are those of watching the acceptor's port alone, on every plan.
+#[test]
+fn both_ends_inside_the_port_range_give_the_acceptor_ports_figures() {
+    let dir = tmp();
+    let sim = fixscope_testkit::test_data("captures/sim/sim_orders.pcap");
+    // Mid-session (no handshake, heartbeats first) with the clients' ports below the
+    // acceptor's: only the orders can tell.
+    let server = endpoint(false, 1, 9878);
+    let mut packets = Vec::new();
+    for (c, port) in [(2u8, 4000u16), (3, 5000)] {
+        let mut conn = SyntheticConnection::new(endpoint(false, c, port), server);
+        let sender = format!("C{c}");
+        let t0 = 1_700_000_000_000_000_000u64 + u64::from(c) * 1_000;
+        let hb = |from: &str, to: &str| fix_message("FIX.4.4", &[(35, "0"), (49, from), (56, to)]);
+        packets.push(at(t0, conn.server_sends(&hb("EX", &sender))));
+        packets.push(at(t0 + 10_000, conn.client_sends(&hb(&sender, "EX"))));
+        for i in 0..50u64 {
+            let t = t0 + 200_000 + i * 300_000;
+            let id = format!("{sender}-{i}");
+            let order = fix_message(
+                "FIX.4.4",
+                &[(35, "D"), (49, &sender), (56, "EX"), (11, &id), (55, "X")],
+            );
+            packets.push(at(t, conn.client_sends(&order)));
+            let ack = fix_message(
+                "FIX.4.4",
+                &[
+                    (35, "8"),
+                    (49, "EX"),
+                    (56, &sender),
+                    (11, &id),
+                    (150, "0"),
+                    (39, "0"),
+                ],
+            );
+            packets.push(at(t + 20_000 + i * 100, conn.server_sends(&ack)));
+        }
+    }
+    packets.sort_by_key(|p| p.ts_ns);
+    let mid = dir.path().join("midsession.pcap");
+    write_pcap(&mid, &packets);
+    for (capture, port) in [(sim.as_path(), "19478"), (mid.as_path(), "9878")] {
+        for threads in ["1", "2", "3"] {
+            let run = |ports: &str| {
+                let out = fixscope(&[
+                    "pcap",
+                    capture.to_str().unwrap(),
+                    "-p",
+                    ports,
+                    "--json",
+                    "-r",
+                    "0.5",
+                    "--threads",
+                    threads,
+                ]);
+                assert!(out.status.success());
+                let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+                assert!(stderr.is_empty(), "{ports}: {stderr}");
+                out.stdout
+            };
+            let watched = run(port);
+            assert!(
+                run("1-65535") == watched,
+                "{capture:?} --threads {threads}: -p 1-65535 differs from -p {port}"
+            );
+        }
+    }
+    let (_, summary) = analyse(&[&mid], &["-p", "1-65535"]);
+    assert_eq!(counter(&summary, "requests"), 100);
+    assert_eq!(counter(&summary, "matched"), 100);
+
+    // Heartbeats only, no handshake: nothing tells. The lower port is taken, and said.
+    let mut conn = SyntheticConnection::new(endpoint(false, 2, 4000), server);
+    let hb = fix_message("FIX.4.4", &[(35, "0"), (49, "EX"), (56, "C")]);
+    let quiet = vec![
+        at(1_700_000_000_000_000_000, conn.server_sends(&hb)),
+        at(1_700_000_030_000_000_000, conn.server_sends(&hb)),
+    ];
+    let quiet_path = dir.path().join("quiet.pcap");
+    write_pcap(&quiet_path, &quiet);
+    let out = fixscope(&["pcap", quiet_path.to_str().unwrap(), "-p", "1-65535"]);
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("1 FIX connection between two watched ports")
+            && stderr.contains("lower port"),
+        "{stderr}"
+    );
+}
+
+/// Issue #36: a capture with none of its TCP traffic on the watched ports says so and
+/// names the busiest ports it holds; no summary carries a 1970 date.
+#[test]
+fn nothing_on_the_watched_ports_is_said_with_the_busiest_ports() {
+    let dir = tmp();
+    let sim = fixscope_testkit::test_data("captures/sim/sim_orders.pcap");
+    let sim = sim.to_str().unwrap();
+    for threads in ["1", "2", "3"] {
+        for format in ["text", "json"] {
+            let out = fixscope(&[
+                "pcap",
+                sim,
+                "-p",
+                "9999",
+                "--format",
+                format,
+                "--threads",
+                threads,
+            ]);
+            assert!(out.status.success());
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(!stdout.contains("1970"), "{stdout}");
+            assert!(
+                stderr.contains("no TCP segment of the watched ports (-p 9999)")
+                    && stderr.contains("19478 (2388)"),
+                "{stderr}"
+            );
+            if format == "json" {
+                let summary: serde_json::Value =
+                    serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+                assert!(summary["start"].is_null() && summary["end"].is_null());
+                assert_eq!(summary["duration_s"], 0.0);
+            } else {
+                assert!(
+                    stdout.contains("=== fixscope summary: no packet of the watched ports,"),
+                    "{stdout}"
+                );
+            }
+        }
+    }
+    // Matched traffic: no such warning.
+    let out = fixscope(&["pcap", sim, "-p", "19478"]);
+    assert!(out.stderr.is_empty());
+    // A capture without a packet.
+    let empty = dir.path().join("empty.pcap");
+    write_pcap(&empty, &[]);
+    let out = fixscope(&["pcap", empty.to_str().unwrap(), "-p", "9878"]);
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("holds no packet"), "{stderr}");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("1970"));
+}
+
 #[test]
 fn json_summary_keeps_the_documented_contract() {
     let dir = tmp();
@@ -892,6 +1038,85 @@ fn capture_cut_off_mid_packet_is_analysed_up_to_there() {
     )
     .unwrap();
     assert_eq!(counter(&summary, "matched"), 20);
+    // Flagged in the counters, and complete: everything the file holds was read.
+    assert_eq!(summary["source"]["capture_truncated_files"], 1);
+    assert_eq!(summary["complete"], true);
+    assert!(summary["incomplete_reason"].is_null());
+}
+
+/// Issue #36: a capture damaged before its end (a record length of 0x7fffffff): the run
+/// fails after the summary of what was read, and that summary says it is incomplete, and
+/// why — text, JSON and every plan alike.
+#[test]
+fn a_damaged_capture_s_summary_says_it_is_incomplete() {
+    let dir = tmp();
+    let spec = ScenarioSpec {
+        sessions: 1,
+        orders_per_session: 40,
+        ..ScenarioSpec::default()
+    };
+    let (packets, _) = build_scenario(&spec);
+    let path = dir.path().join("damaged.pcap");
+    write_capture(
+        &path,
+        &packets,
+        CaptureFormat::pcap_nanos(),
+        LinkType::Ethernet,
+        &plain(),
+        None,
+    );
+    let mut bytes = std::fs::read(&path).unwrap();
+    // The 60th record's captured length.
+    let mut at = 24;
+    for _ in 0..60 {
+        let caplen = u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap());
+        at += 16 + caplen as usize;
+    }
+    bytes[at + 8..at + 12].copy_from_slice(&0x7fff_ffffu32.to_le_bytes());
+    std::fs::write(&path, &bytes).unwrap();
+    let p = path.to_str().unwrap();
+    for threads in ["1", "2", "3"] {
+        let out = fixscope(&["pcap", p, "-p", "9878", "--json", "--threads", threads]);
+        assert_eq!(out.status.code(), Some(1), "{threads}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("is corrupt at byte"), "{stderr}");
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        let summary: serde_json::Value =
+            serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+        assert_eq!(summary["complete"], false, "{threads}");
+        let why = summary["incomplete_reason"].as_str().unwrap();
+        assert!(
+            why.contains("damaged.pcap is corrupt at byte") && why.contains("2147483647"),
+            "{why}"
+        );
+        assert!(
+            counter(&summary, "matched") > 0,
+            "what came before was analysed"
+        );
+        let out = fixscope(&["pcap", p, "-p", "9878", "--threads", threads]);
+        assert_eq!(out.status.code(), Some(1));
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains("\nINCOMPLETE: ") && text.contains("is corrupt at byte"),
+            "{text}"
+        );
+    }
+    // Its interval log keeps it: `fixscope report` says it too.
+    let log = dir.path().join("damaged.hlog");
+    let out = fixscope(&["pcap", p, "-p", "9878", "--hlog", log.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let out = fixscope(&["report", log.to_str().unwrap(), "--json"]);
+    assert!(out.status.success());
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(summary["complete"], false);
+    assert!(summary["incomplete_reason"]
+        .as_str()
+        .is_some_and(|w| w.contains("is corrupt at byte")));
+    // A whole capture is complete.
+    let summary = analyse_packets(dir.path(), "whole.pcap", &packets, &[]);
+    assert_eq!(summary["complete"], true);
+    assert!(summary["incomplete_reason"].is_null());
+    assert_eq!(summary["source"]["capture_truncated_files"], 0);
 }
 
 #[test]

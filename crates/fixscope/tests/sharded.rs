@@ -203,6 +203,96 @@ fn many_connections_packets() -> Vec<TimedPacket> {
     packets
 }
 
+/// Issue #36: a capture split into files given out of time order — a rotation's files in
+/// the wrong order, or the files of two taps over one time span (each holding some of the
+/// connections) — is read as one timeline: the whole capture's bytes, on every plan, and
+/// a note on stderr says what was done.
+#[test]
+fn split_captures_in_any_order_give_the_whole_captures_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    // Half the client hosts 1 ns later: no two packets of the two taps at the same time
+    // (equal times go in the order the files are given, as in mergecap).
+    let odd_host = |p: &TimedPacket| {
+        let client = if p.spec.flow.dst.port == 9878 {
+            p.spec.flow.src
+        } else {
+            p.spec.flow.dst
+        };
+        match client.addr {
+            std::net::IpAddr::V4(a) => a.octets()[3] % 2 == 1,
+            std::net::IpAddr::V6(_) => false,
+        }
+    };
+    let mut packets = many_connections_packets();
+    for p in &mut packets {
+        p.ts_ns += u64::from(odd_host(p));
+    }
+    packets.sort_by_key(|p| p.ts_ns);
+    let copy = |p: &TimedPacket| TimedPacket {
+        ts_ns: p.ts_ns,
+        spec: p.spec.clone(),
+        iface: p.iface,
+    };
+    let file = |name: &str, packets: Vec<TimedPacket>| {
+        let path = dir.path().join(name);
+        write_pcap(&path, &packets);
+        path
+    };
+    let whole = file("whole.pcap", packets.iter().map(copy).collect());
+    let half = packets.len() / 2;
+    let early = file("early.pcap", packets[..half].iter().map(copy).collect());
+    let late = file("late.pcap", packets[half..].iter().map(copy).collect());
+    let odd = file(
+        "odd.pcap",
+        packets.iter().filter(|p| odd_host(p)).map(copy).collect(),
+    );
+    let even = file(
+        "even.pcap",
+        packets.iter().filter(|p| !odd_host(p)).map(copy).collect(),
+    );
+    let flags = ["-p", "9878", "--json", "-r", "0.05", "--slowest", "4"];
+    let run = |captures: &[&PathBuf], threads: &str| {
+        let mut args: Vec<String> = vec!["pcap".into()];
+        args.extend(captures.iter().map(|p| p.display().to_string()));
+        args.extend(flags.iter().map(|s| s.to_string()));
+        args.extend(["--threads".into(), threads.into()]);
+        let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = fixscope(&argv);
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{argv:?}: {stderr}");
+        (out.stdout, stderr)
+    };
+    let (expected, quiet) = run(&[&whole], "1");
+    let (early, late, odd, even) = (&early, &late, &odd, &even);
+    assert!(quiet.is_empty(), "{quiet}");
+    for threads in ["1", "2", "3", "8"] {
+        for (given, said) in [
+            ([late, early], "not given in time order"),
+            ([early, late], ""),
+            ([even, odd], "overlap in time"),
+            ([odd, even], "overlap in time"),
+        ] {
+            let (got, stderr) = run(&given, threads);
+            if got != expected {
+                let (a, b) = (
+                    String::from_utf8_lossy(&expected),
+                    String::from_utf8_lossy(&got),
+                );
+                let line = a.lines().zip(b.lines()).position(|(x, y)| x != y);
+                let field =
+                    line.and_then(|l| first_json_difference(a.lines().nth(l)?, b.lines().nth(l)?));
+                panic!("{given:?} --threads {threads}: not the whole capture's output: {field:?}");
+            }
+            if said.is_empty() {
+                assert!(stderr.is_empty(), "{given:?}: {stderr}");
+            } else {
+                assert!(stderr.contains(said), "{given:?}: {stderr}");
+                assert_eq!(stderr.lines().count(), 1, "said once: {stderr}");
+            }
+        }
+    }
+}
+
 fn fix_order(client: &str, id: &str) -> Vec<u8> {
     fixscope_testkit::fix::fix_message(
         "FIX.4.4",

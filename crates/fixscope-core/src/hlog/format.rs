@@ -336,6 +336,9 @@ pub struct RunSummary {
     /// logs: `fixscope report` then leaves the session layer out).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_layer: Option<Box<crate::report::session_figures::SessionLayerFigures>>,
+    /// Why the run's source was not read to its end (#36; absent: complete).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub incomplete: Option<String>,
 }
 
 /// A `#fixscope-by` line, written with the summary: one `--by` tag's rows as the run

@@ -107,6 +107,13 @@ pub struct Merged {
     pub approximate: bool,
     /// Things a reader of the report should know (said on stderr by the CLI).
     pub notes: Vec<String>,
+    /// No interval lies within the window (or the logs hold none): `span` holds no time.
+    pub empty: bool,
+    /// The earliest and latest interval starts of the logs, window or not (UNIX seconds):
+    /// what a window that holds nothing missed.
+    pub logs_starts: Option<(f64, f64)>,
+    /// A run whose source was not read to its end (its summary says why): the first such.
+    pub incomplete: Option<String>,
 }
 
 /// One tag's accumulation over logs; the range is settled at the end (the smallest of the
@@ -334,6 +341,12 @@ pub fn merge_with(
         incomplete_last_lines: 0,
         approximate: false,
         notes: Vec::new(),
+        empty: false,
+        logs_starts: None,
+        incomplete: None,
+    };
+    let seen_start = |logs_starts: &mut Option<(f64, f64)>, s: f64| {
+        *logs_starts = Some(logs_starts.map_or((s, s), |(a, b)| (a.min(s), b.max(s))));
     };
     for path in paths {
         let mut reader = LogReader::open(path)?;
@@ -361,6 +374,7 @@ pub fn merge_with(
                     had_figures = true;
                     let log_start = reader.start_time_s().unwrap_or(f.start_ns as f64 / 1e9);
                     let start_s = f.start_ns as f64 / 1e9;
+                    seen_start(&mut merged.logs_starts, start_s);
                     if window.contains(start_s, log_start) {
                         log_counters.last_in = Some(f.counters);
                         widen(&mut log_span, f.start_ns, f.end_ns);
@@ -394,6 +408,7 @@ pub fn merge_with(
                 }
                 Entry::Interval(i) => {
                     let log_start = reader.start_time_s().unwrap_or(i.start_unix_s);
+                    seen_start(&mut merged.logs_starts, i.start_unix_s);
                     if !window.contains(i.start_unix_s, log_start) {
                         continue;
                     }
@@ -468,6 +483,9 @@ pub fn merge_with(
             }
         }
         if let Some(s) = summary {
+            if merged.incomplete.is_none() {
+                merged.incomplete = s.incomplete.clone();
+            }
             summaries.push(s);
         }
     }
@@ -528,6 +546,7 @@ pub fn merge_with(
             (s.sessions, s.untracked_sessions)
         });
     }
+    merged.empty = span.is_none();
     let (start_ns, end_ns) = span.unwrap_or((0, 0));
     if let Some(n) = slowest.filter(|&n| n > slow.logs_n && slow.logs_n > 0) {
         merged.notes.push(format!(

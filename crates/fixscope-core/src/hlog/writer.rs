@@ -44,11 +44,13 @@ impl<W: Write> HlogWriter<W> {
     }
 
     /// The header lines, once; returns the base time.
-    fn begin(&mut self, start_unix_ns: u64, range_ns: u64) -> io::Result<u64> {
+    /// The log's header, before its first line; `start_unix_ns` None: the run saw nothing,
+    /// and the log says no StartTime (never the epoch's).
+    fn begin(&mut self, start_unix_ns: Option<u64>, range_ns: u64) -> io::Result<u64> {
         if let Some(base) = self.base_ns {
             return Ok(base);
         }
-        let base = start_unix_ns / 1_000_000 * 1_000_000;
+        let base = start_unix_ns.unwrap_or(0) / 1_000_000 * 1_000_000;
         let seconds = base as f64 / 1e9;
         let header = LogHeader {
             version: LOG_VERSION,
@@ -61,12 +63,14 @@ impl<W: Write> HlogWriter<W> {
             "#[fixscope interval log: latencies in ns; Tag=<stage> and Tag=<stage>.<MsgType>, untagged = first_response]"
         )?;
         writeln!(self.out, "{FORMAT_VERSION}")?;
-        writeln!(
-            self.out,
-            "#[StartTime: {seconds:.3} (seconds since epoch), {}]",
-            java_date(base / 1_000_000_000)
-        )?;
-        writeln!(self.out, "#[BaseTime: {seconds:.3} (seconds since epoch)]")?;
+        if start_unix_ns.is_some() {
+            writeln!(
+                self.out,
+                "#[StartTime: {seconds:.3} (seconds since epoch), {}]",
+                java_date(base / 1_000_000_000)
+            )?;
+            writeln!(self.out, "#[BaseTime: {seconds:.3} (seconds since epoch)]")?;
+        }
         writeln!(self.out, "{HEADER_PREFIX}{}", json(&header)?)?;
         writeln!(self.out, "{LEGEND}")?;
         self.base_ns = Some(base);
@@ -219,7 +223,7 @@ impl<W: Write> Reporter for HlogWriter<W> {
         let start_ns = unix_ns(r.span.start_ns, &r.span);
         let end_ns = unix_ns(r.span.end_ns, &r.span).max(start_ns);
         let first = stats.interval(Stage::FirstResponse);
-        let base = self.begin(start_ns, first.histogram().high())?;
+        let base = self.begin(Some(start_ns), first.histogram().high())?;
         let tags = tagged(
             |s| stats.interval(s),
             |t, s| stats.interval_by_request_type(t, s),
@@ -257,7 +261,10 @@ impl<W: Write> Reporter for HlogWriter<W> {
     fn summary(&mut self, r: &SummaryReport<'_>) -> io::Result<()> {
         let start_ns = unix_ns(r.span.start_ns, &r.span);
         let end_ns = unix_ns(r.span.end_ns, &r.span);
-        let base = self.begin(start_ns, r.stages[0].dist.range_ns)?;
+        let base = self.begin(
+            (!r.nothing_seen).then_some(start_ns),
+            r.stages[0].dist.range_ns,
+        )?;
         if let Some(by) = r.figures.by() {
             let start_s = start_ns.saturating_sub(base) as f64 / 1e9;
             let length_s = end_ns.saturating_sub(start_ns) as f64 / 1e9;
@@ -272,6 +279,7 @@ impl<W: Write> Reporter for HlogWriter<W> {
             untracked_sessions: r.untracked_sessions,
             stage_counts: r.stages.map(|s| s.dist.count),
             session_layer: r.figures.session_layer_figures(r.span.end_ns).map(Box::new),
+            incomplete: r.incomplete.clone(),
         };
         writeln!(self.out, "{SUMMARY_PREFIX}{}", json(&summary)?)?;
         self.out.flush()

@@ -121,6 +121,7 @@ pub(super) fn recover<R: PcapReaderIterator + ?Sized>(
             // pcap-parser can report a clean end this way when the buffer is empty.
             if !reader.data().is_empty() {
                 stats.truncated_file = true;
+                stats.truncated_files += 1;
             }
             Ok(false)
         }

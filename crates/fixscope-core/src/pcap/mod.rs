@@ -101,6 +101,17 @@ pub fn decompress_command(path: &Path, cat: &str) -> String {
     format!("{cat} {} > {}", path.display(), out.display())
 }
 
+/// Why a reading of captures did not reach their end, as the summary says it
+/// (`SummaryReport::incomplete`): a file that could not be read on, or a stop (Ctrl-C,
+/// SIGTERM). `None`: every capture was read to its end.
+pub fn incomplete_reason(error: Option<&dyn std::fmt::Display>, stopped: bool) -> Option<String> {
+    match error {
+        Some(e) => Some(format!("{e}; nothing after it was read")),
+        None if stopped => Some("stopped (SIGINT/SIGTERM) before the end of the captures".into()),
+        None => None,
+    }
+}
+
 /// Reads one pcap or pcapng file, decodes every packet, classifies TCP segments with
 /// `ports.classify(src_port, dst_port)` ([`FrameClassifier`]) and calls `on_segment` for
 /// those in range, in file order.
@@ -183,6 +194,7 @@ pub(crate) fn read_capture_shared(
             stopped: false,
         };
         let Some(at) = mapped.read(&mut sink, count_progress) else {
+            sink.finish();
             return Ok(());
         };
         // A record the mapped walk does not take (corrupt, cut off): the streaming reader
@@ -195,7 +207,7 @@ pub(crate) fn read_capture_shared(
             })?;
         let header = io::Cursor::new(mapped.file_header().to_vec());
         let base = at as u64 - mapped::FILE_HEADER as u64;
-        return if count_progress {
+        let result = if count_progress {
             read_records(
                 Kind::Pcap,
                 header.chain(Counting(file)),
@@ -214,12 +226,79 @@ pub(crate) fn read_capture_shared(
                 base,
             )
         };
+        sink.finish();
+        return result;
     }
     if count_progress {
         read_stream(Counting(file), capacity, path, ports, stats, on_segment)
     } else {
         read_stream(file, capacity, path, ports, stats, on_segment)
     }
+}
+
+/// The timestamp of the first packet record of the capture file at `path` (a pcap record,
+/// a pcapng Enhanced Packet Block), reading no further than that: how several files are
+/// put in time order before they are read (`crate::prefetch::merge`). `None` for what is
+/// not a regular file (a pipe is read once), a file without packets, or one that cannot
+/// be read up to its first packet (reading it says why; it has no segment to give).
+pub(crate) fn first_timestamp(path: &Path) -> Option<u64> {
+    use pcap_parser::{PcapBlockOwned, PcapError};
+    /// Blocks and refills looked at, at most, before the first packet.
+    const LOOK: usize = 4096;
+    let file = File::open(path).ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut capacity = MIN_BUFFER_SIZE;
+    let mut reader = pcap_parser::create_reader(capacity, file).ok()?;
+    let mut frac_ns = 1000;
+    let mut ng = ng::FirstPacket::default();
+    for _ in 0..LOOK {
+        match reader.next() {
+            Ok((len, block)) => {
+                let ts = match &block {
+                    PcapBlockOwned::LegacyHeader(h) => {
+                        frac_ns = if h.is_nanosecond_precision() { 1 } else { 1000 };
+                        None
+                    }
+                    PcapBlockOwned::Legacy(b) => {
+                        Some(u64::from(b.ts_sec) * NS_PER_SEC + u64::from(b.ts_usec) * frac_ns)
+                    }
+                    PcapBlockOwned::NG(b) => ng.block(b),
+                };
+                if ts.is_some() {
+                    return ts;
+                }
+                reader.consume(len);
+            }
+            Err(PcapError::Incomplete(_)) => {
+                let before = reader.data().len();
+                reader.refill().ok()?;
+                if reader.data().len() == before {
+                    if reader.reader_exhausted() {
+                        return None;
+                    }
+                    // A block larger than the buffer.
+                    capacity *= 2;
+                    if capacity > input::MAX_RECORD * 2 {
+                        return None;
+                    }
+                    reader.grow(capacity);
+                    reader.refill().ok()?;
+                }
+            }
+            Err(PcapError::BufferTooSmall) => {
+                capacity *= 2;
+                if capacity > input::MAX_RECORD * 2 {
+                    return None;
+                }
+                reader.grow(capacity);
+                reader.refill().ok()?;
+            }
+            Err(_) => return None,
+        }
+    }
+    None
 }
 
 /// Bytes of capture read so far by this process, all files (a progress bar reads it).
@@ -290,14 +369,16 @@ fn read_stream<R: Read>(
         on_segment,
         stopped: false,
     };
-    read_records(
+    let result = read_records(
         kind,
         io::Cursor::new(magic).chain(file),
         capacity,
         path,
         &mut sink,
         0,
-    )
+    );
+    sink.finish();
+    result
 }
 
 /// Reads the records of a `kind` capture from `input` (from its file header on) into
@@ -349,8 +430,41 @@ impl<F: FnMut(&Segment<'_>, &CaptureStats) -> Flow> Sink<'_, F> {
     /// One packet record's frame (counted in `packets` by the classifier).
     #[inline]
     fn frame(&mut self, link: LinkType, ts_ns: u64, frame: &[u8]) {
-        if let Some(segment) = self.classifier.classify(link, ts_ns, frame, self.stats) {
-            self.stopped = (self.on_segment)(&segment, self.stats) == Flow::Stop;
+        let segment = self.classifier.classify(link, ts_ns, frame, self.stats);
+        if self.classifier.has_released() {
+            self.released();
+        }
+        if let Some(segment) = segment {
+            if !self.stopped {
+                self.stopped = (self.on_segment)(&segment, self.stats) == Flow::Stop;
+            }
+        }
+    }
+
+    /// Segments the classifier held (a connection between two watched ports whose
+    /// acceptor was not yet known), in order, before the frame that released them.
+    #[cold]
+    fn released(&mut self) {
+        let on_segment = &mut self.on_segment;
+        let stopped = &mut self.stopped;
+        self.classifier
+            .take_released(self.stats, &mut |segment, stats| {
+                if !*stopped {
+                    *stopped = on_segment(segment, stats) == Flow::Stop;
+                }
+                !*stopped
+            });
+    }
+
+    /// The file was read to its end (or to damage): what the classifier still holds is
+    /// handed on.
+    fn finish(&mut self) {
+        if self.stopped {
+            return;
+        }
+        self.classifier.finish(self.stats);
+        if self.classifier.has_released() {
+            self.released();
         }
     }
 }

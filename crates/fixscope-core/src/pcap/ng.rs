@@ -242,6 +242,38 @@ pub(super) fn read_pcapng<R: Read>(
     }
 }
 
+/// The first packet's timestamp of a pcapng file, block by block as pcap-parser hands
+/// them ([`super::first_timestamp`]: the order of several files).
+#[derive(Default)]
+pub(super) struct FirstPacket {
+    big_endian: bool,
+    interfaces: Vec<Option<Interface>>,
+}
+
+impl FirstPacket {
+    /// The block's timestamp when it is a packet with one.
+    pub(super) fn block(&mut self, block: &Block<'_>) -> Option<u64> {
+        match block {
+            Block::SectionHeader(shb) => {
+                self.big_endian = shb.big_endian();
+                self.interfaces.clear();
+                None
+            }
+            Block::InterfaceDescription(idb) => {
+                self.interfaces
+                    .push(interface(idb, self.big_endian, 0).ok());
+                None
+            }
+            Block::EnhancedPacket(epb) => {
+                let iface = self.interfaces.get(epb.if_id as usize)?.as_ref()?;
+                let units = (u64::from(epb.ts_high) << 32) | u64::from(epb.ts_low);
+                iface.scale.to_ns(units, iface.offset_ns)
+            }
+            _ => None,
+        }
+    }
+}
+
 fn epb_data<'a>(epb: &EnhancedPacketBlock<'a>) -> &'a [u8] {
     let caplen = (epb.caplen as usize).min(epb.data.len());
     &epb.data[..caplen]

@@ -187,6 +187,8 @@ fn round_trips_every_format_link_type_and_header_variant() {
                     let ctx = format!("{format:?} {link:?} {opts:?} v6={v6}");
                     r.unwrap_or_else(|e| panic!("{ctx}: {e}"));
                     assert_eq!(seen, want, "{ctx}");
+                    // Several files are put in time order by their first packet.
+                    assert_eq!(super::first_timestamp(&path), Some(want[0].ts_ns), "{ctx}");
                     let n = want.len() as u64;
                     assert_eq!(
                         stats,
@@ -521,6 +523,12 @@ fn records_larger_than_the_buffer_grow_it() {
             expected(&after, BASE_NS + 2)
         ]
     );
+    // Its time, when the big packet comes first.
+    let mut w =
+        CaptureWriter::new(Vec::new(), CaptureFormat::pcapng_nanos(), LinkType::RawIp).unwrap();
+    w.write_tcp(BASE_NS + 1, &big).unwrap();
+    let path = write_file(dir.path(), "jumbo-first.pcapng", &w.finish().unwrap());
+    assert_eq!(super::first_timestamp(&path), Some(BASE_NS + 1));
 }
 
 #[test]
@@ -698,6 +706,7 @@ fn header_only_captures_are_empty() {
         r.unwrap();
         assert!(seen.is_empty());
         assert_eq!(stats, CaptureStats::default());
+        assert_eq!(super::first_timestamp(&path), None, "no packet, no time");
     }
 }
 

@@ -122,6 +122,8 @@ pub(crate) struct EndMark {
     pub(crate) stats: CaptureStats,
     /// The file that stopped the reading, after every segment before it.
     pub(crate) error: Option<CaptureError>,
+    /// A stop (Ctrl-C) ended the reading before the end of the captures.
+    pub(crate) stopped: bool,
     /// Segments handed to stage A.
     pub(crate) segments: u64,
 }

@@ -12,6 +12,8 @@ pub(crate) struct StageEnd {
     pub(crate) stats: CaptureStats,
     pub(crate) error: Option<crate::pcap::CaptureError>,
     pub(crate) segments: u64,
+    /// A stop (Ctrl-C) ended the reading before the end of the captures.
+    pub(crate) stopped: bool,
 }
 
 /// Hand-overs queued for the reporting side: it keeps up (a report costs a tenth of an

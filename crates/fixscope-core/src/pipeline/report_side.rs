@@ -148,12 +148,17 @@ impl ReportSide {
         } = end;
         stats.adopt_folded(&mut self.stats);
         if capture.segments > 0 || capture.error.is_none() {
+            let incomplete = crate::pcap::incomplete_reason(
+                capture.error.as_ref().map(|e| e as &dyn std::fmt::Display),
+                capture.stopped,
+            );
             report_end(
                 &mut stats,
                 counters,
                 &mut self.interval_start_counters,
                 &end,
                 &counters_of(&capture.stats),
+                incomplete.as_deref(),
                 reporter,
             )?;
         }

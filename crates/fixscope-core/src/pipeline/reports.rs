@@ -72,6 +72,7 @@ pub(crate) fn report_end(
     start_counters: &mut Counters,
     end: &RunEnd,
     source: &[Counter],
+    incomplete: Option<&str>,
     reporter: &mut dyn Reporter,
 ) -> io::Result<()> {
     if end.interval_ns > 0 {
@@ -89,5 +90,8 @@ pub(crate) fn report_end(
     }
     stats.refresh_views();
     let span = end.span(end.first_ts_ns.unwrap_or(end.now_ns), end.now_ns);
-    reporter.summary(&SummaryReport::new(stats, counters, source, span))
+    let mut summary = SummaryReport::new(stats, counters, source, span);
+    summary.nothing_seen = end.first_ts_ns.is_none();
+    summary.incomplete = incomplete.map(str::to_string);
+    reporter.summary(&summary)
 }

@@ -46,6 +46,7 @@ impl Pipeline {
         stats: CaptureStats,
         error: Option<crate::pcap::CaptureError>,
         segments: u64,
+        stopped: bool,
     ) {
         self.flush_streams();
         let mark = EndMark {
@@ -56,6 +57,7 @@ impl Pipeline {
             stats,
             error,
             segments,
+            stopped,
         };
         self.forwarder().end(mark);
     }
@@ -148,6 +150,7 @@ impl Pipeline {
                         stats: end.stats,
                         error: end.error,
                         segments: end.segments,
+                        stopped: end.stopped,
                     };
                     let end = self.hand_over_end(capture);
                     out.send(ToReports::End(end));
@@ -249,7 +252,7 @@ mod tests {
             a.on_segment(seg);
             drain(&mut out);
         });
-        a.stage_a_finish(CaptureStats::default(), None, segments);
+        a.stage_a_finish(CaptureStats::default(), None, segments, false);
         drain(&mut out);
         assert!(out.ended, "the end came through");
         out.reporter.into_inner()

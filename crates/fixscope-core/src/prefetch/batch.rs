@@ -55,6 +55,11 @@ impl SegmentBatch {
         self.metas.len()
     }
 
+    /// Whether the batch holds allocations worth recycling.
+    pub(crate) fn is_allocated(&self) -> bool {
+        self.metas.capacity() > 0
+    }
+
     pub(crate) fn is_empty(&self) -> bool {
         self.metas.is_empty()
     }

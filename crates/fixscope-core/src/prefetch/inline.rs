@@ -1,10 +1,12 @@
 //! Capture files read on the calling thread: `fixscope pcap --threads 1`, everything on one
 //! thread (no reading thread), so "from the second core" is measured against a run that
-//! really uses one.
+//! really uses one. Several files are the exception: merged by time, each is read on a
+//! reader thread of its own ([`super::merge`]).
 
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::merge::MergedSource;
 use super::{CaptureFiles, FinishedFile};
 use crate::pcap::{read_capture_until, CaptureError, CaptureStats, Flow};
 use crate::ports::PortSet;
@@ -29,11 +31,17 @@ pub struct InlineCaptureSource {
     /// (a driver counts a poll that fails as delivering nothing).
     error: Option<CaptureError>,
     ended: bool,
+    /// Several files: merged by time ([`super::merge`]), each read on a reader thread of
+    /// its own (the calling thread merges and analyses).
+    merged: Option<MergedSource>,
 }
 
 impl InlineCaptureSource {
     pub fn new(captures: Vec<PathBuf>, ports: PortSet, stop: Shutdown) -> Self {
+        let merged = (captures.len() > 1)
+            .then(|| MergedSource::new(captures.clone(), ports.clone(), None, true));
         InlineCaptureSource {
+            merged,
             captures,
             ports,
             stop,
@@ -52,6 +60,12 @@ impl Source for InlineCaptureSource {
         _wait: Duration,
         on_segment: &mut dyn FnMut(&Segment<'_>) -> Flow,
     ) -> Result<Polled, SourceError> {
+        if let Some(merged) = &mut self.merged {
+            let polled = merged.poll(Some(&self.stop), on_segment);
+            self.stats = merged.stats();
+            self.finished.extend(merged.finished_files());
+            return Ok(polled?);
+        }
         if let Some(e) = self.error.take() {
             self.ended = true;
             return Err(e.into());
@@ -113,6 +127,10 @@ impl Source for InlineCaptureSource {
 
     fn close(&mut self) -> Result<(), SourceError> {
         self.ended = true;
+        if let Some(merged) = &mut self.merged {
+            merged.close();
+            self.stats = merged.stats();
+        }
         Ok(())
     }
 }

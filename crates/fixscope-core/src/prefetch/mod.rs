@@ -7,6 +7,9 @@
 //! are recycled through a return channel, so the steady state allocates nothing; the queue
 //! between the threads is bounded, so memory stays flat however large the capture.
 //!
+//! Several files are one timeline: [`merge`] reads each on a reader thread of its own and
+//! merges their segments by time (as `mergecap` merges records).
+//!
 //! [`CaptureSource`] is that reader behind the [`Source`] seam (pull: one batch per poll);
 //! [`read_captures_in_background`] drives it with callbacks. Since captures are read in
 //! place, `fixscope pcap` uses it only where the pipeline itself must stay whole on one
@@ -15,6 +18,7 @@
 
 pub(crate) mod batch;
 mod inline;
+pub(crate) mod merge;
 #[cfg(test)]
 mod tests;
 
@@ -28,7 +32,7 @@ use std::time::Duration;
 use batch::SegmentBatch;
 
 pub use crate::pcap::Flow;
-use crate::pcap::{read_capture_counted, read_capture_until, CaptureError, CaptureStats};
+use crate::pcap::{read_capture_progress, read_capture_until, CaptureError, CaptureStats};
 use crate::ports::PortSet;
 use crate::segment::Segment;
 use crate::source::{counters_of, Counter, Polled, Source, SourceError};
@@ -79,8 +83,9 @@ impl CaptureFiles for CaptureSource {
 }
 
 /// Capture files as a [`Source`]: read and decoded in file order on a reader thread, handed
-/// out one batch (up to 1024 segments) per [`poll`](Source::poll). Timestamps are UNIX
-/// time; the clock moves only with the packets.
+/// out one batch (up to 1024 segments) per [`poll`](Source::poll); several files as one
+/// timeline, merged by time ([`merge`]). Timestamps are UNIX time; the clock moves only
+/// with the packets.
 pub struct CaptureSource {
     captures: Vec<PathBuf>,
     /// Batches from the reader, emptied batches back to it; `None` once closed.
@@ -94,19 +99,37 @@ pub struct CaptureSource {
     ended: bool,
     /// What the reader had read when it stopped: after an early stop, more than `stats`.
     reader_stats: Option<CaptureStats>,
+    /// Several files: merged by time ([`merge`]), on reader threads of their own.
+    merged: Option<merge::MergedSource>,
 }
 
 impl CaptureSource {
-    /// Starts reading `captures`, in order, keeping TCP segments to or from `ports`. Fails
+    /// Starts reading `captures`, keeping TCP segments to or from `ports`: one file in
+    /// order, several as one timeline (their segments merged by time: [`merge`]). Fails
     /// only when no thread can be started; a file that cannot be read is an error from
-    /// [`CaptureSource::poll_capture`] once the files before it were handed out.
+    /// [`CaptureSource::poll_capture`] once the segments before its damage were handed out.
     pub fn new(captures: Vec<PathBuf>, ports: PortSet) -> std::io::Result<CaptureSource> {
+        if captures.len() > 1 {
+            let merged =
+                merge::MergedSource::new(captures.clone(), ports, Some(BATCH_SEGMENTS), false);
+            return Ok(CaptureSource {
+                captures,
+                channels: None,
+                reader: None,
+                current: None,
+                stats: CaptureStats::default(),
+                finished: Vec::new(),
+                ended: false,
+                reader_stats: None,
+                merged: Some(merged),
+            });
+        }
         let (full_tx, full_rx) = mpsc::sync_channel::<Event>(BATCHES_IN_FLIGHT);
         let (empty_tx, empty_rx) = mpsc::sync_channel::<SegmentBatch>(BATCHES_IN_FLIGHT);
         let files = captures.clone();
         let reader = std::thread::Builder::new()
             .name("fixscope-reader".into())
-            .spawn(move || read_all(&files, &ports, full_tx, empty_rx))?;
+            .spawn(move || read_all(&files, &ports, true, full_tx, empty_rx))?;
         Ok(CaptureSource {
             captures,
             channels: Some((full_rx, empty_tx)),
@@ -116,6 +139,7 @@ impl CaptureSource {
             finished: Vec::new(),
             ended: false,
             reader_stats: None,
+            merged: None,
         })
     }
 
@@ -131,6 +155,12 @@ impl CaptureSource {
         wait: Duration,
         on_segment: &mut dyn FnMut(&Segment<'_>) -> Flow,
     ) -> Result<Polled, CaptureError> {
+        if let Some(merged) = &mut self.merged {
+            let polled = merged.poll(None, on_segment);
+            self.stats = merged.stats();
+            self.finished.extend(merged.finished_files());
+            return polled;
+        }
         if let Some((batch, next)) = self.current.take() {
             return Ok(self.hand(batch, next, on_segment));
         }
@@ -219,6 +249,11 @@ impl CaptureSource {
     /// the next batch (or finishes, if it was done). A panic in it is passed on.
     fn stop_reader(&mut self) {
         self.ended = true;
+        if let Some(merged) = &mut self.merged {
+            merged.close();
+            self.stats = merged.stats();
+            self.reader_stats = Some(self.stats);
+        }
         self.current = None;
         self.channels = None;
         if let Some(reader) = self.reader.take() {
@@ -263,11 +298,12 @@ impl Source for CaptureSource {
     }
 }
 
-/// Reads `captures` in order on a reader thread and calls `on_segment` for every segment
-/// in range, in file order, on the calling thread; `on_file_done` after the last segment
-/// of each file, with the capture counters so far. Returns the counters of everything
-/// read, or the first file's error after every segment before the error was delivered —
-/// exactly what [`crate::pcap::read_capture`] called file by file would do.
+/// Reads `captures` on a reader thread (several: merged by time, [`merge`]) and calls
+/// `on_segment` for every segment in range, in order, on the calling thread;
+/// `on_file_done` after the last segment of each file, with the capture counters so far.
+/// Returns the counters of everything read, or the first file's error after every segment
+/// before the error was delivered — for one file, or files in time order, exactly what
+/// [`crate::pcap::read_capture`] called file by file would do.
 pub fn read_captures_in_background(
     captures: &[PathBuf],
     ports: &PortSet,
@@ -320,10 +356,12 @@ fn read_in_place(
 }
 
 /// The reader thread: fills batches and sends them, then the end; stops early when the
-/// consumer is gone. Returns the counters of what it read.
+/// consumer is gone. Returns the counters of what it read. `count_progress`: its bytes
+/// count in [`crate::pcap::bytes_read`] (of several threads reading one file, one does).
 fn read_all(
     captures: &[PathBuf],
     ports: &PortSet,
+    count_progress: bool,
     full_tx: SyncSender<Event>,
     empty_rx: Receiver<SegmentBatch>,
 ) -> CaptureStats {
@@ -342,19 +380,25 @@ fn read_all(
     let mut consumer_gone = false;
     let mut error = None;
     for (index, path) in captures.iter().enumerate() {
-        let result = read_capture_counted(path, ports, &mut stats, |segment, so_far| {
-            batch.push(segment);
-            if batch.len() == BATCH_SEGMENTS {
-                batch.stats = *so_far;
-                let full = std::mem::replace(&mut batch, next_batch());
-                consumer_gone = full_tx.send(Event::Batch(full)).is_err();
-            }
-            if consumer_gone {
-                Flow::Stop
-            } else {
-                Flow::Continue
-            }
-        });
+        let result = read_capture_progress(
+            path,
+            ports,
+            &mut stats,
+            count_progress,
+            |segment, so_far| {
+                batch.push(segment);
+                if batch.len() == BATCH_SEGMENTS {
+                    batch.stats = *so_far;
+                    let full = std::mem::replace(&mut batch, next_batch());
+                    consumer_gone = full_tx.send(Event::Batch(full)).is_err();
+                }
+                if consumer_gone {
+                    Flow::Stop
+                } else {
+                    Flow::Continue
+                }
+            },
+        );
         // Deliver what was read before an error (or the end of the file) first.
         if !batch.is_empty() && !consumer_gone {
             batch.stats = stats;

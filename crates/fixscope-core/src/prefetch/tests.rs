@@ -36,6 +36,12 @@ fn seen(s: &Segment<'_>) -> Seen {
 }
 
 fn write(path: &Path, packets: u32, corrupt_tail: bool) {
+    write_at(path, 1_000, packets, corrupt_tail);
+}
+
+/// [`write`] with the first packet at `t0` (one nanosecond apart): several files in time
+/// order.
+fn write_at(path: &Path, t0: u64, packets: u32, corrupt_tail: bool) {
     let endpoint = |a: &str, port| Endpoint {
         addr: a.parse().unwrap(),
         port,
@@ -51,7 +57,7 @@ fn write(path: &Path, packets: u32, corrupt_tail: bool) {
         } else {
             conn.server_sends(payload.as_bytes())
         };
-        w.write_tcp(1_000 + u64::from(i), &spec).unwrap();
+        w.write_tcp(t0 + u64::from(i), &spec).unwrap();
     }
     let mut bytes = w.finish().unwrap();
     if corrupt_tail {
@@ -79,10 +85,11 @@ fn sequential(paths: &[PathBuf], ports: &PortSet) -> (Vec<Seen>, CaptureStats) {
 #[test]
 fn same_segments_in_the_same_order_as_reading_in_place() {
     let dir = tempfile::tempdir().unwrap();
-    // Several batches, a partial last one, and a second file.
+    // Several batches, a partial last one, and a second file (later: one timeline in
+    // file order).
     let paths = [dir.path().join("a.pcap"), dir.path().join("b.pcap")];
     write(&paths[0], 3 * BATCH_SEGMENTS as u32 + 17, false);
-    write(&paths[1], 5, false);
+    write_at(&paths[1], 1_000_000, 5, false);
     let ports = PortSet::single(9878);
     let (expected, expected_stats) = sequential(&paths, &ports);
     let mut got = Vec::new();
@@ -128,7 +135,7 @@ fn segments_before_a_corrupt_record_are_delivered_then_the_error() {
     let dir = tempfile::tempdir().unwrap();
     let paths = [dir.path().join("bad.pcap"), dir.path().join("never.pcap")];
     write(&paths[0], BATCH_SEGMENTS as u32 + 3, true);
-    write(&paths[1], 5, false);
+    write_at(&paths[1], 1_000_000, 5, false);
     let mut seen = 0;
     let err = read_captures_in_background(
         &paths,
@@ -208,7 +215,7 @@ fn capture_source_hands_what_reading_in_place_gives() {
     ];
     write(&paths[0], 2 * BATCH_SEGMENTS as u32 + 5, false);
     write(&paths[1], 0, false);
-    write(&paths[2], 7, false);
+    write_at(&paths[2], 1_000_000, 7, false);
     let ports = PortSet::single(9878);
     let (expected, expected_stats) = sequential(&paths, &ports);
     let mut source = CaptureSource::new(paths.clone(), ports).unwrap();
@@ -227,12 +234,13 @@ fn capture_source_hands_what_reading_in_place_gives() {
         .iter()
         .map(|f| (f.path.clone(), f.stats.packets))
         .collect();
+    // A file without a packet has no place in time: it is read last.
     assert_eq!(
         packets,
         vec![
             (paths[0].clone(), 2 * BATCH_SEGMENTS as u64 + 5),
-            (paths[1].clone(), 2 * BATCH_SEGMENTS as u64 + 5),
             (paths[2].clone(), 2 * BATCH_SEGMENTS as u64 + 12),
+            (paths[1].clone(), 2 * BATCH_SEGMENTS as u64 + 12),
         ]
     );
     // Ended stays ended; closing after the end is fine.
@@ -248,7 +256,7 @@ fn capture_source_resumes_where_the_consumer_stopped() {
     let dir = tempfile::tempdir().unwrap();
     let paths = vec![dir.path().join("a.pcap"), dir.path().join("b.pcap")];
     write(&paths[0], BATCH_SEGMENTS as u32 + 300, false);
-    write(&paths[1], 40, false);
+    write_at(&paths[1], 1_000_000, 40, false);
     let ports = PortSet::single(9878);
     let (expected, _) = sequential(&paths, &ports);
     // Stops inside batches, at their last segment (every 1024th) and across files.
@@ -302,8 +310,8 @@ fn capture_source_errors_name_the_file_after_its_good_segments() {
         dir.path().join("never.pcap"),
     ];
     write(&paths[0], 3, false);
-    write(&paths[1], BATCH_SEGMENTS as u32 + 3, true);
-    write(&paths[2], 5, false);
+    write_at(&paths[1], 1_000_000, BATCH_SEGMENTS as u32 + 3, true);
+    write_at(&paths[2], 2_000_000, 5, false);
     let (expected, _) = sequential(&paths[..2], &PortSet::single(9878));
     let mut source = CaptureSource::new(paths.clone(), PortSet::single(9878)).unwrap();
     let mut got = Vec::new();
@@ -357,11 +365,10 @@ fn capture_source_flags_a_file_cut_short_without_an_error() {
     assert_eq!(got.len(), 49);
     assert!(source.stats().truncated_file);
     assert_eq!(files.len(), 1);
-    // A flag, not a counter.
-    assert!(source
-        .counters()
-        .iter()
-        .all(|(name, _)| !name.contains("truncated_file")));
+    // A flag (not a counter), and a count of such files.
+    let counters = source.counters();
+    assert!(counters.iter().all(|(name, _)| name != "truncated_file"));
+    assert!(counters.contains(&("capture_truncated_files".to_string(), 1)));
 }
 
 #[test]
@@ -401,7 +408,7 @@ fn inline_source_hands_what_the_reading_thread_hands() {
     ];
     write(&paths[0], 2 * BATCH_SEGMENTS as u32 + 5, false);
     write(&paths[1], 0, false);
-    write(&paths[2], 7, false);
+    write_at(&paths[2], 1_000_000, 7, false);
     let ports = PortSet::single(9878);
     let mut threaded = CaptureSource::new(paths.clone(), ports.clone()).unwrap();
     let (expected, expected_files) = drain(&mut threaded, 0);
@@ -435,8 +442,8 @@ fn inline_source_errors_after_the_good_segments_in_a_poll_of_their_own() {
         dir.path().join("never.pcap"),
     ];
     write(&paths[0], 3, false);
-    write(&paths[1], BATCH_SEGMENTS as u32 + 3, true);
-    write(&paths[2], 5, false);
+    write_at(&paths[1], 1_000_000, BATCH_SEGMENTS as u32 + 3, true);
+    write_at(&paths[2], 2_000_000, 5, false);
     let (expected, _) = sequential(&paths[..2], &PortSet::single(9878));
     let mut source = InlineCaptureSource::new(
         paths,
@@ -481,7 +488,7 @@ fn inline_source_stops_at_the_segment_where_it_is_told() {
     let dir = tempfile::tempdir().unwrap();
     let paths = vec![dir.path().join("big.pcap"), dir.path().join("b.pcap")];
     write(&paths[0], 3 * BATCH_SEGMENTS as u32, false);
-    write(&paths[1], 5, false);
+    write_at(&paths[1], 1_000_000, 5, false);
     let (expected, _) = sequential(&paths, &PortSet::single(9878));
     let stop = crate::shutdown::Shutdown::new();
     let mut source = InlineCaptureSource::new(paths.clone(), PortSet::single(9878), stop.clone());
@@ -510,4 +517,168 @@ fn inline_source_stops_at_the_segment_where_it_is_told() {
     );
     let (got, _) = drain(&mut source, 10);
     assert_eq!(got, expected[..10], "a consumer's stop ends the reading");
+}
+
+/// Every segment of `paths` merged as mergecap merges records: by time, equal times in
+/// the order the files are given, a file's own order kept.
+fn merged_by_time(paths: &[PathBuf], ports: &PortSet) -> Vec<Seen> {
+    let mut all: Vec<(u64, usize, usize, Seen)> = Vec::new();
+    for (file, p) in paths.iter().enumerate() {
+        let mut stats = CaptureStats::default();
+        read_capture(p, ports, &mut stats, |s| {
+            all.push((s.ts_ns, file, all.len(), seen(s)))
+        })
+        .unwrap();
+    }
+    all.sort_by_key(|&(ts, file, at, _)| (ts, file, at));
+    all.into_iter().map(|(.., s)| s).collect()
+}
+
+/// Issue #36: several files are one timeline, whatever order they are given in.
+#[test]
+fn files_given_in_any_order_are_read_in_time_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let paths = vec![
+        dir.path().join("a.pcap"),
+        dir.path().join("b.pcap"),
+        dir.path().join("c.pcap"),
+    ];
+    write(&paths[0], 2 * BATCH_SEGMENTS as u32 + 5, false);
+    write_at(&paths[1], 1_000_000, 7, false);
+    write_at(&paths[2], 2_000_000, BATCH_SEGMENTS as u32 + 1, false);
+    let ports = PortSet::single(9878);
+    let (expected, expected_stats) = sequential(&paths, &ports);
+    let reverse = |v: &[usize]| v.iter().map(|&i| paths[i].clone()).collect::<Vec<_>>();
+    for (order, reordered) in [
+        (vec![0, 1, 2], false),
+        (vec![2, 1, 0], true),
+        (vec![1, 2, 0], true),
+        (vec![0, 2, 1], true),
+    ] {
+        let given = reverse(&order);
+        for stop_every in [0, 1000] {
+            let mut source = CaptureSource::new(given.clone(), ports.clone()).unwrap();
+            let (got, files) = drain(&mut source, stop_every);
+            assert_eq!(got, expected, "{order:?}");
+            let done: Vec<PathBuf> = files.iter().map(|f| f.path.clone()).collect();
+            assert_eq!(done, paths, "files end in time order");
+            let stats = CaptureFiles::stats(&source);
+            assert_eq!(
+                (stats.reordered_files, stats.overlapping_files),
+                (reordered, None),
+                "{order:?}"
+            );
+            assert_eq!(
+                CaptureStats {
+                    reordered_files: false,
+                    ..stats
+                },
+                expected_stats
+            );
+        }
+        let mut inline = InlineCaptureSource::new(
+            given.clone(),
+            ports.clone(),
+            crate::shutdown::Shutdown::new(),
+        );
+        let (got, files) = drain(&mut inline, 0);
+        assert_eq!(got, expected, "--threads 1, {order:?}");
+        assert_eq!(files.len(), 3);
+        // Consecutive files are read one at a time.
+        let mut merged = merge::MergedCaptures::new(given, ports.clone(), false);
+        let mut n = 0;
+        while merged
+            .step(&mut |_, _| {
+                n += 1;
+                Flow::Continue
+            })
+            .unwrap()
+            != merge::Step::Ended
+        {}
+        assert_eq!(n, expected.len());
+        assert_eq!(merged.most_open, 1, "{order:?}");
+    }
+}
+
+/// Captures of one time span (two taps): merged by time, equal times in the order given;
+/// said in the counters' flags.
+#[test]
+fn files_that_overlap_in_time_are_merged_by_timestamp() {
+    let dir = tempfile::tempdir().unwrap();
+    let x = dir.path().join("x.pcap");
+    let y = dir.path().join("y.pcap");
+    // 1_000.. and 1_000 + BATCH/2..: half of x's times are y's too.
+    write(&x, BATCH_SEGMENTS as u32 + 40, false);
+    write_at(
+        &y,
+        1_000 + BATCH_SEGMENTS as u64 / 2,
+        BATCH_SEGMENTS as u32,
+        false,
+    );
+    let ports = PortSet::single(9878);
+    for given in [vec![x.clone(), y.clone()], vec![y.clone(), x.clone()]] {
+        let expected = merged_by_time(&given, &ports);
+        assert_eq!(expected.len(), 2 * BATCH_SEGMENTS + 40);
+        for stop_every in [0, 1, 700] {
+            let mut source = CaptureSource::new(given.clone(), ports.clone()).unwrap();
+            let (got, files) = drain(&mut source, stop_every);
+            assert_eq!(got, expected, "{given:?}, stopping every {stop_every}");
+            assert_eq!(files.len(), 2);
+            let stats = CaptureFiles::stats(&source);
+            assert_eq!(stats.overlapping_files, Some((0, 1)));
+            assert_eq!(stats.packets, 2 * BATCH_SEGMENTS as u64 + 40);
+        }
+        let mut got = Vec::new();
+        read_captures_in_background(
+            &given,
+            &ports,
+            |s| {
+                got.push(seen(s));
+                Flow::Continue
+            },
+            |_, _| {},
+        )
+        .unwrap();
+        assert_eq!(got, expected);
+        let mut merged = merge::MergedCaptures::new(given, ports.clone(), false);
+        while merged.step(&mut |_, _| Flow::Continue).unwrap() != merge::Step::Ended {}
+        assert_eq!(merged.most_open, 2);
+    }
+}
+
+/// A damaged file among several: every segment before the damage (of every file, in
+/// time order), then its error; the files after it in time are not read.
+#[test]
+fn a_damaged_file_among_several_ends_the_merge_at_the_damage() {
+    let dir = tempfile::tempdir().unwrap();
+    let paths = vec![
+        dir.path().join("later.pcap"),
+        dir.path().join("bad.pcap"),
+        dir.path().join("early.pcap"),
+    ];
+    write_at(&paths[0], 2_000_000, 5, false);
+    write_at(&paths[1], 1_000_000, BATCH_SEGMENTS as u32 + 3, true);
+    write(&paths[2], 10, false);
+    let ports = PortSet::single(9878);
+    let (expected, _) = sequential(&[paths[2].clone(), paths[1].clone()], &ports);
+    let mut source = CaptureSource::new(paths, ports).unwrap();
+    let mut got = Vec::new();
+    let err = loop {
+        match source.poll(Duration::from_secs(10), &mut |s| {
+            got.push(seen(s));
+            Flow::Continue
+        }) {
+            Ok(Polled::Segments(_)) => {}
+            Ok(Polled::Ended) => panic!("ended without the error"),
+            Err(e) => break e,
+        }
+    };
+    assert_eq!(got, expected);
+    assert!(err.to_string().contains("bad.pcap"), "{err}");
+    assert_eq!(
+        source
+            .poll(Duration::ZERO, &mut |_| Flow::Continue)
+            .unwrap(),
+        Polled::Ended
+    );
 }

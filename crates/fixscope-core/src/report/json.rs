@@ -165,11 +165,14 @@ impl<W: Write> Reporter for JsonReporter<W> {
                 v
             })
             .collect();
+        let (start, end) = r.times_utc().unzip();
         let v = json!({
             "type": "summary",
-            "start": r.span.start_utc(),
-            "end": r.span.end_utc(),
+            "start": start,
+            "end": end,
             "duration_s": r.duration_ns as f64 / 1e9,
+            "complete": r.incomplete.is_none(),
+            "incomplete_reason": r.incomplete,
             "stages": r.all_stages().map(|s| distribution_json(("stage", s.stage.name()), &s.dist)).collect::<Vec<_>>(),
             "by_msg_type": by_type,
             "sessions": sessions,

@@ -200,6 +200,12 @@ pub struct SummaryReport<'a> {
     /// From the first to the last timestamp seen.
     pub duration_ns: u64,
     pub span: TimeSpan,
+    /// No segment of the watched ports was seen: `span` holds no time (outputs show none,
+    /// never the epoch).
+    pub nothing_seen: bool,
+    /// Why the source was not read to its end (a damaged capture, a stop before the end of
+    /// the captures): the figures are a prefix. `None`: complete.
+    pub incomplete: Option<String>,
     pub stages: [StageSummary; 4],
     /// Request types that had at least one latency recorded.
     pub by_request_type: Vec<(RequestType, [StageSummary; 4])>,
@@ -276,6 +282,8 @@ impl<'a> SummaryReport<'a> {
         SummaryReport {
             duration_ns,
             span,
+            nothing_seen: false,
+            incomplete: None,
             stages,
             by_request_type,
             sessions,
@@ -303,6 +311,11 @@ impl<'a> SummaryReport<'a> {
     /// The run's histogram of any stage.
     pub fn histogram(&self, stage: Stage) -> &'a Histogram<u64> {
         self.figures.cumulative(stage).histogram()
+    }
+
+    /// The first and last timestamps seen as ISO-8601 UTC; `None` when nothing was seen.
+    pub fn times_utc(&self) -> Option<(String, String)> {
+        (!self.nothing_seen).then(|| (self.span.start_utc(), self.span.end_utc()))
     }
 
     /// The run's slowest orders of any stage.

@@ -87,16 +87,18 @@ impl<W: Write> Reporter for TextReporter<W> {
     fn summary(&mut self, r: &SummaryReport<'_>) -> io::Result<()> {
         let out = &mut self.out;
         let c = &r.counters;
+        let when = match r.times_utc() {
+            Some((start, end)) => format!("{start} .. {end} ({:.3}s)", r.duration_ns as f64 / 1e9),
+            None => "no packet of the watched ports".to_string(),
+        };
         writeln!(
             out,
-            "\n=== fixscope summary: {} .. {} ({:.3}s), {} messages, {} requests, {} matched ===",
-            r.span.start_utc(),
-            r.span.end_utc(),
-            r.duration_ns as f64 / 1e9,
-            c.framing.messages,
-            c.correlation.requests,
-            c.correlation.matched
+            "\n=== fixscope summary: {when}, {} messages, {} requests, {} matched ===",
+            c.framing.messages, c.correlation.requests, c.correlation.matched
         )?;
+        if let Some(why) = &r.incomplete {
+            writeln!(out, "INCOMPLETE: {why}")?;
+        }
         if let Some(name) = r.span.timestamp_source {
             writeln!(
                 out,

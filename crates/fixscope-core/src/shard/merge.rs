@@ -246,12 +246,17 @@ impl Merger {
                 timestamp_source: None,
             };
             let counters = self.counters();
+            let incomplete = crate::pcap::incomplete_reason(
+                end.error.as_ref().map(|e| e as &dyn std::fmt::Display),
+                end.stopped,
+            );
             report_end(
                 &mut self.stats,
                 counters,
                 &mut self.interval_start_counters,
                 &run_end,
                 &counters_of(&end.stats),
+                incomplete.as_deref(),
                 reporter,
             )?;
         }

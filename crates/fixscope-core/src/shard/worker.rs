@@ -19,6 +19,7 @@ use crate::pcap::{read_capture_progress, CaptureError, CaptureStats, Flow};
 use crate::pipeline::interval_clock::IntervalClock;
 use crate::pipeline::{Pipeline, PipelineConfig};
 use crate::ports::PortSet;
+use crate::prefetch::merge::{MergedCaptures, Step};
 use crate::shutdown::Shutdown;
 
 /// Messages a worker may be ahead of the merger (interval shares, file ends).
@@ -56,6 +57,8 @@ pub(crate) struct End {
     pub(crate) now_ns: u64,
     pub(crate) interval_start_ns: Option<u64>,
     pub(crate) segments: u64,
+    /// A stop (Ctrl-C) ended the reading before the end of the captures.
+    pub(crate) stopped: bool,
 }
 
 /// What the merger needs of the running workers.
@@ -127,34 +130,15 @@ struct Worker {
 
 impl Worker {
     fn run(&mut self, captures: &[PathBuf], ports: &PortSet) {
-        let mut stats = CaptureStats::default();
-        let mut error = None;
-        for (index, path) in captures.iter().enumerate() {
-            // One worker counts the bytes for the progress bar.
-            let result = read_capture_progress(path, ports, &mut stats, self.me == 0, |seg, _| {
-                self.on_segment(seg);
-                if self.gone || self.stop.reached(self.me, self.clock.segments) {
-                    Flow::Stop
-                } else {
-                    Flow::Continue
-                }
-            });
-            if let Err(e) = result {
-                error = Some(e);
-                break;
-            }
-            if self.gone || self.stop.stopped_at(self.clock.segments) {
-                break;
-            }
-            if self.me == 0
-                && self
-                    .out
-                    .send(FromWorker::FileDone { index, stats })
-                    .is_err()
-            {
-                return;
-            }
-        }
+        let read = if captures.len() > 1 {
+            self.read_merged(captures, ports)
+        } else {
+            self.read_in_order(captures, ports)
+        };
+        // None: the merger is gone.
+        let Some((stats, error)) = read else {
+            return;
+        };
         let now_ns = self.clock.now_ns;
         self.pipeline.shard_finish(now_ns);
         let share = self.take_share();
@@ -166,6 +150,7 @@ impl Worker {
             now_ns,
             interval_start_ns: self.clock.interval.start_ns(),
             segments: self.clock.segments,
+            stopped: self.stop.stopped_at(self.clock.segments),
         };
         // The merger may be gone; then nobody needs it.
         let _ = self.out.send(FromWorker::End {
@@ -173,6 +158,81 @@ impl Worker {
             share,
             sessions,
         });
+    }
+
+    /// Reads the files one after the other (one file: in place). `None` when the merger
+    /// is gone.
+    fn read_in_order(
+        &mut self,
+        captures: &[PathBuf],
+        ports: &PortSet,
+    ) -> Option<(CaptureStats, Option<CaptureError>)> {
+        let mut stats = CaptureStats::default();
+        for (index, path) in captures.iter().enumerate() {
+            // One worker counts the bytes for the progress bar.
+            let result = read_capture_progress(path, ports, &mut stats, self.me == 0, |seg, _| {
+                self.on_segment(seg);
+                self.flow()
+            });
+            if let Err(e) = result {
+                return Some((stats, Some(e)));
+            }
+            if self.gone || self.stop.stopped_at(self.clock.segments) {
+                break;
+            }
+            if !self.file_done(index, stats) {
+                return None;
+            }
+        }
+        Some((stats, None))
+    }
+
+    /// Reads several files as one timeline, merged by time the same way in every worker
+    /// (`crate::prefetch::merge`). `None` when the merger is gone.
+    fn read_merged(
+        &mut self,
+        captures: &[PathBuf],
+        ports: &PortSet,
+    ) -> Option<(CaptureStats, Option<CaptureError>)> {
+        let mut merged = MergedCaptures::new(captures.to_vec(), ports.clone(), self.me == 0);
+        let mut error = None;
+        loop {
+            let step = merged.step(&mut |seg, _| {
+                self.on_segment(seg);
+                self.flow()
+            });
+            match step {
+                Ok(Step::FileDone(index)) => {
+                    if self.gone || self.stop.stopped_at(self.clock.segments) {
+                        break;
+                    }
+                    if !self.file_done(index, merged.stats()) {
+                        return None;
+                    }
+                }
+                Ok(Step::Stopped | Step::Ended) => break,
+                Err(e) => {
+                    error = Some(e);
+                    break;
+                }
+            }
+        }
+        Some((merged.stats(), error))
+    }
+
+    /// After a segment: read on?
+    #[inline]
+    fn flow(&self) -> Flow {
+        if self.gone || self.stop.reached(self.me, self.clock.segments) {
+            Flow::Stop
+        } else {
+            Flow::Continue
+        }
+    }
+
+    /// Worker 0 tells the merger a file was read to its end; `false`: the merger is gone.
+    fn file_done(&mut self, index: usize, stats: CaptureStats) -> bool {
+        self.me != 0 || self.out.send(FromWorker::FileDone { index, stats }).is_ok()
     }
 
     /// The driver's and `Pipeline::on_segment`'s clock decisions, in their order: the

@@ -56,6 +56,10 @@ pub fn render(
         escape(&run.source)
     );
     let c = &r.counters;
+    let (start, end) = r.times_utc().unwrap_or_else(|| {
+        let none = "no packet of the watched ports".to_string();
+        (none.clone(), none)
+    });
     let _ = write!(
         h,
         "<h1>fixscope latency report</h1>\n<table class=\"meta\">\
@@ -69,13 +73,20 @@ pub fn render(
          <span data-k=\"counters.unanswered\">{}</span></td></tr></table>\n",
         escape(&run.source),
         escape(&run.command),
-        r.span.start_utc(),
-        r.span.end_utc(),
+        start,
+        end,
         r.duration_ns as f64 / 1e9,
         c.correlation.requests,
         c.correlation.matched,
         c.unanswered,
     );
+    if let Some(why) = &r.incomplete {
+        let _ = writeln!(
+            h,
+            "<p class=\"note\"><b>Incomplete:</b> <span data-k=\"incomplete_reason\">{}</span></p>",
+            escape(why)
+        );
+    }
     if let Some(name) = r.span.timestamp_source {
         // Who stamped the packets (`live --tap`): runs stamped differently do not compare.
         let _ = writeln!(
