@@ -99,10 +99,15 @@ fn fixed_ack_delay_is_applied_precisely() {
         .collect();
     assert!(ack.iter().all(|&d| d >= 200_000), "ack before its delay");
     assert!(fill.iter().all(|&d| d >= 300_000), "fill before its delay");
+    // Never early (above, exact); late by the timer's wake-up only. A millisecond-grained
+    // wait (epoll's timeout alone) would be late by 0.5-1 ms at the median; this noisy
+    // 2-vCPU VM wakes 60-110 µs late at the median now and then — on the build before
+    // #30 as often (3 of 4 runs past the former 60 µs bound, stop 38) — so 250 µs.
+    const WAKE_UP_NS: u64 = 250_000;
     let p50 = percentile(&mut ack, 0.5);
-    assert!(p50 < 200_000 + 60_000, "ack p50 {p50}ns");
+    assert!(p50 < 200_000 + WAKE_UP_NS, "ack p50 {p50}ns");
     let p50 = percentile(&mut fill, 0.5);
-    assert!(p50 < 300_000 + 60_000, "fill p50 {p50}ns");
+    assert!(p50 < 300_000 + WAKE_UP_NS, "fill p50 {p50}ns");
     // Client-side latency includes the delays.
     assert!(r.stage("ack", "from write").unwrap().p50_ns >= 200_000);
     assert!(r.stage("fill", "from write").unwrap().p50_ns >= 500_000);
@@ -147,6 +152,9 @@ fn slow_exchange_cannot_hide_latency_in_open_loop() {
 /// of them at once in the timer queue, while the other 8,000 are answered on time.
 #[test]
 fn stalled_orders_are_held_while_the_rest_are_answered_on_time() {
+    // Serial like the others: its 10,000 orders at 10k/s beside `fixed_ack_delay_...` on 2
+    // vCPUs delayed that test's fills past its precision bound (CI, stop 38).
+    let _serial = serial();
     const HOLD_NS: u64 = 2_000_000_000;
     let dir = tempfile::tempdir().unwrap();
     let truth = dir.path().join("truth.csv");
