@@ -221,7 +221,10 @@ impl MergedCaptures {
             }
             Err(source) => {
                 self.end();
-                Err(CaptureError::Read { path, error: source })
+                Err(CaptureError::Read {
+                    path,
+                    error: source,
+                })
             }
         }
     }
