@@ -31,7 +31,7 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
-use crate::classify::CaptureStats;
+use crate::capture_stats::CaptureStats;
 use crate::decode::TcpPacket;
 use crate::segment::{Direction, Endpoint, FlowKey, Segment, TcpFlags};
 

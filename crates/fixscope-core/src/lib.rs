@@ -9,6 +9,7 @@
 
 pub mod acceptor;
 pub mod breakdown;
+pub mod capture_stats;
 pub mod classify;
 pub mod clock;
 pub mod consumer;
