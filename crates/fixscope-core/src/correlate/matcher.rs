@@ -353,6 +353,7 @@ impl Correlator {
     }
 
     /// Evicts the oldest tracked request when `-m` are tracked, before one more.
+    #[inline]
     fn make_room(&mut self) {
         if self.table.len() >= self.limits.max_pending {
             self.evict_oldest();
