@@ -209,9 +209,7 @@ impl Correlator {
             {
                 self.counters.response_before_request += 1;
             } else {
-                if self.table.len() >= self.limits.max_pending {
-                    self.evict_oldest();
-                }
+                self.make_room();
                 let slot =
                     self.table
                         .insert(session, key, hash, ts_ns, last_byte_seq, request_type);
@@ -244,12 +242,10 @@ impl Correlator {
         }
         if claimed.terminal {
             // Over before it was seen: remembered for PossResend checks, not tracked.
-            self.released[hash as usize & (RELEASED_MEMORY - 1)] = hash;
+            self.remember_released(hash);
             return true;
         }
-        if self.table.len() >= self.limits.max_pending {
-            self.evict_oldest();
-        }
+        self.make_room();
         let slot = self.table.insert(
             session,
             key,
@@ -348,9 +344,20 @@ impl Correlator {
 
     /// Stops tracking a request, remembering its key for PossResend checks.
     fn release(&mut self, slot: u32) {
-        let hash = self.table.get(slot).hash_of();
-        self.released[hash as usize & (RELEASED_MEMORY - 1)] = hash;
+        self.remember_released(self.table.get(slot).hash_of());
         self.table.release(slot);
+    }
+
+    fn remember_released(&mut self, hash: u64) {
+        self.released[hash as usize & (RELEASED_MEMORY - 1)] = hash;
+    }
+
+    /// Evicts the oldest tracked request when `-m` are tracked, before one more.
+    #[inline]
+    fn make_room(&mut self) {
+        if self.table.len() >= self.limits.max_pending {
+            self.evict_oldest();
+        }
     }
 
     /// Whether the request `facts` names is tracked on `session` or was recently (a

@@ -216,6 +216,9 @@ impl PendingTable {
     }
 
     /// Tracks a new request (the caller made room and checked it is not a duplicate).
+    // Inlined into the request path: a second, cold caller (a request seen after its
+    // response) made LLVM keep it out of line, +2.9M instructions on small.pcap.
+    #[inline(always)]
     pub fn insert(
         &mut self,
         session: u64,
