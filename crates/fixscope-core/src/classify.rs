@@ -14,7 +14,6 @@ use crate::segment::{Direction, Segment};
 
 pub use crate::capture_stats::{BusiestPorts, CaptureStats};
 
-
 /// Segments per TCP port, counted only while no segment of the watched ports was seen
 /// (a capture on the wrong `-p` says what it carried); allocated at the first.
 #[derive(Clone, Default)]
