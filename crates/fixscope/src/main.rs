@@ -1,6 +1,7 @@
 //! `fixscope`: FIX request→response latency from TCP traffic — live (eBPF), offline (pcap),
 //! and a built-in FIX exchange simulator to try it on.
 
+mod by_warning;
 mod cli;
 mod cmd_check;
 mod cmd_compare;

@@ -57,6 +57,9 @@ pub fn reporters_into(
         Format::Json => Box::new(JsonReporter::new(stdout)),
     };
     add(wrap(stdout));
+    if args.by.is_some() {
+        fanout.add(Box::new(crate::by_warning::ByTagsNeverCarried::default()));
+    }
     if let Some(path) = &args.json_file {
         let file = File::create(path)
             .with_context(|| format!("cannot create --json-file {}", path.display()))?;

@@ -361,3 +361,47 @@ fn compressed_inputs_say_how_to_read_them() {
         assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
     }
 }
+
+/// `--by` with a tag no message carries (#36 item 5: `--by 9999` put every order in
+/// `(none)` without a word) is said on stderr once, on every plan; a tag the orders carry
+/// is not; the figures are the same either way.
+#[test]
+fn a_by_tag_no_order_carries_is_said() {
+    let sim = fixscope_testkit::test_data("captures/sim/sim_orders.pcap");
+    let sim = sim.to_str().unwrap();
+    for threads in ["1", "2", "3"] {
+        let run = |tag: &str| {
+            let out = Command::new(env!("CARGO_BIN_EXE_fixscope"))
+                .args([
+                    "pcap",
+                    sim,
+                    "-p",
+                    "19478",
+                    "--by",
+                    tag,
+                    "--threads",
+                    threads,
+                ])
+                .output()
+                .expect("run fixscope");
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            String::from_utf8_lossy(&out.stderr).into_owned()
+        };
+        let err = run("9999");
+        let want = "--by 9999: no request or response carried tag 9999; all 600 orders are in \
+                    (none)";
+        assert_eq!(err.matches(want).count(), 1, "--threads {threads}: {err}");
+        let err = run("55");
+        assert!(!err.contains("carried tag"), "--threads {threads}: {err}");
+        let err = run("55,9999");
+        assert_eq!(
+            err.matches("carried tag").count(),
+            1,
+            "--threads {threads}: {err}"
+        );
+    }
+}

@@ -273,6 +273,12 @@ impl TagGroups {
         self.overflow_uncounted |= theirs.overflow_uncounted;
     }
 
+    /// Requests were seen but none carried the tag (in request or response): every order
+    /// is in `(none)` — usually a mistyped tag (`--by 9999`).
+    pub fn never_carried(&self) -> bool {
+        self.entries.is_empty() && self.overflow.is_empty() && !self.none.is_empty()
+    }
+
     /// Distinct values that overflowed (exact up to 65,536, then a lower bound).
     pub fn values_overflowed(&self) -> u64 {
         self.overflow_requests.len() as u64
