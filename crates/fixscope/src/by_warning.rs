@@ -14,10 +14,10 @@ pub struct ByTagsNeverCarried {
     warned: bool,
 }
 
-/// What the warning says of `tag`, `orders` orders having been seen without it.
-pub fn never_carried_message(tag: u32, orders: u64) -> String {
+/// What the warning says of `tag`, `answered` orders having been measured without it.
+pub fn never_carried_message(tag: u32, answered: u64) -> String {
     format!(
-        "--by {tag}: no request or response carried tag {tag}; all {orders} orders are in \
+        "--by {tag}: no request or response carried tag {tag}; all {answered} answered orders are in \
          (none) — is the tag right? (--by takes FIX tag numbers, e.g. 55 Symbol, 1 Account)"
     )
 }
@@ -35,7 +35,7 @@ impl Reporter for ByTagsNeverCarried {
             return Ok(());
         };
         for tag in by.tags.iter().filter(|t| t.never_carried()) {
-            say::warn(never_carried_message(tag.tag, tag.none.requests));
+            say::warn(never_carried_message(tag.tag, tag.none.count()));
             self.warned = true;
         }
         Ok(())

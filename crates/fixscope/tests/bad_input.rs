@@ -392,8 +392,8 @@ fn a_by_tag_no_order_carries_is_said() {
             String::from_utf8_lossy(&out.stderr).into_owned()
         };
         let err = run("9999");
-        let want = "--by 9999: no request or response carried tag 9999; all 600 orders are in \
-                    (none)";
+        let want = "--by 9999: no request or response carried tag 9999; all 600 answered \
+                    orders are in (none)";
         assert_eq!(err.matches(want).count(), 1, "--threads {threads}: {err}");
         let err = run("55");
         assert!(!err.contains("carried tag"), "--threads {threads}: {err}");
