@@ -58,7 +58,7 @@ pub fn reporters_into(
     };
     add(wrap(stdout));
     if args.by.is_some() {
-        add(Box::new(crate::by_warning::ByTagsNeverCarried::default()));
+        add(Box::<crate::by_warning::ByTagsNeverCarried>::default());
     }
     if let Some(path) = &args.json_file {
         let file = File::create(path)
