@@ -470,7 +470,13 @@ fn scenario(tag: u8, how: Mirror) {
     let requests = counter_of(&ebpf_summary, "requests");
     assert_eq!(requests, 1200, "the client sent 1200 orders");
     let answered = |s: &Value| counter_of(s, "matched") + counter_of(s, "response_before_request");
+    // No alarm where the capture holds the whole conversation: always at the interface
+    // (eBPF), on the mirror unless it lost packets (then orders whose answer it lost time
+    // out for real, and the gaps say why: checked below).
     for summary in [&tap_summary, &pcap_summary, &ebpf_summary] {
+        if counter_of(summary, "tcp_gaps") > 0 {
+            continue;
+        }
         for name in ["timed_out", "unmatched_responses"] {
             assert_eq!(
                 counter_of(summary, name),
@@ -497,7 +503,9 @@ fn scenario(tag: u8, how: Mirror) {
         tap_summary["counters"]
     );
     let mirror_lost = requests - counter_of(&pcap_summary, "requests");
-    if mirror_lost == 0 {
+    // The mirror may lose responses only (their requests all delivered): gaps say so.
+    let mirror_gapped = mirror_lost > 0 || counter_of(&tap_summary, "tcp_gaps") > 0;
+    if !mirror_gapped {
         for name in ["requests", "responses"] {
             assert_eq!(
                 counter_of(&tap_summary, name),
@@ -507,7 +515,11 @@ fn scenario(tag: u8, how: Mirror) {
         }
         assert_eq!(answered(&tap_summary), answered(&ebpf_summary), "{how:?}");
     } else {
-        eprintln!("{how:?}: the mirror lost packets of {mirror_lost} orders (machine saturated)");
+        eprintln!(
+            "{how:?}: the mirror lost packets (machine saturated): requests of {mirror_lost} \
+             orders, {} TCP gaps on the tap",
+            counter_of(&tap_summary, "tcp_gaps")
+        );
         assert!(
             counter_of(&tap_summary, "tcp_gaps") > 0,
             "{how:?}: {mirror_lost} orders missing without a gap: {}",
@@ -560,7 +572,7 @@ fn scenario(tag: u8, how: Mirror) {
             if counter_of(&tap_summary, "tcp_gaps") == 0 {
                 let missed = towards_port / 2 - n;
                 assert!(
-                    missed * 50 <= towards_port / 2,
+                    missed * 10 <= towards_port / 2,
                     "{how:?} {who}: {n} copies of {} pairs: {src}",
                     towards_port / 2
                 );
@@ -600,7 +612,7 @@ fn scenario(tag: u8, how: Mirror) {
     // Orders a capture showed answered before their request have no latency there.
     let (mut reversed_on_tap, mut reversed_recorded) = (0, 0);
     for (key, lat) in &at_server {
-        if mirror_lost > 0 && !recorded_lat.contains_key(key) {
+        if mirror_gapped && !recorded_lat.contains_key(key) {
             // Not delivered by the mirror (counted above): nothing to compare.
             continue;
         }
@@ -615,11 +627,18 @@ fn scenario(tag: u8, how: Mirror) {
         };
         offline_diffs.push((recorded - tapped).abs());
     }
-    assert_eq!(
-        reversed_on_tap,
-        counter_of(&tap_summary, "response_before_request"),
-        "{how:?}: orders without a latency on the mirror"
-    );
+    let reversed = counter_of(&tap_summary, "response_before_request");
+    if mirror_gapped {
+        assert!(
+            reversed_on_tap <= reversed,
+            "{how:?}: orders without a latency"
+        );
+    } else {
+        assert_eq!(
+            reversed_on_tap, reversed,
+            "{how:?}: orders without a latency on the mirror"
+        );
+    }
     assert!(
         reversed_recorded <= counter_of(&pcap_summary, "response_before_request"),
         "{how:?}: orders without a latency in the recording"
