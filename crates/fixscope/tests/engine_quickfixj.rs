@@ -279,7 +279,11 @@ fn quickfixj_orders_are_matched_and_bracketed_by_the_engines_timestamps() {
             assert_eq!(
                 counter(s, c),
                 sent(t),
-                "{what}: {c} vs the engines' toAdmin"
+                "{what}: {c} vs the engines' toAdmin (live {}, pcap {}; initiator {:?}, acceptor {:?})",
+                counter(&live_summary, c),
+                counter(&pcap_summary, c),
+                ini.get("admin"),
+                acc.get("admin"),
             );
         }
         let rtt = s["session_stages"]

@@ -168,8 +168,14 @@ public final class Engine implements Application {
         while (fills.get() < count && System.nanoTime() < deadline) {
             Thread.sleep(5);
         }
+        // Stop only once the acceptor's Logout has been read (onLogout): then both Logouts
+        // counted by toAdmin are on the wire. A stop that closes the socket before the
+        // reply is written (the timer sends our Logout up to 1 s after logout()) would
+        // leave the acceptor's toAdmin counting a Logout the wire never carried.
         Session.lookupSession(id).logout("done");
-        Thread.sleep(300);
+        if (!loggedOut.await(20, TimeUnit.SECONDS)) {
+            System.err.println("initiator: no Logout answer within 20 s");
+        }
         i.stop();
         writeLog();
         System.err.println("initiator: sent " + count + ", fills " + fills.get());
