@@ -12,8 +12,19 @@ use fixscope_core::correlate::{CorrelatorLimits, KeySpec};
 use fixscope_core::{PipelineConfig, PortSet, Role};
 
 #[derive(Parser, Debug)]
-#[command(name = "fixscope", version, about = "FIX request→response latency from TCP traffic", long_about = None, allow_negative_numbers = true)]
+#[command(
+    name = "fixscope",
+    version,
+    disable_version_flag = true,
+    about = "FIX request→response latency from TCP traffic",
+    long_about = None,
+    allow_negative_numbers = true
+)]
 pub struct Cli {
+    /// Print the version (`-v` as the seed tool has it; `-V`, `--version` too). After a
+    /// command, `-v` is that command's `--verbose`.
+    #[arg(short = 'v', short_alias = 'V', long = "version", action = clap::ArgAction::Version)]
+    version: (),
     #[command(subcommand)]
     pub command: Command,
 }
@@ -121,6 +132,9 @@ pub struct AnalysisArgs {
     /// Also write the report as JSON lines to FILE (whatever stdout carries).
     #[arg(long, value_name = "FILE")]
     pub json_file: Option<PathBuf>,
+    /// How much the text report shows (`--full`, `--counters all`).
+    #[command(flatten)]
+    pub text: TextArgs,
     /// Verbose: say what is being read/attached and the source's counters on stderr.
     #[arg(short = 'v', long)]
     pub verbose: bool,
@@ -167,6 +181,40 @@ pub struct AnalysisArgs {
     /// extension for the other stages with data.
     #[arg(long, value_name = "FILE")]
     pub hgrm: Option<PathBuf>,
+}
+
+/// How much the text report shows. The default is one screen: one line per interval, and
+/// a summary of the stage table, the slowest first responses and the counters that are not
+/// zero and matter; JSON, HTML, hlog, Prometheus and the TUI always hold everything.
+#[derive(Args, Debug, Clone, Default)]
+pub struct TextArgs {
+    /// The full text report: every stage in each interval line, every stage's slowest
+    /// orders, the session layer's table per session, every counter, the histogram.
+    #[arg(long)]
+    pub full: bool,
+    /// Which counters the text summary lists: `notable` (alarms and unusual counts that
+    /// are not zero) or `all` (every counter, as `--full` does).
+    #[arg(long, value_enum, default_value = "notable", value_name = "notable|all")]
+    pub counters: CountersShown,
+}
+
+/// `--counters`: which counters the text summary lists.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CountersShown {
+    #[default]
+    Notable,
+    All,
+}
+
+impl TextArgs {
+    /// The text reporter's options; `color` when stdout is a terminal that wants it.
+    pub fn options(&self, color: bool) -> fixscope_core::report::text::TextOptions {
+        fixscope_core::report::text::TextOptions {
+            full: self.full,
+            all_counters: self.full || self.counters == CountersShown::All,
+            color,
+        }
+    }
 }
 
 /// `--slowest` limit: the lists are copied at every report, so they stay small.
@@ -617,6 +665,9 @@ pub struct DemoArgs {
     /// Where the demo writes its HTML report (its path is printed at the end).
     #[arg(long, default_value = "fixscope-demo.html", value_name = "FILE")]
     pub html: PathBuf,
+    /// How much the text report shows (`--full`, `--counters all`).
+    #[command(flatten)]
+    pub text: TextArgs,
 }
 
 impl AnalysisArgs {
@@ -636,6 +687,7 @@ impl AnalysisArgs {
             format: None,
             json: false,
             json_file: None,
+            text: TextArgs::default(),
             verbose: false,
             trace: None,
             prometheus: None,
@@ -698,6 +750,9 @@ pub struct ReportArgs {
     /// Also write the report as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub json_file: Option<PathBuf>,
+    /// How much the text report shows (`--full`, `--counters all`).
+    #[command(flatten)]
+    pub text: TextArgs,
     /// The N slowest orders per stage of the merged intervals (default: as many as the
     /// logs kept, their runs' `--slowest`); 0 leaves them out.
     #[arg(long, value_name = "N")]

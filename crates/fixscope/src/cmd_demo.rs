@@ -3,7 +3,9 @@
 //! end fixscope's figures are set beside the exchange's own ground truth.
 
 use std::os::unix::fs::PermissionsExt;
+use std::io::Write;
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 use std::process::ExitCode;
 use std::sync::mpsc;
 use std::thread;
@@ -12,8 +14,8 @@ use std::time::Duration;
 use anyhow::{anyhow, Context, Result};
 use fixscope_core::correlate::Stage;
 use fixscope_core::recorder::Distribution;
-use fixscope_core::report::human_ns;
-use fixscope_core::report::text::percentile_text;
+use fixscope_core::report::text::{percentile_text, TextOptions, TextReporter};
+use fixscope_core::report::{human_ns, IntervalReport, Reporter, SummaryReport};
 use fixscope_core::shutdown::Shutdown;
 use fixscope_core::{Pipeline, PortSet};
 use fixscope_sim::{run_client, run_exchange, ClientArgs, ExchangeArgs};
@@ -67,6 +69,7 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode> {
     // 2. fixscope live on lo for that port; 3. the client starts once we are attached.
     let mut analysis = AnalysisArgs::demo(PortSet::single(addr.port()));
     analysis.html = Some(args.html.clone());
+    analysis.text = args.text.clone();
     let live_args = crate::cli::LiveArgs::demo(analysis.clone());
     let mut config = live_args.live_config()?;
     config.iface = "lo".into();
@@ -101,7 +104,17 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode> {
     ])?;
     let mut client: Option<thread::JoinHandle<Result<fixscope_sim::ClientReport>>> = None;
     let client_stop = stop.clone();
-    let mut reporter = output::reporters(&analysis)?;
+    // The summary waits until the figures have been set beside the truth: the answer
+    // first, then the details (#35).
+    let held_summary = Arc::new(Mutex::new(Vec::new()));
+    let text_options = analysis.text.options(output::stdout_wants_color());
+    let mut reporter = output::reporters_with(&analysis, |stdout| {
+        Box::new(SummaryLater {
+            intervals: stdout,
+            options: text_options,
+            held: Arc::clone(&held_summary),
+        })
+    })?;
     let outcome = run_with(
         &config,
         &mut pipeline,
@@ -130,10 +143,13 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode> {
         }
         Err(_) => return Err(anyhow!("the simulated exchange panicked")),
     }
-    if let Some(report) = client_report {
-        println!("\n--- the load client's own view (round trips from its socket) ---\n{report}");
+    compare_with_truth(&pipeline, &truth_path, client_report.as_ref())?;
+    {
+        let held = held_summary.lock().unwrap_or_else(|e| e.into_inner());
+        let mut stdout = std::io::stdout().lock();
+        stdout.write_all(&held)?;
+        stdout.flush()?;
     }
-    compare_with_truth(&pipeline, &truth_path)?;
     let html = std::path::absolute(&args.html).unwrap_or_else(|_| args.html.clone());
     println!(
         "\nHTML report (tables, charts, slowest orders; opens offline): {}",
@@ -147,8 +163,33 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode> {
     Ok(outcome)
 }
 
-/// Prints fixscope's ack and fill latencies beside the exchange's own (ground truth).
-fn compare_with_truth(pipeline: &Pipeline, truth_path: &Path) -> Result<()> {
+/// The stdout reporter of the demo: interval lines as they come, the summary written to
+/// `held` to be printed after the comparison with the truth.
+struct SummaryLater {
+    intervals: Box<dyn Reporter>,
+    options: TextOptions,
+    held: Arc<Mutex<Vec<u8>>>,
+}
+
+impl Reporter for SummaryLater {
+    fn interval(&mut self, report: &IntervalReport<'_>) -> std::io::Result<()> {
+        self.intervals.interval(report)
+    }
+    fn summary(&mut self, report: &SummaryReport<'_>) -> std::io::Result<()> {
+        let mut text = TextReporter::with_options(Vec::new(), self.options);
+        text.summary(report)?;
+        *self.held.lock().unwrap_or_else(|e| e.into_inner()) = text.into_inner();
+        Ok(())
+    }
+}
+
+/// Prints fixscope's ack and fill latencies beside the exchange's own (ground truth) and
+/// the load client's (round trips from its socket, write() to read()).
+fn compare_with_truth(
+    pipeline: &Pipeline,
+    truth_path: &Path,
+    client: Option<&fixscope_sim::ClientReport>,
+) -> Result<()> {
     let truth = fixscope_sim::truth::read_truth(truth_path)?;
     let mut ack: Vec<u64> = truth
         .iter()
@@ -160,7 +201,9 @@ fn compare_with_truth(pipeline: &Pipeline, truth_path: &Path) -> Result<()> {
         .collect();
     ack.sort_unstable();
     fill.sort_unstable();
-    println!("\n--- fixscope (kernel TC hooks) vs the exchange's own clock (ground truth) ---");
+    println!(
+        "\n--- fixscope (kernel TC hooks) vs the exchange's own clock (ground truth) and the client's ---"
+    );
     println!(
         "{:<8} {:>22} {:>10} {:>10} {:>10} {:>10}",
         "stage", "source", "orders", "p50", "p99", "max"
@@ -192,6 +235,18 @@ fn compare_with_truth(pipeline: &Pipeline, truth_path: &Path) -> Result<()> {
             percentile_text(&d, 2),
             human_ns(d.max_ns as f64)
         );
+        let basis = client.and_then(|c| c.stage(stage.name(), "from write"));
+        if let Some(c) = basis.filter(|c| c.count > 0) {
+            println!(
+                "{:<8} {:>22} {:>10} {:>10} {:>10} {:>10}",
+                "",
+                "client (its socket)",
+                c.count,
+                human_ns(c.p50_ns as f64),
+                human_ns(c.p99_ns as f64),
+                human_ns(c.max_ns as f64)
+            );
+        }
     }
     let ack_p99 = |v: &[u64]| {
         let rank = ((0.99 * v.len() as f64).ceil() as usize).clamp(1, v.len().max(1));

@@ -81,7 +81,12 @@ pub fn run(args: &ReportArgs) -> Result<ExitCode> {
             Some(path) => Some((path.as_path(), intervals(&args.logs, &window)?)),
             None => None,
         };
-        let mut reporters = output::report_reporters(format, args.json_file.as_deref(), html)?;
+        let mut reporters = output::report_reporters(
+            format,
+            args.text.options(output::stdout_wants_color()),
+            args.json_file.as_deref(),
+            html,
+        )?;
         reporters.summary(&summary)?;
     } else {
         if let Some(path) = &args.html {
@@ -97,7 +102,12 @@ pub fn run(args: &ReportArgs) -> Result<ExitCode> {
         v["counters"] = serde_json::Value::Null;
         match format {
             Format::Json => println!("{v}"),
-            Format::Text => output::report_reporters(format, None, None)?.summary(&summary)?,
+            Format::Text => output::report_reporters(
+                format,
+                args.text.options(output::stdout_wants_color()),
+                None,
+                None,
+            )?.summary(&summary)?,
         }
         if let Some(path) = &args.json_file {
             std::fs::write(path, format!("{v}\n"))

@@ -11,7 +11,7 @@ use std::io::{self, BufWriter, Write};
 use anyhow::{bail, Context, Result};
 use fixscope_core::hlog::{HgrmWriter, HlogWriter};
 use fixscope_core::report::json::JsonReporter;
-use fixscope_core::report::text::TextReporter;
+use fixscope_core::report::text::{TextOptions, TextReporter};
 use fixscope_core::report::{Fanout, IntervalReport, Reporter, SummaryReport};
 
 use crate::cli::{AnalysisArgs, Format};
@@ -53,7 +53,10 @@ pub fn reporters_into(
         }
     };
     let stdout: Box<dyn Reporter> = match args.stdout_format() {
-        Format::Text => Box::new(TextReporter::new(stdout)),
+        Format::Text => Box::new(TextReporter::with_options(
+            stdout,
+            args.text.options(stdout_wants_color()),
+        )),
         Format::Json => Box::new(JsonReporter::new(stdout)),
     };
     add(wrap(stdout));
@@ -106,6 +109,15 @@ pub fn reporters_into(
     Ok(fanout)
 }
 
+/// Whether the text report may colour its alarms: stdout is a terminal, and neither
+/// `NO_COLOR` (no-color.org) nor `TERM=dumb` says otherwise.
+pub fn stdout_wants_color() -> bool {
+    use std::io::IsTerminal;
+    io::stdout().is_terminal()
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        && std::env::var_os("TERM").is_none_or(|t| t != "dumb")
+}
+
 /// Passes summaries only.
 struct SummaryOnly(Box<dyn Reporter>);
 
@@ -122,6 +134,7 @@ impl Reporter for SummaryOnly {
 /// latency-over-time series read from the logs (`intervals`).
 pub fn report_reporters(
     format: Format,
+    text: TextOptions,
     json_file: Option<&std::path::Path>,
     html: Option<(
         &std::path::Path,
@@ -131,7 +144,7 @@ pub fn report_reporters(
     let mut fanout = Fanout::new();
     let stdout = BufWriter::new(io::stdout());
     match format {
-        Format::Text => fanout.add(Box::new(TextReporter::new(stdout))),
+        Format::Text => fanout.add(Box::new(TextReporter::with_options(stdout, text))),
         Format::Json => fanout.add(Box::new(JsonReporter::new(stdout))),
     }
     if let Some(path) = json_file {

@@ -7,11 +7,13 @@
 //! (an interval log wants the whole interval histogram) without copying on every interval.
 
 pub mod by;
+pub mod counter_kinds;
 pub mod json;
 mod json_line;
 mod rows;
 pub mod session;
 pub mod text;
+pub mod text_brief;
 
 use std::io;
 

@@ -113,18 +113,50 @@ fn opt_age(age: Option<u64>) -> String {
     age.map_or("-".to_string(), |a| human_ns(a as f64))
 }
 
-/// The summary's session-layer section in text.
-pub fn write_summary(out: &mut impl Write, l: &SessionLayerFigures) -> io::Result<()> {
-    let rtt = &l.test_request_rtt;
-    writeln!(
-        out,
-        "\nsession layer: {} messages, peak {} in 1 ms",
+/// The session layer in the brief summary: one line (messages, peak rate, TestRequest
+/// round trip, the sessions with alarms), and the reject reasons when there are any.
+pub fn write_brief(out: &mut impl Write, l: &SessionLayerFigures) -> io::Result<()> {
+    let mut line = format!(
+        "session layer: {} messages, peak {} in 1 ms",
         l.rate.messages, l.rate.peak_1ms
-    )?;
+    );
+    let rtt = &l.test_request_rtt;
     if rtt.count > 0 {
-        super::rows::write_stage_header(out, "stage")?;
-        super::rows::write_stage_row(out, TEST_REQUEST_RTT, rtt)?;
+        line.push_str(&format!(
+            "; {TEST_REQUEST_RTT} n={} p50 {} p99 {}",
+            rtt.count,
+            super::rows::percentile_text(rtt, 0),
+            super::rows::percentile_text(rtt, 2)
+        ));
     }
+    const SHOWN: usize = 5;
+    let alarmed: Vec<String> = l
+        .sessions
+        .iter()
+        .filter_map(|s| {
+            let alarms = s.alarm_names();
+            (!alarms.is_empty()).then(|| {
+                let who = names(&s.sender_comp_id, &s.target_comp_id);
+                format!("#{} {who} {}", s.id, alarms.join(","))
+            })
+        })
+        .collect();
+    if !alarmed.is_empty() {
+        let more = match alarmed.len().saturating_sub(SHOWN) {
+            0 => String::new(),
+            n => format!(" (+{n} more)"),
+        };
+        line.push_str(&format!(
+            "; alarms: {}{more}",
+            alarmed[..alarmed.len().min(SHOWN)].join(", ")
+        ));
+    }
+    writeln!(out, "{line} (per session: --full)")?;
+    write_reject_reasons(out, l)
+}
+
+/// Reject reasons by code, when there were rejects.
+fn write_reject_reasons(out: &mut impl Write, l: &SessionLayerFigures) -> io::Result<()> {
     if !l.session_reject_reasons.is_empty() || !l.business_reject_reasons.is_empty() {
         let list = |m: &BTreeMap<u32, u64>| {
             m.iter()
@@ -140,6 +172,22 @@ pub fn write_summary(out: &mut impl Write, l: &SessionLayerFigures) -> io::Resul
             l.rejects_without_reason
         )?;
     }
+    Ok(())
+}
+
+/// The summary's session-layer section in text.
+pub fn write_summary(out: &mut impl Write, l: &SessionLayerFigures) -> io::Result<()> {
+    let rtt = &l.test_request_rtt;
+    writeln!(
+        out,
+        "\nsession layer: {} messages, peak {} in 1 ms",
+        l.rate.messages, l.rate.peak_1ms
+    )?;
+    if rtt.count > 0 {
+        super::rows::write_stage_header(out, "stage")?;
+        super::rows::write_stage_row(out, TEST_REQUEST_RTT, rtt)?;
+    }
+    write_reject_reasons(out, l)?;
     if l.sessions.is_empty() {
         return Ok(());
     }

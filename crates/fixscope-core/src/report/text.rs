@@ -1,5 +1,8 @@
-//! Human-readable reports: interval lines, the cumulative table, the per-type and
-//! per-session breakdowns, counters and an ASCII histogram.
+//! Human-readable reports. By default the brief report of [`super::text_brief`] (one
+//! line per interval, a summary in one screen); with `--full` ([`TextOptions::full`]) the
+//! full one written here: every stage per interval, the cumulative table, the per-type and
+//! per-session breakdowns, the session layer, every stage's slowest orders, every counter
+//! and an ASCII histogram.
 
 use std::io::{self, Write};
 
@@ -7,6 +10,7 @@ use hdrhistogram::Histogram;
 
 pub use super::rows::percentile_text;
 use super::rows::{opt_ns, write_stage_header, write_stage_row};
+use super::text_brief::{self, Paint};
 use super::{
     human_ns, Counters, IntervalReport, Reporter, SessionSummary, StageSummary, SummaryReport,
 };
@@ -15,20 +19,42 @@ use crate::slowest::SlowOrder;
 use crate::source::Counter;
 use crate::stats::Distribution;
 
+/// How much the text report shows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TextOptions {
+    /// `--full`: the full report (every stage per interval, every stage's slowest orders,
+    /// every counter, the session layer's table, the histogram).
+    pub full: bool,
+    /// `--counters all`: every counter in the brief summary too.
+    pub all_counters: bool,
+    /// Alarms in red (stdout is a terminal and `NO_COLOR` is not set).
+    pub color: bool,
+}
+
 /// Writes text reports to any `Write`.
 pub struct TextReporter<W: Write> {
     out: W,
+    options: TextOptions,
     /// Which stage the ASCII histogram shows.
     histogram_stage: Stage,
     histogram_rows: usize,
+    /// The source's counters at the last interval: the brief line says the interval's own.
+    previous_source: Vec<Counter>,
 }
 
 impl<W: Write> TextReporter<W> {
+    /// The brief report (the default).
     pub fn new(out: W) -> Self {
+        Self::with_options(out, TextOptions::default())
+    }
+
+    pub fn with_options(out: W, options: TextOptions) -> Self {
         TextReporter {
             out,
+            options,
             histogram_stage: Stage::FirstResponse,
             histogram_rows: 20,
+            previous_source: Vec::new(),
         }
     }
 
@@ -39,6 +65,14 @@ impl<W: Write> TextReporter<W> {
 
 impl<W: Write> Reporter for TextReporter<W> {
     fn interval(&mut self, r: &IntervalReport<'_>) -> io::Result<()> {
+        if !self.options.full {
+            let paint = Paint {
+                color: self.options.color,
+            };
+            text_brief::write_interval_line(&mut self.out, r, &self.previous_source, paint)?;
+            self.previous_source = r.source.to_vec();
+            return self.out.flush();
+        }
         let c = &r.counters;
         writeln!(
             self.out,
@@ -85,27 +119,15 @@ impl<W: Write> Reporter for TextReporter<W> {
     }
 
     fn summary(&mut self, r: &SummaryReport<'_>) -> io::Result<()> {
+        if !self.options.full {
+            let paint = Paint {
+                color: self.options.color,
+            };
+            return text_brief::write_summary(&mut self.out, r, self.options.all_counters, paint);
+        }
         let out = &mut self.out;
-        let c = &r.counters;
-        let when = match r.times_utc() {
-            Some((start, end)) => format!("{start} .. {end} ({:.3}s)", r.duration_ns as f64 / 1e9),
-            None => "no packet of the watched ports".to_string(),
-        };
-        writeln!(
-            out,
-            "\n=== fixscope summary: {when}, {} messages, {} requests, {} matched ===",
-            c.framing.messages, c.correlation.requests, c.correlation.matched
-        )?;
-        if let Some(why) = &r.incomplete {
-            writeln!(out, "INCOMPLETE: {why}")?;
-        }
-        if let Some(name) = r.span.timestamp_source {
-            writeln!(
-                out,
-                "timestamps: {name} (who stamped the packets: --time-stamp-type)"
-            )?;
-        }
-        write_accounting(out, c)?;
+        write_run_line(out, r)?;
+        write_accounting(out, &r.counters)?;
         write_stage_header(out, "stage")?;
         for s in r.all_stages() {
             write_stage_row(out, s.stage.name(), &s.dist)?;
@@ -165,8 +187,33 @@ impl<W: Write> Reporter for TextReporter<W> {
     }
 }
 
+/// The summary's first lines: the run (when, how much), why it is incomplete, who stamped
+/// the packets.
+pub(super) fn write_run_line(out: &mut impl Write, r: &SummaryReport<'_>) -> io::Result<()> {
+    let c = &r.counters;
+    let when = match r.times_utc() {
+        Some((start, end)) => format!("{start} .. {end} ({:.3}s)", r.duration_ns as f64 / 1e9),
+        None => "no packet of the watched ports".to_string(),
+    };
+    writeln!(
+        out,
+        "\n=== fixscope summary: {when}, {} messages, {} requests, {} matched ===",
+        c.framing.messages, c.correlation.requests, c.correlation.matched
+    )?;
+    if let Some(why) = &r.incomplete {
+        writeln!(out, "INCOMPLETE: {why}")?;
+    }
+    if let Some(name) = r.span.timestamp_source {
+        writeln!(
+            out,
+            "timestamps: {name} (who stamped the packets: --time-stamp-type)"
+        )?;
+    }
+    Ok(())
+}
+
 /// Where every request went: matched, or why it never was.
-fn write_accounting(out: &mut impl Write, c: &Counters) -> io::Result<()> {
+pub(super) fn write_accounting(out: &mut impl Write, c: &Counters) -> io::Result<()> {
     let k = &c.correlation;
     // Only a capture that reordered has these: said then, and the line is as before else.
     let reversed = match k.response_before_request {
@@ -231,12 +278,31 @@ fn write_slowest(
         return Ok(());
     }
     writeln!(out, "\nslowest orders:")?;
+    let all: Vec<&SlowOrder> = slowest.iter().flat_map(|l| l.iter()).collect();
+    write_slowest_rows(out, &all, unix_offset_ns)
+}
+
+/// Slow orders as a table (header, then one row each, and its breakdown under it).
+pub(super) fn write_slowest_orders(
+    out: &mut impl Write,
+    orders: &[SlowOrder],
+    unix_offset_ns: i64,
+) -> io::Result<()> {
+    let all: Vec<&SlowOrder> = orders.iter().collect();
+    write_slowest_rows(out, &all, unix_offset_ns)
+}
+
+fn write_slowest_rows(
+    out: &mut impl Write,
+    orders: &[&SlowOrder],
+    unix_offset_ns: i64,
+) -> io::Result<()> {
     writeln!(
         out,
         "  {:<15} {:>9}  {:<20} {:<4} {:<8} {:>4} {:<24} {:<44} request time (UTC)",
         "stage", "latency", "key", "type", "response", "#", "sender->target", "client -> server"
     )?;
-    for o in slowest.iter().flat_map(|l| l.iter()) {
+    for o in orders {
         let response = format!(
             "{}{}{}",
             o.response_msg_type,
