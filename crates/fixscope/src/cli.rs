@@ -194,7 +194,12 @@ pub struct TextArgs {
     pub full: bool,
     /// Which counters the text summary lists: `notable` (alarms and unusual counts that
     /// are not zero) or `all` (every counter, as `--full` does).
-    #[arg(long, value_enum, default_value = "notable", value_name = "notable|all")]
+    #[arg(
+        long,
+        value_enum,
+        default_value = "notable",
+        value_name = "notable|all"
+    )]
     pub counters: CountersShown,
 }
 

@@ -2,12 +2,12 @@
 //! FIX over loopback while `fixscope live` measures them from the kernel's TC hooks; at the
 //! end fixscope's figures are set beside the exchange's own ground truth.
 
-use std::os::unix::fs::PermissionsExt;
 use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
 use std::process::ExitCode;
 use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 

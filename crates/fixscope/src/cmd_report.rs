@@ -107,7 +107,8 @@ pub fn run(args: &ReportArgs) -> Result<ExitCode> {
                 args.text.options(output::stdout_wants_color()),
                 None,
                 None,
-            )?.summary(&summary)?,
+            )?
+            .summary(&summary)?,
         }
         if let Some(path) = &args.json_file {
             std::fs::write(path, format!("{v}\n"))

@@ -61,8 +61,31 @@ fn the_demo_explains_its_gap_with_its_own_breakdown_figures() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}\n{stdout}");
 
-    // The truth table: `ack exchange (truth) N p50 p99 max`, then `fixscope (wire) N p50 p99 max`.
+    // One screen and a bit (#35): the answer first — fixscope beside the truth —, then the
+    // brief summary, then the HTML report's path.
     let lines: Vec<&str> = stdout.lines().collect();
+    assert!(lines.len() < 60, "{} lines:\n{stdout}", lines.len());
+    let position = |what: &str, f: &dyn Fn(&str) -> bool| {
+        lines
+            .iter()
+            .position(|l| f(l))
+            .unwrap_or_else(|| panic!("no {what}:\n{stdout}"))
+    };
+    let truth_at = position("truth table", &|l| l.contains("exchange (truth)"));
+    let summary_at = position("summary", &|l| l.starts_with("=== fixscope summary"));
+    let html_at = position("HTML path", &|l| l.starts_with("HTML report"));
+    assert!(truth_at < summary_at && summary_at < html_at, "{stdout}");
+    assert!(
+        !stdout.contains("histogram ("),
+        "the brief summary: {stdout}"
+    );
+    let client = lines[truth_at + 2].split_whitespace().collect::<Vec<_>>();
+    assert_eq!(
+        client[..3],
+        ["client", "(its", "socket)"],
+        "the client's own round trips under fixscope's: {stdout}"
+    );
+    // The truth table: `ack exchange (truth) N p50 p99 max`, then `fixscope (wire) N p50 p99 max`.
     let at = lines
         .iter()
         .position(|l| l.starts_with("ack ") && l.contains("exchange (truth)"))

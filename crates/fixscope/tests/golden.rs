@@ -53,6 +53,12 @@ const CASES: &[Case] = &[
         flags: &[],
         files: &[],
     },
+    // The full text report (#35): byte for byte what the default printed before #35.
+    Case {
+        name: "full",
+        flags: &["--full"],
+        files: &[],
+    },
     Case {
         name: "json",
         flags: &["--json"],
@@ -103,6 +109,11 @@ const CASES: &[Case] = &[
         files: &[HLOG, HTML, PROM, HGRM, JSON_FILE],
     },
     Case {
+        name: "full-slowest3-by55-1-54",
+        flags: &["--slowest", "3", "--by", "55,1,54", "-r", "0.5", "--full"],
+        files: &[],
+    },
+    Case {
         name: "slowest3-by55-json-threads-3",
         flags: &["--slowest", "3", "--by", "55", "--json", "--threads", "3"],
         files: &[HLOG, HTML],
@@ -114,6 +125,11 @@ const REPORTS: &[Case] = &[
     Case {
         name: "report",
         flags: &[],
+        files: &[],
+    },
+    Case {
+        name: "report-full",
+        flags: &["--full"],
         files: &[],
     },
     Case {

@@ -650,8 +650,8 @@ fn bad_input_is_rejected_clearly() {
 }
 
 /// The keyboard commands, typed into a real terminal (a tmux pane this test creates and
-/// kills): `?` help, SPACE cumulative percentiles + histogram mid-run, `r` reset, `q` quit
-/// with the final report and exit code 0.
+/// kills): `?` help, SPACE cumulative percentiles + histogram mid-run (`--full`), `r`
+/// reset, `q` quit with the final report and exit code 0.
 #[test]
 fn keys_in_a_terminal_help_summary_reset_quit() {
     require_root("keys_in_a_terminal_help_summary_reset_quit");
@@ -667,7 +667,7 @@ fn keys_in_a_terminal_help_summary_reset_quit() {
     );
     let session = format!("fxs-keys-{}", std::process::id());
     let shell = format!(
-        "{} live -i lo -p {} -r 0.5 --duration 60 >{} 2>{}; echo $? >{}",
+        "{} live -i lo -p {} -r 0.5 --duration 60 --full >{} 2>{}; echo $? >{}",
         env!("CARGO_BIN_EXE_fixscope"),
         exchange.addr.port(),
         out.display(),

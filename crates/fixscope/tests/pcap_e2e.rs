@@ -829,7 +829,7 @@ fn json_summary_keeps_the_documented_contract() {
 }
 
 #[test]
-fn text_report_has_table_counters_and_histogram() {
+fn full_text_report_has_table_counters_and_histogram() {
     let dir = tmp();
     let (packets, _) = build_scenario(&ScenarioSpec::default());
     let path = dir.path().join("text.pcap");
@@ -841,7 +841,15 @@ fn text_report_has_table_counters_and_histogram() {
         &plain(),
         None,
     );
-    let out = fixscope(&["pcap", path.to_str().unwrap(), "-p", "9878", "-r", "0.005"]);
+    let out = fixscope(&[
+        "pcap",
+        path.to_str().unwrap(),
+        "-p",
+        "9878",
+        "-r",
+        "0.005",
+        "--full",
+    ]);
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
     for needle in [

@@ -250,7 +250,7 @@ fn slowest_orders_are_the_exact_top_n_per_stage_and_interval() {
         .sum();
     assert!(listed > 5, "intervals list their own slowest");
 
-    // 0 disables; the text summary shows the list.
+    // 0 disables; the full text summary shows the list per stage.
     let (intervals, summary) = analyse(&[&path], &["--slowest", "0", "-r", "0.01"]);
     for stage in STAGES {
         assert_eq!(summary["slowest"][stage], serde_json::json!([]));
@@ -267,6 +267,7 @@ fn slowest_orders_are_the_exact_top_n_per_stage_and_interval() {
         "3",
         "-x",
         RANGE_MS,
+        "--full",
     ]);
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();

@@ -140,7 +140,10 @@ mod tests {
     #[test]
     fn kinds_of_pipeline_and_source_counters() {
         assert_eq!(counter_kind("timed_out"), CounterKind::Alarm);
-        assert_eq!(counter_kind("kernel_ring_drops_request"), CounterKind::Alarm);
+        assert_eq!(
+            counter_kind("kernel_ring_drops_request"),
+            CounterKind::Alarm
+        );
         assert_eq!(counter_kind("tap_interface_drops"), CounterKind::Alarm);
         assert_eq!(counter_kind("capture_truncated_files"), CounterKind::Alarm);
         assert_eq!(counter_kind("sequence_gaps"), CounterKind::Notable);

@@ -122,10 +122,17 @@ pub fn write_summary(
         writeln!(out, "\nby request type:")?;
         write_stage_header(out, "type/stage")?;
         for (t, stages) in &r.by_request_type {
-            let same = same_figures(&stages[Stage::FirstResponse.index()], &stages[Stage::Ack.index()]);
+            let same = same_figures(
+                &stages[Stage::FirstResponse.index()],
+                &stages[Stage::Ack.index()],
+            );
             for s in stages.iter().filter(|s| s.dist.count > 0) {
                 if !(same && s.stage == Stage::Ack) {
-                    write_stage_row(out, &format!("{} {}", t.msg_type(), s.stage.name()), &s.dist)?;
+                    write_stage_row(
+                        out,
+                        &format!("{} {}", t.msg_type(), s.stage.name()),
+                        &s.dist,
+                    )?;
                 }
             }
         }
@@ -224,7 +231,12 @@ fn write_counters(
     all_counters: bool,
     paint: Paint,
 ) -> io::Result<()> {
-    let all: Vec<Counter> = r.counters.list().into_iter().chain(r.source.iter().cloned()).collect();
+    let all: Vec<Counter> = r
+        .counters
+        .list()
+        .into_iter()
+        .chain(r.source.iter().cloned())
+        .collect();
     let of_kind = |kind: CounterKind| -> Vec<&Counter> {
         all.iter()
             .filter(|(name, v)| *v > 0 && counter_kind(name) == kind)

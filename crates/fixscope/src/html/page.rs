@@ -261,27 +261,19 @@ fn sessions(h: &mut String, r: &SummaryReport<'_>) {
     h.push_str("</table>\n");
 }
 
+/// Every counter; the alarms that are not zero in orange (one list for every output:
+/// [`fixscope_core::report::counter_kinds`]).
 fn counters(h: &mut String, r: &SummaryReport<'_>) {
+    use fixscope_core::report::counter_kinds::is_alarm;
     h.push_str(
         "<h2>Counters</h2>\n<p class=\"note\">Rows in orange are non-zero counters that mean \
          something was missed or late.</p>\n<table><tr><th class=\"l\">counter</th><th>value</th>\
          <th class=\"l\">meaning</th></tr>\n",
     );
-    const WATCH: [&str; 9] = [
-        "timed_out",
-        "late",
-        "unanswered",
-        "unmatched_responses",
-        "tcp_gaps",
-        "time_reversed",
-        "response_before_request",
-        "over_range",
-        "kernel_ring_drops",
-    ];
     let all = r.counters.list();
     for (group, list) in [("counters", &all[..]), ("source", r.source)] {
         for (name, v) in list {
-            let warn = *v > 0 && (WATCH.contains(&name.as_str()) || name.contains("drops"));
+            let warn = *v > 0 && is_alarm(name);
             let _ = writeln!(
                 h,
                 "<tr{}><td class=\"l\"><code>{}</code></td><td data-k=\"{group}.{}\">{v}</td><td class=\"m\">{}</td></tr>",

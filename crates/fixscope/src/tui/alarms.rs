@@ -21,22 +21,6 @@ pub fn alarm(name: &str, value: u64) -> Vec<Span<'static>> {
     ]
 }
 
-/// Pipeline counters that mean figures are missing or late: highlighted when not zero.
-pub const ALARM_COUNTERS: [&str; 11] = [
-    "timed_out",
-    "late",
-    "unmatched_responses",
-    "tcp_gaps",
-    "over_range",
-    "unanswered_evicted",
-    "shed_connections",
-    "bad_checksum",
-    "bad_body_length",
-    "time_reversed",
-    "response_before_request",
-];
-
-/// Source counters worth an alarm when not zero (the kernel dropping records loses data).
-pub fn is_source_alarm(name: &str) -> bool {
-    name.contains("drop") || name.contains("malformed") || name.contains("load_errors")
-}
+/// Whether a non-zero counter is an alarm: one list for every output
+/// ([`fixscope_core::report::counter_kinds`]).
+pub use fixscope_core::report::counter_kinds::is_alarm;

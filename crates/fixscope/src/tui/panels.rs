@@ -13,7 +13,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Axis, Block, Cell, Chart, Dataset, GraphType, Paragraph, Row, Table};
 use ratatui::Frame;
 
-use super::alarms::{is_source_alarm, ALARM_COUNTERS};
+use super::alarms::is_alarm;
 use super::model::{IntervalPoint, Model, StagePoint, CHART_PERCENTILES};
 use super::slowest::SlowRow;
 use super::stage_table::{percentile_text_cell, stage_row, stage_table};
@@ -358,7 +358,7 @@ pub fn counters(frame: &mut Frame<'_>, area: Rect, model: &Model) {
         .counters
         .list()
         .iter()
-        .map(|(n, v)| row(n, *v, ALARM_COUNTERS.contains(&n.as_str())))
+        .map(|(n, v)| row(n, *v, is_alarm(n)))
         .collect();
     let source = model
         .summary
@@ -366,7 +366,7 @@ pub fn counters(frame: &mut Frame<'_>, area: Rect, model: &Model) {
         .map_or(&model.interval_source, |s| &s.source);
     let source: Vec<Row<'_>> = source
         .iter()
-        .map(|(n, v)| row(n, *v, is_source_alarm(n)))
+        .map(|(n, v)| row(n, *v, is_alarm(n)))
         .collect();
     let widths = [Constraint::Length(32), Constraint::Min(12)];
     frame.render_widget(

@@ -11,7 +11,7 @@ use fixscope_core::consumer::OrderSink;
 use fixscope_core::correlate::{RequestType, Stage};
 use fixscope_core::order::Latency;
 use fixscope_core::report::human_ns;
-use fixscope_core::report::text::{percentile_text, TextReporter};
+use fixscope_core::report::text::{percentile_text, TextOptions, TextReporter};
 use fixscope_core::report::{Counters, IntervalReport, Reporter, SummaryReport, TimeSpan};
 use fixscope_core::slowest::OrderRef;
 use fixscope_core::source::Counter;
@@ -201,10 +201,16 @@ fn summary_view_shows_the_text_summarys_figures() {
     let (model, stats) = known_model();
     let buf = render(&model, &view_ui(View::Summary));
     let screen = screen_text(&buf);
-    // The same report through the text summary: each stage's row must read the same.
+    // The same report through the full text summary (it has every stage's row, the
+    // brief one folds `ack` into `first_response` when they are the same): each stage's
+    // row must read the same.
     let out = Shared::default();
     let source = source();
-    TextReporter::new(out.clone())
+    let full = TextOptions {
+        full: true,
+        ..TextOptions::default()
+    };
+    TextReporter::with_options(out.clone(), full)
         .summary(&SummaryReport::new(
             &stats,
             alarming_counters(),

@@ -10,7 +10,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Tabs, Wrap};
 use ratatui::Frame;
 
-use super::alarms::{alarm, is_source_alarm};
+use super::alarms::{alarm, is_alarm};
 use super::model::Model;
 use super::panels;
 
@@ -171,7 +171,7 @@ fn render_status(frame: &mut Frame<'_>, area: Rect, model: &Model) {
     }
     let mut third = Vec::new();
     for (name, v) in &model.interval_source {
-        if is_source_alarm(name) {
+        if is_alarm(name) {
             third.extend(alarm(name, *v));
         } else {
             third.push(Span::raw(format!("{name} {v}  ")));
