@@ -375,3 +375,16 @@ fn require_tool(test: &str, tool: &str) {
         "{test}: needs `{tool}` (util-linux); install it: apt-get install bsdutils"
     );
 }
+
+#[test]
+fn the_readme_shows_the_brief_report_as_fixscope_prints_it() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let readme = std::fs::read_to_string(root.join("README.md")).expect("README.md");
+    let golden =
+        std::fs::read_to_string(root.join("testdata/golden/sim/sim_orders/default/stdout"))
+            .expect("the golden default output of the sim capture");
+    assert!(
+        readme.contains(golden.trim_end()),
+        "README's `fixscope pcap testdata/captures/sim/sim_orders.pcap -p 19478` block is not what it prints"
+    );
+}
