@@ -59,3 +59,10 @@ test-kernel: deps
 .PHONY: test-verifier
 test-verifier: deps
 	FIXSCOPE_VM_PHASES=verifier scripts/test-kernel.sh 5.10 6.1
+
+# ---- #34: the vendors' own trailer captures (../shared/tap-samples, kept out of the
+# repository by their licences; FIXSCOPE_TAP_SAMPLES=DIR points elsewhere). `make test`
+# uses fixtures built from the same layouts instead.
+.PHONY: test-tap-samples
+test-tap-samples: deps
+	$(CARGO) test -p fixscope-core --test tap_samples -- --ignored

@@ -2,6 +2,8 @@
 //! and the busiest TCP ports when nothing was watched. Below both the classifier and the
 //! acceptor detection, which each add to it.
 
+use crate::wire_stamp::TrailerCounters;
+
 /// What a packet capture saw: the classifier's counts, plus those only a capture file has
 /// (pcapng interfaces and timestamps, a file cut short). Counters accumulate over every
 /// file read with the same stats.
@@ -49,6 +51,9 @@ pub struct CaptureStats {
     /// up to it ([`CaptureStats::truncated_file`] flags the same).
     #[serde(rename = "capture_truncated_files")]
     pub truncated_files: u64,
+    /// Hardware timestamps read from the frames' trailers ([`crate::wire_stamp`]).
+    #[serde(flatten)]
+    pub trailers: TrailerCounters,
     /// A file ended in the middle of a record; everything before it was read. A flag the
     /// binary turns into a warning, not a counter.
     #[serde(skip)]
@@ -88,6 +93,7 @@ impl CaptureStats {
             bad_timestamps,
             mirror_duplicates,
             truncated_files,
+            trailers,
             truncated_file,
             guessed_acceptors,
             busiest_ports,
@@ -106,6 +112,9 @@ impl CaptureStats {
         self.bad_timestamps += bad_timestamps;
         self.mirror_duplicates += mirror_duplicates;
         self.truncated_files += truncated_files;
+        self.trailers.trailer_timestamps += trailers.trailer_timestamps;
+        self.trailers.trailer_missing += trailers.trailer_missing;
+        self.trailers.trailer_fcs_mismatch += trailers.trailer_fcs_mismatch;
         self.truncated_file |= truncated_file;
         self.guessed_acceptors += guessed_acceptors;
         self.busiest_ports.add(&busiest_ports);

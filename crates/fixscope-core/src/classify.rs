@@ -11,6 +11,7 @@ use crate::decode::{decode, Decoded, LinkType};
 use crate::mirror_dup::MirrorDuplicates;
 use crate::ports::PortSet;
 use crate::segment::{Direction, Segment};
+use crate::wire_stamp::{TrailerKind, WireStampMode, WireStamps};
 
 pub use crate::capture_stats::{BusiestPorts, CaptureStats};
 
@@ -60,6 +61,8 @@ pub struct FrameClassifier {
     acceptors: Acceptors,
     /// TCP ports of the segments not watched, while none is.
     others: PortCounts,
+    /// Hardware timestamps from the frames' trailers (Ethernet only).
+    stamps: WireStamps,
 }
 
 impl FrameClassifier {
@@ -71,7 +74,19 @@ impl FrameClassifier {
             copies: MirrorDuplicates::default(),
             acceptors: Acceptors::default(),
             others: PortCounts::default(),
+            stamps: WireStamps::new(crate::wire_stamp::chosen()),
         }
+    }
+
+    /// Which hardware trailers to read (`--wire-timestamps`; `auto` by default).
+    pub fn with_wire_stamps(mut self, mode: WireStampMode) -> Self {
+        self.stamps = WireStamps::new(mode);
+        self
+    }
+
+    /// The trailer kind the frames carry, once one was found (or asked for).
+    pub fn trailer_kind(&self) -> Option<TrailerKind> {
+        self.stamps.kind()
     }
 
     pub fn ports(&self) -> &PortSet {
@@ -97,6 +112,14 @@ impl FrameClassifier {
         stats: &mut CaptureStats,
     ) -> Option<Segment<'f>> {
         stats.packets += 1;
+        // A tap's hardware stamp, when the frame carries one, is the frame's time.
+        let ts_ns = match link {
+            LinkType::Ethernet => self
+                .stamps
+                .stamp(frame, ts_ns, &mut stats.trailers)
+                .map_or(ts_ns, |s| s.unix_ns),
+            _ => ts_ns,
+        };
         match decode(link, frame) {
             Ok(Decoded::Tcp(t)) => {
                 stats.tcp_segments += 1;
@@ -329,6 +352,11 @@ mod tests {
             bad_timestamps: 10,
             mirror_duplicates: 11,
             truncated_files: 12,
+            trailers: crate::wire_stamp::TrailerCounters {
+                trailer_timestamps: 13,
+                trailer_missing: 14,
+                trailer_fcs_mismatch: 15,
+            },
             truncated_file: true,
             guessed_acceptors: 12,
             busiest_ports: BusiestPorts::default(),
@@ -349,6 +377,9 @@ mod tests {
             "capture_bad_timestamps",
             "capture_mirror_duplicates",
             "capture_truncated_files",
+            "trailer_timestamps",
+            "trailer_missing",
+            "trailer_fcs_mismatch",
         ];
         let want: Vec<(String, u64)> = want
             .iter()

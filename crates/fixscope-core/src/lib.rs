@@ -45,6 +45,7 @@ pub mod sparse_hist;
 pub mod stats;
 pub mod twostage;
 pub mod wire;
+pub mod wire_stamp;
 
 pub use pipeline::{Pipeline, PipelineConfig};
 pub use ports::{PortSet, Role};

@@ -11,6 +11,8 @@ use clap::{Args, Parser, Subcommand};
 use fixscope_core::correlate::{CorrelatorLimits, KeySpec};
 use fixscope_core::{PipelineConfig, PortSet, Role};
 
+pub use crate::cli_text::TextArgs;
+
 #[derive(Parser, Debug)]
 #[command(
     name = "fixscope",
@@ -183,45 +185,6 @@ pub struct AnalysisArgs {
     pub hgrm: Option<PathBuf>,
 }
 
-/// How much the text report shows. The default is one screen: one line per interval, and
-/// a summary of the stage table, the slowest first responses and the counters that are not
-/// zero and matter; JSON, HTML, hlog, Prometheus and the TUI always hold everything.
-#[derive(Args, Debug, Clone, Default)]
-pub struct TextArgs {
-    /// The full text report: every stage in each interval line, every stage's slowest
-    /// orders, the session layer's table per session, every counter, the histogram.
-    #[arg(long)]
-    pub full: bool,
-    /// Which counters the text summary lists: `notable` (alarms and unusual counts that
-    /// are not zero) or `all` (every counter, as `--full` does).
-    #[arg(
-        long,
-        value_enum,
-        default_value = "notable",
-        value_name = "notable|all"
-    )]
-    pub counters: CountersShown,
-}
-
-/// `--counters`: which counters the text summary lists.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum CountersShown {
-    #[default]
-    Notable,
-    All,
-}
-
-impl TextArgs {
-    /// The text reporter's options; `color` when stdout is a terminal that wants it.
-    pub fn options(&self, color: bool) -> fixscope_core::report::text::TextOptions {
-        fixscope_core::report::text::TextOptions {
-            full: self.full,
-            all_counters: self.full || self.counters == CountersShown::All,
-            color,
-        }
-    }
-}
-
 /// `--slowest` limit: the lists are copied at every report, so they stay small.
 pub(crate) const MAX_SLOWEST: usize = 1000;
 
@@ -382,6 +345,11 @@ pub struct PcapArgs {
     /// the end).
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
+    /// Timestamps from the frames' hardware trailers: `auto` finds an Arista MetaWatch or
+    /// Cisco Nexus 3550 HPT trailer by its FCS check and uses its time; `off` keeps the
+    /// capture's own; `metawatch` or `hpt` reads only that kind (docs/tap.md).
+    #[arg(long, default_value = "auto", value_name = "auto|off|metawatch|hpt")]
+    pub wire_timestamps: fixscope_core::wire_stamp::WireStampMode,
 }
 
 #[derive(Args, Debug)]
@@ -550,6 +518,14 @@ pub struct TapArgs {
     /// `tap_drops`, when it is full).
     #[arg(long = "tap-buffer-mb", value_name = "MIB", requires = "tap")]
     pub buffer_mb: Option<usize>,
+    /// Timestamps from the frames' hardware trailers (as `fixscope pcap`'s).
+    #[arg(
+        long,
+        default_value = "auto",
+        value_name = "auto|off|metawatch|hpt",
+        requires = "tap"
+    )]
+    pub wire_timestamps: fixscope_core::wire_stamp::WireStampMode,
 }
 
 impl LiveArgs {
@@ -673,64 +649,6 @@ pub struct DemoArgs {
     /// How much the text report shows (`--full`, `--counters all`).
     #[command(flatten)]
     pub text: TextArgs,
-}
-
-impl AnalysisArgs {
-    /// The demo's analysis settings: 1 s intervals, text output, defaults elsewhere.
-    pub fn demo(ports: PortSet) -> Self {
-        AnalysisArgs {
-            ports,
-            role: Role::Server,
-            interval_s: 1.0,
-            max_pending: 1 << 20,
-            timeout_s: 0.5,
-            max_ms: 10_000.0,
-            key: "11".into(),
-            by: None,
-            by_limit: fixscope_core::group::DEFAULT_BY_LIMIT,
-            by_candidates: None,
-            format: None,
-            json: false,
-            json_file: None,
-            text: TextArgs::default(),
-            verbose: false,
-            trace: None,
-            prometheus: None,
-            prometheus_buckets: None,
-            prometheus_sessions: 0,
-            prometheus_by: false,
-            prometheus_textfile: None,
-            slowest: fixscope_core::slowest::DEFAULT_SLOWEST,
-            html: None,
-            hlog: None,
-            hgrm: None,
-        }
-    }
-}
-
-impl LiveArgs {
-    /// The demo's live settings on lo.
-    pub fn demo(analysis: AnalysisArgs) -> Self {
-        LiveArgs {
-            iface: "lo".into(),
-            analysis,
-            cpu: None,
-            idle: IdleArg::Backoff,
-            duration_s: None,
-            ring_mb: 64,
-            ip: None,
-            attach: AttachArg::Auto,
-            priority: PriorityArg::Yield,
-            tui: false,
-            relinquish: None,
-            breakdown: false,
-            tap: TapArgs {
-                tap: false,
-                time_stamp_type: None,
-                buffer_mb: None,
-            },
-        }
-    }
 }
 
 #[derive(Args, Debug)]

@@ -25,6 +25,7 @@ use crate::trace::TraceFile;
 
 pub fn run(args: &PcapArgs) -> Result<ExitCode> {
     let config = args.analysis.pipeline_config()?;
+    fixscope_core::wire_stamp::choose(args.wire_timestamps);
     // `-` reads a capture streamed on stdin (`tcpdump -w - | fixscope pcap - -p 9878`).
     let captures: Vec<PathBuf> = args
         .captures

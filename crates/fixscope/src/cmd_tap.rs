@@ -19,6 +19,7 @@ use crate::tui::{self, Tui};
 
 pub fn run(args: &LiveArgs) -> Result<ExitCode> {
     let config = args.tap_config()?;
+    fixscope_core::wire_stamp::choose(args.tap.wire_timestamps);
     let mut pipeline = Pipeline::new(args.analysis.pipeline_config()?);
     pipeline.set_timestamp_source(config.timestamps.name());
     let stop = Shutdown::on_signals().context("cannot install signal handlers")?;

@@ -3,6 +3,8 @@
 
 mod by_warning;
 mod cli;
+mod cli_demo;
+mod cli_text;
 mod cmd_check;
 mod cmd_compare;
 mod cmd_demo;

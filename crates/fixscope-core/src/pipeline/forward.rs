@@ -527,7 +527,7 @@ mod tests {
         let (full_tx, full_rx) = mpsc::sync_channel(BATCHES_IN_FLIGHT);
         let (back_tx, back_rx) = mpsc::sync_channel(2 * BATCHES_IN_FLIGHT);
         let mut f = Forwarder::new(full_tx, back_rx);
-        let file = |i| Back::Report(ToReports::FileDone(i, CaptureStats::default()));
+        let file = |i| Back::Report(ToReports::FileDone(i, Box::default()));
         for _ in 1..BATCHES_IN_FLIGHT {
             f.hole(0, Direction::Request);
             f.send();

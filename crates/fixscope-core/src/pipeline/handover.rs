@@ -25,7 +25,7 @@ pub(crate) enum ToReports {
     /// An interval ended.
     Interval(Box<IntervalToReport>),
     /// A file was read to its end (the driver's notice, for the progress bar and `-v`).
-    FileDone(usize, CaptureStats),
+    FileDone(usize, Box<CaptureStats>),
     /// The run ended.
     End(Box<EndToReport>),
 }

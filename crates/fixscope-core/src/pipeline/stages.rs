@@ -133,7 +133,7 @@ impl Pipeline {
                 }
                 Event::FileDone(i) => {
                     let (index, stats) = batch.files[i as usize];
-                    if !out.send(ToReports::FileDone(index, stats)) {
+                    if !out.send(ToReports::FileDone(index, Box::new(stats))) {
                         return ControlFlow::Break(());
                     }
                 }

@@ -65,6 +65,8 @@ pub const NOTABLE_COUNTERS: &[&str] = &[
     "capture_unknown_interface_packets",
     "late_records",
     "tap_late_frames",
+    "trailer_missing",
+    "trailer_fcs_mismatch",
 ];
 
 /// The kind of the counter named `name` (a pipeline or a source counter).
@@ -127,7 +129,7 @@ mod tests {
             .collect();
         // Source counters are named by their sources' crates; the pipeline's must exist.
         for name in ALARM_COUNTERS.iter().chain(NOTABLE_COUNTERS) {
-            let source = ["capture_", "late_records", "tap_", "breakdown_"]
+            let source = ["capture_", "late_records", "tap_", "breakdown_", "trailer_"]
                 .iter()
                 .any(|p| name.starts_with(p));
             assert!(

@@ -14,6 +14,7 @@ mod rows;
 pub mod session;
 pub mod text;
 pub mod text_brief;
+mod text_parts;
 
 use std::io;
 

@@ -8,7 +8,9 @@ use std::io::{self, Write};
 
 use super::counter_kinds::{counter_kind, is_level, CounterKind};
 use super::rows::{write_stage_header, write_stage_row};
-use super::text::{session_columns, write_accounting, write_slowest_orders, SESSION_HEADER};
+use super::text_parts::{
+    session_columns, write_accounting, write_run_line, write_slowest_orders, SESSION_HEADER,
+};
 use super::{human_ns, IntervalReport, SessionSummary, StageSummary, SummaryReport};
 use crate::correlate::Stage;
 use crate::source::Counter;
@@ -100,7 +102,7 @@ pub fn write_summary(
     all_counters: bool,
     paint: Paint,
 ) -> io::Result<()> {
-    super::text::write_run_line(out, r)?;
+    write_run_line(out, r)?;
     write_accounting(out, &r.counters)?;
     if let Some(layer) = r.figures.session_layer_figures(r.span.end_ns) {
         super::session::write_brief(out, &layer)?;

@@ -1,0 +1,223 @@
+//! The pieces both text reports write — the brief default ([`super::text_brief`]) and the
+//! full one ([`super::text`]): the run line, the request accounting, the session table's
+//! columns and the slowest orders' rows.
+
+use std::io::{self, Write};
+
+use super::rows::{opt_ns, percentile_text};
+use super::{human_ns, Counters, SessionSummary, SummaryReport};
+use crate::correlate::Stage;
+use crate::slowest::SlowOrder;
+use crate::source::Counter;
+
+/// The summary's first lines: the run (when, how much), why it is incomplete, who stamped
+/// the packets.
+pub(super) fn write_run_line(out: &mut impl Write, r: &SummaryReport<'_>) -> io::Result<()> {
+    let c = &r.counters;
+    let when = match r.times_utc() {
+        Some((start, end)) => format!("{start} .. {end} ({:.3}s)", r.duration_ns as f64 / 1e9),
+        None => "no packet of the watched ports".to_string(),
+    };
+    writeln!(
+        out,
+        "\n=== fixscope summary: {when}, {} messages, {} requests, {} matched ===",
+        c.framing.messages, c.correlation.requests, c.correlation.matched
+    )?;
+    if let Some(why) = &r.incomplete {
+        writeln!(out, "INCOMPLETE: {why}")?;
+    }
+    if let Some(name) = r.span.timestamp_source {
+        writeln!(
+            out,
+            "timestamps: {name} (who stamped the packets: --time-stamp-type)"
+        )?;
+    }
+    write_trailer_line(out, r.source)
+}
+
+/// Which frames were timed by a tap's hardware stamp ([`crate::wire_stamp`]): said only
+/// when some were, with the frames that fell back to the capture's own time.
+fn write_trailer_line(out: &mut impl Write, source: &[Counter]) -> io::Result<()> {
+    let of = |name: &str| {
+        source
+            .iter()
+            .find(|(n, _)| n == name)
+            .map_or(0, |(_, v)| *v)
+    };
+    let stamped = of("trailer_timestamps");
+    if stamped == 0 {
+        return Ok(());
+    }
+    let mut line = format!("timestamps: the tap's hardware trailers on {stamped} frames");
+    for (name, what) in [
+        ("trailer_missing", "without a trailer (capture time used)"),
+        (
+            "trailer_fcs_mismatch",
+            "whose trailer failed its FCS check (capture time used)",
+        ),
+    ] {
+        let n = of(name);
+        if n > 0 {
+            line.push_str(&format!(", {n} {what}"));
+        }
+    }
+    writeln!(out, "{line}")
+}
+
+/// Where every request went: matched, or why it never was.
+pub(super) fn write_accounting(out: &mut impl Write, c: &Counters) -> io::Result<()> {
+    let k = &c.correlation;
+    // Only a capture that reordered has these: said then, and the line is as before else.
+    let reversed = match k.response_before_request {
+        0 => String::new(),
+        n => format!(", response before request {n} (no latency)"),
+    };
+    writeln!(
+        out,
+        "requests {}: matched {} (late {}){reversed}, never answered {} (pending {}, evicted {}, connection closed {}, untracked {}); timed out {} (-t)",
+        k.requests,
+        k.matched,
+        k.late,
+        c.unanswered,
+        c.unanswered_pending,
+        k.unanswered_evicted,
+        k.unanswered_closed,
+        k.untracked_requests,
+        k.timed_out,
+    )
+}
+
+/// The per-session table's column names (text report and TUI).
+pub const SESSION_HEADER: [&str; 8] = [
+    "#",
+    "sender->target",
+    "client -> server",
+    "requests",
+    "responses",
+    "p50",
+    "p99",
+    "max",
+];
+
+/// One session's row of the per-session table, column by column as [`SESSION_HEADER`]
+/// names them: the p50/p99 columns (5, 6) are [`percentile_text`]s.
+pub fn session_columns(s: &SessionSummary) -> [String; 8] {
+    let d = &s.first_response;
+    let names = if s.sender_comp_id.is_empty() {
+        "?".to_string()
+    } else {
+        format!("{}->{}", s.sender_comp_id, s.target_comp_id)
+    };
+    [
+        s.id.to_string(),
+        names,
+        format!("{} -> {}", s.client, s.server),
+        s.requests.to_string(),
+        s.responses.to_string(),
+        percentile_text(d, 0),
+        percentile_text(d, 2),
+        opt_ns(d, d.max_ns),
+    ]
+}
+
+/// Slow orders as a table (header, then one row each, and its breakdown under it).
+pub(super) fn write_slowest_orders(
+    out: &mut impl Write,
+    orders: &[SlowOrder],
+    unix_offset_ns: i64,
+) -> io::Result<()> {
+    let all: Vec<&SlowOrder> = orders.iter().collect();
+    write_slowest_rows(out, &all, unix_offset_ns)
+}
+
+pub(super) fn write_slowest_rows(
+    out: &mut impl Write,
+    orders: &[&SlowOrder],
+    unix_offset_ns: i64,
+) -> io::Result<()> {
+    writeln!(
+        out,
+        "  {:<15} {:>9}  {:<20} {:<4} {:<8} {:>4} {:<24} {:<44} request time (UTC)",
+        "stage", "latency", "key", "type", "response", "#", "sender->target", "client -> server"
+    )?;
+    for o in orders {
+        let response = format!(
+            "{}{}{}",
+            o.response_msg_type,
+            o.exec_type.map_or(String::new(), |c| format!("/{c}")),
+            o.ord_status.map_or(String::new(), |c| format!("/{c}"))
+        );
+        let names = if o.sender_comp_id.is_empty() {
+            "?".to_string()
+        } else {
+            format!("{}->{}", o.sender_comp_id, o.target_comp_id)
+        };
+        let addresses = o
+            .connection
+            .map_or("?".to_string(), |c| format!("{} -> {}", c.client, c.server));
+        writeln!(
+            out,
+            "  {:<15} {:>9}  {:<20} {:<4} {:<8} {:>4} {:<24} {:<44} {}{}",
+            o.stage.name(),
+            human_ns(o.latency_ns as f64),
+            o.key,
+            o.request_type.msg_type(),
+            response,
+            o.session,
+            names,
+            addresses,
+            super::utc(o.request_ts_ns, unix_offset_ns),
+            if o.late { "  (late)" } else { "" },
+        )?;
+        if let Some(b) = o.breakdown {
+            // `--breakdown`: where the order's time went ("-": not measured).
+            let parts: Vec<String> = Stage::BREAKDOWN
+                .iter()
+                .map(|&s| {
+                    let v = b.get(s).map_or("-".to_string(), |ns| human_ns(ns as f64));
+                    format!("{} {v}", s.name())
+                })
+                .collect();
+            writeln!(out, "  {:<15} {}", "", parts.join("  "))?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::Distribution;
+
+    #[test]
+    fn session_columns_name_unknown_sessions_and_mark_percentiles_above_the_range() {
+        let s = SessionSummary {
+            id: 7,
+            client: "10.0.0.1:40000".into(),
+            server: "10.0.0.2:9878".into(),
+            sender_comp_id: String::new(),
+            target_comp_id: "EXCH".into(),
+            requests: 3,
+            responses: 5,
+            first_response: Distribution {
+                count: 3,
+                min_ns: 1_000,
+                mean_ns: 2_000.0,
+                max_ns: 20_000,
+                percentiles_ns: [Some(1_500), None, None, None, None, None],
+                over_range: 1,
+                range_ns: 10_000,
+            },
+            breakdown: Vec::new(),
+        };
+        let c = session_columns(&s);
+        assert_eq!(c[0], "7");
+        assert_eq!(c[1], "?", "no SenderCompID seen");
+        assert_eq!(c[2], "10.0.0.1:40000 -> 10.0.0.2:9878");
+        assert_eq!((c[3].as_str(), c[4].as_str()), ("3", "5"));
+        assert_eq!(c[5], human_ns(1_500.0));
+        assert_eq!(c[6], format!(">{}", human_ns(10_000.0)), "p99 above -x");
+        assert_eq!(c[7], human_ns(20_000.0));
+        assert_eq!(c.len(), SESSION_HEADER.len());
+    }
+}

@@ -1,0 +1,340 @@
+//! Timestamps from the wire (#34): the stamp a tap or an aggregation switch appends to each
+//! Ethernet frame, in hardware, to the nanosecond — read instead of the capture host's own
+//! later, jittery time.
+//!
+//! Two trailers are found by themselves (`--wire-timestamps auto`): the Arista 7130
+//! MetaWatch trailer and the Cisco Nexus 3550 HPT trailer. Both begin with the frame's
+//! original FCS, so a trailer is taken only when the CRC-32 of the frame up to it equals
+//! its first four bytes: a chance match is ~2^-32 (Wireshark's time-window heuristic,
+//! ~3e-4, is why it is off there by default). A trailer can only start where the IP
+//! datagram ends (or at 60/64 bytes, the minimum frame with or without its FCS, for frames
+//! that carry no IP), and the capture NIC may have kept the trailer's own new FCS after
+//! it. A frame with no byte past its datagram costs one length comparison.
+//!
+//! Once one kind is found it is locked for the run: later frames are read as that kind
+//! only, and frames without it are counted (`trailer_missing`, host time used), as are
+//! frames whose bytes after the datagram fail the check (`trailer_fcs_mismatch`: counted,
+//! not used). Layouts: `../shared/tap-samples/README.md`, docs/tap.md.
+
+use std::sync::atomic::{AtomicU8, Ordering};
+
+use serde::Serialize;
+
+use crate::wire::be16;
+
+/// `--wire-timestamps` of this run ([`choose`]).
+static CHOSEN: AtomicU8 = AtomicU8::new(0);
+
+/// Sets `--wire-timestamps` for the run: the command line calls it once, before any
+/// capture is read, and every frame classifier built afterwards (pcap readers, shard
+/// workers, the tap) starts from it. A process-wide choice, so the flag does not travel
+/// through every reader's signature; it is never changed during a run.
+pub fn choose(mode: WireStampMode) {
+    CHOSEN.store(mode as u8, Ordering::Relaxed);
+}
+
+/// The run's `--wire-timestamps` ([`WireStampMode::Auto`] unless [`choose`]n).
+pub fn chosen() -> WireStampMode {
+    match CHOSEN.load(Ordering::Relaxed) {
+        1 => WireStampMode::Off,
+        2 => WireStampMode::MetaWatch,
+        3 => WireStampMode::Hpt,
+        _ => WireStampMode::Auto,
+    }
+}
+
+/// Which trailers to look for (`--wire-timestamps`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(u8)]
+pub enum WireStampMode {
+    /// MetaWatch and HPT, found by their FCS check; the first found is locked.
+    #[default]
+    Auto = 0,
+    /// The capture's own timestamps only.
+    Off = 1,
+    MetaWatch = 2,
+    Hpt = 3,
+}
+
+impl std::str::FromStr for WireStampMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "auto" => Ok(WireStampMode::Auto),
+            "off" => Ok(WireStampMode::Off),
+            "metawatch" => Ok(WireStampMode::MetaWatch),
+            "hpt" => Ok(WireStampMode::Hpt),
+            other => Err(format!(
+                "--wire-timestamps {other}: one of auto, off, metawatch, hpt"
+            )),
+        }
+    }
+}
+
+/// A trailer kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TrailerKind {
+    /// Arista 7130 MetaWatch (ex-Metamako): stamps the start of the frame; UTC.
+    MetaWatch,
+    /// Cisco Nexus 3550 HPT (ex-Exablaze): TAI unless a UTC offset is configured.
+    Hpt,
+}
+
+impl TrailerKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            TrailerKind::MetaWatch => "metawatch",
+            TrailerKind::Hpt => "hpt",
+        }
+    }
+}
+
+/// One frame's hardware stamp.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WireStamp {
+    pub kind: TrailerKind,
+    pub device: u16,
+    pub port: u8,
+    /// Nanoseconds since the UNIX epoch, in the device's clock.
+    pub unix_ns: u64,
+}
+
+/// What the trailers did, as source counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct TrailerCounters {
+    /// Frames timed by their trailer's stamp.
+    pub trailer_timestamps: u64,
+    /// Frames without the locked trailer (timed by the capture's own time).
+    pub trailer_missing: u64,
+    /// Frames with bytes after their datagram whose FCS check failed (not used).
+    pub trailer_fcs_mismatch: u64,
+}
+
+/// The smallest trailer: original FCS 4, time 8, flags and ids 4.
+const MIN_TRAILER: usize = 16;
+/// Ethernet's minimum frame without and with its FCS.
+const MIN_FRAME: [usize; 2] = [60, 64];
+
+/// Finds and reads trailers, locking the first kind found.
+#[derive(Clone, Debug, Default)]
+pub struct WireStamps {
+    mode: WireStampMode,
+    locked: Option<TrailerKind>,
+}
+
+impl WireStamps {
+    pub fn new(mode: WireStampMode) -> Self {
+        WireStamps {
+            mode,
+            locked: match mode {
+                WireStampMode::MetaWatch => Some(TrailerKind::MetaWatch),
+                WireStampMode::Hpt => Some(TrailerKind::Hpt),
+                _ => None,
+            },
+        }
+    }
+
+    /// The kind in use (found or asked for).
+    pub fn kind(&self) -> Option<TrailerKind> {
+        self.locked
+    }
+
+    /// The hardware stamp of an Ethernet `frame` the capture stamped at `host_ns`, when it
+    /// carries one; counts what it found in `counters`.
+    #[inline]
+    pub fn stamp(
+        &mut self,
+        frame: &[u8],
+        host_ns: u64,
+        counters: &mut TrailerCounters,
+    ) -> Option<WireStamp> {
+        if self.mode == WireStampMode::Off {
+            return None;
+        }
+        let l3_end = datagram_end(frame);
+        let first = l3_end.unwrap_or(MIN_FRAME[0]);
+        if frame.len() < first + MIN_TRAILER {
+            // No room for a trailer: the common case of a capture without one.
+            if self.locked.is_some() {
+                counters.trailer_missing += 1;
+            }
+            return None;
+        }
+        self.find(frame, l3_end, host_ns, counters)
+    }
+
+    #[cold]
+    fn find(
+        &mut self,
+        frame: &[u8],
+        l3_end: Option<usize>,
+        host_ns: u64,
+        counters: &mut TrailerCounters,
+    ) -> Option<WireStamp> {
+        let mut starts = [l3_end, Some(MIN_FRAME[0]), Some(MIN_FRAME[1])];
+        if let Some(end) = l3_end {
+            // A trailer never starts inside the datagram.
+            for s in starts.iter_mut().skip(1) {
+                *s = s.filter(|&s| s > end);
+            }
+        }
+        for start in starts.into_iter().flatten() {
+            if frame.len() < start + MIN_TRAILER {
+                continue;
+            }
+            let fcs = u32::from_le_bytes([
+                frame[start],
+                frame[start + 1],
+                frame[start + 2],
+                frame[start + 3],
+            ]);
+            if crc32fast::hash(&frame[..start]) != fcs {
+                continue;
+            }
+            // The trailer runs to the frame's end, or to 4 bytes before it when those are
+            // the new FCS of everything before them (the CRC says which: a MetaWatch
+            // trailer with one TLV word is as long as one without and an FCS kept).
+            let len = frame.len();
+            let new_fcs = len >= start + MIN_TRAILER + 4
+                && crc32fast::hash(&frame[..len - 4]).to_le_bytes() == frame[len - 4..];
+            let end = if new_fcs { len - 4 } else { len };
+            if let Some(s) = self.read(&frame[start..end], host_ns) {
+                self.locked = Some(s.kind);
+                counters.trailer_timestamps += 1;
+                return Some(s);
+            }
+        }
+        if self.locked.is_some() {
+            counters.trailer_fcs_mismatch += 1;
+        }
+        None
+    }
+
+    /// Reads `t` (a trailer whose FCS check passed) as the locked kind, or as the one whose
+    /// time lies nearer the capture's when both layouts fit (a 16-byte trailer).
+    fn read(&self, t: &[u8], host_ns: u64) -> Option<WireStamp> {
+        let candidates = [metawatch(t), hpt(t)];
+        match self.locked {
+            Some(kind) => candidates.into_iter().flatten().find(|s| s.kind == kind),
+            None => candidates
+                .into_iter()
+                .flatten()
+                .min_by_key(|s| s.unix_ns.abs_diff(host_ns)),
+        }
+    }
+}
+
+/// Where the IP datagram of an Ethernet frame ends (VLAN tags skipped); `None` when the
+/// frame carries no IP.
+fn datagram_end(frame: &[u8]) -> Option<usize> {
+    let mut at = 12;
+    loop {
+        if frame.len() < at + 2 {
+            return None;
+        }
+        match be16(frame, at) {
+            0x8100 | 0x88A8 | 0x9100 => at += 4,
+            0x0800 => {
+                let ip = at + 2;
+                if frame.len() < ip + 4 {
+                    return None;
+                }
+                let total = usize::from(be16(frame, ip + 2));
+                return (total > 0).then_some(ip + total);
+            }
+            0x86DD => {
+                let ip = at + 2;
+                if frame.len() < ip + 6 {
+                    return None;
+                }
+                let payload = usize::from(be16(frame, ip + 4));
+                return (payload > 0).then_some(ip + 40 + payload);
+            }
+            _ => return None,
+        }
+    }
+}
+
+fn be32(b: &[u8], at: usize) -> u32 {
+    u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+}
+
+/// MetaWatch: FCS 4 · TLV words 4×n · seconds 4 · nanoseconds 4 · flags 1 · device 2 ·
+/// port 1, big-endian.
+fn metawatch(t: &[u8]) -> Option<WireStamp> {
+    let n = t.len();
+    if n < MIN_TRAILER || !(n - MIN_TRAILER).is_multiple_of(4) {
+        return None;
+    }
+    let flags = t[n - 4];
+    let has_tlvs = n > MIN_TRAILER;
+    // Flag 0x02 says TLVs follow the FCS; unknown flag bits are zero.
+    if has_tlvs != (flags & 0x02 != 0) || flags & 0xE8 != 0 {
+        return None;
+    }
+    let seconds = u64::from(be32(t, n - 12));
+    let nanos = u64::from(be32(t, n - 8));
+    if nanos >= 1_000_000_000 {
+        return None;
+    }
+    Some(WireStamp {
+        kind: TrailerKind::MetaWatch,
+        device: be16(t, n - 3),
+        port: t[n - 1],
+        unix_ns: seconds * 1_000_000_000 + nanos,
+    })
+}
+
+/// HPT: FCS 4 · device 1 · port 1 · seconds 4 · fraction of a second 5 (2^-40 s) · flags 1.
+fn hpt(t: &[u8]) -> Option<WireStamp> {
+    if t.len() != MIN_TRAILER {
+        return None;
+    }
+    let seconds = u64::from(be32(t, 6));
+    let fraction = t[10..15]
+        .iter()
+        .fold(0u64, |acc, &b| (acc << 8) | u64::from(b));
+    // fraction < 2^40, so fraction × 10^9 < 2^70: in u128.
+    let nanos = ((u128::from(fraction) * 1_000_000_000) >> 40) as u64;
+    Some(WireStamp {
+        kind: TrailerKind::Hpt,
+        device: u16::from(t[4]),
+        port: t[5],
+        unix_ns: seconds * 1_000_000_000 + nanos,
+    })
+}
+
+/// The trailer bytes a device appends to `frame` for `stamp` (test fixtures and the
+/// benchmarks' captures): the original FCS, the stamp, and a new FCS when `new_fcs`.
+pub fn trailer_for(frame: &[u8], stamp: &WireStamp, new_fcs: bool) -> Vec<u8> {
+    let mut t = crc32fast::hash(frame).to_le_bytes().to_vec();
+    let seconds = stamp.unix_ns / 1_000_000_000;
+    let nanos = stamp.unix_ns % 1_000_000_000;
+    match stamp.kind {
+        TrailerKind::MetaWatch => {
+            t.extend_from_slice(&(seconds as u32).to_be_bytes());
+            t.extend_from_slice(&(nanos as u32).to_be_bytes());
+            t.push(0x01);
+            t.extend_from_slice(&stamp.device.to_be_bytes());
+            t.push(stamp.port);
+        }
+        TrailerKind::Hpt => {
+            t.push(stamp.device as u8);
+            t.push(stamp.port);
+            t.extend_from_slice(&(seconds as u32).to_be_bytes());
+            // The smallest fraction that reads back as `nanos`: ceil(nanos × 2^40 / 10^9).
+            let fraction = ((u128::from(nanos) << 40).div_ceil(1_000_000_000)) as u64;
+            t.extend_from_slice(&fraction.to_be_bytes()[3..]);
+            t.push(0);
+        }
+    }
+    if new_fcs {
+        let mut whole = frame.to_vec();
+        whole.extend_from_slice(&t);
+        t.extend_from_slice(&crc32fast::hash(&whole).to_le_bytes());
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests;

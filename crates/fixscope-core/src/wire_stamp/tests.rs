@@ -1,0 +1,172 @@
+use super::*;
+use crate::decode::LinkType;
+use crate::pcap_writer::test_support::ep;
+use crate::pcap_writer::{FrameOptions, SyntheticConnection};
+
+/// An Ethernet frame carrying a FIX-sized TCP segment.
+fn frame(payload_len: usize) -> Vec<u8> {
+    let mut conn = SyntheticConnection::new(ep("10.0.0.1", 40000), ep("10.0.0.2", 9878));
+    conn.client_sends(&vec![b'x'; payload_len])
+        .frame(LinkType::Ethernet, &FrameOptions::default())
+}
+
+fn with_trailer(frame: &[u8], stamp: &WireStamp, new_fcs: bool) -> Vec<u8> {
+    let mut f = frame.to_vec();
+    f.extend_from_slice(&trailer_for(frame, stamp, new_fcs));
+    f
+}
+
+fn stamp(kind: TrailerKind, unix_ns: u64) -> WireStamp {
+    WireStamp {
+        kind,
+        device: 7,
+        port: 3,
+        unix_ns,
+    }
+}
+
+#[test]
+fn metawatch_and_hpt_are_read_with_and_without_the_new_fcs() {
+    let t = 1_700_000_000_123_456_789;
+    for kind in [TrailerKind::MetaWatch, TrailerKind::Hpt] {
+        for new_fcs in [false, true] {
+            for len in [1, 200] {
+                // A short frame is padded to 60 bytes on the wire: the tap's FCS covers it.
+                let mut f = frame(len);
+                if f.len() < 60 {
+                    f.resize(60, 0);
+                }
+                let s = stamp(kind, t);
+                let mut stamps = WireStamps::new(WireStampMode::Auto);
+                let mut c = TrailerCounters::default();
+                let got = stamps.stamp(&with_trailer(&f, &s, new_fcs), t + 50_000, &mut c);
+                assert_eq!(got, Some(s), "{kind:?} new_fcs {new_fcs} len {len}");
+                assert_eq!(c.trailer_timestamps, 1);
+                assert_eq!(stamps.kind(), Some(kind));
+            }
+        }
+    }
+}
+
+#[test]
+fn hpt_fractions_read_back_every_nanosecond() {
+    let f = frame(100);
+    let mut stamps = WireStamps::new(WireStampMode::Hpt);
+    let mut c = TrailerCounters::default();
+    for ns in [
+        0,
+        1,
+        2,
+        999,
+        123_456_789,
+        500_000_000,
+        999_999_998,
+        999_999_999,
+    ] {
+        let s = stamp(TrailerKind::Hpt, 1_600_000_000 * 1_000_000_000 + ns);
+        assert_eq!(
+            stamps.stamp(&with_trailer(&f, &s, false), s.unix_ns, &mut c),
+            Some(s)
+        );
+    }
+}
+
+#[test]
+fn a_plain_frame_costs_nothing_and_counts_nothing_until_a_trailer_is_locked() {
+    let f = frame(100);
+    let mut stamps = WireStamps::new(WireStampMode::Auto);
+    let mut c = TrailerCounters::default();
+    assert_eq!(stamps.stamp(&f, 5, &mut c), None);
+    // The NIC kept the FCS: 4 bytes after the datagram are no trailer.
+    let mut with_fcs = f.clone();
+    with_fcs.extend_from_slice(&crc32fast::hash(&f).to_le_bytes());
+    assert_eq!(stamps.stamp(&with_fcs, 5, &mut c), None);
+    assert_eq!(c, TrailerCounters::default());
+
+    // Once a trailer is found, a frame without one is counted missing, and bytes after the
+    // datagram that fail the FCS check are counted, never read as a time.
+    let s = stamp(TrailerKind::MetaWatch, 1_000_000_000_000);
+    assert!(stamps
+        .stamp(&with_trailer(&f, &s, false), 0, &mut c)
+        .is_some());
+    assert_eq!(stamps.stamp(&f, 5, &mut c), None);
+    let mut broken = with_trailer(&f, &s, false);
+    let at = f.len();
+    broken[at] ^= 0xFF;
+    assert_eq!(stamps.stamp(&broken, 5, &mut c), None);
+    assert_eq!(
+        c,
+        TrailerCounters {
+            trailer_timestamps: 1,
+            trailer_missing: 1,
+            trailer_fcs_mismatch: 1,
+        }
+    );
+}
+
+#[test]
+fn a_16_byte_trailer_is_the_kind_whose_time_is_the_captures() {
+    let f = frame(100);
+    let t = 1_700_000_000_000_000_000;
+    for kind in [TrailerKind::MetaWatch, TrailerKind::Hpt] {
+        let s = stamp(kind, t);
+        let mut stamps = WireStamps::new(WireStampMode::Auto);
+        let got = stamps.stamp(
+            &with_trailer(&f, &s, false),
+            t + 80_000,
+            &mut TrailerCounters::default(),
+        );
+        assert_eq!(got.map(|g| g.kind), Some(kind));
+    }
+}
+
+#[test]
+fn off_reads_no_trailer() {
+    let f = frame(100);
+    let s = stamp(TrailerKind::Hpt, 1_000_000_000);
+    let mut c = TrailerCounters::default();
+    let mut stamps = WireStamps::new(WireStampMode::Off);
+    assert_eq!(stamps.stamp(&with_trailer(&f, &s, true), 0, &mut c), None);
+    assert_eq!(c, TrailerCounters::default());
+}
+
+#[test]
+fn metawatch_with_a_sub_nanosecond_tlv() {
+    let f = frame(100);
+    let s = stamp(TrailerKind::MetaWatch, 1_700_000_000_000_000_001);
+    let plain = trailer_for(&f, &s, false);
+    // FCS · TLV (tag 1, final) · seconds · ns · flags with 0x02 · device · port.
+    let mut t = plain[..4].to_vec();
+    t.extend_from_slice(&((0x80_0000u32 << 8) | 0x20 | 1).to_be_bytes());
+    t.extend_from_slice(&plain[4..12]);
+    t.push(plain[12] | 0x02);
+    t.extend_from_slice(&plain[13..]);
+    let mut whole = f.clone();
+    whole.extend_from_slice(&t);
+    let got = WireStamps::new(WireStampMode::Auto).stamp(
+        &whole,
+        s.unix_ns,
+        &mut TrailerCounters::default(),
+    );
+    assert_eq!(got, Some(s));
+}
+
+#[test]
+fn a_kept_new_fcs_is_never_read_as_a_metawatch_tlv() {
+    // Whatever bytes the new FCS happens to be, a 16-byte trailer and its FCS read as the
+    // 16-byte trailer: 3,000 stamps give 3,000 different FCS values.
+    let f = frame(100);
+    let mut stamps = WireStamps::new(WireStampMode::MetaWatch);
+    let mut c = TrailerCounters::default();
+    for i in 0..3_000u64 {
+        let s = stamp(
+            TrailerKind::MetaWatch,
+            1_700_000_000_000_000_000 + i * 7_919,
+        );
+        assert_eq!(
+            stamps.stamp(&with_trailer(&f, &s, true), s.unix_ns, &mut c),
+            Some(s),
+            "stamp {i}"
+        );
+    }
+}

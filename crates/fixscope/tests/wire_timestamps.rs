@@ -1,0 +1,163 @@
+//! Timestamps from the wire (#34): captures whose frames carry a tap's hardware trailer
+//! (Arista MetaWatch, Cisco HPT) with the true time, while the capture host stamped each
+//! frame later — by a different delay per direction, as two tap ports or two host queues
+//! do. The true times come from the scripted scenario, never from fixscope.
+
+mod support;
+
+use fixscope_core::decode::LinkType;
+use fixscope_core::pcap_writer::{CaptureFormat, CaptureWriter, FrameOptions};
+use fixscope_core::wire_stamp::{trailer_for, TrailerKind, WireStamp};
+use support::*;
+
+/// The capture host's delays: requests `request_delay_ns` after the wire, responses
+/// `response_delay_ns` after it (constant per direction: each direction's frames keep
+/// their order, as one tap port's do).
+struct HostDelays {
+    request_delay_ns: u64,
+    response_delay_ns: u64,
+}
+
+fn is_response(p: &TimedPacket) -> bool {
+    p.spec.flow.src.port == SERVER_PORT
+}
+
+/// Writes the scenario as a capture: every frame with `kind`'s trailer holding its true
+/// time (none when `kind` is `None`), recorded at the host's later time, in the host's order.
+fn write_tapped(
+    path: &std::path::Path,
+    packets: &[TimedPacket],
+    kind: Option<TrailerKind>,
+    delays: &HostDelays,
+) {
+    let mut frames: Vec<(u64, Vec<u8>)> = packets
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let mut frame = p.spec.frame(LinkType::Ethernet, &FrameOptions::default());
+            if frame.len() < 60 {
+                frame.resize(60, 0);
+            }
+            if let Some(kind) = kind {
+                let stamp = WireStamp {
+                    kind,
+                    device: 7,
+                    port: u8::from(is_response(p)),
+                    unix_ns: p.ts_ns,
+                };
+                let trailer = trailer_for(&frame, &stamp, i % 2 == 0);
+                frame.extend_from_slice(&trailer);
+            }
+            let delay = if is_response(p) {
+                delays.response_delay_ns
+            } else {
+                delays.request_delay_ns
+            };
+            (p.ts_ns + delay, frame)
+        })
+        .collect();
+    frames.sort_by_key(|(host_ns, _)| *host_ns);
+    let file = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    let mut w = CaptureWriter::new(file, CaptureFormat::pcap_nanos(), LinkType::Ethernet).unwrap();
+    for (host_ns, frame) in &frames {
+        w.write_packet(*host_ns, frame).unwrap();
+    }
+    w.finish().unwrap();
+}
+
+#[test]
+fn trailer_times_give_the_true_latencies_where_host_times_do_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let (packets, truth) = build_scenario(&ScenarioSpec::default());
+    let frames = packets.len() as u64;
+    // Responses reach the capture host 3 µs sooner after the wire than requests do.
+    let delays = HostDelays {
+        request_delay_ns: 20_000,
+        response_delay_ns: 17_000,
+    };
+    for kind in [TrailerKind::MetaWatch, TrailerKind::Hpt] {
+        let path = dir.path().join(format!("{}.pcap", kind.name()));
+        write_tapped(&path, &packets, Some(kind), &delays);
+        let (_, summary) = analyse(&[&path], &[]);
+        assert_truth(&summary, &truth);
+        assert_eq!(summary["source"]["trailer_timestamps"], frames, "{kind:?}");
+        assert_eq!(summary["source"]["trailer_missing"], 0);
+        assert_eq!(summary["source"]["trailer_fcs_mismatch"], 0);
+        for c in [
+            "timed_out",
+            "unmatched_responses",
+            "response_before_request",
+        ] {
+            assert_eq!(counter(&summary, c), 0, "{kind:?} {c}");
+        }
+        let text = String::from_utf8(
+            fixscope(&["pcap", path.to_str().unwrap(), "-p", "9878", "-r", "0"]).stdout,
+        )
+        .unwrap();
+        assert!(
+            text.contains(&format!(
+                "timestamps: the tap's hardware trailers on {frames} frames\n"
+            )),
+            "{text}"
+        );
+    }
+    // The same capture without trailers, or with them ignored: the host's times, 3 µs
+    // short on every order.
+    let short: Vec<u64> = truth.first_response.iter().map(|ns| ns - 3_000).collect();
+    let host = dir.path().join("host.pcap");
+    write_tapped(&host, &packets, None, &delays);
+    let tapped = dir.path().join("hpt.pcap");
+    for (path, flags) in [
+        (&host, &[][..]),
+        (&tapped, &["--wire-timestamps", "off"][..]),
+    ] {
+        let (_, summary) = analyse(&[path], flags);
+        assert_stage(&summary, "first_response", &short);
+        assert_eq!(summary["source"]["trailer_timestamps"], 0);
+    }
+    // Asked for the kind the capture carries, or read on one thread or by three workers:
+    // the same as found by itself.
+    for flags in [
+        &["--wire-timestamps", "hpt"][..],
+        &["--threads", "1"][..],
+        &["--threads", "3"][..],
+    ] {
+        let (_, summary) = analyse(&[&tapped], flags);
+        assert_truth(&summary, &truth);
+        assert_eq!(summary["source"]["trailer_timestamps"], frames, "{flags:?}");
+    }
+}
+
+#[test]
+fn a_capture_that_reorders_hardware_stamped_frames_raises_no_false_alarm() {
+    let dir = tempfile::tempdir().unwrap();
+    let (packets, truth) = build_scenario(&ScenarioSpec::default());
+    // Requests reach the host 30 µs after the wire, responses 5 µs: every order acked in
+    // under 25 µs has its ack recorded before its request.
+    let delays = HostDelays {
+        request_delay_ns: 30_000,
+        response_delay_ns: 5_000,
+    };
+    let path = dir.path().join("reordered.pcap");
+    write_tapped(&path, &packets, Some(TrailerKind::Hpt), &delays);
+    let (_, summary) = analyse(&[&path], &[]);
+    let reordered = truth
+        .ack
+        .iter()
+        .filter(|&&ack| ack + delays.response_delay_ns < delays.request_delay_ns)
+        .count() as u64;
+    assert!(reordered > 0 && reordered < truth.requests, "{reordered}");
+    assert_eq!(counter(&summary, "response_before_request"), reordered);
+    assert_eq!(counter(&summary, "matched"), truth.requests - reordered);
+    for c in ["timed_out", "unmatched_responses", "unanswered"] {
+        assert_eq!(counter(&summary, c), 0, "{c}");
+    }
+    // The orders read in the wire's order have the wire's latencies exactly.
+    let in_order: Vec<u64> = truth
+        .first_response
+        .iter()
+        .copied()
+        .filter(|&ack| ack + delays.response_delay_ns >= delays.request_delay_ns)
+        .collect();
+    assert_stage(&summary, "first_response", &in_order);
+}
