@@ -129,35 +129,53 @@ fn trailer_times_give_the_true_latencies_where_host_times_do_not() {
 }
 
 #[test]
-fn a_capture_that_reorders_hardware_stamped_frames_raises_no_false_alarm() {
+fn hardware_stamps_read_out_of_order_still_give_the_wire_s_latencies() {
     let dir = tempfile::tempdir().unwrap();
     let (packets, truth) = build_scenario(&ScenarioSpec::default());
     // Requests reach the host 30 µs after the wire, responses 5 µs: every order acked in
-    // under 25 µs has its ack recorded before its request.
+    // under 25 µs has its ack (and maybe its fill) recorded before its request.
     let delays = HostDelays {
         request_delay_ns: 30_000,
         response_delay_ns: 5_000,
     };
-    let path = dir.path().join("reordered.pcap");
-    write_tapped(&path, &packets, Some(TrailerKind::Hpt), &delays);
-    let (_, summary) = analyse(&[&path], &[]);
-    let reordered = truth
-        .ack
-        .iter()
-        .filter(|&&ack| ack + delays.response_delay_ns < delays.request_delay_ns)
-        .count() as u64;
+    let read_first = |ack: u64| ack + delays.response_delay_ns < delays.request_delay_ns;
+    let reordered = truth.ack.iter().filter(|&&ack| read_first(ack)).count() as u64;
     assert!(reordered > 0 && reordered < truth.requests, "{reordered}");
+
+    // With the tap's stamps every order is exact: the responses read first wait for their
+    // request (`correlate/early.rs`) and answer it with their own times.
+    let tapped = dir.path().join("tapped.pcap");
+    write_tapped(&tapped, &packets, Some(TrailerKind::Hpt), &delays);
+    for flags in [&[][..], &["--threads", "1"][..], &["--threads", "3"][..]] {
+        let (_, summary) = analyse(&[&tapped], flags);
+        assert_truth(&summary, &truth);
+        for c in [
+            "response_before_request",
+            "timed_out",
+            "unmatched_responses",
+            "unanswered",
+            "time_reversed",
+        ] {
+            assert_eq!(counter(&summary, c), 0, "{flags:?} {c}");
+        }
+    }
+
+    // With the host's stamps alone those orders' responses come before their requests:
+    // counted `response_before_request`, no latency, no false alarm; the others are the
+    // host's figures, 25 µs short.
+    let host = dir.path().join("host.pcap");
+    write_tapped(&host, &packets, None, &delays);
+    let (_, summary) = analyse(&[&host], &[]);
     assert_eq!(counter(&summary, "response_before_request"), reordered);
     assert_eq!(counter(&summary, "matched"), truth.requests - reordered);
     for c in ["timed_out", "unmatched_responses", "unanswered"] {
         assert_eq!(counter(&summary, c), 0, "{c}");
     }
-    // The orders read in the wire's order have the wire's latencies exactly.
     let in_order: Vec<u64> = truth
         .first_response
         .iter()
-        .copied()
-        .filter(|&ack| ack + delays.response_delay_ns >= delays.request_delay_ns)
+        .filter(|&&ack| !read_first(ack))
+        .map(|ack| ack - 25_000)
         .collect();
     assert_stage(&summary, "first_response", &in_order);
 }

@@ -7,15 +7,21 @@
 //! Counted `unmatched` at once, its request would then wait in the table and raise a false
 //! `timed_out` (and for an order whose ack came first, the fill would be recorded as its
 //! first response: a wrong number). So a response with no tracked request is held here for
-//! [`REORDER_WINDOW_NS`]: if its request comes within it, the order is counted once in
-//! `response_before_request` and records no latency (there is none to trust); if none does,
-//! the response is counted `unmatched_responses` when the window passes (or at the end).
+//! [`REORDER_WINDOW_NS`]: if its request comes within it, either every held response of the
+//! order is stamped at or after the request — the capture was read out of the wire's order
+//! but its times are right, as a tap's hardware stamps are ([`crate::wire_stamp`]) — and
+//! the responses are answered then, in time order, with their latencies ([`Replay`]); or one
+//! is stamped before it, and the order is counted once in `response_before_request` and
+//! records no latency (there is none to trust). If no request comes, the response is
+//! counted `unmatched_responses` when the window passes (or at the end).
 //!
 //! The common path — no response waiting — costs the request one `is_empty` check.
 
 use std::collections::VecDeque;
 
 use hashbrown::HashMap;
+
+use super::rules::ResponseKind;
 
 /// How long a response waits for a request of its key, by the capture's clock. Captures
 /// reorder by microseconds (host stamps 5–100 µs late, mirror copies crossing); 10 ms is
@@ -32,11 +38,22 @@ struct Held {
     hash: u64,
     session: u64,
     key: Box<[u8]>,
-    ts_ns: u64,
-    /// The response ended the order (filled, cancelled, rejected).
-    terminal: bool,
-    /// A request claimed it (the order counted `response_before_request`).
+    /// What the response was, to answer its request with if one comes.
+    replay: Replay,
+    /// A request claimed it.
     claimed: bool,
+}
+
+/// A held response as its request, when it comes, is answered with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Replay {
+    /// When the response was seen (its first byte).
+    pub ts_ns: u64,
+    pub(super) kind: ResponseKind,
+    /// 35 (`8` or `9`), 150 and 39, for the order events it makes.
+    pub msg_type: u8,
+    pub exec_type: Option<u8>,
+    pub ord_status: Option<u8>,
 }
 
 /// What a request found held for its key.
@@ -62,9 +79,9 @@ impl EarlyResponses {
         self.by_hash.is_empty()
     }
 
-    /// Holds a response seen at `ts_ns`; returns how many responses stopped waiting
-    /// unclaimed (the oldest, when [`MAX_HELD`] are held): they are unmatched.
-    pub fn hold(&mut self, hash: u64, session: u64, key: &[u8], ts_ns: u64, terminal: bool) -> u64 {
+    /// Holds a response; returns how many responses stopped waiting unclaimed (the oldest,
+    /// when [`MAX_HELD`] are held): they are unmatched.
+    pub fn hold(&mut self, hash: u64, session: u64, key: &[u8], replay: Replay) -> u64 {
         let mut unmatched = 0;
         while self.held.len() >= MAX_HELD {
             unmatched += self.pop_front();
@@ -73,16 +90,23 @@ impl EarlyResponses {
             hash,
             session,
             key: key.into(),
-            ts_ns,
-            terminal,
+            replay,
             claimed: false,
         });
         *self.by_hash.entry(hash).or_insert(0) += 1;
         unmatched
     }
 
-    /// A request of (session, key) came: claims every response of its key waiting.
-    pub fn claim(&mut self, hash: u64, session: u64, key: &[u8]) -> Claimed {
+    /// A request of (session, key) came: claims every response of its key waiting, and
+    /// puts them in `replays` (emptied first) in the order they came.
+    pub fn claim(
+        &mut self,
+        hash: u64,
+        session: u64,
+        key: &[u8],
+        replays: &mut Vec<Replay>,
+    ) -> Claimed {
+        replays.clear();
         let mut found = Claimed::default();
         if !self.by_hash.contains_key(&hash) {
             return found;
@@ -91,7 +115,8 @@ impl EarlyResponses {
             if !h.claimed && h.hash == hash && h.session == session && *h.key == *key {
                 h.claimed = true;
                 found.responses += 1;
-                found.terminal |= h.terminal;
+                found.terminal |= h.replay.kind.terminal;
+                replays.push(h.replay);
             }
         }
         if found.responses > 0 {
@@ -115,7 +140,7 @@ impl EarlyResponses {
     fn expire_held(&mut self, now_ns: u64) -> u64 {
         let mut unmatched = 0;
         while let Some(front) = self.held.front() {
-            if !front.claimed && front.ts_ns.saturating_add(REORDER_WINDOW_NS) >= now_ns {
+            if !front.claimed && front.replay.ts_ns.saturating_add(REORDER_WINDOW_NS) >= now_ns {
                 break;
             }
             unmatched += self.pop_front();
@@ -157,15 +182,31 @@ impl EarlyResponses {
 mod tests {
     use super::*;
 
+    fn r(ts_ns: u64, terminal: bool) -> Replay {
+        Replay {
+            ts_ns,
+            kind: ResponseKind {
+                ack: !terminal,
+                fill: terminal,
+                terminal,
+                ends_original: false,
+            },
+            msg_type: b'8',
+            exec_type: Some(if terminal { b'F' } else { b'0' }),
+            ord_status: Some(if terminal { b'2' } else { b'0' }),
+        }
+    }
+
     #[test]
     fn a_request_claims_every_response_of_its_key_and_only_those() {
         let mut e = EarlyResponses::default();
-        assert_eq!(e.hold(7, 1, b"A", 100, false), 0);
-        assert_eq!(e.hold(7, 1, b"A", 110, true), 0);
-        assert_eq!(e.hold(8, 1, b"B", 120, false), 0);
+        let mut replays = Vec::new();
+        assert_eq!(e.hold(7, 1, b"A", r(100, false)), 0);
+        assert_eq!(e.hold(7, 1, b"A", r(110, true)), 0);
+        assert_eq!(e.hold(8, 1, b"B", r(120, false)), 0);
         // Same hash, other key (a collision): not claimed.
-        assert_eq!(e.hold(7, 2, b"A", 130, false), 0);
-        let c = e.claim(7, 1, b"A");
+        assert_eq!(e.hold(7, 2, b"A", r(130, false)), 0);
+        let c = e.claim(7, 1, b"A", &mut replays);
         assert_eq!(
             c,
             Claimed {
@@ -173,7 +214,13 @@ mod tests {
                 terminal: true
             }
         );
-        assert_eq!(e.claim(7, 1, b"A"), Claimed::default());
+        assert_eq!(
+            replays,
+            [r(100, false), r(110, true)],
+            "in the order they came"
+        );
+        assert_eq!(e.claim(7, 1, b"A", &mut replays), Claimed::default());
+        assert!(replays.is_empty());
         // B and the other session's A are still waiting, then unmatched at the end.
         assert!(!e.is_empty());
         assert_eq!(e.drain(), 2);
@@ -183,12 +230,13 @@ mod tests {
     #[test]
     fn responses_past_the_window_are_unmatched_once() {
         let mut e = EarlyResponses::default();
-        e.hold(1, 1, b"A", 1_000, false);
-        e.hold(2, 1, b"B", 2_000, false);
+        let mut replays = Vec::new();
+        e.hold(1, 1, b"A", r(1_000, false));
+        e.hold(2, 1, b"B", r(2_000, false));
         assert_eq!(e.expire(1_000 + REORDER_WINDOW_NS), 0);
         assert_eq!(e.expire(1_001 + REORDER_WINDOW_NS), 1);
-        assert_eq!(e.claim(1, 1, b"A"), Claimed::default());
-        assert_eq!(e.claim(2, 1, b"B").responses, 1);
+        assert_eq!(e.claim(1, 1, b"A", &mut replays), Claimed::default());
+        assert_eq!(e.claim(2, 1, b"B", &mut replays).responses, 1);
         // Claimed: never unmatched.
         assert_eq!(e.expire(u64::MAX), 0);
         assert!(e.is_empty());
@@ -199,7 +247,7 @@ mod tests {
         let mut e = EarlyResponses::default();
         let mut unmatched = 0;
         for i in 0..(MAX_HELD as u64 + 5) {
-            unmatched += e.hold(i, 1, b"K", i, false);
+            unmatched += e.hold(i, 1, b"K", r(i, false));
         }
         assert_eq!(unmatched, 5);
         assert_eq!(e.held.len(), MAX_HELD);

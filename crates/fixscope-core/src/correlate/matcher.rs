@@ -3,6 +3,7 @@
 use serde::Serialize;
 
 use super::early::EarlyResponses;
+pub use super::early::Replay;
 use super::facts::MessageFacts;
 use super::key::KeySpec;
 use super::pending::{PendingTable, SEEN_AFTER_ITS_RESPONSE};
@@ -128,6 +129,8 @@ pub struct Correlator {
     groups: crate::order::Groups,
     /// Responses that found no request, waiting the reorder window for one.
     early: EarlyResponses,
+    /// The held responses a request claimed (reused).
+    replays: Vec<Replay>,
     pub counters: CorrelationCounters,
 }
 
@@ -144,6 +147,7 @@ impl Correlator {
             released: vec![0; RELEASED_MEMORY].into_boxed_slice(),
             groups: crate::order::NO_GROUPS,
             early: EarlyResponses::default(),
+            replays: Vec::new(),
             counters: CorrelationCounters::default(),
         }
     }
@@ -163,18 +167,24 @@ impl Correlator {
     }
 
     /// Records a request seen at `ts_ns` (the time of the segment carrying its last byte).
-    pub fn on_request(
+    /// Responses of its order that the capture showed first, stamped after it, answer it
+    /// now: each latency they make goes to `on_replayed` with the response it came from.
+    pub fn on_request<F>(
         &mut self,
         session: u64,
         request_type: RequestType,
         facts: &MessageFacts,
         ts_ns: u64,
-    ) {
-        self.on_request_at(session, request_type, facts, ts_ns, 0)
+        on_replayed: F,
+    ) where
+        F: FnMut(Latency, &[u8], &Replay),
+    {
+        self.on_request_at(session, request_type, facts, ts_ns, 0, on_replayed)
     }
 
     /// [`Correlator::on_request_at`] with the order's `--by` value ids.
-    pub fn on_request_grouped(
+    #[allow(clippy::too_many_arguments)]
+    pub fn on_request_grouped<F>(
         &mut self,
         session: u64,
         request_type: RequestType,
@@ -182,21 +192,34 @@ impl Correlator {
         ts_ns: u64,
         last_byte_seq: u32,
         groups: crate::order::Groups,
-    ) {
+        on_replayed: F,
+    ) where
+        F: FnMut(Latency, &[u8], &Replay),
+    {
         self.groups = groups;
-        self.on_request_at(session, request_type, facts, ts_ns, last_byte_seq);
+        self.on_request_at(
+            session,
+            request_type,
+            facts,
+            ts_ns,
+            last_byte_seq,
+            on_replayed,
+        );
         self.groups = crate::order::NO_GROUPS;
     }
 
     /// [`Correlator::on_request`] with the TCP sequence number of the request's last byte.
-    pub fn on_request_at(
+    pub fn on_request_at<F>(
         &mut self,
         session: u64,
         request_type: RequestType,
         facts: &MessageFacts,
         ts_ns: u64,
         last_byte_seq: u32,
-    ) {
+        on_replayed: F,
+    ) where
+        F: FnMut(Latency, &[u8], &Replay),
+    {
         self.counters.requests += 1;
         let mut key_buf = std::mem::take(&mut self.key_buf);
         if let Some(key) = facts.key(&self.key, &mut key_buf) {
@@ -205,17 +228,26 @@ impl Correlator {
                 self.counters.duplicate_requests += 1;
                 self.counters.untracked_requests += 1;
             } else if !self.early.is_empty()
-                && self.answered_before(session, key, hash, last_byte_seq, request_type)
+                && self.answered_before(
+                    session,
+                    key,
+                    hash,
+                    ts_ns,
+                    last_byte_seq,
+                    request_type,
+                    on_replayed,
+                )
             {
-                self.counters.response_before_request += 1;
             } else {
-                self.make_room();
-                let slot =
-                    self.table
-                        .insert(session, key, hash, ts_ns, last_byte_seq, request_type);
-                let p = self.table.get_mut(slot);
-                p.msg_seq = facts.msg_seq_num;
-                p.groups = self.groups;
+                self.track(
+                    session,
+                    key,
+                    hash,
+                    ts_ns,
+                    last_byte_seq,
+                    request_type,
+                    facts,
+                );
             }
         } else {
             self.counters.missing_key += 1;
@@ -224,22 +256,89 @@ impl Correlator {
         self.key_buf = key_buf;
     }
 
-    /// A request whose responses came first (held in `early`): the order is counted
-    /// `response_before_request` by the caller and tracked, without a latency, until a
-    /// terminal response, so its later responses are not unmatched. False when none came.
-    #[cold]
-    fn answered_before(
+    /// Starts tracking a request; returns its slot.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn track(
         &mut self,
         session: u64,
         key: &[u8],
         hash: u64,
+        ts_ns: u64,
         last_byte_seq: u32,
         request_type: RequestType,
-    ) -> bool {
-        let claimed = self.early.claim(hash, session, key);
+        facts: &MessageFacts,
+    ) -> u32 {
+        self.make_room();
+        let slot = self
+            .table
+            .insert(session, key, hash, ts_ns, last_byte_seq, request_type);
+        let p = self.table.get_mut(slot);
+        p.msg_seq = facts.msg_seq_num;
+        p.groups = self.groups;
+        slot
+    }
+
+    /// A request some of whose responses came first (held in `early`). When each is
+    /// stamped at or after the request, the capture only read them out of the wire's
+    /// order: the request is tracked and they answer it now, in time order, with their
+    /// latencies. When one is stamped before it, the order is counted
+    /// `response_before_request` and tracked, without a latency, until a terminal
+    /// response, so its later responses are not unmatched. False when none came.
+    #[cold]
+    #[allow(clippy::too_many_arguments)]
+    fn answered_before<F>(
+        &mut self,
+        session: u64,
+        key: &[u8],
+        hash: u64,
+        ts_ns: u64,
+        last_byte_seq: u32,
+        request_type: RequestType,
+        mut on_replayed: F,
+    ) -> bool
+    where
+        F: FnMut(Latency, &[u8], &Replay),
+    {
+        let mut replays = std::mem::take(&mut self.replays);
+        let claimed = self.early.claim(hash, session, key, &mut replays);
         if claimed.responses == 0 {
+            self.replays = replays;
             return false;
         }
+        if replays.iter().all(|r| r.ts_ns >= ts_ns) {
+            replays.sort_by_key(|r| r.ts_ns);
+            let facts = MessageFacts::default();
+            let mut slot = Some(self.track(
+                session,
+                key,
+                hash,
+                ts_ns,
+                last_byte_seq,
+                request_type,
+                &facts,
+            ));
+            for r in &replays {
+                match slot {
+                    Some(s) => {
+                        let released =
+                            self.answer(s, session, key, r.ts_ns, r.kind, &mut |l, k| {
+                                on_replayed(l, k, r)
+                            });
+                        if released {
+                            slot = None;
+                        }
+                    }
+                    // After the order's terminal response: as any response with no
+                    // request tracked.
+                    None => self.counters.unmatched_responses += 1,
+                }
+            }
+            self.replays = replays;
+            return true;
+        }
+        self.replays = replays;
+        self.counters.response_before_request += 1;
         if claimed.terminal {
             // Over before it was seen: remembered for PossResend checks, not tracked.
             self.remember_released(hash);
@@ -282,14 +381,52 @@ impl Correlator {
         let kind = classify_response(facts.msg_type, facts.exec_type, facts.ord_status);
         let Some(slot) = self.table.find(session, key, hash) else {
             // Its request may still come (a capture that reordered): held, not yet unmatched.
-            self.counters.unmatched_responses +=
-                self.early.hold(hash, session, key, ts_ns, kind.terminal);
+            let replay = Replay {
+                ts_ns,
+                kind,
+                msg_type: facts.msg_type.first().copied().unwrap_or(b'8'),
+                exec_type: facts.exec_type,
+                ord_status: facts.ord_status,
+            };
+            self.counters.unmatched_responses += self.early.hold(hash, session, key, replay);
             self.key_buf = key_buf;
             return;
         };
+        self.answer(slot, session, key, ts_ns, kind, &mut on_latency);
+        self.key_buf = key_buf;
+        if kind.ends_original {
+            self.end_original(session, facts.orig_cl_ord_id, slot);
+        }
+    }
+
+    /// A response of kind `kind` seen at `ts_ns` answers the tracked request in `slot`:
+    /// the latencies it completes go to `on_latency`; true when it ended the order (the
+    /// slot is released).
+    #[inline(always)]
+    fn answer<F>(
+        &mut self,
+        slot: u32,
+        session: u64,
+        key: &[u8],
+        ts_ns: u64,
+        kind: super::rules::ResponseKind,
+        on_latency: &mut F,
+    ) -> bool
+    where
+        F: FnMut(Latency, &[u8]),
+    {
         let first = self.table.answer(slot);
         let counters = &mut self.counters;
+        let ttl_ns = self.limits.ttl_ns;
         let p = self.table.get_mut(slot);
+        if first && !p.timed_out && !p.seen_after_its_response() {
+            // Answered at once from a held response stamped past -t: the order did time
+            // out on the wire, as the sweep would have said had it been read in order.
+            if ts_ns.saturating_sub(p.request_ts_ns) > ttl_ns && p.request_ts_ns <= ts_ns {
+                p.timed_out = true;
+                counters.timed_out += 1;
+            }
+        }
         let late = p.timed_out;
         let reversed = p.seen_after_its_response();
         let order = OrderFacts::of(p, session);
@@ -318,13 +455,10 @@ impl Correlator {
             counters.matched += 1;
             counters.late += u64::from(late);
         }
-        self.key_buf = key_buf;
         if kind.terminal {
             self.release(slot);
         }
-        if kind.ends_original {
-            self.end_original(session, facts.orig_cl_ord_id, slot);
-        }
+        kind.terminal
     }
 
     /// A cancel or replace confirmed (or a terminal status) ends the order it names in

@@ -270,13 +270,32 @@ impl Router<'_> {
             }
             None => crate::order::NO_GROUPS,
         };
-        self.correlator.on_request_grouped(
+        let Router {
+            correlator, stats, ..
+        } = self;
+        correlator.on_request_grouped(
             scope,
             request_type,
             facts,
             msg.last_byte_ts_ns,
             msg.last_byte_seq,
             groups,
+            // Responses the capture showed before this request, stamped after it (a tap's
+            // hardware stamps read in the host's order): their latencies now. They carry
+            // no breakdown (pcap and the tap have none) and the request's `--by` values.
+            |mut latency, key, replay| {
+                latency.session = session;
+                let msg_type = [replay.msg_type];
+                let order = OrderRef {
+                    key,
+                    response_msg_type: &msg_type,
+                    exec_type: replay.exec_type,
+                    ord_status: replay.ord_status,
+                    response_ts_ns: replay.ts_ns,
+                    breakdown: None,
+                };
+                stats.record_order(latency, &order)
+            },
         );
     }
 

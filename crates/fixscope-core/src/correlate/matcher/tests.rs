@@ -33,7 +33,8 @@ impl H {
     fn req(&mut self, session: u64, m: &[u8], ts: u64) {
         let f = MessageFacts::extract(m, &KeySpec::default());
         let t = RequestType::from_msg_type(f.msg_type).unwrap();
-        self.c.on_request(session, t, &f, ts);
+        let out = &mut self.out;
+        self.c.on_request(session, t, &f, ts, |l, _, _| out.push(l));
     }
     fn resp(&mut self, session: u64, m: &[u8], ts: u64) {
         let f = MessageFacts::extract(m, &KeySpec::default());
@@ -283,7 +284,7 @@ fn compound_and_alternative_keys() {
     let other = msg(&[(35, "8"), (11, "A"), (1, "ACC2"), (150, "0"), (39, "0")]);
     let same = msg(&[(35, "8"), (11, "A"), (1, "ACC1"), (150, "0"), (39, "0")]);
     let f = MessageFacts::extract(&req, &key);
-    c.on_request(1, RequestType::NewOrder, &f, 10);
+    c.on_request(1, RequestType::NewOrder, &f, 10, |_, _, _| {});
     let mut n = 0;
     c.on_response(1, &MessageFacts::extract(&other, &key), 20, |_, _| n += 1);
     assert_eq!(n, 0);
@@ -369,5 +370,52 @@ fn a_finished_order_seen_late_is_not_tracked_and_unclaimed_responses_expire() {
     h.c.expire(10_000 + REORDER_WINDOW_NS);
     assert_eq!(h.c.counters.timed_out, 1);
     assert!(h.out.is_empty());
+    h.assert_every_request_accounted();
+}
+
+/// A capture read out of the wire's order whose times are right (a tap's hardware stamps in
+/// the host's order): responses read before their request but stamped after it answer it
+/// when it comes, with their true latencies, in time order — no `response_before_request`.
+#[test]
+fn responses_read_first_but_stamped_after_the_request_answer_it_exactly() {
+    let mut h = H::new(ttl(1_000));
+    h.resp(1, &report("A", "F", "2"), 180); // A's fill, read first
+    h.resp(1, &report("A", "0", "0"), 150); // A's ack
+    h.resp(1, &report("B", "0", "0"), 170); // B's ack
+    h.req(1, &order("A"), 100);
+    h.req(1, &order("B"), 120);
+    h.resp(1, &report("B", "F", "2"), 300); // B's fill, in order
+    h.c.expire(u64::MAX / 2);
+    h.c.end_of_input();
+    let c = h.c.counters;
+    assert_eq!(c.response_before_request, 0);
+    assert_eq!((c.matched, c.unmatched_responses, c.timed_out), (2, 0, 0));
+    assert_eq!(
+        h.stages(),
+        [
+            (Stage::FirstResponse, 50), // A: the ack (150) before the fill (180)
+            (Stage::Ack, 50),
+            (Stage::Fill, 80),
+            (Stage::AckToFill, 30),
+            (Stage::FirstResponse, 50), // B
+            (Stage::Ack, 50),
+            (Stage::Fill, 180),
+            (Stage::AckToFill, 130),
+        ]
+    );
+    assert_eq!(h.c.pending(), 0, "both filled");
+    h.assert_every_request_accounted();
+}
+
+/// A held response stamped past `-t` after its request: the order timed out on the wire,
+/// and is counted as the sweep would have (timed_out, then late), its latency recorded.
+#[test]
+fn a_held_response_past_the_timeout_counts_timed_out_and_late() {
+    let mut h = H::new(ttl(1_000));
+    h.resp(1, &report("A", "0", "0"), 5_000);
+    h.req(1, &order("A"), 100);
+    let c = h.c.counters;
+    assert_eq!((c.matched, c.timed_out, c.late), (1, 1, 1));
+    assert_eq!(h.stages()[0], (Stage::FirstResponse, 4_900));
     h.assert_every_request_accounted();
 }
