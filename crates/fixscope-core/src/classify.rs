@@ -112,17 +112,10 @@ impl FrameClassifier {
         stats: &mut CaptureStats,
     ) -> Option<Segment<'f>> {
         stats.packets += 1;
-        // A tap's hardware stamp, when the frame carries one, is the frame's time.
-        let ts_ns = match link {
-            LinkType::Ethernet => self
-                .stamps
-                .stamp(frame, ts_ns, &mut stats.trailers)
-                .map_or(ts_ns, |s| s.unix_ns),
-            _ => ts_ns,
-        };
         match decode(link, frame) {
             Ok(Decoded::Tcp(t)) => {
                 stats.tcp_segments += 1;
+                let ts_ns = self.wire_time(link, frame, &t, ts_ns, stats);
                 let Some(mut direction) = self.ports.classify(t.flow.src.port, t.flow.dst.port)
                 else {
                     if stats.segments_in_port_range == 0 {
@@ -168,6 +161,27 @@ impl FrameClassifier {
                 None
             }
         }
+    }
+
+    /// The segment's time: a tap's hardware stamp when the frame carries one after its
+    /// datagram ([`crate::wire_stamp`]), else the capture's.
+    #[inline(always)]
+    fn wire_time(
+        &mut self,
+        link: LinkType,
+        frame: &[u8],
+        t: &crate::decode::TcpPacket<'_>,
+        ts_ns: u64,
+        stats: &mut CaptureStats,
+    ) -> u64 {
+        if link != LinkType::Ethernet || t.missing_tail > 0 {
+            return ts_ns;
+        }
+        // The payload borrows the frame: where it ends is where the datagram does.
+        let end = t.payload.as_ptr() as usize - frame.as_ptr() as usize + t.payload.len();
+        self.stamps
+            .stamp_after(frame, Some(end), ts_ns, &mut stats.trailers)
+            .map_or(ts_ns, |s| s.unix_ns)
     }
 
     /// Segments between two watched ports are waiting in

@@ -151,9 +151,22 @@ impl WireStamps {
         if self.mode == WireStampMode::Off {
             return None;
         }
-        let l3_end = datagram_end(frame);
-        let first = l3_end.unwrap_or(MIN_FRAME[0]);
-        if frame.len() < first + MIN_TRAILER {
+        self.stamp_after(frame, datagram_end(frame), host_ns, counters)
+    }
+
+    /// [`WireStamps::stamp`] for a frame whose IP datagram is known to end at
+    /// `l3_end` (the decoder found it): the common case, no byte after the datagram, is
+    /// two comparisons.
+    #[inline(always)]
+    pub fn stamp_after(
+        &mut self,
+        frame: &[u8],
+        l3_end: Option<usize>,
+        host_ns: u64,
+        counters: &mut TrailerCounters,
+    ) -> Option<WireStamp> {
+        let first = l3_end.map_or(MIN_FRAME[0], |end| end.max(MIN_FRAME[0]));
+        if frame.len() < first + MIN_TRAILER || self.mode == WireStampMode::Off {
             // No room for a trailer: the common case of a capture without one.
             if self.locked.is_some() {
                 counters.trailer_missing += 1;

@@ -361,6 +361,7 @@ impl Correlator {
     /// Matches a response seen at `ts_ns` (the time of the segment carrying its first byte)
     /// and reports the latencies it completes, each with the order's key (tag values joined
     /// by SOH) for the slowest-orders lists.
+    #[inline]
     pub fn on_response<F>(
         &mut self,
         session: u64,
@@ -380,15 +381,7 @@ impl Correlator {
         let hash = self.table.hash(session, key);
         let kind = classify_response(facts.msg_type, facts.exec_type, facts.ord_status);
         let Some(slot) = self.table.find(session, key, hash) else {
-            // Its request may still come (a capture that reordered): held, not yet unmatched.
-            let replay = Replay {
-                ts_ns,
-                kind,
-                msg_type: facts.msg_type.first().copied().unwrap_or(b'8'),
-                exec_type: facts.exec_type,
-                ord_status: facts.ord_status,
-            };
-            self.counters.unmatched_responses += self.early.hold(hash, session, key, replay);
+            self.hold_early(session, key, hash, ts_ns, kind, facts);
             self.key_buf = key_buf;
             return;
         };
@@ -397,6 +390,28 @@ impl Correlator {
         if kind.ends_original {
             self.end_original(session, facts.orig_cl_ord_id, slot);
         }
+    }
+
+    /// A response with no tracked request: its request may still come (a capture that
+    /// reordered), so it is held, not yet unmatched.
+    #[cold]
+    fn hold_early(
+        &mut self,
+        session: u64,
+        key: &[u8],
+        hash: u64,
+        ts_ns: u64,
+        kind: super::rules::ResponseKind,
+        facts: &MessageFacts,
+    ) {
+        let replay = Replay {
+            ts_ns,
+            kind,
+            msg_type: facts.msg_type.first().copied().unwrap_or(b'8'),
+            exec_type: facts.exec_type,
+            ord_status: facts.ord_status,
+        };
+        self.counters.unmatched_responses += self.early.hold(hash, session, key, replay);
     }
 
     /// A response of kind `kind` seen at `ts_ns` answers the tracked request in `slot`:
