@@ -170,13 +170,28 @@ pub(crate) fn ethertype_payload(
     mut rest: &[u8],
     depth: u8,
 ) -> Result<Decoded<'_>, DecodeError> {
-    while matches!(
-        ethertype,
-        ETHERTYPE_VLAN | ETHERTYPE_QINQ | ETHERTYPE_QINQ_OLD
-    ) {
-        need("VLAN tag", rest, 4)?;
-        ethertype = be16(rest, 2);
-        rest = &rest[4..];
+    loop {
+        match ethertype {
+            ETHERTYPE_VLAN | ETHERTYPE_QINQ | ETHERTYPE_QINQ_OLD => {
+                need("VLAN tag", rest, 4)?;
+                ethertype = be16(rest, 2);
+                rest = &rest[4..];
+            }
+            // Arista's timestamp header (a 7280 tapping): subtype, version, 48- or 64-bit
+            // time, then the original EtherType; its time is read by `crate::wire_stamp`.
+            crate::wire::ARISTA_ETHERTYPE => {
+                need("Arista timestamp header", rest, 4)?;
+                let time_len = match be16(rest, 2) {
+                    0x0010 | 0x0110 => 8,
+                    0x0020 | 0x0120 => 6,
+                    _ => return Ok(Decoded::NotTcp),
+                };
+                need("Arista timestamp header", rest, 4 + time_len + 2)?;
+                ethertype = be16(rest, 4 + time_len);
+                rest = &rest[4 + time_len + 2..];
+            }
+            _ => break,
+        }
     }
     match ethertype {
         ETHERTYPE_IPV4 => ipv4(rest, depth),

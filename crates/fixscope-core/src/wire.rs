@@ -46,3 +46,7 @@ pub(crate) fn need(layer: &'static str, b: &[u8], len: usize) -> Result<(), Deco
         Ok(())
     }
 }
+
+/// Arista's registered EtherType, for the timestamp header a 7280 inserts after the source
+/// MAC (skipped by [`crate::decode`], read by [`crate::wire_stamp`]).
+pub const ARISTA_ETHERTYPE: u16 = 0xD28B;

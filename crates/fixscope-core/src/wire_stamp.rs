@@ -39,6 +39,7 @@ pub fn chosen() -> WireStampMode {
         1 => WireStampMode::Off,
         2 => WireStampMode::MetaWatch,
         3 => WireStampMode::Hpt,
+        4 => WireStampMode::AristaHeader,
         _ => WireStampMode::Auto,
     }
 }
@@ -54,6 +55,7 @@ pub enum WireStampMode {
     Off = 1,
     MetaWatch = 2,
     Hpt = 3,
+    AristaHeader = 4,
 }
 
 impl std::str::FromStr for WireStampMode {
@@ -64,8 +66,9 @@ impl std::str::FromStr for WireStampMode {
             "off" => Ok(WireStampMode::Off),
             "metawatch" => Ok(WireStampMode::MetaWatch),
             "hpt" => Ok(WireStampMode::Hpt),
+            "arista-header" => Ok(WireStampMode::AristaHeader),
             other => Err(format!(
-                "--wire-timestamps {other}: one of auto, off, metawatch, hpt"
+                "--wire-timestamps {other}: one of auto, off, metawatch, hpt, arista-header"
             )),
         }
     }
@@ -78,6 +81,9 @@ pub enum TrailerKind {
     MetaWatch,
     /// Cisco Nexus 3550 HPT (ex-Exablaze): TAI unless a UTC offset is configured.
     Hpt,
+    /// Arista 7280R/R3: a header after the source MAC (EtherType 0xD28B), TAI or UTC as
+    /// its version says (TAI is read back to UTC).
+    AristaHeader,
 }
 
 impl TrailerKind {
@@ -85,6 +91,7 @@ impl TrailerKind {
         match self {
             TrailerKind::MetaWatch => "metawatch",
             TrailerKind::Hpt => "hpt",
+            TrailerKind::AristaHeader => "arista-header",
         }
     }
 }
@@ -129,6 +136,7 @@ impl WireStamps {
             locked: match mode {
                 WireStampMode::MetaWatch => Some(TrailerKind::MetaWatch),
                 WireStampMode::Hpt => Some(TrailerKind::Hpt),
+                WireStampMode::AristaHeader => Some(TrailerKind::AristaHeader),
                 _ => None,
             },
         }
@@ -165,6 +173,9 @@ impl WireStamps {
         host_ns: u64,
         counters: &mut TrailerCounters,
     ) -> Option<WireStamp> {
+        if frame.get(12..14) == Some(&ARISTA_ETHERTYPE.to_be_bytes()[..]) {
+            return self.arista(frame, host_ns, counters);
+        }
         let first = l3_end.map_or(MIN_FRAME[0], |end| end.max(MIN_FRAME[0]));
         if frame.len() < first + MIN_TRAILER || self.mode == WireStampMode::Off {
             // No room for a trailer: the common case of a capture without one.
@@ -174,6 +185,34 @@ impl WireStamps {
             return None;
         }
         self.find(frame, l3_end, host_ns, counters)
+    }
+
+    /// A frame with Arista's timestamp header (a 7280 in tap-aggregation mode).
+    #[cold]
+    fn arista(
+        &mut self,
+        frame: &[u8],
+        host_ns: u64,
+        counters: &mut TrailerCounters,
+    ) -> Option<WireStamp> {
+        let other_kind = matches!(
+            (self.mode, self.locked),
+            (WireStampMode::Off, _) | (_, Some(TrailerKind::MetaWatch | TrailerKind::Hpt))
+        );
+        if other_kind {
+            return None;
+        }
+        match arista_header(frame, host_ns) {
+            Some((stamp, _)) => {
+                self.locked = Some(TrailerKind::AristaHeader);
+                counters.trailer_timestamps += 1;
+                Some(stamp)
+            }
+            None => {
+                counters.trailer_fcs_mismatch += 1;
+                None
+            }
+        }
     }
 
     #[cold]
@@ -247,6 +286,7 @@ fn datagram_end(frame: &[u8]) -> Option<usize> {
         }
         match be16(frame, at) {
             0x8100 | 0x88A8 | 0x9100 => at += 4,
+            ARISTA_ETHERTYPE => at += arista_header(frame, 0)?.1,
             0x0800 => {
                 let ip = at + 2;
                 if frame.len() < ip + 4 {
@@ -266,6 +306,75 @@ fn datagram_end(frame: &[u8]) -> Option<usize> {
             _ => return None,
         }
     }
+}
+
+pub use crate::wire::ARISTA_ETHERTYPE;
+/// TAI − UTC since 2017-01-01 (no leap second since).
+const TAI_MINUS_UTC_NS: u64 = 37_000_000_000;
+
+/// Arista's timestamp header at a frame's byte 12: EtherType 0xD28B · subtype 1 · version
+/// (0x0010 64-bit TAI, 0x0110 64-bit UTC, 0x0020 48-bit TAI, 0x0120 48-bit UTC) · time
+/// (64-bit: seconds 4, ns 4; 48-bit: the low 16 bits of the seconds, ns 4) · the original
+/// EtherType. The stamp, and the header's length before the original EtherType.
+pub fn arista_header(frame: &[u8], host_ns: u64) -> Option<(WireStamp, usize)> {
+    if frame.len() < 12 + 6 || be16(frame, 12) != ARISTA_ETHERTYPE || be16(frame, 14) != 1 {
+        return None;
+    }
+    let version = be16(frame, 16);
+    let (wide, tai) = match version {
+        0x0010 => (true, true),
+        0x0110 => (true, false),
+        0x0020 => (false, true),
+        0x0120 => (false, false),
+        _ => return None,
+    };
+    let time_len = if wide { 8 } else { 6 };
+    if frame.len() < 18 + time_len + 2 {
+        return None;
+    }
+    let (seconds, nanos) = if wide {
+        (u64::from(be32(frame, 18)), u64::from(be32(frame, 22)))
+    } else {
+        // 16 bits of seconds: the rest from the capture's clock, the nearest match.
+        let low = u64::from(be16(frame, 18));
+        let host_s = host_ns / 1_000_000_000 + if tai { 37 } else { 0 };
+        let mut s = (host_s & !0xFFFF) | low;
+        if s + 0x8000 < host_s {
+            s += 0x1_0000;
+        } else if s > host_s + 0x8000 && s >= 0x1_0000 {
+            s -= 0x1_0000;
+        }
+        (s, u64::from(be32(frame, 20)))
+    };
+    if nanos >= 1_000_000_000 {
+        return None;
+    }
+    let mut unix_ns = seconds * 1_000_000_000 + nanos;
+    if tai {
+        unix_ns = unix_ns.checked_sub(TAI_MINUS_UTC_NS)?;
+    }
+    Some((
+        WireStamp {
+            kind: TrailerKind::AristaHeader,
+            device: 0,
+            port: 0,
+            unix_ns,
+        },
+        6 + time_len,
+    ))
+}
+
+/// A frame with Arista's 64-bit UTC timestamp header inserted after its source MAC (test
+/// fixtures and examples).
+pub fn with_arista_header(frame: &[u8], unix_ns: u64) -> Vec<u8> {
+    let mut f = frame[..12].to_vec();
+    f.extend_from_slice(&ARISTA_ETHERTYPE.to_be_bytes());
+    f.extend_from_slice(&1u16.to_be_bytes());
+    f.extend_from_slice(&0x0110u16.to_be_bytes());
+    f.extend_from_slice(&((unix_ns / 1_000_000_000) as u32).to_be_bytes());
+    f.extend_from_slice(&((unix_ns % 1_000_000_000) as u32).to_be_bytes());
+    f.extend_from_slice(&frame[12..]);
+    f
 }
 
 fn be32(b: &[u8], at: usize) -> u32 {
@@ -331,6 +440,7 @@ pub fn trailer_for(frame: &[u8], stamp: &WireStamp, new_fcs: bool) -> Vec<u8> {
             t.extend_from_slice(&stamp.device.to_be_bytes());
             t.push(stamp.port);
         }
+        TrailerKind::AristaHeader => panic!("an Arista header is no trailer: with_arista_header"),
         TrailerKind::Hpt => {
             t.push(stamp.device as u8);
             t.push(stamp.port);

@@ -345,10 +345,15 @@ pub struct PcapArgs {
     /// the end).
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
-    /// Timestamps from the frames' hardware trailers: `auto` finds an Arista MetaWatch or
-    /// Cisco Nexus 3550 HPT trailer by its FCS check and uses its time; `off` keeps the
-    /// capture's own; `metawatch` or `hpt` reads only that kind (docs/tap.md).
-    #[arg(long, default_value = "auto", value_name = "auto|off|metawatch|hpt")]
+    /// Timestamps from the wire: `auto` finds an Arista MetaWatch or Cisco Nexus 3550 HPT
+    /// trailer by its FCS check, or an Arista 7280 header by its EtherType, and uses its
+    /// time; `off` keeps the capture's own; `metawatch`, `hpt` or `arista-header` reads
+    /// only that kind (docs/tap.md).
+    #[arg(
+        long,
+        default_value = "auto",
+        value_name = "auto|off|metawatch|hpt|arista-header"
+    )]
     pub wire_timestamps: fixscope_core::wire_stamp::WireStampMode,
 }
 
@@ -522,7 +527,7 @@ pub struct TapArgs {
     #[arg(
         long,
         default_value = "auto",
-        value_name = "auto|off|metawatch|hpt",
+        value_name = "auto|off|metawatch|hpt|arista-header",
         requires = "tap"
     )]
     pub wire_timestamps: fixscope_core::wire_stamp::WireStampMode,

@@ -7,7 +7,7 @@ mod support;
 
 use fixscope_core::decode::LinkType;
 use fixscope_core::pcap_writer::{CaptureFormat, CaptureWriter, FrameOptions};
-use fixscope_core::wire_stamp::{trailer_for, TrailerKind, WireStamp};
+use fixscope_core::wire_stamp::{trailer_for, with_arista_header, TrailerKind, WireStamp};
 use support::*;
 
 /// The capture host's delays: requests `request_delay_ns` after the wire, responses
@@ -38,15 +38,19 @@ fn write_tapped(
             if frame.len() < 60 {
                 frame.resize(60, 0);
             }
-            if let Some(kind) = kind {
-                let stamp = WireStamp {
-                    kind,
-                    device: 7,
-                    port: u8::from(is_response(p)),
-                    unix_ns: p.ts_ns,
-                };
-                let trailer = trailer_for(&frame, &stamp, i % 2 == 0);
-                frame.extend_from_slice(&trailer);
+            match kind {
+                Some(TrailerKind::AristaHeader) => frame = with_arista_header(&frame, p.ts_ns),
+                Some(kind) => {
+                    let stamp = WireStamp {
+                        kind,
+                        device: 7,
+                        port: u8::from(is_response(p)),
+                        unix_ns: p.ts_ns,
+                    };
+                    let trailer = trailer_for(&frame, &stamp, i % 2 == 0);
+                    frame.extend_from_slice(&trailer);
+                }
+                None => {}
             }
             let delay = if is_response(p) {
                 delays.response_delay_ns
@@ -75,7 +79,11 @@ fn trailer_times_give_the_true_latencies_where_host_times_do_not() {
         request_delay_ns: 20_000,
         response_delay_ns: 17_000,
     };
-    for kind in [TrailerKind::MetaWatch, TrailerKind::Hpt] {
+    for kind in [
+        TrailerKind::MetaWatch,
+        TrailerKind::Hpt,
+        TrailerKind::AristaHeader,
+    ] {
         let path = dir.path().join(format!("{}.pcap", kind.name()));
         write_tapped(&path, &packets, Some(kind), &delays);
         let (_, summary) = analyse(&[&path], &[]);
@@ -96,7 +104,7 @@ fn trailer_times_give_the_true_latencies_where_host_times_do_not() {
         .unwrap();
         assert!(
             text.contains(&format!(
-                "timestamps: the tap's hardware trailers on {frames} frames\n"
+                "timestamps: the tap's hardware stamps on {frames} frames\n"
             )),
             "{text}"
         );

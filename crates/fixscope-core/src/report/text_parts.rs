@@ -48,7 +48,7 @@ fn write_trailer_line(out: &mut impl Write, source: &[Counter]) -> io::Result<()
     if stamped == 0 {
         return Ok(());
     }
-    let mut line = format!("timestamps: the tap's hardware trailers on {stamped} frames");
+    let mut line = format!("timestamps: the tap's hardware stamps on {stamped} frames");
     for (name, what) in [
         ("trailer_missing", "without a trailer (capture time used)"),
         (

@@ -170,3 +170,68 @@ fn a_kept_new_fcs_is_never_read_as_a_metawatch_tlv() {
         );
     }
 }
+
+/// Arista's header with `version` and the time as it writes it.
+fn arista_frame(f: &[u8], version: u16, time: &[u8]) -> Vec<u8> {
+    let mut out = f[..12].to_vec();
+    out.extend_from_slice(&ARISTA_ETHERTYPE.to_be_bytes());
+    out.extend_from_slice(&1u16.to_be_bytes());
+    out.extend_from_slice(&version.to_be_bytes());
+    out.extend_from_slice(time);
+    out.extend_from_slice(&f[12..]);
+    out
+}
+
+#[test]
+fn arista_headers_64_and_48_bit_utc_and_tai() {
+    let f = frame(100);
+    let t: u64 = 1_700_000_123_456_789_012;
+    let (s, ns) = (t / 1_000_000_000, (t % 1_000_000_000) as u32);
+    let tai_s = s + 37;
+    let wide = |sec: u64| [(sec as u32).to_be_bytes(), ns.to_be_bytes()].concat();
+    let narrow = |sec: u64| [&(sec as u16).to_be_bytes()[..], &ns.to_be_bytes()[..]].concat();
+    for (version, time) in [
+        (0x0110, wide(s)),
+        (0x0010, wide(tai_s)),
+        (0x0120, narrow(s)),
+        (0x0020, narrow(tai_s)),
+    ] {
+        let framed = arista_frame(&f, version, &time);
+        // The header is skipped: the TCP segment decodes as without it.
+        let Ok(crate::decode::Decoded::Tcp(tcp)) =
+            crate::decode::decode(LinkType::Ethernet, &framed)
+        else {
+            panic!("version {version:#x}: no TCP");
+        };
+        assert_eq!(tcp.payload, &[b'x'; 100][..]);
+        // The host stamped it 40 s later or 20 s sooner: the 48-bit forms still find the
+        // right seconds (their 16 bits are taken nearest the host's clock).
+        for host in [t + 40_000_000_000, t - 20_000_000_000] {
+            let mut c = TrailerCounters::default();
+            let got = WireStamps::new(WireStampMode::Auto).stamp(&framed, host, &mut c);
+            assert_eq!(
+                got.map(|g| (g.kind, g.unix_ns)),
+                Some((TrailerKind::AristaHeader, t)),
+                "version {version:#x}"
+            );
+            assert_eq!(c.trailer_timestamps, 1);
+        }
+    }
+    assert_eq!(
+        with_arista_header(&f, t),
+        arista_frame(&f, 0x0110, &wide(s))
+    );
+    // Off: the header is skipped by the decoder, its time not used.
+    let framed = with_arista_header(&f, t);
+    assert_eq!(
+        WireStamps::new(WireStampMode::Off).stamp(&framed, 5, &mut TrailerCounters::default()),
+        None
+    );
+    // An unknown version: counted, not read.
+    let mut c = TrailerCounters::default();
+    assert_eq!(
+        WireStamps::new(WireStampMode::Auto).stamp(&arista_frame(&f, 0x0030, &wide(s)), 5, &mut c),
+        None
+    );
+    assert_eq!(c.trailer_fcs_mismatch, 1);
+}
