@@ -1,15 +1,16 @@
-//! Timestamps from the wire (#34): the stamp a tap or an aggregation switch appends to each
+//! Timestamps from the wire (#34): the stamp a tap or an aggregation switch puts in each
 //! Ethernet frame, in hardware, to the nanosecond — read instead of the capture host's own
 //! later, jittery time.
 //!
-//! Two trailers are found by themselves (`--wire-timestamps auto`): the Arista 7130
-//! MetaWatch trailer and the Cisco Nexus 3550 HPT trailer. Both begin with the frame's
-//! original FCS, so a trailer is taken only when the CRC-32 of the frame up to it equals
-//! its first four bytes: a chance match is ~2^-32 (Wireshark's time-window heuristic,
-//! ~3e-4, is why it is off there by default). A trailer can only start where the IP
-//! datagram ends (or at 60/64 bytes, the minimum frame with or without its FCS, for frames
-//! that carry no IP), and the capture NIC may have kept the trailer's own new FCS after
-//! it. A frame with no byte past its datagram costs one length comparison.
+//! Found by themselves (`--wire-timestamps auto`): the Arista 7130 MetaWatch and Cisco Nexus
+//! 3550 HPT trailers, which begin with the frame's original FCS, so one is taken only when
+//! the CRC-32 of the frame up to it equals its first four bytes (a chance match is ~2^-32;
+//! Wireshark's time-window heuristic, ~3e-4, is why it is off there by default); the Ixia
+//! and Gigamon trailers, by their signature and checksum ([`signed`]); and the Arista 7280
+//! header after the source MAC, by its registered EtherType. A trailer can only start where
+//! the IP datagram ends (or at 60/64 bytes, the minimum frame with or without its FCS, for
+//! frames that carry no IP), and the capture NIC may have kept the trailer's own new FCS
+//! after it. A frame with no byte past its datagram costs two comparisons.
 //!
 //! Once one kind is found it is locked for the run: later frames are read as that kind
 //! only, and frames without it are counted (`trailer_missing`, host time used), as are
@@ -40,6 +41,8 @@ pub fn chosen() -> WireStampMode {
         2 => WireStampMode::MetaWatch,
         3 => WireStampMode::Hpt,
         4 => WireStampMode::AristaHeader,
+        5 => WireStampMode::Ixia,
+        6 => WireStampMode::Gigamon,
         _ => WireStampMode::Auto,
     }
 }
@@ -56,6 +59,8 @@ pub enum WireStampMode {
     MetaWatch = 2,
     Hpt = 3,
     AristaHeader = 4,
+    Ixia = 5,
+    Gigamon = 6,
 }
 
 impl std::str::FromStr for WireStampMode {
@@ -67,8 +72,10 @@ impl std::str::FromStr for WireStampMode {
             "metawatch" => Ok(WireStampMode::MetaWatch),
             "hpt" => Ok(WireStampMode::Hpt),
             "arista-header" => Ok(WireStampMode::AristaHeader),
+            "ixia" => Ok(WireStampMode::Ixia),
+            "gigamon" => Ok(WireStampMode::Gigamon),
             other => Err(format!(
-                "--wire-timestamps {other}: one of auto, off, metawatch, hpt, arista-header"
+                "--wire-timestamps {other}: one of auto, off, metawatch, hpt, arista-header, ixia, gigamon"
             )),
         }
     }
@@ -84,6 +91,10 @@ pub enum TrailerKind {
     /// Arista 7280R/R3: a header after the source MAC (EtherType 0xD28B), TAI or UTC as
     /// its version says (TAI is read back to UTC).
     AristaHeader,
+    /// Ixia (Keysight) network visibility: a trailer with signature 0xAF12 and a checksum.
+    Ixia,
+    /// Gigamon: a TLV trailer ending in EtherType 0x22E5 and a checksum.
+    Gigamon,
 }
 
 impl TrailerKind {
@@ -92,6 +103,8 @@ impl TrailerKind {
             TrailerKind::MetaWatch => "metawatch",
             TrailerKind::Hpt => "hpt",
             TrailerKind::AristaHeader => "arista-header",
+            TrailerKind::Ixia => "ixia",
+            TrailerKind::Gigamon => "gigamon",
         }
     }
 }
@@ -137,6 +150,8 @@ impl WireStamps {
                 WireStampMode::MetaWatch => Some(TrailerKind::MetaWatch),
                 WireStampMode::Hpt => Some(TrailerKind::Hpt),
                 WireStampMode::AristaHeader => Some(TrailerKind::AristaHeader),
+                WireStampMode::Ixia => Some(TrailerKind::Ixia),
+                WireStampMode::Gigamon => Some(TrailerKind::Gigamon),
                 _ => None,
             },
         }
@@ -177,7 +192,7 @@ impl WireStamps {
             return self.arista(frame, host_ns, counters);
         }
         let first = l3_end.map_or(MIN_FRAME[0], |end| end.max(MIN_FRAME[0]));
-        if frame.len() < first + MIN_TRAILER || self.mode == WireStampMode::Off {
+        if frame.len() < first + signed::IXIA_LEN || self.mode == WireStampMode::Off {
             // No room for a trailer: the common case of a capture without one.
             if self.locked.is_some() {
                 counters.trailer_missing += 1;
@@ -195,10 +210,8 @@ impl WireStamps {
         host_ns: u64,
         counters: &mut TrailerCounters,
     ) -> Option<WireStamp> {
-        let other_kind = matches!(
-            (self.mode, self.locked),
-            (WireStampMode::Off, _) | (_, Some(TrailerKind::MetaWatch | TrailerKind::Hpt))
-        );
+        let other_kind = self.mode == WireStampMode::Off
+            || self.locked.is_some_and(|k| k != TrailerKind::AristaHeader);
         if other_kind {
             return None;
         }
@@ -223,6 +236,9 @@ impl WireStamps {
         host_ns: u64,
         counters: &mut TrailerCounters,
     ) -> Option<WireStamp> {
+        if let Some(s) = self.find_signed(frame, l3_end, counters) {
+            return Some(s);
+        }
         let mut starts = [l3_end, Some(MIN_FRAME[0]), Some(MIN_FRAME[1])];
         if let Some(end) = l3_end {
             // A trailer never starts inside the datagram.
@@ -258,6 +274,47 @@ impl WireStamps {
         }
         if self.locked.is_some() {
             counters.trailer_fcs_mismatch += 1;
+        }
+        None
+    }
+
+    /// An Ixia or Gigamon trailer at the frame's end (or before a kept FCS), after the
+    /// datagram: found by its signature and checksum.
+    fn find_signed(
+        &mut self,
+        frame: &[u8],
+        l3_end: Option<usize>,
+        counters: &mut TrailerCounters,
+    ) -> Option<WireStamp> {
+        let wanted = |k: TrailerKind| self.locked.is_none_or(|l| l == k);
+        let (want_ixia, want_gigamon) = (wanted(TrailerKind::Ixia), wanted(TrailerKind::Gigamon));
+        if !want_ixia && !want_gigamon {
+            return None;
+        }
+        let first = l3_end.unwrap_or(0).min(frame.len());
+        let len = frame.len();
+        for end in [len, len.saturating_sub(4)] {
+            let Some(tail) = frame.get(first..end) else {
+                continue;
+            };
+            let found = match (
+                want_ixia.then(|| signed::ixia(tail)).flatten(),
+                want_gigamon,
+            ) {
+                (Some(t), _) => Some((TrailerKind::Ixia, t)),
+                (None, true) => signed::gigamon(tail).map(|t| (TrailerKind::Gigamon, t)),
+                (None, false) => None,
+            };
+            if let Some((kind, (seconds, nanos))) = found {
+                self.locked = Some(kind);
+                counters.trailer_timestamps += 1;
+                return Some(WireStamp {
+                    kind,
+                    device: 0,
+                    port: 0,
+                    unix_ns: seconds * 1_000_000_000 + nanos,
+                });
+            }
         }
         None
     }
@@ -433,6 +490,9 @@ pub fn trailer_for(frame: &[u8], stamp: &WireStamp, new_fcs: bool) -> Vec<u8> {
     let seconds = stamp.unix_ns / 1_000_000_000;
     let nanos = stamp.unix_ns % 1_000_000_000;
     match stamp.kind {
+        // These two carry no original FCS: their own signature and checksum.
+        TrailerKind::Ixia => t = signed::ixia_trailer(seconds, nanos),
+        TrailerKind::Gigamon => t = signed::gigamon_trailer(seconds, nanos),
         TrailerKind::MetaWatch => {
             t.extend_from_slice(&(seconds as u32).to_be_bytes());
             t.extend_from_slice(&(nanos as u32).to_be_bytes());
@@ -459,5 +519,6 @@ pub fn trailer_for(frame: &[u8], stamp: &WireStamp, new_fcs: bool) -> Vec<u8> {
     t
 }
 
+mod signed;
 #[cfg(test)]
 mod tests;

@@ -346,13 +346,13 @@ pub struct PcapArgs {
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
     /// Timestamps from the wire: `auto` finds an Arista MetaWatch or Cisco Nexus 3550 HPT
-    /// trailer by its FCS check, or an Arista 7280 header by its EtherType, and uses its
-    /// time; `off` keeps the capture's own; `metawatch`, `hpt` or `arista-header` reads
-    /// only that kind (docs/tap.md).
+    /// trailer by its FCS check, an Ixia or Gigamon trailer by its signature and checksum,
+    /// or an Arista 7280 header by its EtherType, and uses its time; `off` keeps the
+    /// capture's own; a kind reads only that kind (docs/tap.md).
     #[arg(
         long,
         default_value = "auto",
-        value_name = "auto|off|metawatch|hpt|arista-header"
+        value_name = "auto|off|metawatch|hpt|arista-header|ixia|gigamon"
     )]
     pub wire_timestamps: fixscope_core::wire_stamp::WireStampMode,
 }
@@ -527,7 +527,7 @@ pub struct TapArgs {
     #[arg(
         long,
         default_value = "auto",
-        value_name = "auto|off|metawatch|hpt|arista-header",
+        value_name = "auto|off|metawatch|hpt|arista-header|ixia|gigamon",
         requires = "tap"
     )]
     pub wire_timestamps: fixscope_core::wire_stamp::WireStampMode,

@@ -83,6 +83,8 @@ fn trailer_times_give_the_true_latencies_where_host_times_do_not() {
         TrailerKind::MetaWatch,
         TrailerKind::Hpt,
         TrailerKind::AristaHeader,
+        TrailerKind::Ixia,
+        TrailerKind::Gigamon,
     ] {
         let path = dir.path().join(format!("{}.pcap", kind.name()));
         write_tapped(&path, &packets, Some(kind), &delays);
