@@ -66,3 +66,9 @@ test-verifier: deps
 .PHONY: test-tap-samples
 test-tap-samples: deps
 	$(CARGO) test -p fixscope-core --test tap_samples -- --ignored
+
+# ---- #34: `live --tap` on a veth mirror, 40,000 orders at 4,000/s, beside eBPF and a
+# tcpdump recording: no false alarm (docs/tap.md). About a minute; not in `make test`.
+.PHONY: test-tap-long
+test-tap-long: deps
+	FIXSCOPE_TAP_ORDERS=40000 FIXSCOPE_TAP_RATE=4000 $(CARGO) test -p fixscope --test tap_e2e -- --exact tap_agrees_with_ebpf_on_a_plain_mirror

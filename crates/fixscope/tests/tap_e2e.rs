@@ -344,11 +344,29 @@ fn scenario(tag: u8, how: Mirror) {
         c
     });
     tcpdump.wait_for_stderr("listening on", Duration::from_secs(10));
+    // `make test-tap-long` runs the plain mirror with 40,000 orders at 4,000/s (#34).
+    let knob = |name: &str, default: u64| {
+        std::env::var(name).map_or(default, |v| {
+            v.parse()
+                .unwrap_or_else(|_| panic!("{name}={v}: not a number"))
+        })
+    };
+    let (count, rate) = (
+        knob("FIXSCOPE_TAP_ORDERS", 1200),
+        knob("FIXSCOPE_TAP_RATE", 1000).max(1),
+    );
     run_client(
         Some(&net.ns_b),
         &exchange,
-        &["--sessions", "2", "--rate", "1000", "--count", "1200"],
-        Duration::from_secs(60),
+        &[
+            "--sessions",
+            "2",
+            "--rate",
+            &rate.to_string(),
+            "--count",
+            &count.to_string(),
+        ],
+        Duration::from_secs(60 + count / rate),
     );
     let ebpf = stop_live_proc(&mut live.proc, libc::SIGINT);
     let tapped = stop_live_proc(&mut tap, libc::SIGINT);
@@ -468,7 +486,7 @@ fn scenario(tag: u8, how: Mirror) {
     // counted once in `response_before_request` — never a false `timed_out` or an
     // `unmatched` response (#34) — so what must agree is the orders answered either way.
     let requests = counter_of(&ebpf_summary, "requests");
-    assert_eq!(requests, 1200, "the client sent 1200 orders");
+    assert_eq!(requests, count, "the client sent {count} orders");
     let answered = |s: &Value| counter_of(s, "matched") + counter_of(s, "response_before_request");
     // No alarm where the capture holds the whole conversation: always at the interface
     // (eBPF), on the mirror unless it lost packets (then orders whose answer it lost time

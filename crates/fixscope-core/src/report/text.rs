@@ -12,8 +12,10 @@ pub use super::rows::percentile_text;
 use super::rows::{write_stage_header, write_stage_row};
 use super::text_brief::{self, Paint};
 pub use super::text_parts::{session_columns, SESSION_HEADER};
-use super::text_parts::{write_accounting, write_run_line, write_slowest_rows};
-use super::{human_ns, Counters, IntervalReport, Reporter, StageSummary, SummaryReport};
+use super::text_parts::{write_accounting, write_run_line, write_session_rows, write_slowest_rows};
+use super::{
+    human_ns, Counters, IntervalReport, Reporter, SessionSummary, StageSummary, SummaryReport,
+};
 use crate::correlate::Stage;
 use crate::slowest::SlowOrder;
 use crate::source::Counter;
@@ -147,27 +149,8 @@ impl<W: Write> Reporter for TextReporter<W> {
         }
         if !r.sessions.is_empty() {
             writeln!(out, "\nsessions (first_response):")?;
-            let h = SESSION_HEADER;
-            writeln!(
-                out,
-                "  {:>4} {:<24} {:<44} {:>9} {:>9} {:>9} {:>9} {:>9}",
-                h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7]
-            )?;
-            for s in &r.sessions {
-                let c = session_columns(s);
-                writeln!(
-                    out,
-                    "  {:>4} {:<24} {:<44} {:>9} {:>9} {:>9} {:>9} {:>9}",
-                    c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7],
-                )?;
-            }
-            if r.untracked_sessions > 0 {
-                writeln!(
-                    out,
-                    "  (+{} more sessions not broken down)",
-                    r.untracked_sessions
-                )?;
-            }
+            let all: Vec<&SessionSummary> = r.sessions.iter().collect();
+            write_session_rows(out, &all, r.untracked_sessions)?;
         }
         if let Some(by) = r.figures.by() {
             super::by::write_by(out, by)?;

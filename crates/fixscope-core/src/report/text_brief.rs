@@ -9,7 +9,7 @@ use std::io::{self, Write};
 use super::counter_kinds::{counter_kind, is_level, CounterKind};
 use super::rows::{write_stage_header, write_stage_row};
 use super::text_parts::{
-    session_columns, write_accounting, write_run_line, write_slowest_orders, SESSION_HEADER,
+    write_accounting, write_run_line, write_session_rows, write_slowest_orders,
 };
 use super::{human_ns, IntervalReport, SessionSummary, StageSummary, SummaryReport};
 use crate::correlate::Stage;
@@ -205,24 +205,7 @@ fn write_sessions(
     } else {
         writeln!(out, "\nsessions (first_response):")?;
     }
-    let h = SESSION_HEADER;
-    writeln!(
-        out,
-        "  {:>4} {:<24} {:<44} {:>9} {:>9} {:>9} {:>9} {:>9}",
-        h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7]
-    )?;
-    for s in shown {
-        let c = session_columns(s);
-        writeln!(
-            out,
-            "  {:>4} {:<24} {:<44} {:>9} {:>9} {:>9} {:>9} {:>9}",
-            c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7],
-        )?;
-    }
-    if untracked > 0 {
-        writeln!(out, "  (+{untracked} more sessions not broken down)")?;
-    }
-    Ok(())
+    write_session_rows(out, &shown, untracked)
 }
 
 /// Alarms (all of them, `none` when every one is 0), then the notable counters that are

@@ -120,6 +120,33 @@ pub fn session_columns(s: &SessionSummary) -> [String; 8] {
     ]
 }
 
+/// The per-session table's header and one row per session, then how many sessions had no
+/// row of their own.
+pub(super) fn write_session_rows(
+    out: &mut impl Write,
+    sessions: &[&SessionSummary],
+    untracked: u64,
+) -> io::Result<()> {
+    let h = SESSION_HEADER;
+    writeln!(
+        out,
+        "  {:>4} {:<24} {:<44} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7]
+    )?;
+    for s in sessions {
+        let c = session_columns(s);
+        writeln!(
+            out,
+            "  {:>4} {:<24} {:<44} {:>9} {:>9} {:>9} {:>9} {:>9}",
+            c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7],
+        )?;
+    }
+    if untracked > 0 {
+        writeln!(out, "  (+{untracked} more sessions not broken down)")?;
+    }
+    Ok(())
+}
+
 /// Slow orders as a table (header, then one row each, and its breakdown under it).
 pub(super) fn write_slowest_orders(
     out: &mut impl Write,
