@@ -71,4 +71,4 @@ test-tap-samples: deps
 # tcpdump recording: no false alarm (docs/tap.md). About a minute; not in `make test`.
 .PHONY: test-tap-long
 test-tap-long: deps
-	FIXSCOPE_TAP_ORDERS=40000 FIXSCOPE_TAP_RATE=4000 $(CARGO) test -p fixscope --test tap_e2e -- --exact tap_agrees_with_ebpf_on_a_plain_mirror
+	FIXSCOPE_TAP_ORDERS=40000 FIXSCOPE_TAP_RATE=4000 $(CARGO) test -p fixscope --test tap_e2e -- --exact --nocapture tap_agrees_with_ebpf_on_a_plain_mirror

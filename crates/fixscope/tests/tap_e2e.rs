@@ -488,6 +488,22 @@ fn scenario(tag: u8, how: Mirror) {
     let requests = counter_of(&ebpf_summary, "requests");
     assert_eq!(requests, count, "the client sent {count} orders");
     let answered = |s: &Value| counter_of(s, "matched") + counter_of(s, "response_before_request");
+    for (what, s) in [
+        ("ebpf", &ebpf_summary),
+        ("tap", &tap_summary),
+        ("recording", &pcap_summary),
+    ] {
+        // The run's accounting, for the record (`make test-tap-long` quotes it).
+        eprintln!(
+            "{how:?} {what}: requests {} matched {} response_before_request {} timed_out {} unmatched_responses {} tcp_gaps {}",
+            counter_of(s, "requests"),
+            counter_of(s, "matched"),
+            counter_of(s, "response_before_request"),
+            counter_of(s, "timed_out"),
+            counter_of(s, "unmatched_responses"),
+            counter_of(s, "tcp_gaps"),
+        );
+    }
     // No alarm where the capture holds the whole conversation: always at the interface
     // (eBPF), on the mirror unless it lost packets (then orders whose answer it lost time
     // out for real, and the gaps say why: checked below).
