@@ -115,6 +115,7 @@ impl CaptureStats {
         self.trailers.trailer_timestamps += trailers.trailer_timestamps;
         self.trailers.trailer_missing += trailers.trailer_missing;
         self.trailers.trailer_fcs_mismatch += trailers.trailer_fcs_mismatch;
+        self.trailers.first = self.trailers.first.or(trailers.first);
         self.truncated_file |= truncated_file;
         self.guessed_acceptors += guessed_acceptors;
         self.busiest_ports.add(&busiest_ports);

@@ -370,6 +370,7 @@ mod tests {
                 trailer_timestamps: 13,
                 trailer_missing: 14,
                 trailer_fcs_mismatch: 15,
+                first: None,
             },
             truncated_file: true,
             guessed_acceptors: 12,

@@ -95,6 +95,7 @@ pub struct Pipeline {
 
 impl Pipeline {
     pub fn new(config: PipelineConfig) -> Self {
+        let timestamp_source = config.timestamp_source;
         Pipeline {
             observer: None,
             correlator: Correlator::new(config.key.clone(), config.correlation),
@@ -119,7 +120,7 @@ impl Pipeline {
             stray_segments: 0,
             interval_start_counters: Counters::default(),
             unix_offset_ns: 0,
-            timestamp_source: None,
+            timestamp_source,
             shard: None,
             forward: None,
             upstream: None,

@@ -128,6 +128,26 @@ pub struct TrailerCounters {
     pub trailer_missing: u64,
     /// Frames with bytes after their datagram whose FCS check failed (not used).
     pub trailer_fcs_mismatch: u64,
+    /// The first stamp's kind and device (what the run's clock is called); not a counter.
+    #[serde(skip)]
+    pub first: Option<(TrailerKind, u16)>,
+}
+
+impl TrailerCounters {
+    /// One frame timed by `stamp`.
+    fn stamped(&mut self, stamp: &WireStamp) {
+        self.trailer_timestamps += 1;
+        self.first.get_or_insert((stamp.kind, stamp.device));
+    }
+}
+
+/// What a run's clock is called in its reports when the frames carry hardware stamps:
+/// `metawatch (device 7)`, `hpt (device 2)`, `arista-header`, `ixia`, `gigamon`.
+pub fn clock_name(kind: TrailerKind, device: u16) -> String {
+    match kind {
+        TrailerKind::MetaWatch | TrailerKind::Hpt => format!("{} (device {device})", kind.name()),
+        _ => kind.name().to_string(),
+    }
 }
 
 /// The smallest trailer: original FCS 4, time 8, flags and ids 4.
@@ -218,7 +238,7 @@ impl WireStamps {
         match arista_header(frame, host_ns) {
             Some((stamp, _)) => {
                 self.locked = Some(TrailerKind::AristaHeader);
-                counters.trailer_timestamps += 1;
+                counters.stamped(&stamp);
                 Some(stamp)
             }
             None => {
@@ -268,7 +288,7 @@ impl WireStamps {
             let end = if new_fcs { len - 4 } else { len };
             if let Some(s) = self.read(&frame[start..end], host_ns) {
                 self.locked = Some(s.kind);
-                counters.trailer_timestamps += 1;
+                counters.stamped(&s);
                 return Some(s);
             }
         }
@@ -307,13 +327,14 @@ impl WireStamps {
             };
             if let Some((kind, (seconds, nanos))) = found {
                 self.locked = Some(kind);
-                counters.trailer_timestamps += 1;
-                return Some(WireStamp {
+                let stamp = WireStamp {
                     kind,
                     device: 0,
                     port: 0,
                     unix_ns: seconds * 1_000_000_000 + nanos,
-                });
+                };
+                counters.stamped(&stamp);
+                return Some(stamp);
             }
         }
         None

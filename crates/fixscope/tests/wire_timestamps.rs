@@ -7,7 +7,9 @@ mod support;
 
 use fixscope_core::decode::LinkType;
 use fixscope_core::pcap_writer::{CaptureFormat, CaptureWriter, FrameOptions};
-use fixscope_core::wire_stamp::{trailer_for, with_arista_header, TrailerKind, WireStamp};
+use fixscope_core::wire_stamp::{
+    clock_name, trailer_for, with_arista_header, TrailerKind, WireStamp,
+};
 use support::*;
 
 /// The capture host's delays: requests `request_delay_ns` after the wire, responses
@@ -104,9 +106,12 @@ fn trailer_times_give_the_true_latencies_where_host_times_do_not() {
             fixscope(&["pcap", path.to_str().unwrap(), "-p", "9878", "-r", "0"]).stdout,
         )
         .unwrap();
+        // The clock is named in every output: JSON's `timestamp_source`, the text summary.
+        let clock = clock_name(kind, 7);
+        assert_eq!(summary["timestamp_source"], clock.as_str());
         assert!(
             text.contains(&format!(
-                "timestamps: the tap's hardware stamps on {frames} frames\n"
+                "timestamps: {clock}, the tap's hardware stamps on {frames} frames\n"
             )),
             "{text}"
         );
@@ -124,6 +129,10 @@ fn trailer_times_give_the_true_latencies_where_host_times_do_not() {
         let (_, summary) = analyse(&[path], flags);
         assert_stage(&summary, "first_response", &short);
         assert_eq!(summary["source"]["trailer_timestamps"], 0);
+        assert!(
+            summary.get("timestamp_source").is_none(),
+            "the capture's own clock"
+        );
     }
     // Asked for the kind the capture carries, or read on one thread or by three workers:
     // the same as found by itself.
@@ -134,6 +143,7 @@ fn trailer_times_give_the_true_latencies_where_host_times_do_not() {
     ] {
         let (_, summary) = analyse(&[&tapped], flags);
         assert_truth(&summary, &truth);
+        assert_eq!(summary["timestamp_source"], "hpt (device 7)", "{flags:?}");
         assert_eq!(summary["source"]["trailer_timestamps"], frames, "{flags:?}");
     }
 }
@@ -159,6 +169,7 @@ fn hardware_stamps_read_out_of_order_still_give_the_wire_s_latencies() {
     for flags in [&[][..], &["--threads", "1"][..], &["--threads", "3"][..]] {
         let (_, summary) = analyse(&[&tapped], flags);
         assert_truth(&summary, &truth);
+        assert_eq!(summary["timestamp_source"], "hpt (device 7)", "{flags:?}");
         for c in [
             "response_before_request",
             "timed_out",

@@ -137,6 +137,29 @@ pub fn read_capture_until(
     read_capture_counted(path, ports, stats, |segment, _| on_segment(segment))
 }
 
+/// The hardware clock a capture's frames carry ([`crate::wire_stamp`]), from its first
+/// segments of the watched ports (at most 4,096): its kind and first device, or `None`
+/// (no trailer there, `--wire-timestamps off`, not a regular file). Read before the run so
+/// every report of it names the clock.
+pub fn wire_clock(path: &Path, ports: &PortSet) -> Option<(crate::wire_stamp::TrailerKind, u16)> {
+    const LOOK: u32 = 4096;
+    if !std::fs::metadata(path).ok()?.is_file() {
+        return None;
+    }
+    let mut stats = CaptureStats::default();
+    let mut seen = 0;
+    // Not counted as progress: the run reads the file again.
+    let _ = read_capture_progress(path, ports, &mut stats, false, |_, stats| {
+        seen += 1;
+        if stats.trailers.first.is_some() || seen >= LOOK {
+            Flow::Stop
+        } else {
+            Flow::Continue
+        }
+    });
+    stats.trailers.first
+}
+
 /// [`read_capture_until`] whose consumer also sees the counters up to each segment (the
 /// background reader ships them with its batches).
 pub(crate) fn read_capture_counted(

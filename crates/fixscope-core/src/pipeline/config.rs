@@ -30,6 +30,9 @@ pub struct PipelineConfig {
     pub breakdown_role: crate::Role,
     /// Latency by the orders' own fields (`--by`, `--by-limit`).
     pub by: Option<crate::group::GroupSpec>,
+    /// Who stamped the packets, named in every report (`live --tap`'s `-j`; a capture's
+    /// hardware clock, e.g. `metawatch (device 7)`); `None`: the source's own.
+    pub timestamp_source: Option<&'static str>,
 }
 
 impl Default for PipelineConfig {
@@ -46,6 +49,7 @@ impl Default for PipelineConfig {
             breakdown: false,
             breakdown_role: crate::Role::Server,
             by: None,
+            timestamp_source: None,
         }
     }
 }

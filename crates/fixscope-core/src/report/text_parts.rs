@@ -26,18 +26,26 @@ pub(super) fn write_run_line(out: &mut impl Write, r: &SummaryReport<'_>) -> io:
     if let Some(why) = &r.incomplete {
         writeln!(out, "INCOMPLETE: {why}")?;
     }
+    if write_trailer_line(out, r.source, r.span.timestamp_source)? {
+        return Ok(());
+    }
     if let Some(name) = r.span.timestamp_source {
         writeln!(
             out,
             "timestamps: {name} (who stamped the packets: --time-stamp-type)"
         )?;
     }
-    write_trailer_line(out, r.source)
+    Ok(())
 }
 
-/// Which frames were timed by a tap's hardware stamp ([`crate::wire_stamp`]): said only
-/// when some were, with the frames that fell back to the capture's own time.
-fn write_trailer_line(out: &mut impl Write, source: &[Counter]) -> io::Result<()> {
+/// Which frames were timed by a tap's hardware stamp ([`crate::wire_stamp`]), by the
+/// clock's name when the run knows it: said only when some were (true then), with the
+/// frames that fell back to the capture's own time.
+fn write_trailer_line(
+    out: &mut impl Write,
+    source: &[Counter],
+    clock: Option<&str>,
+) -> io::Result<bool> {
     let of = |name: &str| {
         source
             .iter()
@@ -46,9 +54,15 @@ fn write_trailer_line(out: &mut impl Write, source: &[Counter]) -> io::Result<()
     };
     let stamped = of("trailer_timestamps");
     if stamped == 0 {
-        return Ok(());
+        return Ok(false);
     }
-    let mut line = format!("timestamps: the tap's hardware stamps on {stamped} frames");
+    // `live --tap` names who stamped the packets on the host (`host`, `adapter`): the
+    // trailers' clock is another.
+    let tap_names = ["host", "adapter", "adapter_unsynced"];
+    let mut line = match clock.filter(|c| !tap_names.contains(c)) {
+        Some(name) => format!("timestamps: {name}, the tap's hardware stamps on {stamped} frames"),
+        None => format!("timestamps: the tap's hardware stamps on {stamped} frames"),
+    };
     for (name, what) in [
         ("trailer_missing", "without a trailer (capture time used)"),
         (
@@ -61,7 +75,8 @@ fn write_trailer_line(out: &mut impl Write, source: &[Counter]) -> io::Result<()
             line.push_str(&format!(", {n} {what}"));
         }
     }
-    writeln!(out, "{line}")
+    writeln!(out, "{line}")?;
+    Ok(true)
 }
 
 /// Where every request went: matched, or why it never was.

@@ -21,6 +21,8 @@ pub(crate) struct Merger {
     /// Each worker's counters at its last hand-over.
     counters: Vec<Counters>,
     interval_start_counters: Counters,
+    /// Who stamped the packets (a capture's hardware clock), as the config names it.
+    timestamp_source: Option<&'static str>,
     /// Per worker, the run's id of each of its sessions (index: local id - 1).
     global: Vec<Vec<u64>>,
     next_global: u64,
@@ -38,6 +40,7 @@ impl Merger {
             stats: Stats::with_config(config.consumers()),
             counters: vec![Counters::default(); workers],
             interval_start_counters: Counters::default(),
+            timestamp_source: config.timestamp_source,
             global: vec![Vec::new(); workers],
             next_global: 1,
             opened: Vec::new(),
@@ -186,8 +189,7 @@ impl Merger {
             start_ns,
             end_ns,
             unix_offset_ns: 0,
-            // Only `live --tap` names its stamper; a sharded run reads files.
-            timestamp_source: None,
+            timestamp_source: self.timestamp_source,
         };
         report_interval(
             &mut self.stats,
@@ -242,8 +244,7 @@ impl Merger {
                 first_ts_ns: end.first_ts_ns,
                 now_ns: end.now_ns,
                 unix_offset_ns: 0,
-                // Only `live --tap` names its stamper; a sharded run reads files.
-                timestamp_source: None,
+                timestamp_source: self.timestamp_source,
             };
             let counters = self.counters();
             let incomplete = crate::pcap::incomplete_reason(

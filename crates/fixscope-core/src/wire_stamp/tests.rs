@@ -114,6 +114,7 @@ fn a_plain_frame_costs_nothing_and_counts_nothing_until_a_trailer_is_locked() {
             trailer_timestamps: 1,
             trailer_missing: 1,
             trailer_fcs_mismatch: 1,
+            first: Some((TrailerKind::MetaWatch, 7)),
         }
     );
 }
