@@ -371,6 +371,7 @@ mod tests {
                 trailer_missing: 14,
                 trailer_fcs_mismatch: 15,
                 first: None,
+                first_offset_ns: None,
             },
             truncated_file: true,
             guessed_acceptors: 12,

@@ -131,13 +131,27 @@ pub struct TrailerCounters {
     /// The first stamp's kind and device (what the run's clock is called); not a counter.
     #[serde(skip)]
     pub first: Option<(TrailerKind, u16)>,
+    /// The first stamp's time minus the capture's time of its frame: how far the tap's
+    /// clock runs ahead of the capture host's (37 s: TAI against UTC); not a counter.
+    #[serde(skip)]
+    pub first_offset_ns: Option<i64>,
 }
 
 impl TrailerCounters {
-    /// One frame timed by `stamp`.
-    fn stamped(&mut self, stamp: &WireStamp) {
+    /// One frame, which the capture stamped at `host_ns`, timed by `stamp`.
+    fn stamped(&mut self, stamp: &WireStamp, host_ns: u64) {
         self.trailer_timestamps += 1;
-        self.first.get_or_insert((stamp.kind, stamp.device));
+        if self.first.is_none() {
+            self.first = Some((stamp.kind, stamp.device));
+            self.first_offset_ns = Some(stamp.unix_ns as i64 - host_ns as i64);
+        }
+    }
+
+    /// The tap's clock is TAI and the host's UTC: the first stamp runs 37 s (± 1 s)
+    /// ahead of the capture's time.
+    pub fn tai_against_utc(&self) -> bool {
+        self.first_offset_ns
+            .is_some_and(|d| (d - TAI_MINUS_UTC_NS as i64).abs() < 1_000_000_000)
     }
 }
 
@@ -238,7 +252,7 @@ impl WireStamps {
         match arista_header(frame, host_ns) {
             Some((stamp, _)) => {
                 self.locked = Some(TrailerKind::AristaHeader);
-                counters.stamped(&stamp);
+                counters.stamped(&stamp, host_ns);
                 Some(stamp)
             }
             None => {
@@ -256,7 +270,7 @@ impl WireStamps {
         host_ns: u64,
         counters: &mut TrailerCounters,
     ) -> Option<WireStamp> {
-        if let Some(s) = self.find_signed(frame, l3_end, counters) {
+        if let Some(s) = self.find_signed(frame, l3_end, host_ns, counters) {
             return Some(s);
         }
         let mut starts = [l3_end, Some(MIN_FRAME[0]), Some(MIN_FRAME[1])];
@@ -288,7 +302,7 @@ impl WireStamps {
             let end = if new_fcs { len - 4 } else { len };
             if let Some(s) = self.read(&frame[start..end], host_ns) {
                 self.locked = Some(s.kind);
-                counters.stamped(&s);
+                counters.stamped(&s, host_ns);
                 return Some(s);
             }
         }
@@ -304,6 +318,7 @@ impl WireStamps {
         &mut self,
         frame: &[u8],
         l3_end: Option<usize>,
+        host_ns: u64,
         counters: &mut TrailerCounters,
     ) -> Option<WireStamp> {
         let wanted = |k: TrailerKind| self.locked.is_none_or(|l| l == k);
@@ -333,7 +348,7 @@ impl WireStamps {
                     port: 0,
                     unix_ns: seconds * 1_000_000_000 + nanos,
                 };
-                counters.stamped(&stamp);
+                counters.stamped(&stamp, host_ns);
                 return Some(stamp);
             }
         }

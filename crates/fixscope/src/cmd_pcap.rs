@@ -160,6 +160,7 @@ fn say_capture_notes(
             }
         ));
     }
+    say_wire_clock_notes(&stats.trailers);
     let name = |i: u32| {
         files
             .get(i as usize)
@@ -177,6 +178,32 @@ fn say_capture_notes(
             "the captures were not given in time order: they were read in time order (the \
              first packet of each)",
         );
+    }
+}
+
+/// What the tap's clock says beside the capture host's: a 37 s lead is TAI against UTC; and
+/// frames the tap did not stamp were timed by the host, whose clock is another.
+fn say_wire_clock_notes(t: &fixscope_core::wire_stamp::TrailerCounters) {
+    let (Some((kind, _)), Some(ahead_ns)) = (t.first, t.first_offset_ns) else {
+        return;
+    };
+    if t.tai_against_utc() {
+        say::info(format!(
+            "the tap's clock ({}) runs 37 s ahead of the capture host's: it stamps TAI, the \
+             host UTC (a Cisco 3550-T does unless a UTC offset is configured); latencies are \
+             the tap's, times of day TAI",
+            kind.name()
+        ));
+    }
+    if t.trailer_missing > 0 {
+        say::warn(format!(
+            "{} frames carried no {} stamp and were timed by the capture host, whose clock \
+             the tap's ran {:.3} ms ahead of at the first stamp: an order timed by both \
+             clocks is off by as much (trailer_missing)",
+            t.trailer_missing,
+            kind.name(),
+            ahead_ns as f64 / 1e6
+        ));
     }
 }
 

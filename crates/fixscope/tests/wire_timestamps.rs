@@ -32,6 +32,19 @@ fn write_tapped(
     kind: Option<TrailerKind>,
     delays: &HostDelays,
 ) {
+    write_tapped_with(path, packets, kind, delays, 0, |_| true)
+}
+
+/// [`write_tapped`] with the tap's clock `device_ahead_ns` ahead of the wire's truth, and
+/// a trailer only on the frames `stamped` says.
+fn write_tapped_with(
+    path: &std::path::Path,
+    packets: &[TimedPacket],
+    kind: Option<TrailerKind>,
+    delays: &HostDelays,
+    device_ahead_ns: u64,
+    stamped: impl Fn(usize) -> bool,
+) {
     let mut frames: Vec<(u64, Vec<u8>)> = packets
         .iter()
         .enumerate()
@@ -40,14 +53,14 @@ fn write_tapped(
             if frame.len() < 60 {
                 frame.resize(60, 0);
             }
-            match kind {
+            match kind.filter(|_| stamped(i)) {
                 Some(TrailerKind::AristaHeader) => frame = with_arista_header(&frame, p.ts_ns),
                 Some(kind) => {
                     let stamp = WireStamp {
                         kind,
                         device: 7,
                         port: u8::from(is_response(p)),
-                        unix_ns: p.ts_ns,
+                        unix_ns: p.ts_ns + device_ahead_ns,
                     };
                     let trailer = trailer_for(&frame, &stamp, i % 2 == 0);
                     frame.extend_from_slice(&trailer);
@@ -199,4 +212,53 @@ fn hardware_stamps_read_out_of_order_still_give_the_wire_s_latencies() {
         .map(|ack| ack - 25_000)
         .collect();
     assert_stage(&summary, "first_response", &in_order);
+}
+
+/// A tap that stamps TAI (37 s ahead of the host's UTC) is named so; frames it did not
+/// stamp are timed by the host's clock, and the run says what that does to the orders
+/// timed by both.
+#[test]
+fn a_tai_clock_is_named_and_frames_without_a_stamp_are_warned_about() {
+    let dir = tempfile::tempdir().unwrap();
+    let (packets, truth) = build_scenario(&ScenarioSpec::default());
+    let delays = HostDelays {
+        request_delay_ns: 20_000,
+        response_delay_ns: 17_000,
+    };
+    let tai = dir.path().join("tai.pcap");
+    write_tapped_with(
+        &tai,
+        &packets,
+        Some(TrailerKind::Hpt),
+        &delays,
+        37_000_000_000,
+        |_| true,
+    );
+    let out = fixscope(&["pcap", tai.to_str().unwrap(), "-p", "9878", "--json"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("runs 37 s ahead of the capture host's: it stamps TAI"),
+        "{stderr}"
+    );
+    let (_, summary) = analyse(&[&tai], &[]);
+    assert_truth(&summary, &truth);
+
+    // Every 50th frame without a trailer: counted, warned about, never silent.
+    let mixed = dir.path().join("mixed.pcap");
+    write_tapped_with(&mixed, &packets, Some(TrailerKind::Hpt), &delays, 0, |i| {
+        i % 50 != 7
+    });
+    let out = fixscope(&["pcap", mixed.to_str().unwrap(), "-p", "9878", "--json"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let (_, summary) = analyse(&[&mixed], &[]);
+    let missing = summary["source"]["trailer_missing"].as_u64().unwrap();
+    assert_eq!(
+        missing,
+        (0..packets.len()).filter(|i| i % 50 == 7).count() as u64
+    );
+    assert!(
+        stderr.contains(&format!("{missing} frames carried no hpt stamp")),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("TAI"), "{stderr}");
 }

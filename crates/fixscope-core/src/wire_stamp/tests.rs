@@ -115,6 +115,7 @@ fn a_plain_frame_costs_nothing_and_counts_nothing_until_a_trailer_is_locked() {
             trailer_missing: 1,
             trailer_fcs_mismatch: 1,
             first: Some((TrailerKind::MetaWatch, 7)),
+            first_offset_ns: Some(1_000_000_000_000),
         }
     );
 }
