@@ -43,7 +43,7 @@ pub fn run(args: &PcapArgs) -> Result<ExitCode> {
         std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
     }
     let mut config = config;
-    config.timestamp_source = wire_clock(&captures, &args.analysis.ports);
+    config.timestamp_source = wire_clock(&captures);
     // Ctrl-C ends the reading early with the summary of what was read.
     let stop = Shutdown::on_signals().context("cannot install signal handlers")?;
     match plan(args, &captures) {
@@ -65,10 +65,10 @@ pub fn run(args: &PcapArgs) -> Result<ExitCode> {
 }
 
 /// The hardware clock the captures' frames carry, named for every report of the run
-/// (`metawatch (device 7)`): read from the first capture's first segments before the run
+/// (`metawatch (device 7)`): read from the first capture's first packets before the run
 /// (not from a pipe, which is read once). Leaked: one short name per process.
-fn wire_clock(captures: &[PathBuf], ports: &fixscope_core::PortSet) -> Option<&'static str> {
-    let (kind, device) = fixscope_core::pcap::wire_clock(captures.first()?, ports)?;
+fn wire_clock(captures: &[PathBuf]) -> Option<&'static str> {
+    let (kind, device) = fixscope_core::pcap::wire_clock(captures.first()?)?;
     let name = fixscope_core::wire_stamp::clock_name(kind, device);
     Some(Box::leak(name.into_boxed_str()))
 }

@@ -137,29 +137,6 @@ pub fn read_capture_until(
     read_capture_counted(path, ports, stats, |segment, _| on_segment(segment))
 }
 
-/// The hardware clock a capture's frames carry ([`crate::wire_stamp`]), from its first
-/// segments of the watched ports (at most 4,096): its kind and first device, or `None`
-/// (no trailer there, `--wire-timestamps off`, not a regular file). Read before the run so
-/// every report of it names the clock.
-pub fn wire_clock(path: &Path, ports: &PortSet) -> Option<(crate::wire_stamp::TrailerKind, u16)> {
-    const LOOK: u32 = 4096;
-    if !std::fs::metadata(path).ok()?.is_file() {
-        return None;
-    }
-    let mut stats = CaptureStats::default();
-    let mut seen = 0;
-    // Not counted as progress: the run reads the file again.
-    let _ = read_capture_progress(path, ports, &mut stats, false, |_, stats| {
-        seen += 1;
-        if stats.trailers.first.is_some() || seen >= LOOK {
-            Flow::Stop
-        } else {
-            Flow::Continue
-        }
-    });
-    stats.trailers.first
-}
-
 /// [`read_capture_until`] whose consumer also sees the counters up to each segment (the
 /// background reader ships them with its batches).
 pub(crate) fn read_capture_counted(
@@ -265,8 +242,33 @@ pub(crate) fn read_capture_shared(
 /// not a regular file (a pipe is read once), a file without packets, or one that cannot
 /// be read up to its first packet (reading it says why; it has no segment to give).
 pub(crate) fn first_timestamp(path: &Path) -> Option<u64> {
+    scan_first_packets(path, |ts, _, _| Some(ts))
+}
+
+/// The hardware clock a capture's frames carry ([`crate::wire_stamp`]: the run's
+/// `--wire-timestamps`), from its first packets (any port): its kind and first device, or
+/// `None` (no stamp there, not a regular file). Read before the run so every report of it
+/// names the clock.
+pub fn wire_clock(path: &Path) -> Option<(crate::wire_stamp::TrailerKind, u16)> {
+    let mut stamps = crate::wire_stamp::WireStamps::new(crate::wire_stamp::chosen());
+    let mut counters = crate::wire_stamp::TrailerCounters::default();
+    scan_first_packets(path, |ts, link, frame| {
+        (link == Some(LinkType::Ethernet))
+            .then(|| stamps.stamp(frame, ts, &mut counters))
+            .flatten()
+            .map(|s| (s.kind, s.device))
+    })
+}
+
+/// Hands `f` the packets (time, link type, bytes) among the first blocks of a regular
+/// file until it returns something, reading no further: how [`first_timestamp`] and
+/// [`wire_clock`] look at a capture before it is read.
+fn scan_first_packets<T>(
+    path: &Path,
+    mut f: impl FnMut(u64, Option<LinkType>, &[u8]) -> Option<T>,
+) -> Option<T> {
     use pcap_parser::{PcapBlockOwned, PcapError};
-    /// Blocks and refills looked at, at most, before the first packet.
+    /// Blocks and refills looked at, at most.
     const LOOK: usize = 4096;
     let file = File::open(path).ok()?;
     if !file.metadata().ok()?.is_file() {
@@ -275,22 +277,28 @@ pub(crate) fn first_timestamp(path: &Path) -> Option<u64> {
     let mut capacity = MIN_BUFFER_SIZE;
     let mut reader = pcap_parser::create_reader(capacity, file).ok()?;
     let mut frac_ns = 1000;
+    let mut legacy_link = None;
     let mut ng = ng::FirstPacket::default();
     for _ in 0..LOOK {
         match reader.next() {
             Ok((len, block)) => {
-                let ts = match &block {
+                let found = match &block {
                     PcapBlockOwned::LegacyHeader(h) => {
                         frac_ns = if h.is_nanosecond_precision() { 1 } else { 1000 };
+                        legacy_link = LinkType::from_linktype(h.network.0 as u32);
                         None
                     }
                     PcapBlockOwned::Legacy(b) => {
-                        Some(u64::from(b.ts_sec) * NS_PER_SEC + u64::from(b.ts_usec) * frac_ns)
+                        let ts = u64::from(b.ts_sec) * NS_PER_SEC + u64::from(b.ts_usec) * frac_ns;
+                        let caplen = (b.caplen as usize).min(b.data.len());
+                        f(ts, legacy_link, &b.data[..caplen])
                     }
-                    PcapBlockOwned::NG(b) => ng.block(b),
+                    PcapBlockOwned::NG(b) => {
+                        ng.packet(b).and_then(|(ts, link, data)| f(ts, link, data))
+                    }
                 };
-                if ts.is_some() {
-                    return ts;
+                if found.is_some() {
+                    return found;
                 }
                 reader.consume(len);
             }

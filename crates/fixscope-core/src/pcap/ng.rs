@@ -251,6 +251,21 @@ pub(super) struct FirstPacket {
 }
 
 impl FirstPacket {
+    /// The block's time, link type and bytes when it is a packet with a time.
+    pub(super) fn packet<'a>(
+        &mut self,
+        block: &Block<'a>,
+    ) -> Option<(u64, Option<LinkType>, &'a [u8])> {
+        let ts = self.block(block)?;
+        match block {
+            Block::EnhancedPacket(epb) => {
+                let iface = self.interfaces.get(epb.if_id as usize)?.as_ref()?;
+                Some((ts, iface.link, epb_data(epb)))
+            }
+            _ => None,
+        }
+    }
+
     /// The block's timestamp when it is a packet with one.
     pub(super) fn block(&mut self, block: &Block<'_>) -> Option<u64> {
         match block {
