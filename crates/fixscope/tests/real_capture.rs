@@ -124,7 +124,17 @@ fn tcpdump_capture_matches_tshark_dissector() {
     client.shutdown(std::net::Shutdown::Write).unwrap();
     server.join().unwrap();
     drop(client);
-    std::thread::sleep(Duration::from_millis(300));
+    // Stop tcpdump once its file has stopped growing (a fixed 300 ms once lost the last
+    // 24 responses on a loaded machine: tcpdump had not written them yet).
+    let mut last = 0;
+    let mut still = 0;
+    let settle_deadline = Instant::now() + Duration::from_secs(10);
+    while still < 3 && Instant::now() < settle_deadline {
+        std::thread::sleep(Duration::from_millis(150));
+        let len = std::fs::metadata(&cap).map(|m| m.len()).unwrap_or(0);
+        still = if len == last && len > 0 { still + 1 } else { 0 };
+        last = len;
+    }
     // SAFETY: kill(2) on the PID of the tcpdump child we spawned; it is still our child.
     unsafe {
         libc::kill(tcpdump.id() as i32, libc::SIGTERM);
