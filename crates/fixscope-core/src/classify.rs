@@ -11,7 +11,7 @@ use crate::decode::{decode, Decoded, LinkType};
 use crate::mirror_dup::MirrorDuplicates;
 use crate::ports::PortSet;
 use crate::segment::{Direction, Segment};
-use crate::wire_stamp::{TrailerKind, WireStampMode, WireStamps};
+use crate::wire_stamp::WireStamps;
 
 pub use crate::capture_stats::{BusiestPorts, CaptureStats};
 
@@ -76,17 +76,6 @@ impl FrameClassifier {
             others: PortCounts::default(),
             stamps: WireStamps::new(crate::wire_stamp::chosen()),
         }
-    }
-
-    /// Which hardware trailers to read (`--wire-timestamps`; `auto` by default).
-    pub fn with_wire_stamps(mut self, mode: WireStampMode) -> Self {
-        self.stamps = WireStamps::new(mode);
-        self
-    }
-
-    /// The trailer kind the frames carry, once one was found (or asked for).
-    pub fn trailer_kind(&self) -> Option<TrailerKind> {
-        self.stamps.kind()
     }
 
     pub fn ports(&self) -> &PortSet {

@@ -205,9 +205,6 @@ impl WireStamps {
         host_ns: u64,
         counters: &mut TrailerCounters,
     ) -> Option<WireStamp> {
-        if self.mode == WireStampMode::Off {
-            return None;
-        }
         self.stamp_after(frame, datagram_end(frame), host_ns, counters)
     }
 
@@ -222,11 +219,14 @@ impl WireStamps {
         host_ns: u64,
         counters: &mut TrailerCounters,
     ) -> Option<WireStamp> {
+        if self.mode == WireStampMode::Off {
+            return None;
+        }
         if frame.get(12..14) == Some(&ARISTA_ETHERTYPE.to_be_bytes()[..]) {
             return self.arista(frame, host_ns, counters);
         }
         let first = l3_end.map_or(MIN_FRAME[0], |end| end.max(MIN_FRAME[0]));
-        if frame.len() < first + signed::IXIA_LEN || self.mode == WireStampMode::Off {
+        if frame.len() < first + signed::IXIA_LEN {
             // No room for a trailer: the common case of a capture without one.
             if self.locked.is_some() {
                 counters.trailer_missing += 1;
@@ -244,9 +244,7 @@ impl WireStamps {
         host_ns: u64,
         counters: &mut TrailerCounters,
     ) -> Option<WireStamp> {
-        let other_kind = self.mode == WireStampMode::Off
-            || self.locked.is_some_and(|k| k != TrailerKind::AristaHeader);
-        if other_kind {
+        if self.locked.is_some_and(|k| k != TrailerKind::AristaHeader) {
             return None;
         }
         match arista_header(frame, host_ns) {

@@ -114,6 +114,18 @@ impl OrderFacts {
     }
 }
 
+/// A request about to be tracked: what its pending entry is made of.
+#[derive(Clone, Copy)]
+struct NewRequest<'k> {
+    session: u64,
+    key: &'k [u8],
+    hash: u64,
+    ts_ns: u64,
+    last_byte_seq: u32,
+    request_type: RequestType,
+    msg_seq: u32,
+}
+
 /// The pending-request table and the matching rules.
 pub struct Correlator {
     key: KeySpec,
@@ -223,31 +235,20 @@ impl Correlator {
         self.counters.requests += 1;
         let mut key_buf = std::mem::take(&mut self.key_buf);
         if let Some(key) = facts.key(&self.key, &mut key_buf) {
-            let hash = self.table.hash(session, key);
-            if self.table.find(session, key, hash).is_some() {
+            let request = NewRequest {
+                session,
+                key,
+                hash: self.table.hash(session, key),
+                ts_ns,
+                last_byte_seq,
+                request_type,
+                msg_seq: facts.msg_seq_num,
+            };
+            if self.table.find(session, key, request.hash).is_some() {
                 self.counters.duplicate_requests += 1;
                 self.counters.untracked_requests += 1;
-            } else if !self.early.is_empty()
-                && self.answered_before(
-                    session,
-                    key,
-                    hash,
-                    ts_ns,
-                    last_byte_seq,
-                    request_type,
-                    on_replayed,
-                )
-            {
-            } else {
-                self.track(
-                    session,
-                    key,
-                    hash,
-                    ts_ns,
-                    last_byte_seq,
-                    request_type,
-                    facts,
-                );
+            } else if self.early.is_empty() || !self.answered_before(&request, on_replayed) {
+                self.track(&request);
             }
         } else {
             self.counters.missing_key += 1;
@@ -258,23 +259,18 @@ impl Correlator {
 
     /// Starts tracking a request; returns its slot.
     #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    fn track(
-        &mut self,
-        session: u64,
-        key: &[u8],
-        hash: u64,
-        ts_ns: u64,
-        last_byte_seq: u32,
-        request_type: RequestType,
-        facts: &MessageFacts,
-    ) -> u32 {
+    fn track(&mut self, r: &NewRequest<'_>) -> u32 {
         self.make_room();
-        let slot = self
-            .table
-            .insert(session, key, hash, ts_ns, last_byte_seq, request_type);
+        let slot = self.table.insert(
+            r.session,
+            r.key,
+            r.hash,
+            r.ts_ns,
+            r.last_byte_seq,
+            r.request_type,
+        );
         let p = self.table.get_mut(slot);
-        p.msg_seq = facts.msg_seq_num;
+        p.msg_seq = r.msg_seq;
         p.groups = self.groups;
         slot
     }
@@ -286,38 +282,29 @@ impl Correlator {
     /// `response_before_request` and tracked, without a latency, until a terminal
     /// response, so its later responses are not unmatched. False when none came.
     #[cold]
-    #[allow(clippy::too_many_arguments)]
-    fn answered_before<F>(
-        &mut self,
-        session: u64,
-        key: &[u8],
-        hash: u64,
-        ts_ns: u64,
-        last_byte_seq: u32,
-        request_type: RequestType,
-        mut on_replayed: F,
-    ) -> bool
+    fn answered_before<F>(&mut self, request: &NewRequest<'_>, mut on_replayed: F) -> bool
     where
         F: FnMut(Latency, &[u8], &Replay),
     {
+        let NewRequest {
+            session, key, hash, ..
+        } = *request;
         let mut replays = std::mem::take(&mut self.replays);
         let claimed = self.early.claim(hash, session, key, &mut replays);
         if claimed.responses == 0 {
             self.replays = replays;
             return false;
         }
-        if replays.iter().all(|r| r.ts_ns >= ts_ns) {
+        if replays.iter().all(|r| r.ts_ns >= request.ts_ns) {
             replays.sort_by_key(|r| r.ts_ns);
-            let facts = MessageFacts::default();
-            let mut slot = Some(self.track(
-                session,
-                key,
-                hash,
-                ts_ns,
-                last_byte_seq,
-                request_type,
-                &facts,
-            ));
+            let tracked = self.track(request);
+            // Answered only now, from a response stamped past -t: the order did time out
+            // on the wire, as the sweep would have said had it been read in order.
+            if replays[0].ts_ns - request.ts_ns > self.limits.ttl_ns {
+                self.table.get_mut(tracked).timed_out = true;
+                self.counters.timed_out += 1;
+            }
+            let mut slot = Some(tracked);
             for r in &replays {
                 match slot {
                     Some(s) => {
@@ -350,8 +337,8 @@ impl Correlator {
             key,
             hash,
             SEEN_AFTER_ITS_RESPONSE,
-            last_byte_seq,
-            request_type,
+            request.last_byte_seq,
+            request.request_type,
         );
         self.table.answer(slot);
         self.table.get_mut(slot).groups = self.groups;
@@ -432,16 +419,7 @@ impl Correlator {
     {
         let first = self.table.answer(slot);
         let counters = &mut self.counters;
-        let ttl_ns = self.limits.ttl_ns;
         let p = self.table.get_mut(slot);
-        if first && !p.timed_out && !p.seen_after_its_response() {
-            // Answered at once from a held response stamped past -t: the order did time
-            // out on the wire, as the sweep would have said had it been read in order.
-            if ts_ns.saturating_sub(p.request_ts_ns) > ttl_ns && p.request_ts_ns <= ts_ns {
-                p.timed_out = true;
-                counters.timed_out += 1;
-            }
-        }
         let late = p.timed_out;
         let reversed = p.seen_after_its_response();
         let order = OrderFacts::of(p, session);
