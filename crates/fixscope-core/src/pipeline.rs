@@ -739,6 +739,44 @@ mod tests {
         assert_eq!(counters.framing.messages, 3);
     }
 
+    /// The capture lost the ack (a hole in the responses, given up when the capture ends):
+    /// the fill seen after it is not ORD1's first response, ack or fill latency. ORD2,
+    /// sent after the fill, is measured as usual.
+    #[test]
+    fn a_response_lost_in_a_capture_hole_is_not_replaced_by_a_later_one() {
+        let mut p = Pipeline::new(PipelineConfig::default());
+        let mut c = conn();
+        let order1 = fix(&[(35, "D"), (49, "C1"), (56, "EX"), (11, "ORD1")]);
+        let ack1 = fix(&[(35, "8"), (11, "ORD1"), (150, "0"), (39, "0")]);
+        let fill1 = fix(&[(35, "8"), (11, "ORD1"), (150, "F"), (39, "2")]);
+        let order2 = fix(&[(35, "D"), (49, "C1"), (56, "EX"), (11, "ORD2")]);
+        let ack2 = fix(&[(35, "8"), (11, "ORD2"), (150, "0"), (39, "0")]);
+        let heartbeat = fix(&[(35, "0"), (49, "EX"), (56, "C1")]);
+        p.on_segment(&c.seg(Direction::Response, &heartbeat, 500));
+        p.on_segment(&c.seg(Direction::Request, &order1, 1_000));
+        let _lost = c.seg(Direction::Response, &ack1, 2_000);
+        for s in [
+            c.seg(Direction::Response, &fill1, 9_000),
+            c.seg(Direction::Request, &order2, 10_000),
+            c.seg(Direction::Response, &ack2, 13_000),
+        ] {
+            p.on_segment(&s);
+        }
+        let mut r = Collect::default();
+        p.finish(&[], &mut r).unwrap();
+        let (stages, counters) = r.summary.unwrap();
+        let k = counters.correlation;
+        assert_eq!(counters.reassembly.gaps, 1);
+        assert_eq!((k.matched, k.answered_after_capture_hole), (1, 1), "{k:?}");
+        let first = stages[Stage::FirstResponse.index()];
+        assert_eq!((first.count, first.max_ns), (1, 3_000), "only ORD2's");
+        assert_eq!(stages[Stage::Fill.index()].count, 0);
+        assert_eq!(
+            k.requests,
+            k.matched + k.answered_after_capture_hole + counters.unanswered
+        );
+    }
+
     #[test]
     fn intervals_follow_capture_time() {
         let mut p = Pipeline::new(PipelineConfig {
@@ -1009,7 +1047,14 @@ pub(super) mod robustness {
             }
             // Every request is accounted for, whatever came in.
             let c = &r.counters;
-            assert_eq!(c.correlation.requests, c.correlation.matched + c.unanswered);
+            let k = &c.correlation;
+            assert_eq!(
+                k.requests,
+                k.matched
+                    + k.response_before_request
+                    + k.answered_after_capture_hole
+                    + c.unanswered
+            );
             assert!(c.correlation.late <= c.correlation.timed_out);
             Ok(())
         }

@@ -354,7 +354,19 @@ fn many_connections_give_one_pipelines_bytes() {
         .expect("(other)");
     assert!(other["values"].as_u64().unwrap() > 15, "{other}");
     assert!(other["values_overflowed"].as_u64().unwrap() > 0, "{other}");
-    assert!(counter(&summary, "matched") > 4000);
+    // Acks sent 3 ms late come after the next order's (their bytes earlier in the stream):
+    // the holes they leave are given up, and orders waiting across one are answered but
+    // not measured.
+    assert!(
+        counter(&summary, "matched") + counter(&summary, "answered_after_capture_hole") > 4000,
+        "{}",
+        summary["counters"]
+    );
+    assert!(
+        counter(&summary, "matched") > 3000,
+        "{}",
+        summary["counters"]
+    );
     for extra in [
         &["-p", "9878", "--json", "-r", "0.01"][..],
         &["-p", "9878", "-r", "0.05", "-t", "0.002", "--slowest", "4"],

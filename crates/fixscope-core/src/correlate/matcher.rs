@@ -34,7 +34,7 @@ impl Default for CorrelatorLimits {
 /// Correlation counters (docs/output-json.md has their meaning; the names are the JSON's).
 ///
 /// Every request is accounted for: `requests = matched + response_before_request +
-/// unanswered_pending + unanswered_evicted + unanswered_closed + untracked_requests` (the
+/// answered_after_capture_hole + unanswered_pending + unanswered_evicted + unanswered_closed + untracked_requests` (the
 /// pending count is the table's, see [`Correlator::unanswered_pending`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 // Deserialize: `fixscope report` reads the counters back from HdrHistogram logs; a counter
@@ -75,6 +75,12 @@ pub struct CorrelationCounters {
     /// that reorder: [`super::early`]). Counted once per order; they record no latency,
     /// none of their responses is unmatched and they never time out.
     pub response_before_request: u64,
+    /// Orders still waiting for their first response when the capture lost part of their
+    /// session's responses (a TCP hole given up): it may have been lost there, so the one
+    /// seen after is no first response to measure. Counted once per order when answered,
+    /// never `matched`; none of its later stages is recorded and it never raises
+    /// `timed_out` (the wait may have ended unseen).
+    pub answered_after_capture_hole: u64,
 }
 
 /// What every latency of one order carries, read from its pending entry.
@@ -143,7 +149,27 @@ pub struct Correlator {
     early: EarlyResponses,
     /// The held responses a request claimed (reused).
     replays: Vec<Replay>,
+    /// Per session scope, the latest hole in its responses: the time of the first response
+    /// after it ([`OPEN_HOLE`] until one came). A request stamped before it may have been
+    /// answered inside the hole, so nothing it has not recorded yet is measured. Empty on
+    /// a capture without holes: the only cost then is one `is_empty` per response.
+    response_holes: std::collections::HashMap<u64, u64>,
     pub counters: CorrelationCounters,
+}
+
+/// A hole in a session's responses with no response after it yet: every request tracked
+/// so far may have been answered inside it.
+const OPEN_HOLE: u64 = u64::MAX;
+
+/// Whether a request of `session` stamped `request_ts_ns` may have been answered inside a
+/// hole of the session's responses (so no stage it has not recorded yet is measured).
+#[inline(always)]
+fn answered_in_hole(
+    holes: &std::collections::HashMap<u64, u64>,
+    session: u64,
+    request_ts_ns: u64,
+) -> bool {
+    !holes.is_empty() && holes.get(&session).is_some_and(|&b| request_ts_ns < b)
 }
 
 /// Entries of [`Correlator`]'s recently released keys (a power of two).
@@ -160,6 +186,7 @@ impl Correlator {
             groups: crate::order::NO_GROUPS,
             early: EarlyResponses::default(),
             replays: Vec::new(),
+            response_holes: std::collections::HashMap::new(),
             counters: CorrelationCounters::default(),
         }
     }
@@ -359,6 +386,9 @@ impl Correlator {
         F: FnMut(Latency, &[u8]),
     {
         self.counters.responses += 1;
+        if !self.response_holes.is_empty() {
+            self.response_after_hole(session, ts_ns);
+        }
         let mut key_buf = std::mem::take(&mut self.key_buf);
         let Some(key) = facts.key(&self.key, &mut key_buf) else {
             self.counters.missing_key += 1;
@@ -422,10 +452,13 @@ impl Correlator {
         let p = self.table.get_mut(slot);
         let late = p.timed_out;
         let reversed = p.seen_after_its_response();
+        let after_hole = answered_in_hole(&self.response_holes, session, p.request_ts_ns);
         let order = OrderFacts::of(p, session);
         let mut emit = |stage, from: u64| match ts_ns.checked_sub(from) {
-            // An order seen answered before its request has no latency to trust.
-            _ if reversed => {}
+            // An order seen answered before its request has no latency to trust, nor one
+            // whose responses may have been lost in a capture hole (a later response's
+            // time would be measured as its first, its ack or its fill).
+            _ if reversed || after_hole => {}
             Some(ns) => on_latency(order.latency(stage, ns), key),
             None => counters.time_reversed += 1,
         };
@@ -444,7 +477,9 @@ impl Correlator {
                 emit(Stage::AckToFill, p.ack_ts_ns);
             }
         }
-        if first {
+        if first && after_hole {
+            counters.answered_after_capture_hole += 1;
+        } else if first {
             counters.matched += 1;
             counters.late += u64::from(late);
         }
@@ -513,6 +548,9 @@ impl Correlator {
     where
         F: FnMut(Latency, &[u8]),
     {
+        if !self.response_holes.is_empty() {
+            self.response_after_hole(session, ts_ns);
+        }
         match self.table.find_by_msg_seq(session, ref_seq) {
             Some(slot) => {
                 self.answer_with_reject(slot, session, ts_ns, on_latency);
@@ -528,6 +566,9 @@ impl Correlator {
     where
         F: FnMut(Latency, &[u8]),
     {
+        if !self.response_holes.is_empty() {
+            self.response_after_hole(session, ts_ns);
+        }
         let hash = self.table.hash(session, key);
         match self.table.find(session, key, hash) {
             Some(slot) => {
@@ -556,7 +597,8 @@ impl Correlator {
         }
         let order = OrderFacts::of(p, session);
         let key = p.key_bytes().to_vec();
-        if p.seen_after_its_response() {
+        let after_hole = answered_in_hole(&self.response_holes, session, p.request_ts_ns);
+        if p.seen_after_its_response() || after_hole {
             stages = [None, None];
         }
         for stage in stages.into_iter().flatten() {
@@ -565,7 +607,9 @@ impl Correlator {
                 None => self.counters.time_reversed += 1,
             }
         }
-        if first {
+        if first && after_hole {
+            self.counters.answered_after_capture_hole += 1;
+        } else if first {
             self.counters.matched += 1;
             self.counters.late += u64::from(late);
         }
@@ -577,8 +621,11 @@ impl Correlator {
     pub fn expire(&mut self, now_ns: u64) {
         let cutoff = now_ns.saturating_sub(self.limits.ttl_ns);
         while let Some(slot) = self.table.next_unanswered_before(cutoff) {
-            self.table.get_mut(slot).timed_out = true;
-            self.counters.timed_out += 1;
+            let p = self.table.get_mut(slot);
+            p.timed_out = true;
+            if !answered_in_hole(&self.response_holes, p.session, p.request_ts_ns) {
+                self.counters.timed_out += 1;
+            }
         }
         self.counters.unmatched_responses += self.early.expire(now_ns);
     }
@@ -589,8 +636,26 @@ impl Correlator {
         self.counters.unmatched_responses += self.early.drain();
     }
 
+    /// The capture lost part of `session`'s responses (a TCP hole given up): every request
+    /// of it tracked so far may have been answered inside the hole.
+    pub fn capture_hole_in_responses(&mut self, session: u64) {
+        self.response_holes.insert(session, OPEN_HOLE);
+    }
+
+    /// A response of `session` at `ts_ns`: an open hole of the session is closed at it
+    /// (requests stamped from now on were not answered inside it).
+    #[cold]
+    fn response_after_hole(&mut self, session: u64, ts_ns: u64) {
+        if let Some(bound) = self.response_holes.get_mut(&session) {
+            if *bound == OPEN_HOLE {
+                *bound = ts_ns;
+            }
+        }
+    }
+
     /// The connection of `session` closed: no response can come for its requests.
     pub fn close_session(&mut self, session: u64) {
+        self.response_holes.remove(&session);
         while let Some(slot) = self.table.any_of_session(session) {
             if self.table.get(slot).responded {
                 self.counters.expired_after_response += 1;

@@ -11,8 +11,10 @@
 //! because it is old. `-t` is an alert threshold: a request with no response within it is
 //! counted `timed_out` at that moment, and if the response still comes its true latency is
 //! recorded and it is counted `late`. Every request is accounted for: matched, answered
-//! before it was seen (`response_before_request`: a capture that reordered), or never
-//! answered for a counted reason (still pending, evicted, connection closed, untracked).
+//! before it was seen (`response_before_request`: a capture that reordered), answered
+//! after a hole in its session's responses (`answered_after_capture_hole`: its first
+//! response may have been lost there, so none is measured), or never answered for a
+//! counted reason (still pending, evicted, connection closed, untracked).
 //!
 //! | file | concern |
 //! |---|---|

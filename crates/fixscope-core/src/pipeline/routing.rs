@@ -94,7 +94,9 @@ impl MessageSink<'_> {
                 // Messages lost in the hole were on the wire: the jump in MsgSeqNum after
                 // it is no FIX sequence gap.
                 if let Some(b) = *binding {
-                    self.router.layer.capture_hole(b, direction);
+                    self.router
+                        .layer
+                        .capture_hole(b, direction, self.router.correlator);
                 }
             }
         }

@@ -112,7 +112,8 @@ impl Pipeline {
                 }
                 Event::Hole { slot, direction } => {
                     if let Some((Some(b), _)) = self.slots[slot as usize] {
-                        self.session_layer.capture_hole(b, direction);
+                        self.session_layer
+                            .capture_hole(b, direction, &mut self.correlator);
                     }
                 }
                 Event::Closed { slot } => {

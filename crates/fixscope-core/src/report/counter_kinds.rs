@@ -26,6 +26,7 @@ pub const ALARM_COUNTERS: &[&str] = &[
     "unanswered",
     "unanswered_evicted",
     "response_before_request",
+    "answered_after_capture_hole",
     "tcp_gaps",
     "time_reversed",
     "over_range",

@@ -83,10 +83,16 @@ fn write_trailer_line(
 pub(super) fn write_accounting(out: &mut impl Write, c: &Counters) -> io::Result<()> {
     let k = &c.correlation;
     // Only a capture that reordered has these: said then, and the line is as before else.
-    let reversed = match k.response_before_request {
+    let mut reversed = match k.response_before_request {
         0 => String::new(),
         n => format!(", response before request {n} (no latency)"),
     };
+    if k.answered_after_capture_hole > 0 {
+        reversed.push_str(&format!(
+            ", answered after a capture hole {} (no latency)",
+            k.answered_after_capture_hole
+        ));
+    }
     writeln!(
         out,
         "requests {}: matched {} (late {}){reversed}, never answered {} (pending {}, evicted {}, connection closed {}, untracked {}); timed out {} (-t)",

@@ -424,8 +424,13 @@ impl SessionLayer {
         }
     }
 
-    /// The capture lost bytes of one direction of the binding's connection.
-    pub fn capture_hole(&mut self, b: Binding, direction: Direction) {
+    /// The capture lost bytes of one direction of the binding's connection: the jump in
+    /// MsgSeqNum after it is no sequence gap, and a hole in the responses may have held the
+    /// first response of any request waiting (the correlator measures none of them).
+    pub fn capture_hole(&mut self, b: Binding, direction: Direction, correlator: &mut Correlator) {
+        if direction == Direction::Response {
+            correlator.capture_hole_in_responses(self.scope(b));
+        }
         if let Some(state) = self.state_mut(b.session) {
             state.sequences[side(direction)].capture_hole();
         }
