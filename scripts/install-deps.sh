@@ -77,6 +77,12 @@ if [ ! -x "$interop/py/bin/python" ] || ! "$interop/py/bin/python" -c 'import hd
     python3 -m venv "$interop/py"
     "$interop/py/bin/pip" install -q 'hdrhistogram==0.10.*'
 fi
+# The readers of `--records` (#33): DuckDB and pyarrow read the Parquet files the tests
+# write (crates/fixscope/tests/records.rs).
+if ! "$interop/py/bin/python" -c 'import duckdb, pyarrow' 2>/dev/null; then
+    echo "install-deps: adding DuckDB and pyarrow to the Python venv"
+    "$interop/py/bin/pip" install -q 'duckdb==1.*' 'pyarrow>=17'
+fi
 
 # Only for `make test-kernel` and `make test-verifier` (their scripts call
 # `install-deps.sh --kernel-test`; `make test` does not): QEMU, busybox-static (virtme-ng builds the

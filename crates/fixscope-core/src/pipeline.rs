@@ -31,6 +31,7 @@ mod connections;
 pub(crate) mod forward;
 pub(crate) mod handover;
 pub(crate) mod interval_clock;
+mod records;
 pub(crate) mod report_side;
 mod reports;
 mod routing;
@@ -41,6 +42,7 @@ pub use config::PipelineConfig;
 use connections::{ClosedConnections, Connection, CLOSED_CONNECTION_MEMORY_NS};
 use forward::{Forwarder, Upstream};
 use interval_clock::IntervalClock;
+pub use records::{OrderRow, RecordSink};
 pub(crate) use reports::{close_and_report_interval, report_end, report_interval, RunEnd};
 pub use routing::{MessageEvent, MessageObserver};
 use routing::{MessageSink, Router};
@@ -48,6 +50,10 @@ use routing::{MessageSink, Router};
 /// The pipeline of one run.
 pub struct Pipeline {
     observer: Option<MessageObserver>,
+    /// `--records`: where each order's record goes when the order is done.
+    record_sink: Option<Box<dyn RecordSink>>,
+    /// The records taken from the correlator (reused).
+    record_rows: Vec<crate::correlate::OrderRecord>,
     config: PipelineConfig,
     connections: HashMap<ConnectionKey, Connection>,
     next_session: u64,
@@ -98,6 +104,8 @@ impl Pipeline {
         let timestamp_source = config.timestamp_source;
         Pipeline {
             observer: None,
+            record_sink: None,
+            record_rows: Vec::new(),
             correlator: Correlator::new(config.key.clone(), config.correlation),
             stats: Stats::with_config(config.consumers()),
             breakdown: config
@@ -146,9 +154,49 @@ impl Pipeline {
         self.unix_offset_ns
     }
 
-    /// Calls `observer` for every request and response (D/F/G, 8/9) framed.
-    pub fn set_message_observer(&mut self, observer: MessageObserver) {
-        self.observer = Some(observer);
+    /// Calls `observer` for every request and response (D/F/G, 8/9) framed, after the
+    /// observers set before it (`--trace` and `--records` both observe).
+    pub fn set_message_observer(&mut self, mut observer: MessageObserver) {
+        self.observer = Some(match self.observer.take() {
+            Some(mut first) => Box::new(move |e: &MessageEvent<'_>| {
+                first(e);
+                observer(e)
+            }),
+            None => observer,
+        });
+    }
+
+    /// Hands every order's record to `sink` when the order is done (`--records`): one
+    /// per request, with its outcome. The last ones go at [`Pipeline::finish`].
+    pub fn set_record_sink(&mut self, sink: Box<dyn RecordSink>) {
+        self.correlator.keep_records();
+        self.record_sink = Some(sink);
+    }
+
+    /// Gives the records of the orders done since the last call to the sink.
+    fn hand_records(&mut self) {
+        let Some(sink) = self.record_sink.as_mut() else {
+            return;
+        };
+        let Some(book) = self.correlator.records_mut() else {
+            return;
+        };
+        if !book.has_done() {
+            return;
+        }
+        book.take_done(&mut self.record_rows);
+        let offset = self.unix_offset_ns;
+        for record in &self.record_rows {
+            let session = records::record_session(record);
+            let names = crate::order::SessionNames::names(self.stats.session_table(), session);
+            sink.order(&OrderRow {
+                record,
+                session,
+                sender_comp_id: names.sender_comp_id,
+                target_comp_id: names.target_comp_id,
+                request_time_ns: record.request_ts_ns.map(|t| t as i64 + offset),
+            });
+        }
     }
 
     pub fn config(&self) -> &PipelineConfig {
@@ -185,6 +233,9 @@ impl Pipeline {
 
     /// Feeds one segment.
     pub fn on_segment(&mut self, seg: &Segment<'_>) {
+        if self.record_sink.is_some() {
+            self.hand_records();
+        }
         self.segments += 1;
         self.now_ns = self.now_ns.max(seg.ts_ns);
         self.first_ts_ns.get_or_insert(seg.ts_ns);
@@ -355,6 +406,7 @@ impl Pipeline {
             breakdown,
             forward,
             slots,
+            unix_offset_ns,
             ..
         } = self;
         Parts {
@@ -375,6 +427,7 @@ impl Pipeline {
                     breakdown,
                     layer: session_layer,
                     next_session,
+                    unix_offset_ns: *unix_offset_ns,
                     shard,
                 },
             },
@@ -562,6 +615,10 @@ impl Pipeline {
             conn.flush(reassembly, &mut sink);
         }
         self.correlator.end_of_input();
+        if self.record_sink.is_some() {
+            self.correlator.close_records();
+            self.hand_records();
+        }
     }
 
     /// The counters of what stage A of a two-stage run does: segments, connections,

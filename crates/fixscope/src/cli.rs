@@ -137,6 +137,9 @@ pub struct AnalysisArgs {
     /// How much the text report shows (`--full`, `--counters all`).
     #[command(flatten)]
     pub text: TextArgs,
+    /// Every order kept as Parquet (`--records`, `--records-rotate`).
+    #[command(flatten)]
+    pub records: crate::cli_records::RecordsArgs,
     /// Verbose: say what is being read/attached and the source's counters on stderr.
     #[arg(short = 'v', long)]
     pub verbose: bool,

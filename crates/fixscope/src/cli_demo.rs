@@ -23,6 +23,7 @@ impl AnalysisArgs {
             json: false,
             json_file: None,
             text: TextArgs::default(),
+            records: Default::default(),
             verbose: false,
             trace: None,
             prometheus: None,

@@ -85,6 +85,7 @@ pub fn run(args: &DemoArgs) -> Result<ExitCode> {
         duration: Some(Duration::from_secs_f64(args.duration + 1.0)),
         verbose: false,
         trace: None,
+        records: Default::default(),
     };
     say::info(format!(
         "demo: exchange on {addr} (ack delay {}, fill delay {}); client: {} sessions, {} orders/s for {}s",

@@ -14,6 +14,7 @@ use crate::cli::LiveArgs;
 use crate::driver::{drive_with, RunLimits};
 use crate::output;
 use crate::privilege;
+use crate::records::RecordsFile;
 use crate::say;
 use crate::trace::TraceFile;
 use crate::tui::{self, Tui};
@@ -44,6 +45,7 @@ pub fn run(args: &LiveArgs) -> Result<ExitCode> {
         duration: args.duration_s.map(Duration::from_secs_f64),
         verbose: args.analysis.verbose,
         trace: args.analysis.trace.clone(),
+        records: args.analysis.records.clone(),
     };
     // Resolved before anything is attached, so a typo costs nothing.
     let target = match &args.relinquish {
@@ -103,6 +105,8 @@ pub struct RunControl {
     pub duration: Option<Duration>,
     pub verbose: bool,
     pub trace: Option<PathBuf>,
+    /// `--records`: every order kept as Parquet.
+    pub records: crate::cli_records::RecordsArgs,
 }
 
 /// Attaches, calls `on_attached`, and runs until a signal, `q`, the duration, or the
@@ -144,6 +148,7 @@ fn run_attached(
         Some(path) => Some(TraceFile::attach(path, pipeline)?),
         None => None,
     };
+    let records = RecordsFile::attach(&control.records, pipeline, true)?;
     let mut source = LiveSource::open(config).map_err(explain)?;
     on_attached(&source)?;
     announce(config, &source, control.verbose);
@@ -164,6 +169,9 @@ fn run_attached(
     let code = drive_with(&mut source, pipeline, reporter, &limits, tui)?;
     if let Some(trace) = trace {
         trace.finish()?;
+    }
+    if let Some(records) = records {
+        records.finish()?;
     }
     let unread = source.unread_records_at_exit();
     if unread > 0 {

@@ -20,6 +20,7 @@ use crate::cli::PcapArgs;
 use crate::driver::{drive, RunLimits};
 use crate::output;
 use crate::progress::ReadProgress;
+use crate::records::RecordsFile;
 use crate::say;
 use crate::trace::TraceFile;
 
@@ -102,6 +103,7 @@ fn run_one(
         Some(path) => Some(TraceFile::attach(path, &mut pipeline)?),
         None => None,
     };
+    let records = RecordsFile::attach(&args.analysis.records, &mut pipeline, false)?;
     let mut reporters = output::reporters(&args.analysis)?;
     let progress = ReadProgress::start(&captures, args.analysis.verbose);
     let ports = args.analysis.ports.clone();
@@ -126,6 +128,9 @@ fn run_one(
     source.progress = None;
     if let Some(trace) = trace {
         trace.finish()?;
+    }
+    if let Some(records) = records {
+        records.finish()?;
     }
     say_capture_notes(&files, &args.analysis.ports, &source.capture.stats());
     output::flush_stdout();
@@ -217,9 +222,13 @@ fn plan(args: &PcapArgs, captures: &[PathBuf]) -> Plan {
         return Plan::OneThread;
     }
     let asked = args.threads.is_some();
-    if a.trace.is_some() || a.prometheus.is_some() || a.prometheus_textfile.is_some() {
+    if a.trace.is_some()
+        || a.records.records.is_some()
+        || a.prometheus.is_some()
+        || a.prometheus_textfile.is_some()
+    {
         if asked {
-            say::info("--trace and Prometheus run on one pipeline: --threads ignored");
+            say::info("--trace, --records and Prometheus run on one pipeline: --threads ignored");
         }
         return Plan::ReadingThread;
     }

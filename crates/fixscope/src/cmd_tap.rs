@@ -13,6 +13,7 @@ use crate::cli::LiveArgs;
 use crate::driver::{drive_with, RunLimits};
 use crate::output;
 use crate::privilege;
+use crate::records::RecordsFile;
 use crate::say;
 use crate::trace::TraceFile;
 use crate::tui::{self, Tui};
@@ -43,6 +44,7 @@ pub fn run(args: &LiveArgs) -> Result<ExitCode> {
         Some(path) => Some(TraceFile::attach(path, &mut pipeline)?),
         None => None,
     };
+    let records = RecordsFile::attach(&args.analysis.records, &mut pipeline, true)?;
     let mut source = TapSource::open(&config)?;
     if let Some(target) = &target {
         // The capture sockets are open: nothing of the run needs a capability any more.
@@ -73,6 +75,9 @@ pub fn run(args: &LiveArgs) -> Result<ExitCode> {
     )?;
     if let Some(trace) = trace {
         trace.finish()?;
+    }
+    if let Some(records) = records {
+        records.finish()?;
     }
     let tap = source.tap_counters();
     if tap.drops + tap.interface_drops > 0 {

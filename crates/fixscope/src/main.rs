@@ -4,6 +4,7 @@
 mod by_warning;
 mod cli;
 mod cli_demo;
+mod cli_records;
 mod cli_text;
 mod cmd_check;
 mod cmd_compare;
@@ -23,6 +24,7 @@ mod plot;
 mod privilege;
 mod progress;
 mod prometheus;
+mod records;
 mod say;
 mod trace;
 mod tui;

@@ -190,6 +190,7 @@ mod tests {
                 fill: terminal,
                 terminal,
                 ends_original: false,
+                reject: false,
             },
             msg_type: b'8',
             exec_type: Some(if terminal { b'F' } else { b'0' }),

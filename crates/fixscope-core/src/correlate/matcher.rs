@@ -7,6 +7,7 @@ pub use super::early::Replay;
 use super::facts::MessageFacts;
 use super::key::KeySpec;
 use super::pending::{PendingTable, SEEN_AFTER_ITS_RESPONSE};
+use super::record::{Answered, Outcome, RecordBook};
 use super::rules::classify_response;
 use super::vocabulary::{RequestType, Stage};
 use crate::order::Latency;
@@ -154,6 +155,8 @@ pub struct Correlator {
     /// answered inside the hole, so nothing it has not recorded yet is measured. Empty on
     /// a capture without holes: the only cost then is one `is_empty` per response.
     response_holes: std::collections::HashMap<u64, u64>,
+    /// One row per request (`--records`), when asked ([`Correlator::keep_records`]).
+    records: Option<Box<RecordBook>>,
     pub counters: CorrelationCounters,
 }
 
@@ -187,6 +190,7 @@ impl Correlator {
             early: EarlyResponses::default(),
             replays: Vec::new(),
             response_holes: std::collections::HashMap::new(),
+            records: None,
             counters: CorrelationCounters::default(),
         }
     }
@@ -274,14 +278,29 @@ impl Correlator {
             if self.table.find(session, key, request.hash).is_some() {
                 self.counters.duplicate_requests += 1;
                 self.counters.untracked_requests += 1;
+                self.record_untracked(&request, Outcome::Untracked);
             } else if self.early.is_empty() || !self.answered_before(&request, on_replayed) {
                 self.track(&request);
             }
         } else {
             self.counters.missing_key += 1;
             self.counters.untracked_requests += 1;
+            if let Some(book) = self.records.as_deref_mut() {
+                let row = book.row(session, &[], request_type, Some(ts_ns), facts.msg_seq_num);
+                book.done_now(row, Outcome::Untracked);
+            }
         }
         self.key_buf = key_buf;
+    }
+
+    /// A request done at once (`--records`): never tracked, or over before it was seen.
+    #[cold]
+    fn record_untracked(&mut self, r: &NewRequest<'_>, outcome: Outcome) {
+        if let Some(book) = self.records.as_deref_mut() {
+            let ts = (outcome != Outcome::ResponseBeforeRequest).then_some(r.ts_ns);
+            let row = book.row(r.session, r.key, r.request_type, ts, r.msg_seq);
+            book.done_now(row, outcome);
+        }
     }
 
     /// Starts tracking a request; returns its slot.
@@ -299,6 +318,10 @@ impl Correlator {
         let p = self.table.get_mut(slot);
         p.msg_seq = r.msg_seq;
         p.groups = self.groups;
+        if let Some(book) = self.records.as_deref_mut() {
+            let row = book.row(r.session, r.key, r.request_type, Some(r.ts_ns), r.msg_seq);
+            book.open(slot, row);
+        }
         slot
     }
 
@@ -330,6 +353,9 @@ impl Correlator {
             if replays[0].ts_ns - request.ts_ns > self.limits.ttl_ns {
                 self.table.get_mut(tracked).timed_out = true;
                 self.counters.timed_out += 1;
+                if let Some(book) = self.records.as_deref_mut() {
+                    book.timed_out(tracked);
+                }
             }
             let mut slot = Some(tracked);
             for r in &replays {
@@ -356,6 +382,7 @@ impl Correlator {
         if claimed.terminal {
             // Over before it was seen: remembered for PossResend checks, not tracked.
             self.remember_released(hash);
+            self.record_untracked(request, Outcome::ResponseBeforeRequest);
             return true;
         }
         self.make_room();
@@ -369,6 +396,11 @@ impl Correlator {
         );
         self.table.answer(slot);
         self.table.get_mut(slot).groups = self.groups;
+        if let Some(book) = self.records.as_deref_mut() {
+            let mut row = book.row(session, key, request.request_type, None, request.msg_seq);
+            row.outcome = Outcome::ResponseBeforeRequest;
+            book.open(slot, row);
+        }
         true
     }
 
@@ -454,12 +486,28 @@ impl Correlator {
         let reversed = p.seen_after_its_response();
         let after_hole = answered_in_hole(&self.response_holes, session, p.request_ts_ns);
         let order = OrderFacts::of(p, session);
+        let mut book = self.records.as_deref_mut();
+        if let Some(book) = book.as_deref_mut() {
+            let a = Answered {
+                first,
+                late,
+                rejected: kind.reject,
+                after_hole,
+                reversed,
+            };
+            book.answered(slot, a);
+        }
         let mut emit = |stage, from: u64| match ts_ns.checked_sub(from) {
             // An order seen answered before its request has no latency to trust, nor one
             // whose responses may have been lost in a capture hole (a later response's
             // time would be measured as its first, its ack or its fill).
             _ if reversed || after_hole => {}
-            Some(ns) => on_latency(order.latency(stage, ns), key),
+            Some(ns) => {
+                if let Some(book) = book.as_deref_mut() {
+                    book.latency(slot, stage, ns);
+                }
+                on_latency(order.latency(stage, ns), key)
+            }
             None => counters.time_reversed += 1,
         };
         if first {
@@ -508,6 +556,9 @@ impl Correlator {
     fn release(&mut self, slot: u32) {
         self.remember_released(self.table.get(slot).hash_of());
         self.table.release(slot);
+        if let Some(book) = self.records.as_deref_mut() {
+            book.close(slot, Outcome::Unanswered);
+        }
     }
 
     fn remember_released(&mut self, hash: u64) {
@@ -598,12 +649,28 @@ impl Correlator {
         let order = OrderFacts::of(p, session);
         let key = p.key_bytes().to_vec();
         let after_hole = answered_in_hole(&self.response_holes, session, p.request_ts_ns);
-        if p.seen_after_its_response() || after_hole {
+        let reversed = p.seen_after_its_response();
+        if reversed || after_hole {
             stages = [None, None];
+        }
+        if let Some(book) = self.records.as_deref_mut() {
+            let a = Answered {
+                first,
+                late,
+                rejected: true,
+                after_hole,
+                reversed,
+            };
+            book.answered(slot, a);
         }
         for stage in stages.into_iter().flatten() {
             match ts_ns.checked_sub(order.request_ts_ns) {
-                Some(ns) => on_latency(order.latency(stage, ns), &key),
+                Some(ns) => {
+                    if let Some(book) = self.records.as_deref_mut() {
+                        book.latency(slot, stage, ns);
+                    }
+                    on_latency(order.latency(stage, ns), &key)
+                }
                 None => self.counters.time_reversed += 1,
             }
         }
@@ -625,6 +692,9 @@ impl Correlator {
             p.timed_out = true;
             if !answered_in_hole(&self.response_holes, p.session, p.request_ts_ns) {
                 self.counters.timed_out += 1;
+                if let Some(book) = self.records.as_deref_mut() {
+                    book.timed_out(slot);
+                }
             }
         }
         self.counters.unmatched_responses += self.early.expire(now_ns);
@@ -634,6 +704,31 @@ impl Correlator {
     /// unmatched. (Called once every stream was flushed.)
     pub fn end_of_input(&mut self) {
         self.counters.unmatched_responses += self.early.drain();
+    }
+
+    /// Keeps one row per request from now on (`--records`): taken with
+    /// [`Correlator::records_mut`] and [`RecordBook::take_done`].
+    pub fn keep_records(&mut self) {
+        self.records.get_or_insert_with(Box::default);
+    }
+
+    /// The order records, when kept.
+    pub fn records_mut(&mut self) -> Option<&mut RecordBook> {
+        self.records.as_deref_mut()
+    }
+
+    /// The end of the run: the rows of every order still tracked are done (unanswered
+    /// ones as `unanswered`; answered working orders with their outcome).
+    pub fn close_records(&mut self) {
+        if self.records.is_none() {
+            return;
+        }
+        let slots: Vec<u32> = self.table.live_slots().collect();
+        if let Some(book) = self.records.as_deref_mut() {
+            for slot in slots {
+                book.close(slot, Outcome::Unanswered);
+            }
+        }
     }
 
     /// The capture lost part of `session`'s responses (a TCP hole given up): every request
@@ -662,6 +757,9 @@ impl Correlator {
             } else {
                 self.counters.unanswered_closed += 1;
             }
+            if let Some(book) = self.records.as_deref_mut() {
+                book.close(slot, Outcome::Closed);
+            }
             self.release(slot);
         }
     }
@@ -675,6 +773,9 @@ impl Correlator {
                 self.counters.unanswered_evicted += 1;
             }
             self.table.release(slot);
+            if let Some(book) = self.records.as_deref_mut() {
+                book.close(slot, Outcome::Evicted);
+            }
         }
     }
 

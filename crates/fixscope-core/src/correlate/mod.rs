@@ -24,6 +24,7 @@
 //! | `rules.rs` | what a response means for the order (ack, fill, terminal) |
 //! | `pending.rs` | the pending-request table: slab, index, age order, per-session lists |
 //! | `early.rs` | responses that came before their request: held for the reorder window |
+//! | `record.rs` | one row per request and its outcome (`--records`), beside the table |
 //! | `matcher.rs` | the correlator: the rules applied to the table, and its counters |
 
 mod early;
@@ -31,6 +32,7 @@ mod facts;
 mod key;
 mod matcher;
 mod pending;
+mod record;
 mod rules;
 mod vocabulary;
 
@@ -38,5 +40,6 @@ pub use early::REORDER_WINDOW_NS;
 pub use facts::MessageFacts;
 pub use key::KeySpec;
 pub use matcher::{CorrelationCounters, Correlator, CorrelatorLimits};
+pub use record::{OrderRecord, Outcome, RecordBook, RequestFields};
 pub use rules::is_response_type;
 pub use vocabulary::{RequestType, Stage};

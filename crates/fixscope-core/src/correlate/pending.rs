@@ -207,6 +207,11 @@ impl PendingTable {
             .copied()
     }
 
+    /// The slots of every request tracked now.
+    pub fn live_slots(&self) -> impl Iterator<Item = u32> + '_ {
+        (0..self.slots.len() as u32).filter(|&i| self.slots[i as usize].live)
+    }
+
     pub fn get(&self, slot: u32) -> &Pending {
         &self.slots[slot as usize]
     }

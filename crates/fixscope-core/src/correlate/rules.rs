@@ -11,6 +11,8 @@ pub(super) struct ResponseKind {
     /// replaced (ExecType 4/5), or reached a terminal status. An OrderCancelReject never
     /// ends the original order: the cancel failed.
     pub ends_original: bool,
+    /// A reject: an OrderCancelReject (35=9) or ExecType Rejected (150=8).
+    pub reject: bool,
 }
 
 pub(super) fn classify_response(
@@ -24,6 +26,7 @@ pub(super) fn classify_response(
             fill: false,
             terminal: true,
             ends_original: false,
+            reject: true,
         };
     }
     let ack = matches!(
@@ -41,6 +44,7 @@ pub(super) fn classify_response(
         fill,
         terminal,
         ends_original,
+        reject: exec_type == Some(b'8'),
     }
 }
 

@@ -27,6 +27,8 @@ pub struct MessageEvent<'a> {
     pub msg_type: &'a [u8],
     /// The correlation key's value (tag values joined by SOH); empty when absent.
     pub key: &'a [u8],
+    /// What turns the source's clock into UTC (`ts_ns + unix_offset_ns`).
+    pub unix_offset_ns: i64,
 }
 
 /// Receives every correlated message when tracing is on.
@@ -50,6 +52,8 @@ pub(crate) struct Router<'p> {
     pub(crate) breakdown: &'p mut Option<Breakdown>,
     pub(crate) layer: &'p mut SessionLayer,
     pub(crate) next_session: &'p mut u64,
+    /// The source clock's offset to UTC (for `--records`' message rows).
+    pub(crate) unix_offset_ns: i64,
     /// A worker of a sharded run: where the sessions it opens are noted for the merger.
     pub(crate) shard: &'p mut Option<ShardState>,
 }
@@ -245,6 +249,7 @@ impl Router<'_> {
                 direction,
                 msg_type: facts.msg_type,
                 key: &key_buf,
+                unix_offset_ns: self.unix_offset_ns,
             });
         }
     }
@@ -275,6 +280,9 @@ impl Router<'_> {
         let Router {
             correlator, stats, ..
         } = self;
+        if let Some(book) = correlator.records_mut() {
+            book.fields.read(msg.bytes);
+        }
         correlator.on_request_grouped(
             scope,
             request_type,

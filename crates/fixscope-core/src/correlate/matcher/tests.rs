@@ -461,3 +461,96 @@ fn a_hole_in_the_responses_measures_no_order_waiting_across_it() {
     assert_eq!((c.late, c.unmatched_responses), (1, 0), "C was late");
     h.assert_every_request_accounted();
 }
+
+/// `--records`: one row per request with its latencies and the count it landed in; the
+/// rows' outcomes add up to the counters.
+#[test]
+fn every_request_gets_one_record_with_its_outcome() {
+    let mut h = H::new(CorrelatorLimits {
+        max_pending: 3,
+        ttl_ns: 1_000,
+    });
+    h.c.keep_records();
+    let with_symbol = |id: &str| msg(&[(35, "D"), (11, id), (55, "IBM"), (54, "1"), (1, "ACC")]);
+    let req = |h: &mut H, session, m: &[u8], ts| {
+        h.c.records_mut().unwrap().fields.read(m);
+        h.req(session, m, ts);
+    };
+    req(&mut h, 1, &with_symbol("A"), 100);
+    h.resp(1, &report("A", "0", "0"), 130);
+    h.resp(1, &report("A", "F", "2"), 150); // done: matched
+    req(&mut h, 1, &with_symbol("B"), 200);
+    req(&mut h, 1, &with_symbol("B"), 210); // duplicate: untracked at once
+    h.resp(1, &report("B", "8", "8"), 260); // rejected
+    req(&mut h, 1, &order("C"), 300);
+    h.c.expire(1_400); // C timed out
+    h.resp(1, &report("C", "0", "0"), 1_500); // late, still working
+    req(&mut h, 2, &order("D"), 1_600); // closed unanswered
+    h.c.close_session(2);
+    req(&mut h, 1, &order("E"), 1_700);
+    req(&mut h, 1, &order("F"), 1_800);
+    req(&mut h, 1, &order("G"), 1_900); // evicts C (answered: no row outcome change)
+    req(&mut h, 1, &order("H"), 2_000); // evicts E unanswered
+    h.c.close_records(); // the end: F, G, H unanswered
+    let mut rows = Vec::new();
+    h.c.records_mut().unwrap().take_done(&mut rows);
+    type Row<'a> = (String, &'a str, Option<u64>, Option<u64>, Option<u64>, bool);
+    let got: Vec<Row<'_>> = rows
+        .iter()
+        .map(|r| {
+            (
+                String::from_utf8_lossy(&r.key).into_owned(),
+                r.outcome.name(),
+                r.first_response_ns,
+                r.ack_ns,
+                r.fill_ns,
+                r.timed_out,
+            )
+        })
+        .collect();
+    let want = [
+        (
+            "A".to_string(),
+            "matched",
+            Some(30),
+            Some(30),
+            Some(50),
+            false,
+        ),
+        ("B".into(), "untracked", None, None, None, false),
+        ("B".into(), "rejected", Some(60), Some(60), None, false),
+        ("D".into(), "closed", None, None, None, false),
+        ("C".into(), "late", Some(1_200), Some(1_200), None, true),
+        ("E".into(), "evicted", None, None, None, false),
+    ];
+    assert_eq!(got[..6], want[..], "{rows:#?}");
+    let mut rest: Vec<(String, &str)> = got[6..].iter().map(|r| (r.0.clone(), r.1)).collect();
+    rest.sort();
+    assert_eq!(
+        rest,
+        vec![
+            ("F".to_string(), "unanswered"),
+            ("G".into(), "unanswered"),
+            ("H".into(), "unanswered")
+        ]
+    );
+    assert_eq!(rows[0].fields.symbol, b"IBM");
+    assert_eq!(
+        (&rows[0].fields.side[..], &rows[0].fields.account[..]),
+        (&b"1"[..], &b"ACC"[..])
+    );
+    assert_eq!(rows[0].fields.cl_ord_id, b"A");
+    // The rows add up to the counters: one row per request.
+    let c = h.c.counters;
+    let count = |names: &[&str]| {
+        rows.iter()
+            .filter(|r| names.contains(&r.outcome.name()))
+            .count() as u64
+    };
+    assert_eq!(rows.len() as u64, c.requests);
+    assert_eq!(count(&["matched", "late", "rejected"]), c.matched);
+    assert_eq!(count(&["late"]), c.late);
+    assert_eq!(count(&["evicted"]), c.unanswered_evicted);
+    assert_eq!(count(&["closed"]), c.unanswered_closed);
+    assert_eq!(count(&["untracked"]), c.untracked_requests);
+}

@@ -1,0 +1,239 @@
+//! Order records (`--records`): one row per request — what it was, its stage latencies and
+//! what became of it — kept beside the pending table only when asked, so a run without
+//! records pays one branch per request and per response.
+//!
+//! A row opens when its request is tracked (in a side table indexed by the pending slot:
+//! the slot itself is full at two cache lines), takes each latency the correlator records,
+//! and is done when the order leaves the table (terminal response, eviction, closed
+//! connection, the end of the run) or at once for a request never tracked. Its
+//! [`Outcome`] is the count the order landed in, so a query over the rows gives the run's
+//! accounting exactly.
+
+use super::vocabulary::{RequestType, Stage};
+use crate::fix::message::find_field;
+
+/// What became of an order: the accounting count it landed in (`matched` split into
+/// `matched`, `late` and `rejected`; `unanswered` into its reasons).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Outcome {
+    /// Answered on time by an execution report.
+    Matched,
+    /// Answered after `-t` (counted `timed_out`, then `late`).
+    Late,
+    /// Answered by a reject (35=9, 150=8, a session or business reject).
+    Rejected,
+    /// Never answered, still waiting at the end of the run (or of the capture).
+    Unanswered,
+    /// Never answered: evicted because `-m` requests were tracked.
+    Evicted,
+    /// Never answered: its connection closed first.
+    Closed,
+    /// Never tracked: no key, or its key was already pending on the session.
+    Untracked,
+    /// One of its responses is stamped before it: no latency.
+    ResponseBeforeRequest,
+    /// Waiting across a hole in its session's responses: answered, not measured.
+    AnsweredAfterCaptureHole,
+}
+
+impl Outcome {
+    /// The name in records (and in the counters it matches).
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Matched => "matched",
+            Outcome::Late => "late",
+            Outcome::Rejected => "rejected",
+            Outcome::Unanswered => "unanswered",
+            Outcome::Evicted => "evicted",
+            Outcome::Closed => "closed",
+            Outcome::Untracked => "untracked",
+            Outcome::ResponseBeforeRequest => "response_before_request",
+            Outcome::AnsweredAfterCaptureHole => "answered_after_capture_hole",
+        }
+    }
+
+    /// Every outcome, in the order documented.
+    pub const ALL: [Outcome; 9] = [
+        Outcome::Matched,
+        Outcome::Late,
+        Outcome::Rejected,
+        Outcome::Unanswered,
+        Outcome::Evicted,
+        Outcome::Closed,
+        Outcome::Untracked,
+        Outcome::ResponseBeforeRequest,
+        Outcome::AnsweredAfterCaptureHole,
+    ];
+}
+
+/// The request's own fields a record keeps (read from the message only when records are
+/// on; empty when absent).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RequestFields {
+    pub cl_ord_id: Vec<u8>,
+    pub symbol: Vec<u8>,
+    pub side: Vec<u8>,
+    pub account: Vec<u8>,
+}
+
+impl RequestFields {
+    /// Reads ClOrdID (11), Symbol (55), Side (54) and Account (1) of `message` into `self`
+    /// (buffers reused).
+    pub fn read(&mut self, message: &[u8]) {
+        for (tag, out) in [
+            (11, &mut self.cl_ord_id),
+            (55, &mut self.symbol),
+            (54, &mut self.side),
+            (1, &mut self.account),
+        ] {
+            out.clear();
+            if let Some(v) = find_field(message, tag) {
+                out.extend_from_slice(v);
+            }
+        }
+    }
+}
+
+/// One order's record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OrderRecord {
+    /// The correlator's session scope (the pipeline maps it to its session).
+    pub scope: u64,
+    /// The correlation key (tag values joined by SOH).
+    pub key: Vec<u8>,
+    pub request_type: RequestType,
+    /// When the request was seen (source clock); `None` when a response came first.
+    pub request_ts_ns: Option<u64>,
+    /// The request's MsgSeqNum (34; 0 when absent).
+    pub msg_seq: u32,
+    pub fields: RequestFields,
+    pub first_response_ns: Option<u64>,
+    pub ack_ns: Option<u64>,
+    pub fill_ns: Option<u64>,
+    pub outcome: Outcome,
+    /// No response within `-t` (counted `timed_out`).
+    pub timed_out: bool,
+}
+
+/// The rows of the orders tracked now (by pending slot) and of those done since the last
+/// [`RecordBook::take_done`].
+#[derive(Default)]
+pub struct RecordBook {
+    open: Vec<Option<OrderRecord>>,
+    done: Vec<OrderRecord>,
+    /// The fields of the request being tracked (set by the router before the correlator
+    /// sees it).
+    pub fields: RequestFields,
+}
+
+/// How an answer changes a row.
+pub(super) struct Answered {
+    pub first: bool,
+    pub late: bool,
+    pub rejected: bool,
+    pub after_hole: bool,
+    pub reversed: bool,
+}
+
+impl RecordBook {
+    /// A row for a request, its outcome to be decided (`Unanswered` until it is).
+    pub(super) fn row(
+        &self,
+        scope: u64,
+        key: &[u8],
+        request_type: RequestType,
+        request_ts_ns: Option<u64>,
+        msg_seq: u32,
+    ) -> OrderRecord {
+        OrderRecord {
+            scope,
+            key: key.to_vec(),
+            request_type,
+            request_ts_ns,
+            msg_seq,
+            fields: self.fields.clone(),
+            first_response_ns: None,
+            ack_ns: None,
+            fill_ns: None,
+            outcome: Outcome::Unanswered,
+            timed_out: false,
+        }
+    }
+
+    /// The request in `slot` is tracked from now on.
+    pub(super) fn open(&mut self, slot: u32, row: OrderRecord) {
+        let slot = slot as usize;
+        if self.open.len() <= slot {
+            self.open.resize(slot + 1, None);
+        }
+        self.open[slot] = Some(row);
+    }
+
+    /// A request done at once (never tracked).
+    pub(super) fn done_now(&mut self, mut row: OrderRecord, outcome: Outcome) {
+        row.outcome = outcome;
+        self.done.push(row);
+    }
+
+    /// A latency of the order in `slot` was recorded.
+    pub(super) fn latency(&mut self, slot: u32, stage: Stage, ns: u64) {
+        if let Some(Some(row)) = self.open.get_mut(slot as usize) {
+            match stage {
+                Stage::FirstResponse => row.first_response_ns = Some(ns),
+                Stage::Ack => row.ack_ns = Some(ns),
+                Stage::Fill => row.fill_ns = Some(ns),
+                _ => {}
+            }
+        }
+    }
+
+    /// The order in `slot` was answered: its outcome, when this was its first answer.
+    pub(super) fn answered(&mut self, slot: u32, a: Answered) {
+        let Some(Some(row)) = self.open.get_mut(slot as usize) else {
+            return;
+        };
+        if a.reversed {
+            row.outcome = Outcome::ResponseBeforeRequest;
+        } else if a.first {
+            row.outcome = if a.after_hole {
+                Outcome::AnsweredAfterCaptureHole
+            } else if a.late {
+                Outcome::Late
+            } else if a.rejected {
+                Outcome::Rejected
+            } else {
+                Outcome::Matched
+            };
+        }
+    }
+
+    /// The order in `slot` was counted `timed_out`.
+    pub(super) fn timed_out(&mut self, slot: u32) {
+        if let Some(Some(row)) = self.open.get_mut(slot as usize) {
+            row.timed_out = true;
+        }
+    }
+
+    /// The order in `slot` leaves the table; `unanswered` is its outcome if it never was
+    /// answered (evicted, closed, or still waiting at the end).
+    pub(super) fn close(&mut self, slot: u32, unanswered: Outcome) {
+        if let Some(Some(mut row)) = self.open.get_mut(slot as usize).map(Option::take) {
+            if row.outcome == Outcome::Unanswered {
+                row.outcome = unanswered;
+            }
+            self.done.push(row);
+        }
+    }
+
+    /// The rows done since the last call (their buffer handed over; `into` is cleared
+    /// first and keeps its capacity for the next call).
+    pub fn take_done(&mut self, into: &mut Vec<OrderRecord>) {
+        into.clear();
+        std::mem::swap(into, &mut self.done);
+    }
+
+    /// Whether rows are waiting to be taken.
+    pub fn has_done(&self) -> bool {
+        !self.done.is_empty()
+    }
+}

@@ -1,0 +1,258 @@
+//! The column buffers the pipeline's thread fills (plain vectors: appending costs a push
+//! per value; Arrow arrays are built on the writer thread), and their Arrow schemas.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use arrow_array::builder::{
+    BooleanBuilder, Int64Builder, StringDictionaryBuilder, TimestampNanosecondBuilder,
+    UInt64Builder,
+};
+use arrow_array::types::Int32Type;
+use arrow_array::{ArrayRef, RecordBatch, StringArray};
+use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
+use fixscope_core::pipeline::{MessageEvent, OrderRow};
+use fixscope_core::Direction;
+
+/// Strings of one column, one after another, with each row's end (a row's absence is
+/// `None` in `present`).
+#[derive(Default)]
+struct Strings {
+    bytes: Vec<u8>,
+    ends: Vec<usize>,
+    present: Vec<bool>,
+}
+
+impl Strings {
+    fn push(&mut self, v: &[u8]) {
+        self.bytes.extend_from_slice(v);
+        self.ends.push(self.bytes.len());
+        self.present.push(true);
+    }
+
+    /// An empty value is absent (null).
+    fn push_or_null(&mut self, v: &[u8]) {
+        self.push(v);
+        if v.is_empty() {
+            *self.present.last_mut().expect("pushed") = false;
+        }
+    }
+
+    /// Row `i`'s value (FIX values are ASCII; anything else as lossy UTF-8, which Parquet
+    /// strings must be).
+    fn value(&self, i: usize) -> Option<Cow<'_, str>> {
+        if !self.present[i] {
+            return None;
+        }
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        Some(String::from_utf8_lossy(&self.bytes[start..self.ends[i]]))
+    }
+
+    /// A plain string column.
+    fn array(&self) -> ArrayRef {
+        let values: Vec<Option<Cow<'_, str>>> =
+            (0..self.ends.len()).map(|i| self.value(i)).collect();
+        Arc::new(values.iter().map(|v| v.as_deref()).collect::<StringArray>())
+    }
+
+    /// A dictionary-encoded string column (few distinct values: CompIDs, symbols, ...).
+    fn dictionary(&self) -> ArrayRef {
+        let mut b = StringDictionaryBuilder::<Int32Type>::new();
+        for i in 0..self.ends.len() {
+            match self.value(i) {
+                Some(s) => b.append_value(s),
+                None => b.append_null(),
+            }
+        }
+        Arc::new(b.finish())
+    }
+}
+
+/// UTC times in nanoseconds, written without Parquet's "adjusted to UTC" flag: DuckDB
+/// reads a flagged nanosecond timestamp as its microsecond TIMESTAMPTZ and drops the last
+/// three digits, an unflagged one as TIMESTAMP_NS with all nine (the values are UTC).
+fn utc_ns() -> DataType {
+    DataType::Timestamp(TimeUnit::Nanosecond, None)
+}
+
+fn dict() -> DataType {
+    DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8))
+}
+
+/// One row per request.
+#[derive(Default)]
+pub struct OrderColumns {
+    request_time: Vec<Option<i64>>,
+    session: Vec<u64>,
+    sender_comp_id: Strings,
+    target_comp_id: Strings,
+    clordid: Strings,
+    msg_type: Strings,
+    symbol: Strings,
+    side: Strings,
+    account: Strings,
+    msg_seq_num: Vec<i64>,
+    first_response_ns: Vec<Option<i64>>,
+    ack_ns: Vec<Option<i64>>,
+    fill_ns: Vec<Option<i64>>,
+    outcome: Strings,
+    timed_out: Vec<bool>,
+}
+
+impl OrderColumns {
+    pub fn len(&self) -> usize {
+        self.session.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.session.is_empty()
+    }
+
+    pub fn push(&mut self, row: &OrderRow<'_>) {
+        let r = row.record;
+        self.request_time.push(row.request_time_ns);
+        self.session.push(row.session);
+        self.sender_comp_id
+            .push_or_null(row.sender_comp_id.as_bytes());
+        self.target_comp_id
+            .push_or_null(row.target_comp_id.as_bytes());
+        // ClOrdID (11) as the request carried it; the correlation key when it had none
+        // (a `--key` on other tags).
+        if r.fields.cl_ord_id.is_empty() {
+            self.clordid.push_or_null(&r.key);
+        } else {
+            self.clordid.push(&r.fields.cl_ord_id);
+        }
+        self.msg_type.push(r.request_type.msg_type().as_bytes());
+        self.symbol.push_or_null(&r.fields.symbol);
+        self.side.push_or_null(&r.fields.side);
+        self.account.push_or_null(&r.fields.account);
+        self.msg_seq_num.push(i64::from(r.msg_seq));
+        let ns = |v: Option<u64>| v.map(|v| v as i64);
+        self.first_response_ns.push(ns(r.first_response_ns));
+        self.ack_ns.push(ns(r.ack_ns));
+        self.fill_ns.push(ns(r.fill_ns));
+        self.outcome.push(r.outcome.name().as_bytes());
+        self.timed_out.push(r.timed_out);
+    }
+
+    /// The request times (UTC ns), for partitioning by date.
+    pub fn times(&self) -> &[Option<i64>] {
+        &self.request_time
+    }
+
+    pub fn schema() -> SchemaRef {
+        Arc::new(Schema::new(vec![
+            Field::new("request_time", utc_ns(), true),
+            Field::new("session", DataType::UInt64, false),
+            Field::new("sender_comp_id", dict(), true),
+            Field::new("target_comp_id", dict(), true),
+            Field::new("clordid", DataType::Utf8, true),
+            Field::new("msg_type", dict(), false),
+            Field::new("symbol", dict(), true),
+            Field::new("side", dict(), true),
+            Field::new("account", dict(), true),
+            Field::new("msg_seq_num", DataType::Int64, false),
+            Field::new("first_response_ns", DataType::Int64, true),
+            Field::new("ack_ns", DataType::Int64, true),
+            Field::new("fill_ns", DataType::Int64, true),
+            Field::new("outcome", dict(), false),
+            Field::new("timed_out", DataType::Boolean, false),
+        ]))
+    }
+
+    /// The rows as one Arrow batch.
+    pub fn batch(&self) -> RecordBatch {
+        let mut time = TimestampNanosecondBuilder::new();
+        time.extend(self.request_time.iter().copied());
+        let mut session = UInt64Builder::new();
+        session.append_slice(&self.session);
+        let mut seq = Int64Builder::new();
+        seq.append_slice(&self.msg_seq_num);
+        let int = |v: &[Option<i64>]| {
+            let mut b = Int64Builder::new();
+            b.extend(v.iter().copied());
+            Arc::new(b.finish()) as ArrayRef
+        };
+        let mut timed_out = BooleanBuilder::new();
+        timed_out.append_slice(&self.timed_out);
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(time.finish()),
+            Arc::new(session.finish()),
+            self.sender_comp_id.dictionary(),
+            self.target_comp_id.dictionary(),
+            self.clordid.array(),
+            self.msg_type.dictionary(),
+            self.symbol.dictionary(),
+            self.side.dictionary(),
+            self.account.dictionary(),
+            Arc::new(seq.finish()),
+            int(&self.first_response_ns),
+            int(&self.ack_ns),
+            int(&self.fill_ns),
+            self.outcome.dictionary(),
+            Arc::new(timed_out.finish()),
+        ];
+        RecordBatch::try_new(Self::schema(), columns).expect("columns match the schema")
+    }
+}
+
+/// One row per FIX request (D/F/G) or response (8/9): what `--trace` writes as CSV.
+#[derive(Default)]
+pub struct MessageColumns {
+    time: Vec<i64>,
+    session: Vec<u64>,
+    direction: Strings,
+    msg_type: Strings,
+    key: Strings,
+}
+
+impl MessageColumns {
+    pub fn len(&self) -> usize {
+        self.session.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.session.is_empty()
+    }
+
+    pub fn push(&mut self, e: &MessageEvent<'_>) {
+        self.time.push(e.ts_ns as i64 + e.unix_offset_ns);
+        self.session.push(e.session);
+        self.direction.push(match e.direction {
+            Direction::Request => b"request",
+            Direction::Response => b"response",
+        });
+        self.msg_type.push(e.msg_type);
+        self.key.push_or_null(e.key);
+    }
+
+    pub fn times(&self) -> Vec<Option<i64>> {
+        self.time.iter().map(|&t| Some(t)).collect()
+    }
+
+    pub fn schema() -> SchemaRef {
+        Arc::new(Schema::new(vec![
+            Field::new("time", utc_ns(), false),
+            Field::new("session", DataType::UInt64, false),
+            Field::new("direction", dict(), false),
+            Field::new("msg_type", dict(), false),
+            Field::new("key", DataType::Utf8, true),
+        ]))
+    }
+
+    pub fn batch(&self) -> RecordBatch {
+        let mut time = TimestampNanosecondBuilder::new();
+        time.append_slice(&self.time);
+        let mut session = UInt64Builder::new();
+        session.append_slice(&self.session);
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(time.finish()),
+            Arc::new(session.finish()),
+            self.direction.dictionary(),
+            self.msg_type.dictionary(),
+            self.key.array(),
+        ];
+        RecordBatch::try_new(Self::schema(), columns).expect("columns match the schema")
+    }
+}

@@ -1,0 +1,219 @@
+//! The writer thread: batches in, Parquet files out — one per table and date
+//! (`orders/date=YYYY-MM-DD/part-….parquet`), written under a hidden temporary name and
+//! renamed once complete, so a reader (DuckDB's glob, a loader watching the directory)
+//! never sees half a file.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::Receiver;
+use std::time::{Duration, SystemTime};
+
+use anyhow::{Context, Result};
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+use parquet::arrow::ArrowWriter;
+use parquet::basic::{Compression, Encoding, ZstdLevel};
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
+use parquet::schema::types::ColumnPath;
+
+use crate::columns::{MessageColumns, OrderColumns};
+
+/// What goes to the writer thread.
+pub(crate) enum ToWriter {
+    Orders(Box<OrderColumns>),
+    Messages(Box<MessageColumns>),
+    /// Close every open file (rotation).
+    Rotate,
+}
+
+/// Rows per Parquet row group: small enough that a time-range query skips most of a day's
+/// file by the groups' min/max request times, large enough to compress well.
+const ROW_GROUP_ROWS: usize = 131_072;
+
+/// What the writer wrote.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Written {
+    pub order_rows: u64,
+    pub message_rows: u64,
+    /// Every file completed, in the order they were closed.
+    pub files: Vec<PathBuf>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Table {
+    Orders,
+    Messages,
+}
+
+impl Table {
+    fn dir(self) -> &'static str {
+        match self {
+            Table::Orders => "orders",
+            Table::Messages => "messages",
+        }
+    }
+}
+
+/// One file being written.
+struct OpenFile {
+    writer: ArrowWriter<File>,
+    temporary: PathBuf,
+    done: PathBuf,
+}
+
+/// The writer thread's loop: until the pipeline's side hangs up.
+pub(crate) fn run(dir: &Path, from_pipeline: Receiver<ToWriter>) -> Result<Written> {
+    let mut w = Writer {
+        dir: dir.to_path_buf(),
+        open: BTreeMap::new(),
+        written: Written::default(),
+        next_file: 0,
+    };
+    for what in from_pipeline {
+        match what {
+            ToWriter::Orders(o) => {
+                w.write(Table::Orders, &o.batch(), o.times())?;
+                w.written.order_rows += o.len() as u64;
+            }
+            ToWriter::Messages(m) => {
+                w.write(Table::Messages, &m.batch(), &m.times())?;
+                w.written.message_rows += m.len() as u64;
+            }
+            ToWriter::Rotate => w.close_all()?,
+        }
+    }
+    w.close_all()?;
+    Ok(w.written)
+}
+
+struct Writer {
+    dir: PathBuf,
+    open: BTreeMap<(Table, String), OpenFile>,
+    written: Written,
+    next_file: u64,
+}
+
+impl Writer {
+    /// Writes a batch, each run of rows of one date into that date's file. A row with no
+    /// time (a request seen only after its response) goes with the rows before it.
+    fn write(&mut self, table: Table, batch: &RecordBatch, times: &[Option<i64>]) -> Result<()> {
+        let mut date = times
+            .iter()
+            .flatten()
+            .next()
+            .map_or_else(|| "unknown".to_string(), |&t| utc_date(t));
+        let mut start = 0;
+        for (i, t) in times.iter().enumerate() {
+            let Some(t) = t else { continue };
+            let d = utc_date(*t);
+            if d != date {
+                if i > start {
+                    self.file(table, &date, *t)?
+                        .write(&batch.slice(start, i - start))?;
+                }
+                start = i;
+                date = d;
+            }
+        }
+        if times.len() > start {
+            let first = times[start..].iter().flatten().next().copied().unwrap_or(0);
+            self.file(table, &date, first)?
+                .write(&batch.slice(start, times.len() - start))?;
+        }
+        Ok(())
+    }
+
+    /// The open file of `table` for `date`, opened now when there is none.
+    fn file(&mut self, table: Table, date: &str, first_ns: i64) -> Result<&mut ArrowWriter<File>> {
+        let key = (table, date.to_string());
+        if !self.open.contains_key(&key) {
+            let dir = self.dir.join(table.dir()).join(format!("date={date}"));
+            std::fs::create_dir_all(&dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+            self.next_file += 1;
+            let name = format!(
+                "part-{first_ns}-{}-{:04}.parquet",
+                std::process::id(),
+                self.next_file
+            );
+            let temporary = dir.join(format!(".{name}.inprogress"));
+            let done = dir.join(&name);
+            let file = File::create(&temporary)
+                .with_context(|| format!("cannot create {}", temporary.display()))?;
+            let (schema, props) = match table {
+                Table::Orders => (
+                    OrderColumns::schema(),
+                    properties("clordid", "request_time"),
+                ),
+                Table::Messages => (MessageColumns::schema(), properties("key", "time")),
+            };
+            let writer = new_writer(file, schema, props)?;
+            self.open.insert(
+                key.clone(),
+                OpenFile {
+                    writer,
+                    temporary,
+                    done,
+                },
+            );
+        }
+        Ok(&mut self.open.get_mut(&key).expect("opened").writer)
+    }
+
+    /// Completes every open file and gives it its name.
+    fn close_all(&mut self) -> Result<()> {
+        for (_, f) in std::mem::take(&mut self.open) {
+            f.writer
+                .close()
+                .with_context(|| format!("cannot write {}", f.temporary.display()))?;
+            std::fs::rename(&f.temporary, &f.done)
+                .with_context(|| format!("cannot rename {}", f.temporary.display()))?;
+            self.written.files.push(f.done);
+        }
+        Ok(())
+    }
+}
+
+fn new_writer(file: File, schema: SchemaRef, props: WriterProperties) -> Result<ArrowWriter<File>> {
+    ArrowWriter::try_new(file, schema, Some(props)).context("cannot start a Parquet file")
+}
+
+/// zstd; dictionaries for the columns of few values (the default); the id column with a
+/// Bloom filter (one order found without reading the rest) and delta-encoded (sequential
+/// ids share their prefixes); the time column delta-encoded (it rises).
+fn properties(id_column: &str, time_column: &str) -> WriterProperties {
+    let id = ColumnPath::from(id_column);
+    let time = ColumnPath::from(time_column);
+    WriterProperties::builder()
+        .set_compression(Compression::ZSTD(
+            ZstdLevel::try_new(3).expect("valid level"),
+        ))
+        .set_max_row_group_size(ROW_GROUP_ROWS)
+        .set_statistics_enabled(EnabledStatistics::Page)
+        .set_column_bloom_filter_enabled(id.clone(), true)
+        .set_column_dictionary_enabled(id.clone(), false)
+        .set_column_encoding(id, Encoding::DELTA_BYTE_ARRAY)
+        .set_column_dictionary_enabled(time.clone(), false)
+        .set_column_encoding(time, Encoding::DELTA_BINARY_PACKED)
+        .build()
+}
+
+/// `YYYY-MM-DD` of a UTC time in nanoseconds (before 1970: the epoch's date).
+fn utc_date(ns: i64) -> String {
+    let t = SystemTime::UNIX_EPOCH + Duration::from_nanos(ns.max(0) as u64);
+    humantime::format_rfc3339_seconds(t).to_string()[..10].to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_are_utc_days() {
+        assert_eq!(utc_date(0), "1970-01-01");
+        assert_eq!(utc_date(1_764_201_599_999_999_999), "2025-11-26");
+        assert_eq!(utc_date(1_764_201_600_000_000_000), "2025-11-27");
+        assert_eq!(utc_date(-5), "1970-01-01");
+    }
+}
