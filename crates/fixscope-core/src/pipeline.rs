@@ -50,6 +50,7 @@ use routing::{MessageSink, Router};
 /// The pipeline of one run.
 pub struct Pipeline {
     observer: Option<MessageObserver>,
+    observed_key: Vec<u8>,
     /// `--records`: where each order's record goes when the order is done.
     record_sink: Option<Box<dyn RecordSink>>,
     /// The records taken from the correlator (reused).
@@ -104,6 +105,7 @@ impl Pipeline {
         let timestamp_source = config.timestamp_source;
         Pipeline {
             observer: None,
+            observed_key: Vec::new(),
             record_sink: None,
             record_rows: Vec::new(),
             correlator: Correlator::new(config.key.clone(), config.correlation),
@@ -407,6 +409,7 @@ impl Pipeline {
             forward,
             slots,
             unix_offset_ns,
+            observed_key,
             ..
         } = self;
         Parts {
@@ -424,6 +427,7 @@ impl Pipeline {
                     correlator,
                     stats,
                     observer,
+                    observed_key,
                     breakdown,
                     layer: session_layer,
                     next_session,

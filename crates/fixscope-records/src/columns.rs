@@ -5,14 +5,17 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use arrow_array::builder::{
-    BooleanBuilder, Int64Builder, StringDictionaryBuilder, TimestampNanosecondBuilder,
-    UInt64Builder,
+    BooleanBuilder, Int64Builder, TimestampNanosecondBuilder, UInt64Builder,
 };
-use arrow_array::types::Int32Type;
 use arrow_array::{ArrayRef, RecordBatch, StringArray};
+use arrow_buffer::{Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use fixscope_core::pipeline::{MessageEvent, OrderRow};
 use fixscope_core::Direction;
+
+/// String bytes of one column that end a batch (far below the 2 GiB of 32-bit offsets,
+/// whatever the longest value: one FIX message is smaller).
+const STRING_BYTES: usize = 1 << 30;
 
 /// Strings of one column, one after another, with each row's end (a row's absence is
 /// `None` in `present`).
@@ -45,26 +48,34 @@ impl Strings {
             return None;
         }
         let start = if i == 0 { 0 } else { self.ends[i - 1] };
-        Some(String::from_utf8_lossy(&self.bytes[start..self.ends[i]]))
+        let bytes = &self.bytes[start..self.ends[i]];
+        Some(match std::str::from_utf8(bytes) {
+            Ok(s) => Cow::Borrowed(s),
+            Err(_) => String::from_utf8_lossy(bytes),
+        })
     }
 
-    /// A plain string column.
+    /// The column as an Arrow string array: the bytes and offsets handed over as they
+    /// are (one UTF-8 check of the whole buffer); values that are not UTF-8 (FIX allows any
+    /// byte) are then replaced value by value.
     fn array(&self) -> ArrayRef {
-        let values: Vec<Option<Cow<'_, str>>> =
-            (0..self.ends.len()).map(|i| self.value(i)).collect();
-        Arc::new(values.iter().map(|v| v.as_deref()).collect::<StringArray>())
-    }
-
-    /// A dictionary-encoded string column (few distinct values: CompIDs, symbols, ...).
-    fn dictionary(&self) -> ArrayRef {
-        let mut b = StringDictionaryBuilder::<Int32Type>::new();
-        for i in 0..self.ends.len() {
-            match self.value(i) {
-                Some(s) => b.append_value(s),
-                None => b.append_null(),
+        let mut offsets = Vec::with_capacity(self.ends.len() + 1);
+        offsets.push(0i32);
+        offsets.extend(self.ends.iter().map(|&e| e as i32));
+        let nulls =
+            (!self.present.iter().all(|&p| p)).then(|| NullBuffer::from(self.present.clone()));
+        match StringArray::try_new(
+            OffsetBuffer::new(ScalarBuffer::from(offsets)),
+            Buffer::from_vec(self.bytes.clone()),
+            nulls,
+        ) {
+            Ok(a) => Arc::new(a),
+            Err(_) => {
+                let values: Vec<Option<Cow<'_, str>>> =
+                    (0..self.ends.len()).map(|i| self.value(i)).collect();
+                Arc::new(values.iter().map(|v| v.as_deref()).collect::<StringArray>())
             }
         }
-        Arc::new(b.finish())
     }
 }
 
@@ -75,8 +86,11 @@ fn utc_ns() -> DataType {
     DataType::Timestamp(TimeUnit::Nanosecond, None)
 }
 
+/// Columns of few values (CompIDs, symbols, accounts, outcomes): plain strings in Arrow,
+/// dictionary-encoded by the Parquet writer (its default), which is where the space is
+/// saved — an Arrow dictionary too would intern every value twice.
 fn dict() -> DataType {
-    DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8))
+    DataType::Utf8
 }
 
 /// One row per request.
@@ -102,6 +116,15 @@ pub struct OrderColumns {
 impl OrderColumns {
     pub fn len(&self) -> usize {
         self.session.len()
+    }
+
+    /// Whether the batch is full: [`crate::BATCH_ROWS`] rows, or string bytes near what
+    /// one Arrow string array holds (its offsets are 32-bit).
+    pub fn full(&self) -> bool {
+        self.len() >= crate::BATCH_ROWS
+            || [&self.clordid, &self.account, &self.symbol]
+                .iter()
+                .any(|c| c.bytes.len() >= STRING_BYTES)
     }
 
     pub fn is_empty(&self) -> bool {
@@ -179,18 +202,18 @@ impl OrderColumns {
         let columns: Vec<ArrayRef> = vec![
             Arc::new(time.finish()),
             Arc::new(session.finish()),
-            self.sender_comp_id.dictionary(),
-            self.target_comp_id.dictionary(),
+            self.sender_comp_id.array(),
+            self.target_comp_id.array(),
             self.clordid.array(),
-            self.msg_type.dictionary(),
-            self.symbol.dictionary(),
-            self.side.dictionary(),
-            self.account.dictionary(),
+            self.msg_type.array(),
+            self.symbol.array(),
+            self.side.array(),
+            self.account.array(),
             Arc::new(seq.finish()),
             int(&self.first_response_ns),
             int(&self.ack_ns),
             int(&self.fill_ns),
-            self.outcome.dictionary(),
+            self.outcome.array(),
             Arc::new(timed_out.finish()),
         ];
         RecordBatch::try_new(Self::schema(), columns).expect("columns match the schema")
@@ -210,6 +233,11 @@ pub struct MessageColumns {
 impl MessageColumns {
     pub fn len(&self) -> usize {
         self.session.len()
+    }
+
+    /// Whether the batch is full (as [`OrderColumns::full`]).
+    pub fn full(&self) -> bool {
+        self.len() >= crate::BATCH_ROWS || self.key.bytes.len() >= STRING_BYTES
     }
 
     pub fn is_empty(&self) -> bool {
@@ -249,8 +277,8 @@ impl MessageColumns {
         let columns: Vec<ArrayRef> = vec![
             Arc::new(time.finish()),
             Arc::new(session.finish()),
-            self.direction.dictionary(),
-            self.msg_type.dictionary(),
+            self.direction.array(),
+            self.msg_type.array(),
             self.key.array(),
         ];
         RecordBatch::try_new(Self::schema(), columns).expect("columns match the schema")

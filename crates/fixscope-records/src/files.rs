@@ -98,22 +98,25 @@ impl Writer {
     /// Writes a batch, each run of rows of one date into that date's file. A row with no
     /// time (a request seen only after its response) goes with the rows before it.
     fn write(&mut self, table: Table, batch: &RecordBatch, times: &[Option<i64>]) -> Result<()> {
-        let mut date = times
+        // Days compared as numbers; a date is formatted only where the day changes.
+        let mut day = times
             .iter()
             .flatten()
             .next()
-            .map_or_else(|| "unknown".to_string(), |&t| utc_date(t));
+            .map(|&t| t.div_euclid(NS_PER_DAY));
+        let mut date = day.map_or_else(|| "unknown".to_string(), |d| utc_date(d * NS_PER_DAY));
         let mut start = 0;
         for (i, t) in times.iter().enumerate() {
             let Some(t) = t else { continue };
-            let d = utc_date(*t);
-            if d != date {
+            let d = t.div_euclid(NS_PER_DAY);
+            if Some(d) != day {
                 if i > start {
                     self.file(table, &date, *t)?
                         .write(&batch.slice(start, i - start))?;
                 }
                 start = i;
-                date = d;
+                day = Some(d);
+                date = utc_date(*t);
             }
         }
         if times.len() > start {
@@ -198,6 +201,8 @@ fn properties(id_column: &str, time_column: &str) -> WriterProperties {
         .set_column_encoding(time, Encoding::DELTA_BINARY_PACKED)
         .build()
 }
+
+const NS_PER_DAY: i64 = 86_400_000_000_000;
 
 /// `YYYY-MM-DD` of a UTC time in nanoseconds (before 1970: the epoch's date).
 fn utc_date(ns: i64) -> String {

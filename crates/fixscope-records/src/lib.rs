@@ -93,7 +93,7 @@ impl Records {
     /// One order's record.
     pub fn order(&mut self, row: &OrderRow<'_>) {
         self.orders.push(row);
-        if self.orders.len() >= BATCH_ROWS {
+        if self.orders.full() {
             let full = std::mem::take(&mut self.orders);
             self.send(ToWriter::Orders(Box::new(full)));
         }
@@ -103,7 +103,7 @@ impl Records {
     /// One FIX request or response.
     pub fn message(&mut self, event: &MessageEvent<'_>) {
         self.messages.push(event);
-        if self.messages.len() >= BATCH_ROWS {
+        if self.messages.full() {
             let full = std::mem::take(&mut self.messages);
             self.send(ToWriter::Messages(Box::new(full)));
         }
@@ -193,4 +193,126 @@ fn check_writable(dir: &Path) -> Result<()> {
     std::fs::write(&probe, b"").with_context(|| format!("cannot write in {}", dir.display()))?;
     let _ = std::fs::remove_file(probe);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fixscope_core::correlate::{OrderRecord, Outcome, RequestFields, RequestType};
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+    fn record(key: &[u8], ts: u64) -> OrderRecord {
+        OrderRecord {
+            scope: 1,
+            key: key.to_vec(),
+            request_type: RequestType::NewOrder,
+            request_ts_ns: Some(ts),
+            msg_seq: 7,
+            fields: RequestFields::default(),
+            first_response_ns: Some(1_234),
+            ack_ns: None,
+            fill_ns: None,
+            outcome: Outcome::Matched,
+            timed_out: false,
+        }
+    }
+
+    fn push(r: &mut Records, rec: &OrderRecord) {
+        r.order(&OrderRow {
+            record: rec,
+            session: 1,
+            sender_comp_id: "C",
+            target_comp_id: "X",
+            request_time_ns: rec.request_ts_ns.map(|t| t as i64),
+        });
+    }
+
+    fn rows_of(files: &[PathBuf]) -> usize {
+        files
+            .iter()
+            .map(|f| {
+                let reader =
+                    ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(f).unwrap())
+                        .unwrap()
+                        .build()
+                        .unwrap();
+                reader.map(|b| b.unwrap().num_rows()).sum::<usize>()
+            })
+            .sum()
+    }
+
+    /// Rows either side of midnight UTC go to their dates' files; a key that is not UTF-8
+    /// is written (replaced), not lost; nothing is left under a temporary name.
+    #[test]
+    fn rows_go_to_their_dates_and_every_file_is_complete() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut r = Records::start(&RecordsOptions {
+            dir: dir.path().to_path_buf(),
+            rotate: None,
+            drop_when_behind: false,
+        })
+        .unwrap();
+        let midnight = 1_764_201_600_000_000_000u64; // 2025-11-27T00:00:00Z
+        push(&mut r, &record(b"A", midnight - 1));
+        push(&mut r, &record(b"B\xff", midnight));
+        push(&mut r, &record(b"C", midnight + 5));
+        let s = r.finish().unwrap();
+        assert_eq!(s.written.order_rows, 3);
+        let names: Vec<String> = s
+            .written
+            .files
+            .iter()
+            .map(|f| {
+                f.strip_prefix(dir.path())
+                    .unwrap()
+                    .parent()
+                    .unwrap()
+                    .display()
+                    .to_string()
+            })
+            .collect();
+        assert_eq!(names, ["orders/date=2025-11-26", "orders/date=2025-11-27"]);
+        assert_eq!(rows_of(&s.written.files), 3);
+        let left: Vec<_> = walk(dir.path())
+            .into_iter()
+            .filter(|p| !p.ends_with(".parquet"))
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
+    }
+
+    /// Rotation closes the files and begins new ones; every row is in a complete file.
+    #[test]
+    fn rotation_closes_files_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut r = Records::start(&RecordsOptions {
+            dir: dir.path().to_path_buf(),
+            rotate: Some(Duration::ZERO),
+            drop_when_behind: false,
+        })
+        .unwrap();
+        for i in 0..5u64 {
+            push(
+                &mut r,
+                &record(format!("K{i}").as_bytes(), 1_764_201_600_000_000_000 + i),
+            );
+        }
+        let s = r.finish().unwrap();
+        assert_eq!(s.dropped_rows, 0);
+        assert!(s.written.files.len() >= 5, "{:?}", s.written.files);
+        assert_eq!(rows_of(&s.written.files), 5);
+        assert_eq!(walk(dir.path()).len(), s.written.files.len());
+    }
+
+    fn walk(dir: &Path) -> Vec<String> {
+        let mut out = Vec::new();
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                out.extend(walk(&p));
+            } else {
+                out.push(p.display().to_string());
+            }
+        }
+        out
+    }
 }

@@ -49,8 +49,9 @@ fn sim_capture() -> PathBuf {
 
 /// Offline: one row per request, the counts of each outcome are the summary's counters,
 /// and the raw nanoseconds give the summary's exact figures (count, min, max, mean) of
-/// every stage. The types are what a query needs: UTC nanosecond timestamps, dictionaries
-/// for the columns of few values, a Bloom filter on ClOrdID; only complete files exist.
+/// every stage. The files are what a query needs: nanosecond timestamps, zstd,
+/// dictionaries for the columns of few values, a Bloom filter on ClOrdID; only complete
+/// files exist.
 #[test]
 fn pcap_records_hold_every_order_and_the_summary_s_figures() {
     let test = "pcap_records_hold_every_order_and_the_summary_s_figures";
@@ -132,10 +133,11 @@ fn pcap_records_hold_every_order_and_the_summary_s_figures() {
         serde_json::json!([["request", "D", 600], ["response", "8", 1200]])
     );
     assert_eq!(r["types"]["request_time"], "timestamp[ns]");
-    for column in ["symbol", "account", "sender_comp_id", "outcome"] {
-        let t = r["types"][column].as_str().unwrap();
-        assert!(t.starts_with("dictionary<values=string"), "{column}: {t}");
+    for column in ["symbol", "sender_comp_id", "outcome", "msg_type"] {
+        let e = r["encodings"][column].as_str().unwrap();
+        assert!(e.contains("DICTIONARY"), "{column} dictionary-encoded: {e}");
     }
+    assert_eq!(r["compression"], serde_json::json!(["ZSTD"]));
     assert_eq!(r["bloom_filter"]["clordid"], true);
     let files: Vec<&str> = r["all_files"]
         .as_array()

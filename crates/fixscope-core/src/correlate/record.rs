@@ -10,7 +10,10 @@
 //! accounting exactly.
 
 use super::vocabulary::{RequestType, Stage};
-use crate::fix::message::find_field;
+use crate::fix::message::Fields;
+
+/// Rows kept for reuse at most.
+const SPARE_ROWS: usize = 4096;
 
 /// What became of an order: the accounting count it landed in (`matched` split into
 /// `matched`, `late` and `rejected`; `unanswered` into its reasons).
@@ -78,18 +81,38 @@ pub struct RequestFields {
 
 impl RequestFields {
     /// Reads ClOrdID (11), Symbol (55), Side (54) and Account (1) of `message` into `self`
-    /// (buffers reused).
+    /// in one pass (buffers reused; the first of a repeated tag counts).
     pub fn read(&mut self, message: &[u8]) {
-        for (tag, out) in [
-            (11, &mut self.cl_ord_id),
-            (55, &mut self.symbol),
-            (54, &mut self.side),
-            (1, &mut self.account),
-        ] {
-            out.clear();
-            if let Some(v) = find_field(message, tag) {
-                out.extend_from_slice(v);
+        self.copy_from(&RequestFields::default());
+        let mut left = 4;
+        for (tag, value) in Fields::new(message) {
+            let out = match tag {
+                11 => &mut self.cl_ord_id,
+                55 => &mut self.symbol,
+                54 => &mut self.side,
+                1 => &mut self.account,
+                _ => continue,
+            };
+            if out.is_empty() {
+                out.extend_from_slice(value);
+                left -= 1;
+                if left == 0 {
+                    break;
+                }
             }
+        }
+    }
+
+    /// Copies `other` into `self`, reusing `self`'s buffers.
+    fn copy_from(&mut self, other: &RequestFields) {
+        for (to, from) in [
+            (&mut self.cl_ord_id, &other.cl_ord_id),
+            (&mut self.symbol, &other.symbol),
+            (&mut self.side, &other.side),
+            (&mut self.account, &other.account),
+        ] {
+            to.clear();
+            to.extend_from_slice(from);
         }
     }
 }
@@ -121,6 +144,9 @@ pub struct OrderRecord {
 pub struct RecordBook {
     open: Vec<Option<OrderRecord>>,
     done: Vec<OrderRecord>,
+    /// Rows handed back after use ([`RecordBook::recycle`]): a row's buffers are reused,
+    /// so steady state allocates nothing per order.
+    spare: Vec<OrderRecord>,
     /// The fields of the request being tracked (set by the router before the correlator
     /// sees it).
     pub fields: RequestFields,
@@ -138,26 +164,39 @@ pub(super) struct Answered {
 impl RecordBook {
     /// A row for a request, its outcome to be decided (`Unanswered` until it is).
     pub(super) fn row(
-        &self,
+        &mut self,
         scope: u64,
         key: &[u8],
         request_type: RequestType,
         request_ts_ns: Option<u64>,
         msg_seq: u32,
     ) -> OrderRecord {
-        OrderRecord {
-            scope,
-            key: key.to_vec(),
+        let mut row = self.spare.pop().unwrap_or_else(|| OrderRecord {
+            scope: 0,
+            key: Vec::new(),
             request_type,
-            request_ts_ns,
-            msg_seq,
-            fields: self.fields.clone(),
+            request_ts_ns: None,
+            msg_seq: 0,
+            fields: RequestFields::default(),
             first_response_ns: None,
             ack_ns: None,
             fill_ns: None,
             outcome: Outcome::Unanswered,
             timed_out: false,
-        }
+        });
+        row.scope = scope;
+        row.key.clear();
+        row.key.extend_from_slice(key);
+        row.request_type = request_type;
+        row.request_ts_ns = request_ts_ns;
+        row.msg_seq = msg_seq;
+        row.fields.copy_from(&self.fields);
+        row.first_response_ns = None;
+        row.ack_ns = None;
+        row.fill_ns = None;
+        row.outcome = Outcome::Unanswered;
+        row.timed_out = false;
+        row
     }
 
     /// The request in `slot` is tracked from now on.
@@ -228,8 +267,14 @@ impl RecordBook {
     /// The rows done since the last call (their buffer handed over; `into` is cleared
     /// first and keeps its capacity for the next call).
     pub fn take_done(&mut self, into: &mut Vec<OrderRecord>) {
-        into.clear();
+        self.recycle(into);
         std::mem::swap(into, &mut self.done);
+    }
+
+    /// Rows taken and used: their buffers serve the next orders (a bounded number kept).
+    pub fn recycle(&mut self, used: &mut Vec<OrderRecord>) {
+        let room = SPARE_ROWS.saturating_sub(self.spare.len());
+        self.spare.extend(used.drain(..).take(room));
     }
 
     /// Whether rows are waiting to be taken.

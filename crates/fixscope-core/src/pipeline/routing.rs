@@ -49,6 +49,8 @@ pub(crate) struct Router<'p> {
     pub(crate) correlator: &'p mut Correlator,
     pub(crate) stats: &'p mut Stats,
     pub(crate) observer: &'p mut Option<MessageObserver>,
+    /// The key of the message observed (reused: no allocation per message).
+    pub(crate) observed_key: &'p mut Vec<u8>,
     pub(crate) breakdown: &'p mut Option<Breakdown>,
     pub(crate) layer: &'p mut SessionLayer,
     pub(crate) next_session: &'p mut u64,
@@ -238,8 +240,9 @@ impl Router<'_> {
             Direction::Response => is_response_type(facts.msg_type),
         };
         if correlated {
-            let mut key_buf = Vec::new();
-            facts.key_into(self.key, &mut key_buf);
+            let key_buf = &mut *self.observed_key;
+            key_buf.clear();
+            facts.key_into(self.key, key_buf);
             observe(&MessageEvent {
                 ts_ns: match direction {
                     Direction::Request => msg.last_byte_ts_ns,
@@ -248,7 +251,7 @@ impl Router<'_> {
                 session,
                 direction,
                 msg_type: facts.msg_type,
-                key: &key_buf,
+                key: key_buf,
                 unix_offset_ns: self.unix_offset_ns,
             });
         }

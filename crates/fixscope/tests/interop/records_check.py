@@ -33,7 +33,7 @@ messages = con.execute(
 first_file = sorted(glob.glob(orders_glob, recursive=True))[0]
 schema = pq.read_schema(first_file)
 bloom = con.execute(
-    f"""select path_in_schema, bloom_filter_offset is not null
+    f"""select path_in_schema, bloom_filter_offset is not null, encodings, compression
         from parquet_metadata('{first_file}') where row_group_id = 0"""
 ).fetchall()
 print(json.dumps({
@@ -46,5 +46,7 @@ print(json.dumps({
         for d, _, fs in os.walk(root) for f in fs
     ),
     "types": {f.name: str(f.type) for f in schema},
-    "bloom_filter": {p: b for p, b in bloom},
+    "bloom_filter": {p: b for p, b, _, _ in bloom},
+    "encodings": {p: e for p, _, e, _ in bloom},
+    "compression": sorted({c for _, _, _, c in bloom}),
 }))

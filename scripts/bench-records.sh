@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# What `--records` costs (issue #33): one build, the whole command a user runs —
+# `fixscope pcap CAP -p PORT --json` without and with `--records DIR` — alternated round by
+# round, the capture read into the page cache before each timed run. Prints per-run times,
+# medians, the per-round ratio with/without, and the Parquet bytes per order.
+#
+#   BIN=target/release/fixscope CAP=big.pcap RUNS=9 scripts/bench-records.sh
+set -euo pipefail
+BIN=${BIN:?BIN=fixscope binary}
+RUNS=${RUNS:-7}
+PORT=${PORT:-9878}
+CAP=${CAP:?CAP=capture}
+WORK=${WORK:-$(mktemp -d)}
+(( RUNS >= 1 && RUNS <= 30 )) || { echo "RUNS must be 1..30" >&2; exit 2; }
+
+now_ns() { date +%s%N; }
+run() {  # run OUT [flags...]: prints wall seconds
+    local out=$1; shift
+    cat "$CAP" >/dev/null
+    local t0 t1
+    t0=$(now_ns)
+    "$BIN" pcap "$CAP" -p "$PORT" --json "$@" >"$out" 2>"$out.err"
+    t1=$(now_ns)
+    awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.4f\n", (b-a)/1e9}'
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.4f", a / b}'; }
+median() { sort -g | awk '{a[NR]=$1} END{ if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2 }'; }
+
+declare -a without with
+for ((r = 1; r <= RUNS; r++)); do
+    without[r]=$(run "$WORK/without.json")
+    rm -rf "$WORK/rec"
+    with[r]=$(run "$WORK/with.json" --records "$WORK/rec")
+    printf 'round %d: without %s with %s (with/without %.3f)\n' "$r" "${without[r]}" "${with[r]}" \
+        "$(ratio "${with[r]}" "${without[r]}")"
+done
+cmp -s "$WORK/without.json" "$WORK/with.json" && echo "reports: identical with and without --records" \
+    || { echo "reports DIFFER with --records" >&2; exit 1; }
+mw=$(printf '%s\n' "${without[@]}" | median); mr=$(printf '%s\n' "${with[@]}" | median)
+ratios=$(for ((r = 1; r <= RUNS; r++)); do ratio "${with[r]}" "${without[r]}"; echo; done | median)
+printf 'median without %.3f s, with %.3f s, with/without of medians %.3f, median per-round %.3f\n' \
+    "$mw" "$mr" "$(ratio "$mr" "$mw")" "$ratios"
+orders=$(grep -o 'records: [0-9]* orders' "$WORK/with.json.err" | grep -o '[0-9]*')
+obytes=$(du -sb "$WORK/rec/orders" | cut -f1); mbytes=$(du -sb "$WORK/rec/messages" | cut -f1)
+printf 'orders %d: %d bytes of order records (%.1f per order), %d bytes of message records\n' \
+    "$orders" "$obytes" "$(awk -v a="$obytes" -v b="$orders" 'BEGIN{print a/b}')" "$mbytes"
