@@ -78,10 +78,11 @@ if [ ! -x "$interop/py/bin/python" ] || ! "$interop/py/bin/python" -c 'import hd
     "$interop/py/bin/pip" install -q 'hdrhistogram==0.10.*'
 fi
 # The readers of `--records` (#33): DuckDB and pyarrow read the Parquet files the tests
-# write (crates/fixscope/tests/records.rs).
-if ! "$interop/py/bin/python" -c 'import duckdb, pyarrow' 2>/dev/null; then
-    echo "install-deps: adding DuckDB and pyarrow to the Python venv"
-    "$interop/py/bin/pip" install -q 'duckdb==1.*' 'pyarrow>=17'
+# write (crates/fixscope/tests/records.rs); the ClickHouse engine (chdb-core, in-process)
+# runs the requests of `--clickhouse` (crates/fixscope/tests/clickhouse.rs).
+if ! "$interop/py/bin/python" -c 'import duckdb, pyarrow, chdb' 2>/dev/null; then
+    echo "install-deps: adding DuckDB, pyarrow and chdb-core to the Python venv"
+    "$interop/py/bin/pip" install -q 'duckdb==1.*' 'pyarrow>=17' 'chdb-core==26.*'
 fi
 
 # Only for `make test-kernel` and `make test-verifier` (their scripts call

@@ -1,4 +1,4 @@
-//! The writer thread: batches in, Parquet files out — one per table and date
+//! Parquet files: batches in, files out — one per table and date
 //! (`orders/date=YYYY-MM-DD/part-….parquet`), written under a hidden temporary name and
 //! renamed once complete, so a reader (DuckDB's glob, a loader watching the directory)
 //! never sees half a file.
@@ -6,7 +6,6 @@
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::Receiver;
 use std::time::{Duration, SystemTime};
 
 use anyhow::{Context, Result};
@@ -18,14 +17,6 @@ use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::schema::types::ColumnPath;
 
 use crate::columns::{MessageColumns, OrderColumns};
-
-/// What goes to the writer thread.
-pub(crate) enum ToWriter {
-    Orders(Box<OrderColumns>),
-    Messages(Box<MessageColumns>),
-    /// Close every open file (rotation).
-    Rotate,
-}
 
 /// Rows per Parquet row group: small enough that a time-range query skips most of a day's
 /// file by the groups' min/max request times, large enough to compress well.
@@ -40,14 +31,16 @@ pub struct Written {
     pub files: Vec<PathBuf>,
 }
 
+/// The two tables.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum Table {
+pub enum Table {
     Orders,
     Messages,
 }
 
 impl Table {
-    fn dir(self) -> &'static str {
+    /// The table's name: its directory, and its ClickHouse table.
+    pub fn name(self) -> &'static str {
         match self {
             Table::Orders => "orders",
             Table::Messages => "messages",
@@ -62,42 +55,32 @@ struct OpenFile {
     done: PathBuf,
 }
 
-/// The writer thread's loop: until the pipeline's side hangs up.
-pub(crate) fn run(dir: &Path, from_pipeline: Receiver<ToWriter>) -> Result<Written> {
-    let mut w = Writer {
-        dir: dir.to_path_buf(),
-        open: BTreeMap::new(),
-        written: Written::default(),
-        next_file: 0,
-    };
-    for what in from_pipeline {
-        match what {
-            ToWriter::Orders(o) => {
-                w.write(Table::Orders, &o.batch(), o.times())?;
-                w.written.order_rows += o.len() as u64;
-            }
-            ToWriter::Messages(m) => {
-                w.write(Table::Messages, &m.batch(), &m.times())?;
-                w.written.message_rows += m.len() as u64;
-            }
-            ToWriter::Rotate => w.close_all()?,
-        }
-    }
-    w.close_all()?;
-    Ok(w.written)
-}
-
-struct Writer {
+/// The Parquet files of a run.
+pub(crate) struct ParquetFiles {
     dir: PathBuf,
     open: BTreeMap<(Table, String), OpenFile>,
-    written: Written,
+    pub(crate) written: Written,
     next_file: u64,
 }
 
-impl Writer {
+impl ParquetFiles {
+    pub(crate) fn new(dir: &Path) -> Self {
+        ParquetFiles {
+            dir: dir.to_path_buf(),
+            open: BTreeMap::new(),
+            written: Written::default(),
+            next_file: 0,
+        }
+    }
+
     /// Writes a batch, each run of rows of one date into that date's file. A row with no
     /// time (a request seen only after its response) goes with the rows before it.
-    fn write(&mut self, table: Table, batch: &RecordBatch, times: &[Option<i64>]) -> Result<()> {
+    pub(crate) fn write(
+        &mut self,
+        table: Table,
+        batch: &RecordBatch,
+        times: &[Option<i64>],
+    ) -> Result<()> {
         // Days compared as numbers; a date is formatted only where the day changes.
         let mut day = times
             .iter()
@@ -131,7 +114,7 @@ impl Writer {
     fn file(&mut self, table: Table, date: &str, first_ns: i64) -> Result<&mut ArrowWriter<File>> {
         let key = (table, date.to_string());
         if !self.open.contains_key(&key) {
-            let dir = self.dir.join(table.dir()).join(format!("date={date}"));
+            let dir = self.dir.join(table.name()).join(format!("date={date}"));
             std::fs::create_dir_all(&dir)
                 .with_context(|| format!("cannot create {}", dir.display()))?;
             self.next_file += 1;
@@ -165,7 +148,7 @@ impl Writer {
     }
 
     /// Completes every open file and gives it its name.
-    fn close_all(&mut self) -> Result<()> {
+    pub(crate) fn close_all(&mut self) -> Result<()> {
         for (_, f) in std::mem::take(&mut self.open) {
             f.writer
                 .close()

@@ -13,10 +13,14 @@
 //! | file | concern |
 //! |---|---|
 //! | `columns.rs` | the column buffers the pipeline fills, and their Arrow schema |
-//! | `files.rs` | the writer thread: partitions by date, Parquet files, temporary names, rotation |
+//! | `writer.rs` | the writer thread: each batch to the files and to ClickHouse |
+//! | `files.rs` | Parquet files: partitions by date, temporary names, rotation |
+//! | `clickhouse.rs` | `--clickhouse`: tables, `INSERT … FORMAT ArrowStream`, retries |
 
+mod clickhouse;
 mod columns;
 mod files;
+mod writer;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -28,9 +32,10 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, Context, Result};
 use fixscope_core::pipeline::{MessageEvent, OrderRow};
 
+pub use clickhouse::{ClickHouseTarget, Delivered};
 pub use columns::{MessageColumns, OrderColumns};
-use files::ToWriter;
-pub use files::Written;
+pub use files::{Table, Written};
+use writer::ToWriter;
 
 /// Rows per batch handed to the writer thread (and per Parquet row group at most).
 pub const BATCH_ROWS: usize = 65_536;
@@ -38,7 +43,11 @@ pub const BATCH_ROWS: usize = 65_536;
 /// How records are written.
 #[derive(Clone, Debug)]
 pub struct RecordsOptions {
-    pub dir: PathBuf,
+    /// Parquet files under this directory (`--records`).
+    pub dir: Option<PathBuf>,
+    /// Rows sent to ClickHouse too (`--clickhouse`): batches handed over at least every
+    /// second, so rows reach it soon after their orders end.
+    pub clickhouse: Option<ClickHouseTarget>,
     /// Close the files and start new ones this often (live); `None`: one set per run.
     pub rotate: Option<Duration>,
     /// Drop a batch rather than wait when the writer is behind (live).
@@ -50,9 +59,12 @@ pub struct Records {
     orders: OrderColumns,
     messages: MessageColumns,
     to_writer: Option<SyncSender<ToWriter>>,
-    writer: Option<JoinHandle<Result<Written>>>,
+    writer: Option<JoinHandle<Result<writer::WriterEnd>>>,
     rotate: Option<Duration>,
     last_rotation: Instant,
+    /// Hand the buffers over at least this often (ClickHouse).
+    flush_every: Option<Duration>,
+    last_flush: Instant,
     drop_when_behind: bool,
     dropped_rows: Arc<AtomicU64>,
 }
@@ -61,6 +73,8 @@ pub struct Records {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RecordsSummary {
     pub written: Written,
+    /// What ClickHouse got, when it was asked for.
+    pub clickhouse: Option<Delivered>,
     /// Rows dropped because the writer was behind (live only).
     pub dropped_rows: u64,
 }
@@ -68,15 +82,20 @@ pub struct RecordsSummary {
 impl Records {
     /// Creates `dir` if needed and starts the writer thread.
     pub fn start(options: &RecordsOptions) -> Result<Self> {
-        std::fs::create_dir_all(&options.dir)
-            .with_context(|| format!("cannot create {}", options.dir.display()))?;
-        check_writable(&options.dir)?;
+        if let Some(dir) = &options.dir {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+            check_writable(dir)?;
+        }
         // Four batches in flight: the pipeline never waits on one slow write.
         let (tx, rx) = sync_channel::<ToWriter>(4);
         let dir = options.dir.clone();
+        let clickhouse = options.clickhouse.clone();
+        let flush_every = clickhouse.is_some().then_some(Duration::from_secs(1));
+        let live = options.drop_when_behind;
         let writer = std::thread::Builder::new()
             .name("fixscope-records".into())
-            .spawn(move || files::run(&dir, rx))
+            .spawn(move || writer::run(dir.as_deref(), clickhouse, live, rx))
             .context("cannot start the records writer")?;
         Ok(Records {
             orders: OrderColumns::default(),
@@ -85,6 +104,8 @@ impl Records {
             writer: Some(writer),
             rotate: options.rotate,
             last_rotation: Instant::now(),
+            flush_every,
+            last_flush: Instant::now(),
             drop_when_behind: options.drop_when_behind,
             dropped_rows: Arc::new(AtomicU64::new(0)),
         })
@@ -117,6 +138,12 @@ impl Records {
 
     /// Live: the files are closed and new ones begun every `--records-rotate`.
     fn maybe_rotate(&mut self) {
+        if let Some(every) = self.flush_every {
+            if self.last_flush.elapsed() >= every {
+                self.last_flush = Instant::now();
+                self.flush_buffers();
+            }
+        }
         if let Some(every) = self.rotate {
             if self.last_rotation.elapsed() >= every {
                 self.last_rotation = Instant::now();
@@ -177,11 +204,12 @@ impl Records {
             .writer
             .take()
             .ok_or_else(|| anyhow!("the records were already finished"))?;
-        let written = writer
+        let (written, clickhouse) = writer
             .join()
             .map_err(|_| anyhow!("the records writer panicked"))??;
         Ok(RecordsSummary {
             written,
+            clickhouse,
             dropped_rows: self.dropped_rows(),
         })
     }
@@ -247,7 +275,8 @@ mod tests {
     fn rows_go_to_their_dates_and_every_file_is_complete() {
         let dir = tempfile::tempdir().unwrap();
         let mut r = Records::start(&RecordsOptions {
-            dir: dir.path().to_path_buf(),
+            dir: Some(dir.path().to_path_buf()),
+            clickhouse: None,
             rotate: None,
             drop_when_behind: false,
         })
@@ -285,7 +314,8 @@ mod tests {
     fn rotation_closes_files_whole() {
         let dir = tempfile::tempdir().unwrap();
         let mut r = Records::start(&RecordsOptions {
-            dir: dir.path().to_path_buf(),
+            dir: Some(dir.path().to_path_buf()),
+            clickhouse: None,
             rotate: Some(Duration::ZERO),
             drop_when_behind: false,
         })

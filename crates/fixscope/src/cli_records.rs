@@ -1,4 +1,4 @@
-//! `--records` and `--records-rotate` (#33): every order kept as Parquet, for `pcap`,
+//! `--records`, `--records-rotate` and `--clickhouse` (#33): every order kept as Parquet, for `pcap`,
 //! `live` and `tap`.
 
 use std::path::PathBuf;
@@ -15,6 +15,14 @@ pub struct RecordsArgs {
     /// ClickHouse, pandas and Polars read them; a file appears only once complete.
     #[arg(long, value_name = "DIR")]
     pub records: Option<PathBuf>,
+    /// Also send every record to ClickHouse's HTTP interface:
+    /// http[s]://[user[:password]@]host[:port][/database] (database `fixscope` by default;
+    /// the password may come from FIXSCOPE_CLICKHOUSE_PASSWORD). The database and the
+    /// `orders` and `messages` tables are created when missing; rows go as INSERT … FORMAT
+    /// ArrowStream every 65,536 rows or second; what cannot be delivered after retries is
+    /// counted (clickhouse_failed_rows), never waited for.
+    #[arg(long, value_name = "URL")]
+    pub clickhouse: Option<String>,
     /// Live: close the record files and begin new ones this often (e.g. 5m, 30s, 1h).
     #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = humantime::parse_duration)]
     pub records_rotate: Duration,

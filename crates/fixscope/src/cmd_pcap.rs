@@ -224,6 +224,7 @@ fn plan(args: &PcapArgs, captures: &[PathBuf]) -> Plan {
     let asked = args.threads.is_some();
     if a.trace.is_some()
         || a.records.records.is_some()
+        || a.records.clickhouse.is_some()
         || a.prometheus.is_some()
         || a.prometheus_textfile.is_some()
     {

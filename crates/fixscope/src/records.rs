@@ -8,7 +8,7 @@ use anyhow::Result;
 use fixscope_core::pipeline::{MessageEvent, OrderRow, RecordSink};
 use fixscope_core::Pipeline;
 
-use fixscope_records::{Records, RecordsOptions};
+use fixscope_records::{ClickHouseTarget, Records, RecordsOptions};
 
 use crate::cli_records::RecordsArgs;
 use crate::say;
@@ -16,7 +16,8 @@ use crate::say;
 /// The records of a run, attached to its pipeline; [`RecordsFile::finish`] writes the rest.
 pub struct RecordsFile {
     records: Rc<RefCell<Records>>,
-    dir: std::path::PathBuf,
+    dir: Option<std::path::PathBuf>,
+    clickhouse: Option<String>,
 }
 
 /// The pipeline's order records into the writer's columns.
@@ -32,11 +33,23 @@ impl RecordsFile {
     /// Starts the writer and hooks it to the pipeline when `--records` is given. `live`:
     /// files rotate and a writer behind drops batches (counted) instead of slowing capture.
     pub fn attach(args: &RecordsArgs, pipeline: &mut Pipeline, live: bool) -> Result<Option<Self>> {
-        let Some(dir) = &args.records else {
+        if args.records.is_none() && args.clickhouse.is_none() {
             return Ok(None);
+        }
+        let clickhouse = match &args.clickhouse {
+            Some(url) => Some(ClickHouseTarget::parse(
+                url,
+                std::env::var("FIXSCOPE_CLICKHOUSE_PASSWORD").ok(),
+            )?),
+            None => None,
         };
+        // Said without the password.
+        let clickhouse_said = clickhouse
+            .as_ref()
+            .map(|t| format!("{} (database {}, user {})", t.endpoint, t.database, t.user));
         let records = Records::start(&RecordsOptions {
-            dir: dir.clone(),
+            dir: args.records.clone(),
+            clickhouse,
             rotate: live.then_some(args.records_rotate),
             drop_when_behind: live,
         })?;
@@ -48,7 +61,8 @@ impl RecordsFile {
         }));
         Ok(Some(RecordsFile {
             records,
-            dir: dir.clone(),
+            dir: args.records.clone(),
+            clickhouse: clickhouse_said,
         }))
     }
 
@@ -56,13 +70,27 @@ impl RecordsFile {
     /// last orders are in), and says what was written.
     pub fn finish(self) -> Result<()> {
         let summary = self.records.borrow_mut().finish()?;
-        say::info(format!(
-            "records: {} orders and {} messages in {} Parquet files under {}",
-            summary.written.order_rows,
-            summary.written.message_rows,
-            summary.written.files.len(),
-            self.dir.display()
-        ));
+        if let Some(dir) = &self.dir {
+            say::info(format!(
+                "records: {} orders and {} messages in {} Parquet files under {}",
+                summary.written.order_rows,
+                summary.written.message_rows,
+                summary.written.files.len(),
+                dir.display()
+            ));
+        }
+        if let (Some(d), Some(to)) = (summary.clickhouse, &self.clickhouse) {
+            say::info(format!(
+                "clickhouse: {} rows inserted into {to}",
+                d.inserted_rows
+            ));
+            if d.failed_rows > 0 {
+                say::warn(format!(
+                    "clickhouse: {} rows could not be delivered to {to} (clickhouse_failed_rows)",
+                    d.failed_rows
+                ));
+            }
+        }
         if summary.dropped_rows > 0 {
             say::warn(format!(
                 "records: {} rows dropped because the writer fell behind (records_dropped_rows)",

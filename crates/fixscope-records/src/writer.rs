@@ -1,0 +1,73 @@
+//! The writer thread: each batch the pipeline hands over becomes an Arrow batch once, for
+//! the Parquet files and for ClickHouse.
+
+use std::path::Path;
+use std::sync::mpsc::Receiver;
+use std::sync::Arc;
+
+use anyhow::Result;
+
+use crate::clickhouse::{ClickHouseSender, ClickHouseTarget, Delivered};
+use crate::columns::{MessageColumns, OrderColumns};
+use crate::files::{ParquetFiles, Table, Written};
+
+/// What goes to the writer thread.
+pub(crate) enum ToWriter {
+    Orders(Box<OrderColumns>),
+    Messages(Box<MessageColumns>),
+    /// Close every open file (rotation).
+    Rotate,
+}
+
+/// The writer thread's loop, until the pipeline's side hangs up: what was written to
+/// files and delivered to ClickHouse.
+/// What the writer thread did: rows to files, and to ClickHouse when asked.
+pub(crate) type WriterEnd = (Written, Option<Delivered>);
+
+/// `live`: at the end, what is queued for ClickHouse gets one attempt (the exit is not
+/// held by a ClickHouse that is down).
+pub(crate) fn run(
+    dir: Option<&Path>,
+    clickhouse: Option<ClickHouseTarget>,
+    live: bool,
+    from_pipeline: Receiver<ToWriter>,
+) -> Result<WriterEnd> {
+    let mut files = dir.map(ParquetFiles::new);
+    let mut sender = clickhouse.map(ClickHouseSender::start).transpose()?;
+    let mut written = Written::default();
+    let result = (|| -> Result<()> {
+        for what in &from_pipeline {
+            let (table, batch, times, rows) = match what {
+                ToWriter::Orders(o) => (Table::Orders, o.batch(), o.times().to_vec(), o.len()),
+                ToWriter::Messages(m) => (Table::Messages, m.batch(), m.times(), m.len()),
+                ToWriter::Rotate => {
+                    if let Some(f) = files.as_mut() {
+                        f.close_all()?;
+                    }
+                    continue;
+                }
+            };
+            match table {
+                Table::Orders => written.order_rows += rows as u64,
+                Table::Messages => written.message_rows += rows as u64,
+            }
+            let batch = Arc::new(batch);
+            if let Some(s) = sender.as_ref() {
+                s.send(table, Arc::clone(&batch));
+            }
+            if let Some(f) = files.as_mut() {
+                f.write(table, &batch, &times)?;
+            }
+        }
+        if let Some(f) = files.as_mut() {
+            f.close_all()?;
+        }
+        Ok(())
+    })();
+    let delivered = sender.as_mut().map(|s| s.finish(live));
+    result?;
+    if let Some(f) = files {
+        written.files = f.written.files;
+    }
+    Ok((written, delivered))
+}
