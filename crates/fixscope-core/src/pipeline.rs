@@ -474,6 +474,12 @@ impl Pipeline {
         if let Some(b) = self.breakdown.as_mut() {
             b.expire(self.now_ns);
         }
+        if self.record_sink.is_some() {
+            self.hand_records();
+            if let Some(sink) = self.record_sink.as_mut() {
+                sink.idle();
+            }
+        }
         self.report_due_intervals(self.now_ns, source, reporter)
     }
 

@@ -131,6 +131,12 @@ impl Records {
         self.maybe_rotate();
     }
 
+    /// Nothing arrived: files still close every rotation, rows still reach ClickHouse every
+    /// second.
+    pub fn idle(&mut self) {
+        self.maybe_rotate();
+    }
+
     /// Rows dropped so far because the writer was behind.
     pub fn dropped_rows(&self) -> u64 {
         self.dropped_rows.load(Ordering::Relaxed)
@@ -331,6 +337,38 @@ mod tests {
         assert!(s.written.files.len() >= 5, "{:?}", s.written.files);
         assert_eq!(rows_of(&s.written.files), 5);
         assert_eq!(walk(dir.path()).len(), s.written.files.len());
+    }
+
+    /// A quiet wire still closes the files every rotation (the driver's `idle`).
+    #[test]
+    fn a_quiet_period_still_rotates() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut r = Records::start(&RecordsOptions {
+            dir: Some(dir.path().to_path_buf()),
+            clickhouse: None,
+            rotate: Some(Duration::from_millis(100)),
+            drop_when_behind: true,
+        })
+        .unwrap();
+        push(&mut r, &record(b"Q", 1_764_201_600_000_000_000));
+        let complete = || {
+            walk(dir.path())
+                .iter()
+                .filter(|p| p.ends_with(".parquet"))
+                .count()
+        };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while complete() == 0 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+            r.idle();
+        }
+        assert_eq!(
+            complete(),
+            1,
+            "closed without another row: {:?}",
+            walk(dir.path())
+        );
+        assert_eq!(r.finish().unwrap().written.order_rows, 1);
     }
 
     fn walk(dir: &Path) -> Vec<String> {

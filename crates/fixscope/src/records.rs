@@ -27,6 +27,10 @@ impl RecordSink for Sink {
     fn order(&mut self, row: &OrderRow<'_>) {
         self.0.borrow_mut().order(row);
     }
+
+    fn idle(&mut self) {
+        self.0.borrow_mut().idle();
+    }
 }
 
 impl RecordsFile {

@@ -24,6 +24,11 @@ pub struct OrderRow<'a> {
 /// Where order records go (one call per request, when the order is done).
 pub trait RecordSink {
     fn order(&mut self, row: &OrderRow<'_>);
+
+    /// The wire is quiet (a live run's clock moved without traffic): time-based work —
+    /// closing files every `--records-rotate`, handing rows to ClickHouse every second —
+    /// happens even when no order ends.
+    fn idle(&mut self) {}
 }
 
 /// The session of a record's correlator scope.
