@@ -1253,17 +1253,59 @@ pub(super) mod robustness {
         }
     }
 
-    /// Random segments never panic and never produce inconsistent figures.
+    /// Random segments never panic and never produce inconsistent figures; with records
+    /// on, every request has exactly one record and the records' outcomes add up to the
+    /// counters.
     #[test]
     fn random_segments_never_panic() {
+        use std::cell::RefCell;
+        use std::collections::HashMap;
+        use std::rc::Rc;
+        struct Rows(Rc<RefCell<HashMap<&'static str, u64>>>);
+        impl RecordSink for Rows {
+            fn order(&mut self, row: &OrderRow<'_>) {
+                *self
+                    .0
+                    .borrow_mut()
+                    .entry(row.record.outcome.name())
+                    .or_default() += 1;
+            }
+        }
+        let rows = Rc::new(RefCell::new(HashMap::new()));
         let mut p = Pipeline::new(random_config());
+        p.set_record_sink(Box::new(Rows(Rc::clone(&rows))));
         let mut r = Discard;
         random_segments(0x9e37_79b9_7f4a_7c15, 50_000, |seg| {
             p.report_due_intervals(seg.ts_ns, &[], &mut r).unwrap();
             p.on_segment(seg);
         });
         p.finish(&[], &mut r).unwrap();
-        assert!(p.counters().framing.messages > 0);
+        let c = p.counters();
+        assert!(c.framing.messages > 0);
+        let rows = rows.borrow();
+        let n = |names: &[&str]| {
+            names
+                .iter()
+                .map(|k| rows.get(k).copied().unwrap_or(0))
+                .sum::<u64>()
+        };
+        let k = &c.correlation;
+        assert!(k.requests > 0, "the random traffic has requests");
+        assert_eq!(rows.values().sum::<u64>(), k.requests, "{rows:?} {k:?}");
+        assert_eq!(
+            n(&["matched", "late", "rejected"]),
+            k.matched,
+            "{rows:?} {k:?}"
+        );
+        assert_eq!(n(&["untracked"]), k.untracked_requests);
+        assert_eq!(n(&["evicted"]), k.unanswered_evicted);
+        assert_eq!(n(&["closed"]), k.unanswered_closed);
+        assert_eq!(n(&["unanswered"]), c.unanswered_pending);
+        assert_eq!(n(&["response_before_request"]), k.response_before_request);
+        assert_eq!(
+            n(&["answered_after_capture_hole"]),
+            k.answered_after_capture_hole
+        );
     }
 
     #[test]
