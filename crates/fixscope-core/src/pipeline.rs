@@ -523,14 +523,27 @@ impl Pipeline {
             unix_offset_ns: self.unix_offset_ns,
             timestamp_source: self.timestamp_source,
         };
+        let source = self.with_record_counters(source);
         report_interval(
             &mut self.stats,
             counters,
             &mut self.interval_start_counters,
             span,
-            source,
+            &source,
             reporter,
         )
+    }
+
+    /// The source's counters and, with records, the record sink's (rows it lost).
+    fn with_record_counters<'c>(&self, source: &'c [Counter]) -> std::borrow::Cow<'c, [Counter]> {
+        match &self.record_sink {
+            Some(sink) => {
+                let mut all = source.to_vec();
+                all.extend(sink.counters());
+                std::borrow::Cow::Owned(all)
+            }
+            None => std::borrow::Cow::Borrowed(source),
+        }
     }
 
     /// From the first timestamp seen to the latest.
@@ -573,6 +586,8 @@ impl Pipeline {
         reporter: &mut dyn Reporter,
     ) -> io::Result<()> {
         let (end, counters) = (self.run_end(), self.counters());
+        let source = self.with_record_counters(source);
+        let source = &source[..];
         report_end(
             &mut self.stats,
             counters,
@@ -604,7 +619,8 @@ impl Pipeline {
     ) -> io::Result<()> {
         let counters = self.counters();
         self.stats.refresh_views();
-        let mut summary = SummaryReport::new(&self.stats, counters, source, self.run_span());
+        let source = self.with_record_counters(source);
+        let mut summary = SummaryReport::new(&self.stats, counters, &source, self.run_span());
         summary.nothing_seen = self.first_ts_ns.is_none();
         reporter.summary(&summary)
     }
@@ -628,6 +644,9 @@ impl Pipeline {
         if self.record_sink.is_some() {
             self.correlator.close_records();
             self.hand_records();
+            if let Some(sink) = self.record_sink.as_mut() {
+                sink.end();
+            }
         }
     }
 

@@ -137,9 +137,9 @@ const BACKOFF: [Duration; 3] = [
 ];
 
 impl ClickHouseSender {
-    pub(crate) fn start(target: ClickHouseTarget) -> Result<Self> {
+    /// Starts the sender; rows not delivered are added to `failed` as they are given up.
+    pub(crate) fn start(target: ClickHouseTarget, failed: Arc<AtomicU64>) -> Result<Self> {
         let (tx, rx) = sync_channel(QUEUED_BATCHES);
-        let failed = Arc::new(AtomicU64::new(0));
         let hurry = Arc::new(AtomicBool::new(false));
         let (f, h) = (Arc::clone(&failed), Arc::clone(&hurry));
         let thread = std::thread::Builder::new()

@@ -67,6 +67,8 @@ pub struct Records {
     last_flush: Instant,
     drop_when_behind: bool,
     dropped_rows: Arc<AtomicU64>,
+    /// Rows ClickHouse did not get (its sender adds them as it gives up), when asked.
+    clickhouse_failed: Option<Arc<AtomicU64>>,
 }
 
 /// What a run's records came to.
@@ -90,7 +92,11 @@ impl Records {
         // Four batches in flight: the pipeline never waits on one slow write.
         let (tx, rx) = sync_channel::<ToWriter>(4);
         let dir = options.dir.clone();
-        let clickhouse = options.clickhouse.clone();
+        let clickhouse_failed = options
+            .clickhouse
+            .as_ref()
+            .map(|_| Arc::new(AtomicU64::new(0)));
+        let clickhouse = options.clickhouse.clone().zip(clickhouse_failed.clone());
         let flush_every = clickhouse.is_some().then_some(Duration::from_secs(1));
         let live = options.drop_when_behind;
         let writer = std::thread::Builder::new()
@@ -108,6 +114,7 @@ impl Records {
             last_flush: Instant::now(),
             drop_when_behind: options.drop_when_behind,
             dropped_rows: Arc::new(AtomicU64::new(0)),
+            clickhouse_failed,
         })
     }
 
@@ -135,6 +142,20 @@ impl Records {
     /// second.
     pub fn idle(&mut self) {
         self.maybe_rotate();
+    }
+
+    /// What was lost so far, as counters beside the source's: `records_dropped_rows` (the
+    /// writer was behind), `clickhouse_failed_rows` (not delivered, so far: the sender
+    /// may still be retrying).
+    pub fn counters(&self) -> Vec<(String, u64)> {
+        let mut c = vec![("records_dropped_rows".to_string(), self.dropped_rows())];
+        if let Some(f) = &self.clickhouse_failed {
+            c.push((
+                "clickhouse_failed_rows".to_string(),
+                f.load(Ordering::Relaxed),
+            ));
+        }
+        c
     }
 
     /// Rows dropped so far because the writer was behind.

@@ -2,6 +2,7 @@
 //! the Parquet files and for ClickHouse.
 
 use std::path::Path;
+use std::sync::atomic::AtomicU64;
 use std::sync::mpsc::Receiver;
 use std::sync::Arc;
 
@@ -28,12 +29,14 @@ pub(crate) type WriterEnd = (Written, Option<Delivered>);
 /// held by a ClickHouse that is down).
 pub(crate) fn run(
     dir: Option<&Path>,
-    clickhouse: Option<ClickHouseTarget>,
+    clickhouse: Option<(ClickHouseTarget, Arc<AtomicU64>)>,
     live: bool,
     from_pipeline: Receiver<ToWriter>,
 ) -> Result<WriterEnd> {
     let mut files = dir.map(ParquetFiles::new);
-    let mut sender = clickhouse.map(ClickHouseSender::start).transpose()?;
+    let mut sender = clickhouse
+        .map(|(target, failed)| ClickHouseSender::start(target, failed))
+        .transpose()?;
     let mut written = Written::default();
     let result = (|| -> Result<()> {
         for what in &from_pipeline {

@@ -8,7 +8,7 @@ use anyhow::Result;
 use fixscope_core::pipeline::{MessageEvent, OrderRow, RecordSink};
 use fixscope_core::Pipeline;
 
-use fixscope_records::{ClickHouseTarget, Records, RecordsOptions};
+use fixscope_records::{ClickHouseTarget, Records, RecordsOptions, RecordsSummary};
 
 use crate::cli_records::RecordsArgs;
 use crate::say;
@@ -16,20 +16,36 @@ use crate::say;
 /// The records of a run, attached to its pipeline; [`RecordsFile::finish`] writes the rest.
 pub struct RecordsFile {
     records: Rc<RefCell<Records>>,
+    /// What the writer did, once the pipeline ended the records (before its summary).
+    ended: Rc<RefCell<Option<Result<RecordsSummary>>>>,
     dir: Option<std::path::PathBuf>,
     clickhouse: Option<String>,
 }
 
 /// The pipeline's order records into the writer's columns.
-struct Sink(Rc<RefCell<Records>>);
+struct Sink {
+    records: Rc<RefCell<Records>>,
+    ended: Rc<RefCell<Option<Result<RecordsSummary>>>>,
+}
 
 impl RecordSink for Sink {
     fn order(&mut self, row: &OrderRow<'_>) {
-        self.0.borrow_mut().order(row);
+        self.records.borrow_mut().order(row);
     }
 
     fn idle(&mut self) {
-        self.0.borrow_mut().idle();
+        self.records.borrow_mut().idle();
+    }
+
+    fn end(&mut self) {
+        let mut ended = self.ended.borrow_mut();
+        if ended.is_none() {
+            *ended = Some(self.records.borrow_mut().finish());
+        }
+    }
+
+    fn counters(&self) -> Vec<(String, u64)> {
+        self.records.borrow().counters()
     }
 }
 
@@ -58,13 +74,18 @@ impl RecordsFile {
             drop_when_behind: live,
         })?;
         let records = Rc::new(RefCell::new(records));
-        pipeline.set_record_sink(Box::new(Sink(Rc::clone(&records))));
+        let ended = Rc::new(RefCell::new(None));
+        pipeline.set_record_sink(Box::new(Sink {
+            records: Rc::clone(&records),
+            ended: Rc::clone(&ended),
+        }));
         let messages = Rc::clone(&records);
         pipeline.set_message_observer(Box::new(move |e: &MessageEvent<'_>| {
             messages.borrow_mut().message(e);
         }));
         Ok(Some(RecordsFile {
             records,
+            ended,
             dir: args.records.clone(),
             clickhouse: clickhouse_said,
         }))
@@ -73,7 +94,11 @@ impl RecordsFile {
     /// Writes what is buffered and closes every file (after the pipeline finished, so the
     /// last orders are in), and says what was written.
     pub fn finish(self) -> Result<()> {
-        let summary = self.records.borrow_mut().finish()?;
+        let ended = self.ended.borrow_mut().take();
+        let summary = match ended {
+            Some(s) => s?,
+            None => self.records.borrow_mut().finish()?,
+        };
         if let Some(dir) = &self.dir {
             say::info(format!(
                 "records: {} orders and {} messages in {} Parquet files under {}",

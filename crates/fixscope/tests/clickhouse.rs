@@ -136,6 +136,16 @@ fn every_order_reaches_clickhouse_and_its_sql_gives_the_summary() {
         "the password is never said: {stderr}"
     );
     let summary = summary_of(&out.stdout);
+    assert_eq!(
+        summary["source"]["clickhouse_failed_rows"], 0,
+        "{}",
+        summary["source"]
+    );
+    assert_eq!(
+        summary["source"]["records_dropped_rows"], 0,
+        "{}",
+        summary["source"]
+    );
     let q = |sql: &str| shim.query(sql, Some(creds));
     assert_eq!(q("SELECT count() FROM latency.messages"), "1800");
     let counts =
@@ -215,8 +225,14 @@ fn a_refusing_clickhouse_is_retried_then_counted_never_waited_for() {
         "{stderr}"
     );
     assert!(stderr.contains("clickhouse: 0 rows inserted"), "{stderr}");
-    // The figures are the run's, whatever ClickHouse did.
-    assert_eq!(counter(&summary_of(&out.stdout), "requests"), 600);
+    // The figures are the run's, whatever ClickHouse did; the summary counts what it lost.
+    let summary = summary_of(&out.stdout);
+    assert_eq!(counter(&summary, "requests"), 600);
+    assert_eq!(
+        summary["source"]["clickhouse_failed_rows"], 2400,
+        "{}",
+        summary["source"]
+    );
     let n = requests.load(Ordering::Relaxed);
     assert_eq!(n, 5, "4 tries of the first batch, 1 of the second");
     assert!(took >= Duration::from_millis(4200), "backed off: {took:?}");

@@ -86,6 +86,11 @@ fn pcap_records_hold_every_order_and_the_summary_s_figures() {
     let r = read_records(test, &rec);
     let rows = orders(&r);
     assert_eq!(rows.len() as u64, counter(&summary, "requests"));
+    assert_eq!(
+        summary["source"]["records_dropped_rows"], 0,
+        "{}",
+        summary["source"]
+    );
     let outcome = |name: &str| rows.iter().filter(|o| o["outcome"] == name).count() as u64;
     assert_eq!(
         outcome("matched") + outcome("late") + outcome("rejected"),
@@ -218,6 +223,11 @@ fn live_records_agree_with_the_simulators_truth() {
     let records = read_records(test, &rec);
     let rows = orders(&records);
     assert_eq!(rows.len(), r.truth.len());
+    assert_eq!(
+        r.summary["source"]["records_dropped_rows"], 0,
+        "{}",
+        r.summary["source"]
+    );
     let sessions: HashMap<u64, String> = r.summary["sessions"]
         .as_array()
         .expect("sessions")

@@ -29,6 +29,16 @@ pub trait RecordSink {
     /// closing files every `--records-rotate`, handing rows to ClickHouse every second —
     /// happens even when no order ends.
     fn idle(&mut self) {}
+
+    /// The run's last record was given: write everything (the summary reports after this,
+    /// so the sink's counters in it are final).
+    fn end(&mut self) {}
+
+    /// What the sink lost so far, reported beside the source's counters (e.g.
+    /// `records_dropped_rows`, `clickhouse_failed_rows`).
+    fn counters(&self) -> Vec<crate::source::Counter> {
+        Vec::new()
+    }
 }
 
 /// The session of a record's correlator scope.

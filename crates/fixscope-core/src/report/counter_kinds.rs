@@ -103,8 +103,9 @@ pub fn is_alarm(name: &str) -> bool {
 /// Source counters that lose data: the kernel's or the capture's drops, records it could
 /// not read, captures cut short or unreadable.
 fn is_source_alarm(name: &str) -> bool {
-    const LOSS: [&str; 8] = [
+    const LOSS: [&str; 9] = [
         "drop",
+        "clickhouse_failed",
         "malformed",
         "load_errors",
         "unread_records",
