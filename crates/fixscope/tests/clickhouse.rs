@@ -233,8 +233,13 @@ fn a_refusing_clickhouse_is_retried_then_counted_never_waited_for() {
         "{}",
         summary["source"]
     );
+    // 4 tries of the first batch; one of each later one (orders and messages at the end,
+    // and one more pair per second the run took, as live hands rows over every second).
     let n = requests.load(Ordering::Relaxed);
-    assert_eq!(n, 5, "4 tries of the first batch, 1 of the second");
+    assert!(
+        (5..=12).contains(&n),
+        "{n} requests: 4 tries of the first batch, 1 of each other"
+    );
     assert!(took >= Duration::from_millis(4200), "backed off: {took:?}");
     assert!(took < Duration::from_secs(30), "never held: {took:?}");
 }
