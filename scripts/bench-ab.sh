@@ -12,24 +12,8 @@
 set -euo pipefail
 A=${A:?A=old binary}
 B=${B:?B=new binary}
-RUNS=${RUNS:-7}
-PORT=${PORT:-9878}
-CAP=${CAP:?CAP=capture}
-WORK=${WORK:-$(mktemp -d)}
-(( RUNS >= 1 && RUNS <= 30 )) || { echo "RUNS must be 1..30" >&2; exit 2; }
-
-now_ns() { date +%s%N; }
-run() {  # run BIN OUT [flags...]: prints wall seconds
-    local bin=$1 out=$2; shift 2
-    cat "$CAP" >/dev/null
-    local t0 t1
-    t0=$(now_ns)
-    "$bin" pcap "$CAP" -p "$PORT" --json "$@" >"$out" 2>/dev/null
-    t1=$(now_ns)
-    awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.4f\n", (b-a)/1e9}'
-}
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.4f", a / b}'; }
-median() { sort -g | awk '{a[NR]=$1} END{ if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2 }'; }
+source "$(dirname "$0")/bench-common.sh"
+run() { timed_pcap "$1" "$2" /dev/null "${@:3}"; }  # run BIN OUT [flags...]
 
 declare -a ad bd a1 b1
 for ((r = 1; r <= RUNS; r++)); do

@@ -1,31 +1,22 @@
-# Shared by the bench scripts (sourced, not run). Needs ROOT and BENCH_DIR.
+# Shared by the A/B benchmark scripts (sourced): the settings they all take and the timing,
+# ratio and median helpers.
+RUNS=${RUNS:-7}
+PORT=${PORT:-9878}
+CAP=${CAP:?CAP=capture}
+WORK=${WORK:-$(mktemp -d)}
+(( RUNS >= 1 && RUNS <= 30 )) || { echo "RUNS must be 1..30" >&2; exit 2; }
 
-# build_release PACKAGE_ARGS... : one `cargo build --release -q` per argument string,
-# unless SKIP_BUILD is set (to rerun on binaries built before).
-build_release() {
-    [[ -n ${SKIP_BUILD:-} ]] && return 0
-    echo "== building (release)" >&2
-    local args
-    for args in "$@"; do
-        # shellcheck disable=SC2086 # each string is a list of cargo arguments
-        (cd "$ROOT" && cargo build --release -q $args)
-    done
+now_ns() { date +%s%N; }
+# timed_pcap BIN OUT ERR [flags...]: `BIN pcap CAP -p PORT --json flags`, the capture read
+# into the page cache first; prints wall seconds.
+timed_pcap() {
+    local bin=$1 out=$2 err=$3; shift 3
+    cat "$CAP" >/dev/null
+    local t0 t1
+    t0=$(now_ns)
+    "$bin" pcap "$CAP" -p "$PORT" --json "$@" >"$out" 2>"$err"
+    t1=$(now_ns)
+    awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.4f\n", (b-a)/1e9}'
 }
-
-# The commit measured: short hash, "-dirty" when tracked files differ from it.
-source_rev() {
-    local rev
-    rev=$(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null || echo unknown)
-    [[ -n $(cd "$ROOT" && git status --porcelain -uno 2>/dev/null) ]] && rev=$rev-dirty
-    echo "$rev"
-}
-
-# snapshot BIN NAME: copies BIN to $BENCH_DIR/bin/NAME-PID and prints the copy's path, so
-# a run uses one binary even if the tree changes (and cargo rebuilds) meanwhile.
-snapshot() {
-    mkdir -p "$BENCH_DIR/bin"
-    cp "$1" "$BENCH_DIR/bin/$2-$$"
-    echo "$BENCH_DIR/bin/$2-$$"
-}
-
-load1() { cut -d' ' -f1 /proc/loadavg; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.4f", a / b}'; }
+median() { sort -g | awk '{a[NR]=$1} END{ if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2 }'; }

@@ -7,24 +7,8 @@
 #   BIN=target/release/fixscope CAP=big.pcap RUNS=9 scripts/bench-records.sh
 set -euo pipefail
 BIN=${BIN:?BIN=fixscope binary}
-RUNS=${RUNS:-7}
-PORT=${PORT:-9878}
-CAP=${CAP:?CAP=capture}
-WORK=${WORK:-$(mktemp -d)}
-(( RUNS >= 1 && RUNS <= 30 )) || { echo "RUNS must be 1..30" >&2; exit 2; }
-
-now_ns() { date +%s%N; }
-run() {  # run OUT [flags...]: prints wall seconds
-    local out=$1; shift
-    cat "$CAP" >/dev/null
-    local t0 t1
-    t0=$(now_ns)
-    "$BIN" pcap "$CAP" -p "$PORT" --json "$@" >"$out" 2>"$out.err"
-    t1=$(now_ns)
-    awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.4f\n", (b-a)/1e9}'
-}
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.4f", a / b}'; }
-median() { sort -g | awk '{a[NR]=$1} END{ if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2 }'; }
+source "$(dirname "$0")/bench-common.sh"
+run() { timed_pcap "$BIN" "$1" "$1.err" "${@:2}"; }  # run OUT [flags...]
 
 declare -a without with
 for ((r = 1; r <= RUNS; r++)); do
