@@ -54,19 +54,6 @@ impl Outcome {
             Outcome::AnsweredAfterCaptureHole => "answered_after_capture_hole",
         }
     }
-
-    /// Every outcome, in the order documented.
-    pub const ALL: [Outcome; 9] = [
-        Outcome::Matched,
-        Outcome::Late,
-        Outcome::Rejected,
-        Outcome::Unanswered,
-        Outcome::Evicted,
-        Outcome::Closed,
-        Outcome::Untracked,
-        Outcome::ResponseBeforeRequest,
-        Outcome::AnsweredAfterCaptureHole,
-    ];
 }
 
 /// The request's own fields a record keeps (read from the message only when records are
