@@ -28,6 +28,8 @@ pub struct ConsumerConfig {
     pub slowest: usize,
     /// The breakdown stages are measured (`--breakdown`).
     pub breakdown: bool,
+    /// The hop stages are measured (`--leg`).
+    pub hops: bool,
     /// `--by` tags.
     pub by: Option<GroupSpec>,
 }

@@ -10,6 +10,7 @@ use serde::Serialize;
 use crate::breakdown::BreakdownCounters;
 use crate::correlate::CorrelationCounters;
 use crate::fix::framing::FramingCounters;
+use crate::hops::HopCounters;
 use crate::reassembly::ReassemblyCounters;
 use crate::session::SessionCounters;
 use crate::source::{counters_of, Counter};
@@ -57,6 +58,13 @@ pub struct Counters {
         deserialize_with = "crate::breakdown::counters_if_present"
     )]
     pub breakdown: Option<BreakdownCounters>,
+    /// The hop ledger (`--leg` only: absent otherwise).
+    #[serde(
+        flatten,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::hops::counters_if_present"
+    )]
+    pub hops: Option<HopCounters>,
 }
 
 impl Counters {
@@ -109,6 +117,11 @@ count_fields! {
         breakdown_calls, breakdown_calls_evicted, breakdown_orders, breakdown_missing,
         breakdown_negative, sched_delay_not_waiting,
     }
+    HopCounters {
+        parents, children, linked, linked_children, unlinked_parent, unlinked_child, ambiguous,
+        ambiguous_child, late_link, local_ack, fanout_parents, hops_after_capture_hole,
+        tick_missing, parents_pending, children_pending,
+    }
     SessionCounters {
         logons, logouts, heartbeats, test_requests, resend_requests, gap_fills, sequence_resets,
         possdup_requests, possdup_responses, session_rejects, business_rejects, order_rejects,
@@ -135,6 +148,11 @@ impl Counters {
         self.session.merge_from(&other.session);
         self.over_range += other.over_range;
         match (&mut self.breakdown, &other.breakdown) {
+            (Some(mine), Some(theirs)) => mine.merge_from(theirs),
+            (mine @ None, Some(theirs)) => *mine = Some(*theirs),
+            _ => {}
+        }
+        match (&mut self.hops, &other.hops) {
             (Some(mine), Some(theirs)) => mine.merge_from(theirs),
             (mine @ None, Some(theirs)) => *mine = Some(*theirs),
             _ => {}
@@ -168,6 +186,10 @@ impl Counters {
                 (Some(now), Some(then)) => Some(now.minus(then)),
                 (now, _) => *now,
             },
+            hops: match (&self.hops, &earlier.hops) {
+                (Some(now), Some(then)) => Some(now.minus(then)),
+                (now, _) => *now,
+            },
         }
     }
 }
@@ -181,6 +203,7 @@ mod tests {
         let doc = include_str!("../../../docs/output-json.md");
         let mut names = Counters {
             breakdown: Some(BreakdownCounters::default()),
+            hops: Some(HopCounters::default()),
             ..Counters::default()
         }
         .list();

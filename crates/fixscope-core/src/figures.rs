@@ -27,6 +27,8 @@ pub struct Figures<'a> {
     pub(crate) logged_layer: Option<&'a SessionLayerFigures>,
     /// The breakdown stages are measured (`--breakdown`).
     pub(crate) breakdown: bool,
+    /// The hop stages are measured (`--leg`).
+    pub(crate) hops: bool,
 }
 
 impl<'a> Figures<'a> {
@@ -65,13 +67,10 @@ impl<'a> Figures<'a> {
         self.breakdown
     }
 
-    /// The stages reports show: [`Stage::ALL`], and [`Stage::BREAKDOWN`] with `--breakdown`.
+    /// The stages reports show: [`Stage::ALL`], [`Stage::BREAKDOWN`] with `--breakdown`,
+    /// [`Stage::HOPS`] with `--leg`.
     pub fn shown_stages(&self) -> &'static [Stage] {
-        if self.breakdown {
-            &Stage::EVERY
-        } else {
-            &Stage::ALL
-        }
+        Stage::shown(self.breakdown, self.hops)
     }
 
     /// The run's slowest orders at `stage`, slowest first.

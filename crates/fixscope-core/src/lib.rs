@@ -22,6 +22,7 @@ pub mod figures;
 pub mod fix;
 pub mod group;
 pub mod hlog;
+pub mod hops;
 pub mod microburst;
 pub mod mirror_dup;
 pub mod order;

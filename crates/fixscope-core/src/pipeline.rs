@@ -17,6 +17,7 @@ use hashbrown::HashMap;
 use crate::breakdown::Breakdown;
 use crate::correlate::Correlator;
 use crate::fix::framing::FramingCounters;
+use crate::hops::HopLinker;
 use crate::reassembly::{ReassemblyCounters, ReassemblyLimits};
 use crate::report::{Counters, Reporter, SummaryReport, TimeSpan};
 use crate::segment::{ConnectionKey, Direction, Segment};
@@ -83,6 +84,8 @@ pub struct Pipeline {
     unix_offset_ns: i64,
     /// The in-host breakdown (`--breakdown`).
     breakdown: Option<Breakdown>,
+    /// Hop by hop (`--leg`).
+    hops: Option<HopLinker>,
     /// Who stamped the packets, named in every report (`live --tap`).
     timestamp_source: Option<&'static str>,
     /// A worker of a sharded run (`crate::shard`): the global index of the segment being
@@ -113,6 +116,7 @@ impl Pipeline {
             breakdown: config
                 .breakdown
                 .then(|| Breakdown::new(config.breakdown_role)),
+            hops: config.hops.clone().map(HopLinker::new),
             interval_clock: IntervalClock::new(config.interval_ns),
             config,
             connections: HashMap::new(),
@@ -406,6 +410,7 @@ impl Pipeline {
             config,
             observer,
             breakdown,
+            hops,
             forward,
             slots,
             unix_offset_ns,
@@ -429,6 +434,7 @@ impl Pipeline {
                     observer,
                     observed_key,
                     breakdown,
+                    hops,
                     layer: session_layer,
                     next_session,
                     unix_offset_ns: *unix_offset_ns,
@@ -473,6 +479,9 @@ impl Pipeline {
         self.correlator.expire(self.now_ns);
         if let Some(b) = self.breakdown.as_mut() {
             b.expire(self.now_ns);
+        }
+        if let Some(h) = self.hops.as_mut() {
+            h.expire(self.now_ns, &mut self.stats);
         }
         if self.record_sink.is_some() {
             self.hand_records();
@@ -641,6 +650,9 @@ impl Pipeline {
             conn.flush(reassembly, &mut sink);
         }
         self.correlator.end_of_input();
+        if let Some(h) = self.hops.as_mut() {
+            h.finish(&mut self.stats);
+        }
         if self.record_sink.is_some() {
             self.correlator.close_records();
             self.hand_records();
@@ -686,6 +698,7 @@ impl Pipeline {
             reassembly: upstream.reassembly,
             over_range: self.stats.over_range(),
             breakdown: self.breakdown.as_ref().map(|b| b.counters),
+            hops: self.hops.as_ref().map(|h| h.counters),
             session: self.session_layer.counters,
         }
     }

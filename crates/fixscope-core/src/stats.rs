@@ -52,6 +52,7 @@ impl Stats {
             highest_ns,
             slowest: DEFAULT_SLOWEST,
             breakdown: false,
+            hops: false,
             by: None,
         })
     }
@@ -108,6 +109,7 @@ impl Stats {
             layer_known: self.layer_known,
             logged_layer: self.logged_layer.as_ref(),
             breakdown: self.config.breakdown,
+            hops: self.config.hops,
         }
     }
 
@@ -126,13 +128,10 @@ impl Stats {
         self.config.breakdown
     }
 
-    /// The stages reports show: [`Stage::ALL`], and [`Stage::BREAKDOWN`] with `--breakdown`.
+    /// The stages reports show: [`Stage::ALL`], [`Stage::BREAKDOWN`] with `--breakdown`,
+    /// [`Stage::HOPS`] with `--leg`.
     pub fn shown_stages(&self) -> &'static [Stage] {
-        if self.config.breakdown {
-            &Stage::EVERY
-        } else {
-            &Stage::ALL
-        }
+        Stage::shown(self.config.breakdown, self.config.hops)
     }
 
     /// `--by`'s figures (`None` without `--by`).
@@ -308,13 +307,17 @@ impl Stats {
         let breakdown = Stage::BREAKDOWN
             .iter()
             .any(|s| stages[s.index()].count() > 0);
+        // And one with hop stages with `--leg`.
+        let hops = Stage::HOPS.iter().any(|s| stages[s.index()].count() > 0);
         let mut stats = Stats::with_config(ConsumerConfig {
             highest_ns,
             slowest: slowest.capacity(),
             breakdown,
+            hops,
             by: None,
         });
-        stats.consumers.stages = StageRecorders::from_recorders(stages, by_type, breakdown);
+        stats.consumers.stages =
+            StageRecorders::from_recorders(stages, by_type, Stage::shown(breakdown, hops));
         slowest.refresh();
         stats.consumers.slowest = slowest;
         stats.layer_known = false;

@@ -67,8 +67,17 @@ pub enum Command {
 /// Options shared by every analysing command (pcap, live).
 #[derive(Args, Debug, Clone)]
 pub struct AnalysisArgs {
-    /// Watched FIX port(s) of the acceptor: PORT, LO-HI, or a comma-separated list.
-    #[arg(short = 'p', long = "port", value_name = "PORT|LO-HI[,...]")]
+    /// Watched FIX port(s) of the acceptor: PORT, LO-HI, or a comma-separated list
+    /// (not needed with --leg).
+    #[arg(
+        short = 'p',
+        long = "port",
+        value_name = "PORT|LO-HI[,...]",
+        required_unless_present = "legs"
+    )]
+    pub port_arg: Option<PortSet>,
+    /// The ports watched: `-p`'s and every `--leg`'s ([`AnalysisArgs::resolve_ports`]).
+    #[arg(skip = PortSet::single(9878))]
     pub ports: PortSet,
     /// Which end we watch: `server` (the acceptor: requests arrive at the port) or
     /// `client` (the initiator: requests go to the port).
@@ -140,6 +149,9 @@ pub struct AnalysisArgs {
     /// Every order kept as Parquet (`--records`, `--records-rotate`).
     #[command(flatten)]
     pub records: crate::cli_records::RecordsArgs,
+    /// A router hop by hop (`--leg`, `--link`, `--link-window`).
+    #[command(flatten)]
+    pub legs: crate::cli_legs::LegArgs,
     /// Verbose: say what is being read/attached and the source's counters on stderr.
     #[arg(short = 'v', long)]
     pub verbose: bool,
@@ -270,8 +282,19 @@ impl AnalysisArgs {
             highest_ns: (self.max_ms * 1e6) as u64,
             interval_ns: self.effective_interval_ns(),
             slowest: self.slowest,
+            hops: self.legs.hop_config((self.timeout_s * 1e9) as u64)?,
             ..PipelineConfig::default()
         })
+    }
+
+    /// Sets the watched ports from `-p` and `--leg` (and the role from the legs when they
+    /// share one): called once after parsing.
+    pub fn resolve_ports(&mut self) -> Result<()> {
+        self.ports = self.legs.watched_ports(self.port_arg.as_ref())?;
+        if let Ok(Some(role)) = self.legs.one_role() {
+            self.role = role;
+        }
+        Ok(())
     }
 }
 
@@ -592,6 +615,7 @@ impl LiveArgs {
                 );
             }
         }
+        self.analysis.legs.one_role()?;
         let ring_bytes = self.ring_mb << 20;
         let mut cfg =
             fixscope_live::LiveConfig::new(self.iface.clone(), self.analysis.ports.clone());

@@ -9,7 +9,9 @@ impl AnalysisArgs {
     /// The demo's analysis settings: 1 s intervals, text output, defaults elsewhere.
     pub fn demo(ports: PortSet) -> Self {
         AnalysisArgs {
+            port_arg: Some(ports.clone()),
             ports,
+            legs: Default::default(),
             role: Role::Server,
             interval_s: 1.0,
             max_pending: 1 << 20,

@@ -223,13 +223,16 @@ fn plan(args: &PcapArgs, captures: &[PathBuf]) -> Plan {
     }
     let asked = args.threads.is_some();
     if a.trace.is_some()
+        || !a.legs.legs.is_empty()
         || a.records.records.is_some()
         || a.records.clickhouse.is_some()
         || a.prometheus.is_some()
         || a.prometheus_textfile.is_some()
     {
         if asked {
-            say::info("--trace, --records and Prometheus run on one pipeline: --threads ignored");
+            say::info(
+                "--trace, --leg, --records and Prometheus run on one pipeline: --threads ignored",
+            );
         }
         return Plan::ReadingThread;
     }

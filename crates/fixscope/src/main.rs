@@ -4,6 +4,7 @@
 mod by_warning;
 mod cli;
 mod cli_demo;
+mod cli_legs;
 mod cli_records;
 mod cli_text;
 mod cmd_check;
@@ -56,11 +57,20 @@ fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
     };
     fixscope_live::set_libbpf_logging(verbose);
     match cli.command {
-        cli::Command::Pcap(args) => cmd_pcap::run(&args),
+        cli::Command::Pcap(mut args) => {
+            args.analysis.resolve_ports()?;
+            cmd_pcap::run(&args)
+        }
         cli::Command::Plot(args) => cmd_plot::run(&args),
         cli::Command::Demo(args) => cmd_demo::run(&args),
-        cli::Command::Live(args) if args.tap.tap => cmd_tap::run(&args),
-        cli::Command::Live(args) => cmd_live::run(&args),
+        cli::Command::Live(mut args) => {
+            args.analysis.resolve_ports()?;
+            if args.tap.tap {
+                cmd_tap::run(&args)
+            } else {
+                cmd_live::run(&args)
+            }
+        }
         cli::Command::Sim(cmd) => cmd_sim::run(&cmd),
         cli::Command::Report(args) => cmd_report::run(&args),
         cli::Command::Compare(args) => cmd_compare::run(&args),

@@ -29,8 +29,9 @@ pub struct StageInterval {
 /// Latency distributions per stage and request type, per interval and for the run.
 pub struct StageRecorders {
     highest_ns: u64,
-    /// The breakdown stages are measured (`--breakdown`): their views are built too.
-    breakdown: bool,
+    /// The stages whose views are built: the order stages, and the breakdown and hop
+    /// stages when measured (without them the cost is as before).
+    shown: &'static [Stage],
     /// The current interval, per request type and stage.
     current: PerType,
     /// The intervals folded so far, per request type and stage.
@@ -56,13 +57,13 @@ impl StageRecorders {
     pub fn from_recorders(
         stages: [LatencyRecorder; Stage::COUNT],
         by_type: PerType,
-        breakdown: bool,
+        shown: &'static [Stage],
     ) -> Self {
         let highest_ns = stages[0].histogram().high();
         let over_range = stages.iter().map(LatencyRecorder::over_range).sum();
         StageRecorders {
             highest_ns,
-            breakdown,
+            shown,
             current: *per_type(highest_ns),
             earlier: by_type,
             earlier_stage: stages,
@@ -75,19 +76,9 @@ impl StageRecorders {
         }
     }
 
-    /// The stages whose views are built: all with `--breakdown`.
-    fn shown(&self) -> usize {
-        if self.breakdown {
-            Stage::EVERY.len()
-        } else {
-            Stage::ALL.len()
-        }
-    }
-
     /// The current interval per stage, from the per-type recorders.
     fn build_interval_view(&mut self) {
-        // The breakdown stages only when measured: without them the cost is as before.
-        for s in 0..self.shown() {
+        for s in self.shown.iter().map(|s| s.index()) {
             self.interval_view[s].reset();
             for t in 0..3 {
                 self.interval_view[s].merge(&self.current[t][s]);
@@ -212,7 +203,7 @@ impl Consumer for StageRecorders {
         let stage = || LatencyRecorder::new(highest_ns, SIGNIFICANT_DIGITS);
         StageRecorders {
             highest_ns,
-            breakdown: config.breakdown,
+            shown: Stage::shown(config.breakdown, config.hops),
             current: *per_type(highest_ns),
             earlier: *per_type(highest_ns),
             earlier_stage: std::array::from_fn(|_| stage()),

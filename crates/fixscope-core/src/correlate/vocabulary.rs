@@ -17,6 +17,16 @@
 /// | `app`           | that read's return                 | entry of the write holding the response's first byte |
 /// | `write_to_wire` | that write's entry                 | the response's first byte at TC egress |
 /// | `sched_delay`   | the reading thread's wakeup        | its getting a CPU (when it slept waiting for the request) |
+///
+/// With `--leg` (a router's sessions, crate::hops), the chain of one order across the host:
+///
+/// | stage           | from                               | to                                     |
+/// |-----------------|------------------------------------|----------------------------------------|
+/// | `hop_out`       | the parent request in (up leg)     | a child request out (down leg)          |
+/// | `venue_rtt`     | a child request out                | the venue's first response to it       |
+/// | `hop_back`      | the venue's first response in      | the parent's response of the same ExecType out |
+/// | `client_rtt`    | the parent request in              | the parent's first response out        |
+/// | `tick_to_order` | the last market-data update (md leg) for the child's symbol | a child the host originated |
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Stage {
     FirstResponse,
@@ -27,6 +37,11 @@ pub enum Stage {
     App,
     WriteToWire,
     SchedDelay,
+    HopOut,
+    VenueRtt,
+    HopBack,
+    ClientRtt,
+    TickToOrder,
 }
 
 impl Stage {
@@ -46,6 +61,15 @@ impl Stage {
         Stage::SchedDelay,
     ];
 
+    /// The hop stages (`--leg`), shown only when legs are given.
+    pub const HOPS: [Stage; 5] = [
+        Stage::HopOut,
+        Stage::VenueRtt,
+        Stage::HopBack,
+        Stage::ClientRtt,
+        Stage::TickToOrder,
+    ];
+
     /// Every stage, indexed by [`Stage::index`].
     pub const EVERY: [Stage; Stage::COUNT] = [
         Stage::FirstResponse,
@@ -56,10 +80,39 @@ impl Stage {
         Stage::App,
         Stage::WriteToWire,
         Stage::SchedDelay,
+        Stage::HopOut,
+        Stage::VenueRtt,
+        Stage::HopBack,
+        Stage::ClientRtt,
+        Stage::TickToOrder,
+    ];
+
+    /// The order stages and the hop stages (`--leg` without `--breakdown`).
+    const WITH_HOPS: [Stage; 9] = [
+        Stage::FirstResponse,
+        Stage::Ack,
+        Stage::Fill,
+        Stage::AckToFill,
+        Stage::HopOut,
+        Stage::VenueRtt,
+        Stage::HopBack,
+        Stage::ClientRtt,
+        Stage::TickToOrder,
     ];
 
     /// How many stages there are (the size of per-stage arrays).
-    pub const COUNT: usize = 8;
+    pub const COUNT: usize = 13;
+
+    /// The stages a run shows: [`Stage::ALL`], then [`Stage::BREAKDOWN`] with
+    /// `--breakdown`, then [`Stage::HOPS`] with `--leg`.
+    pub fn shown(breakdown: bool, hops: bool) -> &'static [Stage] {
+        match (breakdown, hops) {
+            (false, false) => &Stage::ALL,
+            (true, false) => &Stage::EVERY[..8],
+            (false, true) => &Stage::WITH_HOPS,
+            (true, true) => &Stage::EVERY,
+        }
+    }
 
     /// The stage of a name in reports, any stage.
     pub fn from_name(name: &str) -> Option<Stage> {
@@ -77,6 +130,11 @@ impl Stage {
             Stage::App => "app",
             Stage::WriteToWire => "write_to_wire",
             Stage::SchedDelay => "sched_delay",
+            Stage::HopOut => "hop_out",
+            Stage::VenueRtt => "venue_rtt",
+            Stage::HopBack => "hop_back",
+            Stage::ClientRtt => "client_rtt",
+            Stage::TickToOrder => "tick_to_order",
         }
     }
 

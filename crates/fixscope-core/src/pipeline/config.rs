@@ -33,6 +33,8 @@ pub struct PipelineConfig {
     /// Who stamped the packets, named in every report (`live --tap`'s `-j`; a capture's
     /// hardware clock, e.g. `metawatch (device 7)`); `None`: the source's own.
     pub timestamp_source: Option<&'static str>,
+    /// Hop by hop (`--leg`, `--link`, `--link-window`): a router's sessions linked.
+    pub hops: Option<crate::hops::HopConfig>,
 }
 
 impl Default for PipelineConfig {
@@ -50,6 +52,7 @@ impl Default for PipelineConfig {
             breakdown_role: crate::Role::Server,
             by: None,
             timestamp_source: None,
+            hops: None,
         }
     }
 }
@@ -61,6 +64,7 @@ impl PipelineConfig {
             highest_ns: self.highest_ns,
             slowest: self.slowest,
             breakdown: self.breakdown,
+            hops: self.hops.is_some(),
             by: self.by.clone(),
         }
     }

@@ -6,6 +6,7 @@ use crate::breakdown::Breakdown;
 use crate::consumer::OrderSink;
 use crate::correlate::{is_response_type, Correlator, KeySpec, MessageFacts, RequestType, Stage};
 use crate::fix::framing::{FramedMessage, FramingCounters, StreamFramer};
+use crate::hops::{HopLinker, LegKind};
 use crate::order::Latency;
 use crate::reassembly::StreamEvent;
 use crate::segment::{ConnectionKey, Direction};
@@ -52,6 +53,8 @@ pub(crate) struct Router<'p> {
     /// The key of the message observed (reused: no allocation per message).
     pub(crate) observed_key: &'p mut Vec<u8>,
     pub(crate) breakdown: &'p mut Option<Breakdown>,
+    /// `--leg`: the hop linker.
+    pub(crate) hops: &'p mut Option<HopLinker>,
     pub(crate) layer: &'p mut SessionLayer,
     pub(crate) next_session: &'p mut u64,
     /// The source clock's offset to UTC (for `--records`' message rows).
@@ -103,6 +106,9 @@ impl MessageSink<'_> {
                     self.router
                         .layer
                         .capture_hole(b, direction, self.router.correlator);
+                    if let Some(h) = self.router.hops.as_mut() {
+                        h.capture_hole(b.session, direction);
+                    }
                 }
             }
         }
@@ -131,18 +137,34 @@ impl Router<'_> {
             self.stats.session_book(),
         );
         let scope = self.layer.scope(b);
+        let leg = self.hops.as_ref().and_then(|h| h.config().legs.of(&conn));
         match action {
             Action::Order => {}
             Action::Reject { ref_seq, ref_id } => {
-                self.on_reject(b.session, scope, ref_seq, ref_id, &facts, msg);
+                self.on_reject(b.session, scope, leg, ref_seq, ref_id, &facts, msg);
                 return;
             }
+            Action::Other if leg == Some(LegKind::Md) => {}
             Action::Replay | Action::Other => return,
+        }
+        if let (Some(leg), Some(h)) = (leg, self.hops.as_mut()) {
+            h.on_message(
+                leg,
+                b.session,
+                direction,
+                facts.msg_type,
+                facts.exec_type,
+                msg,
+                &mut *self.stats,
+            );
+        }
+        if action != Action::Order {
+            return;
         }
         self.trace(direction, b.session, &facts, msg);
         match direction {
-            Direction::Request => self.on_request(b.session, scope, &facts, msg),
-            Direction::Response => self.on_response(b.session, scope, conn, &facts, msg),
+            Direction::Request => self.on_request(b.session, scope, leg, &facts, msg),
+            Direction::Response => self.on_response(b.session, scope, leg, conn, &facts, msg),
         }
     }
 
@@ -191,10 +213,12 @@ impl Router<'_> {
 
     /// A session-level or business reject answers the request it names (by MsgSeqNum or
     /// by key): its latencies are recorded like a response's.
+    #[allow(clippy::too_many_arguments)]
     fn on_reject(
         &mut self,
         session: u64,
         scope: u64,
+        leg: Option<LegKind>,
         ref_seq: Option<u32>,
         ref_id: &[u8],
         facts: &MessageFacts<'_>,
@@ -212,7 +236,7 @@ impl Router<'_> {
                 response_ts_ns: ts_ns,
                 breakdown: None,
             };
-            stats.record_order(latency, &order)
+            record_with_leg(stats, leg, latency, &order)
         };
         match ref_seq {
             Some(seq) => self.correlator.answer_by_msg_seq(scope, seq, ts_ns, record),
@@ -264,6 +288,7 @@ impl Router<'_> {
         &mut self,
         session: u64,
         scope: u64,
+        leg: Option<LegKind>,
         facts: &MessageFacts<'_>,
         msg: &FramedMessage<'_>,
     ) {
@@ -307,7 +332,7 @@ impl Router<'_> {
                     response_ts_ns: replay.ts_ns,
                     breakdown: None,
                 };
-                stats.record_order(latency, &order)
+                record_with_leg(stats, leg, latency, &order)
             },
         );
     }
@@ -319,6 +344,7 @@ impl Router<'_> {
         &mut self,
         session: u64,
         scope: u64,
+        leg: Option<LegKind>,
         conn: ConnectionKey,
         facts: &MessageFacts<'_>,
         msg: &FramedMessage<'_>,
@@ -373,7 +399,29 @@ impl Router<'_> {
                 }
                 order.breakdown = order_breakdown;
             }
-            stats.record_order(latency, &order)
+            record_with_leg(stats, leg, latency, &order)
         });
     }
+}
+
+/// Records an order's latency; with `--leg`, its first response is also a parent's
+/// `client_rtt` (up leg) or a child's `venue_rtt` (down leg): every order of a leg, linked
+/// or not, by the correlator's own rules (replays, holes, rejects).
+#[inline]
+fn record_with_leg(
+    stats: &mut Stats,
+    leg: Option<LegKind>,
+    latency: Latency,
+    order: &OrderRef<'_>,
+) {
+    stats.record_order(latency, order);
+    if latency.stage != Stage::FirstResponse {
+        return;
+    }
+    let stage = match leg {
+        Some(LegKind::Up) => Stage::ClientRtt,
+        Some(LegKind::Down) => Stage::VenueRtt,
+        _ => return,
+    };
+    stats.record_order(Latency { stage, ..latency }, order);
 }

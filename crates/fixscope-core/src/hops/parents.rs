@@ -1,0 +1,385 @@
+//! The parents of the last `--link-window` (and a while longer, waiting for their answer),
+//! their children, and the indexes children and answers find them by.
+//!
+//! Parents come in time order, so they sit in a queue: the front ones are decided
+//! (`settle`) once their window has passed and forgotten (`forget`) once they waited long
+//! enough for their answer. A parent's id is its place in the run (`first_id` + index).
+
+use std::collections::{HashMap, VecDeque};
+
+use super::{hop_latency, order_ref, HopCounters, Kind};
+use crate::consumer::OrderSink;
+use crate::correlate::{RequestType, Stage};
+
+/// A response of a leg's session, as the linker needs it.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Answer {
+    pub session: u64,
+    pub kind: Kind,
+    pub ts_ns: u64,
+    /// The first response after the session's last capture hole (0: none): an order
+    /// older than it may have had this answer in the hole.
+    pub hole_after: u64,
+}
+
+struct Child {
+    session: u64,
+    id: Vec<u8>,
+    ts_ns: u64,
+    /// Its first response from the venue.
+    venue_first: Option<u64>,
+}
+
+struct Parent {
+    session: u64,
+    request_type: RequestType,
+    id: Vec<u8>,
+    ts_ns: u64,
+    /// Its link values, per rule (to unindex it).
+    keys: Vec<(usize, Vec<u8>)>,
+    /// The rule its first child linked by.
+    rule: usize,
+    children: Vec<Child>,
+    ambiguous: bool,
+    settled: bool,
+    /// Its first response (time, kind).
+    first_response: Option<(u64, Kind)>,
+    /// The venue's earliest first response to one of its children (time, kind).
+    venue_first: Option<(u64, Kind)>,
+    /// The parent's first response of the venue's kind after it.
+    hop_back_ts: Option<u64>,
+    /// Its first response came before any venue answer, or was of another kind.
+    local: Option<bool>,
+    /// A capture hole may hold an answer of this order: no `hop_back`, no `local_ack`.
+    hole: bool,
+    hop_back_done: bool,
+    decided: bool,
+}
+
+impl Parent {
+    fn linked(&self) -> bool {
+        !self.ambiguous && !self.children.is_empty()
+    }
+}
+
+/// Parents found for a child's link value.
+pub(super) struct Found {
+    pub in_window: Vec<u64>,
+    /// A parent named it, but longer than the window before it.
+    pub late: bool,
+}
+
+pub(super) struct ParentTable {
+    queue: VecDeque<Parent>,
+    first_id: u64,
+    /// The first parent not settled yet.
+    next_to_settle: u64,
+    by_rule: Vec<HashMap<Vec<u8>, Vec<u64>>>,
+    /// Parents by session and ClOrdID (their answers name them so).
+    by_id: HashMap<(u64, Vec<u8>), u64>,
+    /// Children by session and ClOrdID: (parent, index among its children).
+    children: HashMap<(u64, Vec<u8>), (u64, usize)>,
+    children_pending: u64,
+}
+
+impl ParentTable {
+    pub(super) fn new(rules: usize) -> Self {
+        ParentTable {
+            queue: VecDeque::new(),
+            first_id: 0,
+            next_to_settle: 0,
+            by_rule: (0..rules).map(|_| HashMap::new()).collect(),
+            by_id: HashMap::new(),
+            children: HashMap::new(),
+            children_pending: 0,
+        }
+    }
+
+    fn get(&self, id: u64) -> Option<&Parent> {
+        id.checked_sub(self.first_id)
+            .and_then(|i| self.queue.get(i as usize))
+    }
+
+    fn get_mut(&mut self, id: u64) -> Option<&mut Parent> {
+        id.checked_sub(self.first_id)
+            .and_then(|i| self.queue.get_mut(i as usize))
+    }
+
+    /// A parent request: its id.
+    pub(super) fn open(
+        &mut self,
+        session: u64,
+        t: RequestType,
+        cl_ord_id: &[u8],
+        ts_ns: u64,
+    ) -> u64 {
+        let id = self.first_id + self.queue.len() as u64;
+        self.queue.push_back(Parent {
+            session,
+            request_type: t,
+            id: cl_ord_id.to_vec(),
+            ts_ns,
+            keys: Vec::new(),
+            rule: 0,
+            children: Vec::new(),
+            ambiguous: false,
+            settled: false,
+            first_response: None,
+            venue_first: None,
+            hop_back_ts: None,
+            local: None,
+            hole: false,
+            hop_back_done: false,
+            decided: false,
+        });
+        if !cl_ord_id.is_empty() {
+            self.by_id.insert((session, cl_ord_id.to_vec()), id);
+        }
+        id
+    }
+
+    /// The parent `id` has `value` under rule `rule`.
+    pub(super) fn index(&mut self, rule: usize, value: &[u8], id: u64) {
+        self.by_rule[rule]
+            .entry(value.to_vec())
+            .or_default()
+            .push(id);
+        if let Some(p) = self.get_mut(id) {
+            p.keys.push((rule, value.to_vec()));
+        }
+    }
+
+    /// The parents a child stamped `ts_ns` names by `value` under rule `rule`.
+    pub(super) fn candidates(
+        &self,
+        rule: usize,
+        value: &[u8],
+        ts_ns: u64,
+        window_ns: u64,
+    ) -> Found {
+        let mut found = Found {
+            in_window: Vec::new(),
+            late: false,
+        };
+        for &id in self.by_rule[rule].get(value).into_iter().flatten() {
+            let Some(p) = self.get(id) else { continue };
+            if !p.settled && ts_ns.saturating_sub(p.ts_ns) <= window_ns {
+                found.in_window.push(id);
+            } else {
+                found.late = true;
+            }
+        }
+        found
+    }
+
+    /// Links a child to parent `id` (decided when the parent's window ends). A second child
+    /// with the child's id makes the parent ambiguous: which one was its order is a guess.
+    pub(super) fn link(
+        &mut self,
+        id: u64,
+        session: u64,
+        cl_ord_id: &[u8],
+        ts_ns: u64,
+        rule: usize,
+        _t: RequestType,
+    ) {
+        let Some(p) = self.get_mut(id) else { return };
+        if p.children.is_empty() {
+            p.rule = rule;
+        }
+        if p.children
+            .iter()
+            .any(|c| c.session == session && c.id == cl_ord_id)
+        {
+            p.ambiguous = true;
+        }
+        let index = p.children.len();
+        p.children.push(Child {
+            session,
+            id: cl_ord_id.to_vec(),
+            ts_ns,
+            venue_first: None,
+        });
+        self.children_pending += 1;
+        if !cl_ord_id.is_empty() {
+            self.children
+                .insert((session, cl_ord_id.to_vec()), (id, index));
+        }
+    }
+
+    pub(super) fn mark_ambiguous(&mut self, id: u64) {
+        if let Some(p) = self.get_mut(id) {
+            p.ambiguous = true;
+        }
+    }
+
+    /// A parent's answer: its parent's id when something about it was learnt.
+    pub(super) fn parent_answered(&mut self, cl_ord_id: &[u8], a: Answer) -> Option<u64> {
+        let &id = self.by_id.get(&(a.session, cl_ord_id.to_vec()))?;
+        let p = self.get_mut(id)?;
+        let before_hole = p.ts_ns < a.hole_after;
+        if p.first_response.is_none() {
+            p.hole |= before_hole;
+            p.first_response = Some((a.ts_ns, a.kind));
+            // Answers come in time order: a first response before any venue answer was the
+            // router's own; after one, it answers the venue only if it is of its kind.
+            p.local = Some(match p.venue_first {
+                None => true,
+                Some((_, kind)) => kind != a.kind,
+            });
+        }
+        if let (Some((venue_ts, kind)), None) = (p.venue_first, p.hop_back_ts) {
+            if kind == a.kind {
+                // A hole after the venue's answer may have held the router's.
+                p.hole |= a.hole_after > venue_ts;
+                p.hop_back_ts = Some(a.ts_ns);
+            }
+        }
+        Some(id)
+    }
+
+    /// A venue's answer to a child: its parent's id when something was learnt.
+    pub(super) fn child_answered(&mut self, cl_ord_id: &[u8], a: Answer) -> Option<u64> {
+        let &(id, index) = self.children.get(&(a.session, cl_ord_id.to_vec()))?;
+        let p = self.get_mut(id)?;
+        let child = p.children.get_mut(index)?;
+        if child.venue_first.is_some() {
+            return None;
+        }
+        child.venue_first = Some(a.ts_ns);
+        p.hole |= child.ts_ns < a.hole_after;
+        if p.venue_first.is_none() {
+            p.venue_first = Some((a.ts_ns, a.kind));
+        }
+        Some(id)
+    }
+
+    /// Records what parent `id` has ready: `hop_back` once it is settled and both ends
+    /// are known; whether its first response was the router's answer to the venue.
+    pub(super) fn emit_ready(
+        &mut self,
+        id: u64,
+        counters: &mut HopCounters,
+        sink: &mut dyn OrderSink,
+    ) {
+        let Some(p) = self.get_mut(id) else { return };
+        if !p.settled || !p.linked() {
+            return;
+        }
+        if p.hole {
+            if !p.decided {
+                p.decided = true;
+                p.hop_back_done = true;
+                counters.hops_after_capture_hole += 1;
+            }
+            return;
+        }
+        if let (false, Some(back), Some((venue_ts, kind))) =
+            (p.hop_back_done, p.hop_back_ts, p.venue_first)
+        {
+            p.hop_back_done = true;
+            let latency = hop_latency(
+                Stage::HopBack,
+                p.request_type,
+                p.session,
+                back - venue_ts,
+                venue_ts,
+            );
+            let msg_type: &[u8] = if kind == super::CANCEL_REJECT {
+                b"9"
+            } else {
+                b"8"
+            };
+            let exec = (kind != super::CANCEL_REJECT).then_some(kind as u8);
+            sink.record_order(latency, &order_ref(&p.id, msg_type, exec, back));
+        }
+        if let (false, Some(local)) = (p.decided, p.local) {
+            p.decided = true;
+            if local {
+                counters.local_ack += 1;
+            }
+        }
+    }
+
+    /// Decides every parent stamped before `before`: linked (its `hop_out`s recorded),
+    /// unlinked or ambiguous. `linked(rule, children)` is told of each linked one.
+    pub(super) fn settle(
+        &mut self,
+        before: u64,
+        counters: &mut HopCounters,
+        sink: &mut dyn OrderSink,
+        mut linked: impl FnMut(usize, usize),
+    ) {
+        loop {
+            let id = self.next_to_settle;
+            let Some(p) = self.get_mut(id) else { break };
+            if p.ts_ns >= before {
+                break;
+            }
+            p.settled = true;
+            let n = p.children.len() as u64;
+            if p.ambiguous {
+                counters.ambiguous += 1;
+                counters.ambiguous_child += n;
+            } else if n == 0 {
+                counters.unlinked_parent += 1;
+            } else {
+                counters.linked += 1;
+                counters.linked_children += n;
+                if n > 1 {
+                    counters.fanout_parents += 1;
+                }
+                linked(p.rule, n as usize);
+                for c in &p.children {
+                    let latency = hop_latency(
+                        Stage::HopOut,
+                        p.request_type,
+                        p.session,
+                        c.ts_ns - p.ts_ns,
+                        p.ts_ns,
+                    );
+                    sink.record_order(latency, &order_ref(&p.id, b"", None, c.ts_ns));
+                }
+            }
+            self.next_to_settle += 1;
+            self.children_pending -= n;
+            self.emit_ready(id, counters, sink);
+        }
+    }
+
+    /// Forgets the settled parents stamped before `before` (and their children).
+    pub(super) fn forget(&mut self, before: u64, _counters: &mut HopCounters) {
+        while let Some(p) = self.queue.front() {
+            if p.ts_ns >= before || !p.settled {
+                break;
+            }
+            let p = self.queue.pop_front().expect("front exists");
+            let id = self.first_id;
+            self.first_id += 1;
+            for (rule, value) in &p.keys {
+                if let Some(ids) = self.by_rule[*rule].get_mut(value) {
+                    ids.retain(|&i| i != id);
+                    if ids.is_empty() {
+                        self.by_rule[*rule].remove(value);
+                    }
+                }
+            }
+            let key = (p.session, p.id);
+            if self.by_id.get(&key) == Some(&id) {
+                self.by_id.remove(&key);
+            }
+            for c in p.children {
+                let key = (c.session, c.id);
+                if self.children.get(&key).map(|&(pid, _)| pid) == Some(id) {
+                    self.children.remove(&key);
+                }
+            }
+        }
+    }
+
+    /// Parents not settled yet, and their children.
+    pub(super) fn pending(&self) -> (u64, u64) {
+        let settled = self.next_to_settle - self.first_id;
+        (self.queue.len() as u64 - settled, self.children_pending)
+    }
+}
