@@ -1,0 +1,474 @@
+//! `--leg`/`--link` (#31) against a router's traffic whose every time is known: a client
+//! session into the router, the router's session out to a venue, written as a real capture.
+//! Each hop stage equals the generator's truth (count, min, max and mean exact,
+//! percentiles within the histogram's 0.1%) and every order lands in its ledger count.
+
+mod support;
+
+use fixscope_core::pcap_writer::SyntheticConnection;
+use support::{analyse_packets, assert_stage, at, counter, endpoint, fix_message, TimedPacket};
+
+const CLIENT_PORT: u16 = 9879;
+const VENUE_PORT: u16 = 9878;
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum IdMap {
+    /// The child's ClOrdID is the parent's.
+    Same,
+    /// The router's own ClOrdID, the parent's in SecondaryClOrdID (526).
+    Secondary,
+    /// The router's own ClOrdID; OnBehalfOfCompID and the NoHops group name the parent.
+    Hops,
+    /// The router's own ClOrdID and nothing naming the parent.
+    Counter,
+}
+
+struct Spec {
+    id_map: IdMap,
+    clients: usize,
+    parents: usize,
+    slices: usize,
+    /// Every n-th parent is rejected by the router itself (0: none).
+    reject_every: usize,
+    /// Every n-th parent is acked by the router before it routes (0: none).
+    local_ack_every: usize,
+    seed: u64,
+}
+
+#[derive(Default, Debug)]
+struct Truth {
+    hop_out: Vec<u64>,
+    venue_rtt: Vec<u64>,
+    hop_back: Vec<u64>,
+    client_rtt: Vec<u64>,
+    parents: u64,
+    children: u64,
+    linked: u64,
+    unlinked_parent: u64,
+    local_ack: u64,
+    fanout: u64,
+}
+
+struct Rng(u64);
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 33) % n
+    }
+}
+
+/// One message on one connection (0..clients: client sessions; `clients`: the venue's),
+/// from the initiator (`up`) or the acceptor.
+struct Event {
+    ts: u64,
+    conn: usize,
+    from_initiator: bool,
+    bytes: Vec<u8>,
+}
+
+fn router_capture(spec: &Spec) -> (Vec<TimedPacket>, Truth) {
+    let mut rng = Rng(spec.seed);
+    let mut truth = Truth::default();
+    let mut events = Vec::new();
+    let t0 = 1_700_000_000_000_000_000u64;
+    let mut client_seq = vec![1u64; spec.clients];
+    let mut venue_seq = 1u64;
+    let mut router_seq = vec![1u64; spec.clients];
+    let mut exch_seq = 1u64;
+    let mut next_child = 1u64;
+    let logon = |sender: &str, target: &str| {
+        fix_message(
+            "FIX.4.4",
+            &[
+                (35, "A"),
+                (49, sender),
+                (56, target),
+                (34, "1"),
+                (98, "0"),
+                (108, "30"),
+            ],
+        )
+    };
+    for c in 0..spec.clients {
+        let name = format!("CLIENT{c}");
+        events.push(Event {
+            ts: t0 + 10,
+            conn: c,
+            from_initiator: true,
+            bytes: logon(&name, "ROUTER"),
+        });
+        events.push(Event {
+            ts: t0 + 20,
+            conn: c,
+            from_initiator: false,
+            bytes: logon("ROUTER", &name),
+        });
+        client_seq[c] = 2;
+        router_seq[c] = 2;
+    }
+    events.push(Event {
+        ts: t0 + 30,
+        conn: spec.clients,
+        from_initiator: true,
+        bytes: logon("ROUTER", "EXCH"),
+    });
+    events.push(Event {
+        ts: t0 + 40,
+        conn: spec.clients,
+        from_initiator: false,
+        bytes: logon("EXCH", "ROUTER"),
+    });
+    venue_seq += 1;
+    exch_seq += 1;
+    let venue = spec.clients;
+    for i in 0..spec.parents {
+        let c = i % spec.clients;
+        let client = format!("CLIENT{c}");
+        let parent_id = format!("C{c}-{i:06}");
+        let tp = t0 + 1_000_000 + i as u64 * 20_000 + rng.below(3_000);
+        let pseq = client_seq[c].to_string();
+        client_seq[c] += 1;
+        events.push(Event {
+            ts: tp,
+            conn: c,
+            from_initiator: true,
+            bytes: fix_message(
+                "FIX.4.4",
+                &[
+                    (35, "D"),
+                    (49, &client),
+                    (56, "ROUTER"),
+                    (34, &pseq),
+                    (11, &parent_id),
+                    (55, "MSFT"),
+                    (54, "1"),
+                    (38, "200"),
+                    (40, "2"),
+                    (44, "10.5"),
+                ],
+            ),
+        });
+        truth.parents += 1;
+        let mut answer = |ts: u64, exec: &str, status: &str, events: &mut Vec<Event>| {
+            let seq = router_seq[c].to_string();
+            router_seq[c] += 1;
+            events.push(Event {
+                ts,
+                conn: c,
+                from_initiator: false,
+                bytes: fix_message(
+                    "FIX.4.4",
+                    &[
+                        (35, "8"),
+                        (49, "ROUTER"),
+                        (56, &client),
+                        (34, &seq),
+                        (11, &parent_id),
+                        (37, "O"),
+                        (17, "E"),
+                        (150, exec),
+                        (39, status),
+                    ],
+                ),
+            });
+        };
+        if spec.reject_every > 0 && i % spec.reject_every == 0 {
+            let r = 500 + rng.below(2_000);
+            answer(tp + r, "8", "8", &mut events);
+            truth.client_rtt.push(r);
+            truth.unlinked_parent += 1;
+            continue;
+        }
+        let local = spec.local_ack_every > 0 && i % spec.local_ack_every == 1;
+        let mut first_answer = None;
+        if local {
+            let r = 100 + rng.below(200);
+            answer(tp + r, "0", "0", &mut events);
+            first_answer = Some(tp + r);
+            truth.local_ack += 1;
+        }
+        let mut venue_acks = Vec::new();
+        let mut last_fill = 0;
+        let mut child_out = tp + 400 + rng.below(1_500);
+        for k in 0..spec.slices {
+            let child_id = match spec.id_map {
+                IdMap::Same => parent_id.clone(),
+                _ => {
+                    next_child += 1;
+                    format!("R{next_child:07}")
+                }
+            };
+            let vseq = venue_seq.to_string();
+            venue_seq += 1;
+            let mut fields: Vec<(u32, String)> = vec![
+                (35, "D".into()),
+                (49, "ROUTER".into()),
+                (56, "EXCH".into()),
+                (34, vseq),
+            ];
+            if spec.id_map == IdMap::Hops {
+                fields.extend([
+                    (115, client.clone()),
+                    (627, "1".into()),
+                    (628, "ROUTER".into()),
+                    (629, "20261127-08:00:00.000".into()),
+                    (630, pseq.clone()),
+                ]);
+            }
+            fields.push((11, child_id.clone()));
+            if spec.id_map == IdMap::Secondary {
+                fields.push((526, parent_id.clone()));
+            }
+            fields.extend([
+                (55, "MSFT".into()),
+                (54, "1".into()),
+                (38, "100".into()),
+                (40, "2".into()),
+                (44, "10.5".into()),
+            ]);
+            let borrowed: Vec<(u32, &str)> = fields.iter().map(|(t, v)| (*t, v.as_str())).collect();
+            events.push(Event {
+                ts: child_out,
+                conn: venue,
+                from_initiator: true,
+                bytes: fix_message("FIX.4.4", &borrowed),
+            });
+            truth.children += 1;
+            truth.hop_out.push(child_out - tp);
+            let venue_rtt = 3_000 + rng.below(20_000) + k as u64 * 7;
+            let ack_at = child_out + venue_rtt;
+            let fill_at = ack_at + 1_000 + rng.below(5_000);
+            for (ts, exec, status) in [(ack_at, "0", "0"), (fill_at, "F", "2")] {
+                let seq = exch_seq.to_string();
+                exch_seq += 1;
+                events.push(Event {
+                    ts,
+                    conn: venue,
+                    from_initiator: false,
+                    bytes: fix_message(
+                        "FIX.4.4",
+                        &[
+                            (35, "8"),
+                            (49, "EXCH"),
+                            (56, "ROUTER"),
+                            (34, &seq),
+                            (11, &child_id),
+                            (37, "V"),
+                            (17, "X"),
+                            (150, exec),
+                            (39, status),
+                        ],
+                    ),
+                });
+            }
+            truth.venue_rtt.push(venue_rtt);
+            venue_acks.push(ack_at);
+            last_fill = last_fill.max(fill_at);
+            child_out += 300 + rng.below(700);
+        }
+        let linked = spec.id_map != IdMap::Counter;
+        let first_venue = *venue_acks.iter().min().unwrap();
+        if !local {
+            let back = 200 + rng.below(1_800);
+            answer(first_venue + back, "0", "0", &mut events);
+            first_answer = Some(first_venue + back);
+            if linked {
+                truth.hop_back.push(back);
+            }
+        }
+        // The router forwards the fill after its ack.
+        let fill_after = last_fill.max(first_answer.unwrap());
+        answer(fill_after + 300 + rng.below(500), "F", "2", &mut events);
+        truth.client_rtt.push(first_answer.unwrap() - tp);
+        if linked {
+            truth.linked += 1;
+            truth.fanout += u64::from(spec.slices > 1);
+        } else {
+            truth.unlinked_parent += 1;
+            truth.local_ack -= u64::from(local);
+        }
+    }
+    if spec.id_map == IdMap::Counter {
+        truth.hop_out.clear();
+    }
+    // TCP segments in time order per connection (sequence numbers follow the time).
+    events.sort_by_key(|e| e.ts);
+    let mut conns: Vec<SyntheticConnection> = (0..spec.clients)
+        .map(|c| {
+            SyntheticConnection::new(
+                endpoint(false, 10 + c as u8, 41_000 + c as u16),
+                endpoint(false, 2, CLIENT_PORT),
+            )
+        })
+        .collect();
+    conns.push(SyntheticConnection::new(
+        endpoint(false, 2, 50_000),
+        endpoint(false, 3, VENUE_PORT),
+    ));
+    let mut packets = Vec::new();
+    for conn in &mut conns {
+        for p in conn.handshake() {
+            packets.push(at(t0, p));
+        }
+    }
+    for e in events {
+        let conn = &mut conns[e.conn];
+        let spec = if e.from_initiator {
+            conn.client_sends(&e.bytes)
+        } else {
+            conn.server_sends(&e.bytes)
+        };
+        packets.push(at(e.ts, spec));
+    }
+    packets.sort_by_key(|p| p.ts_ns);
+    (packets, truth)
+}
+
+fn legs() -> Vec<String> {
+    vec![
+        format!("--leg=up={CLIENT_PORT}"),
+        format!("--leg=down={VENUE_PORT}/client"),
+    ]
+}
+
+fn run(name: &str, spec: &Spec, extra: &[&str]) -> (serde_json::Value, Truth) {
+    let dir = tempfile::tempdir().unwrap();
+    let (packets, truth) = router_capture(spec);
+    let mut args: Vec<String> = legs();
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let summary = analyse_packets(
+        dir.path(),
+        name,
+        &packets,
+        &[&["-p", &CLIENT_PORT.to_string()], &args[..]].concat(),
+    );
+    (summary, truth)
+}
+
+/// Every parent and every child in exactly one count, and the counts the truth has.
+fn assert_ledger(s: &serde_json::Value, t: &Truth) {
+    let c = |n| counter(s, n);
+    assert_eq!(c("parents"), t.parents);
+    assert_eq!(c("children"), t.children);
+    assert_eq!(c("linked"), t.linked, "linked");
+    assert_eq!(c("unlinked_parent"), t.unlinked_parent, "unlinked_parent");
+    assert_eq!(c("local_ack"), t.local_ack, "local_ack");
+    assert_eq!(c("fanout_parents"), t.fanout, "fanout_parents");
+    assert_eq!(
+        (c("ambiguous"), c("ambiguous_child"), c("late_link")),
+        (0, 0, 0)
+    );
+    assert_eq!((c("parents_pending"), c("children_pending")), (0, 0));
+    assert_eq!(
+        c("parents"),
+        c("linked") + c("unlinked_parent") + c("ambiguous")
+    );
+    assert_eq!(
+        c("children"),
+        c("linked_children") + c("unlinked_child") + c("ambiguous_child") + c("late_link")
+    );
+}
+
+fn assert_hops(s: &serde_json::Value, t: &Truth) {
+    assert_stage(s, "hop_out", &t.hop_out);
+    assert_stage(s, "venue_rtt", &t.venue_rtt);
+    assert_stage(s, "hop_back", &t.hop_back);
+    assert_stage(s, "client_rtt", &t.client_rtt);
+    assert_ledger(s, t);
+}
+
+#[test]
+fn same_ids_link_by_11_and_every_hop_is_exact() {
+    let spec = Spec {
+        id_map: IdMap::Same,
+        clients: 3,
+        parents: 600,
+        slices: 1,
+        reject_every: 10,
+        local_ack_every: 0,
+        seed: 1,
+    };
+    let (s, t) = run("same.pcap", &spec, &[]);
+    assert_hops(&s, &t);
+    assert_eq!(counter(&s, "unlinked_child"), 0);
+}
+
+#[test]
+fn secondary_ids_with_slices_and_local_acks_link_by_526() {
+    let spec = Spec {
+        id_map: IdMap::Secondary,
+        clients: 2,
+        parents: 600,
+        slices: 2,
+        reject_every: 9,
+        local_ack_every: 7,
+        seed: 2,
+    };
+    let (s, t) = run("526.pcap", &spec, &["--link", "526=11"]);
+    assert_hops(&s, &t);
+    assert_eq!(counter(&s, "linked_children"), t.children);
+}
+
+#[test]
+fn hops_groups_link_by_sender_and_sequence_under_auto() {
+    let spec = Spec {
+        id_map: IdMap::Hops,
+        clients: 4,
+        parents: 600,
+        slices: 1,
+        reject_every: 8,
+        local_ack_every: 0,
+        seed: 3,
+    };
+    let (s, t) = run("hops.pcap", &spec, &[]);
+    assert_hops(&s, &t);
+}
+
+#[test]
+fn a_router_s_own_ids_are_never_guessed() {
+    let spec = Spec {
+        id_map: IdMap::Counter,
+        clients: 2,
+        parents: 300,
+        slices: 1,
+        reject_every: 10,
+        local_ack_every: 0,
+        seed: 4,
+    };
+    let (s, t) = run("counter.pcap", &spec, &[]);
+    // Nothing names the parent: no hop, every order unlinked, the round trips still measured.
+    assert_eq!(support::stage(&s, "hop_out")["count"], 0);
+    assert_eq!(support::stage(&s, "hop_back")["count"], 0);
+    assert_stage(&s, "venue_rtt", &t.venue_rtt);
+    assert_stage(&s, "client_rtt", &t.client_rtt);
+    assert_eq!(counter(&s, "unlinked_child"), t.children);
+    assert_ledger(&s, &t);
+}
+
+#[test]
+fn without_legs_no_hop_stage_or_counter_appears() {
+    let spec = Spec {
+        id_map: IdMap::Secondary,
+        clients: 1,
+        parents: 50,
+        slices: 1,
+        reject_every: 0,
+        local_ack_every: 0,
+        seed: 5,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (packets, _) = router_capture(&spec);
+    let s = analyse_packets(dir.path(), "plain.pcap", &packets, &["-p", "9878,9879"]);
+    let names: Vec<&str> = s["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["stage"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["first_response", "ack", "fill", "ack_to_fill"]);
+    assert!(s["counters"].get("linked").is_none());
+}
