@@ -209,6 +209,11 @@ impl Pipeline {
         &self.config
     }
 
+    /// The hop linker (`--leg`).
+    pub fn hops(&self) -> Option<&HopLinker> {
+        self.hops.as_ref()
+    }
+
     pub fn stats(&self) -> &Stats {
         &self.stats
     }

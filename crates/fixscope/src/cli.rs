@@ -562,6 +562,9 @@ pub struct TapArgs {
 impl LiveArgs {
     /// Validates the `--tap` flags into the mirror-port capture's configuration.
     pub fn tap_config(&self) -> Result<fixscope_tap::TapConfig> {
+        if self.analysis.legs.discover() {
+            bail!("--link discover reads a capture: run it with `fixscope pcap` on a tcpdump of the legs");
+        }
         if self.breakdown {
             bail!(
                 "--breakdown does not apply to --tap: it splits an order inside the host that \
@@ -616,6 +619,9 @@ impl LiveArgs {
             }
         }
         self.analysis.legs.one_role()?;
+        if self.analysis.legs.discover() {
+            bail!("--link discover reads a capture: run it with `fixscope pcap` on a tcpdump of the legs");
+        }
         let ring_bytes = self.ring_mb << 20;
         let mut cfg =
             fixscope_live::LiveConfig::new(self.iface.clone(), self.analysis.ports.clone());

@@ -40,9 +40,6 @@ impl LegArgs {
         }
         let legs = Legs(self.legs.clone());
         legs.check().map_err(anyhow::Error::msg)?;
-        if self.link == LinkSpec::Discover {
-            bail!("--link discover is not available yet: name the rule (hops, 11, CHILD=PARENT) or use auto");
-        }
         let window_ns = u64::try_from(self.link_window.as_nanos()).unwrap_or(u64::MAX);
         if window_ns == 0 {
             bail!("--link-window must be above 0");
@@ -65,6 +62,11 @@ impl LegArgs {
         list.join(",")
             .parse()
             .map_err(|e| anyhow::anyhow!("ports: {e}"))
+    }
+
+    /// `--link discover`: read, propose rules, exit (no report).
+    pub fn discover(&self) -> bool {
+        !self.legs.is_empty() && self.link == LinkSpec::Discover
     }
 
     /// Live (eBPF) takes one role for every port: legs whose host ends differ need a

@@ -104,7 +104,12 @@ fn run_one(
         None => None,
     };
     let records = RecordsFile::attach(&args.analysis.records, &mut pipeline, false)?;
-    let mut reporters = output::reporters(&args.analysis)?;
+    let discover = args.analysis.legs.discover();
+    let mut reporters = if discover {
+        fixscope_core::report::Fanout::new()
+    } else {
+        output::reporters(&args.analysis)?
+    };
     let progress = ReadProgress::start(&captures, args.analysis.verbose);
     let ports = args.analysis.ports.clone();
     let files = captures.clone();
@@ -133,6 +138,9 @@ fn run_one(
         records.finish()?;
     }
     say_capture_notes(&files, &args.analysis.ports, &source.capture.stats());
+    if let Some(d) = pipeline.hops().and_then(|h| h.discovery.as_ref()) {
+        print!("{}", d.report());
+    }
     output::flush_stdout();
     Ok(code)
 }

@@ -472,3 +472,34 @@ fn without_legs_no_hop_stage_or_counter_appears() {
     assert_eq!(names, ["first_response", "ack", "fill", "ack_to_fill"]);
     assert!(s["counters"].get("linked").is_none());
 }
+
+/// `--link discover` on a router's capture: its report.
+fn discover(spec: &Spec) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let (packets, _) = router_capture(spec);
+    let path = dir.path().join("discover.pcap");
+    support::write_pcap(&path, &packets);
+    let mut args = vec!["pcap".to_string(), path.display().to_string()];
+    args.extend(legs());
+    args.extend(["--link".into(), "discover".into()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = support::fixscope(&args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn discovery_names_the_true_rule_of_each_mapping_and_none_for_made_up_ids() {
+    for (id_map, slices, want) in [
+        (IdMap::Same, 1, "suggested: --link 11\n"),
+        (IdMap::Secondary, 3, "suggested: --link 526=11\n"),
+        (IdMap::Hops, 1, "suggested: --link hops\n"),
+        (IdMap::Counter, 1, "fixscope will not guess"),
+    ] {
+        let spec = Spec { id_map, clients: 3, parents: 400, slices, reject_every: 10, local_ack_every: 0, seed: 6 };
+        let report = discover(&spec);
+        assert!(report.contains(want), "{id_map:?}: {report}");
+        assert!(report.contains("400 parents"), "{report}");
+        assert!(!report.contains("first_response"), "no latency report: {report}");
+    }
+}

@@ -27,6 +27,7 @@
 //! update's last byte (the host can act on it only then).
 
 mod counters;
+mod discover;
 mod legs;
 mod market_data;
 mod parents;
@@ -37,6 +38,7 @@ mod tests;
 use std::collections::HashMap;
 
 pub use counters::{counters_if_present, HopCounters};
+pub use discover::Discovery;
 pub use legs::{Leg, LegKind, Legs};
 pub use rules::{LinkRule, LinkSpec};
 
@@ -89,6 +91,8 @@ pub struct HopLinker {
     pub linked_by_rule: Vec<(LinkRule, u64)>,
     /// Linked parents by their number of children (index 0: one child).
     pub children_per_parent: Vec<u64>,
+    /// `--link discover`: rules proposed from the traffic, nothing linked.
+    pub discovery: Option<Discovery>,
     value: Vec<u8>,
     id: Vec<u8>,
 }
@@ -105,6 +109,7 @@ impl HopLinker {
             children_per_parent: Vec::new(),
             value: Vec::new(),
             id: Vec::new(),
+            discovery: (config.link == LinkSpec::Discover).then(|| Discovery::new(config.window_ns)),
             config,
         }
     }
@@ -151,6 +156,9 @@ impl HopLinker {
 
     fn parent(&mut self, session: u64, t: RequestType, msg: &[u8], ts_ns: u64) {
         self.counters.parents += 1;
+        if let Some(d) = self.discovery.as_mut() {
+            d.parent(msg, ts_ns);
+        }
         if !read_id(msg, &mut self.id) {
             // No ClOrdID: its answers cannot be found; counted unlinked when its window ends.
             self.id.clear();
@@ -172,6 +180,9 @@ impl HopLinker {
         sink: &mut dyn OrderSink,
     ) {
         self.counters.children += 1;
+        if let Some(d) = self.discovery.as_mut() {
+            d.child(msg, ts_ns);
+        }
         let has_id = read_id(msg, &mut self.id);
         let window = self.config.window_ns;
         let mut late = false;
