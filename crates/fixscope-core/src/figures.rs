@@ -25,6 +25,8 @@ pub struct Figures<'a> {
     pub(crate) layer_known: bool,
     /// Rebuilt from a log: the session layer as the run reported it.
     pub(crate) logged_layer: Option<&'a SessionLayerFigures>,
+    /// `--leg`: what linked the parents (summaries only).
+    pub links: Option<&'a crate::hops::LinkFigures>,
     /// The breakdown stages are measured (`--breakdown`).
     pub(crate) breakdown: bool,
     /// The hop stages are measured (`--leg`).

@@ -600,6 +600,7 @@ impl Pipeline {
         reporter: &mut dyn Reporter,
     ) -> io::Result<()> {
         let (end, counters) = (self.run_end(), self.counters());
+        self.stats.links = self.hops.as_ref().map(HopLinker::figures);
         let source = self.with_record_counters(source);
         let source = &source[..];
         report_end(
@@ -632,6 +633,7 @@ impl Pipeline {
         reporter: &mut dyn Reporter,
     ) -> io::Result<()> {
         let counters = self.counters();
+        self.stats.links = self.hops.as_ref().map(HopLinker::figures);
         self.stats.refresh_views();
         let source = self.with_record_counters(source);
         let mut summary = SummaryReport::new(&self.stats, counters, &source, self.run_span());

@@ -43,6 +43,8 @@ pub struct Stats {
     /// Rebuilt from a log: the session layer's figures as the run reported them (one log
     /// read whole; `None` otherwise, and reports leave the session layer out).
     pub logged_layer: Option<SessionLayerFigures>,
+    /// `--leg`: what linked the parents (set by the pipeline before its summary).
+    pub links: Option<crate::hops::LinkFigures>,
 }
 
 impl Stats {
@@ -67,6 +69,7 @@ impl Stats {
             views_fresh: true,
             layer_known: true,
             logged_layer: None,
+            links: None,
         }
     }
 
@@ -108,6 +111,7 @@ impl Stats {
             layer: &self.layer,
             layer_known: self.layer_known,
             logged_layer: self.logged_layer.as_ref(),
+            links: self.links.as_ref(),
             breakdown: self.config.breakdown,
             hops: self.config.hops,
         }

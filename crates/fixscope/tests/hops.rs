@@ -47,6 +47,9 @@ struct Truth {
     unlinked_parent: u64,
     local_ack: u64,
     fanout: u64,
+    /// Per linked parent answered after the venue: (client_rtt, hop_out, venue_rtt,
+    /// hop_back) of the child the venue answered first.
+    chains: std::collections::HashMap<String, [u64; 4]>,
 }
 
 struct Rng(u64);
@@ -191,6 +194,7 @@ fn router_capture(spec: &Spec) -> (Vec<TimedPacket>, Truth) {
             truth.local_ack += 1;
         }
         let mut venue_acks = Vec::new();
+        let mut child_outs = Vec::new();
         let mut last_fill = 0;
         let mut child_out = tp + 400 + rng.below(1_500);
         for k in 0..spec.slices {
@@ -266,6 +270,7 @@ fn router_capture(spec: &Spec) -> (Vec<TimedPacket>, Truth) {
             }
             truth.venue_rtt.push(venue_rtt);
             venue_acks.push(ack_at);
+            child_outs.push(child_out);
             last_fill = last_fill.max(fill_at);
             child_out += 300 + rng.below(700);
         }
@@ -277,6 +282,9 @@ fn router_capture(spec: &Spec) -> (Vec<TimedPacket>, Truth) {
             first_answer = Some(first_venue + back);
             if linked {
                 truth.hop_back.push(back);
+                let k = venue_acks.iter().position(|&a| a == first_venue).unwrap();
+                let (out, venue) = (child_outs[k] - tp, first_venue - child_outs[k]);
+                truth.chains.insert(parent_id.clone(), [out + venue + back, out, venue, back]);
             }
         }
         // The router forwards the fill after its ack.
@@ -379,6 +387,34 @@ fn assert_hops(s: &serde_json::Value, t: &Truth) {
     assert_stage(s, "hop_back", &t.hop_back);
     assert_stage(s, "client_rtt", &t.client_rtt);
     assert_ledger(s, t);
+    assert_chains(s, t);
+}
+
+/// The summary's `links`: linked parents per rule, and where the time went — each band's
+/// mean hops adding up to its mean client_rtt, the slowest orders' hops exact per order.
+fn assert_chains(s: &serde_json::Value, t: &Truth) {
+    let links = &s["links"];
+    let by_rule: u64 = links["rules"].as_object().unwrap().values().map(|v| v.as_u64().unwrap()).sum();
+    assert_eq!(by_rule, t.linked);
+    let bands = links["where_time_went"].as_array().unwrap();
+    let orders: u64 = bands.iter().map(|b| b["orders"].as_u64().unwrap()).sum();
+    assert_eq!(orders as usize, t.chains.len(), "every linked order answered after the venue");
+    for b in bands {
+        let f = |k: &str| b[k].as_f64().unwrap();
+        let sum = f("hop_out_mean_ns") + f("venue_rtt_mean_ns") + f("hop_back_mean_ns");
+        assert!((sum - f("client_rtt_mean_ns")).abs() < 1e-3, "{b}");
+    }
+    let mut want: Vec<u64> = t.chains.values().map(|c| c[0]).collect();
+    want.sort_unstable_by(|a, b| b.cmp(a));
+    let slowest = links["slowest"].as_array().unwrap();
+    assert_eq!(slowest.len(), want.len().min(10));
+    for (i, ch) in slowest.iter().enumerate() {
+        let key = ch["key"].as_str().unwrap();
+        let truth = t.chains[key];
+        let got = ["client_rtt_ns", "hop_out_ns", "venue_rtt_ns", "hop_back_ns"].map(|k| ch[k].as_u64().unwrap());
+        assert_eq!(got, truth, "{key}");
+        assert_eq!(got[0], want[i], "the {i}th slowest");
+    }
 }
 
 #[test]

@@ -26,6 +26,7 @@
 //! Timing rule as everywhere: a request's last byte, a response's first byte; a market-data
 //! update's last byte (the host can act on it only then).
 
+mod chains;
 mod counters;
 mod discover;
 mod legs;
@@ -37,6 +38,7 @@ mod tests;
 
 use std::collections::HashMap;
 
+pub use chains::{Band, Chain};
 pub use counters::{counters_if_present, HopCounters};
 pub use discover::Discovery;
 pub use legs::{Leg, LegKind, Legs};
@@ -75,6 +77,19 @@ fn kind_of(msg_type: &[u8], exec_type: Option<u8>) -> Option<Kind> {
         b"9" => Some(CANCEL_REJECT),
         _ => None,
     }
+}
+
+/// What linked the run's parents (the summary's `links`).
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct LinkFigures {
+    /// Linked parents per rule, in `--link`'s order (the rule of a parent's first child).
+    pub rules: Vec<(String, u64)>,
+    /// Linked parents by their number of children (index 0: one child).
+    pub children_per_parent: Vec<u64>,
+    /// Per band of `client_rtt`, the mean of each hop (orders whose hops add up).
+    pub bands: Vec<Band>,
+    /// The slowest such orders by `client_rtt`, with their hops.
+    pub slowest: Vec<Chain>,
 }
 
 /// The hop linker: fed every order message of the legs' sessions, it records the hop
@@ -116,6 +131,20 @@ impl HopLinker {
 
     pub fn config(&self) -> &HopConfig {
         &self.config
+    }
+
+    /// What linked the parents so far.
+    pub fn figures(&self) -> LinkFigures {
+        LinkFigures {
+            rules: self
+                .linked_by_rule
+                .iter()
+                .map(|(r, n)| (r.to_string(), *n))
+                .collect(),
+            children_per_parent: self.children_per_parent.clone(),
+            bands: self.parents.chains.bands(),
+            slowest: self.parents.chains.slowest(),
+        }
     }
 
     /// One order message (a request or response the session layer passed, replays never)

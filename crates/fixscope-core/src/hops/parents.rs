@@ -7,6 +7,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
+use super::chains::{Chain, ChainSplit};
 use super::{hop_latency, order_ref, HopCounters, Kind};
 use crate::consumer::OrderSink;
 use crate::correlate::{RequestType, Stage};
@@ -44,8 +45,8 @@ struct Parent {
     settled: bool,
     /// Its first response (time, kind).
     first_response: Option<(u64, Kind)>,
-    /// The venue's earliest first response to one of its children (time, kind).
-    venue_first: Option<(u64, Kind)>,
+    /// The venue's earliest first response to one of its children (time, kind, child).
+    venue_first: Option<(u64, Kind, usize)>,
     /// The parent's first response of the venue's kind after it.
     hop_back_ts: Option<u64>,
     /// Its first response came before any venue answer, or was of another kind.
@@ -80,6 +81,8 @@ pub(super) struct ParentTable {
     /// Children by session and ClOrdID: (parent, index among its children).
     children: HashMap<(u64, Vec<u8>), (u64, usize)>,
     children_pending: u64,
+    /// The chains of the orders whose hops add up to their `client_rtt`.
+    pub(super) chains: ChainSplit,
 }
 
 impl ParentTable {
@@ -92,6 +95,7 @@ impl ParentTable {
             by_id: HashMap::new(),
             children: HashMap::new(),
             children_pending: 0,
+            chains: ChainSplit::default(),
         }
     }
 
@@ -225,10 +229,10 @@ impl ParentTable {
             // router's own; after one, it answers the venue only if it is of its kind.
             p.local = Some(match p.venue_first {
                 None => true,
-                Some((_, kind)) => kind != a.kind,
+                Some((_, kind, _)) => kind != a.kind,
             });
         }
-        if let (Some((venue_ts, kind)), None) = (p.venue_first, p.hop_back_ts) {
+        if let (Some((venue_ts, kind, _)), None) = (p.venue_first, p.hop_back_ts) {
             if kind == a.kind {
                 // A hole after the venue's answer may have held the router's.
                 p.hole |= a.hole_after > venue_ts;
@@ -249,7 +253,7 @@ impl ParentTable {
         child.venue_first = Some(a.ts_ns);
         p.hole |= child.ts_ns < a.hole_after;
         if p.venue_first.is_none() {
-            p.venue_first = Some((a.ts_ns, a.kind));
+            p.venue_first = Some((a.ts_ns, a.kind, index));
         }
         Some(id)
     }
@@ -274,7 +278,7 @@ impl ParentTable {
             }
             return;
         }
-        if let (false, Some(back), Some((venue_ts, kind))) =
+        if let (false, Some(back), Some((venue_ts, kind, _))) =
             (p.hop_back_done, p.hop_back_ts, p.venue_first)
         {
             p.hop_back_done = true;
@@ -297,6 +301,22 @@ impl ParentTable {
             p.decided = true;
             if local {
                 counters.local_ack += 1;
+            } else if let (Some((first, _)), Some(back), Some((venue_ts, _, c))) =
+                (p.first_response, p.hop_back_ts, p.venue_first)
+            {
+                // Not local: the first response is the answer to the venue's (`back`).
+                debug_assert_eq!(first, back);
+                let child_ts = p.children[c].ts_ns;
+                let chain = Chain {
+                    key: String::from_utf8_lossy(&p.id).into_owned(),
+                    session: p.session,
+                    request_ts_ns: p.ts_ns,
+                    client_rtt_ns: first - p.ts_ns,
+                    hop_out_ns: child_ts - p.ts_ns,
+                    venue_rtt_ns: venue_ts - child_ts,
+                    hop_back_ns: back - venue_ts,
+                };
+                self.chains.add(chain);
             }
         }
     }

@@ -33,6 +33,9 @@ pub const ALARM_COUNTERS: &[&str] = &[
     "shed_connections",
     "bad_checksum",
     "bad_body_length",
+    "ambiguous",
+    "late_link",
+    "hops_after_capture_hole",
 ];
 
 /// Counters worth a line when not zero, without being alarms.
@@ -68,6 +71,10 @@ pub const NOTABLE_COUNTERS: &[&str] = &[
     "tap_late_frames",
     "trailer_missing",
     "trailer_fcs_mismatch",
+    "unlinked_parent",
+    "unlinked_child",
+    "local_ack",
+    "tick_missing",
 ];
 
 /// The kind of the counter named `name` (a pipeline or a source counter).

@@ -195,9 +195,31 @@ impl<W: Write> Reporter for JsonReporter<W> {
             if let Some(by) = r.figures.by() {
                 m.insert("by".into(), super::by::by_json(by));
             }
+            if let Some(links) = r.figures.links {
+                m.insert("links".into(), links_json(links));
+            }
         }
         self.line(&with_timestamp_source(v, &r.span))
     }
+}
+
+/// `--leg`: linked parents per rule, and by their number of children.
+fn links_json(links: &crate::hops::LinkFigures) -> Value {
+    let rules: serde_json::Map<String, Value> =
+        links.rules.iter().map(|(r, n)| (r.clone(), (*n).into())).collect();
+    let fanout: serde_json::Map<String, Value> = links
+        .children_per_parent
+        .iter()
+        .enumerate()
+        .filter(|(_, &n)| n > 0)
+        .map(|(i, &n)| ((i + 1).to_string(), n.into()))
+        .collect();
+    json!({
+        "rules": rules,
+        "children_per_parent": fanout,
+        "where_time_went": links.bands,
+        "slowest": links.slowest,
+    })
 }
 
 /// `timestamp_source` (`live --tap`: who stamped the packets) on a report that has one.

@@ -8,6 +8,7 @@
 
 pub mod by;
 pub mod counter_kinds;
+mod hops;
 pub mod json;
 mod json_line;
 mod rows;

@@ -134,6 +134,9 @@ impl<W: Write> Reporter for TextReporter<W> {
         for s in r.all_stages() {
             write_stage_row(out, s.stage.name(), &s.dist)?;
         }
+        if let Some(links) = r.figures.links {
+            super::hops::write_links(out, links, &r.counters)?;
+        }
         if !r.by_request_type.is_empty() {
             writeln!(out, "\nby request type:")?;
             write_stage_header(out, "type/stage")?;

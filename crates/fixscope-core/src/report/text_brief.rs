@@ -120,6 +120,9 @@ pub fn write_summary(
             "(ack: the same figures as first_response — every order's first response was its ack)"
         )?;
     }
+    if let Some(links) = r.figures.links {
+        super::hops::write_links(out, links, &r.counters)?;
+    }
     if r.by_request_type.len() > 1 {
         writeln!(out, "\nby request type:")?;
         write_stage_header(out, "type/stage")?;
