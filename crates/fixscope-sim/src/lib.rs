@@ -10,6 +10,7 @@
 //! spin, so an idle exchange does not burn a core but delays stay precise.
 
 pub mod args;
+pub mod args_router;
 pub mod client;
 pub mod delay;
 pub mod exchange;
@@ -17,6 +18,7 @@ mod inbuf;
 mod outbuf;
 pub mod replay_store;
 pub mod rng;
+pub mod router;
 pub mod sending_time;
 pub mod session;
 pub mod stall;
@@ -26,9 +28,11 @@ mod uint_field;
 pub mod wire_truth;
 
 pub use args::{ClientArgs, ExchangeArgs, Mix};
+pub use args_router::{IdMap, RouterArgs};
 pub use client::{run_client, ClientReport, StageStats};
 pub use delay::DelaySpec;
 pub use exchange::{run_exchange, ExchangeSummary};
+pub use router::{run_router, RouterSummary};
 pub use stall::StallSpec;
 
 // Re-exported because they are part of this crate's API: `run_exchange`/`run_client` take a
