@@ -1,0 +1,441 @@
+//! `sim router` between `sim client` and `sim exchange`, in-process on 127.0.0.1: its truth
+//! (one row per child, times in order, one parent per request the client sent) checked
+//! against its own capture (the child ids and their link tags, the write stamps).
+
+mod common;
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::mpsc;
+use std::thread;
+use std::time::Duration;
+
+use common::*;
+use fixscope_core::fix::framing::{frame_one, Frame};
+use fixscope_core::fix::message::Fields;
+use fixscope_sim::{run_router, RouterArgs, RouterSummary, Shutdown};
+use fixscope_testkit::serial;
+
+struct Router {
+    addr: SocketAddr,
+    shutdown: Shutdown,
+    handle: thread::JoinHandle<anyhow::Result<RouterSummary>>,
+}
+
+impl Router {
+    fn start(venue: SocketAddr, flags: &[&str]) -> Router {
+        let v = venue.to_string();
+        let mut all = vec!["--listen", "127.0.0.1:0", "--venue", v.as_str()];
+        all.extend_from_slice(flags);
+        let args = RouterArgs::from_flags(all).expect("router flags");
+        let shutdown = Shutdown::new();
+        let sd = shutdown.clone();
+        let (tx, rx) = mpsc::channel();
+        let handle = thread::spawn(move || {
+            run_router(&args, &sd, |a| {
+                let _ = tx.send(a);
+            })
+        });
+        let addr = rx
+            .recv_timeout(Duration::from_secs(5))
+            .expect("router ready");
+        Router {
+            addr,
+            shutdown,
+            handle,
+        }
+    }
+
+    fn stop(self) -> RouterSummary {
+        self.shutdown.trigger();
+        self.handle
+            .join()
+            .expect("router thread")
+            .expect("router result")
+    }
+}
+
+/// One truth row.
+#[derive(Debug, Clone)]
+struct Row {
+    session: String,
+    parent: String,
+    msg_type: String,
+    read_ns: u64,
+    rejected: bool,
+    child_index: Option<u64>,
+    child: String,
+    child_written_ns: Option<u64>,
+    venue_first_ns: Option<u64>,
+    venue_first_type: String,
+    response_written_ns: Option<u64>,
+    first_written_ns: Option<u64>,
+    first_type: String,
+}
+
+fn read_rows(path: &Path) -> Vec<Row> {
+    let text = std::fs::read_to_string(path).expect("truth file");
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next(),
+        Some(
+            "parent_session,parent_clordid,parent_msg_type,parent_read_ns,rejected,child_index,\
+             child_clordid,child_written_ns,venue_first_ns,venue_first_exec_type,\
+             parent_response_written_ns,parent_first_written_ns,parent_first_exec_type"
+        )
+    );
+    let num = |s: &str| (!s.is_empty()).then(|| s.parse::<u64>().expect("number"));
+    lines
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            assert_eq!(f.len(), 13, "{l}");
+            Row {
+                session: f[0].into(),
+                parent: f[1].into(),
+                msg_type: f[2].into(),
+                read_ns: num(f[3]).expect("parent_read_ns"),
+                rejected: f[4] == "1",
+                child_index: num(f[5]),
+                child: f[6].into(),
+                child_written_ns: num(f[7]),
+                venue_first_ns: num(f[8]),
+                venue_first_type: f[9].into(),
+                response_written_ns: num(f[10]),
+                first_written_ns: num(f[11]),
+                first_type: f[12].into(),
+            }
+        })
+        .collect()
+}
+
+/// A FIX message of the capture: its fields and the stamp of the segment with its last
+/// byte.
+struct Msg {
+    fields: Vec<(u32, String)>,
+    ts: u64,
+}
+
+impl Msg {
+    fn get(&self, tag: u32) -> Option<&str> {
+        self.fields
+            .iter()
+            .find(|(t, _)| *t == tag)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// Parses the router's capture (nanosecond pcap, Ethernet, IPv4, TCP): the FIX messages
+/// of each direction, keyed by (source port, destination port).
+fn read_capture(path: &Path) -> HashMap<(u16, u16), Vec<Msg>> {
+    let b = std::fs::read(path).expect("capture");
+    assert_eq!(&b[..4], &0xa1b2_3c4du32.to_le_bytes(), "nanosecond pcap");
+    let mut flows: HashMap<(u16, u16), (Vec<u8>, Vec<(usize, u64)>)> = HashMap::new();
+    let mut pos = 24;
+    while pos + 16 <= b.len() {
+        let u32_at = |p: usize| u32::from_le_bytes(b[p..p + 4].try_into().unwrap());
+        let ts = u32_at(pos) as u64 * 1_000_000_000 + u32_at(pos + 4) as u64;
+        let caplen = u32_at(pos + 8) as usize;
+        let frame = &b[pos + 16..pos + 16 + caplen];
+        pos += 16 + caplen;
+        assert_eq!(&frame[12..14], &[0x08, 0x00], "IPv4");
+        let ip = &frame[14..];
+        let ihl = (ip[0] & 0x0f) as usize * 4;
+        let total = u16::from_be_bytes([ip[2], ip[3]]) as usize;
+        let tcp = &ip[ihl..total];
+        let sport = u16::from_be_bytes([tcp[0], tcp[1]]);
+        let dport = u16::from_be_bytes([tcp[2], tcp[3]]);
+        let off = (tcp[12] >> 4) as usize * 4;
+        let payload = &tcp[off..];
+        if payload.is_empty() {
+            continue;
+        }
+        let (data, ends) = flows.entry((sport, dport)).or_default();
+        data.extend_from_slice(payload);
+        ends.push((data.len(), ts));
+    }
+    flows
+        .into_iter()
+        .map(|(k, (data, ends))| {
+            let mut msgs = Vec::new();
+            let mut p = 0;
+            while p < data.len() {
+                let Frame::Message { len, checksum_ok } = frame_one(&data[p..]) else {
+                    panic!("the capture's stream {k:?} does not frame at byte {p}");
+                };
+                assert!(checksum_ok);
+                let end = p + len;
+                let ts = ends.iter().find(|(e, _)| *e >= end).expect("segment").1;
+                let fields = Fields::new(&data[p..end])
+                    .map(|(t, v)| (t, String::from_utf8_lossy(v).into_owned()))
+                    .collect();
+                msgs.push(Msg { fields, ts });
+                p = end;
+            }
+            (k, msgs)
+        })
+        .collect()
+}
+
+struct Run {
+    rows: Vec<Row>,
+    sent: u64,
+    summary: RouterSummary,
+    /// Router → venue messages by ClOrdID, and client → router requests by ClOrdID.
+    to_venue: HashMap<String, Msg>,
+    from_clients: HashMap<(String, String), Msg>,
+}
+
+fn run(router_flags: &[&str], exchange_flags: &[&str], mix: &str) -> Run {
+    let dir = tempfile::tempdir().unwrap();
+    let truth = dir.path().join("router.csv");
+    let pcap = dir.path().join("router.pcap");
+    let ex = Exchange::start(exchange_flags);
+    let mut flags = vec![
+        "--truth",
+        truth.to_str().unwrap(),
+        "--pcap",
+        pcap.to_str().unwrap(),
+    ];
+    flags.extend_from_slice(router_flags);
+    let rt = Router::start(ex.addr, &flags);
+    let listen_port = rt.addr.port();
+    let r = client(
+        rt.addr,
+        &[
+            "--rate",
+            "2000",
+            "--duration",
+            "1",
+            "--sessions",
+            "2",
+            "--mix",
+            mix,
+        ],
+    );
+    let summary = rt.stop();
+    ex.stop();
+    assert_eq!(summary.capture_errors, 0, "{summary}");
+    let mut flows = read_capture(&pcap);
+    let venue_port = ex_port(&summary);
+    let mut to_venue = HashMap::new();
+    let mut from_clients = HashMap::new();
+    for ((sport, dport), msgs) in flows.drain() {
+        for m in msgs {
+            let Some(id) = m.get(11).map(str::to_string) else {
+                continue;
+            };
+            if dport == venue_port {
+                to_venue.insert(id, m);
+            } else if dport == listen_port && sport != venue_port {
+                let sender = m.get(49).unwrap_or("").to_string();
+                from_clients.insert((sender, id), m);
+            }
+        }
+    }
+    Run {
+        rows: read_rows(&truth),
+        sent: r.sent,
+        summary,
+        to_venue,
+        from_clients,
+    }
+}
+
+fn ex_port(s: &RouterSummary) -> u16 {
+    s.venue.expect("venue address").port()
+}
+
+/// What every run must show: one row per child, times in order, the children on the wire
+/// with the truth's write stamps, one parent per request sent.
+fn check_common(run: &Run, slice: u64) -> HashMap<(String, String, String, u64), Vec<Row>> {
+    let mut parents: HashMap<(String, String, String, u64), Vec<Row>> = HashMap::new();
+    for row in &run.rows {
+        let key = (
+            row.session.clone(),
+            row.parent.clone(),
+            row.msg_type.clone(),
+            row.read_ns,
+        );
+        parents.entry(key).or_default().push(row.clone());
+    }
+    assert_eq!(
+        parents.len() as u64,
+        run.sent,
+        "parents in the truth vs requests the client sent; {}",
+        run.summary
+    );
+    assert_eq!(run.summary.open_at_end, 0, "{}", run.summary);
+    for rows in parents.values() {
+        let first = &rows[0];
+        let done = first.first_written_ns.expect("parent answered");
+        assert!(first.read_ns <= done, "{first:?}");
+        if first.rejected {
+            assert_eq!(rows.len(), 1, "a rejected parent has one row: {rows:?}");
+            assert!(first.child_index.is_none() && first.child.is_empty());
+            let want = if first.msg_type == "D" { "8" } else { "9" };
+            assert_eq!(first.first_type, want, "{first:?}");
+            continue;
+        }
+        if first.msg_type == "D" {
+            assert_eq!(rows.len() as u64, slice, "one row per child: {rows:?}");
+        }
+        let mut responses = 0;
+        for (k, row) in rows.iter().enumerate() {
+            assert_eq!(row.child_index, Some(k as u64), "{row:?}");
+            let written = row.child_written_ns.expect("child written");
+            let venue = row.venue_first_ns.expect("venue answered");
+            assert!(
+                row.read_ns <= written && written <= venue,
+                "times out of order: {row:?}"
+            );
+            if let Some(resp) = row.response_written_ns {
+                assert!(venue <= resp && done <= resp, "{row:?}");
+                responses += 1;
+            }
+            assert!(!row.venue_first_type.is_empty(), "{row:?}");
+            // The child is on the wire, stamped with the truth's write time.
+            let m = run
+                .to_venue
+                .get(&row.child)
+                .unwrap_or_else(|| panic!("child {} not in the capture", row.child));
+            assert_eq!(m.ts, written, "capture stamp vs truth: {row:?}");
+            assert_eq!(m.get(35), Some(row.msg_type.as_str()));
+        }
+        // The parent's first response was caused by one of its children.
+        assert!(responses >= 1, "{rows:?}");
+        // And the parent request is in the capture, stamped with its read time.
+        let m = run
+            .from_clients
+            .get(&(first.session.clone(), first.parent.clone()))
+            .expect("parent in the capture");
+        assert_eq!(m.get(35), Some(first.msg_type.as_str()));
+        assert_eq!(m.ts, first.read_ns, "capture stamp vs truth: {first:?}");
+    }
+    parents
+}
+
+fn rejected_share(parents: &HashMap<(String, String, String, u64), Vec<Row>>) -> f64 {
+    let n = parents.values().filter(|r| r[0].rejected).count();
+    n as f64 / parents.len() as f64
+}
+
+/// `--id-map` with `--slice 2 --reject-rate 0.1`: `check` sees each child message and
+/// its truth row.
+fn id_map_case(map: &str, slice: u64, check: impl Fn(&Msg, &Row, &Run)) {
+    let _serial = serial();
+    let s = slice.to_string();
+    let run = run(
+        &[
+            "--id-map",
+            map,
+            "--slice",
+            &s,
+            "--reject-rate",
+            "0.1",
+            "--route-delay",
+            "uniform:10us-50us",
+            "--back-delay",
+            "fixed:20us",
+        ],
+        &["--fill-delay", "100us"],
+        "D=100",
+    );
+    let parents = check_common(&run, slice);
+    let share = rejected_share(&parents);
+    assert!((0.05..0.16).contains(&share), "rejected share {share}");
+    assert_eq!(
+        run.summary.children,
+        slice * parents.values().filter(|r| !r[0].rejected).count() as u64
+    );
+    for row in run.rows.iter().filter(|r| !r.rejected) {
+        check(&run.to_venue[&row.child], row, &run);
+    }
+}
+
+#[test]
+fn router_id_map_same() {
+    id_map_case("same", 1, |m, row, _| {
+        assert_eq!(row.child, row.parent);
+        assert_eq!(m.get(526), None);
+        assert_eq!(m.get(627), None);
+    });
+}
+
+#[test]
+fn router_id_map_526() {
+    id_map_case("526", 2, |m, row, _| {
+        assert_ne!(row.child, row.parent);
+        assert_eq!(m.get(526), Some(row.parent.as_str()), "{row:?}");
+    });
+}
+
+#[test]
+fn router_id_map_hops() {
+    id_map_case("hops", 2, |m, row, run| {
+        assert_ne!(row.child, row.parent);
+        assert_eq!(m.get(115), Some(row.session.as_str()));
+        assert_eq!(m.get(627), Some("1"));
+        assert_eq!(m.get(628), Some("ROUTER"));
+        assert_eq!(
+            m.get(629),
+            m.get(52),
+            "HopSendingTime is the child's SendingTime"
+        );
+        let parent = &run.from_clients[&(row.session.clone(), row.parent.clone())];
+        assert_eq!(
+            m.get(630),
+            parent.get(34),
+            "HopRefID is the parent's MsgSeqNum"
+        );
+        assert_eq!(m.get(526), None);
+    });
+}
+
+#[test]
+fn router_id_map_counter() {
+    id_map_case("counter", 2, |m, row, _| {
+        assert_ne!(row.child, row.parent);
+        assert!(
+            m.fields.iter().all(|(_, v)| *v != row.parent),
+            "a field carries the parent's id: {row:?}"
+        );
+    });
+}
+
+#[test]
+fn router_forwards_cancels_and_replaces() {
+    let _serial = serial();
+    // A slow fill keeps orders live, so the client's F/G find them.
+    let run = run(
+        &["--slice", "2", "--reject-rate", "0.1"],
+        &["--fill-delay", "20ms"],
+        "D=70,F=15,G=15",
+    );
+    let parents = check_common(&run, 2);
+    let s = &run.summary;
+    assert!(s.parents_f > 0 && s.parents_g > 0, "{s}");
+    // F/G children carry 41 = the leg's id at the venue: an earlier child's.
+    let mut with_children = 0;
+    for rows in parents
+        .values()
+        .filter(|r| r[0].msg_type != "D" && !r[0].rejected)
+    {
+        for row in rows {
+            let m = &run.to_venue[&row.child];
+            let orig = m.get(41).expect("41 on an F/G child");
+            assert!(run.to_venue.contains_key(orig), "{row:?}");
+            with_children += 1;
+        }
+    }
+    assert!(with_children > 0, "no F/G reached the venue: {s}");
+}
+
+#[test]
+fn router_refuses_same_with_slices() {
+    let args =
+        RouterArgs::from_flags(["--venue", "127.0.0.1:9", "--id-map", "same", "--slice", "2"])
+            .unwrap();
+    let err = run_router(&args, &Shutdown::new(), |_| {}).unwrap_err();
+    assert!(err.to_string().contains("--id-map same"), "{err}");
+}
