@@ -130,7 +130,9 @@ impl Msg {
 fn read_capture(path: &Path) -> HashMap<(u16, u16), Vec<Msg>> {
     let b = std::fs::read(path).expect("capture");
     assert_eq!(&b[..4], &0xa1b2_3c4du32.to_le_bytes(), "nanosecond pcap");
-    let mut flows: HashMap<(u16, u16), (Vec<u8>, Vec<(usize, u64)>)> = HashMap::new();
+    // Per direction: the payload bytes, and where each segment ended with its stamp.
+    type Stream = (Vec<u8>, Vec<(usize, u64)>);
+    let mut flows: HashMap<(u16, u16), Stream> = HashMap::new();
     let mut pos = 24;
     while pos + 16 <= b.len() {
         let u32_at = |p: usize| u32::from_le_bytes(b[p..p + 4].try_into().unwrap());
@@ -246,10 +248,13 @@ fn ex_port(s: &RouterSummary) -> u16 {
     s.venue.expect("venue address").port()
 }
 
+/// Truth rows by parent request (session, ClOrdID, MsgType, read time).
+type Parents = HashMap<(String, String, String, u64), Vec<Row>>;
+
 /// What every run must show: one row per child, times in order, the children on the wire
 /// with the truth's write stamps, one parent per request sent.
-fn check_common(run: &Run, slice: u64) -> HashMap<(String, String, String, u64), Vec<Row>> {
-    let mut parents: HashMap<(String, String, String, u64), Vec<Row>> = HashMap::new();
+fn check_common(run: &Run, slice: u64) -> Parents {
+    let mut parents = Parents::new();
     for row in &run.rows {
         let key = (
             row.session.clone(),
@@ -315,7 +320,7 @@ fn check_common(run: &Run, slice: u64) -> HashMap<(String, String, String, u64),
     parents
 }
 
-fn rejected_share(parents: &HashMap<(String, String, String, u64), Vec<Row>>) -> f64 {
+fn rejected_share(parents: &Parents) -> f64 {
     let n = parents.values().filter(|r| r[0].rejected).count();
     n as f64 / parents.len() as f64
 }

@@ -326,7 +326,7 @@ pub struct Index {
 impl Index {
     pub fn new() -> Self {
         Index {
-            hasher: FixedState::with_seed(0x7007_e5),
+            hasher: FixedState::with_seed(0x0070_07e5),
             parents: HashMap::with_capacity(1 << 16),
             children: HashMap::with_capacity(1 << 16),
         }

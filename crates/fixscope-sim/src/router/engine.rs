@@ -325,7 +325,7 @@ impl Engine {
         self.map_back(ev, clients, now)
     }
 
-    fn client<'a>(clients: &'a mut [Option<Link>], conn: Ref) -> Option<&'a mut Link> {
+    fn client(clients: &mut [Option<Link>], conn: Ref) -> Option<&mut Link> {
         match clients.get_mut(conn.idx as usize) {
             Some(Some(l)) if l.gen == conn.gen && !l.closing => Some(l),
             _ => None,
@@ -355,9 +355,7 @@ impl Engine {
         if req.rejected {
             return self.reject(r, clients, now);
         }
-        let Some(order) = self.orders.get_mut(req.order) else {
-            return None;
-        };
+        let order = self.orders.get_mut(req.order)?;
         let map = self.cfg.id_map;
         let n = order.nlegs;
         for k in 0..n {
