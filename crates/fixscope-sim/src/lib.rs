@@ -1,4 +1,4 @@
-//! fixscope's FIX exchange simulator (acceptor) and load client (initiator).
+//! fixscope's FIX exchange simulator (acceptor), load client (initiator) and order router.
 //!
 //! Both sides are single-threaded epoll loops over nonblocking sockets with an
 //! allocation-free hot path; the exchange writes a ground-truth file of when it saw each
@@ -8,6 +8,14 @@
 //! subcommands. Delays are applied from a timer queue on CLOCK_MONOTONIC: the loops sleep in
 //! epoll (woken by a timerfd) until `--spin` (default 50us) before the next due event, then
 //! spin, so an idle exchange does not burn a core but delays stay precise.
+//!
+//! [`run_router`] (`fixscope sim router`) sits between the client and the exchange: it
+//! accepts client sessions, routes each parent order to the venue as child order(s) after
+//! `--route-delay` (split by `--slice`, ids linked to the parent by `--id-map` same, 526,
+//! hops or counter, or rejected itself at `--reject-rate`) and maps the venue's responses
+//! back after `--back-delay`. Its truth has one row per child (CLOCK_REALTIME read/write
+//! stamps of each hop) and `--pcap` writes its own capture of both sessions with the same
+//! stamps, so a two-hop measurement can be checked exactly; see [`router`].
 
 pub mod args;
 pub mod args_router;
