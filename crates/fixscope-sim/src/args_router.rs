@@ -136,7 +136,11 @@ impl RouterArgs {
 
     /// Combinations clap cannot refuse on its own.
     pub fn validate(&self) -> anyhow::Result<()> {
-        anyhow::ensure!(self.slice >= 1, "--slice must be at least 1");
+        // Children are numbered in 16 bits of a write tag; far more than any test needs.
+        anyhow::ensure!(
+            (1..=1000).contains(&self.slice),
+            "--slice must be between 1 and 1000"
+        );
         anyhow::ensure!(
             !(self.id_map == IdMap::Same && self.slice > 1),
             "--id-map same cannot be combined with --slice {} (the children would share \
@@ -165,6 +169,8 @@ mod tests {
         let a =
             RouterArgs::from_flags(["--venue", "127.0.0.1:1", "--id-map", "same", "--slice", "2"])
                 .unwrap();
+        assert!(a.validate().is_err());
+        let a = RouterArgs::from_flags(["--venue", "127.0.0.1:1", "--slice", "0"]).unwrap();
         assert!(a.validate().is_err());
         assert!(RouterArgs::from_flags(["--venue", "127.0.0.1:1", "--reject-rate", "2"]).is_err());
         assert!(RouterArgs::from_flags(["--venue", "127.0.0.1:1", "--id-map", "x"]).is_err());

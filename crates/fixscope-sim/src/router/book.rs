@@ -43,7 +43,10 @@ impl<T: Reuse> Slab<T> {
         let idx = match self.free.pop() {
             Some(i) => i,
             None => {
-                self.items.push(T::default());
+                let mut it = T::default();
+                // Generations start at 1: `Ref::default()` (0, 0) never names an entry.
+                it.set_gen(1);
+                self.items.push(it);
                 self.live.push(false);
                 (self.items.len() - 1) as u32
             }
@@ -59,7 +62,7 @@ impl<T: Reuse> Slab<T> {
             return;
         }
         let it = &mut self.items[r.idx as usize];
-        it.set_gen(it.gen().wrapping_add(1));
+        it.set_gen(it.gen().wrapping_add(1).max(1));
         self.live[r.idx as usize] = false;
         self.free.push(r.idx);
     }
@@ -362,5 +365,9 @@ mod tests {
         assert_eq!(a.idx, b.idx);
         assert!(s.get(a).is_none());
         assert!(s.get(b).is_some());
+        assert!(
+            s.get(Ref::default()).is_none(),
+            "the default Ref names nothing"
+        );
     }
 }
