@@ -32,7 +32,8 @@
 //! CLOCK_REALTIME values, so `fixscope pcap FILE -p LISTEN,VENUE` measures both hops and
 //! can be checked against the truth.
 //!
-//! Parts: `book` (orders, requests, lookups), `engine` (routing and mapping back),
+//! Parts: `book` (orders, requests, lookups), `engine` (state, timers, stamps; its `route`
+//! and `map_back` the two directions),
 //! `messages` (what is encoded), `link` (a connection and its realtime-stamped writes),
 //! `capture`, `truth`, `summary`, `event_loop`.
 
