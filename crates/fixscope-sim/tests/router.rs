@@ -12,8 +12,11 @@ use std::thread;
 use std::time::Duration;
 
 use common::*;
+use fixscope_core::capture_stats::CaptureStats;
 use fixscope_core::fix::framing::{frame_one, Frame};
 use fixscope_core::fix::message::Fields;
+use fixscope_core::pcap::read_capture as read_capture_with_core;
+use fixscope_core::ports::PortSet;
 use fixscope_sim::{run_router, RouterArgs, RouterSummary, Shutdown};
 use fixscope_testkit::serial;
 
@@ -125,37 +128,30 @@ impl Msg {
     }
 }
 
-/// Parses the router's capture (nanosecond pcap, Ethernet, IPv4, TCP): the FIX messages
-/// of each direction, keyed by (source port, destination port).
-fn read_capture(path: &Path) -> HashMap<(u16, u16), Vec<Msg>> {
+/// Reads the router's capture with the core's reader: the FIX messages of each direction,
+/// keyed by (source port, destination port); checks every packet decodes.
+fn read_capture(path: &Path, ports: &str, packets: u64) -> HashMap<(u16, u16), Vec<Msg>> {
     let b = std::fs::read(path).expect("capture");
     assert_eq!(&b[..4], &0xa1b2_3c4du32.to_le_bytes(), "nanosecond pcap");
     // Per direction: the payload bytes, and where each segment ended with its stamp.
     type Stream = (Vec<u8>, Vec<(usize, u64)>);
     let mut flows: HashMap<(u16, u16), Stream> = HashMap::new();
-    let mut pos = 24;
-    while pos + 16 <= b.len() {
-        let u32_at = |p: usize| u32::from_le_bytes(b[p..p + 4].try_into().unwrap());
-        let ts = u32_at(pos) as u64 * 1_000_000_000 + u32_at(pos + 4) as u64;
-        let caplen = u32_at(pos + 8) as usize;
-        let frame = &b[pos + 16..pos + 16 + caplen];
-        pos += 16 + caplen;
-        assert_eq!(&frame[12..14], &[0x08, 0x00], "IPv4");
-        let ip = &frame[14..];
-        let ihl = (ip[0] & 0x0f) as usize * 4;
-        let total = u16::from_be_bytes([ip[2], ip[3]]) as usize;
-        let tcp = &ip[ihl..total];
-        let sport = u16::from_be_bytes([tcp[0], tcp[1]]);
-        let dport = u16::from_be_bytes([tcp[2], tcp[3]]);
-        let off = (tcp[12] >> 4) as usize * 4;
-        let payload = &tcp[off..];
-        if payload.is_empty() {
-            continue;
+    let mut stats = CaptureStats::default();
+    let ports: PortSet = ports.parse().expect("ports");
+    read_capture_with_core(path, &ports, &mut stats, |seg| {
+        if seg.payload.is_empty() {
+            return;
         }
-        let (data, ends) = flows.entry((sport, dport)).or_default();
-        data.extend_from_slice(payload);
-        ends.push((data.len(), ts));
-    }
+        let (data, ends) = flows
+            .entry((seg.flow.src.port, seg.flow.dst.port))
+            .or_default();
+        data.extend_from_slice(seg.payload);
+        ends.push((data.len(), seg.ts_ns));
+    })
+    .expect("the core reads the capture");
+    assert_eq!(stats.packets, packets, "packets written vs read: {stats:?}");
+    assert_eq!(stats.decode_errors, 0, "{stats:?}");
+    assert_eq!(stats.segments_in_port_range, packets, "{stats:?}");
     flows
         .into_iter()
         .map(|(k, (data, ends))| {
@@ -218,8 +214,9 @@ fn run(router_flags: &[&str], exchange_flags: &[&str], mix: &str) -> Run {
     let summary = rt.stop();
     ex.stop();
     assert_eq!(summary.capture_errors, 0, "{summary}");
-    let mut flows = read_capture(&pcap);
     let venue_port = ex_port(&summary);
+    let ports = format!("{listen_port},{venue_port}");
+    let mut flows = read_capture(&pcap, &ports, summary.capture_packets);
     let mut to_venue = HashMap::new();
     let mut from_clients = HashMap::new();
     for ((sport, dport), msgs) in flows.drain() {
@@ -307,8 +304,14 @@ fn check_common(run: &Run, slice: u64) -> Parents {
             assert_eq!(m.ts, written, "capture stamp vs truth: {row:?}");
             assert_eq!(m.get(35), Some(row.msg_type.as_str()));
         }
-        // The parent's first response was caused by one of its children.
-        assert!(responses >= 1, "{rows:?}");
+        // Exactly one child's first venue response made the parent's first response (the
+        // others' are swallowed: the exchange acks before it fills), and it is that one.
+        assert_eq!(responses, 1, "{rows:?}");
+        assert!(rows.iter().any(|r| r.response_written_ns == Some(done)));
+        if first.msg_type == "D" {
+            assert_eq!(first.first_type, "0", "a D's first response is the ack");
+            assert!(rows.iter().all(|r| r.venue_first_type == "0"), "{rows:?}");
+        }
         // And the parent request is in the capture, stamped with its read time.
         let m = run
             .from_clients

@@ -78,14 +78,16 @@ impl Capture {
         }
     }
 
-    /// The router closed the connection (its FIN).
+    /// The connection closed: both FINs (the router's first; the peer's closing is not
+    /// seen apart from the read that returned 0), so readers see it ended.
     pub fn close(&mut self, tcp: &mut Tcp, ts_ns: u64) {
-        let spec = if tcp.router_is_client {
-            tcp.conn.client_fin()
+        let (ours, theirs) = if tcp.router_is_client {
+            (tcp.conn.client_fin(), tcp.conn.server_fin())
         } else {
-            tcp.conn.server_fin()
+            (tcp.conn.server_fin(), tcp.conn.client_fin())
         };
-        self.put(ts_ns, &spec);
+        self.put(ts_ns, &ours);
+        self.put(ts_ns, &theirs);
     }
 
     fn put(&mut self, ts_ns: u64, spec: &fixscope_core::pcap_writer::TcpPacketSpec) {
