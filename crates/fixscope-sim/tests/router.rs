@@ -182,9 +182,11 @@ struct Run {
     /// Router → venue messages by ClOrdID, and client → router requests by ClOrdID.
     to_venue: HashMap<String, Msg>,
     from_clients: HashMap<(String, String), Msg>,
+    /// Router → client responses.
+    to_clients: Vec<Msg>,
 }
 
-fn run(router_flags: &[&str], exchange_flags: &[&str], mix: &str) -> Run {
+fn run(router_flags: &[&str], exchange_flags: &[&str], client_flags: &[&str]) -> Run {
     let dir = tempfile::tempdir().unwrap();
     let truth = dir.path().join("router.csv");
     let pcap = dir.path().join("router.pcap");
@@ -198,19 +200,9 @@ fn run(router_flags: &[&str], exchange_flags: &[&str], mix: &str) -> Run {
     flags.extend_from_slice(router_flags);
     let rt = Router::start(ex.addr, &flags);
     let listen_port = rt.addr.port();
-    let r = client(
-        rt.addr,
-        &[
-            "--rate",
-            "2000",
-            "--duration",
-            "1",
-            "--sessions",
-            "2",
-            "--mix",
-            mix,
-        ],
-    );
+    let mut cflags = vec!["--rate", "2000", "--duration", "1", "--sessions", "2"];
+    cflags.extend_from_slice(client_flags);
+    let r = client(rt.addr, &cflags);
     let summary = rt.stop();
     ex.stop();
     assert_eq!(summary.capture_errors, 0, "{summary}");
@@ -219,6 +211,7 @@ fn run(router_flags: &[&str], exchange_flags: &[&str], mix: &str) -> Run {
     let mut flows = read_capture(&pcap, &ports, summary.capture_packets);
     let mut to_venue = HashMap::new();
     let mut from_clients = HashMap::new();
+    let mut to_clients = Vec::new();
     for ((sport, dport), msgs) in flows.drain() {
         for m in msgs {
             let Some(id) = m.get(11).map(str::to_string) else {
@@ -226,6 +219,8 @@ fn run(router_flags: &[&str], exchange_flags: &[&str], mix: &str) -> Run {
             };
             if dport == venue_port {
                 to_venue.insert(id, m);
+            } else if sport == listen_port {
+                to_clients.push(m);
             } else if dport == listen_port && sport != venue_port {
                 let sender = m.get(49).unwrap_or("").to_string();
                 from_clients.insert((sender, id), m);
@@ -238,6 +233,7 @@ fn run(router_flags: &[&str], exchange_flags: &[&str], mix: &str) -> Run {
         summary,
         to_venue,
         from_clients,
+        to_clients,
     }
 }
 
@@ -347,7 +343,7 @@ fn id_map_case(map: &str, slice: u64, check: impl Fn(&Msg, &Row, &Run)) {
             "fixed:20us",
         ],
         &["--fill-delay", "100us"],
-        "D=100",
+        &[],
     );
     let parents = check_common(&run, slice);
     let share = rejected_share(&parents);
@@ -418,7 +414,7 @@ fn router_forwards_cancels_and_replaces() {
     let run = run(
         &["--slice", "2", "--reject-rate", "0.1"],
         &["--fill-delay", "20ms"],
-        "D=70,F=15,G=15",
+        &["--mix", "D=70,F=15,G=15"],
     );
     let parents = check_common(&run, 2);
     let s = &run.summary;
@@ -437,6 +433,52 @@ fn router_forwards_cancels_and_replaces() {
         }
     }
     assert!(with_children > 0, "no F/G reached the venue: {s}");
+}
+
+#[test]
+fn router_speaks_fix42_to_a_fix42_client() {
+    let _serial = serial();
+    // The venue speaks FIX.4.4 (150=F); a FIX.4.2 parent gets 150=1 / 150=2.
+    let run = run(
+        &["--slice", "2"],
+        &["--fill-delay", "100us"],
+        &["--begin-string", "FIX.4.2"],
+    );
+    check_common(&run, 2);
+    let fills: Vec<(&str, &str)> = run
+        .to_clients
+        .iter()
+        .filter(|m| m.get(35) == Some("8") && matches!(m.get(39), Some("1" | "2")))
+        .map(|m| (m.get(150).unwrap_or(""), m.get(39).unwrap_or("")))
+        .collect();
+    assert_eq!(fills.len() as u64, 2 * run.sent, "two fills per parent");
+    assert!(
+        fills.iter().all(|&(e, s)| e == s),
+        "150 = 39 on FIX.4.2: {fills:?}"
+    );
+    assert!(run.to_clients.iter().all(|m| m.get(8) == Some("FIX.4.2")));
+}
+
+#[test]
+fn router_stops_when_the_venue_goes() {
+    let _serial = serial();
+    let ex = Exchange::start(&[]);
+    let rt = Router::start(ex.addr, &[]);
+    ex.stop();
+    let start = std::time::Instant::now();
+    while !rt.handle.is_finished() {
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "the router outlived its venue"
+        );
+        thread::sleep(Duration::from_millis(20));
+    }
+    let s = rt
+        .handle
+        .join()
+        .expect("router thread")
+        .expect("router result");
+    assert_eq!(s.parents(), 0);
 }
 
 #[test]

@@ -18,7 +18,8 @@
 //! Venue responses (35=8, 35=9) go back to the parent after `--back-delay`, with the same
 //! 150/39 and the parent's 11 (and 41 for F/G), under our own OrderID/ExecID. What we chose:
 //! - fills are always forwarded; a fill that does not finish the last open leg goes out as
-//!   a partial fill (39=1, and 150=1 for a FIX 4.2 final fill `2`); CumQty is the parent's;
+//!   a partial fill (39=1); 150 is the parent session's code (F, or 1/2 on FIX 4.2,
+//!   whatever the venue speaks); CumQty is the parent's;
 //! - anything else (ack, cancel, replace, reject, cancel reject) is forwarded only as the
 //!   request's first response: the second slice's ack is swallowed, and so are the other
 //!   legs' answers to an F/G;

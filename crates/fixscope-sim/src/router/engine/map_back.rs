@@ -164,9 +164,15 @@ impl Engine {
                 order.cum += ev.last_qty;
                 if !order.all_done() {
                     // Not the last child: a partial fill of the parent.
-                    exec_type = if exec_type == b'2' { b'1' } else { exec_type };
                     status = if status == b'2' { b'1' } else { status };
                 }
+                // The parent's FIX version decides the code: 4.2 has partial fill 1 and
+                // fill 2, later versions trade F (the venue may speak the other one).
+                exec_type = match (link.session.is_fix42(), status) {
+                    (true, b'2') => b'2',
+                    (true, _) => b'1',
+                    (false, _) => b'F',
+                };
             }
             let replaced = ev.exec_type == b'5';
             let (clordid, orig): (&[u8], &[u8]) = match req.as_deref() {
