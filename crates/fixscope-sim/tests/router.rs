@@ -17,6 +17,7 @@ use fixscope_core::fix::framing::{frame_one, Frame};
 use fixscope_core::fix::message::Fields;
 use fixscope_core::pcap::read_capture as read_capture_with_core;
 use fixscope_core::ports::PortSet;
+use fixscope_sim::router::truth::{read_router_truth, RouterTruthRecord as Row, ROUTER_HEADER};
 use fixscope_sim::{run_router, RouterArgs, RouterSummary, Shutdown};
 use fixscope_testkit::serial;
 
@@ -59,57 +60,18 @@ impl Router {
     }
 }
 
-/// One truth row.
-#[derive(Debug, Clone)]
-struct Row {
-    session: String,
-    parent: String,
-    msg_type: String,
-    read_ns: u64,
-    rejected: bool,
-    child_index: Option<u64>,
-    child: String,
-    child_written_ns: Option<u64>,
-    venue_first_ns: Option<u64>,
-    venue_first_type: String,
-    response_written_ns: Option<u64>,
-    first_written_ns: Option<u64>,
-    first_type: String,
+fn read_rows(path: &Path) -> Vec<Row> {
+    read_router_truth(path).expect("truth file")
 }
 
-fn read_rows(path: &Path) -> Vec<Row> {
-    let text = std::fs::read_to_string(path).expect("truth file");
-    let mut lines = text.lines();
+#[test]
+fn router_truth_header_is_the_documented_one() {
     assert_eq!(
-        lines.next(),
-        Some(
-            "parent_session,parent_clordid,parent_msg_type,parent_read_ns,rejected,child_index,\
-             child_clordid,child_written_ns,venue_first_ns,venue_first_exec_type,\
-             parent_response_written_ns,parent_first_written_ns,parent_first_exec_type"
-        )
+        ROUTER_HEADER,
+        "parent_session,parent_clordid,parent_msg_type,parent_read_ns,rejected,child_index,\
+         child_clordid,child_written_ns,venue_first_ns,venue_first_exec_type,\
+         parent_response_written_ns,parent_first_written_ns,parent_first_exec_type"
     );
-    let num = |s: &str| (!s.is_empty()).then(|| s.parse::<u64>().expect("number"));
-    lines
-        .map(|l| {
-            let f: Vec<&str> = l.split(',').collect();
-            assert_eq!(f.len(), 13, "{l}");
-            Row {
-                session: f[0].into(),
-                parent: f[1].into(),
-                msg_type: f[2].into(),
-                read_ns: num(f[3]).expect("parent_read_ns"),
-                rejected: f[4] == "1",
-                child_index: num(f[5]),
-                child: f[6].into(),
-                child_written_ns: num(f[7]),
-                venue_first_ns: num(f[8]),
-                venue_first_type: f[9].into(),
-                response_written_ns: num(f[10]),
-                first_written_ns: num(f[11]),
-                first_type: f[12].into(),
-            }
-        })
-        .collect()
 }
 
 /// A FIX message of the capture: its fields and the stamp of the segment with its last
@@ -250,10 +212,10 @@ fn check_common(run: &Run, slice: u64) -> Parents {
     let mut parents = Parents::new();
     for row in &run.rows {
         let key = (
-            row.session.clone(),
-            row.parent.clone(),
-            row.msg_type.clone(),
-            row.read_ns,
+            row.parent_session.clone(),
+            row.parent_clordid.clone(),
+            row.parent_msg_type.clone(),
+            row.parent_read_ns,
         );
         parents.entry(key).or_default().push(row.clone());
     }
@@ -266,16 +228,20 @@ fn check_common(run: &Run, slice: u64) -> Parents {
     assert_eq!(run.summary.open_at_end, 0, "{}", run.summary);
     for rows in parents.values() {
         let first = &rows[0];
-        let done = first.first_written_ns.expect("parent answered");
-        assert!(first.read_ns <= done, "{first:?}");
+        let done = first.parent_first_written_ns.expect("parent answered");
+        assert!(first.parent_read_ns <= done, "{first:?}");
         if first.rejected {
             assert_eq!(rows.len(), 1, "a rejected parent has one row: {rows:?}");
-            assert!(first.child_index.is_none() && first.child.is_empty());
-            let want = if first.msg_type == "D" { "8" } else { "9" };
-            assert_eq!(first.first_type, want, "{first:?}");
+            assert!(first.child_index.is_none() && first.child_clordid.is_empty());
+            let want = if first.parent_msg_type == "D" {
+                "8"
+            } else {
+                "9"
+            };
+            assert_eq!(first.parent_first_exec_type, want, "{first:?}");
             continue;
         }
-        if first.msg_type == "D" {
+        if first.parent_msg_type == "D" {
             assert_eq!(rows.len() as u64, slice, "one row per child: {rows:?}");
         }
         let mut responses = 0;
@@ -284,37 +250,48 @@ fn check_common(run: &Run, slice: u64) -> Parents {
             let written = row.child_written_ns.expect("child written");
             let venue = row.venue_first_ns.expect("venue answered");
             assert!(
-                row.read_ns <= written && written <= venue,
+                row.parent_read_ns <= written && written <= venue,
                 "times out of order: {row:?}"
             );
-            if let Some(resp) = row.response_written_ns {
+            if let Some(resp) = row.parent_response_written_ns {
                 assert!(venue <= resp && done <= resp, "{row:?}");
                 responses += 1;
             }
-            assert!(!row.venue_first_type.is_empty(), "{row:?}");
+            assert!(!row.venue_first_exec_type.is_empty(), "{row:?}");
             // The child is on the wire, stamped with the truth's write time.
             let m = run
                 .to_venue
-                .get(&row.child)
-                .unwrap_or_else(|| panic!("child {} not in the capture", row.child));
+                .get(&row.child_clordid)
+                .unwrap_or_else(|| panic!("child {} not in the capture", row.child_clordid));
             assert_eq!(m.ts, written, "capture stamp vs truth: {row:?}");
-            assert_eq!(m.get(35), Some(row.msg_type.as_str()));
+            assert_eq!(m.get(35), Some(row.parent_msg_type.as_str()));
         }
         // Exactly one child's first venue response made the parent's first response (the
         // others' are swallowed: the exchange acks before it fills), and it is that one.
         assert_eq!(responses, 1, "{rows:?}");
-        assert!(rows.iter().any(|r| r.response_written_ns == Some(done)));
-        if first.msg_type == "D" {
-            assert_eq!(first.first_type, "0", "a D's first response is the ack");
-            assert!(rows.iter().all(|r| r.venue_first_type == "0"), "{rows:?}");
+        assert!(rows
+            .iter()
+            .any(|r| r.parent_response_written_ns == Some(done)));
+        if first.parent_msg_type == "D" {
+            assert_eq!(
+                first.parent_first_exec_type, "0",
+                "a D's first response is the ack"
+            );
+            assert!(
+                rows.iter().all(|r| r.venue_first_exec_type == "0"),
+                "{rows:?}"
+            );
         }
         // And the parent request is in the capture, stamped with its read time.
         let m = run
             .from_clients
-            .get(&(first.session.clone(), first.parent.clone()))
+            .get(&(first.parent_session.clone(), first.parent_clordid.clone()))
             .expect("parent in the capture");
-        assert_eq!(m.get(35), Some(first.msg_type.as_str()));
-        assert_eq!(m.ts, first.read_ns, "capture stamp vs truth: {first:?}");
+        assert_eq!(m.get(35), Some(first.parent_msg_type.as_str()));
+        assert_eq!(
+            m.ts, first.parent_read_ns,
+            "capture stamp vs truth: {first:?}"
+        );
     }
     parents
 }
@@ -353,14 +330,14 @@ fn id_map_case(map: &str, slice: u64, check: impl Fn(&Msg, &Row, &Run)) {
         slice * parents.values().filter(|r| !r[0].rejected).count() as u64
     );
     for row in run.rows.iter().filter(|r| !r.rejected) {
-        check(&run.to_venue[&row.child], row, &run);
+        check(&run.to_venue[&row.child_clordid], row, &run);
     }
 }
 
 #[test]
 fn router_id_map_same() {
     id_map_case("same", 1, |m, row, _| {
-        assert_eq!(row.child, row.parent);
+        assert_eq!(row.child_clordid, row.parent_clordid);
         assert_eq!(m.get(526), None);
         assert_eq!(m.get(627), None);
     });
@@ -369,16 +346,16 @@ fn router_id_map_same() {
 #[test]
 fn router_id_map_526() {
     id_map_case("526", 2, |m, row, _| {
-        assert_ne!(row.child, row.parent);
-        assert_eq!(m.get(526), Some(row.parent.as_str()), "{row:?}");
+        assert_ne!(row.child_clordid, row.parent_clordid);
+        assert_eq!(m.get(526), Some(row.parent_clordid.as_str()), "{row:?}");
     });
 }
 
 #[test]
 fn router_id_map_hops() {
     id_map_case("hops", 2, |m, row, run| {
-        assert_ne!(row.child, row.parent);
-        assert_eq!(m.get(115), Some(row.session.as_str()));
+        assert_ne!(row.child_clordid, row.parent_clordid);
+        assert_eq!(m.get(115), Some(row.parent_session.as_str()));
         assert_eq!(m.get(627), Some("1"));
         assert_eq!(m.get(628), Some("ROUTER"));
         assert_eq!(
@@ -386,7 +363,7 @@ fn router_id_map_hops() {
             m.get(52),
             "HopSendingTime is the child's SendingTime"
         );
-        let parent = &run.from_clients[&(row.session.clone(), row.parent.clone())];
+        let parent = &run.from_clients[&(row.parent_session.clone(), row.parent_clordid.clone())];
         assert_eq!(
             m.get(630),
             parent.get(34),
@@ -399,9 +376,9 @@ fn router_id_map_hops() {
 #[test]
 fn router_id_map_counter() {
     id_map_case("counter", 2, |m, row, _| {
-        assert_ne!(row.child, row.parent);
+        assert_ne!(row.child_clordid, row.parent_clordid);
         assert!(
-            m.fields.iter().all(|(_, v)| *v != row.parent),
+            m.fields.iter().all(|(_, v)| *v != row.parent_clordid),
             "a field carries the parent's id: {row:?}"
         );
     });
@@ -423,10 +400,10 @@ fn router_forwards_cancels_and_replaces() {
     let mut with_children = 0;
     for rows in parents
         .values()
-        .filter(|r| r[0].msg_type != "D" && !r[0].rejected)
+        .filter(|r| r[0].parent_msg_type != "D" && !r[0].rejected)
     {
         for row in rows {
-            let m = &run.to_venue[&row.child];
+            let m = &run.to_venue[&row.child_clordid];
             let orig = m.get(41).expect("41 on an F/G child");
             assert!(run.to_venue.contains_key(orig), "{row:?}");
             with_children += 1;

@@ -13,10 +13,11 @@
 //!   response, whatever caused it (`9` for an OrderCancelReject).
 //!
 //! `child_index` counts from 0 within the request; `rejected` is 1 when the router
-//! rejected the request itself.
+//! rejected the request itself. [`read_router_truth`] reads a file back. ClOrdIDs with a
+//! comma would break the columns (the simulator's never have one).
 
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::Path;
 
 use anyhow::Context;
@@ -112,4 +113,67 @@ impl RouterTruth {
     pub fn flush(&mut self) -> std::io::Result<()> {
         self.out.flush()
     }
+}
+
+/// One row of a router truth file, as [`read_router_truth`] gives it back.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RouterTruthRecord {
+    pub parent_session: String,
+    pub parent_clordid: String,
+    pub parent_msg_type: String,
+    pub parent_read_ns: u64,
+    pub rejected: bool,
+    pub child_index: Option<u64>,
+    pub child_clordid: String,
+    pub child_written_ns: Option<u64>,
+    pub venue_first_ns: Option<u64>,
+    pub venue_first_exec_type: String,
+    pub parent_response_written_ns: Option<u64>,
+    pub parent_first_written_ns: Option<u64>,
+    pub parent_first_exec_type: String,
+}
+
+/// Reads a router truth file (`--truth`).
+pub fn read_router_truth(path: impl AsRef<Path>) -> anyhow::Result<Vec<RouterTruthRecord>> {
+    let path = path.as_ref();
+    let name = path.display().to_string();
+    let file = File::open(path).with_context(|| format!("opening {name}"))?;
+    let mut out = Vec::new();
+    for (i, line) in BufReader::new(file).lines().enumerate() {
+        let line = line.with_context(|| format!("reading {name}"))?;
+        if i == 0 {
+            anyhow::ensure!(line == ROUTER_HEADER, "{name}: unexpected header {line:?}");
+            continue;
+        }
+        if line.is_empty() {
+            continue;
+        }
+        let f: Vec<&str> = line.split(',').collect();
+        anyhow::ensure!(f.len() == 13, "{name} line {}: want 13 fields", i + 1);
+        let num = |k: usize| -> anyhow::Result<Option<u64>> {
+            if f[k].is_empty() {
+                return Ok(None);
+            }
+            let v = f[k]
+                .parse()
+                .with_context(|| format!("{name} line {}: bad number {:?}", i + 1, f[k]))?;
+            Ok(Some(v))
+        };
+        out.push(RouterTruthRecord {
+            parent_session: f[0].to_string(),
+            parent_clordid: f[1].to_string(),
+            parent_msg_type: f[2].to_string(),
+            parent_read_ns: num(3)?.context("empty parent_read_ns")?,
+            rejected: f[4] == "1",
+            child_index: num(5)?,
+            child_clordid: f[6].to_string(),
+            child_written_ns: num(7)?,
+            venue_first_ns: num(8)?,
+            venue_first_exec_type: f[9].to_string(),
+            parent_response_written_ns: num(10)?,
+            parent_first_written_ns: num(11)?,
+            parent_first_exec_type: f[12].to_string(),
+        });
+    }
+    Ok(out)
 }
