@@ -2,11 +2,14 @@
 //!
 //! ```text
 //! cargo run --release -p fixscope-sim --example sim -- exchange --listen 127.0.0.1:9878
-//! cargo run --release -p fixscope-sim --example sim -- client --connect 127.0.0.1:9878 --window 256 --duration 10
+//! cargo run --release -p fixscope-sim --example sim -- router --venue 127.0.0.1:9878 --slice 2
+//! cargo run --release -p fixscope-sim --example sim -- client --connect 127.0.0.1:9879 --window 256 --duration 10
 //! ```
 
 use clap::{Parser, Subcommand};
-use fixscope_sim::{run_client, run_exchange, ClientArgs, ExchangeArgs, Shutdown};
+use fixscope_sim::{
+    run_client, run_exchange, run_router, ClientArgs, ExchangeArgs, RouterArgs, Shutdown,
+};
 
 #[derive(Parser)]
 struct Cli {
@@ -18,6 +21,7 @@ struct Cli {
 enum Cmd {
     Exchange(ExchangeArgs),
     Client(ClientArgs),
+    Router(RouterArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -28,6 +32,10 @@ fn main() -> anyhow::Result<()> {
             println!("{summary}");
         }
         Cmd::Client(args) => println!("{}", run_client(&args, &shutdown)?),
+        Cmd::Router(args) => {
+            let summary = run_router(&args, &shutdown, |addr| eprintln!("listening on {addr}"))?;
+            println!("{summary}");
+        }
     }
     Ok(())
 }

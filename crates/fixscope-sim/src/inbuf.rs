@@ -21,6 +21,8 @@ pub struct InBuf {
     buf: Vec<u8>,
     start: usize,
     end: usize,
+    /// Bytes the last successful read() returned (they end at `end` until `drain`).
+    last: usize,
 }
 
 impl InBuf {
@@ -29,6 +31,7 @@ impl InBuf {
             buf: vec![0; n.max(1024)],
             start: 0,
             end: 0,
+            last: 0,
         }
     }
 
@@ -38,6 +41,7 @@ impl InBuf {
             buf: Vec::new(),
             start: 0,
             end: 0,
+            last: 0,
         }
     }
 
@@ -65,6 +69,7 @@ impl InBuf {
                 Ok(0) => return Ok(ReadOutcome::Closed),
                 Ok(n) => {
                     self.end += n;
+                    self.last = n;
                     return Ok(ReadOutcome::Data);
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
@@ -74,6 +79,11 @@ impl InBuf {
                 Err(e) => return Err(e),
             }
         }
+    }
+
+    /// The bytes the last read() returned (call before `drain`, which may reuse them).
+    pub fn last_read(&self) -> &[u8] {
+        &self.buf[self.end - self.last.min(self.end)..self.end]
     }
 
     /// Free bytes at the tail before the next read would have to compact.

@@ -1,4 +1,4 @@
-//! fixscope's FIX exchange simulator (acceptor) and load client (initiator).
+//! fixscope's FIX exchange simulator (acceptor), load client (initiator) and order router.
 //!
 //! Both sides are single-threaded epoll loops over nonblocking sockets with an
 //! allocation-free hot path; the exchange writes a ground-truth file of when it saw each
@@ -8,8 +8,17 @@
 //! subcommands. Delays are applied from a timer queue on CLOCK_MONOTONIC: the loops sleep in
 //! epoll (woken by a timerfd) until `--spin` (default 50us) before the next due event, then
 //! spin, so an idle exchange does not burn a core but delays stay precise.
+//!
+//! [`run_router`] (`fixscope sim router`) sits between the client and the exchange: it
+//! accepts client sessions, routes each parent order to the venue as child order(s) after
+//! `--route-delay` (split by `--slice`, ids linked to the parent by `--id-map` same, 526,
+//! hops or counter, or rejected itself at `--reject-rate`) and maps the venue's responses
+//! back after `--back-delay`. Its truth has one row per child (CLOCK_REALTIME read/write
+//! stamps of each hop) and `--pcap` writes its own capture of both sessions with the same
+//! stamps, so a two-hop measurement can be checked exactly; see [`router`].
 
 pub mod args;
+pub mod args_router;
 pub mod client;
 pub mod delay;
 pub mod exchange;
@@ -17,6 +26,7 @@ mod inbuf;
 mod outbuf;
 pub mod replay_store;
 pub mod rng;
+pub mod router;
 pub mod sending_time;
 pub mod session;
 pub mod stall;
@@ -26,9 +36,11 @@ mod uint_field;
 pub mod wire_truth;
 
 pub use args::{ClientArgs, ExchangeArgs, Mix};
+pub use args_router::{IdMap, RouterArgs};
 pub use client::{run_client, ClientReport, StageStats};
 pub use delay::DelaySpec;
 pub use exchange::{run_exchange, ExchangeSummary};
+pub use router::{run_router, RouterSummary};
 pub use stall::StallSpec;
 
 // Re-exported because they are part of this crate's API: `run_exchange`/`run_client` take a

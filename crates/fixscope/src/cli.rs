@@ -662,6 +662,8 @@ pub enum SimCommand {
     Exchange(fixscope_sim::ExchangeArgs),
     /// FIX initiator: sends orders open-loop at a rate or closed-loop with a window.
     Client(fixscope_sim::ClientArgs),
+    /// Order router between clients and a venue: child orders, id mapping, ground truth.
+    Router(fixscope_sim::RouterArgs),
 }
 
 #[derive(Args, Debug)]
