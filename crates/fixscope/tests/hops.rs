@@ -284,7 +284,9 @@ fn router_capture(spec: &Spec) -> (Vec<TimedPacket>, Truth) {
                 truth.hop_back.push(back);
                 let k = venue_acks.iter().position(|&a| a == first_venue).unwrap();
                 let (out, venue) = (child_outs[k] - tp, first_venue - child_outs[k]);
-                truth.chains.insert(parent_id.clone(), [out + venue + back, out, venue, back]);
+                truth
+                    .chains
+                    .insert(parent_id.clone(), [out + venue + back, out, venue, back]);
             }
         }
         // The router forwards the fill after its ack.
@@ -394,11 +396,20 @@ fn assert_hops(s: &serde_json::Value, t: &Truth) {
 /// mean hops adding up to its mean client_rtt, the slowest orders' hops exact per order.
 fn assert_chains(s: &serde_json::Value, t: &Truth) {
     let links = &s["links"];
-    let by_rule: u64 = links["rules"].as_object().unwrap().values().map(|v| v.as_u64().unwrap()).sum();
+    let by_rule: u64 = links["rules"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_u64().unwrap())
+        .sum();
     assert_eq!(by_rule, t.linked);
     let bands = links["where_time_went"].as_array().unwrap();
     let orders: u64 = bands.iter().map(|b| b["orders"].as_u64().unwrap()).sum();
-    assert_eq!(orders as usize, t.chains.len(), "every linked order answered after the venue");
+    assert_eq!(
+        orders as usize,
+        t.chains.len(),
+        "every linked order answered after the venue"
+    );
     for b in bands {
         let f = |k: &str| b[k].as_f64().unwrap();
         let sum = f("hop_out_mean_ns") + f("venue_rtt_mean_ns") + f("hop_back_mean_ns");
@@ -411,7 +422,8 @@ fn assert_chains(s: &serde_json::Value, t: &Truth) {
     for (i, ch) in slowest.iter().enumerate() {
         let key = ch["key"].as_str().unwrap();
         let truth = t.chains[key];
-        let got = ["client_rtt_ns", "hop_out_ns", "venue_rtt_ns", "hop_back_ns"].map(|k| ch[k].as_u64().unwrap());
+        let got = ["client_rtt_ns", "hop_out_ns", "venue_rtt_ns", "hop_back_ns"]
+            .map(|k| ch[k].as_u64().unwrap());
         assert_eq!(got, truth, "{key}");
         assert_eq!(got[0], want[i], "the {i}th slowest");
     }
@@ -520,7 +532,11 @@ fn discover(spec: &Spec) -> String {
     args.extend(["--link".into(), "discover".into()]);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let out = support::fixscope(&args);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -532,10 +548,21 @@ fn discovery_names_the_true_rule_of_each_mapping_and_none_for_made_up_ids() {
         (IdMap::Hops, 1, "suggested: --link hops\n"),
         (IdMap::Counter, 1, "fixscope will not guess"),
     ] {
-        let spec = Spec { id_map, clients: 3, parents: 400, slices, reject_every: 10, local_ack_every: 0, seed: 6 };
+        let spec = Spec {
+            id_map,
+            clients: 3,
+            parents: 400,
+            slices,
+            reject_every: 10,
+            local_ack_every: 0,
+            seed: 6,
+        };
         let report = discover(&spec);
         assert!(report.contains(want), "{id_map:?}: {report}");
         assert!(report.contains("400 parents"), "{report}");
-        assert!(!report.contains("first_response"), "no latency report: {report}");
+        assert!(
+            !report.contains("first_response"),
+            "no latency report: {report}"
+        );
     }
 }

@@ -78,10 +78,17 @@ impl ChainSplit {
         s.venue += u128::from(chain.venue_rtt_ns);
         s.back += u128::from(chain.hop_back_ns);
         let full = self.slowest.len() >= SLOWEST_CHAINS;
-        if full && self.slowest.last().is_some_and(|l| l.client_rtt_ns >= chain.client_rtt_ns) {
+        if full
+            && self
+                .slowest
+                .last()
+                .is_some_and(|l| l.client_rtt_ns >= chain.client_rtt_ns)
+        {
             return;
         }
-        let at = self.slowest.partition_point(|c| c.client_rtt_ns >= chain.client_rtt_ns);
+        let at = self
+            .slowest
+            .partition_point(|c| c.client_rtt_ns >= chain.client_rtt_ns);
         self.slowest.insert(at, chain);
         self.slowest.truncate(SLOWEST_CHAINS);
     }
@@ -99,7 +106,10 @@ impl ChainSplit {
         for (_, s) in buckets {
             // The band of the bucket's middle order.
             let mid = (below as f64 + s.orders as f64 / 2.0) / total as f64;
-            let i = BANDS.iter().position(|&(_, lo, hi)| mid >= lo && mid < hi).unwrap_or(BANDS.len() - 1);
+            let i = BANDS
+                .iter()
+                .position(|&(_, lo, hi)| mid >= lo && mid < hi)
+                .unwrap_or(BANDS.len() - 1);
             let b = &mut bands[i];
             b.orders += s.orders;
             b.client += s.client;
@@ -158,11 +168,16 @@ mod tests {
         }
         let top = bands.last().unwrap();
         assert_eq!(top.band, "p99.9-max");
-        assert!(top.venue_rtt_mean_ns > 100_000.0, "the venue's outlier is in the top band");
+        assert!(
+            top.venue_rtt_mean_ns > 100_000.0,
+            "the venue's outlier is in the top band"
+        );
         let slowest = split.slowest();
         assert_eq!(slowest.len(), SLOWEST_CHAINS);
         assert_eq!(slowest[0].venue_rtt_ns, 900_000);
-        assert!(slowest.windows(2).all(|w| w[0].client_rtt_ns >= w[1].client_rtt_ns));
+        assert!(slowest
+            .windows(2)
+            .all(|w| w[0].client_rtt_ns >= w[1].client_rtt_ns));
     }
 
     #[test]

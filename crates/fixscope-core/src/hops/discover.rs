@@ -26,10 +26,58 @@ const MAX_HOLDERS: usize = 8;
 fn skipped(tag: u32) -> bool {
     matches!(
         tag,
-        8 | 9 | 10 | 34 | 35 | 43 | 49 | 50 | 52 | 56 | 57 | 97 | 115 | 122 | 128 | 627 | 628
-            | 629 | 630 | 1 | 6 | 14 | 15 | 18 | 21 | 22 | 31 | 32 | 38 | 40 | 44 | 48 | 54 | 55
-            | 59 | 60 | 99 | 100 | 110 | 111 | 126 | 152 | 167 | 200 | 207 | 210 | 211 | 336
-            | 386 | 388 | 432 | 460 | 1138
+        8 | 9
+            | 10
+            | 34
+            | 35
+            | 43
+            | 49
+            | 50
+            | 52
+            | 56
+            | 57
+            | 97
+            | 115
+            | 122
+            | 128
+            | 627
+            | 628
+            | 629
+            | 630
+            | 1
+            | 6
+            | 14
+            | 15
+            | 18
+            | 21
+            | 22
+            | 31
+            | 32
+            | 38
+            | 40
+            | 44
+            | 48
+            | 54
+            | 55
+            | 59
+            | 60
+            | 99
+            | 100
+            | 110
+            | 111
+            | 126
+            | 152
+            | 167
+            | 200
+            | 207
+            | 210
+            | 211
+            | 336
+            | 386
+            | 388
+            | 432
+            | 460
+            | 1138
     )
 }
 
@@ -132,7 +180,11 @@ impl Discovery {
             let n = holders.iter().filter(|&&(_, t)| t == parent_tag).count();
             if n > 0 {
                 let e = seen.entry(rule).or_default();
-                *e = (*e).max(if holders.len() > MAX_HOLDERS { usize::MAX } else { n });
+                *e = (*e).max(if holders.len() > MAX_HOLDERS {
+                    usize::MAX
+                } else {
+                    n
+                });
             }
         };
         let mut hops = Vec::new();
@@ -148,14 +200,21 @@ impl Discovery {
             let Some(holders) = self.by_value.get(value) else {
                 continue;
             };
-            let mut parent_tags: Vec<u32> = holders.iter().map(|&(_, t)| t).filter(|&t| t != 0).collect();
+            let mut parent_tags: Vec<u32> = holders
+                .iter()
+                .map(|&(_, t)| t)
+                .filter(|&t| t != 0)
+                .collect();
             parent_tags.sort_unstable();
             parent_tags.dedup();
             for pt in parent_tags {
                 let rule = if tag == 11 && pt == 11 {
                     LinkRule::SameId
                 } else {
-                    LinkRule::Tags { child: tag, parent: pt }
+                    LinkRule::Tags {
+                        child: tag,
+                        parent: pt,
+                    }
                 };
                 count(rule, holders, pt);
             }
@@ -185,7 +244,9 @@ impl Discovery {
         let mut rules: Vec<(LinkRule, Score)> = self
             .scores
             .iter()
-            .filter(|(_, s)| self.children > 0 && s.unique as f64 >= ADOPT_RATE * self.children as f64)
+            .filter(|(_, s)| {
+                self.children > 0 && s.unique as f64 >= ADOPT_RATE * self.children as f64
+            })
             .filter(|(&r, _)| self.distinct(r) >= ADOPT_RATE)
             .map(|(&r, &s)| (r, s))
             .collect();
@@ -204,7 +265,13 @@ impl Discovery {
             self.window_ns as f64 / 1e6
         );
         let mut rows: Vec<(&LinkRule, &Score)> = self.scores.iter().collect();
-        rows.sort_by_key(|&(r, s)| (std::cmp::Reverse(s.unique), std::cmp::Reverse(s.hits), rank(*r)));
+        rows.sort_by_key(|&(r, s)| {
+            (
+                std::cmp::Reverse(s.unique),
+                std::cmp::Reverse(s.hits),
+                rank(*r),
+            )
+        });
         let _ = writeln!(
             out,
             "{:<14} {:>9} {:>11} {:>16}",
@@ -241,7 +308,10 @@ fn rank(rule: LinkRule) -> u8 {
     match rule {
         LinkRule::Hops => 0,
         LinkRule::SameId => 1,
-        LinkRule::Tags { child: 526, parent: 11 } => 2,
+        LinkRule::Tags {
+            child: 526,
+            parent: 11,
+        } => 2,
         LinkRule::Tags { .. } => 3,
     }
 }

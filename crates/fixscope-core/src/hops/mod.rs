@@ -124,7 +124,8 @@ impl HopLinker {
             children_per_parent: Vec::new(),
             value: Vec::new(),
             id: Vec::new(),
-            discovery: (config.link == LinkSpec::Discover).then(|| Discovery::new(config.window_ns)),
+            discovery: (config.link == LinkSpec::Discover)
+                .then(|| Discovery::new(config.window_ns)),
             config,
         }
     }

@@ -7,7 +7,11 @@ use super::human_ns;
 use crate::counters::Counters;
 use crate::hops::LinkFigures;
 
-pub fn write_links(out: &mut impl Write, links: &LinkFigures, counters: &Counters) -> io::Result<()> {
+pub fn write_links(
+    out: &mut impl Write,
+    links: &LinkFigures,
+    counters: &Counters,
+) -> io::Result<()> {
     let Some(c) = counters.hops else {
         return Ok(());
     };
@@ -54,8 +58,16 @@ pub fn write_links(out: &mut impl Write, links: &LinkFigures, counters: &Counter
     writeln!(
         out,
         "  linked by: {}; children per parent: {}",
-        if rules.is_empty() { "none".into() } else { rules.join(", ") },
-        if fanout.is_empty() { "-".into() } else { fanout.join(", ") }
+        if rules.is_empty() {
+            "none".into()
+        } else {
+            rules.join(", ")
+        },
+        if fanout.is_empty() {
+            "-".into()
+        } else {
+            fanout.join(", ")
+        }
     )?;
     if c.local_ack > 0 {
         writeln!(

@@ -205,8 +205,11 @@ impl<W: Write> Reporter for JsonReporter<W> {
 
 /// `--leg`: linked parents per rule, and by their number of children.
 fn links_json(links: &crate::hops::LinkFigures) -> Value {
-    let rules: serde_json::Map<String, Value> =
-        links.rules.iter().map(|(r, n)| (r.clone(), (*n).into())).collect();
+    let rules: serde_json::Map<String, Value> = links
+        .rules
+        .iter()
+        .map(|(r, n)| (r.clone(), (*n).into()))
+        .collect();
     let fanout: serde_json::Map<String, Value> = links
         .children_per_parent
         .iter()

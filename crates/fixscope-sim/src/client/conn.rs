@@ -33,6 +33,8 @@ pub(super) struct Order {
     pub done: bool,
     /// Already the target of an F/G.
     pub targeted: bool,
+    /// Its Side (54): a D's own, an F/G's that of the order it names (FIX requires it).
+    pub side: u8,
     /// Its MsgSeqNum (a session Reject names it in RefSeqNum 45).
     pub seq: u64,
     /// Which of `--symbols`, `--accounts`, `--venues` it carries (an F/G carries its

@@ -123,6 +123,12 @@ impl Ctx {
         self.scratch.clear();
         // An F/G names its order's symbol, account and venue; a D draws its own.
         let inherited = target.and_then(|t| s.slot(t).map(|o| o.fields));
+        let side = match target.and_then(|t| s.slot(t).map(|o| o.side)) {
+            Some(side) if side != 0 => side,
+            _ if num.is_multiple_of(2) => b'1',
+            _ => b'2',
+        };
+        s.ring[slot_idx].side = side;
         let f = &mut self.fields;
         let at = |i: usize| inherited.map(|v| v[i]);
         let (sym, si) = pick(&mut f.rng, &f.symbols, at(0), &mut self.scratch);
@@ -158,7 +164,7 @@ impl Ctx {
             }
             let symbol = sym.as_ref().map_or(SYMBOL, |r| &self.scratch[r.clone()]);
             enc.field(55, symbol)
-                .field(54, if num.is_multiple_of(2) { b"1" } else { b"2" })
+                .field(54, &[side])
                 .field(60, self.clock.cached());
             if let Some(r) = &venue {
                 enc.field(100, &self.scratch[r.clone()]);
