@@ -41,6 +41,9 @@ pub struct LiveConfig {
     pub iface: String,
     pub ports: PortSet,
     pub role: Role,
+    /// Ports whose role is not `role` (a router's legs: its client sessions served, its
+    /// venue sessions initiated), by the first entry holding a range's low port.
+    pub port_roles: Vec<(PortSet, Role)>,
     /// Ring-buffer size; rounded up to a power of two, at least one page.
     pub ring_bytes: usize,
     pub idle: IdleStrategy,
@@ -67,6 +70,7 @@ impl LiveConfig {
             iface: iface.into(),
             ports,
             role: Role::Server,
+            port_roles: Vec::new(),
             ring_bytes: 64 << 20,
             idle: IdleStrategy::Backoff,
             cpu: None,

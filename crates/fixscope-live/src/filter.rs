@@ -7,16 +7,18 @@ use std::net::IpAddr;
 use fixscope_core::ports::Role;
 
 use crate::config::{LiveConfig, MAX_PORT_RANGES};
+use crate::skeleton::types::fxs_role;
 use crate::LiveError;
 
-/// The values of `cfg_role`, `cfg_nranges`, `cfg_port_lo`/`cfg_port_hi`, `cfg_ip_family` and
+/// The values of `cfg_nranges`, `cfg_port_lo`/`cfg_port_hi`, `cfg_port_role`, `cfg_ip_family` and
 /// `cfg_ip` (fixscope.bpf.c, breakdown.bpf.c).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct WatchFilter {
-    pub role: Role,
     pub nranges: u32,
     pub port_lo: [u16; MAX_PORT_RANGES],
     pub port_hi: [u16; MAX_PORT_RANGES],
+    /// Each range's role (`fxs_role`): the configuration's, or its `port_roles` entry's.
+    pub port_role: [u8; MAX_PORT_RANGES],
     /// 0: no address filter, 4 or 6.
     pub ip_family: u32,
     /// Network byte order, as the programs compare it with the packet's; IPv4 in `ip[0]`.
@@ -36,9 +38,19 @@ impl WatchFilter {
         }
         let mut port_lo = [0; MAX_PORT_RANGES];
         let mut port_hi = [0; MAX_PORT_RANGES];
+        let mut port_role = [0; MAX_PORT_RANGES];
         for (i, r) in ranges.iter().enumerate() {
             port_lo[i] = r.lo;
             port_hi[i] = r.hi;
+            let role = cfg
+                .port_roles
+                .iter()
+                .find(|(ports, _)| ports.contains(r.lo))
+                .map_or(cfg.role, |&(_, role)| role);
+            port_role[i] = match role {
+                Role::Server => fxs_role::FXS_ROLE_SERVER.0 as u8,
+                Role::Client => fxs_role::FXS_ROLE_CLIENT.0 as u8,
+            };
         }
         let (ip_family, ip) = match cfg.ip_filter {
             None => (0, [0; 4]),
@@ -54,10 +66,10 @@ impl WatchFilter {
             }
         };
         Ok(WatchFilter {
-            role: cfg.role,
             nranges: ranges.len() as u32,
             port_lo,
             port_hi,
+            port_role,
             ip_family,
             ip,
         })
@@ -99,6 +111,23 @@ mod tests {
 
         let f = WatchFilter::new(&config("1", None)).expect("filter");
         assert_eq!((f.ip_family, f.ip), (0, [0; 4]));
+    }
+
+    #[test]
+    fn each_range_takes_its_leg_s_role() {
+        let mut cfg = config("9879,9001-9004,9100", None);
+        cfg.port_roles = vec![
+            ("9001-9004".parse().expect("ports"), Role::Client),
+            ("9100".parse().expect("ports"), Role::Client),
+        ];
+        let f = WatchFilter::new(&cfg).expect("filter");
+        assert_eq!(&f.port_role[..3], &[0, 1, 1]);
+        cfg.role = Role::Client;
+        cfg.port_roles.clear();
+        assert_eq!(
+            &WatchFilter::new(&cfg).expect("filter").port_role[..3],
+            &[1, 1, 1]
+        );
     }
 
     #[test]

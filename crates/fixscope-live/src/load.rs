@@ -22,15 +22,12 @@
 
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 
-use fixscope_core::ports::Role;
-
 use crate::config::{AttachMode, LiveConfig};
 use crate::filter::WatchFilter;
 use libbpf_rs::{MapCore, MapFlags, MapHandle, MapType};
 
 use crate::probe::{self, Presence};
 use crate::ring::{self, Ring};
-use crate::skeleton::types::fxs_role;
 use crate::skeleton::{FixscopeSkel, OpenFixscopeSkel, OwnedSkel};
 use crate::{sys, LiveError};
 
@@ -109,13 +106,10 @@ pub(crate) fn configure(
             std::io::Error::from(std::io::ErrorKind::InvalidData),
         )
     })?;
-    ro.cfg_role = match filter.role {
-        Role::Server => fxs_role::FXS_ROLE_SERVER,
-        Role::Client => fxs_role::FXS_ROLE_CLIENT,
-    };
     ro.cfg_nranges = filter.nranges;
     ro.cfg_port_lo = filter.port_lo;
     ro.cfg_port_hi = filter.port_hi;
+    ro.cfg_port_role = filter.port_role;
     ro.cfg_ip_family = filter.ip_family;
     ro.cfg_ip = filter.ip;
     ro.cfg_l2_len = l2_len;

@@ -287,13 +287,9 @@ impl AnalysisArgs {
         })
     }
 
-    /// Sets the watched ports from `-p` and `--leg` (and the role from the legs when they
-    /// share one): called once after parsing.
+    /// Sets the watched ports from `-p` and `--leg`: called once after parsing.
     pub fn resolve_ports(&mut self) -> Result<()> {
         self.ports = self.legs.watched_ports(self.port_arg.as_ref())?;
-        if let Ok(Some(role)) = self.legs.one_role() {
-            self.role = role;
-        }
         Ok(())
     }
 }
@@ -618,7 +614,6 @@ impl LiveArgs {
                 );
             }
         }
-        self.analysis.legs.one_role()?;
         if self.analysis.legs.discover() {
             bail!("--link discover reads a capture: run it with `fixscope pcap` on a tcpdump of the legs");
         }
@@ -626,6 +621,7 @@ impl LiveArgs {
         let mut cfg =
             fixscope_live::LiveConfig::new(self.iface.clone(), self.analysis.ports.clone());
         cfg.role = self.analysis.role;
+        cfg.port_roles = self.analysis.legs.port_roles();
         cfg.ring_bytes = ring_bytes;
         cfg.idle = match self.idle {
             IdleArg::Spin => fixscope_live::IdleStrategy::Spin,

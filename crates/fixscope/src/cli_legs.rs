@@ -69,21 +69,11 @@ impl LegArgs {
         !self.legs.is_empty() && self.link == LinkSpec::Discover
     }
 
-    /// Live (eBPF) takes one role for every port: legs whose host ends differ need a
-    /// capture or a tap.
-    pub fn one_role(&self) -> Result<Option<fixscope_core::Role>> {
-        let mut roles = self.legs.iter().map(|l| l.role);
-        let Some(first) = roles.next() else {
-            return Ok(None);
-        };
-        if roles.any(|r| r != first) {
-            let list: Vec<String> = self.legs.iter().map(|l| l.to_string()).collect();
-            bail!(
-                "live capture takes one role for all ports, and these legs differ ({}): \
-                 capture with tcpdump and run `fixscope pcap`, or use `live --tap`",
-                list.join(" ")
-            );
-        }
-        Ok(Some(first))
+    /// Live: each leg's ports with its role (the kernel filter takes a role per range).
+    pub fn port_roles(&self) -> Vec<(PortSet, fixscope_core::Role)> {
+        self.legs
+            .iter()
+            .map(|l| (l.ports.clone(), l.role))
+            .collect()
     }
 }

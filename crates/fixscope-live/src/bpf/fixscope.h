@@ -28,7 +28,7 @@ enum fxs_hook {
 	FXS_HOOK_EGRESS = 1,
 };
 
-/* Which side of the watched ports this host is (cfg_role). */
+/* Which side of a watched port range this host is (cfg_port_role). */
 enum fxs_role {
 	FXS_ROLE_SERVER = 0,
 	FXS_ROLE_CLIENT = 1,

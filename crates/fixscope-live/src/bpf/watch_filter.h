@@ -9,44 +9,49 @@
 #ifndef __FIXSCOPE_WATCH_FILTER_H
 #define __FIXSCOPE_WATCH_FILTER_H
 
-/* Set by the loader before load (rodata: the verifier prunes on it). */
-const volatile enum fxs_role cfg_role = FXS_ROLE_SERVER;
+/* Set by the loader before load (rodata: the verifier prunes on it). Each port range has
+ * its own role (enum fxs_role): one run may watch a router's client sessions as their
+ * acceptor and its venue sessions as their initiator (--leg). */
 const volatile __u32 cfg_nranges = 0;
 const volatile __u16 cfg_port_lo[FXS_MAX_RANGES] = {};
 const volatile __u16 cfg_port_hi[FXS_MAX_RANGES] = {};
+const volatile __u8 cfg_port_role[FXS_MAX_RANGES] = {};
 const volatile __u32 cfg_ip_family = 0; /* 0: no address filter, 4 or 6 */
 const volatile __u32 cfg_ip[4] = {};    /* network order; IPv4 in cfg_ip[0] */
 
-static __always_inline int port_watched(__u16 port)
+/* The role (enum fxs_role) of the range holding PORT; -1 when no range holds it. */
+static __always_inline int port_role(__u16 port)
 {
 	for (int i = 0; i < FXS_MAX_RANGES; i++) {
 		if (i >= cfg_nranges)
 			break;
 		if (port >= cfg_port_lo[i] && port <= cfg_port_hi[i])
-			return 1;
+			return cfg_port_role[i];
 	}
-	return 0;
+	return -1;
 }
 
 /*
  * Whether bytes from port SPORT to port DPORT, coming into this host (INBOUND) or going
- * out, are watched, and if so which way (*DIR). The role decides which side's port counts:
- * a server takes what comes in to a watched port as requests and what goes out from one as
- * responses; a client the mirror image. Bytes between two watched ports are requests.
+ * out, are watched, and if so which way (*DIR). The watched port's role decides: a server
+ * takes what comes in to its port as requests and what goes out from it as responses; a
+ * client the mirror image. Bytes toward a watched port are never responses (bytes between
+ * two watched ports are requests, or nothing).
  */
 static __always_inline int watched_direction(const int inbound, __u16 sport, __u16 dport,
 					     enum fxs_dir *dir)
 {
-	int dst_watched = port_watched(dport);
-	if (inbound == (cfg_role == FXS_ROLE_SERVER)) {
-		if (!dst_watched)
+	int role = port_role(dport);
+	if (role >= 0) {
+		if (inbound != (role == FXS_ROLE_SERVER))
 			return 0;
 		*dir = FXS_DIR_REQUEST;
-	} else {
-		if (dst_watched || !port_watched(sport))
-			return 0;
-		*dir = FXS_DIR_RESPONSE;
+		return 1;
 	}
+	role = port_role(sport);
+	if (role < 0 || inbound == (role == FXS_ROLE_SERVER))
+		return 0;
+	*dir = FXS_DIR_RESPONSE;
 	return 1;
 }
 

@@ -15,7 +15,6 @@ use std::mem::MaybeUninit;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::path::Path;
 
-use fixscope_core::ports::Role;
 use libbpf_rs::skel::{OpenSkel, Skel, SkelBuilder};
 use libbpf_rs::{Link, MapCore, MapHandle, OpenObject, ProgramMut};
 
@@ -309,13 +308,10 @@ fn configure(open: &mut OpenBreakdownSkel<'_>, cfg: &LiveConfig) -> Result<(), L
             std::io::Error::from(std::io::ErrorKind::InvalidData),
         )
     })?;
-    ro.cfg_role = match filter.role {
-        Role::Server => skel::types::fxs_role::FXS_ROLE_SERVER,
-        Role::Client => skel::types::fxs_role::FXS_ROLE_CLIENT,
-    };
     ro.cfg_nranges = filter.nranges;
     ro.cfg_port_lo = filter.port_lo;
     ro.cfg_port_hi = filter.port_hi;
+    ro.cfg_port_role = filter.port_role;
     ro.cfg_ip_family = filter.ip_family;
     ro.cfg_ip = filter.ip;
     // tcp_recvmsg lost `nonblock` in 5.19 and `addr_len` in 6.18; what this kernel has is
