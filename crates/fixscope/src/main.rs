@@ -5,6 +5,7 @@ mod by_warning;
 mod cli;
 mod cli_demo;
 mod cli_legs;
+mod cli_prometheus;
 mod cli_records;
 mod cli_text;
 mod cmd_check;

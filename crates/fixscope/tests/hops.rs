@@ -566,3 +566,56 @@ fn discovery_names_the_true_rule_of_each_mapping_and_none_for_made_up_ids() {
         );
     }
 }
+
+/// The hop stages reach the other outputs as stages: a Prometheus textfile's `stage` label,
+/// and an HdrHistogram log that `fixscope report` reads back with the same counts.
+#[test]
+fn hop_stages_reach_prometheus_and_the_hdrhistogram_log() {
+    let spec = Spec {
+        id_map: IdMap::Secondary,
+        clients: 2,
+        parents: 300,
+        slices: 2,
+        reject_every: 10,
+        local_ack_every: 0,
+        seed: 7,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (packets, t) = router_capture(&spec);
+    let (log, prom) = (dir.path().join("run.hlog"), dir.path().join("run.prom"));
+    let (log_s, prom_s) = (log.display().to_string(), prom.display().to_string());
+    let mut args = vec![
+        "-p",
+        "9879",
+        "--hlog",
+        &log_s,
+        "--prometheus-textfile",
+        &prom_s,
+    ];
+    let legs = legs();
+    args.extend(legs.iter().map(String::as_str));
+    let s = analyse_packets(dir.path(), "outputs.pcap", &packets, &args);
+    assert_stage(&s, "hop_out", &t.hop_out);
+    let text = std::fs::read_to_string(&prom).unwrap();
+    for stage in ["hop_out", "venue_rtt", "hop_back", "client_rtt"] {
+        assert!(
+            text.contains(&format!("stage=\"{stage}\"")),
+            "{stage} in the textfile"
+        );
+    }
+    let out = support::fixscope(&["report", &log_s, "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let r: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    for stage in ["hop_out", "venue_rtt", "hop_back", "client_rtt"] {
+        assert_eq!(
+            support::stage(&r, stage)["count"],
+            support::stage(&s, stage)["count"],
+            "{stage}"
+        );
+    }
+}

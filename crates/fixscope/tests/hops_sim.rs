@@ -6,6 +6,7 @@
 //! (`--mix`) cross the hop too.
 
 mod support;
+#[allow(unused_imports)]
 mod support_live;
 
 use std::collections::BTreeMap;

@@ -155,11 +155,11 @@ impl HopLinker {
         leg: LegKind,
         session: u64,
         direction: Direction,
-        msg_type: &[u8],
-        exec_type: Option<u8>,
+        facts: &crate::correlate::MessageFacts<'_>,
         msg: &crate::fix::framing::FramedMessage<'_>,
         sink: &mut dyn OrderSink,
     ) {
+        let (msg_type, exec_type) = (facts.msg_type, facts.exec_type);
         self.expire(msg.last_byte_ts_ns, sink);
         match (leg, direction) {
             (LegKind::Md, Direction::Response) if matches!(msg_type, b"W" | b"X") => {

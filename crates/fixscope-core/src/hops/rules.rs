@@ -158,9 +158,10 @@ impl FromStr for LinkRule {
 }
 
 /// `--link`: the rules to link by, or discovery.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum LinkSpec {
     /// Try [`LinkRule::AUTO`] in order, per child.
+    #[default]
     Auto,
     /// Read the first orders, propose rules, exit.
     Discover,
@@ -176,12 +177,6 @@ impl LinkSpec {
             LinkSpec::Discover => &[],
             LinkSpec::Rules(r) => r,
         }
-    }
-}
-
-impl Default for LinkSpec {
-    fn default() -> Self {
-        LinkSpec::Auto
     }
 }
 

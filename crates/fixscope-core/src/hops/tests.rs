@@ -61,15 +61,8 @@ impl H {
             first_byte_seq: 0,
             last_byte_seq: 0,
         };
-        self.linker.on_message(
-            leg,
-            session,
-            direction,
-            facts.msg_type,
-            facts.exec_type,
-            &msg,
-            &mut self.out,
-        );
+        self.linker
+            .on_message(leg, session, direction, &facts, &msg, &mut self.out);
     }
 
     fn parent(&mut self, ts: u64, fields: &str) {

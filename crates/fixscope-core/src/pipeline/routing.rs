@@ -148,15 +148,7 @@ impl Router<'_> {
             Action::Replay | Action::Other => return,
         }
         if let (Some(leg), Some(h)) = (leg, self.hops.as_mut()) {
-            h.on_message(
-                leg,
-                b.session,
-                direction,
-                facts.msg_type,
-                facts.exec_type,
-                msg,
-                &mut *self.stats,
-            );
+            h.on_message(leg, b.session, direction, &facts, msg, &mut *self.stats);
         }
         if action != Action::Order {
             return;
