@@ -619,3 +619,127 @@ fn hop_stages_reach_prometheus_and_the_hdrhistogram_log() {
         );
     }
 }
+
+/// `--leg md`: a host trading on market data — a feed session (35=W snapshots, 35=X
+/// incremental refreshes naming several symbols) and the orders it sends with no parent.
+/// Each child's `tick_to_order` is from the last update of its symbol within the window.
+#[test]
+fn tick_to_order_is_timed_from_the_last_update_of_the_child_s_symbol() {
+    const MD_PORT: u16 = 9100;
+    let t0 = 1_700_000_000_000_000_000u64;
+    let mut rng = Rng(11);
+    let symbols = ["AAPL", "MSFT", "IBM", "ORCL"];
+    let mut events: Vec<(u64, bool, bool, Vec<u8>)> = Vec::new(); // (ts, md?, from_initiator, bytes)
+    let mut last_tick = std::collections::HashMap::new();
+    let mut truth = Vec::new();
+    let mut missing = 0u64;
+    let mut ts = t0 + 1_000_000;
+    for i in 0..400u64 {
+        ts += 5_000 + rng.below(20_000);
+        let a = symbols[rng.below(4) as usize];
+        if i % 3 == 0 {
+            let b = symbols[rng.below(4) as usize];
+            let m = fix_message(
+                "FIX.4.4",
+                &[
+                    (35, "X"),
+                    (49, "FEED"),
+                    (56, "HOST"),
+                    (268, "2"),
+                    (279, "0"),
+                    (55, a),
+                    (270, "1.5"),
+                    (279, "1"),
+                    (55, b),
+                    (270, "2.5"),
+                ],
+            );
+            events.push((ts, true, false, m));
+            last_tick.insert(a, ts);
+            last_tick.insert(b, ts);
+        } else {
+            let m = fix_message(
+                "FIX.4.4",
+                &[
+                    (35, "W"),
+                    (49, "FEED"),
+                    (56, "HOST"),
+                    (55, a),
+                    (268, "1"),
+                    (269, "0"),
+                    (270, "1.5"),
+                ],
+            );
+            events.push((ts, true, false, m));
+            last_tick.insert(a, ts);
+        }
+        if i % 2 == 1 {
+            let sym = symbols[rng.below(4) as usize];
+            let at = ts + 300 + rng.below(3_000);
+            let id = format!("H{i:05}");
+            events.push((
+                at,
+                false,
+                true,
+                fix_message(
+                    "FIX.4.4",
+                    &[
+                        (35, "D"),
+                        (49, "HOST"),
+                        (56, "EXCH"),
+                        (11, &id),
+                        (55, sym),
+                        (54, "1"),
+                        (38, "10"),
+                        (40, "2"),
+                        (44, "1"),
+                    ],
+                ),
+            ));
+            // The only update between `ts` and `at` is none (the next comes after `at`).
+            match last_tick.get(sym) {
+                Some(&tick) => truth.push(at - tick),
+                None => missing += 1,
+            }
+            ts = at;
+        }
+    }
+    let mut md = SyntheticConnection::new(endpoint(false, 2, 45_000), endpoint(false, 7, MD_PORT));
+    let mut orders =
+        SyntheticConnection::new(endpoint(false, 2, 50_000), endpoint(false, 3, VENUE_PORT));
+    let mut packets: Vec<TimedPacket> = md
+        .handshake()
+        .into_iter()
+        .chain(orders.handshake())
+        .map(|p| at(t0, p))
+        .collect();
+    for (ts, is_md, from_initiator, bytes) in events {
+        let conn = if is_md { &mut md } else { &mut orders };
+        let p = if from_initiator {
+            conn.client_sends(&bytes)
+        } else {
+            conn.server_sends(&bytes)
+        };
+        packets.push(at(ts, p));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let s = analyse_packets(
+        dir.path(),
+        "md.pcap",
+        &packets,
+        &[
+            "-p",
+            "9878",
+            &format!("--leg=md={MD_PORT}"),
+            &format!("--leg=down={VENUE_PORT}"),
+        ],
+    );
+    assert!(
+        missing < 20 && truth.len() > 150,
+        "{missing} {}",
+        truth.len()
+    );
+    assert_stage(&s, "tick_to_order", &truth);
+    assert_eq!(counter(&s, "unlinked_child"), truth.len() as u64 + missing);
+    assert_eq!(counter(&s, "tick_missing"), missing);
+}
