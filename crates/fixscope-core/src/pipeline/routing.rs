@@ -407,9 +407,14 @@ fn record_with_leg(
     order: &OrderRef<'_>,
 ) {
     stats.record_order(latency, order);
-    if latency.stage != Stage::FirstResponse {
-        return;
+    if leg.is_some() && latency.stage == Stage::FirstResponse {
+        record_leg_rtt(stats, leg, latency, order);
     }
+}
+
+/// Out of line: a run without `--leg` keeps the correlator's closures as small as before.
+#[inline(never)]
+fn record_leg_rtt(stats: &mut Stats, leg: Option<LegKind>, latency: Latency, order: &OrderRef<'_>) {
     let stage = match leg {
         Some(LegKind::Up) => Stage::ClientRtt,
         Some(LegKind::Down) => Stage::VenueRtt,
