@@ -5,12 +5,27 @@
 //! (`settle`) once their window has passed and forgotten (`forget`) once they waited long
 //! enough for their answer. A parent's id is its place in the run (`first_id` + index).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
+
+// hashbrown's default hasher (foldhash), and lookups by borrowed ids (`IdRef`): a lookup
+// per order message allocates nothing and hashes fast.
+use hashbrown::{Equivalent, HashMap};
 
 use super::chains::{Chain, ChainSplit};
 use super::{hop_latency, order_ref, HopCounters, Kind};
 use crate::consumer::OrderSink;
 use crate::correlate::{RequestType, Stage};
+
+/// A session and ClOrdID borrowed: looks up `(u64, Vec<u8>)` keys without building one
+/// (a tuple of `u64` and `&[u8]` hashes as the tuple of `u64` and `Vec<u8>` does).
+#[derive(Hash)]
+struct IdRef<'a>(u64, &'a [u8]);
+
+impl Equivalent<(u64, Vec<u8>)> for IdRef<'_> {
+    fn equivalent(&self, key: &(u64, Vec<u8>)) -> bool {
+        self.0 == key.0 && self.1 == key.1.as_slice()
+    }
+}
 
 /// A response of a leg's session, as the linker needs it.
 #[derive(Clone, Copy, Debug)]
@@ -91,9 +106,9 @@ impl ParentTable {
             queue: VecDeque::new(),
             first_id: 0,
             next_to_settle: 0,
-            by_rule: (0..rules).map(|_| HashMap::new()).collect(),
-            by_id: HashMap::new(),
-            children: HashMap::new(),
+            by_rule: (0..rules).map(|_| HashMap::default()).collect(),
+            by_id: HashMap::default(),
+            children: HashMap::default(),
             children_pending: 0,
             chains: ChainSplit::default(),
         }
@@ -219,7 +234,7 @@ impl ParentTable {
 
     /// A parent's answer: its parent's id when something about it was learnt.
     pub(super) fn parent_answered(&mut self, cl_ord_id: &[u8], a: Answer) -> Option<u64> {
-        let &id = self.by_id.get(&(a.session, cl_ord_id.to_vec()))?;
+        let &id = self.by_id.get(&IdRef(a.session, cl_ord_id))?;
         let p = self.get_mut(id)?;
         let before_hole = p.ts_ns < a.hole_after;
         if p.first_response.is_none() {
@@ -244,7 +259,7 @@ impl ParentTable {
 
     /// A venue's answer to a child: its parent's id when something was learnt.
     pub(super) fn child_answered(&mut self, cl_ord_id: &[u8], a: Answer) -> Option<u64> {
-        let &(id, index) = self.children.get(&(a.session, cl_ord_id.to_vec()))?;
+        let &(id, index) = self.children.get(&IdRef(a.session, cl_ord_id))?;
         let p = self.get_mut(id)?;
         let child = p.children.get_mut(index)?;
         if child.venue_first.is_some() {
