@@ -232,6 +232,7 @@ impl Discovery {
             LinkRule::Hops => 0,
             LinkRule::SameId => 11,
             LinkRule::Tags { parent, .. } => parent,
+            LinkRule::Chain => return 0.0,
         };
         match self.values_of.get(&tag) {
             Some((n, d)) if *n > 0 => d.len() as f64 / *n as f64,
@@ -312,7 +313,7 @@ fn rank(rule: LinkRule) -> u8 {
             child: 526,
             parent: 11,
         } => 2,
-        LinkRule::Tags { .. } => 3,
+        LinkRule::Tags { .. } | LinkRule::Chain => 3,
     }
 }
 

@@ -117,7 +117,12 @@ impl HopLinker {
         let rules = config.link.rules().to_vec();
         HopLinker {
             parents: ParentTable::new(rules.len()),
-            linked_by_rule: rules.iter().map(|&r| (r, 0)).collect(),
+            linked_by_rule: rules
+                .iter()
+                .copied()
+                .chain([LinkRule::Chain])
+                .map(|r| (r, 0))
+                .collect(),
             market_data: MarketData::default(),
             response_holes: HashMap::new(),
             counters: HopCounters::default(),
@@ -193,7 +198,13 @@ impl HopLinker {
             // No ClOrdID: its answers cannot be found; counted unlinked when its window ends.
             self.id.clear();
         }
-        let id = self.parents.open(session, t, &self.id, ts_ns);
+        let orig = match t {
+            RequestType::NewOrder => None,
+            _ => rules::find(msg, tag::ORIG_CL_ORD_ID),
+        };
+        let id = self
+            .parents
+            .open(session, t, &self.id, orig.unwrap_or_default(), ts_ns);
         for (i, rule) in self.config.link.rules().iter().enumerate() {
             if rule.parent_value(msg, &mut self.value) {
                 self.parents.index(i, &self.value, id);
@@ -238,6 +249,31 @@ impl HopLinker {
                 }
             }
             return;
+        }
+        // A cancel or replace no rule linked: through the order it names (its 41).
+        if t != RequestType::NewOrder {
+            if let Some(orig) = rules::find(msg, tag::ORIG_CL_ORD_ID) {
+                let found = self.parents.chain_candidates(session, orig, ts_ns, window);
+                late |= found.late;
+                let chain = self.config.link.rules().len();
+                match found.in_window.as_slice() {
+                    [] => {}
+                    [one] => {
+                        if !has_id {
+                            self.id.clear();
+                        }
+                        self.parents.link(*one, session, &self.id, ts_ns, chain, t);
+                        return;
+                    }
+                    several => {
+                        for &p in several {
+                            self.parents.mark_ambiguous(p);
+                        }
+                        self.counters.ambiguous_child += 1;
+                        return;
+                    }
+                }
+            }
         }
         if late {
             self.counters.late_link += 1;

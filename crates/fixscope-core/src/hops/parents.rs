@@ -53,6 +53,8 @@ struct Parent {
     ts_ns: u64,
     /// Its link values, per rule (to unindex it).
     keys: Vec<(usize, Vec<u8>)>,
+    /// A cancel's or replace's OrigClOrdID (41; empty for a new order).
+    orig: Vec<u8>,
     /// The rule its first child linked by.
     rule: usize,
     children: Vec<Child>,
@@ -78,6 +80,9 @@ impl Parent {
     }
 }
 
+/// Children whose parents a later cancel or replace can still be chained to.
+const MAX_LINEAGE: usize = 1 << 20;
+
 /// Parents found for a child's link value.
 pub(super) struct Found {
     pub in_window: Vec<u64>,
@@ -95,6 +100,13 @@ pub(super) struct ParentTable {
     by_id: HashMap<(u64, Vec<u8>), u64>,
     /// Children by session and ClOrdID: (parent, index among its children).
     children: HashMap<(u64, Vec<u8>), (u64, usize)>,
+    /// Cancel/replace parents by session and the OrigClOrdID (41) they name.
+    by_orig: HashMap<(u64, Vec<u8>), Vec<u64>>,
+    /// The parent of each child of a linked parent forgotten since (session and ClOrdID
+    /// both sides), for the cancels and replaces that come later: the last
+    /// [`MAX_LINEAGE`] children.
+    lineage: HashMap<(u64, Vec<u8>), (u64, Vec<u8>)>,
+    lineage_order: VecDeque<(u64, Vec<u8>)>,
     children_pending: u64,
     /// The chains of the orders whose hops add up to their `client_rtt`.
     pub(super) chains: ChainSplit,
@@ -109,6 +121,9 @@ impl ParentTable {
             by_rule: (0..rules).map(|_| HashMap::default()).collect(),
             by_id: HashMap::default(),
             children: HashMap::default(),
+            by_orig: HashMap::default(),
+            lineage: HashMap::default(),
+            lineage_order: VecDeque::new(),
             children_pending: 0,
             chains: ChainSplit::default(),
         }
@@ -130,6 +145,7 @@ impl ParentTable {
         session: u64,
         t: RequestType,
         cl_ord_id: &[u8],
+        orig: &[u8],
         ts_ns: u64,
     ) -> u64 {
         let id = self.first_id + self.queue.len() as u64;
@@ -139,6 +155,7 @@ impl ParentTable {
             id: cl_ord_id.to_vec(),
             ts_ns,
             keys: Vec::new(),
+            orig: Vec::new(),
             rule: 0,
             children: Vec::new(),
             ambiguous: false,
@@ -153,6 +170,15 @@ impl ParentTable {
         });
         if !cl_ord_id.is_empty() {
             self.by_id.insert((session, cl_ord_id.to_vec()), id);
+        }
+        if !orig.is_empty() {
+            self.by_orig
+                .entry((session, orig.to_vec()))
+                .or_default()
+                .push(id);
+            if let Some(p) = self.get_mut(id) {
+                p.orig = orig.to_vec();
+            }
         }
         id
     }
@@ -224,6 +250,46 @@ impl ParentTable {
             self.children
                 .insert((session, cl_ord_id.to_vec()), (id, index));
         }
+    }
+
+    /// The cancel/replace parents a cancel/replace child stamped `ts_ns` on `session`
+    /// chains to: its 41 names a child of parent P (linked now, or remembered), and they
+    /// name P in their 41, on P's session.
+    pub(super) fn chain_candidates(
+        &self,
+        session: u64,
+        orig: &[u8],
+        ts_ns: u64,
+        window_ns: u64,
+    ) -> Found {
+        let mut found = Found {
+            in_window: Vec::new(),
+            late: false,
+        };
+        let named = match self.children.get(&IdRef(session, orig)) {
+            Some(&(pid, _)) => self.get(pid).map(|p| (p.session, p.id.as_slice())),
+            None => self
+                .lineage
+                .get(&IdRef(session, orig))
+                .map(|(s, id)| (*s, id.as_slice())),
+        };
+        let Some((parent_session, parent_id)) = named else {
+            return found;
+        };
+        for &id in self
+            .by_orig
+            .get(&IdRef(parent_session, parent_id))
+            .into_iter()
+            .flatten()
+        {
+            let Some(p) = self.get(id) else { continue };
+            if !p.settled && ts_ns.saturating_sub(p.ts_ns) <= window_ns {
+                found.in_window.push(id);
+            } else {
+                found.late = true;
+            }
+        }
+        found
     }
 
     pub(super) fn mark_ambiguous(&mut self, id: u64) {
@@ -399,16 +465,41 @@ impl ParentTable {
                     }
                 }
             }
+            if !p.orig.is_empty() {
+                let key = (p.session, p.orig.clone());
+                if let Some(ids) = self.by_orig.get_mut(&key) {
+                    ids.retain(|&i| i != id);
+                    if ids.is_empty() {
+                        self.by_orig.remove(&key);
+                    }
+                }
+            }
+            let linked = p.linked();
             let key = (p.session, p.id);
             if self.by_id.get(&key) == Some(&id) {
                 self.by_id.remove(&key);
             }
             for c in p.children {
-                let key = (c.session, c.id);
-                if self.children.get(&key).map(|&(pid, _)| pid) == Some(id) {
-                    self.children.remove(&key);
+                let child = (c.session, c.id);
+                if self.children.get(&child).map(|&(pid, _)| pid) == Some(id) {
+                    self.children.remove(&child);
+                }
+                if linked && !child.1.is_empty() {
+                    self.remember(child, key.clone());
                 }
             }
+        }
+    }
+
+    /// A forgotten linked parent's child, for later cancels and replaces naming it.
+    fn remember(&mut self, child: (u64, Vec<u8>), parent: (u64, Vec<u8>)) {
+        if self.lineage_order.len() >= MAX_LINEAGE {
+            if let Some(old) = self.lineage_order.pop_front() {
+                self.lineage.remove(&old);
+            }
+        }
+        if self.lineage.insert(child.clone(), parent).is_none() {
+            self.lineage_order.push_back(child);
         }
     }
 

@@ -19,6 +19,9 @@ pub enum LinkRule {
     SameId,
     /// `CHILD=PARENT`: the child's tag CHILD holds the parent's tag PARENT (e.g. `526=11`).
     Tags { child: u32, parent: u32 },
+    /// `41-chain` (always tried last, for cancels and replaces no rule linked): the child's
+    /// OrigClOrdID (41) names a child linked to parent P, and the parent's 41 names P.
+    Chain,
 }
 
 impl LinkRule {
@@ -50,6 +53,7 @@ impl LinkRule {
             }
             LinkRule::SameId => pair(msg, 11, 54, out),
             LinkRule::Tags { parent, .. } => single(msg, parent, out),
+            LinkRule::Chain => false,
         }
     }
 
@@ -79,12 +83,13 @@ impl LinkRule {
             }
             LinkRule::SameId => pair(msg, 11, 54, out),
             LinkRule::Tags { child, .. } => single(msg, child, out),
+            LinkRule::Chain => false,
         }
     }
 }
 
 /// The first value of `tag` in `msg`.
-fn find(msg: &[u8], tag: u32) -> Option<&[u8]> {
+pub(super) fn find(msg: &[u8], tag: u32) -> Option<&[u8]> {
     Fields::new(msg).find(|&(t, _)| t == tag).map(|(_, v)| v)
 }
 
@@ -128,6 +133,7 @@ impl fmt::Display for LinkRule {
             LinkRule::Hops => f.write_str("hops"),
             LinkRule::SameId => f.write_str("11"),
             LinkRule::Tags { child, parent } => write!(f, "{child}={parent}"),
+            LinkRule::Chain => f.write_str("41-chain"),
         }
     }
 }

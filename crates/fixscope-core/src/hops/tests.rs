@@ -304,3 +304,45 @@ fn a_hole_where_an_answer_may_have_been_measures_no_hop_back() {
     assert!(h.out.of(Stage::HopBack).is_empty());
     assert_eq!((c.hops_after_capture_hole, c.local_ack), (1, 0));
 }
+
+#[test]
+fn a_cancel_with_no_link_tag_follows_its_41_chain_across_the_hop() {
+    let mut h = H::new("526=11", false);
+    h.parent(1_000, "11=P1|54=1|");
+    h.child(1_400, "11=R1|526=P1|54=1|");
+    h.venue(2_000, "R1", '0');
+    h.answer(2_200, "P1", '0');
+    // Soon after (the new order's window still open): the cancel names P1, its child R1.
+    let cancel = |h: &mut H, at: u64, id: &str, orig: &str, child: &str, child_orig: &str| {
+        h.send(
+            LegKind::Up,
+            UP,
+            Direction::Request,
+            at,
+            &format!("8=FIX.4.4|9=1|35=F|49=CLI|11={id}|41={orig}|54=1|"),
+        );
+        h.send(
+            LegKind::Down,
+            DOWN,
+            Direction::Request,
+            at + 300,
+            &format!("8=FIX.4.4|9=1|35=F|49=RTR|11={child}|41={child_orig}|54=1|"),
+        );
+        h.venue(at + 900, child, '4');
+        h.answer(at + 1_000, id, '4');
+    };
+    cancel(&mut h, 5_000, "P2", "P1", "R2", "R1");
+    // Seconds later (P1 long forgotten): a replace of P2's chain... of the original, R1.
+    h.linker.expire(10_000_000_000, &mut h.out);
+    cancel(&mut h, 10_000_000_000, "P3", "P1", "R3", "R1");
+    let c = h.finish();
+    assert_eq!(h.out.of(Stage::HopOut), vec![400, 300, 300]);
+    assert_eq!(h.out.of(Stage::HopBack), vec![200, 100, 100]);
+    assert_eq!((c.linked, c.linked_children, c.unlinked_child), (3, 3, 0));
+    let by: Vec<(String, u64)> = h.linker.figures().rules;
+    assert_eq!(
+        by,
+        vec![("526=11".to_string(), 1), ("41-chain".to_string(), 2)]
+    );
+    ledger_holds(&c);
+}
