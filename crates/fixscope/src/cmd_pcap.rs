@@ -98,6 +98,7 @@ fn run_one(
     config: fixscope_core::PipelineConfig,
     stop: &Shutdown,
 ) -> Result<ExitCode> {
+    let config = crate::link_discovery::adopt(config, &captures, &args.analysis.ports, stop)?;
     let mut pipeline = Pipeline::new(config);
     let trace = match &args.analysis.trace {
         Some(path) => Some(TraceFile::attach(path, &mut pipeline)?),

@@ -21,6 +21,7 @@ mod compare;
 mod driver;
 mod html;
 mod keys;
+mod link_discovery;
 mod output;
 mod plot;
 mod privilege;

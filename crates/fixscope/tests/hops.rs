@@ -21,6 +21,8 @@ enum IdMap {
     Hops,
     /// The router's own ClOrdID and nothing naming the parent.
     Counter,
+    /// The router's own ClOrdID, the parent's in a tag of its own (9002).
+    Custom,
 }
 
 struct Spec {
@@ -225,6 +227,9 @@ fn router_capture(spec: &Spec) -> (Vec<TimedPacket>, Truth) {
             fields.push((11, child_id.clone()));
             if spec.id_map == IdMap::Secondary {
                 fields.push((526, parent_id.clone()));
+            }
+            if spec.id_map == IdMap::Custom {
+                fields.push((9002, parent_id.clone()));
             }
             fields.extend([
                 (55, "MSFT".into()),
@@ -742,4 +747,27 @@ fn tick_to_order_is_timed_from_the_last_update_of_the_child_s_symbol() {
     assert_stage(&s, "tick_to_order", &truth);
     assert_eq!(counter(&s, "unlinked_child"), truth.len() as u64 + missing);
     assert_eq!(counter(&s, "tick_missing"), missing);
+}
+
+/// `--link auto` on a capture: a router that names the parent in a tag of its own is linked
+/// by the rule discovery finds (tried after hops, 11 and 526=11), every order exact.
+#[test]
+fn auto_adopts_the_rule_discovery_finds() {
+    let spec = Spec {
+        id_map: IdMap::Custom,
+        clients: 2,
+        parents: 500,
+        slices: 1,
+        reject_every: 10,
+        local_ack_every: 0,
+        seed: 8,
+    };
+    let (s, t) = run("custom.pcap", &spec, &[]);
+    assert_hops(&s, &t);
+    assert_eq!(s["links"]["rules"]["9002=11"], t.linked);
+    // Named, it links the same; with auto's three alone, nothing.
+    let (named, _) = run("custom-named.pcap", &spec, &["--link", "9002=11"]);
+    assert_eq!(named["stages"], s["stages"]);
+    let (fixed, _) = run("custom-fixed.pcap", &spec, &["--link", "hops,11,526=11"]);
+    assert_eq!(counter(&fixed, "linked"), 0);
 }

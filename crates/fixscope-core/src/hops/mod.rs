@@ -40,7 +40,7 @@ use std::collections::HashMap;
 
 pub use chains::{Band, Chain};
 pub use counters::{counters_if_present, HopCounters};
-pub use discover::Discovery;
+pub use discover::{Discovery, DISCOVER_CHILDREN};
 pub use legs::{Leg, LegKind, Legs};
 pub use rules::{LinkRule, LinkSpec};
 
