@@ -17,8 +17,9 @@ pub struct LegArgs {
     pub legs: Vec<Leg>,
     /// How a child names its parent, tried in order per child: `hops` (115 = parent's 49,
     /// last 630 = parent's 34), `11` (same ClOrdID and Side), `CHILD=PARENT` tags (e.g.
-    /// 526=11); `auto` tries hops, 11, 526=11. A child naming two parents is ambiguous,
-    /// never guessed.
+    /// 526=11); `auto` tries hops, 11, 526=11, then on a capture the rule `discover` finds
+    /// on its first 10,000 children. A child naming two parents is ambiguous, never guessed;
+    /// `discover` prints every candidate rule and the one it suggests, then exits.
     #[arg(
         long,
         value_name = "RULE[,RULE...]|auto",
