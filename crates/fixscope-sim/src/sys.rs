@@ -65,6 +65,22 @@ impl Epoll {
         self.ctl(libc::EPOLL_CTL_MOD, fd, true, writable, token)
     }
 
+    /// Asks for writability events on `fd` (after a blocked flush) or stops asking (once
+    /// flushed), only when that changes what `armed` says is asked now.
+    pub fn want_writable(
+        &self,
+        fd: RawFd,
+        token: u64,
+        armed: &mut bool,
+        want: bool,
+    ) -> io::Result<()> {
+        if *armed == want {
+            return Ok(());
+        }
+        *armed = want;
+        self.modify(fd, token, want)
+    }
+
     pub fn delete(&self, fd: RawFd) -> io::Result<()> {
         self.ctl(libc::EPOLL_CTL_DEL, fd, false, false, 0)
     }

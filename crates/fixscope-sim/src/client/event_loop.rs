@@ -313,16 +313,14 @@ impl Client {
                         s.close(&self.epoll);
                         continue;
                     }
-                    if s.writable_armed {
-                        s.writable_armed = false;
-                        self.epoll.modify(s.raw_fd(), i as u64, false)?;
-                    }
+                    let fd = s.raw_fd();
+                    self.epoll
+                        .want_writable(fd, i as u64, &mut s.writable_armed, false)?;
                 }
                 Ok(Flushed::Blocked) => {
-                    if !s.writable_armed {
-                        s.writable_armed = true;
-                        self.epoll.modify(s.raw_fd(), i as u64, true)?;
-                    }
+                    let fd = s.raw_fd();
+                    self.epoll
+                        .want_writable(fd, i as u64, &mut s.writable_armed, true)?;
                 }
                 Err(_) => s.close(&self.epoll),
             }

@@ -488,24 +488,14 @@ impl Exchange {
                         self.close_conn(idx);
                         continue;
                     }
-                    if conn.writable_armed {
-                        conn.writable_armed = false;
-                        self.epoll.modify(
-                            conn.stream.as_raw_fd(),
-                            conn_token(idx, conn.gen),
-                            false,
-                        )?;
-                    }
+                    let (fd, token) = (conn.stream.as_raw_fd(), conn_token(idx, conn.gen));
+                    self.epoll
+                        .want_writable(fd, token, &mut conn.writable_armed, false)?;
                 }
                 Ok(Flushed::Blocked) => {
-                    if !conn.writable_armed {
-                        conn.writable_armed = true;
-                        self.epoll.modify(
-                            conn.stream.as_raw_fd(),
-                            conn_token(idx, conn.gen),
-                            true,
-                        )?;
-                    }
+                    let (fd, token) = (conn.stream.as_raw_fd(), conn_token(idx, conn.gen));
+                    self.epoll
+                        .want_writable(fd, token, &mut conn.writable_armed, true)?;
                 }
                 Err(_) => self.close_conn(idx),
             }

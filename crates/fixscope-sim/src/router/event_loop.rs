@@ -347,18 +347,16 @@ impl Router {
             Ok(Flushed::Done) => {
                 if self.venue.closing {
                     self.close_venue();
-                } else if self.venue.writable_armed {
-                    self.venue.writable_armed = false;
+                } else {
+                    let fd = self.venue.stream.as_raw_fd();
                     self.epoll
-                        .modify(self.venue.stream.as_raw_fd(), VENUE, false)?;
+                        .want_writable(fd, VENUE, &mut self.venue.writable_armed, false)?;
                 }
             }
             Ok(Flushed::Blocked) => {
-                if !self.venue.writable_armed {
-                    self.venue.writable_armed = true;
-                    self.epoll
-                        .modify(self.venue.stream.as_raw_fd(), VENUE, true)?;
-                }
+                let fd = self.venue.stream.as_raw_fd();
+                self.epoll
+                    .want_writable(fd, VENUE, &mut self.venue.writable_armed, true)?;
             }
             Err(_) => self.close_venue(),
         }
@@ -382,24 +380,14 @@ impl Router {
                         self.close_client(idx);
                         continue;
                     }
-                    if link.writable_armed {
-                        link.writable_armed = false;
-                        self.epoll.modify(
-                            link.stream.as_raw_fd(),
-                            conn_token(idx, link.gen),
-                            false,
-                        )?;
-                    }
+                    let (fd, token) = (link.stream.as_raw_fd(), conn_token(idx, link.gen));
+                    self.epoll
+                        .want_writable(fd, token, &mut link.writable_armed, false)?;
                 }
                 Ok(Flushed::Blocked) => {
-                    if !link.writable_armed {
-                        link.writable_armed = true;
-                        self.epoll.modify(
-                            link.stream.as_raw_fd(),
-                            conn_token(idx, link.gen),
-                            true,
-                        )?;
-                    }
+                    let (fd, token) = (link.stream.as_raw_fd(), conn_token(idx, link.gen));
+                    self.epoll
+                        .want_writable(fd, token, &mut link.writable_armed, true)?;
                 }
                 Err(_) => self.close_client(idx),
             }
