@@ -427,6 +427,11 @@ fn assert_chains(s: &serde_json::Value, t: &Truth) {
     for (i, ch) in slowest.iter().enumerate() {
         let key = ch["key"].as_str().unwrap();
         let truth = t.chains[key];
+        let rule = ch["rule"].as_str().unwrap();
+        assert!(
+            links["rules"][rule].as_u64().unwrap() > 0,
+            "{key} linked by {rule}"
+        );
         let got = ["client_rtt_ns", "hop_out_ns", "venue_rtt_ns", "hop_back_ns"]
             .map(|k| ch[k].as_u64().unwrap());
         assert_eq!(got, truth, "{key}");

@@ -25,6 +25,8 @@ const BANDS: [(&str, f64, f64); 5] = [
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Chain {
     pub key: String,
+    /// The `--link` rule that linked it (of its first child).
+    pub rule: String,
     pub session: u64,
     pub request_ts_ns: u64,
     pub client_rtt_ns: u64,
@@ -144,6 +146,7 @@ mod tests {
     fn chain(out: u64, venue: u64, back: u64) -> Chain {
         Chain {
             key: String::new(),
+            rule: String::new(),
             session: 1,
             request_ts_ns: 0,
             client_rtt_ns: out + venue + back,

@@ -116,7 +116,14 @@ impl HopLinker {
     pub fn new(config: HopConfig) -> Self {
         let rules = config.link.rules().to_vec();
         HopLinker {
-            parents: ParentTable::new(rules.len()),
+            parents: ParentTable::new(
+                rules.len(),
+                rules
+                    .iter()
+                    .chain([&LinkRule::Chain])
+                    .map(|r| r.to_string())
+                    .collect(),
+            ),
             linked_by_rule: rules
                 .iter()
                 .copied()

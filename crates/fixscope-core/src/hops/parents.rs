@@ -110,10 +110,12 @@ pub(super) struct ParentTable {
     children_pending: u64,
     /// The chains of the orders whose hops add up to their `client_rtt`.
     pub(super) chains: ChainSplit,
+    /// The rules' names, by index (the chains name theirs).
+    rule_names: Vec<String>,
 }
 
 impl ParentTable {
-    pub(super) fn new(rules: usize) -> Self {
+    pub(super) fn new(rules: usize, rule_names: Vec<String>) -> Self {
         ParentTable {
             queue: VecDeque::new(),
             first_id: 0,
@@ -126,6 +128,7 @@ impl ParentTable {
             lineage_order: VecDeque::new(),
             children_pending: 0,
             chains: ChainSplit::default(),
+            rule_names,
         }
     }
 
@@ -387,9 +390,10 @@ impl ParentTable {
             {
                 // Not local: the first response is the answer to the venue's (`back`).
                 debug_assert_eq!(first, back);
-                let child_ts = p.children[c].ts_ns;
-                let chain = Chain {
+                let (child_ts, rule) = (p.children[c].ts_ns, p.rule);
+                let mut chain = Chain {
                     key: String::from_utf8_lossy(&p.id).into_owned(),
+                    rule: String::new(),
                     session: p.session,
                     request_ts_ns: p.ts_ns,
                     client_rtt_ns: first - p.ts_ns,
@@ -397,6 +401,7 @@ impl ParentTable {
                     venue_rtt_ns: venue_ts - child_ts,
                     hop_back_ns: back - venue_ts,
                 };
+                chain.rule = self.rule_names.get(rule).cloned().unwrap_or_default();
                 self.chains.add(chain);
             }
         }

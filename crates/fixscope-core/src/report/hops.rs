@@ -104,8 +104,9 @@ pub fn write_links(
     for ch in links.slowest.iter().take(5) {
         writeln!(
             out,
-            "  {:<20} client_rtt {:>9} = hop_out {:>9} + venue_rtt {:>9} + hop_back {:>9}",
+            "  {:<20} {:<8} client_rtt {:>9} = hop_out {:>9} + venue_rtt {:>9} + hop_back {:>9}",
             ch.key,
+            ch.rule,
             human_ns(ch.client_rtt_ns as f64),
             human_ns(ch.hop_out_ns as f64),
             human_ns(ch.venue_rtt_ns as f64),
