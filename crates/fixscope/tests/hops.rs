@@ -776,3 +776,67 @@ fn auto_adopts_the_rule_discovery_finds() {
     let (fixed, _) = run("custom-fixed.pcap", &spec, &["--link", "hops,11,526=11"]);
     assert_eq!(counter(&fixed, "linked"), 0);
 }
+
+/// `--html`: the hop section's figures are the JSON summary's `links` and counters.
+#[test]
+fn the_html_report_shows_where_the_time_went_as_the_json_does() {
+    let spec = Spec {
+        id_map: IdMap::Hops,
+        clients: 2,
+        parents: 400,
+        slices: 1,
+        reject_every: 10,
+        local_ack_every: 0,
+        seed: 9,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (packets, _) = router_capture(&spec);
+    let page = dir.path().join("report.html");
+    let page_s = page.display().to_string();
+    let mut args = vec!["-p", "9879", "--html", &page_s];
+    let legs = legs();
+    args.extend(legs.iter().map(String::as_str));
+    let s = analyse_packets(dir.path(), "html.pcap", &packets, &args);
+    let html = std::fs::read_to_string(&page).unwrap();
+    let mut compared = 0;
+    let mut rest = html.as_str();
+    while let Some(i) = rest.find("data-k=\"") {
+        rest = &rest[i + 8..];
+        let key = &rest[..rest.find('"').unwrap()];
+        let open = rest.find('>').unwrap();
+        let text = &rest[open + 1..open + 1 + rest[open + 1..].find('<').unwrap()];
+        if !(key.starts_with("links.")
+            || ["counters.parents", "counters.linked", "counters.local_ack"].contains(&key))
+        {
+            continue;
+        }
+        let want = key.split('.').fold(&s, |v, p| match p.parse::<usize>() {
+            Ok(i) if v.is_array() => &v[i],
+            _ => &v[p],
+        });
+        let field = key.rsplit('.').next().unwrap();
+        if field == "key" {
+            assert_eq!(want.as_str().unwrap(), text, "{key}");
+        } else if field.ends_with("_ns") {
+            let got: f64 = text.parse().unwrap();
+            assert!(
+                (got - want.as_f64().unwrap() / 1000.0).abs() <= 0.0005 + 1e-9,
+                "{key}: {text} vs {want}"
+            );
+        } else {
+            assert_eq!(want.as_u64().unwrap().to_string(), text, "{key}");
+        }
+        compared += usize::from(key.starts_with("links."));
+    }
+    let bands = s["links"]["where_time_went"].as_array().unwrap().len();
+    assert_eq!(
+        compared,
+        bands * 5 + 10 * 5,
+        "every figure of the section compared"
+    );
+    let linked = format!("data-k=\"counters.linked\">{}<", counter(&s, "linked"));
+    assert!(
+        html.contains(&linked) && counter(&s, "linked") > 0,
+        "the ledger line"
+    );
+}

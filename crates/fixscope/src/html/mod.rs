@@ -9,6 +9,7 @@
 //! | `page.rs` | the document |
 //! | `meanings.rs` | counter meanings, read from docs/output-json.md |
 
+mod hops;
 pub(crate) mod markup;
 mod meanings;
 mod page;

@@ -109,6 +109,7 @@ pub fn render(
         );
     }
     h.push_str("</table>\n");
+    super::hops::hops(&mut h, r);
     let _ = write!(
         h,
         "<h2>Charts</h2>\n<div class=\"chart\" id=\"percentiles\">{}</div>\n\
