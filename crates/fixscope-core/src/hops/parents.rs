@@ -51,8 +51,11 @@ struct Parent {
     request_type: RequestType,
     id: Vec<u8>,
     ts_ns: u64,
-    /// Its link values, per rule (to unindex it).
-    keys: Vec<(usize, Vec<u8>)>,
+    /// Its link values, one after the other in `link_bytes`: (rule, hash, end). The indexes
+    /// hold only the hashes; a candidate's own bytes are compared, so a hash collision
+    /// never links.
+    keys: Vec<(usize, u64, usize)>,
+    link_bytes: Vec<u8>,
     /// A cancel's or replace's OrigClOrdID (41; empty for a new order).
     orig: Vec<u8>,
     /// The rule its first child linked by.
@@ -95,7 +98,9 @@ pub(super) struct ParentTable {
     first_id: u64,
     /// The first parent not settled yet.
     next_to_settle: u64,
-    by_rule: Vec<HashMap<Vec<u8>, Vec<u64>>>,
+    /// Parents by the hash of their link value, per rule.
+    by_rule: Vec<HashMap<u64, Vec<u64>>>,
+    hasher: hashbrown::DefaultHashBuilder,
     /// Parents by session and ClOrdID (their answers name them so).
     by_id: HashMap<(u64, Vec<u8>), u64>,
     /// Children by session and ClOrdID: (parent, index among its children).
@@ -121,6 +126,7 @@ impl ParentTable {
             first_id: 0,
             next_to_settle: 0,
             by_rule: (0..rules).map(|_| HashMap::default()).collect(),
+            hasher: hashbrown::DefaultHashBuilder::default(),
             by_id: HashMap::default(),
             children: HashMap::default(),
             by_orig: HashMap::default(),
@@ -158,6 +164,7 @@ impl ParentTable {
             id: cl_ord_id.to_vec(),
             ts_ns,
             keys: Vec::new(),
+            link_bytes: Vec::new(),
             orig: Vec::new(),
             rule: 0,
             children: Vec::new(),
@@ -188,13 +195,25 @@ impl ParentTable {
 
     /// The parent `id` has `value` under rule `rule`.
     pub(super) fn index(&mut self, rule: usize, value: &[u8], id: u64) {
-        self.by_rule[rule]
-            .entry(value.to_vec())
-            .or_default()
-            .push(id);
+        use std::hash::BuildHasher;
+        let hash = self.hasher.hash_one(value);
+        self.by_rule[rule].entry(hash).or_default().push(id);
         if let Some(p) = self.get_mut(id) {
-            p.keys.push((rule, value.to_vec()));
+            p.link_bytes.extend_from_slice(value);
+            p.keys.push((rule, hash, p.link_bytes.len()));
         }
+    }
+
+    /// Parent `p`'s link value under `rule` (empty when it has none).
+    fn link_value(p: &Parent, rule: usize) -> Option<&[u8]> {
+        let mut start = 0;
+        for &(r, _, end) in &p.keys {
+            if r == rule {
+                return Some(&p.link_bytes[start..end]);
+            }
+            start = end;
+        }
+        None
     }
 
     /// The parents a child stamped `ts_ns` names by `value` under rule `rule`.
@@ -209,8 +228,13 @@ impl ParentTable {
             in_window: Vec::new(),
             late: false,
         };
-        for &id in self.by_rule[rule].get(value).into_iter().flatten() {
+        use std::hash::BuildHasher;
+        let hash = self.hasher.hash_one(value);
+        for &id in self.by_rule[rule].get(&hash).into_iter().flatten() {
             let Some(p) = self.get(id) else { continue };
+            if Self::link_value(p, rule) != Some(value) {
+                continue;
+            }
             if !p.settled && ts_ns.saturating_sub(p.ts_ns) <= window_ns {
                 found.in_window.push(id);
             } else {
@@ -462,11 +486,11 @@ impl ParentTable {
             let p = self.queue.pop_front().expect("front exists");
             let id = self.first_id;
             self.first_id += 1;
-            for (rule, value) in &p.keys {
-                if let Some(ids) = self.by_rule[*rule].get_mut(value) {
+            for &(rule, hash, _) in &p.keys {
+                if let Some(ids) = self.by_rule[rule].get_mut(&hash) {
                     ids.retain(|&i| i != id);
                     if ids.is_empty() {
-                        self.by_rule[*rule].remove(value);
+                        self.by_rule[rule].remove(&hash);
                     }
                 }
             }
