@@ -383,7 +383,8 @@ impl PlotArgs {
         use fixscope_core::correlate::Stage;
         for name in &self.stage {
             if Stage::from_name(name).is_none() {
-                bail!("--stage {name}: one of first_response, ack, fill, ack_to_fill, wire_to_read, app, write_to_wire, sched_delay");
+                let names: Vec<&str> = Stage::EVERY.iter().map(|s| s.name()).collect();
+                bail!("--stage {name}: one of {}", names.join(", "));
             }
         }
         Ok(Stage::EVERY

@@ -124,8 +124,8 @@ pub fn from_json(path: &Path) -> Result<PlotData> {
         );
     };
     for stage in Stage::EVERY {
-        // The breakdown stages are there only for `--breakdown` runs.
-        if Stage::BREAKDOWN.contains(&stage) && stage_object(&summary, stage).is_err() {
+        // The breakdown and hop stages are there only for `--breakdown` and `--leg` runs.
+        if optional(stage) && stage_object(&summary, stage).is_err() {
             continue;
         }
         let o = stage_object(&summary, stage)
@@ -164,11 +164,16 @@ fn unix_s(v: &Value) -> Result<f64> {
     Ok(d.as_secs_f64())
 }
 
+/// A stage a run's JSON has only when it measured it (`--breakdown`, `--leg`).
+fn optional(stage: Stage) -> bool {
+    Stage::BREAKDOWN.contains(&stage) || Stage::HOPS.contains(&stage)
+}
+
 fn add_interval(data: &mut PlotData, v: &Value) -> Result<()> {
     let start_unix_s = unix_s(&v["start"])?;
     let end_unix_s = unix_s(&v["end"])?;
     for stage in Stage::EVERY {
-        if Stage::BREAKDOWN.contains(&stage) && stage_object(v, stage).is_err() {
+        if optional(stage) && stage_object(v, stage).is_err() {
             continue;
         }
         let o = stage_object(v, stage)?;
