@@ -39,18 +39,7 @@ impl LinkRule {
     pub fn parent_value(self, msg: &[u8], out: &mut Vec<u8>) -> bool {
         out.clear();
         match self {
-            LinkRule::Hops => {
-                let (sender, seq) = (find(msg, 49), find(msg, 34));
-                match (sender, seq) {
-                    (Some(s), Some(q)) if !s.is_empty() && !q.is_empty() => {
-                        out.extend_from_slice(s);
-                        out.push(0x01);
-                        out.extend_from_slice(q);
-                        true
-                    }
-                    _ => false,
-                }
-            }
+            LinkRule::Hops => joined(find(msg, 49), find(msg, 34), out),
             LinkRule::SameId => pair(msg, 11, 54, out),
             LinkRule::Tags { parent, .. } => single(msg, parent, out),
             LinkRule::Chain => false,
@@ -71,15 +60,7 @@ impl LinkRule {
                         _ => {}
                     }
                 }
-                match (on_behalf, last_ref) {
-                    (Some(s), Some(q)) if !s.is_empty() && !q.is_empty() => {
-                        out.extend_from_slice(s);
-                        out.push(0x01);
-                        out.extend_from_slice(q);
-                        true
-                    }
-                    _ => false,
-                }
+                joined(on_behalf, last_ref, out)
             }
             LinkRule::SameId => pair(msg, 11, 54, out),
             LinkRule::Tags { child, .. } => single(msg, child, out),
@@ -116,8 +97,13 @@ fn pair(msg: &[u8], a: u32, b: u32, out: &mut Vec<u8>) -> bool {
             break;
         }
     }
-    match (va, vb) {
-        (Some(x), Some(y)) if !x.is_empty() => {
+    joined(va, vb, out)
+}
+
+/// Two values joined by SOH into `out`, when both are there and not empty.
+fn joined(a: Option<&[u8]>, b: Option<&[u8]>, out: &mut Vec<u8>) -> bool {
+    match (a, b) {
+        (Some(x), Some(y)) if !x.is_empty() && !y.is_empty() => {
             out.extend_from_slice(x);
             out.push(0x01);
             out.extend_from_slice(y);
