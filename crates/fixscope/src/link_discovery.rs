@@ -1,5 +1,6 @@
 //! `--link auto` on captures: before the run, discovery reads the first children (at most
-//! `DISCOVER_CHILDREN`) and the rule it finds (unique for ≥ 99% of them, on a parent tag
+//! `DISCOVER_CHILDREN`, and no further than [`MAX_PARENTS`] parents: a capture with few
+//! children is not read twice whole) and the rule it finds (unique for ≥ 99% of them, on a parent tag
 //! ≥ 99% distinct) is tried after `hops`, `11` and `526=11`. A capture can be read twice;
 //! a live run keeps the three (`--link discover` on a capture of it names a fourth).
 
@@ -14,6 +15,9 @@ use fixscope_core::source::{Flow, Polled, Source};
 use fixscope_core::{Pipeline, PipelineConfig, PortSet};
 
 use crate::say;
+
+/// The pre-pass stops after this many parents, whatever the children.
+const MAX_PARENTS: u64 = 5 * DISCOVER_CHILDREN;
 
 /// `config` with the rule discovery adopts added to `auto`'s (unchanged when `--link` is
 /// not `auto`, or discovery finds none beyond them).
@@ -44,15 +48,17 @@ pub fn adopt(
     probe.interval_ns = 0;
     let mut pipeline = Pipeline::new(probe);
     let mut source = InlineCaptureSource::new(captures.to_vec(), ports.clone(), stop.clone());
-    let sampled = |p: &Pipeline| -> u64 {
+    let done = |p: &Pipeline| -> bool {
         p.hops()
             .and_then(|h| h.discovery.as_ref())
-            .map_or(0, |d: &Discovery| d.children)
+            .is_some_and(|d: &Discovery| {
+                d.children >= DISCOVER_CHILDREN || d.parents_seen >= MAX_PARENTS
+            })
     };
     loop {
         let polled = source.poll(Duration::ZERO, &mut |segment| {
             pipeline.on_segment(segment);
-            if sampled(&pipeline) >= DISCOVER_CHILDREN {
+            if done(&pipeline) {
                 Flow::Stop
             } else {
                 Flow::Continue
@@ -61,7 +67,7 @@ pub fn adopt(
         match polled {
             // A capture the run cannot read says so itself, in the run.
             Err(_) | Ok(Polled::Ended) => break,
-            Ok(_) if sampled(&pipeline) >= DISCOVER_CHILDREN || stop.is_triggered() => break,
+            Ok(_) if done(&pipeline) || stop.is_triggered() => break,
             Ok(_) => {}
         }
     }
