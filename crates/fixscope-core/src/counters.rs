@@ -119,7 +119,7 @@ count_fields! {
     }
     HopCounters {
         parents, children, linked, linked_children, unlinked_parent, unlinked_child, ambiguous,
-        ambiguous_child, late_link, local_ack, fanout_parents, hops_after_capture_hole,
+        ambiguous_child, late_link, local_ack, fanout_parents, hops_after_capture_hole, hops_time_reversed,
         tick_missing, parents_pending, children_pending,
     }
     SessionCounters {

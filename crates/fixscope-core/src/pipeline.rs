@@ -1213,9 +1213,10 @@ pub(super) mod robustness {
                 addr: "10.0.0.2".parse().unwrap(),
                 port: 40_000 + conn as u16,
             };
+            // Two acceptor ports: a `--leg` run sees a router's two sides.
             let server = Endpoint {
                 addr: "10.0.0.1".parse().unwrap(),
-                port: 9878,
+                port: 9878 + (conn % 2) as u16,
             };
             let mut payload = Vec::new();
             match rng.below(4) {
@@ -1235,7 +1236,12 @@ pub(super) mod robustness {
                     }
                     m.field_str(11, &id)
                         .field_str(150, ["0", "F", "8", "2"][rng.below(4) as usize])
-                        .field_str(39, ["0", "1", "2", "4"][rng.below(4) as usize]);
+                        .field_str(39, ["0", "1", "2", "4"][rng.below(4) as usize])
+                        .field_str(54, "1");
+                    // A router's link tag now and then (`--leg` runs link by it).
+                    if rng.below(2) == 0 {
+                        m.field_str(526, &format!("ID{}", rng.below(50)));
+                    }
                     enc.finish(b"FIX.4.4", &mut payload);
                     let cut = rng.below(payload.len() as u64 + 1) as usize;
                     if rng.below(2) == 0 {
@@ -1289,6 +1295,46 @@ pub(super) mod robustness {
                     0
                 },
             });
+        }
+    }
+
+    /// With `--leg` (the two random ports as a router's two sides), random traffic never
+    /// panics, never makes a negative hop, and every parent and child lands in one count.
+    #[test]
+    fn random_segments_with_legs_keep_the_ledger() {
+        let mut config = random_config();
+        config.hops = Some(crate::hops::HopConfig {
+            legs: crate::hops::Legs(vec![
+                "up=9878".parse().unwrap(),
+                "down=9879".parse().unwrap(),
+            ]),
+            link: "11,526=11".parse().unwrap(),
+            // The whole stream: every child may name any earlier parent.
+            window_ns: 1 << 40,
+            answer_wait_ns: 5_000,
+        });
+        let mut p = Pipeline::new(config);
+        let mut r = Discard;
+        random_segments(0x5851_f42d_4c95_7f2d, 50_000, |seg| {
+            p.report_due_intervals(seg.ts_ns, &[], &mut r).unwrap();
+            p.on_segment(seg);
+        });
+        p.finish(&[], &mut r).unwrap();
+        let h = p.counters().hops.expect("hop counters");
+        assert!(h.parents > 0 && h.children > 0, "{h:?}");
+        assert_eq!(
+            h.parents,
+            h.linked + h.unlinked_parent + h.ambiguous,
+            "{h:?}"
+        );
+        assert_eq!(
+            h.children,
+            h.linked_children + h.unlinked_child + h.ambiguous_child + h.late_link,
+            "{h:?}"
+        );
+        for stage in crate::correlate::Stage::HOPS {
+            let max = p.stats().cumulative(stage).max_ns();
+            assert!(max < 1 << 40, "{stage:?}: {max}");
         }
     }
 

@@ -40,6 +40,9 @@ pub struct HopCounters {
     /// Linked parents whose `hop_back` is not measured: a hole in the capture lay where
     /// the venue's or the parent's answer may have been.
     pub hops_after_capture_hole: u64,
+    /// Linked parents whose answer (the venue's or the router's) is stamped before what it
+    /// answers — a capture that reordered them: no `hop_back`, never a negative hop.
+    pub hops_time_reversed: u64,
     /// Children the host originated with no market-data update for their symbol within
     /// `--link-window` before them (`--leg md` only): no `tick_to_order`.
     pub tick_missing: u64,

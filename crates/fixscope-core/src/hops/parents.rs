@@ -73,6 +73,8 @@ struct Parent {
     local: Option<bool>,
     /// A capture hole may hold an answer of this order: no `hop_back`, no `local_ack`.
     hole: bool,
+    /// An answer stamped before what it answers (a capture that reordered them): the same.
+    reversed: bool,
     hop_back_done: bool,
     decided: bool,
 }
@@ -175,6 +177,7 @@ impl ParentTable {
             hop_back_ts: None,
             local: None,
             hole: false,
+            reversed: false,
             hop_back_done: false,
             decided: false,
         });
@@ -235,7 +238,12 @@ impl ParentTable {
             if Self::link_value(p, rule) != Some(value) {
                 continue;
             }
-            if !p.settled && ts_ns.saturating_sub(p.ts_ns) <= window_ns {
+            // A parent stamped after the child cannot be its parent (its hop would be
+            // negative: a capture that reordered them).
+            if p.ts_ns > ts_ns {
+                continue;
+            }
+            if !p.settled && ts_ns - p.ts_ns <= window_ns {
                 found.in_window.push(id);
             } else {
                 found.late = true;
@@ -310,7 +318,12 @@ impl ParentTable {
             .flatten()
         {
             let Some(p) = self.get(id) else { continue };
-            if !p.settled && ts_ns.saturating_sub(p.ts_ns) <= window_ns {
+            // A parent stamped after the child cannot be its parent (its hop would be
+            // negative: a capture that reordered them).
+            if p.ts_ns > ts_ns {
+                continue;
+            }
+            if !p.settled && ts_ns - p.ts_ns <= window_ns {
                 found.in_window.push(id);
             } else {
                 found.late = true;
@@ -329,6 +342,11 @@ impl ParentTable {
     pub(super) fn parent_answered(&mut self, cl_ord_id: &[u8], a: Answer) -> Option<u64> {
         let &id = self.by_id.get(&IdRef(a.session, cl_ord_id))?;
         let p = self.get_mut(id)?;
+        if a.ts_ns < p.ts_ns {
+            // Stamped before its request: no stretch of this order is measured.
+            p.reversed = true;
+            return Some(id);
+        }
         let before_hole = p.ts_ns < a.hole_after;
         if p.first_response.is_none() {
             p.hole |= before_hole;
@@ -341,7 +359,9 @@ impl ParentTable {
             });
         }
         if let (Some((venue_ts, kind, _)), None) = (p.venue_first, p.hop_back_ts) {
-            if kind == a.kind {
+            if kind == a.kind && a.ts_ns < venue_ts {
+                p.reversed = true;
+            } else if kind == a.kind {
                 // A hole after the venue's answer may have held the router's.
                 p.hole |= a.hole_after > venue_ts;
                 p.hop_back_ts = Some(a.ts_ns);
@@ -357,6 +377,10 @@ impl ParentTable {
         let child = p.children.get_mut(index)?;
         if child.venue_first.is_some() {
             return None;
+        }
+        if a.ts_ns < child.ts_ns {
+            p.reversed = true;
+            return Some(id);
         }
         child.venue_first = Some(a.ts_ns);
         p.hole |= child.ts_ns < a.hole_after;
@@ -378,11 +402,15 @@ impl ParentTable {
         if !p.settled || !p.linked() {
             return;
         }
-        if p.hole {
+        if p.hole || p.reversed {
             if !p.decided {
                 p.decided = true;
                 p.hop_back_done = true;
-                counters.hops_after_capture_hole += 1;
+                if p.hole {
+                    counters.hops_after_capture_hole += 1;
+                } else {
+                    counters.hops_time_reversed += 1;
+                }
             }
             return;
         }

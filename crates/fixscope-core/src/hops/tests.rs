@@ -346,3 +346,28 @@ fn a_cancel_with_no_link_tag_follows_its_41_chain_across_the_hop() {
     );
     ledger_holds(&c);
 }
+
+#[test]
+fn answers_stamped_before_what_they_answer_measure_no_hop() {
+    let mut h = H::new("526=11", false);
+    // A child stamped before the parent is no child of it.
+    h.parent(1_000, "11=P0|54=1|");
+    h.child(900, "11=R0|526=P0|54=1|");
+    // A venue answer stamped before its child went out (a reordered capture).
+    h.parent(2_000, "11=P1|54=1|");
+    h.child(2_400, "11=R1|526=P1|54=1|");
+    h.venue(2_300, "R1", '0');
+    h.answer(2_600, "P1", '0');
+    let c = h.finish();
+    assert_eq!(h.out.of(Stage::HopOut), vec![400]);
+    assert!(h.out.of(Stage::HopBack).is_empty());
+    assert!(
+        h.out.0.iter().all(|r| r.1 < 1 << 40),
+        "no wrapped negative hop"
+    );
+    assert_eq!(
+        (c.hops_time_reversed, c.unlinked_parent, c.unlinked_child),
+        (1, 1, 1)
+    );
+    ledger_holds(&c);
+}

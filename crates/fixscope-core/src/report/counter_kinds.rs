@@ -36,6 +36,7 @@ pub const ALARM_COUNTERS: &[&str] = &[
     "ambiguous",
     "late_link",
     "hops_after_capture_hole",
+    "hops_time_reversed",
 ];
 
 /// Counters worth a line when not zero, without being alarms.
