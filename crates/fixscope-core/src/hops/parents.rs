@@ -95,6 +95,22 @@ pub(super) struct Found {
     pub late: bool,
 }
 
+impl Found {
+    /// Parent `id` (`p`) named by a child stamped `ts_ns`: a candidate inside the window,
+    /// late beyond it. A parent stamped after the child cannot be its parent (its hop
+    /// would be negative: a capture that reordered them).
+    fn add(&mut self, id: u64, p: &Parent, ts_ns: u64, window_ns: u64) {
+        if p.ts_ns > ts_ns {
+            return;
+        }
+        if !p.settled && ts_ns - p.ts_ns <= window_ns {
+            self.in_window.push(id);
+        } else {
+            self.late = true;
+        }
+    }
+}
+
 pub(super) struct ParentTable {
     queue: VecDeque<Parent>,
     first_id: u64,
@@ -238,16 +254,7 @@ impl ParentTable {
             if Self::link_value(p, rule) != Some(value) {
                 continue;
             }
-            // A parent stamped after the child cannot be its parent (its hop would be
-            // negative: a capture that reordered them).
-            if p.ts_ns > ts_ns {
-                continue;
-            }
-            if !p.settled && ts_ns - p.ts_ns <= window_ns {
-                found.in_window.push(id);
-            } else {
-                found.late = true;
-            }
+            found.add(id, p, ts_ns, window_ns);
         }
         found
     }
@@ -318,16 +325,7 @@ impl ParentTable {
             .flatten()
         {
             let Some(p) = self.get(id) else { continue };
-            // A parent stamped after the child cannot be its parent (its hop would be
-            // negative: a capture that reordered them).
-            if p.ts_ns > ts_ns {
-                continue;
-            }
-            if !p.settled && ts_ns - p.ts_ns <= window_ns {
-                found.in_window.push(id);
-            } else {
-                found.late = true;
-            }
+            found.add(id, p, ts_ns, window_ns);
         }
         found
     }
