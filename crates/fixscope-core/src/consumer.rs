@@ -30,6 +30,8 @@ pub struct ConsumerConfig {
     pub breakdown: bool,
     /// The hop stages are measured (`--leg`).
     pub hops: bool,
+    /// The two-point stages are measured (`--point`).
+    pub points: bool,
     /// `--by` tags.
     pub by: Option<GroupSpec>,
 }

@@ -11,6 +11,7 @@ use crate::breakdown::BreakdownCounters;
 use crate::correlate::CorrelationCounters;
 use crate::fix::framing::FramingCounters;
 use crate::hops::HopCounters;
+use crate::points::PointCounters;
 use crate::reassembly::ReassemblyCounters;
 use crate::session::SessionCounters;
 use crate::source::{counters_of, Counter};
@@ -65,6 +66,13 @@ pub struct Counters {
         deserialize_with = "crate::hops::counters_if_present"
     )]
     pub hops: Option<HopCounters>,
+    /// The two-point ledger (`--point` only: absent otherwise).
+    #[serde(
+        flatten,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::points::counters_if_present"
+    )]
+    pub points: Option<PointCounters>,
 }
 
 impl Counters {
@@ -122,6 +130,11 @@ count_fields! {
         ambiguous_child, late_link, local_ack, fanout_parents, hops_after_capture_hole, hops_time_reversed,
         tick_missing, parents_pending, children_pending,
     }
+    PointCounters {
+        points_orders_joined, points_orders_near_only, points_orders_far_only,
+        points_orders_ambiguous, points_time_reversed, points_segments_matched,
+        points_segments_unmatched, points_segments_repeated, points_one_way_unbounded,
+    }
     SessionCounters {
         logons, logouts, heartbeats, test_requests, resend_requests, gap_fills, sequence_resets,
         possdup_requests, possdup_responses, session_rejects, business_rejects, order_rejects,
@@ -153,6 +166,11 @@ impl Counters {
             _ => {}
         }
         match (&mut self.hops, &other.hops) {
+            (Some(mine), Some(theirs)) => mine.merge_from(theirs),
+            (mine @ None, Some(theirs)) => *mine = Some(*theirs),
+            _ => {}
+        }
+        match (&mut self.points, &other.points) {
             (Some(mine), Some(theirs)) => mine.merge_from(theirs),
             (mine @ None, Some(theirs)) => *mine = Some(*theirs),
             _ => {}
@@ -190,6 +208,10 @@ impl Counters {
                 (Some(now), Some(then)) => Some(now.minus(then)),
                 (now, _) => *now,
             },
+            points: match (&self.points, &earlier.points) {
+                (Some(now), Some(then)) => Some(now.minus(then)),
+                (now, _) => *now,
+            },
         }
     }
 }
@@ -204,6 +226,7 @@ mod tests {
         let mut names = Counters {
             breakdown: Some(BreakdownCounters::default()),
             hops: Some(HopCounters::default()),
+            points: Some(PointCounters::default()),
             ..Counters::default()
         }
         .list();
@@ -244,6 +267,8 @@ mod tests {
     fn distinct(offset: u64) -> Counters {
         let names = Counters {
             breakdown: Some(BreakdownCounters::default()),
+            hops: Some(HopCounters::default()),
+            points: Some(PointCounters::default()),
             ..Counters::default()
         }
         .list();

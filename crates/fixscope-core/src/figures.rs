@@ -31,6 +31,10 @@ pub struct Figures<'a> {
     pub(crate) breakdown: bool,
     /// The hop stages are measured (`--leg`).
     pub(crate) hops: bool,
+    /// The two-point stages are measured (`--point`).
+    pub(crate) points: bool,
+    /// `--point`: the clock between the points, the stages' uncertainty.
+    pub clock: Option<&'a crate::points::ClockFigures>,
 }
 
 impl<'a> Figures<'a> {
@@ -72,7 +76,7 @@ impl<'a> Figures<'a> {
     /// The stages reports show: [`Stage::ALL`], [`Stage::BREAKDOWN`] with `--breakdown`,
     /// [`Stage::HOPS`] with `--leg`.
     pub fn shown_stages(&self) -> &'static [Stage] {
-        Stage::shown(self.breakdown, self.hops)
+        Stage::shown(self.breakdown, self.hops, self.points)
     }
 
     /// The run's slowest orders at `stage`, slowest first.

@@ -30,6 +30,7 @@ pub mod pcap;
 #[cfg(any(test, feature = "capture-writer"))]
 pub mod pcap_writer;
 pub mod pipeline;
+pub mod points;
 pub mod ports;
 pub mod prefetch;
 pub mod reassembly;

@@ -18,6 +18,7 @@ use crate::breakdown::Breakdown;
 use crate::correlate::Correlator;
 use crate::fix::framing::FramingCounters;
 use crate::hops::HopLinker;
+use crate::points::PointJoiner;
 use crate::reassembly::{ReassemblyCounters, ReassemblyLimits};
 use crate::report::{Counters, Reporter, SummaryReport, TimeSpan};
 use crate::segment::{ConnectionKey, Direction, Segment};
@@ -86,6 +87,8 @@ pub struct Pipeline {
     breakdown: Option<Breakdown>,
     /// Hop by hop (`--leg`).
     hops: Option<HopLinker>,
+    /// Two points (`--point`): the near point's orders joined with the far point's.
+    points: Option<PointJoiner>,
     /// Who stamped the packets, named in every report (`live --tap`).
     timestamp_source: Option<&'static str>,
     /// A worker of a sharded run (`crate::shard`): the global index of the segment being
@@ -117,6 +120,7 @@ impl Pipeline {
                 .breakdown
                 .then(|| Breakdown::new(config.breakdown_role)),
             hops: config.hops.clone().map(HopLinker::new),
+            points: config.points.clone().map(PointJoiner::new),
             interval_clock: IntervalClock::new(config.interval_ns),
             config,
             connections: HashMap::new(),
@@ -416,6 +420,7 @@ impl Pipeline {
             observer,
             breakdown,
             hops,
+            points,
             forward,
             slots,
             unix_offset_ns,
@@ -440,6 +445,7 @@ impl Pipeline {
                     observed_key,
                     breakdown,
                     hops,
+                    points,
                     layer: session_layer,
                     next_session,
                     unix_offset_ns: *unix_offset_ns,
@@ -531,6 +537,7 @@ impl Pipeline {
         reporter: &mut dyn Reporter,
     ) -> io::Result<()> {
         let counters = self.counters();
+        self.stats.clock = self.points.as_ref().map(PointJoiner::figures);
         let span = TimeSpan {
             start_ns,
             end_ns,
@@ -601,6 +608,7 @@ impl Pipeline {
     ) -> io::Result<()> {
         let (end, counters) = (self.run_end(), self.counters());
         self.stats.links = self.hops.as_ref().map(HopLinker::figures);
+        self.stats.clock = self.points.as_ref().map(PointJoiner::figures);
         let source = self.with_record_counters(source);
         let source = &source[..];
         report_end(
@@ -634,6 +642,7 @@ impl Pipeline {
     ) -> io::Result<()> {
         let counters = self.counters();
         self.stats.links = self.hops.as_ref().map(HopLinker::figures);
+        self.stats.clock = self.points.as_ref().map(PointJoiner::figures);
         self.stats.refresh_views();
         let source = self.with_record_counters(source);
         let mut summary = SummaryReport::new(&self.stats, counters, &source, self.run_span());
@@ -659,6 +668,9 @@ impl Pipeline {
         self.correlator.end_of_input();
         if let Some(h) = self.hops.as_mut() {
             h.finish(&mut self.stats);
+        }
+        if let Some(p) = self.points.as_mut() {
+            p.finish();
         }
         if self.record_sink.is_some() {
             self.correlator.close_records();
@@ -706,6 +718,7 @@ impl Pipeline {
             over_range: self.stats.over_range(),
             breakdown: self.breakdown.as_ref().map(|b| b.counters),
             hops: self.hops.as_ref().map(|h| h.counters),
+            points: self.points.as_ref().map(|p| p.counters),
             session: self.session_layer.counters,
         }
     }

@@ -45,6 +45,9 @@ pub struct Stats {
     pub logged_layer: Option<SessionLayerFigures>,
     /// `--leg`: what linked the parents (set by the pipeline before its summary).
     pub links: Option<crate::hops::LinkFigures>,
+    /// `--point`: the clock between the points and what its uncertainty allows (set by the
+    /// pipeline before its reports).
+    pub clock: Option<crate::points::ClockFigures>,
 }
 
 impl Stats {
@@ -55,6 +58,7 @@ impl Stats {
             slowest: DEFAULT_SLOWEST,
             breakdown: false,
             hops: false,
+            points: false,
             by: None,
         })
     }
@@ -70,6 +74,7 @@ impl Stats {
             layer_known: true,
             logged_layer: None,
             links: None,
+            clock: None,
         }
     }
 
@@ -95,6 +100,11 @@ impl Stats {
         self.reconfigured(|c| c.slowest = n)
     }
 
+    /// The names of session `id` (empty beyond the per-session table).
+    pub fn session_names(&self, id: u64) -> crate::order::SessionRef<'_> {
+        crate::order::SessionNames::names(&self.sessions, id)
+    }
+
     /// Whether the session layer's figures were measured (false for statistics rebuilt
     /// from logs).
     pub fn layer_known(&self) -> bool {
@@ -114,6 +124,8 @@ impl Stats {
             links: self.links.as_ref(),
             breakdown: self.config.breakdown,
             hops: self.config.hops,
+            points: self.config.points,
+            clock: self.clock.as_ref(),
         }
     }
 
@@ -135,7 +147,7 @@ impl Stats {
     /// The stages reports show: [`Stage::ALL`], [`Stage::BREAKDOWN`] with `--breakdown`,
     /// [`Stage::HOPS`] with `--leg`.
     pub fn shown_stages(&self) -> &'static [Stage] {
-        Stage::shown(self.config.breakdown, self.config.hops)
+        Stage::shown(self.config.breakdown, self.config.hops, self.config.points)
     }
 
     /// `--by`'s figures (`None` without `--by`).
@@ -313,15 +325,21 @@ impl Stats {
             .any(|s| stages[s.index()].count() > 0);
         // And one with hop stages with `--leg`.
         let hops = Stage::HOPS.iter().any(|s| stages[s.index()].count() > 0);
+        // And one with two-point stages with `--point`.
+        let points = Stage::POINTS.iter().any(|s| stages[s.index()].count() > 0);
         let mut stats = Stats::with_config(ConsumerConfig {
             highest_ns,
             slowest: slowest.capacity(),
             breakdown,
             hops,
+            points,
             by: None,
         });
-        stats.consumers.stages =
-            StageRecorders::from_recorders(stages, by_type, Stage::shown(breakdown, hops));
+        stats.consumers.stages = StageRecorders::from_recorders(
+            stages,
+            by_type,
+            Stage::shown(breakdown, hops, points),
+        );
         slowest.refresh();
         stats.consumers.slowest = slowest;
         stats.layer_known = false;

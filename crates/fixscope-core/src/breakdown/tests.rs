@@ -553,7 +553,7 @@ fn stage_names(v: &serde_json::Value) -> Vec<String> {
 fn every_json_object_carries_the_breakdown_stages_only_with_breakdown() {
     let on = json_of(true);
     let (interval, summary) = (&on[0], on.last().unwrap());
-    let every: Vec<String> = Stage::shown(true, false)
+    let every: Vec<String> = Stage::shown(true, false, false)
         .iter()
         .map(|s| s.name().to_string())
         .collect();

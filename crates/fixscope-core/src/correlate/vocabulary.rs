@@ -27,6 +27,16 @@
 /// | `hop_back`      | the venue's first response in      | the parent's response of the same ExecType out |
 /// | `client_rtt`    | the parent request in              | the parent's first response out        |
 /// | `tick_to_order` | the last market-data update (md leg) for the child's symbol | a child the host originated |
+///
+/// With `--point` (one session captured at two points, crate::points), the time of one
+/// order split between the host nearer the acceptor and the wire:
+///
+/// | stage           | from                                   | to                                  |
+/// |-----------------|----------------------------------------|-------------------------------------|
+/// | `residence`     | the request at the near point          | the first response at the near point (its clock only) |
+/// | `wire_rtt`      | the far point's round trip             | minus `residence` (each in its own clock) |
+/// | `one_way_fwd`   | the request at the far point           | the request at the near point (at the estimated clock offset, ± its uncertainty) |
+/// | `one_way_rev`   | the response at the near point         | the response at the far point (the same) |
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Stage {
     FirstResponse,
@@ -42,6 +52,10 @@ pub enum Stage {
     HopBack,
     ClientRtt,
     TickToOrder,
+    Residence,
+    WireRtt,
+    OneWayFwd,
+    OneWayRev,
 }
 
 impl Stage {
@@ -70,6 +84,19 @@ impl Stage {
         Stage::TickToOrder,
     ];
 
+    /// The two-point stages (`--point`), shown only when points are given.
+    pub const POINTS: [Stage; 4] = [
+        Stage::Residence,
+        Stage::WireRtt,
+        Stage::OneWayFwd,
+        Stage::OneWayRev,
+    ];
+
+    /// The two one-way stages: figures at an estimated clock offset, with its uncertainty.
+    pub fn is_one_way(self) -> bool {
+        matches!(self, Stage::OneWayFwd | Stage::OneWayRev)
+    }
+
     /// Every stage, indexed by [`Stage::index`].
     pub const EVERY: [Stage; Stage::COUNT] = [
         Stage::FirstResponse,
@@ -85,33 +112,20 @@ impl Stage {
         Stage::HopBack,
         Stage::ClientRtt,
         Stage::TickToOrder,
-    ];
-
-    /// The order stages and the hop stages (`--leg` without `--breakdown`).
-    const WITH_HOPS: [Stage; 9] = [
-        Stage::FirstResponse,
-        Stage::Ack,
-        Stage::Fill,
-        Stage::AckToFill,
-        Stage::HopOut,
-        Stage::VenueRtt,
-        Stage::HopBack,
-        Stage::ClientRtt,
-        Stage::TickToOrder,
+        Stage::Residence,
+        Stage::WireRtt,
+        Stage::OneWayFwd,
+        Stage::OneWayRev,
     ];
 
     /// How many stages there are (the size of per-stage arrays).
-    pub const COUNT: usize = 13;
+    pub const COUNT: usize = 17;
 
     /// The stages a run shows: [`Stage::ALL`], then [`Stage::BREAKDOWN`] with
-    /// `--breakdown`, then [`Stage::HOPS`] with `--leg`.
-    pub fn shown(breakdown: bool, hops: bool) -> &'static [Stage] {
-        match (breakdown, hops) {
-            (false, false) => &Stage::ALL,
-            (true, false) => &Stage::EVERY[..8],
-            (false, true) => &Stage::WITH_HOPS,
-            (true, true) => &Stage::EVERY,
-        }
+    /// `--breakdown`, [`Stage::HOPS`] with `--leg`, [`Stage::POINTS`] with `--point`.
+    pub fn shown(breakdown: bool, hops: bool, points: bool) -> &'static [Stage] {
+        let (stages, len) = &SHOWN[usize::from(breakdown) | usize::from(hops) << 1 | usize::from(points) << 2];
+        &stages[..*len]
     }
 
     /// The stage of a name in reports, any stage.
@@ -135,6 +149,10 @@ impl Stage {
             Stage::HopBack => "hop_back",
             Stage::ClientRtt => "client_rtt",
             Stage::TickToOrder => "tick_to_order",
+            Stage::Residence => "residence",
+            Stage::WireRtt => "wire_rtt",
+            Stage::OneWayFwd => "one_way_fwd",
+            Stage::OneWayRev => "one_way_rev",
         }
     }
 
@@ -142,6 +160,33 @@ impl Stage {
         self as usize
     }
 }
+
+/// The stages shown per combination of the optional families (bit 0 `--breakdown`, bit 1
+/// `--leg`, bit 2 `--point`), in [`Stage::EVERY`]'s order: built once at compile time.
+static SHOWN: [([Stage; Stage::COUNT], usize); 8] = {
+    let mut table = [([Stage::FirstResponse; Stage::COUNT], 0); 8];
+    let mut mask = 0;
+    while mask < 8 {
+        let mut len = 0;
+        let mut i = 0;
+        while i < Stage::COUNT {
+            let family = match i {
+                0..=3 => true,
+                4..=7 => mask & 1 != 0,
+                8..=12 => mask & 2 != 0,
+                _ => mask & 4 != 0,
+            };
+            if family {
+                table[mask].0[len] = Stage::EVERY[i];
+                len += 1;
+            }
+            i += 1;
+        }
+        table[mask].1 = len;
+        mask += 1;
+    }
+    table
+};
 
 /// Request message types broken down in reports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -35,6 +35,9 @@ pub struct PipelineConfig {
     pub timestamp_source: Option<&'static str>,
     /// Hop by hop (`--leg`, `--link`, `--link-window`): a router's sessions linked.
     pub hops: Option<crate::hops::HopConfig>,
+    /// Two points, two clocks (`--point`): this pipeline reads the point nearer the
+    /// acceptor and joins its orders with the far point's.
+    pub points: Option<std::sync::Arc<crate::points::PointsSetup>>,
 }
 
 impl Default for PipelineConfig {
@@ -53,6 +56,7 @@ impl Default for PipelineConfig {
             by: None,
             timestamp_source: None,
             hops: None,
+            points: None,
         }
     }
 }
@@ -65,6 +69,7 @@ impl PipelineConfig {
             slowest: self.slowest,
             breakdown: self.breakdown,
             hops: self.hops.is_some(),
+            points: self.points.is_some(),
             by: self.by.clone(),
         }
     }

@@ -7,6 +7,7 @@ use crate::consumer::OrderSink;
 use crate::correlate::{is_response_type, Correlator, KeySpec, MessageFacts, RequestType, Stage};
 use crate::fix::framing::{FramedMessage, FramingCounters, StreamFramer};
 use crate::hops::{HopLinker, LegKind};
+use crate::points::PointJoiner;
 use crate::order::Latency;
 use crate::reassembly::StreamEvent;
 use crate::segment::{ConnectionKey, Direction};
@@ -55,6 +56,8 @@ pub(crate) struct Router<'p> {
     pub(crate) breakdown: &'p mut Option<Breakdown>,
     /// `--leg`: the hop linker.
     pub(crate) hops: &'p mut Option<HopLinker>,
+    /// `--point`: the near point's orders joined with the far point's.
+    pub(crate) points: &'p mut Option<PointJoiner>,
     pub(crate) layer: &'p mut SessionLayer,
     pub(crate) next_session: &'p mut u64,
     /// The source clock's offset to UTC (for `--records`' message rows).
@@ -218,6 +221,7 @@ impl Router<'_> {
     ) {
         let ts_ns = msg.first_byte_ts_ns;
         let stats = &mut *self.stats;
+        let points = &mut *self.points;
         let record = |mut latency: Latency, order_key: &[u8]| {
             latency.session = session;
             let order = OrderRef {
@@ -228,7 +232,7 @@ impl Router<'_> {
                 response_ts_ns: ts_ns,
                 breakdown: None,
             };
-            record_with_leg(stats, leg, latency, &order)
+            record_with_extras(stats, leg, points, latency, &order)
         };
         match ref_seq {
             Some(seq) => self.correlator.answer_by_msg_seq(scope, seq, ts_ns, record),
@@ -298,7 +302,10 @@ impl Router<'_> {
             None => crate::order::NO_GROUPS,
         };
         let Router {
-            correlator, stats, ..
+            correlator,
+            stats,
+            points,
+            ..
         } = self;
         if let Some(book) = correlator.records_mut() {
             book.fields.read(msg.bytes);
@@ -324,7 +331,7 @@ impl Router<'_> {
                     response_ts_ns: replay.ts_ns,
                     breakdown: None,
                 };
-                record_with_leg(stats, leg, latency, &order)
+                record_with_extras(stats, leg, points, latency, &order)
             },
         );
     }
@@ -348,6 +355,7 @@ impl Router<'_> {
             correlator,
             stats,
             breakdown,
+            points,
             ..
         } = self;
         if let Some(s) = stats.session_mut(session) {
@@ -391,25 +399,40 @@ impl Router<'_> {
                 }
                 order.breakdown = order_breakdown;
             }
-            record_with_leg(stats, leg, latency, &order)
+            record_with_extras(stats, leg, points, latency, &order)
         });
     }
 }
 
 /// Records an order's latency; with `--leg`, its first response is also a parent's
 /// `client_rtt` (up leg) or a child's `venue_rtt` (down leg): every order of a leg, linked
-/// or not, by the correlator's own rules (replays, holes, rejects).
+/// or not, by the correlator's own rules (replays, holes, rejects). With `--point`, its
+/// first response joins the far point's order (the two-point stages).
 #[inline]
-fn record_with_leg(
+fn record_with_extras(
     stats: &mut Stats,
     leg: Option<LegKind>,
+    points: &mut Option<PointJoiner>,
     latency: Latency,
     order: &OrderRef<'_>,
 ) {
     stats.record_order(latency, order);
-    if leg.is_some() && latency.stage == Stage::FirstResponse {
+    if latency.stage != Stage::FirstResponse {
+        return;
+    }
+    if leg.is_some() {
         record_leg_rtt(stats, leg, latency, order);
     }
+    if let Some(p) = points.as_mut() {
+        join_points(stats, p, latency, order);
+    }
+}
+
+/// Out of line, like [`record_leg_rtt`].
+#[inline(never)]
+fn join_points(stats: &mut Stats, points: &mut PointJoiner, latency: Latency, order: &OrderRef<'_>) {
+    points.identify(&latency, order, stats.session_names(latency.session));
+    points.on_first_response(latency, order, stats);
 }
 
 /// Out of line: a run without `--leg` keeps the correlator's closures as small as before.

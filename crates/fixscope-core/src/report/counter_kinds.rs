@@ -37,6 +37,9 @@ pub const ALARM_COUNTERS: &[&str] = &[
     "late_link",
     "hops_after_capture_hole",
     "hops_time_reversed",
+    "points_orders_ambiguous",
+    "points_time_reversed",
+    "points_one_way_unbounded",
 ];
 
 /// Counters worth a line when not zero, without being alarms.
@@ -76,6 +79,9 @@ pub const NOTABLE_COUNTERS: &[&str] = &[
     "unlinked_child",
     "local_ack",
     "tick_missing",
+    "points_orders_near_only",
+    "points_orders_far_only",
+    "points_segments_unmatched",
 ];
 
 /// The kind of the counter named `name` (a pipeline or a source counter).
@@ -134,6 +140,7 @@ mod tests {
     fn every_listed_pipeline_counter_exists() {
         let names: Vec<String> = Counters {
             hops: Some(crate::hops::HopCounters::default()),
+            points: Some(crate::points::PointCounters::default()),
             ..Counters::default()
         }
         .list()
