@@ -134,6 +134,7 @@ count_fields! {
         points_orders_joined, points_orders_near_only, points_orders_far_only,
         points_orders_ambiguous, points_time_reversed, points_segments_matched,
         points_segments_unmatched, points_segments_repeated, points_one_way_unbounded,
+        points_one_way_at_step,
     }
     SessionCounters {
         logons, logouts, heartbeats, test_requests, resend_requests, gap_fills, sequence_resets,

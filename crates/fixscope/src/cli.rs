@@ -297,10 +297,12 @@ impl AnalysisArgs {
 #[derive(Args, Debug)]
 pub struct PcapArgs {
     /// Capture files, read in order as one timeline (`-` for stdin).
-    #[arg(required = true, value_name = "CAPTURE")]
+    #[arg(required_unless_present = "points", conflicts_with = "points", value_name = "CAPTURE")]
     pub captures: Vec<PathBuf>,
     #[command(flatten)]
     pub analysis: AnalysisArgs,
+    #[command(flatten)]
+    pub points: crate::cli_points::PointArgs,
     /// Threads (#22); the output is one thread's, byte for byte, whatever N. `--threads 1`:
     /// everything on one thread (the pipeline reads the captures itself). `--threads 2`:
     /// one pipeline in two stages — a reading thread reads, decodes, reassembles and frames;

@@ -25,6 +25,9 @@ use crate::say;
 use crate::trace::TraceFile;
 
 pub fn run(args: &PcapArgs) -> Result<ExitCode> {
+    if args.points.given() {
+        return crate::cmd_points::run(args);
+    }
     let config = args.analysis.pipeline_config()?;
     fixscope_core::wire_stamp::choose(args.wire_timestamps);
     // `-` reads a capture streamed on stdin (`tcpdump -w - | fixscope pcap - -p 9878`).
@@ -68,7 +71,7 @@ pub fn run(args: &PcapArgs) -> Result<ExitCode> {
 /// The hardware clock the captures' frames carry, named for every report of the run
 /// (`metawatch (device 7)`): read from the first capture's first packets before the run
 /// (not from a pipe, which is read once). Leaked: one short name per process.
-fn wire_clock(captures: &[PathBuf]) -> Option<&'static str> {
+pub(crate) fn wire_clock(captures: &[PathBuf]) -> Option<&'static str> {
     let (kind, device) = fixscope_core::pcap::wire_clock(captures.first()?)?;
     let name = fixscope_core::wire_stamp::clock_name(kind, device);
     Some(Box::leak(name.into_boxed_str()))
@@ -92,7 +95,7 @@ enum Plan {
 
 /// `fixscope pcap` on one pipeline: with its reading thread (`--trace`, Prometheus), or
 /// on the calling thread alone ([`Plan::OneThread`]).
-fn run_one(
+pub(crate) fn run_one(
     args: &PcapArgs,
     captures: Vec<PathBuf>,
     config: fixscope_core::PipelineConfig,
@@ -233,6 +236,7 @@ fn plan(args: &PcapArgs, captures: &[PathBuf]) -> Plan {
     let asked = args.threads.is_some();
     if a.trace.is_some()
         || !a.legs.legs.is_empty()
+        || args.points.given()
         || a.records.records.is_some()
         || a.records.clickhouse.is_some()
         || a.prometheus.is_some()
@@ -240,7 +244,7 @@ fn plan(args: &PcapArgs, captures: &[PathBuf]) -> Plan {
     {
         if asked {
             say::info(
-                "--trace, --leg, --records and Prometheus run on one pipeline: --threads ignored",
+                "--trace, --leg, --point, --records and Prometheus run on one pipeline: --threads ignored",
             );
         }
         return Plan::ReadingThread;

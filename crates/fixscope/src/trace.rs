@@ -23,11 +23,21 @@ impl TraceFile {
         let file =
             File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
         let out = Rc::new(RefCell::new(BufWriter::new(file)));
-        writeln!(out.borrow_mut(), "ts_ns,session,direction,msg_type,key")?;
+        let points = pipeline.config().points.clone();
+        write!(out.borrow_mut(), "ts_ns,session,direction,msg_type,key")?;
+        if let Some(p) = &points {
+            write!(out.borrow_mut(), ",ts_{}_ns,ts_{}_ns", p.a, p.b)?;
+        }
+        writeln!(out.borrow_mut())?;
         let sink = Rc::clone(&out);
+        let mut scratch = Vec::new();
         pipeline.set_message_observer(Box::new(move |e: &MessageEvent<'_>| {
             // Write errors surface at `finish` (BufWriter keeps failing once it failed).
-            let _ = write_event(&mut *sink.borrow_mut(), e);
+            let out = &mut *sink.borrow_mut();
+            let _ = write_event(out, e, points.is_some());
+            if let Some(p) = &points {
+                let _ = write_point_columns(out, e, p, &mut scratch);
+            }
         }));
         Ok(TraceFile {
             out,
@@ -43,7 +53,25 @@ impl TraceFile {
     }
 }
 
-fn write_event(out: &mut impl Write, e: &MessageEvent<'_>) -> std::io::Result<()> {
+/// `--point`: each point's stamp of the message (the near point's is the row's `ts_ns`;
+/// the far point's empty when it did not see the message once).
+fn write_point_columns(
+    out: &mut impl Write,
+    e: &MessageEvent<'_>,
+    points: &fixscope_core::points::PointsSetup,
+    scratch: &mut Vec<u8>,
+) -> std::io::Result<()> {
+    let far = points
+        .far_messages
+        .as_ref()
+        .and_then(|m| m.stamp_of(e, scratch))
+        .map_or(String::new(), |ts| ts.to_string());
+    let near = e.ts_ns.to_string();
+    let (a, b) = if points.b_near { (far, near) } else { (near, far) };
+    writeln!(out, ",{a},{b}")
+}
+
+fn write_event(out: &mut impl Write, e: &MessageEvent<'_>, more: bool) -> std::io::Result<()> {
     let direction = match e.direction {
         Direction::Request => "request",
         Direction::Response => "response",
@@ -52,8 +80,13 @@ fn write_event(out: &mut impl Write, e: &MessageEvent<'_>) -> std::io::Result<()
     let msg_type = String::from_utf8_lossy(e.msg_type);
     write!(out, "{},{},{},{},", e.ts_ns, e.session, direction, msg_type)?;
     if key.contains([',', '"', '\n']) {
-        writeln!(out, "\"{}\"", key.replace('"', "\"\""))
+        write!(out, "\"{}\"", key.replace('"', "\"\""))?;
     } else {
-        writeln!(out, "{key}")
+        write!(out, "{key}")?;
+    }
+    if more {
+        Ok(())
+    } else {
+        writeln!(out)
     }
 }

@@ -31,6 +31,12 @@ pub struct MessageEvent<'a> {
     pub key: &'a [u8],
     /// What turns the source's clock into UTC (`ts_ns + unix_offset_ns`).
     pub unix_offset_ns: i64,
+    /// The message's own CompIDs (49, 56), MsgSeqNum (34) and PossDupFlag (43): who it is
+    /// at any point that saw it (`--point`'s trace columns).
+    pub sender_comp_id: &'a [u8],
+    pub target_comp_id: &'a [u8],
+    pub msg_seq_num: u32,
+    pub poss_dup: bool,
 }
 
 /// Receives every correlated message when tracing is on.
@@ -273,6 +279,10 @@ impl Router<'_> {
                 msg_type: facts.msg_type,
                 key: key_buf,
                 unix_offset_ns: self.unix_offset_ns,
+                sender_comp_id: facts.sender_comp_id,
+                target_comp_id: facts.target_comp_id,
+                msg_seq_num: facts.msg_seq_num,
+                poss_dup: facts.poss_dup,
             });
         }
     }

@@ -1,7 +1,8 @@
 //! The two-point ledger (`--point` only): every first response at the point nearer the
 //! acceptor lands in exactly one of `points_orders_joined`, `points_orders_near_only`,
 //! `points_orders_ambiguous` and `points_time_reversed`; every far order answered there and
-//! never joined is `points_orders_far_only` (known at the run's end).
+//! never joined is `points_orders_far_only` (known at the run's end). Every joined order
+//! has its one-way figures, or is `points_one_way_unbounded` or `points_one_way_at_step`.
 
 use serde::Serialize;
 
@@ -30,6 +31,9 @@ pub struct PointCounters {
     /// Joined orders with no one-way figure: the clock has no consistent bound at their
     /// time (too few samples, or its samples contradict each other there).
     pub points_one_way_unbounded: u64,
+    /// Joined orders with no one-way figure: the clock stepped while they were in flight
+    /// (only the union of the offsets before and after is known then).
+    pub points_one_way_at_step: u64,
 }
 
 /// Reads [`PointCounters`] flattened among others (an HdrHistogram log's counters): `None`

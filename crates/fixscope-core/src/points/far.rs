@@ -107,3 +107,49 @@ impl RecordSink for FarOrderSink {
         );
     }
 }
+
+/// A message's identity at any point: its own CompIDs, MsgSeqNum and type (`None` for a
+/// PossDup resend, which repeats one).
+pub fn message_identity(e: &crate::pipeline::MessageEvent<'_>, out: &mut Vec<u8>) -> Option<()> {
+    if e.poss_dup || e.msg_seq_num == 0 {
+        return None;
+    }
+    out.clear();
+    out.extend_from_slice(e.sender_comp_id);
+    out.push(1);
+    out.extend_from_slice(e.target_comp_id);
+    out.push(1);
+    out.extend_from_slice(e.msg_type);
+    out.push(1);
+    out.extend_from_slice(&e.msg_seq_num.to_le_bytes());
+    Some(())
+}
+
+/// The far point's correlated messages by identity (`--trace` with `--point`): when it saw
+/// each; `None` for one it saw twice.
+#[derive(Debug, Default)]
+pub struct FarMessages {
+    seen: HashMap<Box<[u8]>, Option<u64>>,
+    identity: Vec<u8>,
+}
+
+impl FarMessages {
+    pub fn observe(&mut self, e: &crate::pipeline::MessageEvent<'_>) {
+        if message_identity(e, &mut self.identity).is_none() {
+            return;
+        }
+        match self.seen.get_mut(self.identity.as_slice()) {
+            Some(ts) => *ts = None,
+            None => {
+                self.seen
+                    .insert(self.identity.as_slice().into(), Some(e.ts_ns));
+            }
+        }
+    }
+
+    /// When the far point saw the message `e` (the near point's), if it saw it once.
+    pub fn stamp_of(&self, e: &crate::pipeline::MessageEvent<'_>, scratch: &mut Vec<u8>) -> Option<u64> {
+        message_identity(e, scratch)?;
+        *self.seen.get(scratch.as_slice())?
+    }
+}

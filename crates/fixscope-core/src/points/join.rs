@@ -18,7 +18,7 @@ use crate::order::{Latency, OrderRef, SessionRef};
 
 use super::far::order_identity;
 use super::figures::ClockFigures;
-use super::{PointCounters, PointsSetup};
+use super::{Bounds, PointCounters, PointsSetup};
 use std::sync::Arc;
 
 /// Joins the near point's first responses with the far point's orders.
@@ -92,20 +92,22 @@ impl PointJoiner {
         let fwd = self.one_way(far.0, near.0, true);
         let rev = self.one_way(near.1, far.1, false);
         match (fwd, rev) {
-            (Some((f, uf)), Some((r, ur))) => {
+            (Ok((f, uf)), Ok((r, ur))) => {
                 self.max_uncertainty[0] = self.max_uncertainty[0].max(uf);
                 self.max_uncertainty[1] = self.max_uncertainty[1].max(ur);
                 record(sink, &latency, order, Stage::OneWayFwd, f);
                 record(sink, &latency, order, Stage::OneWayRev, r);
+            }
+            (Err(Bounds::AtStep), _) | (_, Err(Bounds::AtStep)) => {
+                self.counters.points_one_way_at_step += 1
             }
             _ => self.counters.points_one_way_unbounded += 1,
         }
     }
 
     /// A segment left one point at `sent` (its clock) and reached the other at `received`
-    /// (the other's): its one-way time and uncertainty, or `None` when the clock has no
-    /// consistent bound then.
-    fn one_way(&self, sent: i64, received: i64, sent_at_far: bool) -> Option<(u64, u64)> {
+    /// (the other's): its one-way time and uncertainty, or what the clock lacks then.
+    fn one_way(&self, sent: i64, received: i64, sent_at_far: bool) -> Result<(u64, u64), Bounds> {
         // The far point is A when B is nearer the acceptor.
         let a_to_b = sent_at_far == self.setup.b_near;
         let (t_a, t_b) = if a_to_b {
@@ -113,10 +115,10 @@ impl PointJoiner {
         } else {
             (received, sent)
         };
-        let (lo, hi) = self.setup.bounds_at(t_a)?;
-        if lo > hi {
-            return None;
-        }
+        let (lo, hi) = match self.setup.bounds_at(t_a) {
+            Bounds::Known(lo, hi) => (lo, hi),
+            other => return Err(other),
+        };
         let delta = (t_b - t_a) as f64;
         // A → B: δ = one_way + θ; B → A: δ = θ − one_way.
         let (least, most) = if a_to_b {
@@ -125,12 +127,12 @@ impl PointJoiner {
             (lo - delta, hi - delta)
         };
         if most < 0.0 {
-            return None;
+            return Err(Bounds::Unbounded);
         }
         let least = least.max(0.0);
         let value = ((least + most) / 2.0).round() as u64;
         let uncertainty = ((most - least) / 2.0).ceil() as u64;
-        Some((value, uncertainty))
+        Ok((value, uncertainty))
     }
 
     /// The run ended: far orders never joined are `far_only`.

@@ -33,11 +33,23 @@ mod tests;
 pub use clock::{estimate, ClockEstimate, ClockSample, Step, Window};
 pub use counters::{counters_if_present, PointCounters};
 pub use envelope::Line;
-pub use far::{order_identity, FarOrder, FarOrderSink, FarOrders};
+pub use far::{message_identity, order_identity, FarMessages, FarOrder, FarOrderSink, FarOrders};
 pub use figures::{is_tai_utc, ClockFigures, StepFigures, WindowFigures, TAI_UTC_NS};
 pub use join::PointJoiner;
 pub use samples::{b_is_nearer_acceptor, match_points, Matched, PairedSegment, SegmentStamps};
 pub use spec::{parse_signed_duration, ClockMode, ClockSettings, PointSpec, UncertaintyLimit};
+
+/// What is known of the offset at one time.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Bounds {
+    /// `lo ≤ θ ≤ hi`.
+    Known(f64, f64),
+    /// No segment bounds one side, or the samples contradict each other there.
+    Unbounded,
+    /// The clock stepped about then (between the last segment the new offset contradicts
+    /// and the first the old one does): only the union of both sides' bounds is known.
+    AtStep,
+}
 
 /// What segment matching found, for the ledger.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -64,6 +76,8 @@ pub struct PointsSetup {
     pub samples_reverse: u64,
     /// The far point's answered orders (set once its pipeline has run).
     pub far: FarOrders,
+    /// `--trace`: the far point's messages, for its column.
+    pub far_messages: Option<FarMessages>,
 }
 
 impl PointsSetup {
@@ -138,6 +152,7 @@ impl PointsSetup {
             samples_forward: forward,
             samples_reverse: matched.pairs.len() as u64 - forward,
             far: FarOrders::default(),
+            far_messages: None,
         })
     }
 
@@ -158,11 +173,18 @@ impl PointsSetup {
         }
     }
 
-    /// `(lo, hi)` of `θ` at A's time `t`.
-    pub fn bounds_at(&self, t: i64) -> Option<(f64, f64)> {
-        match self.fixed {
-            Some((theta, u)) => Some(((theta - u as i64) as f64, (theta + u as i64) as f64)),
-            None => self.estimate.bounds_at(t),
+    /// What is known of `θ` at A's time `t`.
+    pub fn bounds_at(&self, t: i64) -> Bounds {
+        if let Some((theta, u)) = self.fixed {
+            return Bounds::Known((theta - u as i64) as f64, (theta + u as i64) as f64);
+        }
+        match self.estimate.window_at(t) {
+            Some(w) if w.transition => Bounds::AtStep,
+            Some(w) => match w.bounds(t) {
+                Some((lo, hi)) if lo <= hi => Bounds::Known(lo, hi),
+                _ => Bounds::Unbounded,
+            },
+            None => Bounds::Unbounded,
         }
     }
 

@@ -49,9 +49,10 @@ fn check_name(name: &str) -> Result<(), String> {
 }
 
 /// How the offset between the points' clocks is known.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum ClockMode {
     /// Estimated from the segments both points saw (the default).
+    #[default]
     Estimate,
     /// The captures' clocks as they are (offset 0 ± 0), checked against causality.
     Trust,

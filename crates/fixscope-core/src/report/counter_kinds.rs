@@ -82,6 +82,7 @@ pub const NOTABLE_COUNTERS: &[&str] = &[
     "points_orders_near_only",
     "points_orders_far_only",
     "points_segments_unmatched",
+    "points_one_way_at_step",
 ];
 
 /// The kind of the counter named `name` (a pipeline or a source counter).

@@ -198,6 +198,12 @@ impl<W: Write> Reporter for JsonReporter<W> {
             if let Some(links) = r.figures.links {
                 m.insert("links".into(), links_json(links));
             }
+            if let Some(clock) = r.figures.clock {
+                if let Some(Value::Array(stages)) = m.get_mut("stages") {
+                    super::points::annotate_stages(stages, clock);
+                }
+                m.insert("clock".into(), super::points::clock_json(clock));
+            }
         }
         self.line(&with_timestamp_source(v, &r.span))
     }

@@ -9,6 +9,7 @@
 pub mod by;
 pub mod counter_kinds;
 mod hops;
+mod points;
 pub mod json;
 mod json_line;
 mod rows;

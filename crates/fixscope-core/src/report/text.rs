@@ -132,10 +132,13 @@ impl<W: Write> Reporter for TextReporter<W> {
         write_accounting(out, &r.counters)?;
         write_stage_header(out, "stage")?;
         for s in r.all_stages() {
-            write_stage_row(out, s.stage.name(), &s.dist)?;
+            super::points::write_row(out, r.figures.clock, s.stage, &s.dist)?;
         }
         if let Some(links) = r.figures.links {
             super::hops::write_links(out, links, &r.counters)?;
+        }
+        if let Some(clock) = r.figures.clock {
+            super::points::write_clock(out, clock)?;
         }
         if !r.by_request_type.is_empty() {
             writeln!(out, "\nby request type:")?;

@@ -111,7 +111,7 @@ pub fn write_summary(
     write_stage_header(out, "stage")?;
     for s in r.all_stages() {
         if !(merged && s.stage == Stage::Ack) {
-            write_stage_row(out, s.stage.name(), &s.dist)?;
+            super::points::write_row(out, r.figures.clock, s.stage, &s.dist)?;
         }
     }
     if merged {
@@ -122,6 +122,9 @@ pub fn write_summary(
     }
     if let Some(links) = r.figures.links {
         super::hops::write_links(out, links, &r.counters)?;
+    }
+    if let Some(clock) = r.figures.clock {
+        super::points::write_clock(out, clock)?;
     }
     if r.by_request_type.len() > 1 {
         writeln!(out, "\nby request type:")?;
