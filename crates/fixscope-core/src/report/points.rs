@@ -268,8 +268,10 @@ fn write_window(out: &mut impl Write, w: &WindowFigures) -> io::Result<()> {
 
 /// An offset to the microsecond however large (a 37 s TAI offset keeps its fraction).
 fn offset_text(ns: i64) -> String {
-    if ns.unsigned_abs() < 1_000_000_000 {
+    if ns.unsigned_abs() < 1_000_000 {
         signed_ns(ns)
+    } else if ns.unsigned_abs() < 1_000_000_000 {
+        format!("{:+.1}us", ns as f64 / 1e3)
     } else {
         format!("{:+.6}s", ns as f64 / 1e9)
     }

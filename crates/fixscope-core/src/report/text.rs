@@ -172,6 +172,24 @@ impl<W: Write> Reporter for TextReporter<W> {
             writeln!(out, "\nhistogram ({}):", stage.name())?;
             write_ascii_histogram(out, r.histograms[stage.index()], dist, self.histogram_rows)?;
         }
+        if let Some(clock) = r.figures.clock {
+            // The one-way stages' histograms, each value ± the clock's uncertainty.
+            for stage in [Stage::OneWayFwd, Stage::OneWayRev] {
+                let recorder = r.figures.cumulative(stage);
+                let dist = recorder.distribution();
+                if dist.count == 0 {
+                    continue;
+                }
+                let points = clock.points_of(stage).unwrap_or_default().join("→");
+                let u = human_ns(clock.uncertainty(stage).unwrap_or(0) as f64);
+                if clock.withheld(stage, dist.percentiles_ns[0]).is_some() {
+                    writeln!(out, "\nhistogram ({} {points}): withheld (±{u})", stage.name())?;
+                    continue;
+                }
+                writeln!(out, "\nhistogram ({} {points}, every value ±{u}):", stage.name())?;
+                write_ascii_histogram(out, recorder.histogram(), &dist, self.histogram_rows)?;
+            }
+        }
         out.flush()
     }
 }

@@ -10,6 +10,7 @@
 //! | `meanings.rs` | counter meanings, read from docs/output-json.md |
 
 mod hops;
+mod points;
 pub(crate) mod markup;
 mod meanings;
 mod page;

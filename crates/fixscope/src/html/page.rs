@@ -101,15 +101,11 @@ pub fn render(
         its value is above it.</p>\n");
     stage_table_head(&mut h, "stage");
     for s in r.all_stages() {
-        stage_row(
-            &mut h,
-            s.stage.name(),
-            &format!("stages.{}", s.stage.name()),
-            &s.dist,
-        );
+        super::points::stage_row_of(&mut h, r.figures.clock, s.stage, &s.dist);
     }
     h.push_str("</table>\n");
     super::hops::hops(&mut h, r);
+    super::points::clock(&mut h, r);
     let _ = write!(
         h,
         "<h2>Charts</h2>\n<div class=\"chart\" id=\"percentiles\">{}</div>\n\
