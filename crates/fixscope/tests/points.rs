@@ -5,8 +5,9 @@
 //! interval holding the true offset at every order, one-way delays within the reported
 //! uncertainty (or withheld, with bounds holding the truth), steps found and named.
 //!
-//! `generator_*` check the generator itself (with the existing single-capture analysis):
-//! they pass without `--point`. The others need the feature.
+//! `generator_*` check the generator itself (with the existing single-capture analysis)
+//! and `assertions_accept_a_reference_estimate` the assertions (against an honest estimate
+//! built here from the stamps): they pass without `--point`. The others need the feature.
 
 mod support;
 mod support_points;
@@ -897,4 +898,180 @@ fn text_report_shows_the_clock_and_one_way_uncertainty() {
         }),
         "a one-way row with ±:\n{text}"
     );
+}
+
+// ---------------------------------------------------------------- the assertions themselves
+
+/// The figures of a stage as the summary gives them (exact percentiles).
+fn stage_json(name: &str, values: &[u64]) -> Value {
+    let s = sorted(values);
+    let mut v = serde_json::json!({"stage": name, "count": s.len()});
+    for field in PERCENTILES.iter().copied().chain(["min_ns", "max_ns"]) {
+        v[field] = Value::from(truth_figure(&s, field) as u64);
+    }
+    v["mean_ns"] = Value::from(mean(&s));
+    v
+}
+
+/// What an honest estimator reports, built from the stamps alone but for the drift and
+/// the steps' times, taken from the truth (finding them is fixscope's job, not the
+/// point here): windows of at most `max_window_ns` split at the steps, each with the
+/// tightest bounds the samples allow at that drift. The assertions must accept it.
+fn reference_summary(tp: &TwoPoints, max_window_ns: u64, max_u: u64) -> Value {
+    let spec = &tp.spec;
+    let slope = spec.drift_ppb as f64 * 1e-9;
+    let first = tp.packets.iter().map(|p| p.ts_cli).min().unwrap();
+    let last = tp.packets.iter().map(|p| p.ts_cli).max().unwrap();
+    let mut cuts: Vec<u64> = spec.steps.iter().map(|&(after, _)| T0 + after).collect();
+    cuts.push(last + 1);
+    let mut windows = Vec::new();
+    let mut start = first;
+    for cut in cuts {
+        while start < cut {
+            let end = (start + max_window_ns).min(cut);
+            // Upper bounds (forward) and lower bounds (reverse), moved to the window's
+            // start along the drift.
+            let (mut hi0, mut lo0) = (f64::INFINITY, f64::NEG_INFINITY);
+            let (mut fwd, mut rev) = (0u64, 0u64);
+            for p in tp
+                .packets
+                .iter()
+                .filter(|p| p.ts_cli >= start && p.ts_cli < end)
+            {
+                // Differences first: an f64 holds today's ns since the epoch to 256 ns.
+                let d =
+                    (p.ts_gw as i64 - p.ts_cli as i64) as f64 - slope * (p.ts_cli - start) as f64;
+                if p.c2s {
+                    hi0 = hi0.min(d);
+                    fwd += 1;
+                } else {
+                    lo0 = lo0.max(d);
+                    rev += 1;
+                }
+            }
+            let at = |b0: f64, t: u64| (b0 + slope * (t - start) as f64).round() as i64;
+            let mid_t = start + (end - start) / 2;
+            windows.push(serde_json::json!({
+                "start_ns": start, "end_ns": end, "start": "", "end": "",
+                "offset_lo_ns": at(lo0, mid_t), "offset_hi_ns": at(hi0, mid_t),
+                "offset_mid_ns": (at(lo0, mid_t) + at(hi0, mid_t)) / 2,
+                "start_lo_ns": at(lo0, start), "start_hi_ns": at(hi0, start),
+                "end_lo_ns": at(lo0, end), "end_hi_ns": at(hi0, end),
+                "width_ns": at(hi0, mid_t) - at(lo0, mid_t),
+                "drift_ppm": spec.drift_ppb as f64 / 1000.0,
+                "samples_forward": fwd, "samples_reverse": rev,
+            }));
+            start = end;
+        }
+    }
+    let steps: Vec<Value> = spec
+        .steps
+        .iter()
+        .map(|&(after, size)| {
+            serde_json::json!({"at_ns": T0 + after, "at": "", "size_ns": size,
+                               "tai_utc": (size - TAI_UTC_NS).abs() < 1_000_000})
+        })
+        .collect();
+    // One-ways through each order's interval midpoint at its request (forward) and
+    // response (reverse); U the largest half-width.
+    let (mut fwd, mut rev, mut u) = (Vec::new(), Vec::new(), 0u64);
+    for o in &tp.orders {
+        let bounds = |t: u64| bounds_at(window_at(&windows, t), t);
+        let (lo, hi) = bounds(o.req_cli_ns);
+        fwd.push((o.req_gw_ns as i64 - (lo + hi) / 2 - o.req_cli_ns as i64) as u64);
+        u = u.max(((hi - lo) / 2 + 1) as u64);
+        let (lo, hi) = bounds(o.resp_cli_ns);
+        rev.push((o.resp_cli_ns as i64 - (o.resp_gw_ns as i64 - (lo + hi) / 2)) as u64);
+        u = u.max(((hi - lo) / 2 + 1) as u64);
+    }
+    let mut stages = vec![
+        stage_json("first_response", &tp.residences()),
+        stage_json("ack", &tp.residences()),
+        stage_json("residence", &tp.residences()),
+        stage_json("wire_rtt", &tp.wire_rtts()),
+    ];
+    stages[2]["points"] = serde_json::json!(["gw"]);
+    stages[3]["points"] = serde_json::json!(["cli", "gw"]);
+    for (name, values, points) in [
+        ("one_way_fwd", &fwd, ["cli", "gw"]),
+        ("one_way_rev", &rev, ["gw", "cli"]),
+    ] {
+        let mut st = stage_json(name, values);
+        st["points"] = serde_json::json!(points);
+        st["offset_uncertainty_ns"] = Value::from(u);
+        let withheld = u > max_u;
+        st["withheld"] = Value::from(withheld);
+        if withheld {
+            let (low, high): (Vec<u64>, Vec<u64>) =
+                values.iter().map(|&v| (v.saturating_sub(u), v + u)).unzip();
+            let (low, high) = (sorted(&low), sorted(&high));
+            let mut bounds = serde_json::Map::new();
+            for field in PERCENTILES {
+                st[field] = Value::Null;
+                bounds.insert(
+                    field.into(),
+                    serde_json::json!([truth_figure(&low, field), truth_figure(&high, field)]),
+                );
+            }
+            st["bounds_ns"] = Value::Object(bounds);
+        }
+        stages.push(st);
+    }
+    let n = tp.orders.len();
+    let tai = (spec.theta(first) - TAI_UTC_NS).abs() < 1_000_000;
+    serde_json::json!({
+        "type": "summary",
+        "stages": stages,
+        "counters": {
+            "requests": n, "matched": n, "points_orders_joined": n,
+            "points_orders_near_only": 0, "points_orders_far_only": 0,
+            "points_orders_ambiguous": 0, "points_time_reversed": 0,
+            "points_segments_matched": tp.packets.len(), "points_segments_unmatched": 0,
+            "points_segments_repeated": 0, "points_one_way_unbounded": 0,
+        },
+        "clock": {
+            "mode": "estimate", "of": "gw", "relative_to": "cli", "near_acceptor": "gw",
+            "samples_forward": tp.packets.iter().filter(|p| p.c2s).count(),
+            "samples_reverse": tp.packets.iter().filter(|p| !p.c2s).count(),
+            "max_uncertainty_ns": u, "tai_utc": tai,
+            "windows": windows, "steps": steps,
+        },
+    })
+}
+
+/// The assertions the two-point tests make accept what an honest estimator reports (see
+/// [`reference_summary`]), withheld or not: they ask nothing the data cannot give.
+#[test]
+fn assertions_accept_a_reference_estimate() {
+    for spec in [
+        PointsSpec::drift_and_step(),
+        PointsSpec::tai(),
+        PointsSpec::tai_step(),
+        PointsSpec::jittery(),
+    ] {
+        let tp = TwoPoints::generate(&spec);
+        for max_u in [0, 5_000_000] {
+            let s = reference_summary(&tp, 10 * NS_PER_S, max_u);
+            assert_exact_point_stages(&s, &tp);
+            assert_clean_ledger(&s, spec.orders);
+            let clock = assert_clock_header(&s, "estimate", spec.orders);
+            assert_windows(clock, &tp, 10 * NS_PER_S);
+            assert_steps(clock, &spec);
+            for (name, truth) in [
+                ("one_way_fwd", tp.one_way_fwds()),
+                ("one_way_rev", tp.one_way_revs()),
+            ] {
+                let u = if max_u == 0 {
+                    assert_one_way_withheld(&s, name, &truth)
+                } else {
+                    assert_one_way_within(&s, name, &truth)
+                };
+                let physics = (spec.fwd_base_ns + spec.rev_base_ns) / 2;
+                assert!(u >= physics, "{name} U {u}");
+            }
+            if max_u > 0 {
+                assert_one_ways_add_up(&s, &tp);
+            }
+        }
+    }
 }
