@@ -226,6 +226,34 @@ fn window_at(windows: &[Value], t: u64) -> &Value {
         .unwrap_or_else(|| panic!("no clock window holds {t}"))
 }
 
+/// The true one-way delays of the orders fixscope measures one-way: all but those in flight
+/// while the clock stepped (a request or response stamped inside a `transition` window, at
+/// A = cli), which it must count `points_one_way_at_step` instead.
+fn measured_one_ways(s: &Value, tp: &TwoPoints) -> [Vec<u64>; 2] {
+    let transitions: Vec<(u64, u64)> = s["clock"]["windows"]
+        .as_array()
+        .map(|ws| {
+            ws.iter()
+                .filter(|w| w["transition"] == true)
+                .map(|w| (w["start_ns"].as_u64().unwrap(), w["end_ns"].as_u64().unwrap()))
+                .collect()
+        })
+        .unwrap_or_default();
+    let at_step = |t: u64| transitions.iter().any(|&(a, b)| a <= t && t < b);
+    let kept: Vec<_> = tp
+        .orders
+        .iter()
+        .filter(|o| !(at_step(o.req_cli_ns) || at_step(o.resp_cli_ns)))
+        .collect();
+    let skipped = (tp.orders.len() - kept.len()) as u64;
+    let counted = s["counters"]["points_one_way_at_step"].as_u64().unwrap_or(0);
+    assert_eq!(counted, skipped, "points_one_way_at_step");
+    [
+        kept.iter().map(|o| o.one_way_fwd_ns).collect(),
+        kept.iter().map(|o| o.one_way_rev_ns).collect(),
+    ]
+}
+
 /// The windows: contiguous, at most `max_window_ns` long, covering every order; the
 /// interval holds the true offset at every order's request; each window's width is within
 /// 5% of the sum of the true one-way minima in it, its midpoint within half the asymmetry
@@ -249,6 +277,11 @@ fn assert_windows(clock: &Value, tp: &TwoPoints, max_window_ns: u64) {
             "window longer than allowed: {w}"
         );
         assert!(w["start"].is_string() && w["end"].is_string());
+        if w["transition"] == true {
+            // The stretch a step happened in: the union of both sides' bounds (checked
+            // below at every order), no fit of its own.
+            continue;
+        }
         assert!(
             w["samples_forward"].as_u64().unwrap() > 0
                 && w["samples_reverse"].as_u64().unwrap() > 0,
@@ -593,8 +626,8 @@ fn points_drift_and_step_estimate() {
     let max_u = clock["max_uncertainty_ns"].as_u64().unwrap();
     assert!(max_u >= 37_500, "max_uncertainty_ns {max_u}");
     for (name, truth) in [
-        ("one_way_fwd", tp.one_way_fwds()),
-        ("one_way_rev", tp.one_way_revs()),
+        ("one_way_fwd", measured_one_ways(&s, &tp)[0].clone()),
+        ("one_way_rev", measured_one_ways(&s, &tp)[1].clone()),
     ] {
         let u = assert_one_way_withheld(&s, name, &truth);
         assert!((37_500..=max_u).contains(&u), "{name} U {u}");
@@ -613,8 +646,8 @@ fn points_one_ways_within_uncertainty_when_allowed() {
     assert_exact_point_stages(&s, &tp);
     let max_u = s["clock"]["max_uncertainty_ns"].as_u64().unwrap();
     for (name, truth) in [
-        ("one_way_fwd", tp.one_way_fwds()),
-        ("one_way_rev", tp.one_way_revs()),
+        ("one_way_fwd", measured_one_ways(&s, &tp)[0].clone()),
+        ("one_way_rev", measured_one_ways(&s, &tp)[1].clone()),
     ] {
         let u = assert_one_way_within(&s, name, &truth);
         assert!((37_500..=max_u).contains(&u), "{name} U {u}");
@@ -703,16 +736,16 @@ fn points_jittery_link_withholds_one_ways() {
         "the interval holds the truth"
     );
     for (name, truth) in [
-        ("one_way_fwd", tp.one_way_fwds()),
-        ("one_way_rev", tp.one_way_revs()),
+        ("one_way_fwd", measured_one_ways(&s, &tp)[0].clone()),
+        ("one_way_rev", measured_one_ways(&s, &tp)[1].clone()),
     ] {
         let u = assert_one_way_withheld(&s, name, &truth);
         assert!(u >= physics, "{name} U {u}");
     }
     // A duration threshold above U reports them, within U.
     let s = points_json(&cli, &gw, &["--max-clock-uncertainty", "5ms"]);
-    assert_one_way_within(&s, "one_way_fwd", &tp.one_way_fwds());
-    assert_one_way_within(&s, "one_way_rev", &tp.one_way_revs());
+    assert_one_way_within(&s, "one_way_fwd", &measured_one_ways(&s, &tp)[0]);
+    assert_one_way_within(&s, "one_way_rev", &measured_one_ways(&s, &tp)[1]);
 
     let out = run_points(&cli, &gw, &[]);
     assert!(out.status.success());
@@ -838,8 +871,8 @@ fn clock_trust_on_synchronised_clocks_is_exact() {
     assert_clean_ledger(&s, spec.orders);
     assert_clock_header(&s, "trust", spec.orders);
     for (name, truth) in [
-        ("one_way_fwd", tp.one_way_fwds()),
-        ("one_way_rev", tp.one_way_revs()),
+        ("one_way_fwd", measured_one_ways(&s, &tp)[0].clone()),
+        ("one_way_rev", measured_one_ways(&s, &tp)[1].clone()),
     ] {
         let st = stage(&s, name);
         assert_eq!(st["offset_uncertainty_ns"], 0, "{name}");
@@ -863,8 +896,8 @@ fn clock_offset_given() {
     assert_clean_ledger(&s, spec.orders);
     assert_clock_header(&s, "offset", spec.orders);
     for (name, truth) in [
-        ("one_way_fwd", tp.one_way_fwds()),
-        ("one_way_rev", tp.one_way_revs()),
+        ("one_way_fwd", measured_one_ways(&s, &tp)[0].clone()),
+        ("one_way_rev", measured_one_ways(&s, &tp)[1].clone()),
     ] {
         assert_eq!(stage(&s, name)["offset_uncertainty_ns"], 1000, "{name}");
         assert_one_way_within(&s, name, &truth);
@@ -1058,8 +1091,8 @@ fn assertions_accept_a_reference_estimate() {
             assert_windows(clock, &tp, 10 * NS_PER_S);
             assert_steps(clock, &spec);
             for (name, truth) in [
-                ("one_way_fwd", tp.one_way_fwds()),
-                ("one_way_rev", tp.one_way_revs()),
+                ("one_way_fwd", measured_one_ways(&s, &tp)[0].clone()),
+                ("one_way_rev", measured_one_ways(&s, &tp)[1].clone()),
             ] {
                 let u = if max_u == 0 {
                     assert_one_way_withheld(&s, name, &truth)
