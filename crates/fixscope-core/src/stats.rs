@@ -335,11 +335,8 @@ impl Stats {
             points,
             by: None,
         });
-        stats.consumers.stages = StageRecorders::from_recorders(
-            stages,
-            by_type,
-            Stage::shown(breakdown, hops, points),
-        );
+        stats.consumers.stages =
+            StageRecorders::from_recorders(stages, by_type, Stage::shown(breakdown, hops, points));
         slowest.refresh();
         stats.consumers.slowest = slowest;
         stats.layer_known = false;

@@ -297,7 +297,11 @@ impl AnalysisArgs {
 #[derive(Args, Debug)]
 pub struct PcapArgs {
     /// Capture files, read in order as one timeline (`-` for stdin).
-    #[arg(required_unless_present = "points", conflicts_with = "points", value_name = "CAPTURE")]
+    #[arg(
+        required_unless_present = "points",
+        conflicts_with = "points",
+        value_name = "CAPTURE"
+    )]
     pub captures: Vec<PathBuf>,
     #[command(flatten)]
     pub analysis: AnalysisArgs,

@@ -25,9 +25,6 @@ use crate::say;
 use crate::trace::TraceFile;
 
 pub fn run(args: &PcapArgs) -> Result<ExitCode> {
-    if args.points.given() {
-        return crate::cmd_points::run(args);
-    }
     let config = args.analysis.pipeline_config()?;
     fixscope_core::wire_stamp::choose(args.wire_timestamps);
     // `-` reads a capture streamed on stdin (`tcpdump -w - | fixscope pcap - -p 9878`).

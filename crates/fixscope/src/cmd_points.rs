@@ -8,8 +8,8 @@
 
 use std::cell::RefCell;
 use std::path::PathBuf;
-use std::rc::Rc;
 use std::process::ExitCode;
+use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 

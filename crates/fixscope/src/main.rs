@@ -63,7 +63,11 @@ fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         cli::Command::Pcap(mut args) => {
             args.analysis.resolve_ports()?;
-            cmd_pcap::run(&args)
+            if args.points.given() {
+                cmd_points::run(&args)
+            } else {
+                cmd_pcap::run(&args)
+            }
         }
         cli::Command::Plot(args) => cmd_plot::run(&args),
         cli::Command::Demo(args) => cmd_demo::run(&args),

@@ -67,7 +67,11 @@ fn write_point_columns(
         .and_then(|m| m.stamp_of(e, scratch))
         .map_or(String::new(), |ts| ts.to_string());
     let near = e.ts_ns.to_string();
-    let (a, b) = if points.b_near { (far, near) } else { (near, far) };
+    let (a, b) = if points.b_near {
+        (far, near)
+    } else {
+        (near, far)
+    };
     writeln!(out, ",{a},{b}")
 }
 

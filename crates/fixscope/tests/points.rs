@@ -235,7 +235,12 @@ fn measured_one_ways(s: &Value, tp: &TwoPoints) -> [Vec<u64>; 2] {
         .map(|ws| {
             ws.iter()
                 .filter(|w| w["transition"] == true)
-                .map(|w| (w["start_ns"].as_u64().unwrap(), w["end_ns"].as_u64().unwrap()))
+                .map(|w| {
+                    (
+                        w["start_ns"].as_u64().unwrap(),
+                        w["end_ns"].as_u64().unwrap(),
+                    )
+                })
                 .collect()
         })
         .unwrap_or_default();
@@ -246,7 +251,9 @@ fn measured_one_ways(s: &Value, tp: &TwoPoints) -> [Vec<u64>; 2] {
         .filter(|o| !(at_step(o.req_cli_ns) || at_step(o.resp_cli_ns)))
         .collect();
     let skipped = (tp.orders.len() - kept.len()) as u64;
-    let counted = s["counters"]["points_one_way_at_step"].as_u64().unwrap_or(0);
+    let counted = s["counters"]["points_one_way_at_step"]
+        .as_u64()
+        .unwrap_or(0);
     assert_eq!(counted, skipped, "points_one_way_at_step");
     [
         kept.iter().map(|o| o.one_way_fwd_ns).collect(),
@@ -1107,4 +1114,60 @@ fn assertions_accept_a_reference_estimate() {
             }
         }
     }
+}
+
+/// The HTML page shows the clock as the JSON does (every window's offsets and samples, the
+/// ledger's samples), and a withheld one-way stage without its percentiles.
+#[test]
+fn the_html_page_shows_the_clock_as_the_json_does() {
+    let spec = PointsSpec::drift_and_step();
+    let tp = TwoPoints::generate(&spec);
+    let dir = tempfile::tempdir().unwrap();
+    let (cli, gw) = tp.write(dir.path());
+    let page = dir.path().join("report.html");
+    let page_s = page.display().to_string();
+    let s = points_json(&cli, &gw, &["--html", &page_s]);
+    let html = std::fs::read_to_string(&page).unwrap();
+    let mut compared = 0;
+    let mut rest = html.as_str();
+    while let Some(i) = rest.find("data-k=\"") {
+        rest = &rest[i + 8..];
+        let key = &rest[..rest.find('"').unwrap()];
+        if !key.starts_with("clock.") {
+            continue;
+        }
+        let open = rest.find('>').unwrap();
+        let text = &rest[open + 1..open + 1 + rest[open + 1..].find('<').unwrap()];
+        let want = key.split('.').fold(&s, |v, p| match p.parse::<usize>() {
+            Ok(i) if v.is_array() => &v[i],
+            _ => &v[p],
+        });
+        if key.ends_with("_ns") {
+            let got: f64 = text.parse().unwrap();
+            let want = want.as_f64().unwrap() / 1000.0;
+            assert!(
+                (got - want).abs() <= 0.0005 + 1e-9,
+                "{key}: {text} vs {want}"
+            );
+        } else if let Some(w) = want.as_u64() {
+            assert_eq!(w.to_string(), text, "{key}");
+        } else {
+            assert_eq!(want.as_str().unwrap(), text, "{key}");
+        }
+        compared += 1;
+    }
+    let windows = s["clock"]["windows"].as_array().unwrap();
+    let bounded = windows.iter().filter(|w| w["width_ns"].is_u64()).count();
+    assert_eq!(
+        compared,
+        3 + bounded * 4,
+        "every figure of the clock compared"
+    );
+    assert!(stage(&s, "one_way_fwd")["withheld"] == true);
+    assert!(
+        html.contains("data-k=\"stages.one_way_fwd.withheld\"")
+            && !html.contains("data-k=\"stages.one_way_fwd.p50_ns\""),
+        "a withheld one-way row shows no percentile"
+    );
+    assert!(html.contains("step at "), "the step is named on the page");
 }

@@ -124,7 +124,8 @@ impl Stage {
     /// The stages a run shows: [`Stage::ALL`], then [`Stage::BREAKDOWN`] with
     /// `--breakdown`, [`Stage::HOPS`] with `--leg`, [`Stage::POINTS`] with `--point`.
     pub fn shown(breakdown: bool, hops: bool, points: bool) -> &'static [Stage] {
-        let (stages, len) = &SHOWN[usize::from(breakdown) | usize::from(hops) << 1 | usize::from(points) << 2];
+        let (stages, len) =
+            &SHOWN[usize::from(breakdown) | usize::from(hops) << 1 | usize::from(points) << 2];
         &stages[..*len]
     }
 

@@ -7,8 +7,8 @@ use crate::consumer::OrderSink;
 use crate::correlate::{is_response_type, Correlator, KeySpec, MessageFacts, RequestType, Stage};
 use crate::fix::framing::{FramedMessage, FramingCounters, StreamFramer};
 use crate::hops::{HopLinker, LegKind};
-use crate::points::PointJoiner;
 use crate::order::Latency;
+use crate::points::PointJoiner;
 use crate::reassembly::StreamEvent;
 use crate::segment::{ConnectionKey, Direction};
 use crate::session::{Action, Binding, SessionLayer};
@@ -440,7 +440,12 @@ fn record_with_extras(
 
 /// Out of line, like [`record_leg_rtt`].
 #[inline(never)]
-fn join_points(stats: &mut Stats, points: &mut PointJoiner, latency: Latency, order: &OrderRef<'_>) {
+fn join_points(
+    stats: &mut Stats,
+    points: &mut PointJoiner,
+    latency: Latency,
+    order: &OrderRef<'_>,
+) {
     points.identify(&latency, order, stats.session_names(latency.session));
     points.on_first_response(latency, order, stats);
 }

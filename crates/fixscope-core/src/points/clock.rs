@@ -270,7 +270,9 @@ fn bins(samples: &[ClockSample], bin_ns: i64) -> Vec<Bin> {
     while i < samples.len() {
         let k = samples[i].t_ns.div_euclid(bin_ns);
         let mut j = i;
-        let (mut hi, mut lo): (Option<(i64, i64)>, Option<(i64, i64)>) = (None, None);
+        // The tightest (time, δ) each way.
+        let mut hi: Option<(i64, i64)> = None;
+        let mut lo: Option<(i64, i64)> = None;
         while j < samples.len() && samples[j].t_ns.div_euclid(bin_ns) == k {
             let s = samples[j];
             if s.a_to_b {

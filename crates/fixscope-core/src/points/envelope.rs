@@ -115,7 +115,11 @@ mod tests {
         for &(t, y) in &pts {
             assert!(line.at(t) <= y as f64 + 1e-6, "above a point at {t}");
         }
-        assert!((line.slope * 1e6 - 20.0).abs() < 0.05, "{}", line.slope * 1e6);
+        assert!(
+            (line.slope * 1e6 - 20.0).abs() < 0.05,
+            "{}",
+            line.slope * 1e6
+        );
         let up = upper_support(&pts.iter().map(|&(t, y)| (t, -y)).collect::<Vec<_>>()).unwrap();
         assert!((up.slope * 1e6 + 20.0).abs() < 0.05);
     }

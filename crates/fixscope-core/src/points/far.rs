@@ -56,8 +56,7 @@ impl FarOrders {
         match self.index.get(identity) {
             Some(&i) => self.orders[i as usize].repeated = true,
             None => {
-                self.index
-                    .insert(identity.into(), self.orders.len() as u32);
+                self.index.insert(identity.into(), self.orders.len() as u32);
                 self.orders.push(order);
             }
         }
@@ -148,7 +147,11 @@ impl FarMessages {
     }
 
     /// When the far point saw the message `e` (the near point's), if it saw it once.
-    pub fn stamp_of(&self, e: &crate::pipeline::MessageEvent<'_>, scratch: &mut Vec<u8>) -> Option<u64> {
+    pub fn stamp_of(
+        &self,
+        e: &crate::pipeline::MessageEvent<'_>,
+        scratch: &mut Vec<u8>,
+    ) -> Option<u64> {
         message_identity(e, scratch)?;
         *self.seen.get(scratch.as_slice())?
     }

@@ -105,7 +105,10 @@ impl ClockFigures {
 }
 
 fn window_figures(w: &Window, b_near: bool) -> WindowFigures {
-    let at = |t: i64| w.bounds(t).map(|(lo, hi)| (lo.floor() as i64, hi.ceil() as i64));
+    let at = |t: i64| {
+        w.bounds(t)
+            .map(|(lo, hi)| (lo.floor() as i64, hi.ceil() as i64))
+    };
     WindowFigures {
         start_ns: w.start_ns,
         end_ns: w.end_ns,
@@ -113,8 +116,16 @@ fn window_figures(w: &Window, b_near: bool) -> WindowFigures {
         middle: at(w.start_ns + (w.end_ns - w.start_ns) / 2),
         end: at(w.end_ns),
         drift_ppm: w.drift_ppm(),
-        samples_forward: if b_near { w.samples_a_to_b } else { w.samples_b_to_a },
-        samples_reverse: if b_near { w.samples_b_to_a } else { w.samples_a_to_b },
+        samples_forward: if b_near {
+            w.samples_a_to_b
+        } else {
+            w.samples_b_to_a
+        },
+        samples_reverse: if b_near {
+            w.samples_b_to_a
+        } else {
+            w.samples_a_to_b
+        },
         transition: w.transition,
     }
 }

@@ -263,5 +263,8 @@ fn check_causality(
 /// `+12.4us`, `-5.00ms`.
 pub fn signed_ns(ns: i64) -> String {
     let sign = if ns < 0 { '-' } else { '+' };
-    format!("{sign}{}", crate::report::human_ns(ns.unsigned_abs() as f64))
+    format!(
+        "{sign}{}",
+        crate::report::human_ns(ns.unsigned_abs() as f64)
+    )
 }

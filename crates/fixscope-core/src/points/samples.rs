@@ -91,7 +91,9 @@ pub fn match_points(a: &SegmentStamps, b: &SegmentStamps) -> Matched {
     };
     for (id, sa) in &a.seen {
         match b.seen.get(id) {
-            Some(sb) if !sa.repeated && !sb.repeated && sa.toward_acceptor == sb.toward_acceptor => {
+            Some(sb)
+                if !sa.repeated && !sb.repeated && sa.toward_acceptor == sb.toward_acceptor =>
+            {
                 m.pairs.push(PairedSegment {
                     t_a_ns: sa.ts_ns as i64,
                     delta_ns: sb.ts_ns as i64 - sa.ts_ns as i64,

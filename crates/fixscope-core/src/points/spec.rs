@@ -77,9 +77,9 @@ impl ClockMode {
         let rest = s.strip_prefix("offset=").ok_or_else(|| {
             format!("`{s}`: expected estimate, trust or offset=B-A=+12.4us~0.8us")
         })?;
-        let (pair, value) = rest
-            .split_once('=')
-            .ok_or_else(|| format!("`{s}`: expected offset=B-A=VALUE (e.g. gw-cli=+12.4us~0.8us)"))?;
+        let (pair, value) = rest.split_once('=').ok_or_else(|| {
+            format!("`{s}`: expected offset=B-A=VALUE (e.g. gw-cli=+12.4us~0.8us)")
+        })?;
         let (of, relative_to) = pair
             .split_once('-')
             .ok_or_else(|| format!("`{pair}`: expected B-A, two point names"))?;
@@ -199,9 +199,7 @@ pub fn parse_signed_duration(s: &str) -> Result<i64, String> {
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .ok_or_else(|| format!("`{s}`: a duration needs a unit (ns, us, ms, s)"))?;
     let (number, unit) = body.split_at(split);
-    let value: f64 = number
-        .parse()
-        .map_err(|_| format!("`{s}`: not a number"))?;
+    let value: f64 = number.parse().map_err(|_| format!("`{s}`: not a number"))?;
     let scale = match unit {
         "ns" => 1.0,
         "us" | "µs" => 1e3,

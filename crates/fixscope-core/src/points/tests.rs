@@ -12,7 +12,11 @@ struct Truth {
 
 impl Truth {
     fn theta(&self, t: i64) -> f64 {
-        let step = if t >= self.step_at_ns { self.step_ns } else { 0.0 };
+        let step = if t >= self.step_at_ns {
+            self.step_ns
+        } else {
+            0.0
+        };
         self.theta0_ns + self.drift_ppm * 1e-6 * t as f64 + step
     }
 }

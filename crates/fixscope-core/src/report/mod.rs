@@ -9,9 +9,9 @@
 pub mod by;
 pub mod counter_kinds;
 mod hops;
-mod points;
 pub mod json;
 mod json_line;
+mod points;
 mod rows;
 pub mod session;
 pub mod text;

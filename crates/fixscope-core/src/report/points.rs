@@ -256,9 +256,7 @@ fn write_window(out: &mut impl Write, w: &WindowFigures) -> io::Result<()> {
         ),
         None => ("unbounded".into(), "-".into(), "-".into(), "-".into()),
     };
-    let drift = w
-        .drift_ppm
-        .map_or("-".into(), |d| format!("{d:+.2}ppm"));
+    let drift = w.drift_ppm.map_or("-".into(), |d| format!("{d:+.2}ppm"));
     writeln!(
         out,
         "  {start:<30} {length:>8} {lo:>12} {mid:>12} {hi:>12} {width:>10} {drift:>10} {:>13}",

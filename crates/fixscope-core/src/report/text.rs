@@ -183,10 +183,18 @@ impl<W: Write> Reporter for TextReporter<W> {
                 let points = clock.points_of(stage).unwrap_or_default().join("→");
                 let u = human_ns(clock.uncertainty(stage).unwrap_or(0) as f64);
                 if clock.withheld(stage, dist.percentiles_ns[0]).is_some() {
-                    writeln!(out, "\nhistogram ({} {points}): withheld (±{u})", stage.name())?;
+                    writeln!(
+                        out,
+                        "\nhistogram ({} {points}): withheld (±{u})",
+                        stage.name()
+                    )?;
                     continue;
                 }
-                writeln!(out, "\nhistogram ({} {points}, every value ±{u}):", stage.name())?;
+                writeln!(
+                    out,
+                    "\nhistogram ({} {points}, every value ±{u}):",
+                    stage.name()
+                )?;
                 write_ascii_histogram(out, recorder.histogram(), &dist, self.histogram_rows)?;
             }
         }

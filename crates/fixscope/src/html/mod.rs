@@ -10,10 +10,10 @@
 //! | `meanings.rs` | counter meanings, read from docs/output-json.md |
 
 mod hops;
-mod points;
 pub(crate) mod markup;
 mod meanings;
 mod page;
+mod points;
 mod session_layer;
 
 use std::io;

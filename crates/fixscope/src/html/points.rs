@@ -115,7 +115,11 @@ pub fn clock(h: &mut String, r: &SummaryReport<'_>) {
             "<p class=\"warn\">step at {}: {}{}</p>",
             fixscope_core::report::utc(s.at_ns.max(0) as u64, 0),
             signed_ns(s.size_ns),
-            if s.tai_utc { " — 37 s: TAI against UTC" } else { "" }
+            if s.tai_utc {
+                " — 37 s: TAI against UTC"
+            } else {
+                ""
+            }
         );
     }
 }
