@@ -1171,3 +1171,25 @@ fn the_html_page_shows_the_clock_as_the_json_does() {
     );
     assert!(html.contains("step at "), "the step is named on the page");
 }
+
+/// The HdrHistogram log carries the exact two-point stages, never a one-way stage (its
+/// uncertainty cannot travel with a histogram).
+#[test]
+fn the_histogram_log_has_residence_and_wire_rtt_but_no_one_way() {
+    let spec = PointsSpec::constant().with_orders(500);
+    let tp = TwoPoints::generate(&spec);
+    let dir = tempfile::tempdir().unwrap();
+    let (cli, gw) = tp.write(dir.path());
+    let hlog = dir.path().join("run.hlog");
+    let hlog_s = hlog.display().to_string();
+    let s = points_json(&cli, &gw, &["--hlog", &hlog_s]);
+    assert!(stage(&s, "one_way_fwd")["count"].as_u64().unwrap() > 0);
+    let log = std::fs::read_to_string(&hlog).unwrap();
+    let tags: std::collections::BTreeSet<&str> = log
+        .lines()
+        .filter_map(|l| l.strip_prefix("Tag="))
+        .filter_map(|l| l.split(',').next())
+        .collect();
+    assert!(tags.contains("residence") && tags.contains("wire_rtt"), "{tags:?}");
+    assert!(!tags.iter().any(|t| t.contains("one_way")), "{tags:?}");
+}

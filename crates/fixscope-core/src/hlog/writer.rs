@@ -196,17 +196,18 @@ pub(crate) fn log_histogram(
 }
 
 /// The tags of one report, with their recorders: stages with data, then stage and request
-/// type with data.
+/// type with data. Not the one-way stages (`--point`): a one-way figure exists only with
+/// its clock's uncertainty, which a histogram log cannot carry (the summary has both).
 fn tagged<'a>(
     stage: impl Fn(Stage) -> &'a LatencyRecorder,
     by_type: impl Fn(RequestType, Stage) -> &'a LatencyRecorder,
 ) -> Vec<(String, &'a LatencyRecorder)> {
-    let mut tags: Vec<(String, &LatencyRecorder)> = Stage::EVERY
-        .into_iter()
+    let logged = || Stage::EVERY.into_iter().filter(|s| !s.is_one_way());
+    let mut tags: Vec<(String, &LatencyRecorder)> = logged()
         .map(|s| (stage_tag(s).to_string(), stage(s)))
         .filter(|(_, r)| r.count() > 0)
         .collect();
-    for s in Stage::EVERY {
+    for s in logged() {
         for t in RequestType::ALL {
             let r = by_type(t, s);
             if r.count() > 0 {

@@ -159,8 +159,10 @@ impl Collector {
 
     fn latency(&mut self, stats: Figures<'_>) -> Family {
         let mut samples = Vec::new();
-        // The breakdown stages (`--breakdown`) are series of the same family.
-        for &stage in stats.shown_stages() {
+        // The breakdown stages (`--breakdown`) are series of the same family. Not the
+        // one-way stages (`--point`): a one-way figure exists only with its clock's
+        // uncertainty, which a histogram cannot carry (the summary has both).
+        for &stage in stats.shown_stages().iter().filter(|s| !s.is_one_way()) {
             for t in RequestType::ALL {
                 let rec = stats.by_request_type(t, stage);
                 let seen = &mut self.seen[stage.index()][t.index()];
