@@ -1190,6 +1190,40 @@ fn the_histogram_log_has_residence_and_wire_rtt_but_no_one_way() {
         .filter_map(|l| l.strip_prefix("Tag="))
         .filter_map(|l| l.split(',').next())
         .collect();
-    assert!(tags.contains("residence") && tags.contains("wire_rtt"), "{tags:?}");
+    assert!(
+        tags.contains("residence") && tags.contains("wire_rtt"),
+        "{tags:?}"
+    );
     assert!(!tags.iter().any(|t| t.contains("one_way")), "{tags:?}");
+}
+
+/// Interval lines carry the exact two-point stages, not the one-way ones (their uncertainty
+/// is the run's, given with them in the summary only).
+#[test]
+fn interval_lines_carry_no_one_way_figure() {
+    let spec = PointsSpec::constant().with_orders(500);
+    let tp = TwoPoints::generate(&spec);
+    let dir = tempfile::tempdir().unwrap();
+    let (cli, gw) = tp.write(dir.path());
+    let out = run_points(&cli, &gw, &["--json", "-r", "1"]);
+    assert!(out.status.success());
+    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let intervals: Vec<&Value> = lines.iter().filter(|l| l["type"] == "interval").collect();
+    assert!(intervals.len() >= 3, "{} intervals", intervals.len());
+    for i in intervals {
+        let names: Vec<&str> = i["stages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["stage"].as_str().unwrap())
+            .collect();
+        assert!(
+            names.contains(&"residence") && names.contains(&"wire_rtt"),
+            "{names:?}"
+        );
+        assert!(!names.iter().any(|n| n.starts_with("one_way")), "{names:?}");
+    }
 }

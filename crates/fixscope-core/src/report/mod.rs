@@ -143,8 +143,11 @@ impl<'a> IntervalReport<'a> {
             }
         };
         let stages = Stage::ALL.map(interval_stage);
+        // Not the one-way stages (`--point`): their uncertainty is the run's, so they are
+        // the summary's only (with it).
         let breakdown = figures.shown_stages()[Stage::ALL.len()..]
             .iter()
+            .filter(|s| !s.is_one_way())
             .map(|&s| interval_stage(s))
             .collect();
         IntervalReport {

@@ -48,7 +48,9 @@ impl Reporter for PlotCollector {
     }
 
     fn summary(&mut self, r: &SummaryReport<'_>) -> io::Result<()> {
-        for s in r.all_stages() {
+        // A one-way stage is drawn nowhere: its figures come with the clock's uncertainty,
+        // which a curve cannot show (the page's stage table has both).
+        for s in r.all_stages().filter(|s| !s.stage.is_one_way()) {
             let (stage, d) = (s.stage, &s.dist);
             let intervals = std::mem::take(&mut self.data.stage_mut(stage).intervals);
             let mut series = StageSeries::curve_from_histogram(

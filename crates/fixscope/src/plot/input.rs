@@ -124,8 +124,10 @@ pub fn from_json(path: &Path) -> Result<PlotData> {
         );
     };
     for stage in Stage::EVERY {
-        // The breakdown and hop stages are there only for `--breakdown` and `--leg` runs.
-        if optional(stage) && stage_object(&summary, stage).is_err() {
+        // The breakdown and hop stages are there only for `--breakdown` and `--leg` runs;
+        // a one-way stage is drawn nowhere (its figures come with an uncertainty a curve
+        // cannot show).
+        if (optional(stage) && stage_object(&summary, stage).is_err()) || stage.is_one_way() {
             continue;
         }
         let o = stage_object(&summary, stage)
@@ -164,9 +166,11 @@ fn unix_s(v: &Value) -> Result<f64> {
     Ok(d.as_secs_f64())
 }
 
-/// A stage a run's JSON has only when it measured it (`--breakdown`, `--leg`).
+/// A stage a run's JSON has only when it measured it (`--breakdown`, `--leg`, `--point`).
 fn optional(stage: Stage) -> bool {
-    Stage::BREAKDOWN.contains(&stage) || Stage::HOPS.contains(&stage)
+    Stage::BREAKDOWN.contains(&stage)
+        || Stage::HOPS.contains(&stage)
+        || Stage::POINTS.contains(&stage)
 }
 
 fn add_interval(data: &mut PlotData, v: &Value) -> Result<()> {
