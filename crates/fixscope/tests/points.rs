@@ -1227,3 +1227,51 @@ fn interval_lines_carry_no_one_way_figure() {
         assert!(!names.iter().any(|n| n.starts_with("one_way")), "{names:?}");
     }
 }
+
+/// Order by order: each slowest one-way order's figure is within the stage's uncertainty of
+/// its own truth; withheld, its bounds hold it and no figure is given.
+#[test]
+fn every_slow_one_way_order_holds_its_truth() {
+    let spec = PointsSpec::drift_and_step().with_orders(3_000);
+    let tp = TwoPoints::generate(&spec);
+    let dir = tempfile::tempdir().unwrap();
+    let (cli, gw) = tp.write(dir.path());
+    let truth_of = |key: &str, stage: &str| {
+        let o = tp.orders.iter().find(|o| o.clordid == key).unwrap();
+        if stage == "one_way_fwd" {
+            o.one_way_fwd_ns
+        } else {
+            o.one_way_rev_ns
+        }
+    };
+    for (extra, withheld) in [
+        (
+            &["--slowest", "50", "--max-clock-uncertainty", "1ms"][..],
+            false,
+        ),
+        (&["--slowest", "50"][..], true),
+    ] {
+        let s = points_json(&cli, &gw, extra);
+        let mut checked = 0;
+        for stage in ["one_way_fwd", "one_way_rev"] {
+            let u = support::stage(&s, stage)["offset_uncertainty_ns"]
+                .as_u64()
+                .unwrap();
+            for o in s["slowest"][stage].as_array().unwrap() {
+                let want = truth_of(o["key"].as_str().unwrap(), stage);
+                assert_eq!(o["offset_uncertainty_ns"].as_u64(), Some(u), "{o}");
+                if withheld {
+                    assert!(o["latency_ns"].is_null(), "{o}");
+                    let b = o["bounds_ns"].as_array().unwrap();
+                    let (lo, hi) = (b[0].as_u64().unwrap(), b[1].as_u64().unwrap());
+                    assert!(lo <= want && want <= hi, "{stage} {o}: truth {want}");
+                } else {
+                    let got = o["latency_ns"].as_u64().unwrap();
+                    assert!(got.abs_diff(want) <= u, "{stage} {o}: truth {want} ± {u}");
+                }
+                checked += 1;
+            }
+        }
+        assert_eq!(checked, 100, "every slow order checked");
+    }
+}

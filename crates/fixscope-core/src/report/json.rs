@@ -199,6 +199,10 @@ impl<W: Write> Reporter for JsonReporter<W> {
                 m.insert("links".into(), links_json(links));
             }
             if let Some(clock) = r.figures.clock {
+                let medians = super::points::one_way_medians(m.get("stages"));
+                if let Some(slowest) = m.get_mut("slowest") {
+                    super::points::annotate_slowest(slowest, clock, medians);
+                }
                 if let Some(Value::Array(stages)) = m.get_mut("stages") {
                     super::points::annotate_stages(stages, clock);
                 }

@@ -121,6 +121,50 @@ pub(super) fn annotate_stages(stages: &mut [Value], clock: &ClockFigures) {
     }
 }
 
+/// The one-way stages' medians in the summary's stage entries (before any is withheld).
+pub(super) fn one_way_medians(stages: Option<&Value>) -> [Option<u64>; 2] {
+    let median = |name: &str| {
+        stages?
+            .as_array()?
+            .iter()
+            .find(|s| s["stage"] == name)?
+            .get("p50_ns")?
+            .as_u64()
+    };
+    [median("one_way_fwd"), median("one_way_rev")]
+}
+
+/// The summary's slowest one-way orders: each with the stage's `offset_uncertainty_ns`; a
+/// withheld stage's with `latency_ns` `null` and its `bounds_ns` instead.
+pub(super) fn annotate_slowest(
+    slowest: &mut Value,
+    clock: &ClockFigures,
+    medians: [Option<u64>; 2],
+) {
+    for (stage, median) in [Stage::OneWayFwd, Stage::OneWayRev]
+        .into_iter()
+        .zip(medians)
+    {
+        let Some(u) = clock.uncertainty(stage) else {
+            continue;
+        };
+        let withheld = clock.withheld(stage, median).is_some();
+        let Some(list) = slowest.get_mut(stage.name()).and_then(Value::as_array_mut) else {
+            continue;
+        };
+        for order in list.iter_mut().filter_map(Value::as_object_mut) {
+            order.insert("offset_uncertainty_ns".into(), u.into());
+            if withheld {
+                if let Some(v) = order.get("latency_ns").and_then(Value::as_u64) {
+                    let (lo, hi) = bounds(v, u);
+                    order.insert("bounds_ns".into(), json!([lo, hi]));
+                }
+                order.insert("latency_ns".into(), Value::Null);
+            }
+        }
+    }
+}
+
 /// The summary's `clock` object.
 pub(super) fn clock_json(c: &ClockFigures) -> Value {
     let utc = |ns: i64| super::utc(ns.max(0) as u64, 0);
