@@ -44,7 +44,7 @@ pub use config::PipelineConfig;
 use connections::{ClosedConnections, Connection, CLOSED_CONNECTION_MEMORY_NS};
 use forward::{Forwarder, Upstream};
 use interval_clock::IntervalClock;
-pub use records::{OrderRow, RecordSink};
+pub use records::{LinkRow, OrderRow, RecordSink};
 pub(crate) use reports::{close_and_report_interval, report_end, report_interval, RunEnd};
 pub use routing::{MessageEvent, MessageObserver};
 use routing::{MessageSink, Router};
@@ -55,6 +55,8 @@ pub struct Pipeline {
     observed_key: Vec<u8>,
     /// `--records`: where each order's record goes when the order is done.
     record_sink: Option<Box<dyn RecordSink>>,
+    /// The links taken from the hop linker (reused).
+    link_rows: Vec<crate::hops::LinkRecord>,
     /// The records taken from the correlator (reused).
     record_rows: Vec<crate::correlate::OrderRecord>,
     config: PipelineConfig,
@@ -114,6 +116,7 @@ impl Pipeline {
             observed_key: Vec::new(),
             record_sink: None,
             record_rows: Vec::new(),
+            link_rows: Vec::new(),
             correlator: Correlator::new(config.key.clone(), config.correlation),
             stats: Stats::with_config(config.consumers()),
             breakdown: config
@@ -180,11 +183,18 @@ impl Pipeline {
     /// per request, with its outcome. The last ones go at [`Pipeline::finish`].
     pub fn set_record_sink(&mut self, sink: Box<dyn RecordSink>) {
         self.correlator.keep_records();
+        if let Some(h) = self.hops.as_mut() {
+            h.keep_link_records();
+        }
         self.record_sink = Some(sink);
     }
 
-    /// Gives the records of the orders done since the last call to the sink.
+    /// Gives the records of the orders done since the last call to the sink (and a
+    /// router's links).
     fn hand_records(&mut self) {
+        if self.hops.is_some() {
+            self.hand_links();
+        }
         let Some(sink) = self.record_sink.as_mut() else {
             return;
         };
@@ -205,6 +215,27 @@ impl Pipeline {
                 sender_comp_id: names.sender_comp_id,
                 target_comp_id: names.target_comp_id,
                 request_time_ns: record.request_ts_ns.map(|t| t as i64 + offset),
+            });
+        }
+    }
+
+    /// Gives the links of the parents forgotten since the last call to the sink.
+    fn hand_links(&mut self) {
+        let (Some(sink), Some(hops)) = (self.record_sink.as_mut(), self.hops.as_mut()) else {
+            return;
+        };
+        hops.take_link_records(&mut self.link_rows);
+        let table = self.stats.session_table();
+        for record in &self.link_rows {
+            let parent = crate::order::SessionNames::names(table, record.parent_session);
+            let child = crate::order::SessionNames::names(table, record.child_session);
+            sink.link(&LinkRow {
+                record,
+                parent_sender_comp_id: parent.sender_comp_id,
+                parent_target_comp_id: parent.target_comp_id,
+                child_sender_comp_id: child.sender_comp_id,
+                child_target_comp_id: child.target_comp_id,
+                unix_offset_ns: self.unix_offset_ns,
             });
         }
     }

@@ -82,7 +82,7 @@ impl ClickHouseTarget {
     }
 
     /// The statements that create the database and tables when missing.
-    pub fn ddl(&self) -> [String; 3] {
+    pub fn ddl(&self) -> [String; 4] {
         let db = &self.database;
         [
             format!("CREATE DATABASE IF NOT EXISTS {db}"),
@@ -104,6 +104,21 @@ impl ClickHouseTarget {
                  msg_type LowCardinality(String), key Nullable(String), \
                  INDEX key_bloom key TYPE bloom_filter GRANULARITY 4) \
                  ENGINE = MergeTree PARTITION BY toDate(time) ORDER BY time"
+            ),
+            format!(
+                "CREATE TABLE IF NOT EXISTS {db}.links (\
+                 request_time DateTime64(9, 'UTC'), parent_session UInt64, \
+                 parent_sender_comp_id LowCardinality(Nullable(String)), \
+                 parent_target_comp_id LowCardinality(Nullable(String)), \
+                 parent_clordid Nullable(String), msg_type LowCardinality(String), \
+                 child_time DateTime64(9, 'UTC'), child_session UInt64, \
+                 child_sender_comp_id LowCardinality(Nullable(String)), \
+                 child_target_comp_id LowCardinality(Nullable(String)), \
+                 child_clordid Nullable(String), rule LowCardinality(String), children UInt32, \
+                 hop_out_ns Int64, venue_rtt_ns Nullable(Int64), hop_back_ns Nullable(Int64), \
+                 client_rtt_ns Nullable(Int64), local_ack Nullable(Bool), \
+                 INDEX parent_bloom parent_clordid TYPE bloom_filter GRANULARITY 4) \
+                 ENGINE = MergeTree PARTITION BY toDate(request_time) ORDER BY request_time"
             ),
         ]
     }

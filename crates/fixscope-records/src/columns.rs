@@ -15,26 +15,26 @@ use fixscope_core::Direction;
 
 /// String bytes of one column that end a batch (far below the 2 GiB of 32-bit offsets,
 /// whatever the longest value: one FIX message is smaller).
-const STRING_BYTES: usize = 1 << 30;
+pub(crate) const STRING_BYTES: usize = 1 << 30;
 
 /// Strings of one column, one after another, with each row's end (a row's absence is
 /// `None` in `present`).
 #[derive(Default)]
-struct Strings {
-    bytes: Vec<u8>,
+pub(crate) struct Strings {
+    pub(crate) bytes: Vec<u8>,
     ends: Vec<usize>,
     present: Vec<bool>,
 }
 
 impl Strings {
-    fn push(&mut self, v: &[u8]) {
+    pub(crate) fn push(&mut self, v: &[u8]) {
         self.bytes.extend_from_slice(v);
         self.ends.push(self.bytes.len());
         self.present.push(true);
     }
 
     /// An empty value is absent (null).
-    fn push_or_null(&mut self, v: &[u8]) {
+    pub(crate) fn push_or_null(&mut self, v: &[u8]) {
         self.push(v);
         if v.is_empty() {
             *self.present.last_mut().expect("pushed") = false;
@@ -58,7 +58,7 @@ impl Strings {
     /// The column as an Arrow string array: the bytes and offsets handed over as they
     /// are (one UTF-8 check of the whole buffer); values that are not UTF-8 (FIX allows any
     /// byte) are then replaced value by value.
-    fn array(&self) -> ArrayRef {
+    pub(crate) fn array(&self) -> ArrayRef {
         let mut offsets = Vec::with_capacity(self.ends.len() + 1);
         offsets.push(0i32);
         offsets.extend(self.ends.iter().map(|&e| e as i32));
@@ -82,14 +82,14 @@ impl Strings {
 /// UTC times in nanoseconds, written without Parquet's "adjusted to UTC" flag: DuckDB
 /// reads a flagged nanosecond timestamp as its microsecond TIMESTAMPTZ and drops the last
 /// three digits, an unflagged one as TIMESTAMP_NS with all nine (the values are UTC).
-fn utc_ns() -> DataType {
+pub(crate) fn utc_ns() -> DataType {
     DataType::Timestamp(TimeUnit::Nanosecond, None)
 }
 
 /// Columns of few values (CompIDs, symbols, accounts, outcomes): plain strings in Arrow,
 /// dictionary-encoded by the Parquet writer (its default), which is where the space is
 /// saved — an Arrow dictionary too would intern every value twice.
-fn dict() -> DataType {
+pub(crate) fn dict() -> DataType {
     DataType::Utf8
 }
 

@@ -27,15 +27,19 @@ const ROW_GROUP_ROWS: usize = 131_072;
 pub struct Written {
     pub order_rows: u64,
     pub message_rows: u64,
+    /// A router's links (`--leg`).
+    pub link_rows: u64,
     /// Every file completed, in the order they were closed.
     pub files: Vec<PathBuf>,
 }
 
-/// The two tables.
+/// The tables.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Table {
     Orders,
     Messages,
+    /// A router's links (`--leg`).
+    Links,
 }
 
 impl Table {
@@ -44,6 +48,7 @@ impl Table {
         match self {
             Table::Orders => "orders",
             Table::Messages => "messages",
+            Table::Links => "links",
         }
     }
 }
@@ -133,6 +138,10 @@ impl ParquetFiles {
                     properties("clordid", "request_time"),
                 ),
                 Table::Messages => (MessageColumns::schema(), properties("key", "time")),
+                Table::Links => (
+                    crate::links::LinkColumns::schema(),
+                    properties("parent_clordid", "request_time"),
+                ),
             };
             let writer = new_writer(file, schema, props)?;
             self.open.insert(

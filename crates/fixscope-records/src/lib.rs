@@ -1,6 +1,7 @@
 //! Every order kept (`--records DIR`): one Parquet row per request under
 //! `DIR/orders/date=YYYY-MM-DD/`, one per FIX request and response under
-//! `DIR/messages/date=YYYY-MM-DD/` — files DuckDB, ClickHouse, pandas, Polars and kdb+ read.
+//! `DIR/messages/date=YYYY-MM-DD/`, and with `--leg` one per router link under
+//! `DIR/links/date=YYYY-MM-DD/` — files DuckDB, ClickHouse, pandas, Polars and kdb+ read.
 //!
 //! The pipeline's thread only appends values to column buffers ([`Records::order`],
 //! [`Records::message`]); every 65,536 rows the buffers go over a bounded channel to a
@@ -14,12 +15,14 @@
 //! |---|---|
 //! | `columns.rs` | the column buffers the pipeline fills, and their Arrow schema |
 //! | `writer.rs` | the writer thread: each batch to the files and to ClickHouse |
+//! | `links.rs` | the `links` table's columns (`--leg`) |
 //! | `files.rs` | Parquet files: partitions by date, temporary names, rotation |
 //! | `clickhouse.rs` | `--clickhouse`: tables, `INSERT … FORMAT ArrowStream`, retries |
 
 mod clickhouse;
 mod columns;
 mod files;
+mod links;
 mod writer;
 
 use std::path::{Path, PathBuf};
@@ -30,11 +33,12 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Context, Result};
-use fixscope_core::pipeline::{MessageEvent, OrderRow};
+use fixscope_core::pipeline::{LinkRow, MessageEvent, OrderRow};
 
 pub use clickhouse::{ClickHouseTarget, Delivered};
 pub use columns::{MessageColumns, OrderColumns};
 pub use files::{Table, Written};
+pub use links::LinkColumns;
 use writer::ToWriter;
 
 /// Rows per batch handed to the writer thread (and per Parquet row group at most).
@@ -58,6 +62,7 @@ pub struct RecordsOptions {
 pub struct Records {
     orders: OrderColumns,
     messages: MessageColumns,
+    links: LinkColumns,
     to_writer: Option<SyncSender<ToWriter>>,
     writer: Option<JoinHandle<Result<writer::WriterEnd>>>,
     rotate: Option<Duration>,
@@ -106,6 +111,7 @@ impl Records {
         Ok(Records {
             orders: OrderColumns::default(),
             messages: MessageColumns::default(),
+            links: LinkColumns::default(),
             to_writer: Some(tx),
             writer: Some(writer),
             rotate: options.rotate,
@@ -124,6 +130,16 @@ impl Records {
         if self.orders.full() {
             let full = std::mem::take(&mut self.orders);
             self.send(ToWriter::Orders(Box::new(full)));
+        }
+        self.maybe_rotate();
+    }
+
+    /// One parent → child link of a router (`--leg`).
+    pub fn link(&mut self, row: &LinkRow<'_>) {
+        self.links.push(row);
+        if self.links.full() {
+            let full = std::mem::take(&mut self.links);
+            self.send(ToWriter::Links(Box::new(full)));
         }
         self.maybe_rotate();
     }
@@ -189,6 +205,10 @@ impl Records {
             let m = std::mem::take(&mut self.messages);
             self.send(ToWriter::Messages(Box::new(m)));
         }
+        if !self.links.is_empty() {
+            let l = std::mem::take(&mut self.links);
+            self.send(ToWriter::Links(Box::new(l)));
+        }
     }
 
     fn send(&mut self, what: ToWriter) {
@@ -205,6 +225,7 @@ impl Records {
                     let rows = match &batch {
                         ToWriter::Orders(o) => o.len(),
                         ToWriter::Messages(m) => m.len(),
+                        ToWriter::Links(l) => l.len(),
                         ToWriter::Rotate => 0,
                     };
                     self.dropped_rows.fetch_add(rows as u64, Ordering::Relaxed);

@@ -11,11 +11,13 @@ use anyhow::Result;
 use crate::clickhouse::{ClickHouseSender, ClickHouseTarget, Delivered};
 use crate::columns::{MessageColumns, OrderColumns};
 use crate::files::{ParquetFiles, Table, Written};
+use crate::links::LinkColumns;
 
 /// What goes to the writer thread.
 pub(crate) enum ToWriter {
     Orders(Box<OrderColumns>),
     Messages(Box<MessageColumns>),
+    Links(Box<LinkColumns>),
     /// Close every open file (rotation).
     Rotate,
 }
@@ -43,6 +45,7 @@ pub(crate) fn run(
             let (table, batch, times, rows) = match what {
                 ToWriter::Orders(o) => (Table::Orders, o.batch(), o.times().to_vec(), o.len()),
                 ToWriter::Messages(m) => (Table::Messages, m.batch(), m.times(), m.len()),
+                ToWriter::Links(l) => (Table::Links, l.batch(), l.times().to_vec(), l.len()),
                 ToWriter::Rotate => {
                     if let Some(f) = files.as_mut() {
                         f.close_all()?;
@@ -53,6 +56,7 @@ pub(crate) fn run(
             match table {
                 Table::Orders => written.order_rows += rows as u64,
                 Table::Messages => written.message_rows += rows as u64,
+                Table::Links => written.link_rows += rows as u64,
             }
             let batch = Arc::new(batch);
             if let Some(s) = sender.as_ref() {

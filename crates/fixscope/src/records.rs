@@ -5,7 +5,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use anyhow::Result;
-use fixscope_core::pipeline::{MessageEvent, OrderRow, RecordSink};
+use fixscope_core::pipeline::{LinkRow, MessageEvent, OrderRow, RecordSink};
 use fixscope_core::Pipeline;
 
 use fixscope_records::{ClickHouseTarget, Records, RecordsOptions, RecordsSummary};
@@ -31,6 +31,10 @@ struct Sink {
 impl RecordSink for Sink {
     fn order(&mut self, row: &OrderRow<'_>) {
         self.records.borrow_mut().order(row);
+    }
+
+    fn link(&mut self, row: &LinkRow<'_>) {
+        self.records.borrow_mut().link(row);
     }
 
     fn idle(&mut self) {
@@ -100,8 +104,12 @@ impl RecordsFile {
             None => self.records.borrow_mut().finish()?,
         };
         if let Some(dir) = &self.dir {
+            let links = match summary.written.link_rows {
+                0 => String::new(),
+                n => format!(", {n} router links"),
+            };
             say::info(format!(
-                "records: {} orders and {} messages in {} Parquet files under {}",
+                "records: {} orders and {} messages{links} in {} Parquet files under {}",
                 summary.written.order_rows,
                 summary.written.message_rows,
                 summary.written.files.len(),

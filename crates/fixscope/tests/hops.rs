@@ -4,6 +4,7 @@
 //! percentiles within the histogram's 0.1%) and every order lands in its ledger count.
 
 mod support;
+mod support_hlog;
 
 use fixscope_core::pcap_writer::SyntheticConnection;
 use support::{analyse_packets, assert_stage, at, counter, endpoint, fix_message, TimedPacket};
@@ -839,4 +840,98 @@ fn the_html_report_shows_where_the_time_went_as_the_json_does() {
         html.contains(&linked) && counter(&s, "linked") > 0,
         "the ledger line"
     );
+}
+
+/// `--records` with `--leg`: the `links` table has one row per linked child, read back with
+/// DuckDB — each link's hop_out, and each parent's client_rtt and hop_back, the generator's
+/// own; fan-out and local acks as the truth has them.
+#[test]
+fn records_keep_one_row_per_link_with_its_hops() {
+    let test = "records_keep_one_row_per_link_with_its_hops";
+    let spec = Spec {
+        id_map: IdMap::Secondary,
+        clients: 2,
+        parents: 400,
+        slices: 2,
+        reject_every: 9,
+        local_ack_every: 7,
+        seed: 12,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("rec");
+    let rec_s = rec.display().to_string();
+    let (s, t) = run(
+        "links.pcap",
+        &spec,
+        &["--link", "526=11", "--records", &rec_s],
+    );
+    assert_hops(&s, &t);
+    let py = support_hlog::python(test);
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/links_check.py");
+    let out = std::process::Command::new(py)
+        .arg(&script)
+        .arg(&rec)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        rows.len() as u64,
+        counter(&s, "linked_children"),
+        "a row per linked child"
+    );
+    let mut hop_out: Vec<u64> = rows
+        .iter()
+        .map(|r| r["hop_out_ns"].as_u64().unwrap())
+        .collect();
+    hop_out.sort_unstable();
+    let mut want = t.hop_out.clone();
+    want.sort_unstable();
+    assert_eq!(hop_out, want, "every link's hop_out");
+    let mut parents: std::collections::HashMap<&str, Vec<&serde_json::Value>> = Default::default();
+    for r in &rows {
+        assert_eq!(r["rule"], "526=11");
+        parents
+            .entry(r["parent_clordid"].as_str().unwrap())
+            .or_default()
+            .push(r);
+    }
+    assert_eq!(parents.len() as u64, t.linked, "a linked parent's rows");
+    let mut locals = 0;
+    for (key, rs) in &parents {
+        assert!(
+            rs.iter()
+                .all(|r| r["children"].as_u64() == Some(rs.len() as u64)),
+            "{key}"
+        );
+        if rs[0]["local_ack"] == true {
+            locals += 1;
+            assert!(
+                rs.iter().all(|r| r["hop_back_ns"].is_null()),
+                "{key}: no hop_back"
+            );
+        }
+        if let Some(c) = t.chains.get(*key) {
+            // [client_rtt, hop_out, venue_rtt, hop_back] of the child the venue answered first.
+            assert!(
+                rs.iter().all(|r| r["client_rtt_ns"].as_u64() == Some(c[0])),
+                "{key}"
+            );
+            assert!(
+                rs.iter().all(|r| r["hop_back_ns"].as_u64() == Some(c[3])),
+                "{key}"
+            );
+            assert!(
+                rs.iter().any(|r| r["hop_out_ns"].as_u64() == Some(c[1])
+                    && r["venue_rtt_ns"].as_u64() == Some(c[2])),
+                "{key}: the first-answered child's hops"
+            );
+        }
+    }
+    assert_eq!(locals, t.local_ack, "local acks");
 }

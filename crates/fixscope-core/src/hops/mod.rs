@@ -30,6 +30,7 @@ mod chains;
 mod counters;
 mod discover;
 mod legs;
+mod link_records;
 mod market_data;
 mod parents;
 mod rules;
@@ -42,6 +43,7 @@ pub use chains::{Band, Chain};
 pub use counters::{counters_if_present, HopCounters};
 pub use discover::{Discovery, DISCOVER_CHILDREN};
 pub use legs::{Leg, LegKind, Legs};
+pub use link_records::LinkRecord;
 pub use rules::{LinkRule, LinkSpec};
 
 use crate::consumer::OrderSink;
@@ -354,6 +356,19 @@ impl HopLinker {
         let settle_before = now_ns.saturating_sub(self.config.window_ns);
         let forget_before = settle_before.saturating_sub(self.config.answer_wait_ns);
         self.settle(settle_before, forget_before, sink);
+    }
+
+    /// `--records`: keep a [`LinkRecord`] per link as its parent is forgotten.
+    pub fn keep_link_records(&mut self) {
+        self.parents.link_records.get_or_insert_with(Vec::new);
+    }
+
+    /// The links kept since the last call (swapped into `out`, which is cleared first).
+    pub fn take_link_records(&mut self, out: &mut Vec<LinkRecord>) {
+        out.clear();
+        if let Some(kept) = self.parents.link_records.as_mut() {
+            std::mem::swap(kept, out);
+        }
     }
 
     /// The end of the run: every parent decided and forgotten.

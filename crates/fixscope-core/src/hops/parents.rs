@@ -12,7 +12,7 @@ use std::collections::VecDeque;
 use hashbrown::{Equivalent, HashMap};
 
 use super::chains::{Chain, ChainSplit};
-use super::{hop_latency, order_ref, HopCounters, Kind};
+use super::{hop_latency, order_ref, HopCounters, Kind, LinkRecord};
 use crate::consumer::OrderSink;
 use crate::correlate::{RequestType, Stage};
 
@@ -135,6 +135,8 @@ pub(super) struct ParentTable {
     pub(super) chains: ChainSplit,
     /// The rules' names, by index (the chains name theirs).
     rule_names: Vec<String>,
+    /// `--records`: the links of the parents forgotten since they were last taken.
+    pub(super) link_records: Option<Vec<LinkRecord>>,
 }
 
 impl ParentTable {
@@ -153,6 +155,7 @@ impl ParentTable {
             children_pending: 0,
             chains: ChainSplit::default(),
             rule_names,
+            link_records: None,
         }
     }
 
@@ -530,6 +533,11 @@ impl ParentTable {
                 }
             }
             let linked = p.linked();
+            if linked {
+                if let Some(out) = self.link_records.as_mut() {
+                    keep_links(&p, &self.rule_names, out);
+                }
+            }
             let key = (p.session, p.id);
             if self.by_id.get(&key) == Some(&id) {
                 self.by_id.remove(&key);
@@ -562,5 +570,31 @@ impl ParentTable {
     pub(super) fn pending(&self) -> (u64, u64) {
         let settled = self.next_to_settle - self.first_id;
         (self.queue.len() as u64 - settled, self.children_pending)
+    }
+}
+
+/// A forgotten linked parent's links, one per child (`--records`).
+fn keep_links(p: &Parent, rule_names: &[String], out: &mut Vec<LinkRecord>) {
+    let measured = !(p.hole || p.reversed) && p.local == Some(false);
+    let hop_back_ns = match (measured, p.hop_back_ts, p.venue_first) {
+        (true, Some(back), Some((venue_ts, _, _))) => back.checked_sub(venue_ts),
+        _ => None,
+    };
+    for c in &p.children {
+        out.push(LinkRecord {
+            parent_session: p.session,
+            parent_key: p.id.clone(),
+            parent_request_type: p.request_type,
+            parent_ts_ns: p.ts_ns,
+            parent_first_response_ns: p.first_response.map(|(t, _)| t),
+            child_session: c.session,
+            child_key: c.id.clone(),
+            child_ts_ns: c.ts_ns,
+            child_venue_first_ns: c.venue_first,
+            rule: rule_names.get(p.rule).cloned().unwrap_or_default(),
+            children: p.children.len() as u32,
+            hop_back_ns,
+            local_ack: if p.hole || p.reversed { None } else { p.local },
+        });
     }
 }

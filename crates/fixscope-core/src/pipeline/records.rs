@@ -21,9 +21,25 @@ pub struct OrderRow<'a> {
     pub request_time_ns: Option<i64>,
 }
 
+/// One parent → child link of a router (`--leg`), with both sessions' names and the
+/// source clock's offset to UTC.
+#[derive(Clone, Copy, Debug)]
+pub struct LinkRow<'a> {
+    pub record: &'a crate::hops::LinkRecord,
+    pub parent_sender_comp_id: &'a str,
+    pub parent_target_comp_id: &'a str,
+    pub child_sender_comp_id: &'a str,
+    pub child_target_comp_id: &'a str,
+    /// What turns the source's clock into UTC.
+    pub unix_offset_ns: i64,
+}
+
 /// Where order records go (one call per request, when the order is done).
 pub trait RecordSink {
     fn order(&mut self, row: &OrderRow<'_>);
+
+    /// A router's link, when its parent is final (`--leg` only).
+    fn link(&mut self, _row: &LinkRow<'_>) {}
 
     /// The wire is quiet (a live run's clock moved without traffic): time-based work —
     /// closing files every `--records-rotate`, handing rows to ClickHouse every second —
