@@ -33,7 +33,16 @@ pub fn run(args: &PcapArgs) -> Result<ExitCode> {
         bail!("--point and --leg measure different things: give one of them");
     }
     for path in a.files.iter().chain(&b.files) {
-        std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
+        let meta =
+            std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
+        // Each point is read more than once (its segments, then its orders).
+        if !meta.is_file() {
+            bail!(
+                "--point: {} is not a regular file (a pipe or stdin cannot be read twice): \
+                 write the capture to a file first",
+                path.display()
+            );
+        }
     }
     fixscope_core::wire_stamp::choose(args.wire_timestamps);
     let stop = Shutdown::on_signals().context("cannot install signal handlers")?;

@@ -1275,3 +1275,59 @@ fn every_slow_one_way_order_holds_its_truth() {
         assert_eq!(checked, 100, "every slow order checked");
     }
 }
+
+/// Bad input gets a clear error, never a number: one point, the same capture twice (no
+/// nearer point can be told), a point on a pipe, points that share no segment.
+#[test]
+fn bad_points_are_refused_with_a_reason() {
+    let spec = PointsSpec::constant().with_orders(200);
+    let tp = TwoPoints::generate(&spec);
+    let dir = tempfile::tempdir().unwrap();
+    let (cli, gw) = tp.write(dir.path());
+    let g = format!("gw={}", gw.display());
+    let cases: [(Vec<String>, &str); 4] = [
+        (vec!["--point".into(), g.clone()], "give two points"),
+        (
+            vec![
+                "--point".into(),
+                format!("a={}", gw.display()),
+                "--point".into(),
+                g.clone(),
+            ],
+            "nearer the acceptor",
+        ),
+        (
+            vec![
+                "--point".into(),
+                "a=/dev/stdin".into(),
+                "--point".into(),
+                g.clone(),
+            ],
+            "not a regular file",
+        ),
+        (
+            vec![
+                "--point".into(),
+                format!("cli={}", cli.display()),
+                "--point".into(),
+                g.clone(),
+                "-p".into(),
+                "9999".into(),
+            ],
+            "share no TCP segment",
+        ),
+    ];
+    for (args, why) in cases {
+        let mut all = vec!["pcap".to_string()];
+        all.extend(args);
+        if !all.iter().any(|a| a == "-p") {
+            all.extend(["-p".to_string(), PORT.to_string()]);
+        }
+        let refs: Vec<&str> = all.iter().map(String::as_str).collect();
+        let out = fixscope(&refs);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{refs:?} must fail");
+        assert!(stderr.contains(why), "{refs:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{refs:?}: no figure printed");
+    }
+}
