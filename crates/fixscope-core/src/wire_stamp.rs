@@ -70,6 +70,38 @@ pub enum WireStampMode {
 }
 
 impl WireStampMode {
+    /// Every mode, in `--wire-timestamps`'s order.
+    pub const ALL: [WireStampMode; 11] = [
+        WireStampMode::Auto,
+        WireStampMode::Off,
+        WireStampMode::MetaWatch,
+        WireStampMode::Hpt,
+        WireStampMode::AristaHeader,
+        WireStampMode::Ixia,
+        WireStampMode::Gigamon,
+        WireStampMode::Arista7150,
+        WireStampMode::Fusion,
+        WireStampMode::Vss,
+        WireStampMode::Arista7280Mac,
+    ];
+
+    /// The mode's `--wire-timestamps` value.
+    pub fn name(self) -> &'static str {
+        match self {
+            WireStampMode::Auto => "auto",
+            WireStampMode::Off => "off",
+            WireStampMode::MetaWatch => "metawatch",
+            WireStampMode::Hpt => "hpt",
+            WireStampMode::AristaHeader => "arista-header",
+            WireStampMode::Ixia => "ixia",
+            WireStampMode::Gigamon => "gigamon",
+            WireStampMode::Arista7150 => "arista-7150",
+            WireStampMode::Fusion => "fusion",
+            WireStampMode::Vss => "vss",
+            WireStampMode::Arista7280Mac => "arista-7280-mac",
+        }
+    }
+
     /// The mode stored as `n` ([`choose`]).
     fn from_repr(n: u8) -> Self {
         match n {
@@ -102,23 +134,13 @@ impl WireStampMode {
 impl std::str::FromStr for WireStampMode {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "auto" => Ok(WireStampMode::Auto),
-            "off" => Ok(WireStampMode::Off),
-            "metawatch" => Ok(WireStampMode::MetaWatch),
-            "hpt" => Ok(WireStampMode::Hpt),
-            "arista-header" => Ok(WireStampMode::AristaHeader),
-            "ixia" => Ok(WireStampMode::Ixia),
-            "gigamon" => Ok(WireStampMode::Gigamon),
-            "arista-7150" => Ok(WireStampMode::Arista7150),
-            "fusion" => Ok(WireStampMode::Fusion),
-            "vss" => Ok(WireStampMode::Vss),
-            "arista-7280-mac" => Ok(WireStampMode::Arista7280Mac),
-            other => Err(format!(
-                "--wire-timestamps {other}: one of auto, off, metawatch, hpt, arista-header, \
-                 ixia, gigamon, arista-7150, fusion, vss, arista-7280-mac"
-            )),
-        }
+        WireStampMode::ALL
+            .into_iter()
+            .find(|m| m.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = WireStampMode::ALL.iter().map(|m| m.name()).collect();
+                format!("--wire-timestamps {s}: one of {}", names.join(", "))
+            })
     }
 }
 

@@ -359,19 +359,20 @@ fn arista_7280_source_mac_stamps_take_their_seconds_from_the_capture() {
 
 #[test]
 fn every_mode_is_chosen_by_its_name() {
-    for (name, mode) in [
-        ("auto", WireStampMode::Auto),
-        ("off", WireStampMode::Off),
-        ("metawatch", WireStampMode::MetaWatch),
-        ("hpt", WireStampMode::Hpt),
-        ("arista-header", WireStampMode::AristaHeader),
-        ("ixia", WireStampMode::Ixia),
-        ("gigamon", WireStampMode::Gigamon),
-        ("arista-7150", WireStampMode::Arista7150),
-        ("fusion", WireStampMode::Fusion),
-        ("vss", WireStampMode::Vss),
-        ("arista-7280-mac", WireStampMode::Arista7280Mac),
-    ] {
+    let names = [
+        "auto",
+        "off",
+        "metawatch",
+        "hpt",
+        "arista-header",
+        "ixia",
+        "gigamon",
+        "arista-7150",
+        "fusion",
+        "vss",
+        "arista-7280-mac",
+    ];
+    for (name, mode) in names.into_iter().zip(WireStampMode::ALL) {
         assert_eq!(name.parse::<WireStampMode>(), Ok(mode));
         let err = "nope".parse::<WireStampMode>().unwrap_err();
         assert!(err.contains(name), "{err}");
