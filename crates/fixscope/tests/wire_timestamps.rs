@@ -391,13 +391,18 @@ fn arista_7150_ticks_and_keyframes_give_the_true_latencies_only_when_asked_for()
         frames.push((host, frame));
     }
     frames.sort_by_key(|(host, _)| *host);
-    let path = dir.path().join("arista-7150.pcap");
-    let file = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
-    let mut w = CaptureWriter::new(file, CaptureFormat::pcap_nanos(), LinkType::Ethernet).unwrap();
-    for (host, frame) in &frames {
-        w.write_packet(*host, frame).unwrap();
-    }
-    w.finish().unwrap();
+    let write = |name: &str, keep: &dyn Fn(&[u8]) -> bool| {
+        let path = dir.path().join(name);
+        let file = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+        let mut w =
+            CaptureWriter::new(file, CaptureFormat::pcap_nanos(), LinkType::Ethernet).unwrap();
+        for (host, frame) in frames.iter().filter(|(_, f)| keep(f)) {
+            w.write_packet(*host, frame).unwrap();
+        }
+        w.finish().unwrap();
+        path
+    };
+    let path = write("arista-7150.pcap", &|_| true);
 
     for flags in [
         &["--wire-timestamps", "arista-7150"][..],
@@ -438,4 +443,24 @@ fn arista_7150_ticks_and_keyframes_give_the_true_latencies_only_when_asked_for()
         *truth_max,
         "the host's late stamps"
     );
+
+    // Keyframes filtered out of the capture: no tick can be read, and the run says why.
+    let bare = write("no-keyframes.pcap", &|f| f[23] != 253);
+    let out = fixscope(&[
+        "pcap",
+        bare.to_str().unwrap(),
+        "-p",
+        "9878",
+        "--wire-timestamps",
+        "arista-7150",
+        "--json",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--wire-timestamps arista-7150: no keyframe in the captures"),
+        "{stderr}"
+    );
+    let (_, summary) = analyse(&[&bare], &["--wire-timestamps", "arista-7150"]);
+    assert_eq!(summary["source"]["trailer_timestamps"], 0);
+    assert_eq!(summary["source"]["trailer_missing"], packets.len() as u64);
 }
