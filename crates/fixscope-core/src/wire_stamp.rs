@@ -257,6 +257,9 @@ const MIN_FRAME: [usize; 2] = [60, 64];
 #[derive(Clone, Debug, Default)]
 pub struct WireStamps {
     mode: WireStampMode,
+    /// `off` or a weak form: the trailer search is not for this run (one test per frame,
+    /// as `off` alone was).
+    bypass: bool,
     locked: Option<TrailerKind>,
     /// The keyframes of a tick form (`arista-7150`, `fusion`).
     ticks: Option<Box<ticks::TickClock>>,
@@ -266,6 +269,7 @@ impl WireStamps {
     pub fn new(mode: WireStampMode) -> Self {
         WireStamps {
             mode,
+            bypass: mode == WireStampMode::Off || mode.is_weak(),
             locked: match mode {
                 WireStampMode::MetaWatch => Some(TrailerKind::MetaWatch),
                 WireStampMode::Hpt => Some(TrailerKind::Hpt),
@@ -339,10 +343,7 @@ impl WireStamps {
         host_ns: u64,
         counters: &mut TrailerCounters,
     ) -> Option<WireStamp> {
-        if self.mode == WireStampMode::Off {
-            return None;
-        }
-        if self.mode.is_weak() {
+        if self.bypass {
             return self.weak(frame, l3_end, host_ns, counters);
         }
         if frame.get(12..14) == Some(&ARISTA_ETHERTYPE.to_be_bytes()[..]) {
@@ -359,7 +360,8 @@ impl WireStamps {
         self.find(frame, l3_end, host_ns, counters)
     }
 
-    /// A stamp of the weak forms, read where the asked-for form puts it.
+    /// A stamp of the weak forms, read where the asked-for form puts it (none with `off`).
+    #[inline(never)]
     fn weak(
         &mut self,
         frame: &[u8],
@@ -371,15 +373,18 @@ impl WireStamps {
         let found = match (self.mode, self.ticks.as_deref()) {
             (WireStampMode::Vss, _) => weak::vss(frame, l3_end),
             (WireStampMode::Arista7280Mac, _) => weak::arista_mac(frame, host_ns),
-            (_, Some(clock)) => match ticks::tick_field(frame, l3_end) {
-                ticks::TickField::Raw(raw) => match clock.time(raw, host_ns) {
-                    Some(unix_ns) => weak::Found::Time { unix_ns, port: 0 },
-                    // Before the first keyframe, or long after the last.
-                    None => weak::Found::Missing,
-                },
-                ticks::TickField::Missing => weak::Found::Missing,
-                ticks::TickField::Mismatch => weak::Found::Mismatch,
-            },
+            (WireStampMode::Arista7150 | WireStampMode::Fusion, Some(clock)) => {
+                match ticks::tick_field(frame, l3_end) {
+                    ticks::TickField::Raw(raw) => match clock.time(raw, host_ns) {
+                        Some(unix_ns) => weak::Found::Time { unix_ns, port: 0 },
+                        // Before the first keyframe, or long after the last.
+                        None => weak::Found::Missing,
+                    },
+                    ticks::TickField::Missing => weak::Found::Missing,
+                    ticks::TickField::Mismatch => weak::Found::Mismatch,
+                }
+            }
+            // `off`.
             _ => return None,
         };
         match found {

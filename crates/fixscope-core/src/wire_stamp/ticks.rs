@@ -302,7 +302,7 @@ impl TickClock {
         let ticks = kf.counter.wrapping_sub(last.counter);
         let ns = kf.utc_ns.wrapping_sub(last.utc_ns);
         // At least 0.1 s apart: a rate to a few ppm.
-        if ticks < 35_000_000 || ticks > 1 << 40 || ns > 1 << 40 {
+        if !(35_000_000..=1 << 40).contains(&ticks) || ns > 1 << 40 {
             return;
         }
         let pair = Rate { ns, ticks };

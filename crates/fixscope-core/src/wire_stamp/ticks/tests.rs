@@ -110,7 +110,7 @@ const SKEW: (u64, u64) = (1_003_798_705, 912_547_981);
 const UTC0: u64 = 1_602_694_863_348_865_269;
 fn arista_device() -> Device {
     Device {
-        counter0: (0xB3 << 32) | 0x7FFF_FFFF - 95_000_000,
+        counter0: (0xB3 << 32) | (0x7FFF_FFFF - 95_000_000),
         utc0: UTC0,
         ns: 20 * SKEW.0,
         ticks: 7 * SKEW.1,
