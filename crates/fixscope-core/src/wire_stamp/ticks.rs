@@ -11,8 +11,8 @@
 //! Which keyframe: the one read last (the capture's order is the order the host got the
 //! frames in, whatever its clock did) fixes the counter's wrap — the tick difference is
 //! taken signed, so a frame read after a keyframe that was sampled after it is not a wrap
-//! later; a frame read long after the last keyframe has its wrap chosen by the host's
-//! clock instead. Its time is then taken from the keyframe nearest it in the device's own
+//! later; a frame read long after the last keyframe (by the host's clock, forward) has
+//! its wrap chosen by the host's clock instead. Its time is then taken from the keyframe nearest it in the device's own
 //! counter, among the last few. Host stamps order keyframes and frames only roughly, and
 //! the host's clock may step: the Arista samples have a host clock stepped back 2.9 s,
 //! which a choice by host time gets wrong by a whole wrap.
@@ -342,9 +342,10 @@ impl TickClock {
         if d >= modulus / 2 {
             d -= modulus;
         }
-        // Far from the anchor (a quarter of a wrap, 1.7 s at 318 MHz): the host's clock
-        // says how many wraps.
-        if host_elapsed.abs() > rate.ns_of(modulus / 4) {
+        // Long after the anchor (a quarter of a wrap, 1.7 s at 318 MHz: keyframes lost):
+        // the host's clock says how many wraps. Not long before it: no keyframe is read
+        // that late, the host's clock stepped back (the signed difference stands).
+        if host_elapsed > rate.ns_of(modulus / 4) {
             let expected = rate.ticks_of(host_elapsed);
             d += (2 * (expected - d) + modulus).div_euclid(2 * modulus) * modulus;
         }

@@ -291,6 +291,15 @@ fn a_host_clock_stepped_back_does_not_move_the_wrap() {
         &mut c,
     );
     assert!(got.unwrap().unix_ns.abs_diff(t) <= dev.tick_ns());
+    // The host's clock steps back again, after the last keyframe: the next frame is
+    // host-stamped 2.4 s before that keyframe, and is still 1.1 s after it in ticks.
+    let t = t + 40_000_000;
+    let got = s.stamp(
+        &with_tick(&frame, raw_7150(dev.counter(t)), true),
+        t + 30_000 - 2 * step,
+        &mut c,
+    );
+    assert!(got.unwrap().unix_ns.abs_diff(t) <= dev.tick_ns());
 }
 
 #[test]
