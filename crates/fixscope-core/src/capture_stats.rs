@@ -117,6 +117,7 @@ impl CaptureStats {
         self.trailers.trailer_fcs_mismatch += trailers.trailer_fcs_mismatch;
         self.trailers.first = self.trailers.first.or(trailers.first);
         self.trailers.first_offset_ns = self.trailers.first_offset_ns.or(trailers.first_offset_ns);
+        self.trailers.keyframes += trailers.keyframes;
         self.truncated_file |= truncated_file;
         self.guessed_acceptors += guessed_acceptors;
         self.busiest_ports.add(&busiest_ports);

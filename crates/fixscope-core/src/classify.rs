@@ -139,6 +139,10 @@ impl FrameClassifier {
             }
             Ok(Decoded::NotTcp) => {
                 stats.not_tcp += 1;
+                if link == LinkType::Ethernet && self.stamps.needs_keyframes() {
+                    // A tick form's keyframes are no TCP: they set its clock.
+                    self.stamps.keyframe(frame, ts_ns, &mut stats.trailers);
+                }
                 None
             }
             Ok(Decoded::IpFragment) => {
@@ -361,6 +365,7 @@ mod tests {
                 trailer_fcs_mismatch: 15,
                 first: None,
                 first_offset_ns: None,
+                keyframes: 0,
             },
             truncated_file: true,
             guessed_acceptors: 12,

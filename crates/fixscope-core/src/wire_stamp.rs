@@ -16,6 +16,11 @@
 //! only, and frames without it are counted (`trailer_missing`, host time used), as are
 //! frames whose bytes after the datagram fail the check (`trailer_fcs_mismatch`: counted,
 //! not used). Layouts: `../shared/tap-samples/README.md`, docs/tap.md.
+//!
+//! Read only when asked for by name, never by `auto` (nothing in them rules out a chance
+//! match): the tick counters mapped to UTC by keyframes, Arista 7150 and ExaLINK Fusion
+//! ([`ticks`]), and the VSS/APCON trailer and the Arista 7280's source-MAC stamp
+//! ([`weak`]).
 
 use std::sync::atomic::{AtomicU8, Ordering};
 
@@ -36,15 +41,7 @@ pub fn choose(mode: WireStampMode) {
 
 /// The run's `--wire-timestamps` ([`WireStampMode::Auto`] unless [`choose`]n).
 pub fn chosen() -> WireStampMode {
-    match CHOSEN.load(Ordering::Relaxed) {
-        1 => WireStampMode::Off,
-        2 => WireStampMode::MetaWatch,
-        3 => WireStampMode::Hpt,
-        4 => WireStampMode::AristaHeader,
-        5 => WireStampMode::Ixia,
-        6 => WireStampMode::Gigamon,
-        _ => WireStampMode::Auto,
-    }
+    WireStampMode::from_repr(CHOSEN.load(Ordering::Relaxed))
 }
 
 /// Which trailers to look for (`--wire-timestamps`).
@@ -61,23 +58,89 @@ pub enum WireStampMode {
     AristaHeader = 4,
     Ixia = 5,
     Gigamon = 6,
+    // The weak forms, only by name (never `auto`): from here on.
+    /// Arista 7150 ticks and keyframes.
+    Arista7150 = 7,
+    /// ExaLINK Fusion ticks and keyframes.
+    Fusion = 8,
+    /// VSS Monitoring / APCON trailer.
+    Vss = 9,
+    /// Arista 7280 stamp in the source MAC.
+    Arista7280Mac = 10,
+}
+
+impl WireStampMode {
+    /// Every mode, in `--wire-timestamps`'s order.
+    pub const ALL: [WireStampMode; 11] = [
+        WireStampMode::Auto,
+        WireStampMode::Off,
+        WireStampMode::MetaWatch,
+        WireStampMode::Hpt,
+        WireStampMode::AristaHeader,
+        WireStampMode::Ixia,
+        WireStampMode::Gigamon,
+        WireStampMode::Arista7150,
+        WireStampMode::Fusion,
+        WireStampMode::Vss,
+        WireStampMode::Arista7280Mac,
+    ];
+
+    /// The mode's `--wire-timestamps` value.
+    pub fn name(self) -> &'static str {
+        match self {
+            WireStampMode::Auto => "auto",
+            WireStampMode::Off => "off",
+            WireStampMode::MetaWatch => "metawatch",
+            WireStampMode::Hpt => "hpt",
+            WireStampMode::AristaHeader => "arista-header",
+            WireStampMode::Ixia => "ixia",
+            WireStampMode::Gigamon => "gigamon",
+            WireStampMode::Arista7150 => "arista-7150",
+            WireStampMode::Fusion => "fusion",
+            WireStampMode::Vss => "vss",
+            WireStampMode::Arista7280Mac => "arista-7280-mac",
+        }
+    }
+
+    /// The mode stored as `n` ([`choose`]).
+    fn from_repr(n: u8) -> Self {
+        match n {
+            1 => WireStampMode::Off,
+            2 => WireStampMode::MetaWatch,
+            3 => WireStampMode::Hpt,
+            4 => WireStampMode::AristaHeader,
+            5 => WireStampMode::Ixia,
+            6 => WireStampMode::Gigamon,
+            7 => WireStampMode::Arista7150,
+            8 => WireStampMode::Fusion,
+            9 => WireStampMode::Vss,
+            10 => WireStampMode::Arista7280Mac,
+            _ => WireStampMode::Auto,
+        }
+    }
+
+    /// One of the forms nothing can check, read only when asked for.
+    #[inline(always)]
+    fn is_weak(self) -> bool {
+        self as u8 >= WireStampMode::Arista7150 as u8
+    }
+
+    /// A tick form: its keyframes (not TCP) must reach [`WireStamps::keyframe`].
+    pub fn needs_keyframes(self) -> bool {
+        matches!(self, WireStampMode::Arista7150 | WireStampMode::Fusion)
+    }
 }
 
 impl std::str::FromStr for WireStampMode {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "auto" => Ok(WireStampMode::Auto),
-            "off" => Ok(WireStampMode::Off),
-            "metawatch" => Ok(WireStampMode::MetaWatch),
-            "hpt" => Ok(WireStampMode::Hpt),
-            "arista-header" => Ok(WireStampMode::AristaHeader),
-            "ixia" => Ok(WireStampMode::Ixia),
-            "gigamon" => Ok(WireStampMode::Gigamon),
-            other => Err(format!(
-                "--wire-timestamps {other}: one of auto, off, metawatch, hpt, arista-header, ixia, gigamon"
-            )),
-        }
+        WireStampMode::ALL
+            .into_iter()
+            .find(|m| m.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = WireStampMode::ALL.iter().map(|m| m.name()).collect();
+                format!("--wire-timestamps {s}: one of {}", names.join(", "))
+            })
     }
 }
 
@@ -95,6 +158,16 @@ pub enum TrailerKind {
     Ixia,
     /// Gigamon: a TLV trailer ending in EtherType 0x22E5 and a checksum.
     Gigamon,
+    /// Arista 7150: 31-bit ASIC ticks after the datagram, mapped to UTC by keyframes
+    /// (IPv4 protocol 253) of the device.
+    Arista7150,
+    /// Cisco (Exablaze) ExaLINK Fusion: 32-bit ticks mapped to UTC by keyframes
+    /// (EtherType 0x88B5).
+    Fusion,
+    /// VSS Monitoring / APCON: seconds and nanoseconds after the datagram.
+    Vss,
+    /// Arista 7280 `mac timestamp replace source-mac`: 48-bit time in the source MAC.
+    Arista7280Mac,
 }
 
 impl TrailerKind {
@@ -105,6 +178,10 @@ impl TrailerKind {
             TrailerKind::AristaHeader => "arista-header",
             TrailerKind::Ixia => "ixia",
             TrailerKind::Gigamon => "gigamon",
+            TrailerKind::Arista7150 => "arista-7150",
+            TrailerKind::Fusion => "fusion",
+            TrailerKind::Vss => "vss",
+            TrailerKind::Arista7280Mac => "arista-7280-mac",
         }
     }
 }
@@ -135,6 +212,10 @@ pub struct TrailerCounters {
     /// clock runs ahead of the capture host's (37 s: TAI against UTC); not a counter.
     #[serde(skip)]
     pub first_offset_ns: Option<i64>,
+    /// Keyframes read (`arista-7150`, `fusion`): none says the capture (or its filter)
+    /// left them out; not a counter.
+    #[serde(skip)]
+    pub keyframes: u64,
 }
 
 impl TrailerCounters {
@@ -156,10 +237,13 @@ impl TrailerCounters {
 }
 
 /// What a run's clock is called in its reports when the frames carry hardware stamps:
-/// `metawatch (device 7)`, `hpt (device 2)`, `arista-header`, `ixia`, `gigamon`.
+/// `metawatch (device 7)`, `hpt (device 2)`, `arista-7150 (device 888)`, `arista-header`,
+/// `ixia`, `gigamon`, `fusion`, `vss`, `arista-7280-mac`.
 pub fn clock_name(kind: TrailerKind, device: u16) -> String {
     match kind {
-        TrailerKind::MetaWatch | TrailerKind::Hpt => format!("{} (device {device})", kind.name()),
+        TrailerKind::MetaWatch | TrailerKind::Hpt | TrailerKind::Arista7150 => {
+            format!("{} (device {device})", kind.name())
+        }
         _ => kind.name().to_string(),
     }
 }
@@ -173,22 +257,59 @@ const MIN_FRAME: [usize; 2] = [60, 64];
 #[derive(Clone, Debug, Default)]
 pub struct WireStamps {
     mode: WireStampMode,
+    /// `off` or a weak form: the trailer search is not for this run (one test per frame,
+    /// as `off` alone was).
+    bypass: bool,
     locked: Option<TrailerKind>,
+    /// The keyframes of a tick form (`arista-7150`, `fusion`).
+    ticks: Option<Box<ticks::TickClock>>,
 }
 
 impl WireStamps {
     pub fn new(mode: WireStampMode) -> Self {
         WireStamps {
             mode,
+            bypass: mode == WireStampMode::Off || mode.is_weak(),
             locked: match mode {
                 WireStampMode::MetaWatch => Some(TrailerKind::MetaWatch),
                 WireStampMode::Hpt => Some(TrailerKind::Hpt),
                 WireStampMode::AristaHeader => Some(TrailerKind::AristaHeader),
                 WireStampMode::Ixia => Some(TrailerKind::Ixia),
                 WireStampMode::Gigamon => Some(TrailerKind::Gigamon),
-                _ => None,
+                WireStampMode::Arista7150 => Some(TrailerKind::Arista7150),
+                WireStampMode::Fusion => Some(TrailerKind::Fusion),
+                WireStampMode::Vss => Some(TrailerKind::Vss),
+                WireStampMode::Arista7280Mac => Some(TrailerKind::Arista7280Mac),
+                WireStampMode::Auto | WireStampMode::Off => None,
             },
+            ticks: match mode {
+                WireStampMode::Arista7150 => Some(ticks::Counter::Arista7150),
+                WireStampMode::Fusion => Some(ticks::Counter::Fusion),
+                _ => None,
+            }
+            .map(|c| Box::new(ticks::TickClock::new(c))),
         }
+    }
+
+    /// Keyframes must reach [`WireStamps::keyframe`] (frames that carry no TCP too).
+    #[inline]
+    pub fn needs_keyframes(&self) -> bool {
+        self.ticks.is_some()
+    }
+
+    /// Takes `frame` (Ethernet, got at `host_ns`) when it is a keyframe of the tick form
+    /// asked for (`arista-7150`, `fusion`): true then (it carries no stamp of its own).
+    pub fn keyframe(&mut self, frame: &[u8], host_ns: u64, counters: &mut TrailerCounters) -> bool {
+        let Some(clock) = self.ticks.as_deref_mut() else {
+            return false;
+        };
+        let Some(kf) = read_keyframe(self.mode, frame, host_ns) else {
+            return false;
+        };
+        if clock.keyframe(kf) {
+            counters.keyframes += 1;
+        }
+        true
     }
 
     /// The kind in use (found or asked for).
@@ -205,6 +326,9 @@ impl WireStamps {
         host_ns: u64,
         counters: &mut TrailerCounters,
     ) -> Option<WireStamp> {
+        if self.ticks.is_some() && self.keyframe(frame, host_ns, counters) {
+            return None;
+        }
         self.stamp_after(frame, datagram_end(frame), host_ns, counters)
     }
 
@@ -219,8 +343,8 @@ impl WireStamps {
         host_ns: u64,
         counters: &mut TrailerCounters,
     ) -> Option<WireStamp> {
-        if self.mode == WireStampMode::Off {
-            return None;
+        if self.bypass {
+            return self.weak(frame, l3_end, host_ns, counters);
         }
         if frame.get(12..14) == Some(&ARISTA_ETHERTYPE.to_be_bytes()[..]) {
             return self.arista(frame, host_ns, counters);
@@ -234,6 +358,56 @@ impl WireStamps {
             return None;
         }
         self.find(frame, l3_end, host_ns, counters)
+    }
+
+    /// A stamp of the weak forms, read where the asked-for form puts it (none with `off`).
+    #[inline(never)]
+    fn weak(
+        &mut self,
+        frame: &[u8],
+        l3_end: Option<usize>,
+        host_ns: u64,
+        counters: &mut TrailerCounters,
+    ) -> Option<WireStamp> {
+        let kind = self.locked?;
+        let found = match (self.mode, self.ticks.as_deref()) {
+            (WireStampMode::Vss, _) => weak::vss(frame, l3_end),
+            (WireStampMode::Arista7280Mac, _) => weak::arista_mac(frame, host_ns),
+            (WireStampMode::Arista7150 | WireStampMode::Fusion, Some(clock)) => {
+                match ticks::tick_field(frame, l3_end) {
+                    ticks::TickField::Raw(raw) => match clock.time(raw, host_ns) {
+                        Some(unix_ns) => weak::Found::Time { unix_ns, port: 0 },
+                        // Before the first keyframe, or long after the last.
+                        None => weak::Found::Missing,
+                    },
+                    ticks::TickField::Missing => weak::Found::Missing,
+                    ticks::TickField::Mismatch => weak::Found::Mismatch,
+                }
+            }
+            // `off`.
+            _ => return None,
+        };
+        match found {
+            weak::Found::Time { unix_ns, port } => {
+                let device = self.ticks.as_deref().and_then(|c| c.device()).unwrap_or(0);
+                let stamp = WireStamp {
+                    kind,
+                    device,
+                    port,
+                    unix_ns,
+                };
+                counters.stamped(&stamp, host_ns);
+                Some(stamp)
+            }
+            weak::Found::Missing => {
+                counters.trailer_missing += 1;
+                None
+            }
+            weak::Found::Mismatch => {
+                counters.trailer_fcs_mismatch += 1;
+                None
+            }
+        }
     }
 
     /// A frame with Arista's timestamp header (a 7280 in tap-aggregation mode).
@@ -427,14 +601,8 @@ pub fn arista_header(frame: &[u8], host_ns: u64) -> Option<(WireStamp, usize)> {
         (u64::from(be32(frame, 18)), u64::from(be32(frame, 22)))
     } else {
         // 16 bits of seconds: the rest from the capture's clock, the nearest match.
-        let low = u64::from(be16(frame, 18));
         let host_s = host_ns / 1_000_000_000 + if tai { 37 } else { 0 };
-        let mut s = (host_s & !0xFFFF) | low;
-        if s + 0x8000 < host_s {
-            s += 0x1_0000;
-        } else if s > host_s + 0x8000 && s >= 0x1_0000 {
-            s -= 0x1_0000;
-        }
+        let s = weak::nearest_seconds(u64::from(be16(frame, 18)), host_s);
         (s, u64::from(be32(frame, 20)))
     };
     if nanos >= 1_000_000_000 {
@@ -465,6 +633,15 @@ pub fn with_arista_header(frame: &[u8], unix_ns: u64) -> Vec<u8> {
     f.extend_from_slice(&((unix_ns / 1_000_000_000) as u32).to_be_bytes());
     f.extend_from_slice(&((unix_ns % 1_000_000_000) as u32).to_be_bytes());
     f.extend_from_slice(&frame[12..]);
+    f
+}
+
+/// A frame with its source MAC replaced by an Arista 7280's 48-bit stamp of `unix_ns`
+/// (`mac timestamp replace source-mac`; test fixtures).
+pub fn with_mac_stamp(frame: &[u8], unix_ns: u64) -> Vec<u8> {
+    let mut f = frame.to_vec();
+    f[6..8].copy_from_slice(&((unix_ns / 1_000_000_000) as u16).to_be_bytes());
+    f[8..12].copy_from_slice(&((unix_ns % 1_000_000_000) as u32).to_be_bytes());
     f
 }
 
@@ -527,6 +704,16 @@ pub fn trailer_for(frame: &[u8], stamp: &WireStamp, new_fcs: bool) -> Vec<u8> {
         // These two carry no original FCS: their own signature and checksum.
         TrailerKind::Ixia => t = signed::ixia_trailer(seconds, nanos),
         TrailerKind::Gigamon => t = signed::gigamon_trailer(seconds, nanos),
+        // VSS: seconds · ns after the frame (no original FCS), a port stamp of 1 byte.
+        TrailerKind::Vss => {
+            t = (seconds as u32).to_be_bytes().to_vec();
+            t.extend_from_slice(&(nanos as u32).to_be_bytes());
+            t.push(stamp.port);
+        }
+        TrailerKind::Arista7150 | TrailerKind::Fusion => {
+            panic!("a tick needs its device's keyframes: built by the tests")
+        }
+        TrailerKind::Arista7280Mac => panic!("a source-MAC stamp is no trailer: with_mac_stamp"),
         TrailerKind::MetaWatch => {
             t.extend_from_slice(&(seconds as u32).to_be_bytes());
             t.extend_from_slice(&(nanos as u32).to_be_bytes());
@@ -553,6 +740,21 @@ pub fn trailer_for(frame: &[u8], stamp: &WireStamp, new_fcs: bool) -> Vec<u8> {
     t
 }
 
+pub use ticks::{Keyframe, Rate};
+
+/// The keyframe `frame` (Ethernet, got at `host_ns`) is for `mode`'s tick form, if it is
+/// one (`arista-7150`, `fusion`; tests and tools reading keyframes themselves).
+pub fn read_keyframe(mode: WireStampMode, frame: &[u8], host_ns: u64) -> Option<Keyframe> {
+    let counter = match mode {
+        WireStampMode::Arista7150 => ticks::Counter::Arista7150,
+        WireStampMode::Fusion => ticks::Counter::Fusion,
+        _ => return None,
+    };
+    ticks::keyframe(counter, frame, host_ns)
+}
+
 mod signed;
 #[cfg(test)]
 mod tests;
+mod ticks;
+mod weak;

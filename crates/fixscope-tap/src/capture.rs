@@ -71,7 +71,9 @@ impl InterfaceCapture {
                 iface: name.to_string(),
                 linktype: linktype.0,
             })?;
-        let expression = filter_expression(&config.ports, config.ip_filter);
+        // A tick form's keyframes are no TCP: the filter must let them through.
+        let keyframes = fixscope_core::wire_stamp::chosen().needs_keyframes();
+        let expression = filter_expression(&config.ports, config.ip_filter, keyframes);
         capture
             .filter(&expression, true)
             .map_err(|e| TapError::Filter {

@@ -324,11 +324,13 @@ pub struct PcapArgs {
     /// Timestamps from the wire: `auto` finds an Arista MetaWatch or Cisco Nexus 3550 HPT
     /// trailer by its FCS check, an Ixia or Gigamon trailer by its signature and checksum,
     /// or an Arista 7280 header by its EtherType, and uses its time; `off` keeps the
-    /// capture's own; a kind reads only that kind (docs/tap.md).
+    /// capture's own; a kind reads only that kind (docs/tap.md). `arista-7150` and
+    /// `fusion` (tick counters and their keyframes), `vss` and `arista-7280-mac` (the
+    /// source MAC) have no check and are read only when named, never by `auto`.
     #[arg(
         long,
         default_value = "auto",
-        value_name = "auto|off|metawatch|hpt|arista-header|ixia|gigamon"
+        value_name = "auto|off|metawatch|hpt|arista-header|ixia|gigamon|arista-7150|fusion|vss|arista-7280-mac"
     )]
     pub wire_timestamps: fixscope_core::wire_stamp::WireStampMode,
 }
@@ -504,7 +506,7 @@ pub struct TapArgs {
     #[arg(
         long,
         default_value = "auto",
-        value_name = "auto|off|metawatch|hpt|arista-header|ixia|gigamon",
+        value_name = "auto|off|metawatch|hpt|arista-header|ixia|gigamon|arista-7150|fusion|vss|arista-7280-mac",
         requires = "tap"
     )]
     pub wire_timestamps: fixscope_core::wire_stamp::WireStampMode,

@@ -198,6 +198,20 @@ fn say_capture_notes(
 /// What the tap's clock says beside the capture host's: a 37 s lead is TAI against UTC; and
 /// frames the tap did not stamp were timed by the host, whose clock is another.
 fn say_wire_clock_notes(t: &fixscope_core::wire_stamp::TrailerCounters) {
+    let mode = fixscope_core::wire_stamp::chosen();
+    if mode.needs_keyframes() && t.keyframes == 0 {
+        say::warn(format!(
+            "--wire-timestamps {}: no keyframe in the captures (IPv4 protocol 253{}): its \
+             ticks cannot be read, every frame was timed by the capture host; a capture \
+             filter must keep the keyframes (docs/tap.md)",
+            mode.name(),
+            if mode == fixscope_core::wire_stamp::WireStampMode::Fusion {
+                " or EtherType 0x88B5"
+            } else {
+                ""
+            }
+        ));
+    }
     let (Some((kind, _)), Some(ahead_ns)) = (t.first, t.first_offset_ns) else {
         return;
     };

@@ -8,7 +8,7 @@ mod support;
 use fixscope_core::decode::LinkType;
 use fixscope_core::pcap_writer::{CaptureFormat, CaptureWriter, FrameOptions};
 use fixscope_core::wire_stamp::{
-    clock_name, trailer_for, with_arista_header, TrailerKind, WireStamp,
+    clock_name, trailer_for, with_arista_header, with_mac_stamp, TrailerKind, WireStamp,
 };
 use support::*;
 
@@ -55,6 +55,7 @@ fn write_tapped_with(
             }
             match kind.filter(|_| stamped(i)) {
                 Some(TrailerKind::AristaHeader) => frame = with_arista_header(&frame, p.ts_ns),
+                Some(TrailerKind::Arista7280Mac) => frame = with_mac_stamp(&frame, p.ts_ns),
                 Some(kind) => {
                     let stamp = WireStamp {
                         kind,
@@ -161,6 +162,36 @@ fn trailer_times_give_the_true_latencies_where_host_times_do_not() {
     }
 }
 
+/// The forms nothing can check (#34): a VSS trailer, an Arista 7280 stamp in the source
+/// MAC. Asked for by name they give the true latencies and name the clock; `auto` never
+/// reads them (the host's times, 3 µs short).
+#[test]
+fn vss_and_source_mac_stamps_are_read_only_when_asked_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let (packets, truth) = build_scenario(&ScenarioSpec::default());
+    let delays = HostDelays {
+        request_delay_ns: 20_000,
+        response_delay_ns: 17_000,
+    };
+    let short: Vec<u64> = truth.first_response.iter().map(|ns| ns - 3_000).collect();
+    for kind in [TrailerKind::Vss, TrailerKind::Arista7280Mac] {
+        let path = dir.path().join(format!("{}.pcap", kind.name()));
+        write_tapped(&path, &packets, Some(kind), &delays);
+        let (_, summary) = analyse(&[&path], &["--wire-timestamps", kind.name()]);
+        assert_truth(&summary, &truth);
+        assert_eq!(summary["timestamp_source"], kind.name());
+        assert_eq!(
+            summary["source"]["trailer_timestamps"],
+            packets.len() as u64,
+            "{kind:?}"
+        );
+        let (_, summary) = analyse(&[&path], &[]);
+        assert_stage(&summary, "first_response", &short);
+        assert_eq!(summary["source"]["trailer_timestamps"], 0, "{kind:?}");
+        assert!(summary.get("timestamp_source").is_none());
+    }
+}
+
 #[test]
 fn hardware_stamps_read_out_of_order_still_give_the_wire_s_latencies() {
     let dir = tempfile::tempdir().unwrap();
@@ -261,4 +292,175 @@ fn a_tai_clock_is_named_and_frames_without_a_stamp_are_warned_about() {
         "{stderr}"
     );
     assert!(!stderr.contains("TAI"), "{stderr}");
+}
+
+/// An Arista 7150 v2 keyframe, byte by byte from the layout (docs/tap.md): an IPv4
+/// datagram of protocol 253 holding asic_time · utc_ns · last_sync · skew a · skew b ·
+/// keyframe_ts · drops · device · egress interface · fcs_type (1: tick before the FCS) ·
+/// reserved; its own tick 0 and an FCS after it.
+fn keyframe_7150(counter: u64, utc_ns: u64, skew: (u64, u64), device: u16) -> Vec<u8> {
+    let mut p = Vec::new();
+    for v in [
+        counter,
+        utc_ns,
+        counter - 1_000,
+        skew.0,
+        skew.1,
+        counter + 9,
+        0,
+    ] {
+        p.extend_from_slice(&v.to_be_bytes());
+    }
+    p.extend_from_slice(&device.to_be_bytes());
+    p.extend_from_slice(&37u16.to_be_bytes());
+    p.extend_from_slice(&[1, 0]);
+    let mut f = vec![0xFF; 6];
+    f.extend_from_slice(&[0x00, 0x1c, 0x73, 0xc5, 0xb7, 0xaa, 0x08, 0x00]);
+    f.extend_from_slice(&[0x45, 0, 0, 0, 0, 0, 0x40, 0, 64, 253, 0, 0]);
+    f[16..18].copy_from_slice(&(20 + p.len() as u16).to_be_bytes());
+    f.extend_from_slice(&[1, 2, 3, 4, 111, 111, 111, 111]);
+    f.extend_from_slice(&p);
+    f.extend_from_slice(&[0; 4]);
+    let fcs = crc32fast::hash(&f);
+    f.extend_from_slice(&fcs.to_le_bytes());
+    f
+}
+
+/// The 7150's 4 tick bytes for a counter: its low 31 bits, a zero bit 7 inserted.
+fn tick_7150(counter: u64) -> [u8; 4] {
+    let t = counter as u32 & 0x7FFF_FFFF;
+    (((t << 1) & 0xFFFF_FF00) | (t & 0x7F)).to_be_bytes()
+}
+
+/// Arista 7150 ticks (#34, asked for by name): every frame carries its counter's 31 low
+/// bits — before a new FCS on even frames, in its place on odd ones — and a keyframe every
+/// 100 ms pairs the counter with UTC, sent 0.55 s after it was sampled (as the vendor's
+/// samples are). The counter runs at 318.18 MHz (skew a/b = 1.1: 22/7 ns per tick, so
+/// every true time here, a multiple of 22 ns from the first, is a whole tick) and its low
+/// 31 bits wrap mid-run. The capture host stamps each frame 5–100 µs late, in each
+/// direction's order. `--wire-timestamps arista-7150` gives the true latencies; `auto`
+/// never reads a tick (nothing could tell it from a frame's last bytes).
+#[test]
+fn arista_7150_ticks_and_keyframes_give_the_true_latencies_only_when_asked_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = ScenarioSpec {
+        granularity_ns: 22,
+        ..ScenarioSpec::default()
+    };
+    let (packets, truth) = build_scenario(&spec);
+    let utc0 = packets.iter().map(|p| p.ts_ns).min().unwrap();
+    let last = packets.iter().map(|p| p.ts_ns).max().unwrap();
+    let skew = (1_100_000_000, 1_000_000_000);
+    // The counter's low 31 bits wrap 35M ticks (110 ms) after the first packet.
+    let counter0: i128 = (0x55 << 32) | (0x8000_0000 - 35_000_000);
+    let ticks_at = |t: u64| {
+        let ns = i128::from(t) - i128::from(utc0);
+        assert_eq!(ns % 22, 0, "a true time off the tick grid");
+        (counter0 + ns / 22 * 7) as u64
+    };
+    assert!(ticks_at(last) as u32 & 0x7FFF_FFFF < ticks_at(utc0) as u32 & 0x7FFF_FFFF);
+
+    let mut frames: Vec<(u64, Vec<u8>)> = Vec::new();
+    let period = 22 * 4_545_455; // ~100 ms, on the grid
+    let lag = 550_000_000;
+    let mut k = -10i64;
+    loop {
+        let t = (i128::from(utc0) + i128::from(k) * period) as u64;
+        if t > last + period as u64 {
+            break;
+        }
+        frames.push((t + lag, keyframe_7150(ticks_at(t), t, skew, 888)));
+        k += 1;
+    }
+    let keyframes = frames.len();
+    let mut host_after = [0u64; 2];
+    for (i, p) in packets.iter().enumerate() {
+        let mut frame = p.spec.frame(LinkType::Ethernet, &FrameOptions::default());
+        if frame.len() < 60 {
+            frame.resize(60, 0);
+        }
+        frame.extend_from_slice(&tick_7150(ticks_at(p.ts_ns)));
+        if i % 2 == 0 {
+            let fcs = crc32fast::hash(&frame);
+            frame.extend_from_slice(&fcs.to_le_bytes());
+        }
+        // 5 to 100 µs late, each direction's frames in their order.
+        let dir_ = usize::from(is_response(p));
+        let host = (p.ts_ns + 5_000 + (i as u64 * 7_919) % 95_001).max(host_after[dir_] + 1);
+        host_after[dir_] = host;
+        frames.push((host, frame));
+    }
+    frames.sort_by_key(|(host, _)| *host);
+    let write = |name: &str, keep: &dyn Fn(&[u8]) -> bool| {
+        let path = dir.path().join(name);
+        let file = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+        let mut w =
+            CaptureWriter::new(file, CaptureFormat::pcap_nanos(), LinkType::Ethernet).unwrap();
+        for (host, frame) in frames.iter().filter(|(_, f)| keep(f)) {
+            w.write_packet(*host, frame).unwrap();
+        }
+        w.finish().unwrap();
+        path
+    };
+    let path = write("arista-7150.pcap", &|_| true);
+
+    for flags in [
+        &["--wire-timestamps", "arista-7150"][..],
+        &["--wire-timestamps", "arista-7150", "--threads", "1"][..],
+        &["--wire-timestamps", "arista-7150", "--threads", "3"][..],
+    ] {
+        let (_, summary) = analyse(&[&path], flags);
+        assert_truth(&summary, &truth);
+        assert_eq!(
+            summary["timestamp_source"], "arista-7150 (device 888)",
+            "{flags:?}"
+        );
+        assert_eq!(
+            summary["source"]["trailer_timestamps"],
+            packets.len() as u64
+        );
+        assert_eq!(summary["source"]["trailer_missing"], 0);
+        assert_eq!(summary["source"]["trailer_fcs_mismatch"], 0);
+        assert_eq!(summary["source"]["capture_not_tcp"], keyframes as u64);
+        for c in [
+            "timed_out",
+            "unmatched_responses",
+            "response_before_request",
+        ] {
+            assert_eq!(counter(&summary, c), 0, "{flags:?} {c}");
+        }
+    }
+    // Not asked for: the host's times, never the ticks.
+    let (_, summary) = analyse(&[&path], &[]);
+    assert_eq!(summary["source"]["trailer_timestamps"], 0);
+    assert_eq!(summary["source"]["trailer_fcs_mismatch"], 0);
+    assert!(summary.get("timestamp_source").is_none());
+    let first = &summary["stages"][0];
+    assert_eq!(first["stage"], "first_response");
+    let truth_max = truth.first_response.iter().max().unwrap();
+    assert_ne!(
+        first["max_ns"].as_u64().unwrap(),
+        *truth_max,
+        "the host's late stamps"
+    );
+
+    // Keyframes filtered out of the capture: no tick can be read, and the run says why.
+    let bare = write("no-keyframes.pcap", &|f| f[23] != 253);
+    let out = fixscope(&[
+        "pcap",
+        bare.to_str().unwrap(),
+        "-p",
+        "9878",
+        "--wire-timestamps",
+        "arista-7150",
+        "--json",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--wire-timestamps arista-7150: no keyframe in the captures"),
+        "{stderr}"
+    );
+    let (_, summary) = analyse(&[&bare], &["--wire-timestamps", "arista-7150"]);
+    assert_eq!(summary["source"]["trailer_timestamps"], 0);
+    assert_eq!(summary["source"]["trailer_missing"], packets.len() as u64);
 }

@@ -116,6 +116,7 @@ fn a_plain_frame_costs_nothing_and_counts_nothing_until_a_trailer_is_locked() {
             trailer_fcs_mismatch: 1,
             first: Some((TrailerKind::MetaWatch, 7)),
             first_offset_ns: Some(1_000_000_000_000),
+            keyframes: 0,
         }
     );
 }
@@ -250,4 +251,148 @@ fn arista_headers_64_and_48_bit_utc_and_tai() {
         None
     );
     assert_eq!(c.trailer_fcs_mismatch, 1);
+}
+
+/// A VSS trailer: seconds · ns (with the clock source in its top two bits) · a port stamp
+/// of `port.len()` bytes, after the frame as on the wire; the new FCS when `fcs`.
+fn vss_frame(f: &[u8], unix_ns: u64, source: u32, port: &[u8], fcs: bool) -> Vec<u8> {
+    let mut out = f.to_vec();
+    if out.len() < 60 {
+        out.resize(60, 0);
+    }
+    out.extend_from_slice(&((unix_ns / 1_000_000_000) as u32).to_be_bytes());
+    let ns = (unix_ns % 1_000_000_000) as u32 | source << 30;
+    out.extend_from_slice(&ns.to_be_bytes());
+    out.extend_from_slice(port);
+    if fcs {
+        let crc = crc32fast::hash(&out);
+        out.extend_from_slice(&crc.to_le_bytes());
+    }
+    out
+}
+
+#[test]
+fn vss_trailers_with_any_port_stamp_and_clock_source_only_when_asked_for() {
+    let t = 1_700_000_000_987_654_321;
+    for len in [1, 200] {
+        let f = frame(len);
+        for port in [&[][..], &[9][..], &[1, 9][..]] {
+            for (source, fcs) in [(0, false), (3, true), (1, true), (2, false)] {
+                let framed = vss_frame(&f, t, source, port, fcs);
+                let mut c = TrailerCounters::default();
+                let got = WireStamps::new(WireStampMode::Vss).stamp(&framed, t + 40_000, &mut c);
+                let got = got.unwrap_or_else(|| panic!("len {len} port {port:?} fcs {fcs}"));
+                assert_eq!((got.kind, got.unix_ns), (TrailerKind::Vss, t));
+                assert_eq!(got.port, port.last().copied().unwrap_or(0));
+                assert_eq!(c.trailer_timestamps, 1);
+                // Never by itself: `auto` reads nothing there.
+                let mut c = TrailerCounters::default();
+                assert_eq!(
+                    WireStamps::new(WireStampMode::Auto).stamp(&framed, t, &mut c),
+                    None
+                );
+                assert_eq!(c, TrailerCounters::default());
+            }
+        }
+    }
+    // What cannot be a VSS time: counted, not read; no trailer: missing.
+    let f = frame(100);
+    let mut s = WireStamps::new(WireStampMode::Vss);
+    let mut c = TrailerCounters::default();
+    let mut bad_ns = vss_frame(&f, t, 0, &[], false);
+    let at = bad_ns.len() - 4;
+    bad_ns[at..].copy_from_slice(&1_000_000_000u32.to_be_bytes());
+    let zero = vss_frame(&f, 999_999_999, 0, &[], false);
+    let mut odd = vss_frame(&f, t, 0, &[], false);
+    odd.extend_from_slice(&[0; 3]);
+    for framed in [bad_ns, zero, odd] {
+        assert_eq!(s.stamp(&framed, t, &mut c), None);
+    }
+    assert_eq!(s.stamp(&f, t, &mut c), None);
+    assert_eq!((c.trailer_fcs_mismatch, c.trailer_missing), (3, 1));
+}
+
+#[test]
+fn arista_7280_source_mac_stamps_take_their_seconds_from_the_capture() {
+    let f = frame(100);
+    let t: u64 = 1_700_000_123_456_789_012;
+    let framed = with_mac_stamp(&f, t);
+    assert_eq!(&framed[..6], &f[..6], "the destination MAC is kept");
+    assert_eq!(
+        &framed[12..],
+        &f[12..],
+        "nothing after the source MAC moves"
+    );
+    // The low 16 bits of the seconds · the ns, big-endian.
+    assert_eq!(
+        &framed[6..12],
+        &[
+            &((t / 1_000_000_000) as u16).to_be_bytes()[..],
+            &((t % 1_000_000_000) as u32).to_be_bytes()[..]
+        ]
+        .concat()[..]
+    );
+    for host in [t + 40_000_000_000, t - 20_000_000_000, t + 30_000] {
+        let mut c = TrailerCounters::default();
+        let got = WireStamps::new(WireStampMode::Arista7280Mac).stamp(&framed, host, &mut c);
+        assert_eq!(
+            got.map(|g| (g.kind, g.unix_ns)),
+            Some((TrailerKind::Arista7280Mac, t))
+        );
+        assert_eq!(c.trailer_timestamps, 1);
+        // `auto` never reads a MAC as a time.
+        assert_eq!(
+            WireStamps::new(WireStampMode::Auto).stamp(&framed, host, &mut c),
+            None
+        );
+    }
+    // A source MAC whose last 4 bytes are 10^9 or more is no stamp.
+    let mut c = TrailerCounters::default();
+    let mut not = f.clone();
+    not[8..12].copy_from_slice(&0xFFFF_FFFFu32.to_be_bytes());
+    assert_eq!(
+        WireStamps::new(WireStampMode::Arista7280Mac).stamp(&not, t, &mut c),
+        None
+    );
+    assert_eq!(c.trailer_fcs_mismatch, 1);
+}
+
+#[test]
+fn every_mode_is_chosen_by_its_name() {
+    let names = [
+        "auto",
+        "off",
+        "metawatch",
+        "hpt",
+        "arista-header",
+        "ixia",
+        "gigamon",
+        "arista-7150",
+        "fusion",
+        "vss",
+        "arista-7280-mac",
+    ];
+    for (name, mode) in names.into_iter().zip(WireStampMode::ALL) {
+        assert_eq!(name.parse::<WireStampMode>(), Ok(mode));
+        let err = "nope".parse::<WireStampMode>().unwrap_err();
+        assert!(err.contains(name), "{err}");
+        // As the process-wide choice stores it ([`choose`]: not called here, other tests
+        // read it).
+        assert_eq!(WireStampMode::from_repr(mode as u8), mode);
+        // A kind asked for is named as its reports name it.
+        if let Some(kind) = WireStamps::new(mode).kind() {
+            assert_eq!(kind.name(), name);
+        }
+    }
+    assert_eq!(
+        clock_name(TrailerKind::Arista7150, 888),
+        "arista-7150 (device 888)"
+    );
+    for kind in [
+        TrailerKind::Fusion,
+        TrailerKind::Vss,
+        TrailerKind::Arista7280Mac,
+    ] {
+        assert_eq!(clock_name(kind, 3), kind.name());
+    }
 }
