@@ -1331,3 +1331,47 @@ fn bad_points_are_refused_with_a_reason() {
         assert!(out.stdout.is_empty(), "{refs:?}: no figure printed");
     }
 }
+
+/// Microsecond captures (classic pcap) of two points a few hundred ns apart whose clocks
+/// differ by half a microsecond: truncating both stamps to the microsecond can make a
+/// segment look as if it arrived before it left by the true offset. The bounds are widened
+/// by each point's resolution, so the true offset given is accepted and the estimate holds
+/// it at every order.
+#[test]
+fn microsecond_captures_keep_the_truth_inside_the_bounds() {
+    use fixscope_core::decode::LinkType;
+    use fixscope_core::pcap_writer::{CaptureFormat, FrameOptions};
+    let spec = PointsSpec {
+        fwd_base_ns: 300,
+        rev_base_ns: 400,
+        jitter_mean_ns: 500,
+        theta0_ns: 500,
+        ..PointsSpec::synchronised().with_orders(1_000)
+    };
+    let tp = TwoPoints::generate(&spec);
+    let dir = tempfile::tempdir().unwrap();
+    let (cli, gw) = (dir.path().join("cli.pcap"), dir.path().join("gw.pcap"));
+    for (path, point) in [(&cli, Point::Cli), (&gw, Point::Gw)] {
+        support::write_capture(
+            path,
+            &tp.capture(point, |_| true),
+            CaptureFormat::pcap_micros(),
+            LinkType::Ethernet,
+            &FrameOptions::default(),
+            None,
+        );
+    }
+    let given = points_json(&cli, &gw, &["--clock", "offset=gw-cli=+500ns"]);
+    assert_eq!(given["clock"]["mode"], "offset");
+    let s = points_json(&cli, &gw, &[]);
+    let windows = s["clock"]["windows"].as_array().unwrap();
+    for o in &tp.orders {
+        let t = o.request_ns;
+        let (lo, hi) = bounds_at(window_at(windows, t), t);
+        assert!(
+            lo <= 500 && 500 <= hi,
+            "{}: [{lo}, {hi}] holds 500",
+            o.clordid
+        );
+    }
+}

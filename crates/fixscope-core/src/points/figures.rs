@@ -67,11 +67,15 @@ pub struct ClockFigures {
 }
 
 impl ClockFigures {
-    pub(super) fn windows_of(estimate: &ClockEstimate, b_near: bool) -> Vec<WindowFigures> {
+    pub(super) fn windows_of(
+        estimate: &ClockEstimate,
+        b_near: bool,
+        resolution_ns: (i64, i64),
+    ) -> Vec<WindowFigures> {
         estimate
             .windows
             .iter()
-            .map(|w| window_figures(w, b_near))
+            .map(|w| window_figures(w, b_near, resolution_ns))
             .collect()
     }
 
@@ -104,10 +108,10 @@ impl ClockFigures {
     }
 }
 
-fn window_figures(w: &Window, b_near: bool) -> WindowFigures {
+fn window_figures(w: &Window, b_near: bool, (res_a, res_b): (i64, i64)) -> WindowFigures {
     let at = |t: i64| {
         w.bounds(t)
-            .map(|(lo, hi)| (lo.floor() as i64, hi.ceil() as i64))
+            .map(|(lo, hi)| (lo.floor() as i64 - res_a, hi.ceil() as i64 + res_b))
     };
     WindowFigures {
         start_ns: w.start_ns,

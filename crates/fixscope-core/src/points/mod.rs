@@ -74,6 +74,10 @@ pub struct PointsSetup {
     pub segments: SegmentCounts,
     pub samples_forward: u64,
     pub samples_reverse: u64,
+    /// How finely each point stamps (ns): A's and B's. A stamp is its true time less up to
+    /// its resolution, so `δ` is off by up to B's one way and A's the other: every bound
+    /// is widened by them (a microsecond pcap's truncation never puts the truth outside).
+    pub resolution_ns: (i64, i64),
     /// The far point's answered orders (set once its pipeline has run).
     pub far: FarOrders,
     /// `--trace`: the far point's messages, for its column.
@@ -134,8 +138,17 @@ impl PointsSetup {
                 }
             }
         };
+        let resolution_ns = (stamps_a.resolution_ns(), stamps_b.resolution_ns());
         if let Some((theta, u)) = fixed {
-            check_causality(&samples, theta, u, a, b, settings.mode.name())?;
+            check_causality(
+                &samples,
+                theta,
+                u,
+                resolution_ns,
+                a,
+                b,
+                settings.mode.name(),
+            )?;
         }
         Ok(PointsSetup {
             a: a.to_string(),
@@ -151,6 +164,7 @@ impl PointsSetup {
             },
             samples_forward: forward,
             samples_reverse: matched.pairs.len() as u64 - forward,
+            resolution_ns,
             far: FarOrders::default(),
             far_messages: None,
         })
@@ -178,10 +192,11 @@ impl PointsSetup {
         if let Some((theta, u)) = self.fixed {
             return Bounds::Known((theta - u as i64) as f64, (theta + u as i64) as f64);
         }
+        let (res_a, res_b) = self.resolution_ns;
         match self.estimate.window_at(t) {
             Some(w) if w.transition => Bounds::AtStep,
             Some(w) => match w.bounds(t) {
-                Some((lo, hi)) if lo <= hi => Bounds::Known(lo, hi),
+                Some((lo, hi)) if lo <= hi => Bounds::Known(lo - res_a as f64, hi + res_b as f64),
                 _ => Bounds::Unbounded,
             },
             None => Bounds::Unbounded,
@@ -190,7 +205,7 @@ impl PointsSetup {
 
     /// The clock as reported, with the one-way stages' largest uncertainty so far.
     pub fn figures(&self, one_way_uncertainty_ns: [u64; 2]) -> ClockFigures {
-        let windows = ClockFigures::windows_of(&self.estimate, self.b_near);
+        let windows = ClockFigures::windows_of(&self.estimate, self.b_near, self.resolution_ns);
         let tai_utc = windows
             .iter()
             .filter_map(|w| w.middle)
@@ -230,26 +245,35 @@ fn check_causality(
     samples: &[ClockSample],
     theta: i64,
     u: u64,
+    (res_a, res_b): (i64, i64),
     a: &str,
     b: &str,
     mode: &str,
 ) -> Result<(), String> {
     let u = u as i64;
-    // A → B: θ ≤ δ, so θ − u must not exceed δ; B → A: θ ≥ δ.
+    // A → B: θ ≤ δ (+ B's resolution), so θ − u must not exceed it; B → A: θ ≥ δ (− A's).
     let broken = samples.iter().find(|s| {
         if s.a_to_b {
-            theta - u > s.delta_ns
+            theta - u > s.delta_ns + res_b
         } else {
-            theta + u < s.delta_ns
+            theta + u < s.delta_ns - res_a
         }
     });
     let Some(s) = broken else {
         return Ok(());
     };
     let (from, to, bound) = if s.a_to_b {
-        (a, b, format!("at most {}", signed_ns(s.delta_ns + u)))
+        (
+            a,
+            b,
+            format!("at most {}", signed_ns(s.delta_ns + res_b + u)),
+        )
     } else {
-        (b, a, format!("at least {}", signed_ns(s.delta_ns - u)))
+        (
+            b,
+            a,
+            format!("at least {}", signed_ns(s.delta_ns - res_a - u)),
+        )
     };
     Err(format!(
         "--clock {mode}: the offset {b} − {a} = {} breaks causality: at {} a segment from \

@@ -20,6 +20,8 @@ pub struct SegmentStamps {
     /// Segments this point saw more than once (every copy after the first).
     pub repeated: u64,
     pub segments: u64,
+    /// A stamp not a whole microsecond was seen: the capture keeps nanoseconds.
+    finer_than_micros: bool,
 }
 
 #[derive(Clone, Copy)]
@@ -44,6 +46,7 @@ fn identity(seg: &Segment<'_>) -> u64 {
 impl SegmentStamps {
     pub fn add(&mut self, seg: &Segment<'_>) {
         self.segments += 1;
+        self.finer_than_micros |= seg.ts_ns % 1_000 != 0;
         let stamp = Stamp {
             ts_ns: seg.ts_ns,
             toward_acceptor: seg.direction == Direction::Request,
@@ -57,6 +60,18 @@ impl SegmentStamps {
                 o.get_mut().repeated = true;
                 self.repeated += 1;
             }
+        }
+    }
+}
+
+impl SegmentStamps {
+    /// How finely this point's captures stamp: 1 ns, or 1,000 ns when every stamp was a
+    /// whole microsecond (a classic pcap): a stamp is its true time less up to this.
+    pub fn resolution_ns(&self) -> i64 {
+        if self.finer_than_micros || self.segments == 0 {
+            1
+        } else {
+            1_000
         }
     }
 }

@@ -246,11 +246,11 @@ fn trust_is_refused_when_a_segment_would_arrive_before_it_left() {
         .into_iter()
         .map(|d| d.0)
         .collect();
-    let err = super::check_causality(&s, 0, 0, "cli", "gw", "trust").unwrap_err();
+    let err = super::check_causality(&s, 0, 0, (1, 1), "cli", "gw", "trust").unwrap_err();
     assert!(err.contains("causality"), "{err}");
     assert!(err.contains("at least +"), "{err}");
     // The true offset at the start, ± the width, passes.
-    super::check_causality(&s, 250_000, 100_000, "cli", "gw", "offset").unwrap();
+    super::check_causality(&s, 250_000, 100_000, (1, 1), "cli", "gw", "offset").unwrap();
 }
 
 #[test]
