@@ -46,7 +46,7 @@ fn identity(seg: &Segment<'_>) -> u64 {
 impl SegmentStamps {
     pub fn add(&mut self, seg: &Segment<'_>) {
         self.segments += 1;
-        self.finer_than_micros |= seg.ts_ns % 1_000 != 0;
+        self.finer_than_micros |= !seg.ts_ns.is_multiple_of(1_000);
         let stamp = Stamp {
             ts_ns: seg.ts_ns,
             toward_acceptor: seg.direction == Direction::Request,
