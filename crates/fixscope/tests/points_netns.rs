@@ -24,7 +24,7 @@ use fixscope_testkit::netns::{run, Netns};
 use fixscope_testkit::{require_root, require_tool, serial};
 use serde_json::Value;
 use support::{counter, fixscope, stage};
-use support_live::{run_client, start_exchange, wait_until, Proc};
+use support_live::{run_client, start_exchange, stop_tcpdump, Proc};
 
 const TEST: &str = "points_netns";
 const ORDERS: u64 = 1_500;
@@ -120,25 +120,6 @@ fn tcpdump(ns: &str, dev: &str, file: &Path, port: u16) -> Proc {
     p
 }
 
-/// Stops a tcpdump once its file stopped growing; it must have dropped nothing.
-fn stop(mut p: Proc, file: &Path) {
-    let mut last = 0;
-    wait_until("the capture settles", Duration::from_secs(20), || {
-        std::thread::sleep(Duration::from_millis(300));
-        let len = std::fs::metadata(file).map(|m| m.len()).unwrap_or(0);
-        std::mem::replace(&mut last, len) == len && len > 0
-    });
-    p.signal(libc::SIGTERM);
-    let done = p.finish(Duration::from_secs(10));
-    assert!(
-        done.stderr
-            .lines()
-            .any(|l| l.trim() == "0 packets dropped by kernel"),
-        "tcpdump dropped packets: {}",
-        done.stderr
-    );
-}
-
 fn points(cli: &Path, gw: &Path, port: u16, extra: &[&str]) -> Value {
     let (c, g, p) = (
         format!("cli={}", cli.display()),
@@ -182,8 +163,8 @@ fn captures() -> (PathBuf, PathBuf, u16) {
     exchange.proc.signal(libc::SIGTERM);
     let e = exchange.proc.finish(Duration::from_secs(10));
     assert!(e.status.success(), "exchange: {}", e.stderr);
-    stop(t_cli, &cli);
-    stop(t_gw, &gw);
+    stop_tcpdump(t_cli, &cli);
+    stop_tcpdump(t_gw, &gw);
     (cli, gw, port)
 }
 

@@ -420,22 +420,7 @@ fn capture_of_reconnects_replays_rejects_and_test_requests_equals_the_truth() {
     let mut tcpdump = Proc::spawn("tcpdump", tcpdump);
     tcpdump.wait_for_stderr("listening on", Duration::from_secs(10));
     run_sim(&dir, port, None);
-    // Stop tcpdump once its file stopped growing (what it has not written is lost).
-    let mut last = 0;
-    wait_until("the capture settles", Duration::from_secs(20), || {
-        std::thread::sleep(Duration::from_millis(300));
-        let len = std::fs::metadata(&cap).map(|m| m.len()).unwrap_or(0);
-        std::mem::replace(&mut last, len) == len && len > 0
-    });
-    tcpdump.signal(libc::SIGTERM);
-    let done = tcpdump.finish(Duration::from_secs(10));
-    assert!(
-        done.stderr
-            .lines()
-            .any(|l| l.trim() == "0 packets dropped by kernel"),
-        "tcpdump dropped packets: {}",
-        done.stderr
-    );
+    stop_tcpdump(tcpdump, &cap);
     let truth = read_truth(&dir);
     let p = port.to_string();
     let (_, summary) = support::analyse(&[&cap], &["-p", &p, "--by", "55"]);

@@ -984,3 +984,23 @@ pub fn assert_nothing_left(prog_ids: &[u32], iface_on_host: Option<&str>, ifinde
         }
     }
 }
+
+/// Stops a tcpdump writing `file` once the file stopped growing (what it has not written
+/// yet is lost otherwise); it must have dropped nothing.
+pub fn stop_tcpdump(mut tcpdump: Proc, file: &Path) {
+    let mut last = 0;
+    wait_until("the capture settles", Duration::from_secs(20), || {
+        std::thread::sleep(Duration::from_millis(300));
+        let len = std::fs::metadata(file).map(|m| m.len()).unwrap_or(0);
+        std::mem::replace(&mut last, len) == len && len > 0
+    });
+    tcpdump.signal(libc::SIGTERM);
+    let done = tcpdump.finish(Duration::from_secs(10));
+    assert!(
+        done.stderr
+            .lines()
+            .any(|l| l.trim() == "0 packets dropped by kernel"),
+        "tcpdump dropped packets: {}",
+        done.stderr
+    );
+}
