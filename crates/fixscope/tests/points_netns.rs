@@ -169,7 +169,7 @@ fn captures() -> (PathBuf, PathBuf, u16) {
 }
 
 #[test]
-fn real_captures_at_two_ends_of_a_delayed_path_bound_one_clock_and_its_one_ways() {
+fn real_captures_at_two_ends_of_a_routed_path_bound_one_clock_and_its_one_ways() {
     require_root(TEST);
     require_tool(TEST, "tcpdump");
     let _serial = serial();
