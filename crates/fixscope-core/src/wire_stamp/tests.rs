@@ -607,7 +607,8 @@ fn a_tunnelled_frame_without_a_trailer_counts_as_a_plain_one_does() {
                     assert_eq!((got, ts), (None, t), "{what}");
                     assert_eq!(c, TrailerCounters::default(), "{what}");
                     // A kind locked: missing, never a failed check.
-                    let (got, c, _) = read_both(WireStampMode::Auto, &[lock.clone()], &f, t);
+                    let (got, c, _) =
+                        read_both(WireStampMode::Auto, std::slice::from_ref(&lock), &f, t);
                     assert_eq!(got, None, "{what}");
                     assert_eq!(
                         (c.trailer_missing, c.trailer_fcs_mismatch),
