@@ -78,6 +78,12 @@ impl FrameClassifier {
         }
     }
 
+    /// Reads the hardware stamps as `stamps` does (tests: the run's choice is process-wide).
+    #[cfg(test)]
+    pub(crate) fn set_stamps(&mut self, stamps: WireStamps) {
+        self.stamps = stamps;
+    }
+
     pub fn ports(&self) -> &PortSet {
         &self.ports
     }
@@ -170,10 +176,17 @@ impl FrameClassifier {
         if link != LinkType::Ethernet || t.missing_tail > 0 {
             return ts_ns;
         }
-        // The payload borrows the frame: where it ends is where the datagram does.
+        // The payload borrows the frame: where it ends is where the datagram does (the
+        // innermost one, inside a tunnel's Ethernet frame when it came out of one).
         let end = t.payload.as_ptr() as usize - frame.as_ptr() as usize + t.payload.len();
         self.stamps
-            .stamp_after(frame, Some(end), ts_ns, &mut stats.trailers)
+            .stamp_after(
+                frame,
+                Some(end),
+                t.inner_ethernet,
+                ts_ns,
+                &mut stats.trailers,
+            )
             .map_or(ts_ns, |s| s.unix_ns)
     }
 

@@ -85,6 +85,22 @@ pub struct TcpPacket<'a> {
     /// What tells two copies of one packet from a retransmission of it
     /// ([`crate::mirror_dup`]): the IPv4 identification (0 for IPv6), TCP window and checksum.
     pub copy_id: CopyId,
+    /// The innermost Ethernet frame a tunnel carried the segment in (GRETAP, ERSPAN,
+    /// VXLAN), from its first header byte to where the tunnel's datagram ends (the outer
+    /// IP length, VXLAN's UDP length, or the captured bytes): a tap's trailer inside it
+    /// lies after the segment's datagram and before that end ([`crate::wire_stamp`]).
+    /// `None` for a segment no tunnel carried, or GRE carrying bare IP (no inner frame).
+    /// [`TcpPacket::inner_ethernet_in`] gives it as offsets in the captured frame.
+    pub inner_ethernet: Option<&'a [u8]>,
+}
+
+impl TcpPacket<'_> {
+    /// Where [`TcpPacket::inner_ethernet`] starts and ends in `frame`, the captured frame
+    /// the packet was decoded from.
+    #[inline]
+    pub fn inner_ethernet_in(&self, frame: &[u8]) -> Option<std::ops::Range<usize>> {
+        crate::wire::offsets_in(frame, self.inner_ethernet?)
+    }
 }
 
 /// The header fields a mirror copies unchanged and a sender changes when it sends the same
@@ -205,7 +221,12 @@ fn inside_tunnel(inner: Tunnelled<'_>, depth: u8) -> Result<Decoded<'_>, DecodeE
     match inner {
         Tunnelled::Ethernet(frame) => {
             need("inner Ethernet", frame, ETHERNET_HEADER)?;
-            ethertype_payload(be16(frame, 12), &frame[ETHERNET_HEADER..], depth + 1)
+            let mut d = ethertype_payload(be16(frame, 12), &frame[ETHERNET_HEADER..], depth + 1)?;
+            if let Decoded::Tcp(t) = &mut d {
+                // The innermost frame: a deeper tunnel's, when there was one, is kept.
+                t.inner_ethernet.get_or_insert(frame);
+            }
+            Ok(d)
         }
         Tunnelled::Ip(packet) => ip(packet, depth + 1),
         Tunnelled::None => Ok(Decoded::NotTcp),
@@ -357,6 +378,7 @@ fn tcp(
             tcp_window: be16(t, 14),
             tcp_checksum: be16(t, 16),
         },
+        inner_ethernet: None,
     }))
 }
 

@@ -108,7 +108,15 @@ fn udp(b: &[u8]) -> Result<Tunnelled<'_>, DecodeError> {
     if vxlan[0] & 0x08 == 0 {
         return Ok(Tunnelled::None);
     }
-    Ok(Tunnelled::Ethernet(&vxlan[8..]))
+    // The inner frame ends where the UDP datagram does (a tap's trailer inside it is read
+    // up to there); a length that does not fit what is there is not gone by.
+    let udp_len = usize::from(be16(b, 4));
+    let end = if (16..=b.len()).contains(&udp_len) {
+        udp_len
+    } else {
+        b.len()
+    };
+    Ok(Tunnelled::Ethernet(&b[16..end]))
 }
 
 #[cfg(test)]

@@ -50,3 +50,12 @@ pub(crate) fn need(layer: &'static str, b: &[u8], len: usize) -> Result<(), Deco
 /// Arista's registered EtherType, for the timestamp header a 7280 inserts after the source
 /// MAC (skipped by [`crate::decode`], read by [`crate::wire_stamp`]).
 pub const ARISTA_ETHERTYPE: u16 = 0xD28B;
+
+/// Where `part`, a part of `frame` (a header or a frame inside it, as the decoders hand
+/// them on), lies in `frame`; `None` for a slice from elsewhere.
+#[inline]
+pub(crate) fn offsets_in(frame: &[u8], part: &[u8]) -> Option<std::ops::Range<usize>> {
+    let start = (part.as_ptr() as usize).checked_sub(frame.as_ptr() as usize)?;
+    let end = start.checked_add(part.len())?;
+    (end <= frame.len()).then_some(start..end)
+}

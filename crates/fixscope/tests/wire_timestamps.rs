@@ -6,7 +6,9 @@
 mod support;
 
 use fixscope_core::decode::LinkType;
-use fixscope_core::pcap_writer::{CaptureFormat, CaptureWriter, FrameOptions};
+use fixscope_core::pcap_writer::{
+    wrap_in_tunnel, CaptureFormat, CaptureWriter, FrameOptions, Tunnel,
+};
 use fixscope_core::wire_stamp::{
     clock_name, trailer_for, with_arista_header, with_mac_stamp, TrailerKind, WireStamp,
 };
@@ -463,4 +465,176 @@ fn arista_7150_ticks_and_keyframes_give_the_true_latencies_only_when_asked_for()
     let (_, summary) = analyse(&[&bare], &["--wire-timestamps", "arista-7150"]);
     assert_eq!(summary["source"]["trailer_timestamps"], 0);
     assert_eq!(summary["source"]["trailer_missing"], packets.len() as u64);
+}
+
+/// The capture host's time of each packet: 5 to 100 µs after the wire, each direction's
+/// frames in their order (as one tap port's are).
+fn late_5_to_100_us(packets: &[TimedPacket]) -> Vec<u64> {
+    let mut after = [0u64; 2];
+    packets
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let d = usize::from(is_response(p));
+            let host = (p.ts_ns + 5_000 + (i as u64 * 7_919) % 95_001).max(after[d] + 1);
+            after[d] = host;
+            host
+        })
+        .collect()
+}
+
+/// Writes the scenario as a remote mirror delivers it through `tunnel`: each frame as the
+/// tap put it on the wire (padded to 60 bytes) with `kind`'s trailer of its true time
+/// (none when `kind` is `None`; the trailer's original FCS one bit off on the frames
+/// `broken` says), carried whole inside the tunnel, recorded at `host[i]`, in the host's
+/// order.
+fn write_tunnelled(
+    path: &std::path::Path,
+    packets: &[TimedPacket],
+    kind: Option<TrailerKind>,
+    tunnel: Tunnel,
+    broken: impl Fn(usize) -> bool,
+    host: &[u64],
+) {
+    let mut frames: Vec<(u64, Vec<u8>)> = packets
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let mut frame = p.spec.frame(LinkType::Ethernet, &FrameOptions::default());
+            assert!(frame.len() >= 60, "padded as on the wire");
+            if let Some(kind) = kind {
+                let stamp = WireStamp {
+                    kind,
+                    device: 7,
+                    port: u8::from(is_response(p)),
+                    unix_ns: p.ts_ns,
+                };
+                let mut trailer = trailer_for(&frame, &stamp, i % 2 == 0);
+                if broken(i) {
+                    trailer[0] ^= 0x01;
+                }
+                frame.extend_from_slice(&trailer);
+            }
+            (host[i], wrap_in_tunnel(&frame, tunnel))
+        })
+        .collect();
+    frames.sort_by_key(|(host_ns, _)| *host_ns);
+    let file = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    let mut w = CaptureWriter::new(file, CaptureFormat::pcap_nanos(), LinkType::Ethernet).unwrap();
+    for (host_ns, frame) in &frames {
+        w.write_packet(*host_ns, frame).unwrap();
+    }
+    w.finish().unwrap();
+}
+
+/// Trailers inside tunnels (#34): a tap's MetaWatch (or HPT) trailer stays at the end of
+/// the frame a remote mirror carries in ERSPAN II/III, GRETAP or VXLAN, its FCS over that
+/// inner frame. Recorded by a host 5–100 µs late, the run's latencies are the wire's; a
+/// trailer that fails its check is counted and not used; without trailers the tunnelled
+/// capture is timed by the host, with no trailer counter moved.
+#[test]
+fn trailers_inside_tunnels_give_the_true_latencies() {
+    let dir = tempfile::tempdir().unwrap();
+    let (packets, truth) = build_scenario(&ScenarioSpec::default());
+    let frames = packets.len() as u64;
+    let late = late_5_to_100_us(&packets);
+    for (tunnel, kind, name) in [
+        (Tunnel::ErspanII, TrailerKind::MetaWatch, "erspan2"),
+        (
+            Tunnel::ErspanIII { subheader: false },
+            TrailerKind::MetaWatch,
+            "erspan3",
+        ),
+        (
+            Tunnel::ErspanIII { subheader: true },
+            TrailerKind::MetaWatch,
+            "erspan3-subheader",
+        ),
+        (Tunnel::GreTap, TrailerKind::MetaWatch, "gretap"),
+        (Tunnel::Vxlan, TrailerKind::MetaWatch, "vxlan"),
+        (Tunnel::Vxlan, TrailerKind::Hpt, "vxlan-hpt"),
+    ] {
+        let path = dir.path().join(format!("{name}.pcap"));
+        write_tunnelled(&path, &packets, Some(kind), tunnel, |_| false, &late);
+        let threads: &[&[&str]] = if name == "vxlan" {
+            &[&[], &["--threads", "1"], &["--threads", "3"]]
+        } else {
+            &[&[]]
+        };
+        for flags in threads {
+            let (_, summary) = analyse(&[&path], flags);
+            assert_truth(&summary, &truth);
+            assert_eq!(
+                summary["timestamp_source"],
+                clock_name(kind, 7).as_str(),
+                "{name} {flags:?}"
+            );
+            let source = &summary["source"];
+            assert_eq!(source["trailer_timestamps"], frames, "{name} {flags:?}");
+            assert_eq!(source["trailer_missing"], 0, "{name}");
+            assert_eq!(source["trailer_fcs_mismatch"], 0, "{name}");
+            assert_eq!(source["capture_decode_errors"], 0, "{name}");
+            for c in [
+                "timed_out",
+                "unmatched_responses",
+                "response_before_request",
+            ] {
+                assert_eq!(counter(&summary, c), 0, "{name} {c}");
+            }
+        }
+    }
+
+    // Every 50th frame's trailer fails its check: counted, its host time used, the others
+    // still read.
+    let broken = |i: usize| i % 50 == 7;
+    let n_broken = (0..packets.len()).filter(|&i| broken(i)).count() as u64;
+    let path = dir.path().join("erspan2-broken.pcap");
+    write_tunnelled(
+        &path,
+        &packets,
+        Some(TrailerKind::MetaWatch),
+        Tunnel::ErspanII,
+        broken,
+        &late,
+    );
+    let (_, summary) = analyse(&[&path], &[]);
+    assert_eq!(summary["timestamp_source"], "metawatch (device 7)");
+    assert_eq!(summary["source"]["trailer_fcs_mismatch"], n_broken);
+    assert_eq!(summary["source"]["trailer_timestamps"], frames - n_broken);
+    assert_eq!(summary["source"]["trailer_missing"], 0);
+    assert_eq!(counter(&summary, "requests"), truth.requests);
+
+    // No trailer: the host's times (responses 3 µs sooner after the wire than requests,
+    // so every order 3 µs short), no clock named, no trailer counter moved.
+    let delays = HostDelays {
+        request_delay_ns: 20_000,
+        response_delay_ns: 17_000,
+    };
+    let constant: Vec<u64> = packets
+        .iter()
+        .map(|p| {
+            p.ts_ns
+                + if is_response(p) {
+                    delays.response_delay_ns
+                } else {
+                    delays.request_delay_ns
+                }
+        })
+        .collect();
+    let short: Vec<u64> = truth.first_response.iter().map(|ns| ns - 3_000).collect();
+    for tunnel in [Tunnel::ErspanII, Tunnel::GreTap, Tunnel::Vxlan] {
+        let path = dir.path().join(format!("{tunnel:?}-host.pcap"));
+        write_tunnelled(&path, &packets, None, tunnel, |_| false, &constant);
+        let (_, summary) = analyse(&[&path], &[]);
+        assert_stage(&summary, "first_response", &short);
+        assert!(summary.get("timestamp_source").is_none(), "{tunnel:?}");
+        for c in [
+            "trailer_timestamps",
+            "trailer_missing",
+            "trailer_fcs_mismatch",
+            "capture_decode_errors",
+        ] {
+            assert_eq!(summary["source"][c], 0, "{tunnel:?} {c}");
+        }
+    }
 }

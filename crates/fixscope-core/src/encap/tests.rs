@@ -58,17 +58,119 @@ fn every_tunnel_gives_the_packet_inside_as_it_was() {
             let spec = c.client_sends(b"8=FIX.4.4\x019=5\x0135=D\x0110=000\x01");
             let frame = unpadded(&spec, &opts);
             let plain = tcp(&frame);
+            assert_eq!(plain.inner_ethernet, None);
             for tunnel in TUNNELS {
                 let wrapped = wrap_in_tunnel(&frame, tunnel);
                 let got = decode(LinkType::Ethernet, &wrapped);
+                // And where the frame inside lies (none for GRE carrying bare IP).
+                let inner = inner_start(tunnel).map(|at| &wrapped[at..]);
                 assert_eq!(
                     got,
-                    Ok(Decoded::Tcp(plain)),
+                    Ok(Decoded::Tcp(TcpPacket {
+                        inner_ethernet: inner,
+                        ..plain
+                    })),
                     "{tunnel:?} v6={v6} tags={tags:?}"
                 );
             }
         }
     }
+}
+
+/// Where the frame inside `tunnel` starts in [`wrap_in_tunnel`]'s frame: after the outer
+/// Ethernet (14) and IPv4 (20) headers and the tunnel's own; `None` for GRE carrying IP.
+fn inner_start(tunnel: Tunnel) -> Option<usize> {
+    let own = match tunnel {
+        // GRE with a key.
+        Tunnel::GreTap => 8,
+        Tunnel::GreIp => return None,
+        // GRE with a sequence number, then ERSPAN's header.
+        Tunnel::ErspanII => 8 + 8,
+        Tunnel::ErspanIII { subheader: false } => 8 + 12,
+        Tunnel::ErspanIII { subheader: true } => 8 + 12 + 8,
+        // UDP, then VXLAN's header.
+        Tunnel::Vxlan => 8 + 8,
+    };
+    Some(34 + own)
+}
+
+#[test]
+fn the_innermost_ethernet_frame_is_reported_where_it_lies() {
+    let mut c = conn(false);
+    let frame = unpadded(
+        &c.client_sends(b"8=FIX.4.4\x019=5\x0135=D\x01"),
+        &FrameOptions::default(),
+    );
+    // A tap's trailer after the datagram is part of the frame a tunnel carries.
+    let mut trailed = frame.clone();
+    trailed.extend_from_slice(&[0xA5; 20]);
+    for tunnel in TUNNELS {
+        for inner in [&frame, &trailed] {
+            let wrapped = wrap_in_tunnel(inner, tunnel);
+            let want = inner_start(tunnel).map(|at| at..at + inner.len());
+            let t = tcp(&wrapped);
+            assert_eq!(t.inner_ethernet_in(&wrapped), want, "{tunnel:?}");
+            assert_eq!(t.payload, b"8=FIX.4.4\x019=5\x0135=D\x01");
+            if let Some(at) = want.clone() {
+                assert_eq!(&wrapped[at], &inner[..]);
+            }
+            // Bytes after the outer datagram (the outer frame's own trailer or FCS) are
+            // not the inner frame's: it ends with the outer IP length.
+            let mut outer = wrapped.clone();
+            outer.extend_from_slice(&[0x5A; 24]);
+            assert_eq!(tcp(&outer).inner_ethernet_in(&outer), want, "{tunnel:?}");
+            // Cut by a snaplen inside the inner frame's trailer: it ends with the bytes.
+            if inner.len() > frame.len() {
+                let cut = &wrapped[..wrapped.len() - 7];
+                let t = tcp(cut);
+                assert_eq!(t.missing_tail, 0);
+                assert_eq!(
+                    t.inner_ethernet_in(cut),
+                    want.map(|at| at.start..at.end - 7),
+                    "{tunnel:?}"
+                );
+            }
+        }
+    }
+    // VXLAN's inner frame ends with its UDP datagram, short of the outer IP length.
+    let mut vxlan = wrap_in_tunnel(&trailed, Tunnel::Vxlan);
+    let udp_len = 16 + frame.len() as u16;
+    vxlan[34 + 4..34 + 6].copy_from_slice(&udp_len.to_be_bytes());
+    assert_eq!(
+        tcp(&vxlan).inner_ethernet_in(&vxlan),
+        Some(50..50 + frame.len())
+    );
+    // A UDP length that does not fit is not gone by.
+    for bad in [15u16, 0xFFFF] {
+        vxlan[34 + 4..34 + 6].copy_from_slice(&bad.to_be_bytes());
+        assert_eq!(
+            tcp(&vxlan).inner_ethernet_in(&vxlan),
+            Some(50..50 + trailed.len())
+        );
+    }
+    // Tunnels in tunnels: the innermost Ethernet frame, inside GRE carrying IP too.
+    let erspan = wrap_in_tunnel(&trailed, Tunnel::ErspanII);
+    let nested = wrap_in_tunnel(&erspan, Tunnel::Vxlan);
+    let at = 50 + 50;
+    assert_eq!(
+        tcp(&nested).inner_ethernet_in(&nested),
+        Some(at..at + trailed.len())
+    );
+    let over_ip = wrap_in_tunnel(&erspan, Tunnel::GreIp);
+    let at = 34 + 4 + 20 + 16;
+    assert_eq!(
+        tcp(&over_ip).inner_ethernet_in(&over_ip),
+        Some(at..at + trailed.len())
+    );
+    let ip_inside = wrap_in_tunnel(&wrap_in_tunnel(&trailed, Tunnel::GreIp), Tunnel::GreTap);
+    assert_eq!(
+        tcp(&ip_inside).inner_ethernet_in(&ip_inside),
+        Some(42..ip_inside.len())
+    );
+    // No tunnel: no inner frame; a slice from elsewhere has no offsets in the frame.
+    assert_eq!(tcp(&trailed).inner_ethernet, None);
+    let t = tcp(&nested);
+    assert_eq!(t.inner_ethernet_in(&trailed), None);
 }
 
 #[test]
