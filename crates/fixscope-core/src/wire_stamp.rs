@@ -21,7 +21,7 @@
 //! Once one kind is found it is locked for the run: later frames are read as that kind
 //! only, and frames without it are counted (`trailer_missing`, host time used), as are
 //! frames whose bytes after the datagram fail the check (`trailer_fcs_mismatch`: counted,
-//! not used). Layouts: `../shared/tap-samples/README.md`, docs/tap.md.
+//! not used). Layouts: docs/tap.md.
 //!
 //! Read only when asked for by name, never by `auto` (nothing in them rules out a chance
 //! match): the tick counters mapped to UTC by keyframes, Arista 7150 and ExaLINK Fusion

@@ -17,7 +17,7 @@
 //! the host's clock may step: the Arista samples have a host clock stepped back 2.9 s,
 //! which a choice by host time gets wrong by a whole wrap.
 //!
-//! Layouts (big-endian; `../shared/tap-samples/README.md`, docs/tap.md):
+//! Layouts (big-endian; docs/tap.md):
 //! - 7150 keyframe: an IPv4 datagram of protocol 253 whose payload is asic_time u64 ·
 //!   utc_ns u64 · last_sync u64 · [skew a u64 · skew b u64, the v2 "fields skew" form] ·
 //!   keyframe_ts u64 · drops u64 · device u16 · egress interface u16 · fcs_type u8 (1 tick
