@@ -58,7 +58,8 @@ pub struct Pipeline {
     /// The links taken from the hop linker (reused).
     link_rows: Vec<crate::hops::LinkRecord>,
     /// The records taken from the correlator (reused).
-    record_rows: Vec<crate::correlate::OrderRecord>,
+    #[allow(clippy::vec_box)] // the record book's rows, swapped in (see `RecordBook`)
+    record_rows: Vec<Box<crate::correlate::OrderRecord>>,
     config: PipelineConfig,
     connections: HashMap<ConnectionKey, Connection>,
     next_session: u64,
@@ -586,6 +587,13 @@ impl Pipeline {
         )
     }
 
+    /// The record sink's counters (rows it lost), when records are on.
+    fn record_counters(&self) -> Vec<Counter> {
+        self.record_sink
+            .as_ref()
+            .map_or_else(Vec::new, |sink| sink.counters())
+    }
+
     /// The source's counters and, with records, the record sink's (rows it lost).
     fn with_record_counters<'c>(&self, source: &'c [Counter]) -> std::borrow::Cow<'c, [Counter]> {
         match &self.record_sink {
@@ -696,6 +704,13 @@ impl Pipeline {
         for conn in connections.values_mut() {
             conn.flush(reassembly, &mut sink);
         }
+        self.end_of_input();
+    }
+
+    /// Every message is in: the orders still waiting stay unanswered, the producers end,
+    /// and the records' last rows go to the sink, which is ended (one pipeline, and stage B
+    /// of two).
+    fn end_of_input(&mut self) {
         self.correlator.end_of_input();
         if let Some(h) = self.hops.as_mut() {
             h.finish(&mut self.stats);

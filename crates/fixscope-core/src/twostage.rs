@@ -31,7 +31,9 @@
 //! Every input works: a legacy pcap file is read in place and its messages travel as
 //! ranges of the mapping; pcapng, a pipe or stdin are read by the streaming reader and
 //! their messages are copied into the batches. `--trace` and Prometheus stay on one
-//! pipeline with its reading thread (`fixscope pcap` decides).
+//! pipeline with its reading thread (`fixscope pcap` decides). What learns from stage B's
+//! orders (`--records`: its record sink and message observer) is attached to stage B's
+//! pipeline on its own thread by the caller's [`StageBSetup`].
 
 use std::cell::Cell;
 use std::io;
@@ -51,6 +53,10 @@ use crate::segment::Segment;
 use crate::shard::Outcome;
 use crate::shutdown::Shutdown;
 
+/// Attaches to stage B's pipeline, on stage B's thread, what learns from its orders
+/// (`set_record_sink`, `set_message_observer`): they need not be `Send`, only this is.
+pub type StageBSetup = Box<dyn FnOnce(&mut Pipeline) + Send>;
+
 /// Analyses `captures` in two stages and reports through `reporter` (on the calling
 /// thread): every interval, then the summary — the bytes one pipeline would report, and
 /// the end the driver would make (a file's error after the summary of what came before
@@ -60,6 +66,7 @@ pub fn run(
     captures: Vec<PathBuf>,
     ports: PortSet,
     config: PipelineConfig,
+    stage_b_setup: Option<StageBSetup>,
     reporter: &mut dyn Reporter,
     stop: &Shutdown,
     on_file_done: &mut dyn FnMut(usize, &CaptureStats),
@@ -73,6 +80,9 @@ pub fn run(
             .name("fixscope-stage-b".into())
             .spawn(move || {
                 let mut pipeline = Pipeline::new(config).into_stage_b();
+                if let Some(setup) = stage_b_setup {
+                    setup(&mut pipeline);
+                }
                 let mut out = ReportsChannel {
                     back: back_tx,
                     spares: spares_rx,

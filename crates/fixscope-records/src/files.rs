@@ -176,13 +176,19 @@ fn new_writer(file: File, schema: SchemaRef, props: WriterProperties) -> Result<
 
 /// zstd; dictionaries for the columns of few values (the default); the id column with a
 /// Bloom filter (one order found without reading the rest) and delta-encoded (sequential
-/// ids share their prefixes); the time column delta-encoded (it rises).
+/// ids share their prefixes); the time column delta-encoded (it rises); latencies and
+/// sequence numbers without a dictionary (nearly every value differs: it only costs).
+///
+/// zstd at level 1: the Parquet crate starts a new zstd stream for every page, and level
+/// 3's tables (768 KB, cleared at every start) cost the writer more than compressing did
+/// — level 1 took 14% of the writer's instructions off for files 1% larger (BENCHMARKS.md
+/// §2o).
 fn properties(id_column: &str, time_column: &str) -> WriterProperties {
     let id = ColumnPath::from(id_column);
     let time = ColumnPath::from(time_column);
-    WriterProperties::builder()
+    let mut builder = WriterProperties::builder()
         .set_compression(Compression::ZSTD(
-            ZstdLevel::try_new(3).expect("valid level"),
+            ZstdLevel::try_new(1).expect("valid level"),
         ))
         .set_max_row_group_size(ROW_GROUP_ROWS)
         .set_statistics_enabled(EnabledStatistics::Page)
@@ -193,9 +199,27 @@ fn properties(id_column: &str, time_column: &str) -> WriterProperties {
         .set_column_dictionary_enabled(id.clone(), false)
         .set_column_encoding(id, Encoding::DELTA_BYTE_ARRAY)
         .set_column_dictionary_enabled(time.clone(), false)
-        .set_column_encoding(time, Encoding::DELTA_BINARY_PACKED)
-        .build()
+        .set_column_encoding(time, Encoding::DELTA_BINARY_PACKED);
+    for many_values in MANY_VALUES {
+        builder = builder.set_column_dictionary_enabled(ColumnPath::from(*many_values), false);
+    }
+    builder.build()
 }
+
+/// Columns besides the id and the time whose values nearly all differ (any table's; a
+/// name a table lacks is ignored).
+const MANY_VALUES: &[&str] = &[
+    "child_time",
+    "child_clordid",
+    "msg_seq_num",
+    "first_response_ns",
+    "ack_ns",
+    "fill_ns",
+    "hop_out_ns",
+    "venue_rtt_ns",
+    "hop_back_ns",
+    "client_rtt_ns",
+];
 
 const NS_PER_DAY: i64 = 86_400_000_000_000;
 

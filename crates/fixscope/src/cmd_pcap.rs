@@ -248,14 +248,12 @@ fn plan(args: &PcapArgs, captures: &[PathBuf]) -> Plan {
     if a.trace.is_some()
         || !a.legs.legs.is_empty()
         || args.points.given()
-        || a.records.records.is_some()
-        || a.records.clickhouse.is_some()
         || a.prometheus.is_some()
         || a.prometheus_textfile.is_some()
     {
         if asked {
             say::info(
-                "--trace, --leg, --point, --records and Prometheus run on one pipeline: --threads ignored",
+                "--trace, --leg, --point and Prometheus run on one pipeline: --threads ignored",
             );
         }
         return Plan::ReadingThread;
@@ -264,6 +262,14 @@ fn plan(args: &PcapArgs, captures: &[PathBuf]) -> Plan {
         Some(n) => n,
         None => default_threads(),
     };
+    let records = a.records.records.is_some() || a.records.clickhouse.is_some();
+    if records && threads > 2 {
+        // Shards would each write their own files: one correlator's rows, in one order.
+        if asked {
+            say::info("--records runs on one pipeline in two stages: --threads ignored");
+        }
+        return Plan::TwoStage;
+    }
     match threads {
         1 => Plan::OneThread,
         0 | 2 => Plan::TwoStage,
@@ -311,12 +317,24 @@ fn run_two_stage(
     stop: &Shutdown,
 ) -> Result<ExitCode> {
     let mut reporters = output::reporters(&args.analysis)?;
+    // `--records`: the writer starts here (a directory it cannot use is said before
+    // anything is read) and its sink goes to stage B, which has the orders.
+    let (records, stage_b_setup) = match RecordsFile::start(&args.analysis.records, false)? {
+        Some((file, to_attach)) => {
+            let setup: fixscope_core::twostage::StageBSetup = Box::new(move |pipeline| {
+                to_attach.attach(pipeline);
+            });
+            (Some(file), Some(setup))
+        }
+        None => (None, None),
+    };
     let progress = ReadProgress::start(&captures, args.analysis.verbose);
     let mut on_file_done = file_done_notice(&captures, args.analysis.verbose, &progress);
     let outcome = fixscope_core::twostage::run(
         captures.clone(),
         args.analysis.ports.clone(),
         config,
+        stage_b_setup,
         &mut reporters,
         stop,
         &mut on_file_done,
@@ -326,6 +344,9 @@ fn run_two_stage(
     drop(progress);
     let outcome = outcome?;
     drop(reporters);
+    if let Some(records) = records {
+        records.finish()?;
+    }
     end_of_run(&captures, &args.analysis.ports, outcome)
 }
 

@@ -3,6 +3,7 @@
 
 use std::cell::RefCell;
 use std::rc::Rc;
+use std::sync::{Arc, Mutex};
 
 use anyhow::Result;
 use fixscope_core::pipeline::{LinkRow, MessageEvent, OrderRow, RecordSink};
@@ -13,19 +14,47 @@ use fixscope_records::{ClickHouseTarget, Records, RecordsOptions, RecordsSummary
 use crate::cli_records::RecordsArgs;
 use crate::say;
 
+/// What the writer did, once the pipeline ended the records (before its summary): set on
+/// the pipeline's thread, read on the calling thread.
+type Ended = Arc<Mutex<Option<Result<RecordsSummary>>>>;
+
 /// The records of a run, attached to its pipeline; [`RecordsFile::finish`] writes the rest.
 pub struct RecordsFile {
-    records: Rc<RefCell<Records>>,
-    /// What the writer did, once the pipeline ended the records (before its summary).
-    ended: Rc<RefCell<Option<Result<RecordsSummary>>>>,
+    /// The records, when their pipeline runs on this thread (ended here if it did not end
+    /// them).
+    records: Option<Rc<RefCell<Records>>>,
+    ended: Ended,
     dir: Option<std::path::PathBuf>,
     clickhouse: Option<String>,
+}
+
+/// Started records not yet attached to a pipeline: sent to the thread their pipeline runs
+/// on (stage B of a two-stage run).
+pub struct RecordsToAttach {
+    records: Records,
+    ended: Ended,
+}
+
+impl RecordsToAttach {
+    /// Hooks the records to `pipeline`: its orders' rows and its messages.
+    pub fn attach(self, pipeline: &mut Pipeline) -> Rc<RefCell<Records>> {
+        let records = Rc::new(RefCell::new(self.records));
+        pipeline.set_record_sink(Box::new(Sink {
+            records: Rc::clone(&records),
+            ended: self.ended,
+        }));
+        let messages = Rc::clone(&records);
+        pipeline.set_message_observer(Box::new(move |e: &MessageEvent<'_>| {
+            messages.borrow_mut().message(e);
+        }));
+        records
+    }
 }
 
 /// The pipeline's order records into the writer's columns.
 struct Sink {
     records: Rc<RefCell<Records>>,
-    ended: Rc<RefCell<Option<Result<RecordsSummary>>>>,
+    ended: Ended,
 }
 
 impl RecordSink for Sink {
@@ -42,7 +71,7 @@ impl RecordSink for Sink {
     }
 
     fn end(&mut self) {
-        let mut ended = self.ended.borrow_mut();
+        let mut ended = self.ended.lock().expect("records' end not poisoned");
         if ended.is_none() {
             *ended = Some(self.records.borrow_mut().finish());
         }
@@ -57,6 +86,16 @@ impl RecordsFile {
     /// Starts the writer and hooks it to the pipeline when `--records` is given. `live`:
     /// files rotate and a writer behind drops batches (counted) instead of slowing capture.
     pub fn attach(args: &RecordsArgs, pipeline: &mut Pipeline, live: bool) -> Result<Option<Self>> {
+        let Some((mut file, to_attach)) = RecordsFile::start(args, live)? else {
+            return Ok(None);
+        };
+        file.records = Some(to_attach.attach(pipeline));
+        Ok(Some(file))
+    }
+
+    /// Starts the writer when `--records` (or `--clickhouse`) is given, for a pipeline on
+    /// another thread: the records go there to be attached.
+    pub fn start(args: &RecordsArgs, live: bool) -> Result<Option<(Self, RecordsToAttach)>> {
         if args.records.is_none() && args.clickhouse.is_none() {
             return Ok(None);
         }
@@ -77,31 +116,28 @@ impl RecordsFile {
             rotate: live.then_some(args.records_rotate),
             drop_when_behind: live,
         })?;
-        let records = Rc::new(RefCell::new(records));
-        let ended = Rc::new(RefCell::new(None));
-        pipeline.set_record_sink(Box::new(Sink {
-            records: Rc::clone(&records),
-            ended: Rc::clone(&ended),
-        }));
-        let messages = Rc::clone(&records);
-        pipeline.set_message_observer(Box::new(move |e: &MessageEvent<'_>| {
-            messages.borrow_mut().message(e);
-        }));
-        Ok(Some(RecordsFile {
-            records,
-            ended,
-            dir: args.records.clone(),
-            clickhouse: clickhouse_said,
-        }))
+        let ended: Ended = Arc::new(Mutex::new(None));
+        Ok(Some((
+            RecordsFile {
+                records: None,
+                ended: Arc::clone(&ended),
+                dir: args.records.clone(),
+                clickhouse: clickhouse_said,
+            },
+            RecordsToAttach { records, ended },
+        )))
     }
 
     /// Writes what is buffered and closes every file (after the pipeline finished, so the
     /// last orders are in), and says what was written.
     pub fn finish(self) -> Result<()> {
-        let ended = self.ended.borrow_mut().take();
-        let summary = match ended {
-            Some(s) => s?,
-            None => self.records.borrow_mut().finish()?,
+        let ended = self.ended.lock().expect("records' end not poisoned").take();
+        let summary = match (ended, &self.records) {
+            (Some(s), _) => s?,
+            (None, Some(records)) => records.borrow_mut().finish()?,
+            (None, None) => anyhow::bail!(
+                "records: the pipeline stopped before its last orders reached the writer"
+            ),
         };
         if let Some(dir) = &self.dir {
             let links = match summary.written.link_rows {

@@ -60,7 +60,7 @@ fn pcap_records_hold_every_order_and_the_summary_s_figures() {
     let cap = sim_capture();
     let rec_s = rec.display().to_string();
     let cap_s = cap.display().to_string();
-    // --threads 3 asks for shards: records run on one pipeline (said once).
+    // --threads 3 asks for shards: records run on one pipeline in two stages (said once).
     let out = fixscope(&[
         "pcap",
         &cap_s,
@@ -76,6 +76,13 @@ fn pcap_records_hold_every_order_and_the_summary_s_figures() {
     assert!(out.status.success(), "{stderr}");
     assert!(
         stderr.contains("records: 600 orders and 1800 messages"),
+        "{stderr}"
+    );
+    assert_eq!(
+        stderr
+            .matches("--records runs on one pipeline in two stages")
+            .count(),
+        1,
         "{stderr}"
     );
     let summary: Value = String::from_utf8_lossy(&out.stdout)
@@ -156,6 +163,76 @@ fn pcap_records_hold_every_order_and_the_summary_s_figures() {
             .all(|f| f.ends_with(".parquet") && !f.contains("/.")),
         "only complete files: {files:?}"
     );
+}
+
+/// The records of one pipeline on one thread (`--threads 1`) and in two stages (the
+/// default on this many cores, `--threads 2`, where stage B has the orders and the writer
+/// a third thread) are the same files, byte for byte, and the reports the same bytes —
+/// with late orders (`-t`), and with a third-party capture merged in.
+#[test]
+fn records_are_the_same_bytes_on_one_thread_and_in_two_stages() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let sim = sim_capture().display().to_string();
+    let ndpi = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata/captures/ndpi/ndpi_fix.pcap")
+        .display()
+        .to_string();
+    let runs: [&[&str]; 3] = [
+        &[&sim, "-p", "19478", "-r", "1"],
+        &[&sim, "-p", "19478", "-t", "0.005", "-r", "0.2"],
+        &[&ndpi, &sim, "-p", "4000,19478"],
+    ];
+    for (i, args) in runs.iter().enumerate() {
+        let run = |threads: &str| {
+            let rec = dir.path().join(format!("{i}-{threads}"));
+            let rec_s = rec.display().to_string();
+            let mut all = vec!["pcap", "--json", "--records", &rec_s, "--threads", threads];
+            all.extend_from_slice(args);
+            let out = fixscope(&all);
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            (out.stdout, parquet_bytes(&rec))
+        };
+        let (one_report, one_files) = run("1");
+        let (two_report, two_files) = run("2");
+        assert!(!one_files.is_empty(), "{args:?}: no records written");
+        assert_eq!(
+            String::from_utf8_lossy(&one_report),
+            String::from_utf8_lossy(&two_report),
+            "{args:?}: reports"
+        );
+        let names = |f: &[(String, Vec<u8>)]| f.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&one_files), names(&two_files), "{args:?}");
+        assert!(one_files == two_files, "{args:?}: the Parquet files differ");
+    }
+}
+
+/// The bytes of every Parquet file under `dir`, by table and date, in file order (the
+/// names hold the process id).
+fn parquet_bytes(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut files = Vec::new();
+    for table in ["orders", "messages", "links"] {
+        let Ok(dates) = std::fs::read_dir(dir.join(table)) else {
+            continue;
+        };
+        let mut dates: Vec<PathBuf> = dates.map(|d| d.unwrap().path()).collect();
+        dates.sort();
+        for date in dates {
+            let mut parts: Vec<PathBuf> = std::fs::read_dir(&date)
+                .unwrap()
+                .map(|f| f.unwrap().path())
+                .collect();
+            parts.sort();
+            for part in parts {
+                let name = format!("{table}/{}", date.file_name().unwrap().to_string_lossy());
+                files.push((name, std::fs::read(&part).unwrap()));
+            }
+        }
+    }
+    files
 }
 
 /// A directory records cannot be written in is a clear error before anything is read.

@@ -70,7 +70,7 @@ impl RequestFields {
     /// Reads ClOrdID (11), Symbol (55), Side (54) and Account (1) of `message` into `self`
     /// in one pass (buffers reused; the first of a repeated tag counts).
     pub fn read(&mut self, message: &[u8]) {
-        self.copy_from(&RequestFields::default());
+        self.clear();
         let mut left = 4;
         for (tag, value) in Fields::new(message) {
             let out = match tag {
@@ -90,16 +90,15 @@ impl RequestFields {
         }
     }
 
-    /// Copies `other` into `self`, reusing `self`'s buffers.
-    fn copy_from(&mut self, other: &RequestFields) {
-        for (to, from) in [
-            (&mut self.cl_ord_id, &other.cl_ord_id),
-            (&mut self.symbol, &other.symbol),
-            (&mut self.side, &other.side),
-            (&mut self.account, &other.account),
+    /// Every field absent (buffers kept).
+    fn clear(&mut self) {
+        for field in [
+            &mut self.cl_ord_id,
+            &mut self.symbol,
+            &mut self.side,
+            &mut self.account,
         ] {
-            to.clear();
-            to.extend_from_slice(from);
+            field.clear();
         }
     }
 }
@@ -128,12 +127,18 @@ pub struct OrderRecord {
 /// The rows of the orders tracked now (by pending slot) and of those done since the last
 /// [`RecordBook::take_done`].
 #[derive(Default)]
+///
+/// Rows are boxed: a row (about 200 bytes) moves from the spares to its slot, to the done
+/// rows and back as a pointer, and is written where it lives — moved whole, its copies were
+/// stage B's largest `memmove` in the profile (BENCHMARKS.md §2o).
 pub struct RecordBook {
-    open: Vec<Option<OrderRecord>>,
-    done: Vec<OrderRecord>,
+    open: Vec<Option<Box<OrderRecord>>>,
+    #[allow(clippy::vec_box)] // moved as pointers (above)
+    done: Vec<Box<OrderRecord>>,
     /// Rows handed back after use ([`RecordBook::recycle`]): a row's buffers are reused,
     /// so steady state allocates nothing per order.
-    spare: Vec<OrderRecord>,
+    #[allow(clippy::vec_box)] // moved as pointers (above)
+    spare: Vec<Box<OrderRecord>>,
     /// The fields of the request being tracked (set by the router before the correlator
     /// sees it).
     pub fields: RequestFields,
@@ -157,19 +162,21 @@ impl RecordBook {
         request_type: RequestType,
         request_ts_ns: Option<u64>,
         msg_seq: u32,
-    ) -> OrderRecord {
-        let mut row = self.spare.pop().unwrap_or_else(|| OrderRecord {
-            scope: 0,
-            key: Vec::new(),
-            request_type,
-            request_ts_ns: None,
-            msg_seq: 0,
-            fields: RequestFields::default(),
-            first_response_ns: None,
-            ack_ns: None,
-            fill_ns: None,
-            outcome: Outcome::Unanswered,
-            timed_out: false,
+    ) -> Box<OrderRecord> {
+        let mut row = self.spare.pop().unwrap_or_else(|| {
+            Box::new(OrderRecord {
+                scope: 0,
+                key: Vec::new(),
+                request_type,
+                request_ts_ns: None,
+                msg_seq: 0,
+                fields: RequestFields::default(),
+                first_response_ns: None,
+                ack_ns: None,
+                fill_ns: None,
+                outcome: Outcome::Unanswered,
+                timed_out: false,
+            })
         });
         row.scope = scope;
         row.key.clear();
@@ -177,7 +184,10 @@ impl RecordBook {
         row.request_type = request_type;
         row.request_ts_ns = request_ts_ns;
         row.msg_seq = msg_seq;
-        row.fields.copy_from(&self.fields);
+        // The request's fields were read for this row: taken, not copied (the row's old
+        // buffers are cleared at the next read).
+        std::mem::swap(&mut row.fields, &mut self.fields);
+        self.fields.clear();
         row.first_response_ns = None;
         row.ack_ns = None;
         row.fill_ns = None;
@@ -187,7 +197,7 @@ impl RecordBook {
     }
 
     /// The request in `slot` is tracked from now on.
-    pub(super) fn open(&mut self, slot: u32, row: OrderRecord) {
+    pub(super) fn open(&mut self, slot: u32, row: Box<OrderRecord>) {
         let slot = slot as usize;
         if self.open.len() <= slot {
             self.open.resize(slot + 1, None);
@@ -196,7 +206,7 @@ impl RecordBook {
     }
 
     /// A request done at once (never tracked).
-    pub(super) fn done_now(&mut self, mut row: OrderRecord, outcome: Outcome) {
+    pub(super) fn done_now(&mut self, mut row: Box<OrderRecord>, outcome: Outcome) {
         row.outcome = outcome;
         self.done.push(row);
     }
@@ -253,13 +263,15 @@ impl RecordBook {
 
     /// The rows done since the last call (their buffer handed over; `into` is cleared
     /// first and keeps its capacity for the next call).
-    pub fn take_done(&mut self, into: &mut Vec<OrderRecord>) {
+    #[allow(clippy::vec_box)] // the rows' own vector, swapped (see `RecordBook`)
+    pub fn take_done(&mut self, into: &mut Vec<Box<OrderRecord>>) {
         self.recycle(into);
         std::mem::swap(into, &mut self.done);
     }
 
     /// Rows taken and used: their buffers serve the next orders (a bounded number kept).
-    pub fn recycle(&mut self, used: &mut Vec<OrderRecord>) {
+    #[allow(clippy::vec_box)] // the rows' own vector (see `RecordBook`)
+    pub fn recycle(&mut self, used: &mut Vec<Box<OrderRecord>>) {
         let room = SPARE_ROWS.saturating_sub(self.spare.len());
         self.spare.extend(used.drain(..).take(room));
     }

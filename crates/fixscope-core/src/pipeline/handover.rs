@@ -5,6 +5,7 @@ use super::reports::RunEnd;
 use crate::pcap::CaptureStats;
 use crate::report::{Counters, TimeSpan};
 use crate::segment::ConnectionKey;
+use crate::source::Counter;
 use crate::stats::{IntervalHandOver, Stats};
 
 /// How a two-stage run ended, as stage B saw it.
@@ -34,6 +35,8 @@ pub(crate) enum ToReports {
 pub(crate) struct IntervalToReport {
     pub(crate) span: TimeSpan,
     pub(crate) counters: Counters,
+    /// The record sink's counters (`--records`; none without).
+    pub(crate) record_counters: Vec<Counter>,
     /// The sessions stage B's table gained since the previous hand-over: `(id, connection)`.
     pub(crate) opened: Vec<(u64, ConnectionKey)>,
     pub(crate) stats: IntervalHandOver,
@@ -43,6 +46,8 @@ pub(crate) struct IntervalToReport {
 pub(crate) struct EndToReport {
     pub(crate) stats: Box<Stats>,
     pub(crate) counters: Counters,
+    /// The record sink's counters at the end (`--records`; none without).
+    pub(crate) record_counters: Vec<Counter>,
     pub(crate) end: RunEnd,
     pub(crate) capture: StageEnd,
 }

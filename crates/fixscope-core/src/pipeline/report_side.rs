@@ -61,12 +61,14 @@ impl Pipeline {
             Box::new(IntervalToReport {
                 span: self.run_end().span(0, 0),
                 counters: Counters::default(),
+                record_counters: Vec::new(),
                 opened: Vec::new(),
                 stats: IntervalHandOver::new(&self.stats),
             })
         });
         handover.span = self.run_end().span(start_ns, end_ns);
         handover.counters = self.counters();
+        handover.record_counters = self.record_counters();
         handover.opened.clear();
         let sessions = self.stats.sessions();
         handover.opened.extend(
@@ -86,6 +88,7 @@ impl Pipeline {
         Box::new(EndToReport {
             stats: Box::new(std::mem::replace(&mut self.stats, empty)),
             counters: self.counters(),
+            record_counters: self.record_counters(),
             end: self.run_end(),
             capture,
         })
@@ -126,7 +129,7 @@ impl ReportSide {
             handover.counters,
             &mut self.interval_start_counters,
             handover.span,
-            &[],
+            &handover.record_counters,
             reporter,
         )?;
         self.stats.give_back_interval(&mut handover.stats);
@@ -143,6 +146,7 @@ impl ReportSide {
         let EndToReport {
             mut stats,
             counters,
+            record_counters,
             end,
             capture,
         } = end;
@@ -152,12 +156,15 @@ impl ReportSide {
                 capture.error.as_ref().map(|e| e as &dyn std::fmt::Display),
                 capture.stopped,
             );
+            // As one pipeline's: the capture's counters, then the record sink's.
+            let mut source = counters_of(&capture.stats);
+            source.extend(record_counters);
             report_end(
                 &mut stats,
                 counters,
                 &mut self.interval_start_counters,
                 &end,
-                &counters_of(&capture.stats),
+                &source,
                 incomplete.as_deref(),
                 reporter,
             )?;

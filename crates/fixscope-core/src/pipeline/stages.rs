@@ -146,7 +146,7 @@ impl Pipeline {
                     self.first_ts_ns = end.first_ts_ns;
                     self.now_ns = self.now_ns.max(end.now_ns);
                     self.interval_clock.set_start_ns(end.interval_start_ns);
-                    self.correlator.end_of_input();
+                    self.end_of_input();
                     let capture = StageEnd {
                         stats: end.stats,
                         error: end.error,
@@ -158,6 +158,11 @@ impl Pipeline {
                     return ControlFlow::Break(());
                 }
             }
+        }
+        // The orders done in this batch, to the records (one pipeline hands them per
+        // segment: the same rows in the same order).
+        if self.record_sink.is_some() {
+            self.hand_records();
         }
         ControlFlow::Continue(())
     }
