@@ -18,7 +18,12 @@ for ((r = 1; r <= RUNS; r++)); do
     printf 'round %d: without %s with %s (with/without %.3f)\n' "$r" "${without[r]}" "${with[r]}" \
         "$(ratio "${with[r]}" "${without[r]}")"
 done
-cmp -s "$WORK/without.json" "$WORK/with.json" && echo "reports: identical with and without --records" \
+# The records' own counter (`records_dropped_rows`, in "source") is the one difference allowed.
+sed -e 's/"source":{"records_dropped_rows":0}/"source":{}/g' \
+    -e 's/,"records_dropped_rows":0}/}/g' -e 's/"records_dropped_rows":0,//g' \
+    "$WORK/with.json" > "$WORK/with.stripped.json"
+cmp -s "$WORK/without.json" "$WORK/with.stripped.json" \
+    && echo "reports: identical with and without --records (but for records_dropped_rows: 0)" \
     || { echo "reports DIFFER with --records" >&2; exit 1; }
 mw=$(printf '%s\n' "${without[@]}" | median); mr=$(printf '%s\n' "${with[@]}" | median)
 ratios=$(for ((r = 1; r <= RUNS; r++)); do ratio "${with[r]}" "${without[r]}"; echo; done | median)
