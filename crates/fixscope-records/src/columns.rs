@@ -17,65 +17,74 @@ use fixscope_core::Direction;
 /// whatever the longest value: one FIX message is smaller).
 pub(crate) const STRING_BYTES: usize = 1 << 30;
 
-/// Strings of one column, one after another, with each row's end (a row's absence is
-/// `None` in `present`).
-#[derive(Default)]
+/// Strings of one column, one after another, with each row's end as the Arrow offset it
+/// becomes, and which rows have a value: built as the Arrow array's own buffers, handed
+/// over without a copy.
 pub(crate) struct Strings {
     pub(crate) bytes: Vec<u8>,
-    ends: Vec<usize>,
+    /// Arrow's offsets: 0, then each row's end (below 2 GiB: a batch is handed over at
+    /// [`STRING_BYTES`], and one value is part of one FIX message).
+    offsets: Vec<i32>,
+    /// Which rows have a value (a plain vector: the pipeline's push is one store; the
+    /// writer packs it into bits).
     present: Vec<bool>,
+}
+
+impl Default for Strings {
+    fn default() -> Self {
+        Strings {
+            bytes: Vec::new(),
+            offsets: vec![0],
+            present: Vec::new(),
+        }
+    }
 }
 
 impl Strings {
     pub(crate) fn push(&mut self, v: &[u8]) {
         self.bytes.extend_from_slice(v);
-        self.ends.push(self.bytes.len());
+        self.offsets.push(self.bytes.len() as i32);
         self.present.push(true);
     }
 
     /// An empty value is absent (null).
     pub(crate) fn push_or_null(&mut self, v: &[u8]) {
-        self.push(v);
         if v.is_empty() {
-            *self.present.last_mut().expect("pushed") = false;
+            self.offsets.push(self.bytes.len() as i32);
+            self.present.push(false);
+        } else {
+            self.push(v);
         }
     }
 
-    /// Row `i`'s value (FIX values are ASCII; anything else as lossy UTF-8, which Parquet
-    /// strings must be).
-    fn value(&self, i: usize) -> Option<Cow<'_, str>> {
-        if !self.present[i] {
-            return None;
+    /// The column as an Arrow string array, its buffers moved (the column is left empty):
+    /// FIX values are ASCII, so they are valid UTF-8 where they stand; a column with any
+    /// other byte (FIX allows them) is rebuilt value by value as lossy UTF-8, which Parquet
+    /// strings must be.
+    pub(crate) fn array(&mut self) -> ArrayRef {
+        let offsets = std::mem::replace(&mut self.offsets, vec![0]);
+        let bytes = std::mem::take(&mut self.bytes);
+        let present = std::mem::take(&mut self.present);
+        let present = (!present.iter().all(|&p| p)).then(|| NullBuffer::from(present));
+        if bytes.is_ascii() {
+            return Arc::new(
+                StringArray::try_new(
+                    OffsetBuffer::new(ScalarBuffer::from(offsets)),
+                    Buffer::from_vec(bytes),
+                    present,
+                )
+                .expect("ASCII values at rising offsets, one presence bit per row"),
+            );
         }
-        let start = if i == 0 { 0 } else { self.ends[i - 1] };
-        let bytes = &self.bytes[start..self.ends[i]];
-        Some(match std::str::from_utf8(bytes) {
-            Ok(s) => Cow::Borrowed(s),
-            Err(_) => String::from_utf8_lossy(bytes),
-        })
-    }
-
-    /// The column as an Arrow string array: the bytes and offsets handed over as they
-    /// are (one UTF-8 check of the whole buffer); values that are not UTF-8 (FIX allows any
-    /// byte) are then replaced value by value.
-    pub(crate) fn array(&self) -> ArrayRef {
-        let mut offsets = Vec::with_capacity(self.ends.len() + 1);
-        offsets.push(0i32);
-        offsets.extend(self.ends.iter().map(|&e| e as i32));
-        let nulls =
-            (!self.present.iter().all(|&p| p)).then(|| NullBuffer::from(self.present.clone()));
-        match StringArray::try_new(
-            OffsetBuffer::new(ScalarBuffer::from(offsets)),
-            Buffer::from_vec(self.bytes.clone()),
-            nulls,
-        ) {
-            Ok(a) => Arc::new(a),
-            Err(_) => {
-                let values: Vec<Option<Cow<'_, str>>> =
-                    (0..self.ends.len()).map(|i| self.value(i)).collect();
-                Arc::new(values.iter().map(|v| v.as_deref()).collect::<StringArray>())
-            }
-        }
+        let values: Vec<Option<Cow<'_, str>>> = offsets
+            .windows(2)
+            .enumerate()
+            .map(|(i, w)| {
+                let absent = present.as_ref().is_some_and(|p| p.is_null(i));
+                (!absent).then(|| String::from_utf8_lossy(&bytes[w[0] as usize..w[1] as usize]))
+            })
+            .collect();
+        Arc::new(values.iter().map(|v| v.as_deref()).collect::<StringArray>())
     }
 }
 
@@ -184,8 +193,8 @@ impl OrderColumns {
         ]))
     }
 
-    /// The rows as one Arrow batch.
-    pub fn batch(&self) -> RecordBatch {
+    /// The rows as one Arrow batch (the string columns' buffers moved into it).
+    pub fn batch(&mut self) -> RecordBatch {
         let mut time = TimestampNanosecondBuilder::new();
         time.extend(self.request_time.iter().copied());
         let mut session = UInt64Builder::new();
@@ -269,7 +278,7 @@ impl MessageColumns {
         ]))
     }
 
-    pub fn batch(&self) -> RecordBatch {
+    pub fn batch(&mut self) -> RecordBatch {
         let mut time = TimestampNanosecondBuilder::new();
         time.append_slice(&self.time);
         let mut session = UInt64Builder::new();
@@ -282,5 +291,42 @@ impl MessageColumns {
             self.key.array(),
         ];
         RecordBatch::try_new(Self::schema(), columns).expect("columns match the schema")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::Array;
+
+    fn values(a: &ArrayRef) -> Vec<Option<String>> {
+        let s = a.as_any().downcast_ref::<StringArray>().expect("strings");
+        (0..s.len())
+            .map(|i| s.is_valid(i).then(|| s.value(i).to_string()))
+            .collect()
+    }
+
+    /// Values and absences survive the hand-over; a column with a byte that is not UTF-8
+    /// keeps every other value and its nulls; the column is empty and usable afterwards.
+    #[test]
+    fn strings_become_arrow_arrays_whole() {
+        let mut s = Strings::default();
+        s.push(b"AAPL");
+        s.push_or_null(b"");
+        s.push(b"MSFT");
+        assert_eq!(
+            values(&s.array()),
+            [Some("AAPL".into()), None, Some("MSFT".into())]
+        );
+        s.push(b"A\xffB");
+        s.push_or_null(b"");
+        s.push(b"caf\xc3\xa9");
+        assert_eq!(
+            values(&s.array()),
+            [Some("A\u{fffd}B".into()), None, Some("café".into())]
+        );
+        s.push(b"X");
+        assert_eq!(values(&s.array()), [Some("X".into())]);
+        assert_eq!(values(&s.array()), Vec::<Option<String>>::new());
     }
 }

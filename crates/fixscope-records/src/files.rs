@@ -10,7 +10,7 @@ use std::time::{Duration, SystemTime};
 
 use anyhow::{Context, Result};
 use arrow_array::RecordBatch;
-use arrow_schema::SchemaRef;
+use arrow_schema::{DataType, Schema, SchemaRef};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, Encoding, ZstdLevel};
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
@@ -132,17 +132,16 @@ impl ParquetFiles {
             let done = dir.join(&name);
             let file = File::create(&temporary)
                 .with_context(|| format!("cannot create {}", temporary.display()))?;
-            let (schema, props) = match table {
-                Table::Orders => (
-                    OrderColumns::schema(),
-                    properties("clordid", "request_time"),
-                ),
-                Table::Messages => (MessageColumns::schema(), properties("key", "time")),
+            let (schema, id, time) = match table {
+                Table::Orders => (OrderColumns::schema(), "clordid", "request_time"),
+                Table::Messages => (MessageColumns::schema(), "key", "time"),
                 Table::Links => (
                     crate::links::LinkColumns::schema(),
-                    properties("parent_clordid", "request_time"),
+                    "parent_clordid",
+                    "request_time",
                 ),
             };
+            let props = properties(&schema, id, time);
             let writer = new_writer(file, schema, props)?;
             self.open.insert(
                 key.clone(),
@@ -174,18 +173,22 @@ fn new_writer(file: File, schema: SchemaRef, props: WriterProperties) -> Result<
     ArrowWriter::try_new(file, schema, Some(props)).context("cannot start a Parquet file")
 }
 
-/// zstd; dictionaries for the columns of few values (the default); the id column with a
-/// Bloom filter (one order found without reading the rest) and delta-encoded (sequential
-/// ids share their prefixes); the time column delta-encoded (it rises); latencies and
-/// sequence numbers without a dictionary (nearly every value differs: it only costs).
-///
-/// zstd at level 1: the Parquet crate starts a new zstd stream for every page, and level
-/// 3's tables (768 KB, cleared at every start) cost the writer more than compressing did
-/// — level 1 took 14% of the writer's instructions off for files 1% larger (BENCHMARKS.md
-/// §2o).
-fn properties(id_column: &str, time_column: &str) -> WriterProperties {
+/// How each column is written (BENCHMARKS.md §2o measured each choice):
+/// - zstd at level 1: the Parquet crate starts a new zstd stream for every page, and level
+///   3's tables (768 KB, cleared at every start) cost the writer more than compressing did.
+/// - Strings: dictionaries for the columns of few values (the default); the id column
+///   with a Bloom filter (one order found without reading the rest), delta-encoded
+///   (sequential ids share their prefixes). No min/max statistics: nothing is sorted by a
+///   string, so they would let a reader skip nothing, and comparing every value to them
+///   was 14% of the writer.
+/// - The time column: delta-encoded (it rises), with page statistics (time-range scans
+///   skip by them).
+/// - Latencies and sequence numbers: delta-encoded — nearly every value differs, so a
+///   dictionary only costs, and bit-packed deltas are a third of plain 64-bit values —
+///   with min/max statistics ("slower than 1 ms" skips groups by them). The time column
+///   and these are not compressed: bit-packed deltas leave zstd almost nothing.
+fn properties(schema: &Schema, id_column: &str, time_column: &str) -> WriterProperties {
     let id = ColumnPath::from(id_column);
-    let time = ColumnPath::from(time_column);
     let mut builder = WriterProperties::builder()
         .set_compression(Compression::ZSTD(
             ZstdLevel::try_new(1).expect("valid level"),
@@ -197,24 +200,28 @@ fn properties(id_column: &str, time_column: &str) -> WriterProperties {
         // the messages' bytes).
         .set_column_bloom_filter_ndv(id.clone(), ROW_GROUP_ROWS as u64)
         .set_column_dictionary_enabled(id.clone(), false)
-        .set_column_encoding(id, Encoding::DELTA_BYTE_ARRAY)
-        .set_column_dictionary_enabled(time.clone(), false)
-        .set_column_encoding(time, Encoding::DELTA_BINARY_PACKED);
-    for many_values in MANY_VALUES {
-        builder = builder.set_column_dictionary_enabled(ColumnPath::from(*many_values), false);
+        .set_column_encoding(id, Encoding::DELTA_BYTE_ARRAY);
+    for field in schema.fields() {
+        let column = ColumnPath::from(field.name().as_str());
+        if *field.data_type() == DataType::Utf8 {
+            builder = builder.set_column_statistics_enabled(column, EnabledStatistics::None);
+        } else if field.name() == time_column || MANY_VALUES.contains(&field.name().as_str()) {
+            builder = builder
+                .set_column_dictionary_enabled(column.clone(), false)
+                .set_column_encoding(column.clone(), Encoding::DELTA_BINARY_PACKED)
+                .set_column_compression(column, Compression::UNCOMPRESSED);
+        }
     }
     builder.build()
 }
 
-/// Columns besides the id and the time whose values nearly all differ (any table's; a
-/// name a table lacks is ignored).
+/// Number columns besides the time whose values nearly all differ (any table's).
 const MANY_VALUES: &[&str] = &[
-    "child_time",
-    "child_clordid",
     "msg_seq_num",
     "first_response_ns",
     "ack_ns",
     "fill_ns",
+    "child_time",
     "hop_out_ns",
     "venue_rtt_ns",
     "hop_back_ns",

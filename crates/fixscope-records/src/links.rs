@@ -112,7 +112,7 @@ impl LinkColumns {
     }
 
     /// The rows as one Arrow batch.
-    pub fn batch(&self) -> RecordBatch {
+    pub fn batch(&mut self) -> RecordBatch {
         let time = |v: &[Option<i64>]| {
             let mut b = TimestampNanosecondBuilder::new();
             b.extend(v.iter().copied());

@@ -43,9 +43,18 @@ pub(crate) fn run(
     let result = (|| -> Result<()> {
         for what in &from_pipeline {
             let (table, batch, times, rows) = match what {
-                ToWriter::Orders(o) => (Table::Orders, o.batch(), o.times().to_vec(), o.len()),
-                ToWriter::Messages(m) => (Table::Messages, m.batch(), m.times(), m.len()),
-                ToWriter::Links(l) => (Table::Links, l.batch(), l.times().to_vec(), l.len()),
+                ToWriter::Orders(mut o) => {
+                    let (times, rows) = (o.times().to_vec(), o.len());
+                    (Table::Orders, o.batch(), times, rows)
+                }
+                ToWriter::Messages(mut m) => {
+                    let (times, rows) = (m.times(), m.len());
+                    (Table::Messages, m.batch(), times, rows)
+                }
+                ToWriter::Links(mut l) => {
+                    let (times, rows) = (l.times().to_vec(), l.len());
+                    (Table::Links, l.batch(), times, rows)
+                }
                 ToWriter::Rotate => {
                     if let Some(f) = files.as_mut() {
                         f.close_all()?;

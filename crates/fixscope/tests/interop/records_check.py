@@ -49,4 +49,5 @@ print(json.dumps({
     "bloom_filter": {p: b for p, b, _, _ in bloom},
     "encodings": {p: e for p, _, e, _ in bloom},
     "compression": sorted({c for _, _, _, c in bloom}),
+    "compression_of": {p: c for p, _, _, c in bloom},
 }))
