@@ -596,14 +596,12 @@ impl Pipeline {
 
     /// The source's counters and, with records, the record sink's (rows it lost).
     fn with_record_counters<'c>(&self, source: &'c [Counter]) -> std::borrow::Cow<'c, [Counter]> {
-        match &self.record_sink {
-            Some(sink) => {
-                let mut all = source.to_vec();
-                all.extend(sink.counters());
-                std::borrow::Cow::Owned(all)
-            }
-            None => std::borrow::Cow::Borrowed(source),
+        if self.record_sink.is_none() {
+            return std::borrow::Cow::Borrowed(source);
         }
+        let mut all = source.to_vec();
+        all.extend(self.record_counters());
+        std::borrow::Cow::Owned(all)
     }
 
     /// From the first timestamp seen to the latest.

@@ -126,11 +126,11 @@ pub struct OrderRecord {
 
 /// The rows of the orders tracked now (by pending slot) and of those done since the last
 /// [`RecordBook::take_done`].
-#[derive(Default)]
 ///
 /// Rows are boxed: a row (about 200 bytes) moves from the spares to its slot, to the done
 /// rows and back as a pointer, and is written where it lives — moved whole, its copies were
 /// stage B's largest `memmove` in the profile (BENCHMARKS.md §2o).
+#[derive(Default)]
 pub struct RecordBook {
     open: Vec<Option<Box<OrderRecord>>>,
     #[allow(clippy::vec_box)] // moved as pointers (above)
