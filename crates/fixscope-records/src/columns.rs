@@ -13,6 +13,8 @@ use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use fixscope_core::pipeline::{MessageEvent, OrderRow};
 use fixscope_core::Direction;
 
+use crate::chunks::{Column, Numbers};
+
 /// String bytes of one column that end a batch (far below the 2 GiB of 32-bit offsets,
 /// whatever the longest value: one FIX message is smaller).
 pub(crate) const STRING_BYTES: usize = 1 << 30;
@@ -20,6 +22,7 @@ pub(crate) const STRING_BYTES: usize = 1 << 30;
 /// Strings of one column, one after another, with each row's end as the Arrow offset it
 /// becomes, and which rows have a value: built as the Arrow array's own buffers, handed
 /// over without a copy.
+#[derive(Clone)]
 pub(crate) struct Strings {
     pub(crate) bytes: Vec<u8>,
     /// Arrow's offsets: 0, then each row's end (below 2 GiB: a batch is handed over at
@@ -55,6 +58,35 @@ impl Strings {
         } else {
             self.push(v);
         }
+    }
+
+    /// Row `row`'s value, `None` when absent.
+    #[inline]
+    pub(crate) fn value(&self, row: usize) -> Option<&[u8]> {
+        self.present[row]
+            .then(|| &self.bytes[self.offsets[row] as usize..self.offsets[row + 1] as usize])
+    }
+
+    /// Arrow's offsets: 0, then each row's end in [`Self::bytes`].
+    pub(crate) fn offsets(&self) -> &[i32] {
+        &self.offsets
+    }
+
+    /// Which rows have a value.
+    pub(crate) fn present(&self) -> &[bool] {
+        &self.present
+    }
+
+    /// The same values with every byte sequence that is not UTF-8 replaced (U+FFFD).
+    pub(crate) fn lossy_utf8(&self) -> Strings {
+        let mut out = Strings::default();
+        for row in 0..self.present.len() {
+            match self.value(row) {
+                Some(v) => out.push(String::from_utf8_lossy(v).as_bytes()),
+                None => out.push_or_null(b""),
+            }
+        }
+        out
     }
 
     /// The column as an Arrow string array, its buffers moved (the column is left empty):
@@ -193,6 +225,27 @@ impl OrderColumns {
         ]))
     }
 
+    /// The columns for the Parquet files, in [`Self::schema`]'s order.
+    pub(crate) fn columns(&self) -> Vec<Column<'_>> {
+        vec![
+            Column::Numbers(Numbers::Some(&self.request_time)),
+            Column::Sessions(&self.session),
+            Column::Words(&self.sender_comp_id),
+            Column::Words(&self.target_comp_id),
+            Column::Ids(&self.clordid),
+            Column::Words(&self.msg_type),
+            Column::Words(&self.symbol),
+            Column::Words(&self.side),
+            Column::Words(&self.account),
+            Column::Numbers(Numbers::All(&self.msg_seq_num)),
+            Column::Numbers(Numbers::Some(&self.first_response_ns)),
+            Column::Numbers(Numbers::Some(&self.ack_ns)),
+            Column::Numbers(Numbers::Some(&self.fill_ns)),
+            Column::Words(&self.outcome),
+            Column::Flags(&self.timed_out),
+        ]
+    }
+
     /// The rows as one Arrow batch (the string columns' buffers moved into it).
     pub fn batch(&mut self) -> RecordBatch {
         let mut time = TimestampNanosecondBuilder::new();
@@ -276,6 +329,17 @@ impl MessageColumns {
             Field::new("msg_type", dict(), false),
             Field::new("key", DataType::Utf8, true),
         ]))
+    }
+
+    /// The columns for the Parquet files, in [`Self::schema`]'s order.
+    pub(crate) fn columns(&self) -> Vec<Column<'_>> {
+        vec![
+            Column::Numbers(Numbers::All(&self.time)),
+            Column::Sessions(&self.session),
+            Column::Words(&self.direction),
+            Column::Words(&self.msg_type),
+            Column::Ids(&self.key),
+        ]
     }
 
     pub fn batch(&mut self) -> RecordBatch {

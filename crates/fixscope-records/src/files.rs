@@ -5,20 +5,26 @@
 
 use std::collections::BTreeMap;
 use std::fs::File;
+use std::io::Write;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use arrow_array::RecordBatch;
-use arrow_schema::{DataType, Schema, SchemaRef};
-use parquet::arrow::ArrowWriter;
+use arrow_schema::{DataType, Schema};
+use parquet::arrow::{add_encoded_arrow_schema_to_metadata, ArrowSchemaConverter, ArrowWriter};
 use parquet::basic::{Compression, Encoding, ZstdLevel};
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
+use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::ColumnPath;
 
+use crate::chunks::{ChunkEncoder, Column, ZSTD_LEVEL};
 use crate::columns::{MessageColumns, OrderColumns};
 
-/// Rows per Parquet row group: small enough that a time-range query skips most of a day's
+/// Rows per Parquet row group of a router's links (orders and messages: one batch,
+/// [`crate::BATCH_ROWS`]): small enough that a time-range query skips most of a day's
 /// file by the groups' min/max request times, large enough to compress well.
 const ROW_GROUP_ROWS: usize = 131_072;
 
@@ -55,9 +61,26 @@ impl Table {
 
 /// One file being written.
 struct OpenFile {
-    writer: ArrowWriter<File>,
+    writer: FileWriter,
     temporary: PathBuf,
     done: PathBuf,
+}
+
+/// Orders and messages have their columns encoded by hand (`chunks.rs`); a router's links,
+/// far fewer rows, go through the `parquet` crate's Arrow writer.
+enum FileWriter {
+    Columns(SerializedFileWriter<File>),
+    Arrow(ArrowWriter<File>),
+}
+
+impl FileWriter {
+    fn close(self) -> Result<()> {
+        match self {
+            FileWriter::Columns(w) => w.close().map(drop)?,
+            FileWriter::Arrow(w) => w.close().map(drop)?,
+        }
+        Ok(())
+    }
 }
 
 /// The Parquet files of a run.
@@ -66,93 +89,68 @@ pub(crate) struct ParquetFiles {
     open: BTreeMap<(Table, String), OpenFile>,
     pub(crate) written: Written,
     next_file: u64,
+    chunks: ChunkEncoder,
 }
 
 impl ParquetFiles {
-    pub(crate) fn new(dir: &Path) -> Self {
-        ParquetFiles {
+    pub(crate) fn new(dir: &Path) -> Result<Self> {
+        Ok(ParquetFiles {
             dir: dir.to_path_buf(),
             open: BTreeMap::new(),
             written: Written::default(),
             next_file: 0,
-        }
+            chunks: ChunkEncoder::new()?,
+        })
     }
 
-    /// Writes a batch, each run of rows of one date into that date's file. A row with no
-    /// time (a request seen only after its response) goes with the rows before it.
+    /// Writes a batch of orders or messages, each run of rows of one date as a row group
+    /// of that date's file.
+    pub(crate) fn write_columns(
+        &mut self,
+        table: Table,
+        columns: &[Column<'_>],
+        times: &[Option<i64>],
+    ) -> Result<()> {
+        for (date, rows, first_ns) in date_runs(times) {
+            let file = open_file(
+                &mut self.open,
+                &self.dir,
+                &mut self.next_file,
+                table,
+                &date,
+                first_ns,
+            )?;
+            let FileWriter::Columns(file) = file else {
+                bail!("the {} table is written from columns", table.name());
+            };
+            self.chunks.write_row_group(file, columns, rows)?;
+        }
+        Ok(())
+    }
+
+    /// Writes a batch (a router's links), each run of rows of one date into that date's
+    /// file.
     pub(crate) fn write(
         &mut self,
         table: Table,
         batch: &RecordBatch,
         times: &[Option<i64>],
     ) -> Result<()> {
-        // Days compared as numbers; a date is formatted only where the day changes.
-        let mut day = times
-            .iter()
-            .flatten()
-            .next()
-            .map(|&t| t.div_euclid(NS_PER_DAY));
-        let mut date = day.map_or_else(|| "unknown".to_string(), |d| utc_date(d * NS_PER_DAY));
-        let mut start = 0;
-        for (i, t) in times.iter().enumerate() {
-            let Some(t) = t else { continue };
-            let d = t.div_euclid(NS_PER_DAY);
-            if Some(d) != day {
-                if i > start {
-                    self.file(table, &date, *t)?
-                        .write(&batch.slice(start, i - start))?;
-                }
-                start = i;
-                day = Some(d);
-                date = utc_date(*t);
-            }
-        }
-        if times.len() > start {
-            let first = times[start..].iter().flatten().next().copied().unwrap_or(0);
-            self.file(table, &date, first)?
-                .write(&batch.slice(start, times.len() - start))?;
+        for (date, rows, first_ns) in date_runs(times) {
+            let file = open_file(
+                &mut self.open,
+                &self.dir,
+                &mut self.next_file,
+                table,
+                &date,
+                first_ns,
+            )?;
+            let FileWriter::Arrow(file) = file else {
+                bail!("the {} table is written from Arrow", table.name());
+            };
+            file.write(&batch.slice(rows.start, rows.len()))?;
         }
         Ok(())
-    }
-
-    /// The open file of `table` for `date`, opened now when there is none.
-    fn file(&mut self, table: Table, date: &str, first_ns: i64) -> Result<&mut ArrowWriter<File>> {
-        let key = (table, date.to_string());
-        if !self.open.contains_key(&key) {
-            let dir = self.dir.join(table.name()).join(format!("date={date}"));
-            std::fs::create_dir_all(&dir)
-                .with_context(|| format!("cannot create {}", dir.display()))?;
-            self.next_file += 1;
-            let name = format!(
-                "part-{first_ns}-{}-{:04}.parquet",
-                std::process::id(),
-                self.next_file
-            );
-            let temporary = dir.join(format!(".{name}.inprogress"));
-            let done = dir.join(&name);
-            let file = File::create(&temporary)
-                .with_context(|| format!("cannot create {}", temporary.display()))?;
-            let (schema, id, time) = match table {
-                Table::Orders => (OrderColumns::schema(), "clordid", "request_time"),
-                Table::Messages => (MessageColumns::schema(), "key", "time"),
-                Table::Links => (
-                    crate::links::LinkColumns::schema(),
-                    "parent_clordid",
-                    "request_time",
-                ),
-            };
-            let props = properties(&schema, id, time);
-            let writer = new_writer(file, schema, props)?;
-            self.open.insert(
-                key.clone(),
-                OpenFile {
-                    writer,
-                    temporary,
-                    done,
-                },
-            );
-        }
-        Ok(&mut self.open.get_mut(&key).expect("opened").writer)
     }
 
     /// Completes every open file and gives it its name.
@@ -169,8 +167,105 @@ impl ParquetFiles {
     }
 }
 
-fn new_writer(file: File, schema: SchemaRef, props: WriterProperties) -> Result<ArrowWriter<File>> {
-    ArrowWriter::try_new(file, schema, Some(props)).context("cannot start a Parquet file")
+/// The open file of `table` for `date`, opened now when there is none.
+fn open_file<'a>(
+    open: &'a mut BTreeMap<(Table, String), OpenFile>,
+    dir: &Path,
+    next_file: &mut u64,
+    table: Table,
+    date: &str,
+    first_ns: i64,
+) -> Result<&'a mut FileWriter> {
+    let key = (table, date.to_string());
+    if !open.contains_key(&key) {
+        let dir = dir.join(table.name()).join(format!("date={date}"));
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        *next_file += 1;
+        let name = format!(
+            "part-{first_ns}-{}-{:04}.parquet",
+            std::process::id(),
+            *next_file
+        );
+        let temporary = dir.join(format!(".{name}.inprogress"));
+        let done = dir.join(&name);
+        let file = File::create(&temporary)
+            .with_context(|| format!("cannot create {}", temporary.display()))?;
+        let writer = match table {
+            Table::Orders => columns_writer(file, &OrderColumns::schema())?,
+            Table::Messages => columns_writer(file, &MessageColumns::schema())?,
+            Table::Links => {
+                let schema = crate::links::LinkColumns::schema();
+                let props = properties(&schema, "parent_clordid", "request_time");
+                FileWriter::Arrow(
+                    ArrowWriter::try_new(file, schema, Some(props))
+                        .context("cannot start a Parquet file")?,
+                )
+            }
+        };
+        open.insert(
+            key.clone(),
+            OpenFile {
+                writer,
+                temporary,
+                done,
+            },
+        );
+    }
+    Ok(&mut open.get_mut(&key).expect("opened").writer)
+}
+
+/// Each run of rows of one UTC date: the date, the rows, the run's first time. A row with
+/// no time (a request seen only after its response) goes with the rows before it. Days
+/// are compared as numbers; a date is formatted only where the day changes.
+fn date_runs(times: &[Option<i64>]) -> Vec<(String, Range<usize>, i64)> {
+    let mut runs = Vec::new();
+    let mut day = times
+        .iter()
+        .flatten()
+        .next()
+        .map(|&t| t.div_euclid(NS_PER_DAY));
+    let mut date = day.map_or_else(|| "unknown".to_string(), |d| utc_date(d * NS_PER_DAY));
+    let mut start = 0;
+    for (i, t) in times.iter().enumerate() {
+        let Some(t) = t else { continue };
+        let d = t.div_euclid(NS_PER_DAY);
+        if Some(d) != day {
+            if i > start {
+                runs.push((date, start..i, *t));
+            }
+            start = i;
+            day = Some(d);
+            date = utc_date(*t);
+        }
+    }
+    if times.len() > start {
+        let first = times[start..].iter().flatten().next().copied().unwrap_or(0);
+        runs.push((date, start..times.len(), first));
+    }
+    runs
+}
+
+/// A file of hand-encoded row groups, with the Arrow schema in its metadata as the Arrow
+/// writer puts it (pyarrow and Polars read the same types back).
+fn columns_writer(file: File, schema: &Schema) -> Result<FileWriter> {
+    Ok(FileWriter::Columns(parquet_writer(file, schema)?))
+}
+
+/// The `parquet` crate's file writer for `schema`, for row groups encoded by `chunks.rs`.
+pub(crate) fn parquet_writer<W: Write + Send>(
+    out: W,
+    schema: &Schema,
+) -> Result<SerializedFileWriter<W>> {
+    let descriptor = ArrowSchemaConverter::new()
+        .convert(schema)
+        .context("the records' schema in Parquet")?;
+    let mut props = WriterProperties::builder()
+        .set_max_row_group_size(crate::BATCH_ROWS)
+        .build();
+    add_encoded_arrow_schema_to_metadata(schema, &mut props);
+    SerializedFileWriter::new(out, descriptor.root_schema_ptr(), Arc::new(props))
+        .context("cannot start a Parquet file")
 }
 
 /// How each column is written (BENCHMARKS.md §2o measured each choice):
@@ -191,7 +286,7 @@ fn properties(schema: &Schema, id_column: &str, time_column: &str) -> WriterProp
     let id = ColumnPath::from(id_column);
     let mut builder = WriterProperties::builder()
         .set_compression(Compression::ZSTD(
-            ZstdLevel::try_new(1).expect("valid level"),
+            ZstdLevel::try_new(ZSTD_LEVEL).expect("valid level"),
         ))
         .set_max_row_group_size(ROW_GROUP_ROWS)
         .set_statistics_enabled(EnabledStatistics::Page)

@@ -14,13 +14,17 @@
 //! | file | concern |
 //! |---|---|
 //! | `columns.rs` | the column buffers the pipeline fills, and their Arrow schema |
+//! | `chunks.rs` | orders' and messages' row groups: each column chunk's pages and metadata |
+//! | `encode.rs` | Parquet's value encodings, by hand (bit-packing, RLE, deltas, dictionaries) |
 //! | `writer.rs` | the writer thread: each batch to the files and to ClickHouse |
 //! | `links.rs` | the `links` table's columns (`--leg`) |
 //! | `files.rs` | Parquet files: partitions by date, temporary names, rotation |
 //! | `clickhouse.rs` | `--clickhouse`: tables, `INSERT … FORMAT ArrowStream`, retries |
 
+mod chunks;
 mod clickhouse;
 mod columns;
+mod encode;
 mod files;
 mod links;
 mod writer;

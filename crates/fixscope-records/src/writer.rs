@@ -1,5 +1,5 @@
-//! The writer thread: each batch the pipeline hands over becomes an Arrow batch once, for
-//! the Parquet files and for ClickHouse.
+//! The writer thread: each batch the pipeline hands over goes to the Parquet files (orders
+//! and messages encoded from their columns) and, as one Arrow batch, to ClickHouse.
 
 use std::path::Path;
 use std::sync::atomic::AtomicU64;
@@ -35,25 +35,37 @@ pub(crate) fn run(
     live: bool,
     from_pipeline: Receiver<ToWriter>,
 ) -> Result<WriterEnd> {
-    let mut files = dir.map(ParquetFiles::new);
+    let mut files = dir.map(ParquetFiles::new).transpose()?;
     let mut sender = clickhouse
         .map(|(target, failed)| ClickHouseSender::start(target, failed))
         .transpose()?;
     let mut written = Written::default();
     let result = (|| -> Result<()> {
         for what in &from_pipeline {
-            let (table, batch, times, rows) = match what {
+            // The files are written from the columns first; the Arrow batch, which takes
+            // the columns' strings, is built only for ClickHouse (and a router's links).
+            let (table, batch) = match what {
                 ToWriter::Orders(mut o) => {
-                    let (times, rows) = (o.times().to_vec(), o.len());
-                    (Table::Orders, o.batch(), times, rows)
+                    written.order_rows += o.len() as u64;
+                    if let Some(f) = files.as_mut() {
+                        f.write_columns(Table::Orders, &o.columns(), o.times())?;
+                    }
+                    (Table::Orders, sender.is_some().then(|| o.batch()))
                 }
                 ToWriter::Messages(mut m) => {
-                    let (times, rows) = (m.times(), m.len());
-                    (Table::Messages, m.batch(), times, rows)
+                    written.message_rows += m.len() as u64;
+                    if let Some(f) = files.as_mut() {
+                        f.write_columns(Table::Messages, &m.columns(), &m.times())?;
+                    }
+                    (Table::Messages, sender.is_some().then(|| m.batch()))
                 }
                 ToWriter::Links(mut l) => {
-                    let (times, rows) = (l.times().to_vec(), l.len());
-                    (Table::Links, l.batch(), times, rows)
+                    written.link_rows += l.len() as u64;
+                    let batch = l.batch();
+                    if let Some(f) = files.as_mut() {
+                        f.write(Table::Links, &batch, l.times())?;
+                    }
+                    (Table::Links, Some(batch))
                 }
                 ToWriter::Rotate => {
                     if let Some(f) = files.as_mut() {
@@ -62,17 +74,8 @@ pub(crate) fn run(
                     continue;
                 }
             };
-            match table {
-                Table::Orders => written.order_rows += rows as u64,
-                Table::Messages => written.message_rows += rows as u64,
-                Table::Links => written.link_rows += rows as u64,
-            }
-            let batch = Arc::new(batch);
-            if let Some(s) = sender.as_ref() {
-                s.send(table, Arc::clone(&batch));
-            }
-            if let Some(f) = files.as_mut() {
-                f.write(table, &batch, &times)?;
+            if let (Some(s), Some(batch)) = (sender.as_ref(), batch) {
+                s.send(table, Arc::new(batch));
             }
         }
         if let Some(f) = files.as_mut() {

@@ -1,0 +1,336 @@
+//! Parquet's value encodings, written by hand for the records' columns: bit-packing, the
+//! RLE/bit-packing hybrid (definition levels, dictionary indices), DELTA_BINARY_PACKED
+//! (times, latencies, lengths), DELTA_BYTE_ARRAY (ids) and PLAIN dictionaries.
+//!
+//! Why by hand: the `parquet` crate's writer interned every string of every column through
+//! a general hash table, built levels and statistics for any nesting, and started a new
+//! zstd stream for every page — together more CPU than the whole analysis of an order
+//! (BENCHMARKS.md §2p). The records' columns are flat and of five kinds, and each kind's
+//! encoding is a short loop. The crate still writes the file: pages' headers, footers,
+//! Bloom filters (`chunks.rs`), and reads every file back in the tests.
+
+/// Appends `v` as an unsigned LEB128 varint (Parquet's ULEB128).
+pub(crate) fn uleb(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// Appends `v` zigzag-encoded, as a varint.
+pub(crate) fn zigzag(out: &mut Vec<u8>, v: i64) {
+    uleb(out, ((v << 1) ^ (v >> 63)) as u64);
+}
+
+/// Bits needed for `max` (0 for 0).
+pub(crate) fn width_of(max: u64) -> u32 {
+    64 - max.leading_zeros()
+}
+
+/// Values bit-packed least significant bit first, as Parquet packs them.
+pub(crate) struct BitWriter<'a> {
+    out: &'a mut Vec<u8>,
+    acc: u64,
+    bits: u32,
+}
+
+impl<'a> BitWriter<'a> {
+    pub(crate) fn new(out: &'a mut Vec<u8>) -> Self {
+        BitWriter {
+            out,
+            acc: 0,
+            bits: 0,
+        }
+    }
+
+    /// `v` in `width` bits (`v` below 2^width; `width` at most 64).
+    #[inline]
+    pub(crate) fn put(&mut self, v: u64, width: u32) {
+        if width == 0 {
+            return;
+        }
+        self.acc |= v << self.bits;
+        let end = self.bits + width;
+        if end >= 64 {
+            self.out.extend_from_slice(&self.acc.to_le_bytes());
+            let taken = 64 - self.bits;
+            self.acc = if taken == 64 { 0 } else { v >> taken };
+            self.bits = end - 64;
+        } else {
+            self.bits = end;
+        }
+    }
+
+    /// The last bits, padded with zeros to a whole byte.
+    pub(crate) fn finish(self) {
+        let bytes = self.bits.div_ceil(8) as usize;
+        self.out.extend_from_slice(&self.acc.to_le_bytes()[..bytes]);
+    }
+}
+
+/// Values per bit-packed run at most: 63 groups of 8, a one-byte header — what other
+/// writers produce, so no reader meets a longer run from us.
+const BIT_PACKED_RUN: usize = 63 * 8;
+
+/// Repeats this long or longer (after a group boundary) become an RLE run.
+const MIN_REPEAT: usize = 8;
+
+/// `values` in the RLE/bit-packing hybrid at `width` bits (1 to 32): repeats as RLE runs,
+/// the rest bit-packed in groups of 8 (the last group padded; the reader knows the count).
+pub(crate) fn rle_hybrid(out: &mut Vec<u8>, values: &[u32], width: u32) {
+    let n = values.len();
+    let mut packed_from = 0;
+    let mut i = 0;
+    while i < n {
+        let v = values[i];
+        let mut j = i + 1;
+        while j < n && values[j] == v {
+            j += 1;
+        }
+        // A bit-packed run must end on a group of 8: the repeat's first values before the
+        // next boundary stay packed.
+        let boundary = packed_from + (i - packed_from).div_ceil(8) * 8;
+        if j >= boundary + MIN_REPEAT {
+            bit_packed(out, &values[packed_from..boundary], width);
+            uleb(out, ((j - boundary) as u64) << 1);
+            let bytes = width.div_ceil(8) as usize;
+            out.extend_from_slice(&v.to_le_bytes()[..bytes]);
+            packed_from = j;
+        }
+        i = j;
+    }
+    bit_packed(out, &values[packed_from..], width);
+}
+
+/// Bit-packed runs of `values` (a multiple of 8 but for the last run of a page).
+fn bit_packed(out: &mut Vec<u8>, values: &[u32], width: u32) {
+    for run in values.chunks(BIT_PACKED_RUN) {
+        let groups = run.len().div_ceil(8);
+        uleb(out, ((groups as u64) << 1) | 1);
+        let mut bits = BitWriter::new(out);
+        for &v in run {
+            bits.put(u64::from(v), width);
+        }
+        for _ in run.len()..groups * 8 {
+            bits.put(0, width);
+        }
+        bits.finish();
+    }
+}
+
+/// Definition levels of an optional column in a v1 data page, after their length in 4
+/// bytes: 1 where a value is present, RLE/bit-packed at one bit. `present: None`: every
+/// one of the `rows` (one RLE run).
+pub(crate) fn definition_levels(out: &mut Vec<u8>, rows: usize, present: Option<&[bool]>) {
+    let at = out.len();
+    out.extend_from_slice(&[0; 4]);
+    match present {
+        None => {
+            uleb(out, (rows as u64) << 1);
+            out.push(1);
+        }
+        Some(present) => {
+            let levels: Vec<u32> = present.iter().map(|&p| u32::from(p)).collect();
+            rle_hybrid(out, &levels, 1);
+        }
+    }
+    let len = (out.len() - at - 4) as u32;
+    out[at..at + 4].copy_from_slice(&len.to_le_bytes());
+}
+
+/// DELTA_BINARY_PACKED's block: 128 values in 4 miniblocks of 32 (the usual layout).
+const BLOCK: usize = 128;
+const MINIBLOCKS: usize = 4;
+const MINIBLOCK: usize = BLOCK / MINIBLOCKS;
+
+/// What [`delta_binary_packed`] wrote.
+pub(crate) struct DeltaWritten {
+    pub(crate) count: usize,
+    /// The smallest and largest value.
+    pub(crate) min_max: Option<(i64, i64)>,
+    /// Bytes appended.
+    pub(crate) bytes: usize,
+}
+
+/// `values` DELTA_BINARY_PACKED: the first value, then per block of 128 the smallest delta
+/// and each miniblock's deltas above it, bit-packed at the miniblock's own width. INT32
+/// columns (lengths) are written the same way: their values and deltas fit in 32 bits.
+pub(crate) fn delta_binary_packed(
+    out: &mut Vec<u8>,
+    values: impl IntoIterator<Item = i64>,
+) -> DeltaWritten {
+    let start = out.len();
+    let mut values = values.into_iter();
+    let Some(first) = values.next() else {
+        uleb(out, BLOCK as u64);
+        uleb(out, MINIBLOCKS as u64);
+        uleb(out, 0);
+        zigzag(out, 0);
+        return DeltaWritten {
+            count: 0,
+            min_max: None,
+            bytes: out.len() - start,
+        };
+    };
+    // The count goes in the header; it is known once the values are read, so the blocks
+    // are written to a second buffer and the header put before them.
+    let mut blocks = Vec::new();
+    let mut deltas = [0i64; BLOCK];
+    let mut filled = 0;
+    let mut last = first;
+    let (mut min, mut max) = (first, first);
+    let mut count = 1;
+    for v in values {
+        deltas[filled] = v.wrapping_sub(last);
+        last = v;
+        min = min.min(v);
+        max = max.max(v);
+        filled += 1;
+        count += 1;
+        if filled == BLOCK {
+            delta_block(&mut blocks, &deltas);
+            filled = 0;
+        }
+    }
+    if filled > 0 {
+        delta_block(&mut blocks, &deltas[..filled]);
+    }
+    uleb(out, BLOCK as u64);
+    uleb(out, MINIBLOCKS as u64);
+    uleb(out, count as u64);
+    zigzag(out, first);
+    out.extend_from_slice(&blocks);
+    DeltaWritten {
+        count,
+        min_max: Some((min, max)),
+        bytes: out.len() - start,
+    }
+}
+
+/// One block of deltas (128, or fewer in the last block: its missing miniblocks have width
+/// 0 and no bytes; its last miniblock is padded).
+fn delta_block(out: &mut Vec<u8>, deltas: &[i64]) {
+    let min = deltas.iter().copied().min().unwrap_or(0);
+    zigzag(out, min);
+    // Every delta lies between the block's smallest and the miniblock's largest, so each
+    // `d - min` fits in u64 whatever wrapped.
+    let mut widths = [0u32; MINIBLOCKS];
+    for (m, chunk) in deltas.chunks(MINIBLOCK).enumerate() {
+        let max = chunk.iter().copied().max().unwrap_or(min);
+        widths[m] = width_of(max.wrapping_sub(min) as u64);
+    }
+    out.extend(widths.iter().map(|&w| w as u8));
+    for (m, chunk) in deltas.chunks(MINIBLOCK).enumerate() {
+        let mut bits = BitWriter::new(out);
+        for d in chunk {
+            bits.put(d.wrapping_sub(min) as u64, widths[m]);
+        }
+        for _ in chunk.len()..MINIBLOCK {
+            bits.put(0, widths[m]);
+        }
+        bits.finish();
+    }
+}
+
+/// How many leading bytes `a` and `b` share (8 at a time).
+#[inline]
+fn shared_prefix(a: &[u8], b: &[u8]) -> usize {
+    let n = a.len().min(b.len());
+    let mut i = 0;
+    while i + 8 <= n {
+        let x = u64::from_le_bytes(a[i..i + 8].try_into().expect("8 bytes"))
+            ^ u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
+        if x != 0 {
+            return i + (x.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while i < n && a[i] == b[i] {
+        i += 1;
+    }
+    i
+}
+
+/// `values` DELTA_BYTE_ARRAY: each value's prefix shared with the one before, then the
+/// rest (DELTA_LENGTH_BYTE_ARRAY: the lengths, then the bytes).
+pub(crate) fn delta_byte_array<'v>(out: &mut Vec<u8>, values: impl Iterator<Item = &'v [u8]>) {
+    let (low, _) = values.size_hint();
+    let mut prefixes = Vec::with_capacity(low);
+    let mut suffix_lengths = Vec::with_capacity(low);
+    let mut suffixes = Vec::new();
+    let mut last: &[u8] = &[];
+    for v in values {
+        let shared = shared_prefix(v, last);
+        prefixes.push(shared as i64);
+        suffix_lengths.push((v.len() - shared) as i64);
+        suffixes.extend_from_slice(&v[shared..]);
+        last = v;
+    }
+    delta_binary_packed(out, prefixes);
+    delta_binary_packed(out, suffix_lengths);
+    out.extend_from_slice(&suffixes);
+}
+
+/// A dictionary page's values, PLAIN: each string's length in 4 bytes, then its bytes.
+pub(crate) fn plain_strings<'v>(out: &mut Vec<u8>, values: impl Iterator<Item = &'v [u8]>) {
+    for v in values {
+        out.extend_from_slice(&(v.len() as u32).to_le_bytes());
+        out.extend_from_slice(v);
+    }
+}
+
+/// Booleans PLAIN: one bit each, least significant first.
+pub(crate) fn plain_booleans(out: &mut Vec<u8>, values: &[bool]) {
+    let mut bits = BitWriter::new(out);
+    for &v in values {
+        bits.put(u64::from(v), 1);
+    }
+    bits.finish();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn varints_are_leb128() {
+        let mut out = Vec::new();
+        uleb(&mut out, 300);
+        zigzag(&mut out, -1);
+        zigzag(&mut out, 1);
+        assert_eq!(out, [0xac, 0x02, 0x01, 0x02]);
+    }
+
+    /// Parquet's own example of bit-packing 0..7 at width 3.
+    #[test]
+    fn bit_packing_is_lsb_first() {
+        let mut out = Vec::new();
+        let mut bits = BitWriter::new(&mut out);
+        for v in 0..8 {
+            bits.put(v, 3);
+        }
+        bits.finish();
+        assert_eq!(out, [0b1000_1000, 0b1100_0110, 0b1111_1010]);
+        let mut out = Vec::new();
+        let mut bits = BitWriter::new(&mut out);
+        bits.put(1, 1);
+        bits.put(u64::MAX, 64);
+        bits.finish();
+        assert_eq!(out.len(), 9);
+        assert_eq!(out[0], 0xff);
+        assert_eq!(out[8], 0x01);
+    }
+
+    /// A long repeat is one RLE run; the values before it are packed up to a boundary.
+    #[test]
+    fn repeats_become_rle_runs() {
+        let mut values = vec![1, 2, 3];
+        values.extend([7; 20]);
+        let mut out = Vec::new();
+        rle_hybrid(&mut out, &values, 3);
+        // One packed group (1, 2, 3 and five 7s), then 15 sevens as RLE.
+        assert_eq!(out[0], 0b11);
+        assert_eq!(&out[4..], [15 << 1, 7]);
+    }
+}
