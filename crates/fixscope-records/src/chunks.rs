@@ -298,23 +298,11 @@ fn bloom_filter(values: usize) -> Result<Sbbf> {
 /// bytes (CompIDs, symbols, sides, outcomes, most accounts) is one 16-byte key — its bytes
 /// and its length — found by one multiply in an open-addressed table; longer values go to
 /// a general map. A general map for every value was a third of the writer.
+#[derive(Default)]
 struct Dictionary<'a> {
-    /// (key, index); index `u32::MAX`: empty. A power of two long, at most half full.
-    slots: Vec<(u128, u32)>,
-    filled: usize,
+    slots: Slots,
     long: HashMap<&'a [u8], u32>,
     values: Vec<&'a [u8]>,
-}
-
-impl Default for Dictionary<'_> {
-    fn default() -> Self {
-        Dictionary {
-            slots: vec![(0, u32::MAX); 64],
-            filled: 0,
-            long: HashMap::new(),
-            values: Vec::new(),
-        }
-    }
 }
 
 impl<'a> Dictionary<'a> {
@@ -323,25 +311,81 @@ impl<'a> Dictionary<'a> {
     fn index(&mut self, bytes: &'a [u8], start: usize, end: usize) -> u32 {
         let value = &bytes[start..end];
         let len = value.len();
-        if len > 15 {
-            let next = self.values.len() as u32;
-            let i = *self.long.entry(value).or_insert(next);
-            if i == next {
-                self.values.push(value);
-            }
-            return i;
-        }
-        // The 16 bytes from the value's start, masked to its length (one load, no copy),
-        // or copied at the buffer's end.
-        let raw = match bytes.get(start..start + 16) {
-            Some(b) => u128::from_le_bytes(b.try_into().expect("16 bytes")),
-            None => {
-                let mut b = [0u8; 16];
-                b[..len].copy_from_slice(value);
-                u128::from_le_bytes(b)
-            }
+        let next = self.values.len() as u32;
+        let i = if len > 15 {
+            *self.long.entry(value).or_insert(next)
+        } else {
+            // The 16 bytes from the value's start, masked to its length (one load, no
+            // copy), or copied at the buffer's end.
+            let raw = match bytes.get(start..start + 16) {
+                Some(b) => u128::from_le_bytes(b.try_into().expect("16 bytes")),
+                None => {
+                    let mut b = [0u8; 16];
+                    b[..len].copy_from_slice(value);
+                    u128::from_le_bytes(b)
+                }
+            };
+            let key = (raw & LENGTH_MASKS[len]) | ((len as u128) << 120);
+            self.slots.find_or_insert(key, next)
         };
-        let key = (raw & ((1u128 << (8 * len)) - 1)) | ((len as u128) << 120);
+        if i == next {
+            self.values.push(value);
+        }
+        i
+    }
+}
+
+/// The low `n` bytes of a 128-bit word, for `n` below 16.
+const LENGTH_MASKS: [u128; 16] = {
+    let mut masks = [0u128; 16];
+    let mut n = 1;
+    while n < 16 {
+        masks[n] = (1u128 << (8 * n)) - 1;
+        n += 1;
+    }
+    masks
+};
+
+/// Session ids' dictionary.
+#[derive(Default)]
+struct SessionDictionary {
+    slots: Slots,
+    values: Vec<u64>,
+}
+
+impl SessionDictionary {
+    #[inline]
+    fn index(&mut self, session: u64) -> u32 {
+        let next = self.values.len() as u32;
+        let i = self.slots.find_or_insert(u128::from(session), next);
+        if i == next {
+            self.values.push(session);
+        }
+        i
+    }
+}
+
+/// An open-addressed table of 128-bit keys to indices: a power of two long, at most half
+/// full, linear probing.
+struct Slots {
+    /// (key, index); index `u32::MAX`: empty.
+    slots: Vec<(u128, u32)>,
+    filled: usize,
+}
+
+impl Default for Slots {
+    fn default() -> Self {
+        Slots {
+            slots: vec![(0, u32::MAX); 64],
+            filled: 0,
+        }
+    }
+}
+
+impl Slots {
+    /// `key`'s index, or `next` after putting `key` in with it.
+    #[inline]
+    fn find_or_insert(&mut self, key: u128, next: u32) -> u32 {
         let mask = self.slots.len() - 1;
         let mut slot = slot_of(key, mask);
         loop {
@@ -354,14 +398,12 @@ impl<'a> Dictionary<'a> {
             }
             slot = (slot + 1) & mask;
         }
-        let i = self.values.len() as u32;
-        self.values.push(value);
-        self.slots[slot] = (key, i);
+        self.slots[slot] = (key, next);
         self.filled += 1;
         if self.filled * 2 > self.slots.len() {
             self.grow();
         }
-        i
+        next
     }
 
     fn grow(&mut self) {
@@ -383,32 +425,6 @@ impl<'a> Dictionary<'a> {
 fn slot_of(key: u128, mask: usize) -> usize {
     let folded = (key as u64) ^ ((key >> 64) as u64).rotate_left(29);
     (folded.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40) as usize & mask
-}
-
-/// Session ids' dictionary: the row's session is most often the last row's.
-#[derive(Default)]
-struct SessionDictionary {
-    index: HashMap<u64, u32>,
-    values: Vec<u64>,
-    last: Option<(u64, u32)>,
-}
-
-impl SessionDictionary {
-    #[inline]
-    fn index(&mut self, session: u64) -> u32 {
-        if let Some((s, i)) = self.last {
-            if s == session {
-                return i;
-            }
-        }
-        let next = self.values.len() as u32;
-        let i = *self.index.entry(session).or_insert(next);
-        if i == next {
-            self.values.push(session);
-        }
-        self.last = Some((session, i));
-        i
-    }
 }
 
 /// A column chunk being written: its pages in memory, and what its metadata needs.
@@ -771,7 +787,7 @@ mod tests {
     }
 
     /// Long repeats and long unrepeated stretches (RLE runs, bit-packed runs split at 504
-    /// values, a one-value dictionary) read back.
+    /// values, a one-value dictionary, indices wider than a byte) read back.
     #[test]
     fn long_runs_read_back() {
         let n = 5000;
@@ -788,7 +804,7 @@ mod tests {
                     Some(if i < 3000 {
                         b"X".to_vec()
                     } else {
-                        format!("w{}", i % 37).into_bytes()
+                        format!("w{}", i % 1500).into_bytes()
                     })
                 })
                 .collect(),

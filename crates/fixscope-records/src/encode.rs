@@ -108,6 +108,18 @@ fn bit_packed(out: &mut Vec<u8>, values: &[u32], width: u32) {
     for run in values.chunks(BIT_PACKED_RUN) {
         let groups = run.len().div_ceil(8);
         uleb(out, ((groups as u64) << 1) | 1);
+        if width <= 8 {
+            // A group of 8 values in at most 8 bits each is one 64-bit word: `width`
+            // bytes of it (most dictionaries and every definition level).
+            for group in run.chunks(8) {
+                let mut word = 0u64;
+                for (i, &v) in group.iter().enumerate() {
+                    word |= u64::from(v) << (i as u32 * width);
+                }
+                out.extend_from_slice(&word.to_le_bytes()[..width as usize]);
+            }
+            continue;
+        }
         let mut bits = BitWriter::new(out);
         for &v in run {
             bits.put(u64::from(v), width);

@@ -712,6 +712,11 @@ impl Correlator {
         self.records.get_or_insert_with(Box::default);
     }
 
+    /// Whether order records are kept.
+    pub fn keeps_records(&self) -> bool {
+        self.records.is_some()
+    }
+
     /// The order records, when kept.
     pub fn records_mut(&mut self) -> Option<&mut RecordBook> {
         self.records.as_deref_mut()

@@ -9,6 +9,7 @@
 //! [`Outcome`] is the count the order landed in, so a query over the rows gives the run's
 //! accounting exactly.
 
+use super::facts::MessageFacts;
 use super::vocabulary::{RequestType, Stage};
 use crate::fix::message::Fields;
 
@@ -87,6 +88,19 @@ impl RequestFields {
                     break;
                 }
             }
+        }
+    }
+
+    /// The fields [`MessageFacts::extract_with`] read (buffers reused).
+    pub fn set(&mut self, facts: &MessageFacts<'_>) {
+        for (out, value) in [
+            (&mut self.cl_ord_id, facts.cl_ord_id),
+            (&mut self.symbol, facts.symbol),
+            (&mut self.side, facts.side),
+            (&mut self.account, facts.account),
+        ] {
+            out.clear();
+            out.extend_from_slice(value);
         }
     }
 

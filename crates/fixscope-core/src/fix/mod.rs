@@ -19,6 +19,8 @@ pub mod tag {
     pub const MSG_TYPE: u32 = 35;
     pub const ORIG_CL_ORD_ID: u32 = 41;
     pub const SYMBOL: u32 = 55;
+    pub const SIDE: u32 = 54;
+    pub const ACCOUNT: u32 = 1;
     pub const SENDER_COMP_ID: u32 = 49;
     pub const TARGET_COMP_ID: u32 = 56;
     pub const ORD_STATUS: u32 = 39;

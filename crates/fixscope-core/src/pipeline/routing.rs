@@ -135,7 +135,8 @@ impl Router<'_> {
         conn: ConnectionKey,
         msg: &FramedMessage<'_>,
     ) {
-        let facts = MessageFacts::extract(msg.bytes, self.key);
+        let facts =
+            MessageFacts::extract_with(msg.bytes, self.key, self.correlator.keeps_records());
         let b = self.bind(direction, binding, conn, msg, &facts);
         let action = self.layer.on_message(
             b,
@@ -318,7 +319,7 @@ impl Router<'_> {
             ..
         } = self;
         if let Some(book) = correlator.records_mut() {
-            book.fields.read(msg.bytes);
+            book.fields.set(&facts);
         }
         correlator.on_request_grouped(
             scope,
