@@ -39,14 +39,15 @@ impl<'a> MessageFacts<'a> {
     /// the MsgType, which FIX puts third, so the check is a bitmask compare per field.
     #[inline]
     pub fn extract(message: &'a [u8], key: &KeySpec) -> Self {
-        Self::extract_with(message, key, false)
+        Self::extract_with::<false>(message, key)
     }
 
-    /// [`MessageFacts::extract`], and with `order_fields` a request's ClOrdID, Symbol,
+    /// [`MessageFacts::extract`], and with `ORDER_FIELDS` a request's ClOrdID, Symbol,
     /// Side and Account too (`--records`), in the same pass: a second pass over every
-    /// request for them cost a third of what records add to the pipeline's thread.
+    /// request for them cost a third of what records add to the pipeline's thread. A
+    /// constant, so the pass without them is the one it always was.
     #[inline]
-    pub fn extract_with(message: &'a [u8], key: &KeySpec, order_fields: bool) -> Self {
+    pub fn extract_with<const ORDER_FIELDS: bool>(message: &'a [u8], key: &KeySpec) -> Self {
         const TYPE: u16 = 1;
         const KEY: u16 = 2;
         const EXEC: u16 = 4;
@@ -61,7 +62,7 @@ impl<'a> MessageFacts<'a> {
         const SYMBOL: u16 = 512;
         const SIDE: u16 = 1024;
         const ACCOUNT: u16 = 2048;
-        let request_fields = if order_fields {
+        let request_fields = if ORDER_FIELDS {
             CL_ORD_ID | SYMBOL | SIDE | ACCOUNT
         } else {
             0
@@ -84,7 +85,7 @@ impl<'a> MessageFacts<'a> {
         ]
         .iter()
         .fold(0, |bits, &t| bits | 1 << t);
-        if order_fields {
+        if ORDER_FIELDS {
             wanted_low |= [tag::CL_ORD_ID, tag::SYMBOL, tag::SIDE, tag::ACCOUNT]
                 .iter()
                 .fold(0, |bits, &t| bits | 1 << t);
@@ -144,19 +145,19 @@ impl<'a> MessageFacts<'a> {
                 tag::POSS_DUP_FLAG => facts.poss_dup = value == b"Y",
                 tag::POSS_RESEND => facts.poss_resend = value == b"Y",
                 // The first of a repeated tag counts.
-                tag::CL_ORD_ID if found & CL_ORD_ID == 0 => {
+                tag::CL_ORD_ID if ORDER_FIELDS && found & CL_ORD_ID == 0 => {
                     facts.cl_ord_id = value;
                     found |= CL_ORD_ID;
                 }
-                tag::SYMBOL if found & SYMBOL == 0 => {
+                tag::SYMBOL if ORDER_FIELDS && found & SYMBOL == 0 => {
                     facts.symbol = value;
                     found |= SYMBOL;
                 }
-                tag::SIDE if found & SIDE == 0 => {
+                tag::SIDE if ORDER_FIELDS && found & SIDE == 0 => {
                     facts.side = value;
                     found |= SIDE;
                 }
-                tag::ACCOUNT if found & ACCOUNT == 0 => {
+                tag::ACCOUNT if ORDER_FIELDS && found & ACCOUNT == 0 => {
                     facts.account = value;
                     found |= ACCOUNT;
                 }
@@ -266,7 +267,7 @@ mod tests {
                     let mut own = RequestFields::default();
                     own.read(&m);
                     for key in &keys {
-                        let f = MessageFacts::extract_with(&m, key, true);
+                        let f = MessageFacts::extract_with::<true>(&m, key);
                         let mut fused = RequestFields::default();
                         fused.set(&f);
                         if mt != "8" {

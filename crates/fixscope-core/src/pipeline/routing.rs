@@ -135,8 +135,11 @@ impl Router<'_> {
         conn: ConnectionKey,
         msg: &FramedMessage<'_>,
     ) {
-        let facts =
-            MessageFacts::extract_with(msg.bytes, self.key, self.correlator.keeps_records());
+        let facts = if self.correlator.keeps_records() {
+            MessageFacts::extract_with::<true>(msg.bytes, self.key)
+        } else {
+            MessageFacts::extract(msg.bytes, self.key)
+        };
         let b = self.bind(direction, binding, conn, msg, &facts);
         let action = self.layer.on_message(
             b,
