@@ -322,7 +322,7 @@ impl Router<'_> {
             ..
         } = self;
         if let Some(book) = correlator.records_mut() {
-            book.fields.set(&facts);
+            book.fields.set(facts);
         }
         correlator.on_request_grouped(
             scope,
