@@ -431,3 +431,128 @@ fn live_records_agree_with_the_simulators_truth() {
         .sum();
     assert_eq!(messages, 3 * r.truth.len() as u64);
 }
+
+/// The hand-written Parquet encoder's hard cases, read back by DuckDB: values not UTF-8
+/// (replaced), strings longer than 15 bytes, empty fields (null), absent and extreme
+/// latencies, a dictionary of more than 256 accounts (indices wider than a byte), long
+/// repeats and long unrepeated stretches, more than one row group, all-null latency
+/// columns in a group.
+#[test]
+fn duckdb_reads_every_hard_case_of_the_encoder() {
+    use fixscope_core::correlate::{OrderRecord, Outcome, RequestFields, RequestType};
+    use fixscope_core::pipeline::OrderRow;
+    use fixscope_records::{Records, RecordsOptions};
+
+    let test = "duckdb_reads_every_hard_case_of_the_encoder";
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut records = Records::start(&RecordsOptions {
+        dir: Some(dir.path().to_path_buf()),
+        clickhouse: None,
+        rotate: None,
+        drop_when_behind: false,
+    })
+    .expect("records start");
+    let start = 1_764_201_600_000_000_000i64; // 2025-11-27T00:00:00Z
+    let n = 70_000; // more than one batch: two row groups
+    let outcomes = [
+        Outcome::Matched,
+        Outcome::Late,
+        Outcome::Rejected,
+        Outcome::Evicted,
+    ];
+    let mut expected = Vec::new();
+    for i in 0..n {
+        let account: Vec<u8> = match i % 5 {
+            0 => Vec::new(),
+            1 => b"caf\xff".to_vec(),
+            _ => format!("ACCOUNT-{}", i % 700).into_bytes(),
+        };
+        let symbol: Vec<u8> = if i < 30_000 {
+            b"AAPL".to_vec()
+        } else {
+            format!("A-SYMBOL-LONGER-THAN-15-{}", i % 3).into_bytes()
+        };
+        let latency = |k: i64| match (i + k) % 4 {
+            0 => None,
+            1 => Some(i64::MAX as u64),
+            _ => Some((i as u64 * 7919 + k as u64) % 1_000_000),
+        };
+        // The middle batch's fills are all absent.
+        let fill = if (20_000..40_000).contains(&i) {
+            None
+        } else {
+            latency(2)
+        };
+        let record = OrderRecord {
+            scope: 1,
+            key: Vec::new(),
+            request_type: RequestType::NewOrder,
+            request_ts_ns: Some((i * 1_000) as u64),
+            msg_seq: i as u32,
+            fields: RequestFields {
+                cl_ord_id: format!("S{}-{:016}", i % 3, i).into_bytes(),
+                symbol: symbol.clone(),
+                side: if i % 2 == 0 {
+                    b"1".to_vec()
+                } else {
+                    b"2".to_vec()
+                },
+                account: account.clone(),
+            },
+            first_response_ns: latency(0),
+            ack_ns: latency(1),
+            fill_ns: fill,
+            outcome: outcomes[(i / 1000) as usize % outcomes.len()],
+            timed_out: i % 3 == 0,
+        };
+        records.order(&OrderRow {
+            record: &record,
+            session: (i % 3) as u64 + 1,
+            sender_comp_id: "CLIENT",
+            target_comp_id: if i % 3 == 0 { "" } else { "VENUE" },
+            request_time_ns: Some(start + i * 1_000),
+        });
+        if i < 1_000 {
+            records.message(&fixscope_core::pipeline::MessageEvent {
+                ts_ns: (i * 1_000) as u64,
+                session: (i % 3) as u64 + 1,
+                direction: fixscope_core::Direction::Request,
+                msg_type: b"D",
+                key: if i % 7 == 0 { b"" } else { b"K\xffK" },
+                unix_offset_ns: start,
+                sender_comp_id: b"CLIENT",
+                target_comp_id: b"VENUE",
+                msg_seq_num: i as u32,
+                poss_dup: false,
+            });
+        }
+        let text = |v: &[u8]| (!v.is_empty()).then(|| String::from_utf8_lossy(v).into_owned());
+        expected.push(serde_json::json!({
+            "request_time_ns": start + i * 1_000,
+            "session": (i % 3) + 1,
+            "sender_comp_id": "CLIENT",
+            "target_comp_id": if i % 3 == 0 { None } else { Some("VENUE") },
+            "clordid": format!("S{}-{:016}", i % 3, i),
+            "msg_type": "D",
+            "symbol": text(&symbol),
+            "side": if i % 2 == 0 { "1" } else { "2" },
+            "account": text(&account),
+            "msg_seq_num": i,
+            "first_response_ns": record.first_response_ns,
+            "ack_ns": record.ack_ns,
+            "fill_ns": record.fill_ns,
+            "outcome": record.outcome.name(),
+            "timed_out": record.timed_out,
+            "date": "2025-11-27",
+        }));
+    }
+    let summary = records.finish().expect("records finish");
+    assert_eq!(summary.written.order_rows, n as u64);
+    assert_eq!(summary.written.message_rows, 1_000);
+    let read = read_records(test, dir.path());
+    let rows = orders(&read);
+    assert_eq!(rows.len(), expected.len());
+    for (i, (row, want)) in rows.iter().zip(&expected).enumerate() {
+        assert_eq!(row, want, "row {i}");
+    }
+}
