@@ -216,34 +216,41 @@ fn open_file<'a>(
 }
 
 /// Each run of rows of one UTC date: the date, the rows, the run's first time. A row with
-/// no time (a request seen only after its response) goes with the rows before it. Days
-/// are compared as numbers; a date is formatted only where the day changes.
+/// no time (a request seen only after its response) goes with the rows before it. Each
+/// time is compared with its run's day (no division per row); a date is formatted only
+/// where the day changes.
 fn date_runs(times: &[Option<i64>]) -> Vec<(String, Range<usize>, i64)> {
     let mut runs = Vec::new();
-    let mut day = times
-        .iter()
-        .flatten()
-        .next()
-        .map(|&t| t.div_euclid(NS_PER_DAY));
-    let mut date = day.map_or_else(|| "unknown".to_string(), |d| utc_date(d * NS_PER_DAY));
     let mut start = 0;
+    let mut first: Option<i64> = None;
+    let mut day = 0..=0;
     for (i, t) in times.iter().enumerate() {
-        let Some(t) = t else { continue };
-        let d = t.div_euclid(NS_PER_DAY);
-        if Some(d) != day {
-            if i > start {
-                runs.push((date, start..i, *t));
+        let Some(t) = *t else { continue };
+        match first {
+            None => {
+                first = Some(t);
+                day = day_of(t);
             }
-            start = i;
-            day = Some(d);
-            date = utc_date(*t);
+            Some(f) if !day.contains(&t) => {
+                runs.push((utc_date(f), start..i, f));
+                start = i;
+                first = Some(t);
+                day = day_of(t);
+            }
+            Some(_) => {}
         }
     }
     if times.len() > start {
-        let first = times[start..].iter().flatten().next().copied().unwrap_or(0);
-        runs.push((date, start..times.len(), first));
+        let date = first.map_or_else(|| "unknown".to_string(), utc_date);
+        runs.push((date, start..times.len(), first.unwrap_or(0)));
     }
     runs
+}
+
+/// The UTC day `t` falls in, in nanoseconds.
+fn day_of(t: i64) -> std::ops::RangeInclusive<i64> {
+    let midnight = t.div_euclid(NS_PER_DAY) * NS_PER_DAY;
+    midnight..=midnight.saturating_add(NS_PER_DAY - 1)
 }
 
 /// A file of hand-encoded row groups, with the Arrow schema in its metadata as the Arrow
@@ -341,5 +348,34 @@ mod tests {
         assert_eq!(utc_date(1_764_201_599_999_999_999), "2025-11-26");
         assert_eq!(utc_date(1_764_201_600_000_000_000), "2025-11-27");
         assert_eq!(utc_date(-5), "1970-01-01");
+    }
+
+    /// Runs split where the UTC day changes, rows without a time stay with the run before
+    /// them, and each run names its own first time.
+    #[test]
+    fn runs_split_at_midnight() {
+        let midnight = 1_764_201_600_000_000_000; // 2025-11-27
+        let times = [
+            None,
+            Some(midnight - 2),
+            None,
+            Some(midnight - 1),
+            Some(midnight),
+            None,
+            Some(midnight + NS_PER_DAY),
+            Some(i64::MAX),
+        ];
+        let runs: Vec<(String, Range<usize>, i64)> = date_runs(&times);
+        assert_eq!(
+            runs,
+            [
+                ("2025-11-26".to_string(), 0..4, midnight - 2),
+                ("2025-11-27".to_string(), 4..6, midnight),
+                ("2025-11-28".to_string(), 6..7, midnight + NS_PER_DAY),
+                ("2262-04-11".to_string(), 7..8, i64::MAX),
+            ]
+        );
+        assert_eq!(date_runs(&[None, None]), [("unknown".to_string(), 0..2, 0)]);
+        assert!(date_runs(&[]).is_empty());
     }
 }
