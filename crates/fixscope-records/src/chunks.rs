@@ -30,8 +30,8 @@ use parquet::file::statistics::Statistics;
 use parquet::file::writer::{SerializedFileWriter, SerializedPageWriter, TrackedWrite};
 use parquet::schema::types::ColumnDescPtr;
 
-use crate::columns::Strings;
 use crate::encode;
+use crate::strings::Strings;
 
 /// zstd's level for every compressed page: level 1 compressed the records as well as 3
 /// within 2% (BENCHMARKS.md §2o) at a fraction of the time.

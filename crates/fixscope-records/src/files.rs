@@ -85,20 +85,20 @@ impl FileWriter {
 
 /// The Parquet files of a run.
 pub(crate) struct ParquetFiles {
-    dir: PathBuf,
-    open: BTreeMap<(Table, String), OpenFile>,
+    open: OpenFiles,
     pub(crate) written: Written,
-    next_file: u64,
     chunks: ChunkEncoder,
 }
 
 impl ParquetFiles {
     pub(crate) fn new(dir: &Path) -> Result<Self> {
         Ok(ParquetFiles {
-            dir: dir.to_path_buf(),
-            open: BTreeMap::new(),
+            open: OpenFiles {
+                dir: dir.to_path_buf(),
+                files: BTreeMap::new(),
+                next_file: 0,
+            },
             written: Written::default(),
-            next_file: 0,
             chunks: ChunkEncoder::new()?,
         })
     }
@@ -112,15 +112,7 @@ impl ParquetFiles {
         times: &[Option<i64>],
     ) -> Result<()> {
         for (date, rows, first_ns) in date_runs(times) {
-            let file = open_file(
-                &mut self.open,
-                &self.dir,
-                &mut self.next_file,
-                table,
-                &date,
-                first_ns,
-            )?;
-            let FileWriter::Columns(file) = file else {
+            let FileWriter::Columns(file) = self.open.get(table, &date, first_ns)? else {
                 bail!("the {} table is written from columns", table.name());
             };
             self.chunks.write_row_group(file, columns, rows)?;
@@ -137,15 +129,7 @@ impl ParquetFiles {
         times: &[Option<i64>],
     ) -> Result<()> {
         for (date, rows, first_ns) in date_runs(times) {
-            let file = open_file(
-                &mut self.open,
-                &self.dir,
-                &mut self.next_file,
-                table,
-                &date,
-                first_ns,
-            )?;
-            let FileWriter::Arrow(file) = file else {
+            let FileWriter::Arrow(file) = self.open.get(table, &date, first_ns)? else {
                 bail!("the {} table is written from Arrow", table.name());
             };
             file.write(&batch.slice(rows.start, rows.len()))?;
@@ -155,7 +139,7 @@ impl ParquetFiles {
 
     /// Completes every open file and gives it its name.
     pub(crate) fn close_all(&mut self) -> Result<()> {
-        for (_, f) in std::mem::take(&mut self.open) {
+        for (_, f) in std::mem::take(&mut self.open.files) {
             f.writer
                 .close()
                 .with_context(|| format!("cannot write {}", f.temporary.display()))?;
@@ -167,52 +151,54 @@ impl ParquetFiles {
     }
 }
 
-/// The open file of `table` for `date`, opened now when there is none.
-fn open_file<'a>(
-    open: &'a mut BTreeMap<(Table, String), OpenFile>,
-    dir: &Path,
-    next_file: &mut u64,
-    table: Table,
-    date: &str,
-    first_ns: i64,
-) -> Result<&'a mut FileWriter> {
-    let key = (table, date.to_string());
-    if !open.contains_key(&key) {
-        let dir = dir.join(table.name()).join(format!("date={date}"));
-        std::fs::create_dir_all(&dir)
-            .with_context(|| format!("cannot create {}", dir.display()))?;
-        *next_file += 1;
-        let name = format!(
-            "part-{first_ns}-{}-{:04}.parquet",
-            std::process::id(),
-            *next_file
-        );
-        let temporary = dir.join(format!(".{name}.inprogress"));
-        let done = dir.join(&name);
-        let file = File::create(&temporary)
-            .with_context(|| format!("cannot create {}", temporary.display()))?;
-        let writer = match table {
-            Table::Orders => columns_writer(file, &OrderColumns::schema())?,
-            Table::Messages => columns_writer(file, &MessageColumns::schema())?,
-            Table::Links => {
-                let schema = crate::links::LinkColumns::schema();
-                let props = properties(&schema, "parent_clordid", "request_time");
-                FileWriter::Arrow(
-                    ArrowWriter::try_new(file, schema, Some(props))
-                        .context("cannot start a Parquet file")?,
-                )
-            }
-        };
-        open.insert(
-            key.clone(),
-            OpenFile {
-                writer,
-                temporary,
-                done,
-            },
-        );
+/// The files being written, one per table and date.
+struct OpenFiles {
+    dir: PathBuf,
+    files: BTreeMap<(Table, String), OpenFile>,
+    next_file: u64,
+}
+
+impl OpenFiles {
+    /// The open file of `table` for `date`, opened now when there is none.
+    fn get(&mut self, table: Table, date: &str, first_ns: i64) -> Result<&mut FileWriter> {
+        let key = (table, date.to_string());
+        if !self.files.contains_key(&key) {
+            let dir = self.dir.join(table.name()).join(format!("date={date}"));
+            std::fs::create_dir_all(&dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+            self.next_file += 1;
+            let name = format!(
+                "part-{first_ns}-{}-{:04}.parquet",
+                std::process::id(),
+                self.next_file
+            );
+            let temporary = dir.join(format!(".{name}.inprogress"));
+            let done = dir.join(&name);
+            let file = File::create(&temporary)
+                .with_context(|| format!("cannot create {}", temporary.display()))?;
+            let writer = match table {
+                Table::Orders => columns_writer(file, &OrderColumns::schema())?,
+                Table::Messages => columns_writer(file, &MessageColumns::schema())?,
+                Table::Links => {
+                    let schema = crate::links::LinkColumns::schema();
+                    let props = properties(&schema, "parent_clordid", "request_time");
+                    FileWriter::Arrow(
+                        ArrowWriter::try_new(file, schema, Some(props))
+                            .context("cannot start a Parquet file")?,
+                    )
+                }
+            };
+            self.files.insert(
+                key.clone(),
+                OpenFile {
+                    writer,
+                    temporary,
+                    done,
+                },
+            );
+        }
+        Ok(&mut self.files.get_mut(&key).expect("opened").writer)
     }
-    Ok(&mut open.get_mut(&key).expect("opened").writer)
 }
 
 /// Each run of rows of one UTC date: the date, the rows, the run's first time. A row with

@@ -14,6 +14,7 @@
 //! | file | concern |
 //! |---|---|
 //! | `columns.rs` | the column buffers the pipeline fills, and their Arrow schema |
+//! | `strings.rs` | one string column's buffer: bytes, offsets, presence |
 //! | `chunks.rs` | orders' and messages' row groups: each column chunk's pages and metadata |
 //! | `encode.rs` | Parquet's value encodings, by hand (bit-packing, RLE, deltas, dictionaries) |
 //! | `writer.rs` | the writer thread: each batch to the files and to ClickHouse |
@@ -27,6 +28,7 @@ mod columns;
 mod encode;
 mod files;
 mod links;
+mod strings;
 mod writer;
 
 use std::path::{Path, PathBuf};

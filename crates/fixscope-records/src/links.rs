@@ -12,7 +12,8 @@ use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use fixscope_core::pipeline::LinkRow;
 
-use crate::columns::{dict, utc_ns, Strings, STRING_BYTES};
+use crate::columns::{dict, utc_ns};
+use crate::strings::{Strings, STRING_BYTES};
 
 /// One row per link.
 #[derive(Default)]
