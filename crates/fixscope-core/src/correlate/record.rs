@@ -11,7 +11,6 @@
 
 use super::facts::MessageFacts;
 use super::vocabulary::{RequestType, Stage};
-use crate::fix::message::Fields;
 
 /// Rows kept for reuse at most.
 const SPARE_ROWS: usize = 4096;
@@ -69,8 +68,12 @@ pub struct RequestFields {
 
 impl RequestFields {
     /// Reads ClOrdID (11), Symbol (55), Side (54) and Account (1) of `message` into `self`
-    /// in one pass (buffers reused; the first of a repeated tag counts).
-    pub fn read(&mut self, message: &[u8]) {
+    /// in a pass of its own (buffers reused; the first of a repeated tag counts): the
+    /// tests' reference for [`RequestFields::set`] (the pipeline reads them in the
+    /// correlation's pass).
+    #[cfg(test)]
+    pub(crate) fn read(&mut self, message: &[u8]) {
+        use crate::fix::message::Fields;
         self.clear();
         let mut left = 4;
         for (tag, value) in Fields::new(message) {
