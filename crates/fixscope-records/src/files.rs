@@ -261,7 +261,9 @@ pub(crate) fn parquet_writer<W: Write + Send>(
         .context("cannot start a Parquet file")
 }
 
-/// How each column is written (BENCHMARKS.md §2o measured each choice):
+/// How each column of a router's links is written through the crate's Arrow writer — the
+/// same choices `chunks.rs` makes by hand for orders and messages (BENCHMARKS.md §2o
+/// measured each):
 /// - zstd at level 1: the Parquet crate starts a new zstd stream for every page, and level
 ///   3's tables (768 KB, cleared at every start) cost the writer more than compressing did.
 /// - Strings: dictionaries for the columns of few values (the default); the id column
@@ -271,7 +273,7 @@ pub(crate) fn parquet_writer<W: Write + Send>(
 ///   was 14% of the writer.
 /// - The time column: delta-encoded (it rises), with page statistics (time-range scans
 ///   skip by them).
-/// - Latencies and sequence numbers: delta-encoded — nearly every value differs, so a
+/// - Latencies: delta-encoded — nearly every value differs, so a
 ///   dictionary only costs, and bit-packed deltas are a third of plain 64-bit values —
 ///   with min/max statistics ("slower than 1 ms" skips groups by them). The time column
 ///   and these are not compressed: bit-packed deltas leave zstd almost nothing.
@@ -303,12 +305,8 @@ fn properties(schema: &Schema, id_column: &str, time_column: &str) -> WriterProp
     builder.build()
 }
 
-/// Number columns besides the time whose values nearly all differ (any table's).
+/// The links' number columns besides the time whose values nearly all differ.
 const MANY_VALUES: &[&str] = &[
-    "msg_seq_num",
-    "first_response_ns",
-    "ack_ns",
-    "fill_ns",
     "child_time",
     "hop_out_ns",
     "venue_rtt_ns",
