@@ -240,8 +240,14 @@ impl ChunkEncoder {
         let values = rows.clone().filter_map(|r| strings.value(r));
         let count = present.iter().filter(|&&p| p).count();
         let mut bloom = bloom_filter(count)?;
+        // A message's key is most often its order's, as the row before had it: inserting
+        // it again would set the same bits.
+        let mut last: Option<&[u8]> = None;
         for v in values.clone() {
-            bloom.insert(v);
+            if last != Some(v) {
+                bloom.insert(v);
+            }
+            last = Some(v);
         }
         encode::delta_byte_array(&mut self.body, values);
         chunk.bloom_filter = Some(bloom);
@@ -384,7 +390,7 @@ impl Default for Slots {
 
 impl Slots {
     /// `key`'s index, or `next` after putting `key` in with it.
-    #[inline]
+    #[inline(always)]
     fn find_or_insert(&mut self, key: u128, next: u32) -> u32 {
         let mask = self.slots.len() - 1;
         let mut slot = slot_of(key, mask);

@@ -88,6 +88,11 @@ pub(crate) fn rle_hybrid(out: &mut Vec<u8>, values: &[u32], width: u32) {
         while j < n && values[j] == v {
             j += 1;
         }
+        if j - i < MIN_REPEAT {
+            // Too short to be a run wherever the groups fall (most values).
+            i = j;
+            continue;
+        }
         // A bit-packed run must end on a group of 8: the repeat's first values before the
         // next boundary stay packed.
         let boundary = packed_from + (i - packed_from).div_ceil(8) * 8;
@@ -223,26 +228,77 @@ pub(crate) fn delta_binary_packed(
 /// One block of deltas (128, or fewer in the last block: its missing miniblocks have width
 /// 0 and no bytes; its last miniblock is padded).
 fn delta_block(out: &mut Vec<u8>, deltas: &[i64]) {
-    let min = deltas.iter().copied().min().unwrap_or(0);
+    // Each miniblock's smallest and largest in one pass; the block's smallest is theirs.
+    let mut lows = [i64::MAX; MINIBLOCKS];
+    let mut highs = [i64::MIN; MINIBLOCKS];
+    for (m, chunk) in deltas.chunks(MINIBLOCK).enumerate() {
+        let (mut low, mut high) = (i64::MAX, i64::MIN);
+        for &d in chunk {
+            low = low.min(d);
+            high = high.max(d);
+        }
+        (lows[m], highs[m]) = (low, high);
+    }
+    let min = lows.iter().copied().min().unwrap_or(0);
     zigzag(out, min);
     // Every delta lies between the block's smallest and the miniblock's largest, so each
     // `d - min` fits in u64 whatever wrapped.
     let mut widths = [0u32; MINIBLOCKS];
     for (m, chunk) in deltas.chunks(MINIBLOCK).enumerate() {
-        let max = chunk.iter().copied().max().unwrap_or(min);
-        widths[m] = width_of(max.wrapping_sub(min) as u64);
+        if !chunk.is_empty() {
+            widths[m] = width_of(highs[m].wrapping_sub(min) as u64);
+        }
     }
     out.extend(widths.iter().map(|&w| w as u8));
     for (m, chunk) in deltas.chunks(MINIBLOCK).enumerate() {
-        let mut bits = BitWriter::new(out);
-        for d in chunk {
-            bits.put(d.wrapping_sub(min) as u64, widths[m]);
+        let mut above = [0u64; MINIBLOCK];
+        for (a, &d) in above.iter_mut().zip(chunk) {
+            *a = d.wrapping_sub(min) as u64;
         }
-        for _ in chunk.len()..MINIBLOCK {
-            bits.put(0, widths[m]);
-        }
-        bits.finish();
+        pack_miniblock(out, &above, widths[m]);
     }
+}
+
+/// 32 values at `width` bits each: `4 * width` bytes.
+///
+/// By hand, one unrolled body per width: a bit writer's test and store per value was most
+/// of what the deltas cost (BENCHMARKS.md §2q); with the width a constant every shift and
+/// store is known before the loop runs.
+fn pack_miniblock(out: &mut Vec<u8>, values: &[u64; MINIBLOCK], width: u32) {
+    macro_rules! widths {
+        ($($w:literal)*) => {
+            match width {
+                0 => {}
+                $($w => pack32::<$w>(out, values),)*
+                _ => unreachable!("a width above 64 bits"),
+            }
+        };
+    }
+    widths!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30
+        31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58
+        59 60 61 62 63 64);
+}
+
+/// [`pack_miniblock`] at a width known when compiled (1 to 64; each value below 2^W),
+/// written out value by value so that every position is a constant.
+#[inline(always)]
+fn pack32<const W: usize>(out: &mut Vec<u8>, values: &[u64; MINIBLOCK]) {
+    let mut words = [0u64; MINIBLOCK];
+    macro_rules! put {
+        ($($i:literal)*) => {$(
+            let (word, shift) = ($i * W / 64, $i * W % 64);
+            words[word] |= values[$i] << shift;
+            if shift + W > 64 {
+                words[word + 1] |= values[$i] >> (64 - shift);
+            }
+        )*};
+    }
+    put!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31);
+    let mut bytes = [0u8; MINIBLOCK * 8];
+    for (dst, word) in bytes.chunks_exact_mut(8).zip(words) {
+        dst.copy_from_slice(&word.to_le_bytes());
+    }
+    out.extend_from_slice(&bytes[..MINIBLOCK * W / 8]);
 }
 
 /// How many leading bytes `a` and `b` share (8 at a time).
@@ -332,6 +388,28 @@ mod tests {
         assert_eq!(out.len(), 9);
         assert_eq!(out[0], 0xff);
         assert_eq!(out[8], 0x01);
+    }
+
+    /// The unrolled packing of every width writes what the bit writer writes.
+    #[test]
+    fn miniblocks_pack_as_the_bit_writer_does() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        for width in 0..=64u32 {
+            let mut values = [0u64; MINIBLOCK];
+            for v in &mut values {
+                seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                *v = if width == 64 { seed } else { seed & ((1u64 << width) - 1) };
+            }
+            let mut expected = Vec::new();
+            let mut bits = BitWriter::new(&mut expected);
+            for &v in &values {
+                bits.put(v, width);
+            }
+            bits.finish();
+            let mut packed = vec![0xaa];
+            pack_miniblock(&mut packed, &values, width);
+            assert_eq!(packed[1..], expected[..], "width {width}");
+        }
     }
 
     /// A long repeat is one RLE run; the values before it are packed up to a boundary.
