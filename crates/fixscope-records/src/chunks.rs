@@ -10,6 +10,7 @@
 //! | [`Column::Words`] | strings, dictionary, zstd | few values (CompIDs, symbols, accounts, outcomes) |
 //! | [`Column::Ids`] | strings, DELTA_BYTE_ARRAY, zstd, Bloom filter | sequential ids share prefixes; one order found without reading the rest |
 //! | [`Column::Flags`] | booleans, PLAIN, zstd, min/max | one bit a row |
+//! | [`Column::Codes`] | strings, dictionary, zstd | a fixed vocabulary (outcomes, directions): the same pages as [`Column::Words`] of those names |
 //!
 //! Strings carry no min/max: nothing is sorted by one, so they would let a reader skip
 //! nothing. Each column chunk is one page: a row group is at most one batch, 65,536 rows.
@@ -48,6 +49,11 @@ pub(crate) enum Column<'a> {
     /// Strings that identify a row (ClOrdID, the correlation key).
     Ids(&'a Strings),
     Flags(&'a [bool]),
+    /// A fixed vocabulary: each row's code, the place of its name in `names`.
+    Codes {
+        codes: &'a [u8],
+        names: &'static [&'static str],
+    },
 }
 
 /// 64-bit numbers, every row with one or some absent.
@@ -122,6 +128,7 @@ impl ChunkEncoder {
             Column::Sessions(sessions) => self.sessions(&mut chunk, &sessions[rows])?,
             Column::Words(strings) => self.words(&mut chunk, &utf8(strings), rows)?,
             Column::Ids(strings) => self.ids(&mut chunk, &utf8(strings), rows)?,
+            Column::Codes { codes, names } => self.codes(&mut chunk, &codes[rows], names)?,
             Column::Flags(flags) => {
                 let flags = &flags[rows];
                 self.levels(&chunk, row_count, None)?;
@@ -221,16 +228,44 @@ impl ChunkEncoder {
                 indices.push(dictionary.index(bytes, start, end));
             }
         }
+        self.dictionary_pages(chunk, &dictionary.values, &indices, rows.len())
+    }
+
+    /// A fixed vocabulary's codes: the dictionary of the names seen, in the order first
+    /// seen — the pages [`Self::words`] makes of the same names.
+    fn codes(&mut self, chunk: &mut Chunk, codes: &[u8], names: &[&'static str]) -> Result<()> {
+        self.levels(chunk, codes.len(), None)?;
+        let mut index = [u32::MAX; 256];
+        let mut values: Vec<&[u8]> = Vec::with_capacity(names.len());
+        let mut indices = Vec::with_capacity(codes.len());
+        for &c in codes {
+            let i = &mut index[usize::from(c)];
+            if *i == u32::MAX {
+                let name = names
+                    .get(usize::from(c))
+                    .ok_or_else(|| anyhow!("code {c} of {} has no name", chunk.descr.name()))?;
+                *i = values.len() as u32;
+                values.push(name.as_bytes());
+            }
+            indices.push(*i);
+        }
+        self.dictionary_pages(chunk, &values, &indices, codes.len())
+    }
+
+    /// A dictionary page of `values` and a data page of each row's index (after the levels
+    /// already in the body).
+    fn dictionary_pages(
+        &mut self,
+        chunk: &mut Chunk,
+        values: &[&[u8]],
+        indices: &[u32],
+        rows: usize,
+    ) -> Result<()> {
         let mut page = Vec::new();
-        encode::plain_strings(&mut page, dictionary.values.iter().copied());
-        chunk.dictionary_page(&page, dictionary.values.len(), &mut self.zstd)?;
-        dictionary_indices(&mut self.body, &indices, dictionary.values.len());
-        chunk.data_page(
-            &self.body,
-            rows.len(),
-            Encoding::RLE_DICTIONARY,
-            Some(&mut self.zstd),
-        )
+        encode::plain_strings(&mut page, values.iter().copied());
+        chunk.dictionary_page(&page, values.len(), &mut self.zstd)?;
+        dictionary_indices(&mut self.body, indices, values.len());
+        chunk.data_page(&self.body, rows, Encoding::RLE_DICTIONARY, Some(&mut self.zstd))
     }
 
     /// Ids: delta-encoded against the row before, with a Bloom filter.

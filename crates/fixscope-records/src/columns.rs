@@ -8,10 +8,12 @@ use arrow_array::builder::{
 };
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
+use fixscope_core::correlate::{Outcome, RequestType};
 use fixscope_core::pipeline::{MessageEvent, OrderRow};
 use fixscope_core::Direction;
 
 use crate::chunks::{Column, Numbers};
+use crate::codes::{Codes, Vocabulary};
 use crate::strings::{Strings, STRING_BYTES};
 
 /// UTC times in nanoseconds, written without Parquet's "adjusted to UTC" flag: DuckDB
@@ -28,6 +30,14 @@ pub(crate) fn dict() -> DataType {
     DataType::Utf8
 }
 
+/// A vocabulary's column as the Parquet pages take it.
+fn codes<V: Vocabulary>(c: &Codes<V>) -> Column<'_> {
+    Column::Codes {
+        codes: c.codes(),
+        names: V::NAMES,
+    }
+}
+
 /// One row per request.
 #[derive(Default)]
 pub struct OrderColumns {
@@ -36,7 +46,7 @@ pub struct OrderColumns {
     sender_comp_id: Strings,
     target_comp_id: Strings,
     clordid: Strings,
-    msg_type: Strings,
+    msg_type: Codes<RequestType>,
     symbol: Strings,
     side: Strings,
     account: Strings,
@@ -44,7 +54,7 @@ pub struct OrderColumns {
     first_response_ns: Vec<Option<i64>>,
     ack_ns: Vec<Option<i64>>,
     fill_ns: Vec<Option<i64>>,
-    outcome: Strings,
+    outcome: Codes<Outcome>,
     timed_out: Vec<bool>,
 }
 
@@ -81,7 +91,7 @@ impl OrderColumns {
         } else {
             self.clordid.push(&r.fields.cl_ord_id);
         }
-        self.msg_type.push(r.request_type.msg_type().as_bytes());
+        self.msg_type.push(r.request_type);
         self.symbol.push_or_null(&r.fields.symbol);
         self.side.push_or_null(&r.fields.side);
         self.account.push_or_null(&r.fields.account);
@@ -90,7 +100,7 @@ impl OrderColumns {
         self.first_response_ns.push(ns(r.first_response_ns));
         self.ack_ns.push(ns(r.ack_ns));
         self.fill_ns.push(ns(r.fill_ns));
-        self.outcome.push(r.outcome.name().as_bytes());
+        self.outcome.push(r.outcome);
         self.timed_out.push(r.timed_out);
     }
 
@@ -127,7 +137,7 @@ impl OrderColumns {
             Column::Words(&self.sender_comp_id),
             Column::Words(&self.target_comp_id),
             Column::Ids(&self.clordid),
-            Column::Words(&self.msg_type),
+            codes(&self.msg_type),
             Column::Words(&self.symbol),
             Column::Words(&self.side),
             Column::Words(&self.account),
@@ -135,7 +145,7 @@ impl OrderColumns {
             Column::Numbers(Numbers::Some(&self.first_response_ns)),
             Column::Numbers(Numbers::Some(&self.ack_ns)),
             Column::Numbers(Numbers::Some(&self.fill_ns)),
-            Column::Words(&self.outcome),
+            codes(&self.outcome),
             Column::Flags(&self.timed_out),
         ]
     }
@@ -181,7 +191,7 @@ impl OrderColumns {
 pub struct MessageColumns {
     time: Vec<i64>,
     session: Vec<u64>,
-    direction: Strings,
+    direction: Codes<Direction>,
     msg_type: Strings,
     key: Strings,
 }
@@ -203,10 +213,7 @@ impl MessageColumns {
     pub fn push(&mut self, e: &MessageEvent<'_>) {
         self.time.push(e.ts_ns as i64 + e.unix_offset_ns);
         self.session.push(e.session);
-        self.direction.push(match e.direction {
-            Direction::Request => b"request",
-            Direction::Response => b"response",
-        });
+        self.direction.push(e.direction);
         self.msg_type.push(e.msg_type);
         self.key.push_or_null(e.key);
     }
@@ -230,7 +237,7 @@ impl MessageColumns {
         vec![
             Column::Numbers(Numbers::All(&self.time)),
             Column::Sessions(&self.session),
-            Column::Words(&self.direction),
+            codes(&self.direction),
             Column::Words(&self.msg_type),
             Column::Ids(&self.key),
         ]

@@ -15,6 +15,7 @@
 //! |---|---|
 //! | `columns.rs` | the column buffers the pipeline fills, and their Arrow schema |
 //! | `strings.rs` | one string column's buffer: bytes, offsets, presence |
+//! | `codes.rs` | a column of a fixed vocabulary (outcome, request type, direction): a byte a row |
 //! | `chunks.rs` | orders' and messages' row groups: each column chunk's pages and metadata |
 //! | `encode.rs` | Parquet's value encodings, by hand (bit-packing, RLE, deltas, dictionaries) |
 //! | `writer.rs` | the writer thread: each batch to the files and to ClickHouse |
@@ -24,6 +25,7 @@
 
 mod chunks;
 mod clickhouse;
+mod codes;
 mod columns;
 mod encode;
 mod files;

@@ -1,0 +1,141 @@
+//! Columns of a fixed vocabulary (an order's outcome and request type, a message's
+//! direction): the pipeline's thread pushes one byte per row, the writer turns the bytes
+//! into the dictionary of names Parquet stores — the same pages a string column of those
+//! names gives, without copying a name per row or hashing it back.
+
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, StringArray};
+use fixscope_core::correlate::{Outcome, RequestType};
+use fixscope_core::Direction;
+
+/// A value of a fixed set of names.
+pub(crate) trait Vocabulary: Copy {
+    /// Every name, in the order of [`Vocabulary::code`].
+    const NAMES: &'static [&'static str];
+    /// This value's place in [`Vocabulary::NAMES`] (an exhaustive match: a new value does
+    /// not compile until it has a name).
+    fn code(self) -> u8;
+}
+
+/// One column of codes of `V`.
+pub(crate) struct Codes<V> {
+    codes: Vec<u8>,
+    vocabulary: PhantomData<V>,
+}
+
+impl<V> Default for Codes<V> {
+    fn default() -> Self {
+        Codes {
+            codes: Vec::new(),
+            vocabulary: PhantomData,
+        }
+    }
+}
+
+impl<V: Vocabulary> Codes<V> {
+    #[inline]
+    pub(crate) fn push(&mut self, v: V) {
+        self.codes.push(v.code());
+    }
+
+    pub(crate) fn codes(&self) -> &[u8] {
+        &self.codes
+    }
+
+    /// The column as an Arrow string array of the names (ClickHouse); the column is left
+    /// empty.
+    pub(crate) fn array(&mut self) -> ArrayRef {
+        let codes = std::mem::take(&mut self.codes);
+        Arc::new(StringArray::from_iter_values(
+            codes.iter().map(|&c| V::NAMES[usize::from(c)]),
+        ))
+    }
+}
+
+impl Vocabulary for Outcome {
+    const NAMES: &'static [&'static str] = &[
+        "matched",
+        "late",
+        "rejected",
+        "unanswered",
+        "evicted",
+        "closed",
+        "untracked",
+        "response_before_request",
+        "answered_after_capture_hole",
+    ];
+    fn code(self) -> u8 {
+        match self {
+            Outcome::Matched => 0,
+            Outcome::Late => 1,
+            Outcome::Rejected => 2,
+            Outcome::Unanswered => 3,
+            Outcome::Evicted => 4,
+            Outcome::Closed => 5,
+            Outcome::Untracked => 6,
+            Outcome::ResponseBeforeRequest => 7,
+            Outcome::AnsweredAfterCaptureHole => 8,
+        }
+    }
+}
+
+impl Vocabulary for RequestType {
+    const NAMES: &'static [&'static str] = &["D", "F", "G"];
+    fn code(self) -> u8 {
+        match self {
+            RequestType::NewOrder => 0,
+            RequestType::Cancel => 1,
+            RequestType::Replace => 2,
+        }
+    }
+}
+
+impl Vocabulary for Direction {
+    const NAMES: &'static [&'static str] = &["request", "response"];
+    fn code(self) -> u8 {
+        match self {
+            Direction::Request => 0,
+            Direction::Response => 1,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each value's code names it as the core names it (records and counters agree).
+    #[test]
+    fn codes_name_what_the_core_names() {
+        let outcomes = [
+            Outcome::Matched,
+            Outcome::Late,
+            Outcome::Rejected,
+            Outcome::Unanswered,
+            Outcome::Evicted,
+            Outcome::Closed,
+            Outcome::Untracked,
+            Outcome::ResponseBeforeRequest,
+            Outcome::AnsweredAfterCaptureHole,
+        ];
+        assert_eq!(outcomes.len(), Outcome::NAMES.len());
+        for o in outcomes {
+            assert_eq!(Outcome::NAMES[usize::from(o.code())], o.name());
+        }
+        assert_eq!(RequestType::ALL.len(), RequestType::NAMES.len());
+        for t in RequestType::ALL {
+            assert_eq!(RequestType::NAMES[usize::from(t.code())], t.msg_type());
+        }
+        assert_eq!(Direction::NAMES[usize::from(Direction::Response.code())], "response");
+        assert_eq!(Direction::NAMES[usize::from(Direction::Request.code())], "request");
+        let mut c = Codes::<Outcome>::default();
+        c.push(Outcome::Late);
+        c.push(Outcome::Matched);
+        let a = c.array();
+        let a = a.as_any().downcast_ref::<StringArray>().unwrap();
+        assert_eq!(a.iter().collect::<Vec<_>>(), [Some("late"), Some("matched")]);
+        assert!(c.codes().is_empty());
+    }
+}
