@@ -69,6 +69,9 @@ pub(crate) struct ChunkEncoder {
     zstd: zstd::bulk::Compressor<'static>,
     /// A page's bytes before compression (reused).
     body: Vec<u8>,
+    /// An optional number column's presence and values (reused).
+    present: Vec<bool>,
+    numbers: Vec<i64>,
 }
 
 impl ChunkEncoder {
@@ -76,6 +79,8 @@ impl ChunkEncoder {
         Ok(ChunkEncoder {
             zstd: zstd::bulk::Compressor::new(ZSTD_LEVEL).context("cannot start zstd")?,
             body: Vec::new(),
+            present: Vec::new(),
+            numbers: Vec::new(),
         })
     }
 
@@ -117,13 +122,18 @@ impl ChunkEncoder {
             Column::Numbers(Numbers::All(values)) => {
                 let values = &values[rows];
                 self.levels(&chunk, row_count, None)?;
-                self.numbers(&mut chunk, row_count, values.iter().copied())?;
+                self.numbers(&mut chunk, row_count, values)?;
             }
             Column::Numbers(Numbers::Some(values)) => {
                 let values = &values[rows];
-                let present: Vec<bool> = values.iter().map(Option::is_some).collect();
+                let mut present = std::mem::take(&mut self.present);
+                let mut numbers = std::mem::take(&mut self.numbers);
+                (present.clear(), numbers.clear());
+                present.extend(values.iter().map(Option::is_some));
+                numbers.extend(values.iter().flatten());
                 self.levels(&chunk, row_count, Some(&present))?;
-                self.numbers(&mut chunk, row_count, values.iter().flatten().copied())?;
+                self.numbers(&mut chunk, row_count, &numbers)?;
+                (self.present, self.numbers) = (present, numbers);
             }
             Column::Sessions(sessions) => self.sessions(&mut chunk, &sessions[rows])?,
             Column::Words(strings) => self.words(&mut chunk, &utf8(strings), rows)?,
@@ -160,30 +170,22 @@ impl ChunkEncoder {
     }
 
     /// Numbers delta-encoded, not compressed, with min/max and the count of absent rows.
-    fn numbers(
-        &mut self,
-        chunk: &mut Chunk,
-        rows: usize,
-        values: impl Iterator<Item = i64>,
-    ) -> Result<()> {
-        let written = encode::delta_binary_packed(&mut self.body, values);
+    fn numbers(&mut self, chunk: &mut Chunk, rows: usize, values: &[i64]) -> Result<()> {
         // No values: an empty PLAIN page, which every reader takes.
-        let encoding = if written.count == 0 {
+        let encoding = if values.is_empty() {
             Encoding::PLAIN
         } else {
+            encode::delta_binary_packed(&mut self.body, values);
             Encoding::DELTA_BINARY_PACKED
         };
-        let nulls = (rows - written.count) as u64;
+        let min_max = encode::min_max(values);
         chunk.statistics = Some(Statistics::int64(
-            written.min_max.map(|m| m.0),
-            written.min_max.map(|m| m.1),
+            min_max.map(|m| m.0),
+            min_max.map(|m| m.1),
             None,
-            Some(nulls),
+            Some((rows - values.len()) as u64),
             false,
         ));
-        if written.count == 0 {
-            self.body.truncate(self.body.len() - written.bytes);
-        }
         chunk.data_page(&self.body, rows, encoding, None)
     }
 

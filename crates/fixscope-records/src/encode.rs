@@ -161,68 +161,35 @@ const BLOCK: usize = 128;
 const MINIBLOCKS: usize = 4;
 const MINIBLOCK: usize = BLOCK / MINIBLOCKS;
 
-/// What [`delta_binary_packed`] wrote.
-pub(crate) struct DeltaWritten {
-    pub(crate) count: usize,
-    /// The smallest and largest value.
-    pub(crate) min_max: Option<(i64, i64)>,
-    /// Bytes appended.
-    pub(crate) bytes: usize,
-}
-
 /// `values` DELTA_BINARY_PACKED: the first value, then per block of 128 the smallest delta
 /// and each miniblock's deltas above it, bit-packed at the miniblock's own width. INT32
 /// columns (lengths) are written the same way: their values and deltas fit in 32 bits.
-pub(crate) fn delta_binary_packed(
-    out: &mut Vec<u8>,
-    values: impl IntoIterator<Item = i64>,
-) -> DeltaWritten {
-    let start = out.len();
-    let mut values = values.into_iter();
-    let Some(first) = values.next() else {
-        uleb(out, BLOCK as u64);
-        uleb(out, MINIBLOCKS as u64);
-        uleb(out, 0);
-        zigzag(out, 0);
-        return DeltaWritten {
-            count: 0,
-            min_max: None,
-            bytes: out.len() - start,
-        };
-    };
-    // The count goes in the header; it is known once the values are read, so the blocks
-    // are written to a second buffer and the header put before them.
-    let mut blocks = Vec::new();
-    let mut deltas = [0i64; BLOCK];
-    let mut filled = 0;
-    let mut last = first;
-    let (mut min, mut max) = (first, first);
-    let mut count = 1;
-    for v in values {
-        deltas[filled] = v.wrapping_sub(last);
-        last = v;
-        min = min.min(v);
-        max = max.max(v);
-        filled += 1;
-        count += 1;
-        if filled == BLOCK {
-            delta_block(&mut blocks, &deltas);
-            filled = 0;
-        }
-    }
-    if filled > 0 {
-        delta_block(&mut blocks, &deltas[..filled]);
-    }
+pub(crate) fn delta_binary_packed(out: &mut Vec<u8>, values: &[i64]) {
     uleb(out, BLOCK as u64);
     uleb(out, MINIBLOCKS as u64);
-    uleb(out, count as u64);
-    zigzag(out, first);
-    out.extend_from_slice(&blocks);
-    DeltaWritten {
-        count,
-        min_max: Some((min, max)),
-        bytes: out.len() - start,
+    uleb(out, values.len() as u64);
+    zigzag(out, values.first().copied().unwrap_or(0));
+    let mut deltas = [0i64; BLOCK];
+    let mut from = 1;
+    while from < values.len() {
+        let n = (values.len() - from).min(BLOCK);
+        // Each value less the one before it: no carried state, so the loop vectorizes.
+        for (k, d) in deltas[..n].iter_mut().enumerate() {
+            *d = values[from + k].wrapping_sub(values[from + k - 1]);
+        }
+        delta_block(out, &deltas[..n]);
+        from += n;
     }
+}
+
+/// The smallest and largest of `values`, `None` for none.
+pub(crate) fn min_max(values: &[i64]) -> Option<(i64, i64)> {
+    let first = *values.first()?;
+    Some(
+        values
+            .iter()
+            .fold((first, first), |(lo, hi), &v| (lo.min(v), hi.max(v))),
+    )
 }
 
 /// One block of deltas (128, or fewer in the last block: its missing miniblocks have width
@@ -323,10 +290,11 @@ fn shared_prefix(a: &[u8], b: &[u8]) -> usize {
 /// `values` DELTA_BYTE_ARRAY: each value's prefix shared with the one before, then the
 /// rest (DELTA_LENGTH_BYTE_ARRAY: the lengths, then the bytes).
 pub(crate) fn delta_byte_array<'v>(out: &mut Vec<u8>, values: impl Iterator<Item = &'v [u8]>) {
-    let (low, _) = values.size_hint();
-    let mut prefixes = Vec::with_capacity(low);
-    let mut suffix_lengths = Vec::with_capacity(low);
-    let mut suffixes = Vec::new();
+    let (_, most) = values.size_hint();
+    let most = most.unwrap_or(0);
+    let mut prefixes = Vec::with_capacity(most);
+    let mut suffix_lengths = Vec::with_capacity(most);
+    let mut suffixes = Vec::with_capacity(most * 8);
     let mut last: &[u8] = &[];
     for v in values {
         let shared = shared_prefix(v, last);
@@ -335,8 +303,8 @@ pub(crate) fn delta_byte_array<'v>(out: &mut Vec<u8>, values: impl Iterator<Item
         suffixes.extend_from_slice(&v[shared..]);
         last = v;
     }
-    delta_binary_packed(out, prefixes);
-    delta_binary_packed(out, suffix_lengths);
+    delta_binary_packed(out, &prefixes);
+    delta_binary_packed(out, &suffix_lengths);
     out.extend_from_slice(&suffixes);
 }
 
