@@ -188,7 +188,15 @@ impl Records {
     }
 
     /// Live: the files are closed and new ones begun every `--records-rotate`.
+    #[inline]
     fn maybe_rotate(&mut self) {
+        if self.flush_every.is_none() && self.rotate.is_none() {
+            return; // offline: one set of files, nothing on a clock
+        }
+        self.rotate_when_due();
+    }
+
+    fn rotate_when_due(&mut self) {
         if let Some(every) = self.flush_every {
             if self.last_flush.elapsed() >= every {
                 self.last_flush = Instant::now();

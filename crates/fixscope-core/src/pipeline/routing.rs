@@ -270,9 +270,8 @@ impl Router<'_> {
             Direction::Response => is_response_type(facts.msg_type),
         };
         if correlated {
-            let key_buf = &mut *self.observed_key;
-            key_buf.clear();
-            facts.key_into(self.key, key_buf);
+            // Borrowed from the message for a one-tag key, as the correlator takes it.
+            let key = facts.key(self.key, self.observed_key).unwrap_or_default();
             observe(&MessageEvent {
                 ts_ns: match direction {
                     Direction::Request => msg.last_byte_ts_ns,
@@ -281,7 +280,7 @@ impl Router<'_> {
                 session,
                 direction,
                 msg_type: facts.msg_type,
-                key: key_buf,
+                key,
                 unix_offset_ns: self.unix_offset_ns,
                 sender_comp_id: facts.sender_comp_id,
                 target_comp_id: facts.target_comp_id,
