@@ -40,6 +40,10 @@ impl<V: Vocabulary> Codes<V> {
         self.codes.push(v.code());
     }
 
+    pub(crate) fn clear(&mut self) {
+        self.codes.clear();
+    }
+
     pub(crate) fn codes(&self) -> &[u8] {
         &self.codes
     }

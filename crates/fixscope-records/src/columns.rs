@@ -76,6 +76,29 @@ impl OrderColumns {
         self.session.is_empty()
     }
 
+    /// Every row gone, the buffers kept.
+    pub(crate) fn clear(&mut self) {
+        self.request_time.clear();
+        self.session.clear();
+        for s in [
+            &mut self.sender_comp_id,
+            &mut self.target_comp_id,
+            &mut self.clordid,
+            &mut self.symbol,
+            &mut self.side,
+            &mut self.account,
+        ] {
+            s.clear();
+        }
+        self.msg_type.clear();
+        self.msg_seq_num.clear();
+        self.first_response_ns.clear();
+        self.ack_ns.clear();
+        self.fill_ns.clear();
+        self.outcome.clear();
+        self.timed_out.clear();
+    }
+
     pub fn push(&mut self, row: &OrderRow<'_>) {
         let r = row.record;
         self.request_time.push(row.request_time_ns);
@@ -210,6 +233,15 @@ impl MessageColumns {
         self.session.is_empty()
     }
 
+    /// Every row gone, the buffers kept.
+    pub(crate) fn clear(&mut self) {
+        self.time.clear();
+        self.session.clear();
+        self.direction.clear();
+        self.msg_type.clear();
+        self.key.clear();
+    }
+
     pub fn push(&mut self, e: &MessageEvent<'_>) {
         self.time.push(e.ts_ns as i64 + e.unix_offset_ns);
         self.session.push(e.session);
@@ -218,8 +250,8 @@ impl MessageColumns {
         self.key.push_or_null(e.key);
     }
 
-    pub fn times(&self) -> Vec<Option<i64>> {
-        self.time.iter().map(|&t| Some(t)).collect()
+    pub fn times(&self) -> &[i64] {
+        &self.time
     }
 
     pub fn schema() -> SchemaRef {

@@ -105,11 +105,11 @@ impl ParquetFiles {
 
     /// Writes a batch of orders or messages, each run of rows of one date as a row group
     /// of that date's file.
-    pub(crate) fn write_columns(
+    pub(crate) fn write_columns<T: Copy + Into<Option<i64>>>(
         &mut self,
         table: Table,
         columns: &[Column<'_>],
-        times: &[Option<i64>],
+        times: &[T],
     ) -> Result<()> {
         for (date, rows, first_ns) in date_runs(times) {
             let FileWriter::Columns(file) = self.open.get(table, &date, first_ns)? else {
@@ -205,13 +205,13 @@ impl OpenFiles {
 /// no time (a request seen only after its response) goes with the rows before it. Each
 /// time is compared with its run's day (no division per row); a date is formatted only
 /// where the day changes.
-fn date_runs(times: &[Option<i64>]) -> Vec<(String, Range<usize>, i64)> {
+fn date_runs<T: Copy + Into<Option<i64>>>(times: &[T]) -> Vec<(String, Range<usize>, i64)> {
     let mut runs = Vec::new();
     let mut start = 0;
     let mut first: Option<i64> = None;
     let mut day = 0..=0;
     for (i, t) in times.iter().enumerate() {
-        let Some(t) = *t else { continue };
+        let Some(t) = (*t).into() else { continue };
         match first {
             None => {
                 first = Some(t);

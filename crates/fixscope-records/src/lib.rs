@@ -47,7 +47,7 @@ pub use clickhouse::{ClickHouseTarget, Delivered};
 pub use columns::{MessageColumns, OrderColumns};
 pub use files::{Table, Written};
 pub use links::LinkColumns;
-use writer::ToWriter;
+use writer::{Spares, ToWriter};
 
 /// Rows per batch handed to the writer thread (and per Parquet row group at most).
 pub const BATCH_ROWS: usize = 65_536;
@@ -68,8 +68,10 @@ pub struct RecordsOptions {
 
 /// The pipeline's side of the records: column buffers and the channel to the writer.
 pub struct Records {
-    orders: OrderColumns,
-    messages: MessageColumns,
+    orders: Box<OrderColumns>,
+    messages: Box<MessageColumns>,
+    /// Buffers the writer is done with, cleared, to fill again.
+    spares: Spares,
     links: LinkColumns,
     to_writer: Option<SyncSender<ToWriter>>,
     writer: Option<JoinHandle<Result<writer::WriterEnd>>>,
@@ -112,13 +114,18 @@ impl Records {
         let clickhouse = options.clickhouse.clone().zip(clickhouse_failed.clone());
         let flush_every = clickhouse.is_some().then_some(Duration::from_secs(1));
         let live = options.drop_when_behind;
+        // Emptied buffers come back to be filled again: a batch's columns reach tens of
+        // megabytes, and fresh ones every batch cost a page fault per 4 KiB and a copy at
+        // every doubling (BENCHMARKS.md §2q).
+        let (spares, returns) = writer::spares();
         let writer = std::thread::Builder::new()
             .name("fixscope-records".into())
-            .spawn(move || writer::run(dir.as_deref(), clickhouse, live, rx))
+            .spawn(move || writer::run(dir.as_deref(), clickhouse, live, rx, returns))
             .context("cannot start the records writer")?;
         Ok(Records {
-            orders: OrderColumns::default(),
-            messages: MessageColumns::default(),
+            orders: Box::default(),
+            messages: Box::default(),
+            spares,
             links: LinkColumns::default(),
             to_writer: Some(tx),
             writer: Some(writer),
@@ -136,8 +143,7 @@ impl Records {
     pub fn order(&mut self, row: &OrderRow<'_>) {
         self.orders.push(row);
         if self.orders.full() {
-            let full = std::mem::take(&mut self.orders);
-            self.send(ToWriter::Orders(Box::new(full)));
+            self.send_orders();
         }
         self.maybe_rotate();
     }
@@ -156,8 +162,7 @@ impl Records {
     pub fn message(&mut self, event: &MessageEvent<'_>) {
         self.messages.push(event);
         if self.messages.full() {
-            let full = std::mem::take(&mut self.messages);
-            self.send(ToWriter::Messages(Box::new(full)));
+            self.send_messages();
         }
         self.maybe_rotate();
     }
@@ -214,17 +219,29 @@ impl Records {
 
     fn flush_buffers(&mut self) {
         if !self.orders.is_empty() {
-            let o = std::mem::take(&mut self.orders);
-            self.send(ToWriter::Orders(Box::new(o)));
+            self.send_orders();
         }
         if !self.messages.is_empty() {
-            let m = std::mem::take(&mut self.messages);
-            self.send(ToWriter::Messages(Box::new(m)));
+            self.send_messages();
         }
         if !self.links.is_empty() {
             let l = std::mem::take(&mut self.links);
             self.send(ToWriter::Links(Box::new(l)));
         }
+    }
+
+    /// The orders' buffers to the writer; a spare set (or a new one) to fill next.
+    fn send_orders(&mut self) {
+        let next = self.spares.orders.try_recv().unwrap_or_default();
+        let full = std::mem::replace(&mut self.orders, next);
+        self.send(ToWriter::Orders(full));
+    }
+
+    /// The messages' buffers to the writer, as [`Self::send_orders`].
+    fn send_messages(&mut self) {
+        let next = self.spares.messages.try_recv().unwrap_or_default();
+        let full = std::mem::replace(&mut self.messages, next);
+        self.send(ToWriter::Messages(full));
     }
 
     fn send(&mut self, what: ToWriter) {

@@ -43,6 +43,14 @@ impl Strings {
         self.present.push(true);
     }
 
+    /// Every value gone, the buffers kept.
+    pub(crate) fn clear(&mut self) {
+        self.bytes.clear();
+        self.offsets.clear();
+        self.offsets.push(0);
+        self.present.clear();
+    }
+
     /// An empty value is absent (null).
     pub(crate) fn push_or_null(&mut self, v: &[u8]) {
         if v.is_empty() {

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 use std::sync::atomic::AtomicU64;
-use std::sync::mpsc::Receiver;
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::Arc;
 
 use anyhow::Result;
@@ -22,6 +22,35 @@ pub(crate) enum ToWriter {
     Rotate,
 }
 
+/// Column buffers the writer is done with, cleared, on their way back to be filled again
+/// (one channel per table, so one table's spares never crowd out the other's).
+pub(crate) struct Spares {
+    pub(crate) orders: Receiver<Box<OrderColumns>>,
+    pub(crate) messages: Receiver<Box<MessageColumns>>,
+}
+
+/// The writer's end of [`Spares`].
+pub(crate) struct Returns {
+    orders: SyncSender<Box<OrderColumns>>,
+    messages: SyncSender<Box<MessageColumns>>,
+}
+
+/// Spare sets waiting at most per table (more are freed): with four batches in flight,
+/// enough that the pipeline's side finds one whenever the writer keeps up.
+const SPARES: usize = 4;
+
+pub(crate) fn spares() -> (Spares, Returns) {
+    let (orders_tx, orders) = sync_channel(SPARES);
+    let (messages_tx, messages) = sync_channel(SPARES);
+    (
+        Spares { orders, messages },
+        Returns {
+            orders: orders_tx,
+            messages: messages_tx,
+        },
+    )
+}
+
 /// The writer thread's loop, until the pipeline's side hangs up: what was written to
 /// files and delivered to ClickHouse.
 /// What the writer thread did: rows to files, and to ClickHouse when asked.
@@ -34,6 +63,7 @@ pub(crate) fn run(
     clickhouse: Option<(ClickHouseTarget, Arc<AtomicU64>)>,
     live: bool,
     from_pipeline: Receiver<ToWriter>,
+    returns: Returns,
 ) -> Result<WriterEnd> {
     let mut files = dir.map(ParquetFiles::new).transpose()?;
     let mut sender = clickhouse
@@ -50,14 +80,20 @@ pub(crate) fn run(
                     if let Some(f) = files.as_mut() {
                         f.write_columns(Table::Orders, &o.columns(), o.times())?;
                     }
-                    (Table::Orders, sender.is_some().then(|| o.batch()))
+                    let batch = sender.is_some().then(|| o.batch());
+                    o.clear();
+                    let _ = returns.orders.try_send(o);
+                    (Table::Orders, batch)
                 }
                 ToWriter::Messages(mut m) => {
                     written.message_rows += m.len() as u64;
                     if let Some(f) = files.as_mut() {
-                        f.write_columns(Table::Messages, &m.columns(), &m.times())?;
+                        f.write_columns(Table::Messages, &m.columns(), m.times())?;
                     }
-                    (Table::Messages, sender.is_some().then(|| m.batch()))
+                    let batch = sender.is_some().then(|| m.batch());
+                    m.clear();
+                    let _ = returns.messages.try_send(m);
+                    (Table::Messages, batch)
                 }
                 ToWriter::Links(mut l) => {
                     written.link_rows += l.len() as u64;
