@@ -72,6 +72,7 @@ pub(crate) struct ChunkEncoder {
     /// An optional number column's presence and values (reused).
     present: Vec<bool>,
     numbers: Vec<i64>,
+    ids: encode::IdBuffers,
 }
 
 impl ChunkEncoder {
@@ -81,6 +82,7 @@ impl ChunkEncoder {
             body: Vec::new(),
             present: Vec::new(),
             numbers: Vec::new(),
+            ids: encode::IdBuffers::default(),
         })
     }
 
@@ -277,16 +279,9 @@ impl ChunkEncoder {
         let values = rows.clone().filter_map(|r| strings.value(r));
         let count = present.iter().filter(|&&p| p).count();
         let mut bloom = bloom_filter(count)?;
-        // A message's key is most often its order's, as the row before had it: inserting
-        // it again would set the same bits.
-        let mut last: Option<&[u8]> = None;
-        for v in values.clone() {
-            if last != Some(v) {
-                bloom.insert(v);
-            }
-            last = Some(v);
-        }
-        encode::delta_byte_array(&mut self.body, values);
+        // A message's key is most often its order's, as the row before had it: it goes in
+        // the filter once.
+        encode::delta_byte_array(&mut self.body, values, &mut self.ids, |v| bloom.insert(v));
         chunk.bloom_filter = Some(bloom);
         chunk.data_page(
             &self.body,

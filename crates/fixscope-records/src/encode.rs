@@ -287,25 +287,44 @@ fn shared_prefix(a: &[u8], b: &[u8]) -> usize {
     i
 }
 
+/// [`delta_byte_array`]'s working buffers, kept from page to page.
+#[derive(Default)]
+pub(crate) struct IdBuffers {
+    prefixes: Vec<i64>,
+    suffix_lengths: Vec<i64>,
+    suffixes: Vec<u8>,
+}
+
 /// `values` DELTA_BYTE_ARRAY: each value's prefix shared with the one before, then the
-/// rest (DELTA_LENGTH_BYTE_ARRAY: the lengths, then the bytes).
-pub(crate) fn delta_byte_array<'v>(out: &mut Vec<u8>, values: impl Iterator<Item = &'v [u8]>) {
-    let (_, most) = values.size_hint();
-    let most = most.unwrap_or(0);
-    let mut prefixes = Vec::with_capacity(most);
-    let mut suffix_lengths = Vec::with_capacity(most);
-    let mut suffixes = Vec::with_capacity(most * 8);
-    let mut last: &[u8] = &[];
+/// rest (DELTA_LENGTH_BYTE_ARRAY: the lengths, then the bytes). `on_new` sees each value
+/// that differs from the one before it (the first included).
+pub(crate) fn delta_byte_array<'v>(
+    out: &mut Vec<u8>,
+    values: impl Iterator<Item = &'v [u8]>,
+    buffers: &mut IdBuffers,
+    mut on_new: impl FnMut(&[u8]),
+) {
+    let IdBuffers {
+        prefixes,
+        suffix_lengths,
+        suffixes,
+    } = buffers;
+    (prefixes.clear(), suffix_lengths.clear(), suffixes.clear());
+    let mut last: Option<&[u8]> = None;
     for v in values {
-        let shared = shared_prefix(v, last);
+        let previous = last.unwrap_or_default();
+        let shared = shared_prefix(v, previous);
+        if last.is_none() || shared != v.len() || shared != previous.len() {
+            on_new(v);
+        }
         prefixes.push(shared as i64);
         suffix_lengths.push((v.len() - shared) as i64);
         suffixes.extend_from_slice(&v[shared..]);
-        last = v;
+        last = Some(v);
     }
-    delta_binary_packed(out, &prefixes);
-    delta_binary_packed(out, &suffix_lengths);
-    out.extend_from_slice(&suffixes);
+    delta_binary_packed(out, prefixes);
+    delta_binary_packed(out, suffix_lengths);
+    out.extend_from_slice(suffixes);
 }
 
 /// A dictionary page's values, PLAIN: each string's length in 4 bytes, then its bytes.
