@@ -130,7 +130,8 @@ impl ChunkEncoder {
                 let values = &values[rows];
                 let mut present = std::mem::take(&mut self.present);
                 let mut numbers = std::mem::take(&mut self.numbers);
-                (present.clear(), numbers.clear());
+                present.clear();
+                numbers.clear();
                 present.extend(values.iter().map(Option::is_some));
                 numbers.extend(values.iter().flatten());
                 self.levels(&chunk, row_count, Some(&present))?;
@@ -269,7 +270,12 @@ impl ChunkEncoder {
         encode::plain_strings(&mut page, values.iter().copied());
         chunk.dictionary_page(&page, values.len(), &mut self.zstd)?;
         dictionary_indices(&mut self.body, indices, values.len());
-        chunk.data_page(&self.body, rows, Encoding::RLE_DICTIONARY, Some(&mut self.zstd))
+        chunk.data_page(
+            &self.body,
+            rows,
+            Encoding::RLE_DICTIONARY,
+            Some(&mut self.zstd),
+        )
     }
 
     /// Ids: delta-encoded against the row before, with a Bloom filter.

@@ -132,14 +132,23 @@ mod tests {
         for t in RequestType::ALL {
             assert_eq!(RequestType::NAMES[usize::from(t.code())], t.msg_type());
         }
-        assert_eq!(Direction::NAMES[usize::from(Direction::Response.code())], "response");
-        assert_eq!(Direction::NAMES[usize::from(Direction::Request.code())], "request");
+        assert_eq!(
+            Direction::NAMES[usize::from(Direction::Response.code())],
+            "response"
+        );
+        assert_eq!(
+            Direction::NAMES[usize::from(Direction::Request.code())],
+            "request"
+        );
         let mut c = Codes::<Outcome>::default();
         c.push(Outcome::Late);
         c.push(Outcome::Matched);
         let a = c.array();
         let a = a.as_any().downcast_ref::<StringArray>().unwrap();
-        assert_eq!(a.iter().collect::<Vec<_>>(), [Some("late"), Some("matched")]);
+        assert_eq!(
+            a.iter().collect::<Vec<_>>(),
+            [Some("late"), Some("matched")]
+        );
         assert!(c.codes().is_empty());
     }
 }

@@ -309,7 +309,9 @@ pub(crate) fn delta_byte_array<'v>(
         suffix_lengths,
         suffixes,
     } = buffers;
-    (prefixes.clear(), suffix_lengths.clear(), suffixes.clear());
+    prefixes.clear();
+    suffix_lengths.clear();
+    suffixes.clear();
     let mut last: Option<&[u8]> = None;
     for v in values {
         let previous = last.unwrap_or_default();
@@ -385,7 +387,11 @@ mod tests {
             let mut values = [0u64; MINIBLOCK];
             for v in &mut values {
                 seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-                *v = if width == 64 { seed } else { seed & ((1u64 << width) - 1) };
+                *v = if width == 64 {
+                    seed
+                } else {
+                    seed & ((1u64 << width) - 1)
+                };
             }
             let mut expected = Vec::new();
             let mut bits = BitWriter::new(&mut expected);
