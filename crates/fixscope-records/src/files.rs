@@ -360,6 +360,6 @@ mod tests {
             ]
         );
         assert_eq!(date_runs(&[None, None]), [("unknown".to_string(), 0..2, 0)]);
-        assert!(date_runs(&[]).is_empty());
+        assert!(date_runs::<Option<i64>>(&[]).is_empty());
     }
 }
