@@ -133,7 +133,10 @@ impl ChunkEncoder {
                 present.clear();
                 numbers.clear();
                 present.extend(values.iter().map(Option::is_some));
-                numbers.extend(values.iter().flatten());
+                numbers.reserve(values.len());
+                for v in values.iter().flatten() {
+                    numbers.push(*v);
+                }
                 self.levels(&chunk, row_count, Some(&present))?;
                 self.numbers(&mut chunk, row_count, &numbers)?;
                 (self.present, self.numbers) = (present, numbers);
