@@ -53,6 +53,9 @@ pub(crate) enum Column<'a> {
     Codes {
         codes: &'a [u8],
         names: &'static [&'static str],
+        /// The values of the rows whose code is `names.len()` (outside the vocabulary), in
+        /// row order.
+        others: Option<&'a Strings>,
     },
 }
 
@@ -144,7 +147,23 @@ impl ChunkEncoder {
             Column::Sessions(sessions) => self.sessions(&mut chunk, &sessions[rows])?,
             Column::Words(strings) => self.words(&mut chunk, &utf8(strings), rows)?,
             Column::Ids(strings) => self.ids(&mut chunk, &utf8(strings), rows)?,
-            Column::Codes { codes, names } => self.codes(&mut chunk, &codes[rows], names)?,
+            Column::Codes {
+                codes,
+                names,
+                others,
+            } => {
+                // The others before the group's first row are not its own.
+                let skip = match others {
+                    Some(_) => codes[..rows.start]
+                        .iter()
+                        .filter(|&&c| usize::from(c) >= names.len())
+                        .count(),
+                    None => 0,
+                };
+                let others = others.map(utf8);
+                let others = others.as_deref().map(|o| (o, skip));
+                self.codes(&mut chunk, &codes[rows], names, others)?
+            }
             Column::Flags(flags) => {
                 let flags = &flags[rows];
                 self.levels(&chunk, row_count, None)?;
@@ -240,24 +259,38 @@ impl ChunkEncoder {
     }
 
     /// A fixed vocabulary's codes: the dictionary of the names seen, in the order first
-    /// seen — the pages [`Self::words`] makes of the same names.
-    fn codes(&mut self, chunk: &mut Chunk, codes: &[u8], names: &[&'static str]) -> Result<()> {
+    /// seen — the pages [`Self::words`] makes of the same names. A code past the names is
+    /// the next of `others` (their values from row `skip` on).
+    fn codes(
+        &mut self,
+        chunk: &mut Chunk,
+        codes: &[u8],
+        names: &'static [&'static str],
+        others: Option<(&Strings, usize)>,
+    ) -> Result<()> {
         self.levels(chunk, codes.len(), None)?;
         let mut index = [u32::MAX; 256];
-        let mut values: Vec<&[u8]> = Vec::with_capacity(names.len());
+        let mut dictionary = Dictionary::default();
+        let mut other_rows = others.map(|(o, skip)| (o, skip..o.present().len()));
         let mut indices = Vec::with_capacity(codes.len());
         for &c in codes {
-            let i = &mut index[usize::from(c)];
-            if *i == u32::MAX {
-                let name = names
-                    .get(usize::from(c))
-                    .ok_or_else(|| anyhow!("code {c} of {} has no name", chunk.descr.name()))?;
-                *i = values.len() as u32;
-                values.push(name.as_bytes());
+            let c = usize::from(c);
+            if let Some(name) = names.get(c) {
+                if index[c] == u32::MAX {
+                    index[c] = dictionary.index(name.as_bytes(), 0, name.len());
+                }
+                indices.push(index[c]);
+                continue;
             }
-            indices.push(*i);
+            let Some((strings, row)) = other_rows.as_mut().and_then(|(s, r)| Some((*s, r.next()?)))
+            else {
+                bail!("code {c} of {} has no name", chunk.descr.name());
+            };
+            let offsets = strings.offsets();
+            let (start, end) = (offsets[row] as usize, offsets[row + 1] as usize);
+            indices.push(dictionary.index(&strings.bytes, start, end));
         }
-        self.dictionary_pages(chunk, &values, &indices, codes.len())
+        self.dictionary_pages(chunk, &dictionary.values, &indices, codes.len())
     }
 
     /// A dictionary page of `values` and a data page of each row's index (after the levels
@@ -835,6 +868,47 @@ mod tests {
 
     /// Long repeats and long unrepeated stretches (RLE runs, bit-packed runs split at 504
     /// values, a one-value dictionary, indices wider than a byte) read back.
+    /// Codes read back as their names, and a code past the names as its own value, in
+    /// whichever row group its row falls (the others before a group are skipped).
+    #[test]
+    fn codes_and_their_others_read_back_in_every_row_group() {
+        use crate::codes::MessageTypes;
+        let schema = Schema::new(vec![Field::new("t", DataType::Utf8, false)]);
+        let values: Vec<&[u8]> = vec![b"8", b"AE", b"D", b"9", b"x\xff", b"AE", b"G", b"F", b"8"];
+        let mut types = MessageTypes::default();
+        for v in &values {
+            types.push(v);
+        }
+        let expected: Vec<String> = values
+            .iter()
+            .map(|v| String::from_utf8_lossy(v).into_owned())
+            .collect();
+        for split in 0..=values.len() {
+            let columns = [Column::Codes {
+                codes: types.codes(),
+                names: MessageTypes::NAMES,
+                others: Some(types.others()),
+            }];
+            let mut file = crate::files::parquet_writer(Vec::new(), &schema).unwrap();
+            let mut encoder = ChunkEncoder::new().unwrap();
+            for range in [0..split, split..values.len()] {
+                if !range.is_empty() {
+                    encoder.write_row_group(&mut file, &columns, range).unwrap();
+                }
+            }
+            let bytes = Bytes::from(file.into_inner().unwrap());
+            let reader = ParquetRecordBatchReaderBuilder::try_new(bytes)
+                .unwrap()
+                .build()
+                .unwrap();
+            let read: Vec<String> = reader
+                .flat_map(|b| read_strings(&b.unwrap(), 0))
+                .map(Option::unwrap)
+                .collect();
+            assert_eq!(read, expected, "split at {split}");
+        }
+    }
+
     #[test]
     fn long_runs_read_back() {
         let n = 5000;

@@ -3,12 +3,15 @@
 //! into the dictionary of names Parquet stores — the same pages a string column of those
 //! names gives, without copying a name per row or hashing it back.
 
+use std::borrow::Cow;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, StringArray};
 use fixscope_core::correlate::{Outcome, RequestType};
 use fixscope_core::Direction;
+
+use crate::strings::Strings;
 
 /// A value of a fixed set of names.
 pub(crate) trait Vocabulary: Copy {
@@ -55,6 +58,68 @@ impl<V: Vocabulary> Codes<V> {
         Arc::new(StringArray::from_iter_values(
             codes.iter().map(|&c| V::NAMES[usize::from(c)]),
         ))
+    }
+}
+
+/// FIX MsgType (35) of a traced message: the types the correlator traces (requests D, F,
+/// G; responses 8, 9) as codes, any other as a string beside them — a message's type is
+/// stored as it came, whatever the tracer passes on.
+#[derive(Default)]
+pub(crate) struct MessageTypes {
+    codes: Vec<u8>,
+    others: Strings,
+}
+
+impl MessageTypes {
+    /// The codes' names; code `NAMES.len()` is the next of the others.
+    pub(crate) const NAMES: &'static [&'static str] = &["D", "F", "G", "8", "9"];
+
+    #[inline]
+    pub(crate) fn push(&mut self, msg_type: &[u8]) {
+        let code = match msg_type {
+            b"D" => 0,
+            b"F" => 1,
+            b"G" => 2,
+            b"8" => 3,
+            b"9" => 4,
+            other => {
+                self.others.push(other);
+                Self::NAMES.len() as u8
+            }
+        };
+        self.codes.push(code);
+    }
+
+    pub(crate) fn clear(&mut self) {
+        self.codes.clear();
+        self.others.clear();
+    }
+
+    pub(crate) fn codes(&self) -> &[u8] {
+        &self.codes
+    }
+
+    pub(crate) fn others(&self) -> &Strings {
+        &self.others
+    }
+
+    /// The column as an Arrow string array (ClickHouse); the column is left empty.
+    pub(crate) fn array(&mut self) -> ArrayRef {
+        let codes = std::mem::take(&mut self.codes);
+        let others = std::mem::take(&mut self.others);
+        let mut next_other = 0;
+        let values: Vec<Cow<'_, str>> = codes
+            .iter()
+            .map(|&c| match Self::NAMES.get(usize::from(c)) {
+                Some(name) => Cow::Borrowed(*name),
+                None => {
+                    let v = others.value(next_other).unwrap_or_default();
+                    next_other += 1;
+                    String::from_utf8_lossy(v)
+                }
+            })
+            .collect();
+        Arc::new(StringArray::from_iter_values(values.iter()))
     }
 }
 
@@ -150,5 +215,22 @@ mod tests {
             [Some("late"), Some("matched")]
         );
         assert!(c.codes().is_empty());
+    }
+
+    /// A message type outside the codes keeps its value, in its row.
+    #[test]
+    fn message_types_keep_every_value() {
+        let mut t = MessageTypes::default();
+        for v in [&b"8"[..], b"AE", b"D", b"9", b"x\xff", b"G", b"F"] {
+            t.push(v);
+        }
+        assert_eq!(t.codes(), [3, 5, 0, 4, 5, 2, 1]);
+        let a = t.array();
+        let a = a.as_any().downcast_ref::<StringArray>().unwrap();
+        assert_eq!(
+            a.iter().map(Option::unwrap).collect::<Vec<_>>(),
+            ["8", "AE", "D", "9", "x\u{fffd}", "G", "F"]
+        );
+        assert!(t.codes().is_empty() && t.others().present().is_empty());
     }
 }

@@ -13,7 +13,7 @@ use fixscope_core::pipeline::{MessageEvent, OrderRow};
 use fixscope_core::Direction;
 
 use crate::chunks::{Column, Numbers};
-use crate::codes::{Codes, Vocabulary};
+use crate::codes::{Codes, MessageTypes, Vocabulary};
 use crate::strings::{Strings, STRING_BYTES};
 
 /// UTC times in nanoseconds, written without Parquet's "adjusted to UTC" flag: DuckDB
@@ -35,6 +35,7 @@ fn codes<V: Vocabulary>(c: &Codes<V>) -> Column<'_> {
     Column::Codes {
         codes: c.codes(),
         names: V::NAMES,
+        others: None,
     }
 }
 
@@ -215,7 +216,7 @@ pub struct MessageColumns {
     time: Vec<i64>,
     session: Vec<u64>,
     direction: Codes<Direction>,
-    msg_type: Strings,
+    msg_type: MessageTypes,
     key: Strings,
 }
 
@@ -270,7 +271,11 @@ impl MessageColumns {
             Column::Numbers(Numbers::All(&self.time)),
             Column::Sessions(&self.session),
             codes(&self.direction),
-            Column::Words(&self.msg_type),
+            Column::Codes {
+                codes: self.msg_type.codes(),
+                names: MessageTypes::NAMES,
+                others: Some(self.msg_type.others()),
+            },
             Column::Ids(&self.key),
         ]
     }
