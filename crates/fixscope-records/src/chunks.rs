@@ -574,9 +574,6 @@ impl Chunk {
             }
             None => Bytes::copy_from_slice(body),
         };
-        if std::env::var_os("FIXSCOPE_PAGE_SIZES").is_some() {
-            eprintln!("PAGE {} {} {}", self.descr.name(), body.len(), buf.len());
-        }
         let page = Page::DataPage {
             buf,
             num_values: rows as u32,
