@@ -1,4 +1,4 @@
-//! Columns of a fixed vocabulary (an order's outcome and request type, a message's
+//! Columns of a fixed vocabulary (an order's outcome and request type, a message's type and
 //! direction): the pipeline's thread pushes one byte per row, the writer turns the bytes
 //! into the dictionary of names Parquet stores — the same pages a string column of those
 //! names gives, without copying a name per row or hashing it back.

@@ -15,7 +15,7 @@
 //! |---|---|
 //! | `columns.rs` | the column buffers the pipeline fills, and their Arrow schema |
 //! | `strings.rs` | one string column's buffer: bytes, offsets, presence |
-//! | `codes.rs` | a column of a fixed vocabulary (outcome, request type, direction): a byte a row |
+//! | `codes.rs` | a column of a fixed vocabulary (outcome, request type, direction, message type): a byte a row |
 //! | `chunks.rs` | orders' and messages' row groups: each column chunk's pages and metadata |
 //! | `encode.rs` | Parquet's value encodings, by hand (bit-packing, RLE, deltas, dictionaries) |
 //! | `writer.rs` | the writer thread: each batch to the files and to ClickHouse |

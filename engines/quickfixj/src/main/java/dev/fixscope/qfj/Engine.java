@@ -70,6 +70,8 @@ public final class Engine implements Application {
     private final AtomicLong execIds = new AtomicLong();
     /** Session-level messages this engine sent, by MsgType (its own toAdmin callbacks). */
     private final Map<String, AtomicLong> adminSent = new ConcurrentHashMap<>();
+    /** Session-level messages this engine read, by MsgType (its own fromAdmin callbacks). */
+    private final Map<String, AtomicLong> adminReceived = new ConcurrentHashMap<>();
     private volatile boolean written;
 
     private Engine(boolean acceptor, Path log) {
@@ -197,6 +199,10 @@ public final class Engine implements Application {
             for (Map.Entry<String, AtomicLong> e : adminSent.entrySet()) {
                 w.println("admin,sent_" + e.getKey() + "," + e.getValue().get());
             }
+            // And of those read: "admin,recv_<MsgType>,<count>".
+            for (Map.Entry<String, AtomicLong> e : adminReceived.entrySet()) {
+                w.println("admin,recv_" + e.getKey() + "," + e.getValue().get());
+            }
         } catch (IOException e) {
             System.err.println("cannot write " + log + ": " + e);
         }
@@ -282,7 +288,14 @@ public final class Engine implements Application {
     }
 
     @Override
-    public void fromAdmin(Message m, SessionID id) {}
+    public void fromAdmin(Message m, SessionID id) {
+        try {
+            String type = m.getHeader().getString(MsgType.FIELD);
+            adminReceived.computeIfAbsent(type, t -> new AtomicLong()).incrementAndGet();
+        } catch (FieldNotFound e) {
+            adminReceived.computeIfAbsent("?", t -> new AtomicLong()).incrementAndGet();
+        }
+    }
 
     @Override
     public void toApp(Message m, SessionID id) {}
