@@ -244,14 +244,16 @@ impl ChunkEncoder {
 
     /// Strings of few values: a dictionary page, then each row's index.
     fn words(&mut self, chunk: &mut Chunk, strings: &Strings, rows: Range<usize>) -> Result<()> {
-        let present = &strings.present()[rows.clone()];
-        self.levels(chunk, rows.len(), Some(present))?;
-        let (bytes, offsets) = (&strings.bytes[..], strings.offsets());
+        let mut present = std::mem::take(&mut self.present);
+        strings.presence(rows.clone(), &mut present);
+        self.levels(chunk, rows.len(), Some(&present))?;
+        self.present = present;
+        let (bytes, offsets) = (strings.bytes(), strings.offsets());
         let mut dictionary = Dictionary::default();
         let mut indices = Vec::with_capacity(rows.len());
         for r in rows.clone() {
-            if strings.present()[r] {
-                let (start, end) = (offsets[r] as usize, offsets[r + 1] as usize);
+            let (start, end) = (offsets[r] as usize, offsets[r + 1] as usize);
+            if end != start {
                 indices.push(dictionary.index(bytes, start, end));
             }
         }
@@ -271,7 +273,7 @@ impl ChunkEncoder {
         self.levels(chunk, codes.len(), None)?;
         let mut index = [u32::MAX; 256];
         let mut dictionary = Dictionary::default();
-        let mut other_rows = others.map(|(o, skip)| (o, skip..o.present().len()));
+        let mut other_rows = others.map(|(o, skip)| (o, skip..o.len()));
         let mut indices = Vec::with_capacity(codes.len());
         for &c in codes {
             let c = usize::from(c);
@@ -288,7 +290,7 @@ impl ChunkEncoder {
             };
             let offsets = strings.offsets();
             let (start, end) = (offsets[row] as usize, offsets[row + 1] as usize);
-            indices.push(dictionary.index(&strings.bytes, start, end));
+            indices.push(dictionary.index(strings.bytes(), start, end));
         }
         self.dictionary_pages(chunk, &dictionary.values, &indices, codes.len())
     }
@@ -316,10 +318,12 @@ impl ChunkEncoder {
 
     /// Ids: delta-encoded against the row before, with a Bloom filter.
     fn ids(&mut self, chunk: &mut Chunk, strings: &Strings, rows: Range<usize>) -> Result<()> {
-        let present = &strings.present()[rows.clone()];
-        self.levels(chunk, rows.len(), Some(present))?;
-        let values = rows.clone().filter_map(|r| strings.value(r));
+        let mut present = std::mem::take(&mut self.present);
+        strings.presence(rows.clone(), &mut present);
+        self.levels(chunk, rows.len(), Some(&present))?;
         let count = present.iter().filter(|&&p| p).count();
+        self.present = present;
+        let values = rows.clone().filter_map(|r| strings.value(r));
         let mut bloom = bloom_filter(count)?;
         // A message's key is most often its order's, as the row before had it: it goes in
         // the filter once.
@@ -338,7 +342,7 @@ impl ChunkEncoder {
 /// ASCII, so nearly always as they are; a column with any other byte has each value
 /// replaced lossily.
 fn utf8(strings: &Strings) -> Cow<'_, Strings> {
-    if strings.bytes.is_ascii() {
+    if strings.bytes().is_ascii() {
         Cow::Borrowed(strings)
     } else {
         Cow::Owned(strings.lossy_utf8())
@@ -715,10 +719,15 @@ mod tests {
         })
     }
 
+    /// What a column of `values` reads back as: not UTF-8 replaced, empty absent.
     fn lossy(values: &[Option<Vec<u8>>]) -> Vec<Option<String>> {
         values
             .iter()
-            .map(|v| v.as_ref().map(|v| String::from_utf8_lossy(v).into_owned()))
+            .map(|v| {
+                v.as_ref()
+                    .filter(|v| !v.is_empty())
+                    .map(|v| String::from_utf8_lossy(v).into_owned())
+            })
             .collect()
     }
 

@@ -70,7 +70,7 @@ impl OrderColumns {
         self.len() >= crate::BATCH_ROWS
             || [&self.clordid, &self.account, &self.symbol]
                 .iter()
-                .any(|c| c.bytes.len() >= STRING_BYTES)
+                .any(|c| c.bytes().len() >= STRING_BYTES)
     }
 
     pub fn is_empty(&self) -> bool {
@@ -227,7 +227,7 @@ impl MessageColumns {
 
     /// Whether the batch is full (as [`OrderColumns::full`]).
     pub fn full(&self) -> bool {
-        self.len() >= crate::BATCH_ROWS || self.key.bytes.len() >= STRING_BYTES
+        self.len() >= crate::BATCH_ROWS || self.key.bytes().len() >= STRING_BYTES
     }
 
     pub fn is_empty(&self) -> bool {

@@ -52,7 +52,7 @@ impl LinkColumns {
         self.len() >= crate::BATCH_ROWS
             || [&self.parent_clordid, &self.child_clordid]
                 .iter()
-                .any(|c| c.bytes.len() >= STRING_BYTES)
+                .any(|c| c.bytes().len() >= STRING_BYTES)
     }
 
     pub fn push(&mut self, row: &LinkRow<'_>) {

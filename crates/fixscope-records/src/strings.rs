@@ -13,59 +13,116 @@ use arrow_buffer::{Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 pub(crate) const STRING_BYTES: usize = 1 << 30;
 
 /// Strings of one column, one after another, with each row's end as the Arrow offset it
-/// becomes, and which rows have a value: built as the Arrow array's own buffers, handed
-/// over without a copy.
+/// becomes: built as the Arrow array's own buffers, handed over without a copy.
+///
+/// An empty value is an absent one (null): FIX has no empty field (a tag without a value
+/// is malformed), so every value the pipeline pushes is absent or not empty, and a row's
+/// presence is its length — no third buffer to fill per row.
 #[derive(Clone)]
 pub(crate) struct Strings {
-    pub(crate) bytes: Vec<u8>,
+    /// The values' bytes, `bytes[..end]`; past it, zeroed room a value is copied into.
+    bytes: Vec<u8>,
+    end: usize,
     /// Arrow's offsets: 0, then each row's end (below 2 GiB: a batch is handed over at
     /// [`STRING_BYTES`], and one value is part of one FIX message).
     offsets: Vec<i32>,
-    /// Which rows have a value (a plain vector: the pipeline's push is one store; the
-    /// writer packs it into bits).
-    present: Vec<bool>,
 }
 
 impl Default for Strings {
     fn default() -> Self {
         Strings {
             bytes: Vec::new(),
+            end: 0,
             offsets: vec![0],
-            present: Vec::new(),
         }
     }
 }
 
 impl Strings {
+    /// One row: `v`, or absent when empty.
+    ///
+    /// By hand because it runs for every string of every row on the pipeline's thread (six
+    /// per order, one per message): `extend_from_slice` calls `memcpy` and checks the
+    /// capacity, a third of the push for a value of 1 to 32 bytes; here two fixed-size
+    /// moves that may overlap, into zeroed room already there.
+    #[inline]
     pub(crate) fn push(&mut self, v: &[u8]) {
-        self.bytes.extend_from_slice(v);
-        self.offsets.push(self.bytes.len() as i32);
-        self.present.push(true);
+        let n = v.len();
+        if self.bytes.len() - self.end < n {
+            self.grow(n);
+        }
+        let dst = &mut self.bytes[self.end..self.end + n];
+        match n {
+            16..=32 => {
+                dst[..16].copy_from_slice(&v[..16]);
+                dst[n - 16..].copy_from_slice(&v[n - 16..]);
+            }
+            8..=15 => {
+                dst[..8].copy_from_slice(&v[..8]);
+                dst[n - 8..].copy_from_slice(&v[n - 8..]);
+            }
+            4..=7 => {
+                dst[..4].copy_from_slice(&v[..4]);
+                dst[n - 4..].copy_from_slice(&v[n - 4..]);
+            }
+            1..=3 => {
+                dst[0] = v[0];
+                dst[n / 2] = v[n / 2];
+                dst[n - 1] = v[n - 1];
+            }
+            0 => {}
+            _ => dst.copy_from_slice(v),
+        }
+        self.end += n;
+        self.offsets.push(self.end as i32);
+    }
+
+    /// The same as [`Self::push`] (an empty value is absent), named where a value may be.
+    #[inline]
+    pub(crate) fn push_or_null(&mut self, v: &[u8]) {
+        self.push(v);
+    }
+
+    /// Room for `n` more bytes (zeroed once, kept across batches).
+    #[cold]
+    fn grow(&mut self, n: usize) {
+        let want = (self.end + n).max(self.bytes.len() * 2).max(4096);
+        self.bytes.resize(want, 0);
     }
 
     /// Every value gone, the buffers kept.
     pub(crate) fn clear(&mut self) {
-        self.bytes.clear();
+        self.end = 0;
         self.offsets.clear();
         self.offsets.push(0);
-        self.present.clear();
     }
 
-    /// An empty value is absent (null).
-    pub(crate) fn push_or_null(&mut self, v: &[u8]) {
-        if v.is_empty() {
-            self.offsets.push(self.bytes.len() as i32);
-            self.present.push(false);
-        } else {
-            self.push(v);
-        }
+    /// The values' bytes, one after another.
+    #[inline]
+    pub(crate) fn bytes(&self) -> &[u8] {
+        &self.bytes[..self.end]
+    }
+
+    /// Rows.
+    pub(crate) fn len(&self) -> usize {
+        self.offsets.len() - 1
+    }
+
+    /// Which rows of `rows` have a value, into `out` (cleared first).
+    pub(crate) fn presence(&self, rows: std::ops::Range<usize>, out: &mut Vec<bool>) {
+        out.clear();
+        out.extend(
+            self.offsets[rows.start..=rows.end]
+                .windows(2)
+                .map(|w| w[1] != w[0]),
+        );
     }
 
     /// Row `row`'s value, `None` when absent.
     #[inline]
     pub(crate) fn value(&self, row: usize) -> Option<&[u8]> {
-        self.present[row]
-            .then(|| &self.bytes[self.offsets[row] as usize..self.offsets[row + 1] as usize])
+        let (start, end) = (self.offsets[row] as usize, self.offsets[row + 1] as usize);
+        (end != start).then(|| &self.bytes[start..end])
     }
 
     /// Arrow's offsets: 0, then each row's end in [`Self::bytes`].
@@ -73,19 +130,15 @@ impl Strings {
         &self.offsets
     }
 
-    /// Which rows have a value.
-    pub(crate) fn present(&self) -> &[bool] {
-        &self.present
-    }
-
     /// The same values with every byte sequence that is not UTF-8 replaced (U+FFFD).
     pub(crate) fn lossy_utf8(&self) -> Strings {
         let mut out = Strings::default();
-        for row in 0..self.present.len() {
-            match self.value(row) {
-                Some(v) => out.push(String::from_utf8_lossy(v).as_bytes()),
-                None => out.push_or_null(b""),
-            }
+        for row in 0..self.len() {
+            out.push(
+                &String::from_utf8_lossy(self.value(row).unwrap_or_default())
+                    .into_owned()
+                    .into_bytes(),
+            );
         }
         out
     }
@@ -96,9 +149,17 @@ impl Strings {
     /// strings must be.
     pub(crate) fn array(&mut self) -> ArrayRef {
         let offsets = std::mem::replace(&mut self.offsets, vec![0]);
-        let bytes = std::mem::take(&mut self.bytes);
-        let present = std::mem::take(&mut self.present);
-        let present = (!present.iter().all(|&p| p)).then(|| NullBuffer::from(present));
+        let mut bytes = std::mem::take(&mut self.bytes);
+        bytes.truncate(std::mem::take(&mut self.end));
+        let absent = offsets.windows(2).any(|w| w[1] == w[0]);
+        let present = absent.then(|| {
+            NullBuffer::from(
+                offsets
+                    .windows(2)
+                    .map(|w| w[1] != w[0])
+                    .collect::<Vec<bool>>(),
+            )
+        });
         if bytes.is_ascii() {
             return Arc::new(
                 StringArray::try_new(
@@ -111,10 +172,9 @@ impl Strings {
         }
         let values: Vec<Option<Cow<'_, str>>> = offsets
             .windows(2)
-            .enumerate()
-            .map(|(i, w)| {
-                let absent = present.as_ref().is_some_and(|p| p.is_null(i));
-                (!absent).then(|| String::from_utf8_lossy(&bytes[w[0] as usize..w[1] as usize]))
+            .map(|w| {
+                (w[1] != w[0])
+                    .then(|| String::from_utf8_lossy(&bytes[w[0] as usize..w[1] as usize]))
             })
             .collect();
         Arc::new(values.iter().map(|v| v.as_deref()).collect::<StringArray>())
