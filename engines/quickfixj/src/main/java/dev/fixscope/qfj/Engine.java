@@ -195,14 +195,10 @@ public final class Engine implements Application {
             for (String l : lines) {
                 w.println(l);
             }
-            // Counts of the session-level messages sent: "admin,sent_<MsgType>,<count>".
-            for (Map.Entry<String, AtomicLong> e : adminSent.entrySet()) {
-                w.println("admin,sent_" + e.getKey() + "," + e.getValue().get());
-            }
-            // And of those read: "admin,recv_<MsgType>,<count>".
-            for (Map.Entry<String, AtomicLong> e : adminReceived.entrySet()) {
-                w.println("admin,recv_" + e.getKey() + "," + e.getValue().get());
-            }
+            // Counts of the session-level messages sent and read:
+            // "admin,sent_<MsgType>,<count>" and "admin,recv_<MsgType>,<count>".
+            printCounts(w, "sent_", adminSent);
+            printCounts(w, "recv_", adminReceived);
         } catch (IOException e) {
             System.err.println("cannot write " + log + ": " + e);
         }
@@ -277,24 +273,31 @@ public final class Engine implements Application {
         loggedOut.countDown();
     }
 
+    private static void printCounts(PrintWriter w, String prefix, Map<String, AtomicLong> counts) {
+        for (Map.Entry<String, AtomicLong> e : counts.entrySet()) {
+            w.println("admin," + prefix + e.getKey() + "," + e.getValue().get());
+        }
+    }
+
+    /** One more session-level message of `m`'s MsgType ("?" when it has none). */
+    private static void count(Map<String, AtomicLong> counts, Message m) {
+        String type;
+        try {
+            type = m.getHeader().getString(MsgType.FIELD);
+        } catch (FieldNotFound e) {
+            type = "?";
+        }
+        counts.computeIfAbsent(type, t -> new AtomicLong()).incrementAndGet();
+    }
+
     @Override
     public void toAdmin(Message m, SessionID id) {
-        try {
-            String type = m.getHeader().getString(MsgType.FIELD);
-            adminSent.computeIfAbsent(type, t -> new AtomicLong()).incrementAndGet();
-        } catch (FieldNotFound e) {
-            adminSent.computeIfAbsent("?", t -> new AtomicLong()).incrementAndGet();
-        }
+        count(adminSent, m);
     }
 
     @Override
     public void fromAdmin(Message m, SessionID id) {
-        try {
-            String type = m.getHeader().getString(MsgType.FIELD);
-            adminReceived.computeIfAbsent(type, t -> new AtomicLong()).incrementAndGet();
-        } catch (FieldNotFound e) {
-            adminReceived.computeIfAbsent("?", t -> new AtomicLong()).incrementAndGet();
-        }
+        count(adminReceived, m);
     }
 
     @Override
