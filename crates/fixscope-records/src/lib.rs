@@ -14,7 +14,7 @@
 //! | file | concern |
 //! |---|---|
 //! | `columns.rs` | the column buffers the pipeline fills, and their Arrow schema |
-//! | `strings.rs` | one string column's buffer: bytes, offsets, presence |
+//! | `strings.rs` | one string column's buffer: bytes and offsets (an empty value is absent) |
 //! | `codes.rs` | a column of a fixed vocabulary (outcome, request type, direction, message type): a byte a row |
 //! | `chunks.rs` | orders' and messages' row groups: each column chunk's pages and metadata |
 //! | `encode.rs` | Parquet's value encodings, by hand (bit-packing, RLE, deltas, dictionaries) |
