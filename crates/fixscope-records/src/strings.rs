@@ -216,4 +216,27 @@ mod tests {
         assert_eq!(values(&s.array()), [Some("X".into())]);
         assert_eq!(values(&s.array()), Vec::<Option<String>>::new());
     }
+
+    /// Every length each copy path takes (1–3, 4–7, 8–15, 16–32, longer) and the empty
+    /// (absent) value read back as pushed, across a growth and after a clear.
+    #[test]
+    fn every_length_reads_back() {
+        let value = |n: usize| (0..n).map(|i| (i * 7 + n) as u8 | 1).collect::<Vec<u8>>();
+        let mut s = Strings::default();
+        for round in 0..2 {
+            for n in 0..=70 {
+                s.push(&value(n));
+            }
+            assert_eq!(s.len(), 71, "round {round}");
+            for n in 0..=70 {
+                let expected = (n > 0).then(|| value(n));
+                assert_eq!(s.value(n).map(<[u8]>::to_vec), expected, "length {n}");
+            }
+            let mut present = Vec::new();
+            s.presence(0..71, &mut present);
+            assert_eq!(present, (0..=70).map(|n| n > 0).collect::<Vec<_>>());
+            assert_eq!(s.bytes().len(), (1..=70).sum::<usize>());
+            s.clear();
+        }
+    }
 }
