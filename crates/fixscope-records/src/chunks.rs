@@ -664,7 +664,7 @@ mod tests {
         for v in values {
             match v {
                 Some(v) => s.push(v),
-                None => s.push_or_null(b""),
+                None => s.push(b""),
             }
         }
         s

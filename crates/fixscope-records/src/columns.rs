@@ -105,20 +105,20 @@ impl OrderColumns {
         self.request_time.push(row.request_time_ns);
         self.session.push(row.session);
         self.sender_comp_id
-            .push_or_null(row.sender_comp_id.as_bytes());
+            .push(row.sender_comp_id.as_bytes());
         self.target_comp_id
-            .push_or_null(row.target_comp_id.as_bytes());
+            .push(row.target_comp_id.as_bytes());
         // ClOrdID (11) as the request carried it; the correlation key when it had none
         // (a `--key` on other tags).
         if r.fields.cl_ord_id.is_empty() {
-            self.clordid.push_or_null(&r.key);
+            self.clordid.push(&r.key);
         } else {
             self.clordid.push(&r.fields.cl_ord_id);
         }
         self.msg_type.push(r.request_type);
-        self.symbol.push_or_null(&r.fields.symbol);
-        self.side.push_or_null(&r.fields.side);
-        self.account.push_or_null(&r.fields.account);
+        self.symbol.push(&r.fields.symbol);
+        self.side.push(&r.fields.side);
+        self.account.push(&r.fields.account);
         self.msg_seq_num.push(i64::from(r.msg_seq));
         let ns = |v: Option<u64>| v.map(|v| v as i64);
         self.first_response_ns.push(ns(r.first_response_ns));
@@ -248,7 +248,7 @@ impl MessageColumns {
         self.session.push(e.session);
         self.direction.push(e.direction);
         self.msg_type.push(e.msg_type);
-        self.key.push_or_null(e.key);
+        self.key.push(e.key);
     }
 
     pub fn times(&self) -> &[i64] {

@@ -62,19 +62,19 @@ impl LinkColumns {
         self.request_time.push(utc(r.parent_ts_ns));
         self.parent_session.push(r.parent_session);
         self.parent_sender_comp_id
-            .push_or_null(row.parent_sender_comp_id.as_bytes());
+            .push(row.parent_sender_comp_id.as_bytes());
         self.parent_target_comp_id
-            .push_or_null(row.parent_target_comp_id.as_bytes());
-        self.parent_clordid.push_or_null(&r.parent_key);
+            .push(row.parent_target_comp_id.as_bytes());
+        self.parent_clordid.push(&r.parent_key);
         self.msg_type
             .push(r.parent_request_type.msg_type().as_bytes());
         self.child_time.push(utc(r.child_ts_ns));
         self.child_session.push(r.child_session);
         self.child_sender_comp_id
-            .push_or_null(row.child_sender_comp_id.as_bytes());
+            .push(row.child_sender_comp_id.as_bytes());
         self.child_target_comp_id
-            .push_or_null(row.child_target_comp_id.as_bytes());
-        self.child_clordid.push_or_null(&r.child_key);
+            .push(row.child_target_comp_id.as_bytes());
+        self.child_clordid.push(&r.child_key);
         self.rule.push(r.rule.as_bytes());
         self.children.push(r.children);
         self.hop_out_ns.push(r.hop_out_ns() as i64);

@@ -42,9 +42,9 @@ impl Strings {
     /// One row: `v`, or absent when empty.
     ///
     /// By hand because it runs for every string of every row on the pipeline's thread (six
-    /// per order, one per message): `extend_from_slice` calls `memcpy` and checks the
-    /// capacity, a third of the push for a value of 1 to 32 bytes; here two fixed-size
-    /// moves that may overlap, into zeroed room already there.
+    /// per order, one per message): `extend_from_slice` checks the capacity and calls
+    /// `memcpy`; here a value of up to 32 bytes is two fixed-size moves that may overlap,
+    /// into zeroed room already there (BENCHMARKS.md §2r).
     #[inline]
     pub(crate) fn push(&mut self, v: &[u8]) {
         let n = v.len();
@@ -75,12 +75,6 @@ impl Strings {
         }
         self.end += n;
         self.offsets.push(self.end as i32);
-    }
-
-    /// The same as [`Self::push`] (an empty value is absent), named where a value may be.
-    #[inline]
-    pub(crate) fn push_or_null(&mut self, v: &[u8]) {
-        self.push(v);
     }
 
     /// Room for `n` more bytes (zeroed once, kept across batches).
@@ -199,14 +193,14 @@ mod tests {
     fn strings_become_arrow_arrays_whole() {
         let mut s = Strings::default();
         s.push(b"AAPL");
-        s.push_or_null(b"");
+        s.push(b"");
         s.push(b"MSFT");
         assert_eq!(
             values(&s.array()),
             [Some("AAPL".into()), None, Some("MSFT".into())]
         );
         s.push(b"A\xffB");
-        s.push_or_null(b"");
+        s.push(b"");
         s.push(b"caf\xc3\xa9");
         assert_eq!(
             values(&s.array()),
