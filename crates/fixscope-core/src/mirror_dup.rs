@@ -25,10 +25,13 @@
 //! compute a packet that passes for another's copy). A set of four (fingerprint, time) entries is one cache line; a new packet takes
 //! the set's oldest entry. 256 sets (16 KiB, small enough to stay in the first-level
 //! cache: a bigger table cost a cache miss per segment, 7% of `fixscope pcap`'s CPU) hold
-//! 1,024 segments: a copy 50 data segments after its original is found 99.97% of the
-//! time, 100 after 99.7% (a mirror's copies come microseconds apart: at a million segments
-//! a second, tens in between). A copy whose original was evicted goes on to
-//! reassembly, which trims it as a retransmission — no figure changes, only the counter.
+//! 1,024 segments: alone they find a copy 50 data segments after its original 99.97% of
+//! the time, 100 after 99.7% (a mirror's copies come microseconds apart: at a million
+//! segments a second, tens in between); an original a burst pushes out of its set young
+//! waits among 32 victims, so a copy within 256 segments is missed only after more than 32
+//! such bursts. A copy whose original was evicted goes on to reassembly, which trims it
+//! as a retransmission — no figure changes, only the counter. Beside the sets, a 4 KiB
+//! array of when each entry went in.
 //! Two different packets pass for copies only if their 64-bit fingerprints are equal
 //! within the window: about one in 10^13 at a million packets a second. Cost: one hash and
 //! one cache line per segment of a watched port.
@@ -45,6 +48,10 @@ pub const DEFAULT_WINDOW_NS: u64 = 1_000_000;
 const SETS: usize = 256;
 const WAYS: usize = 4;
 const VICTIMS: usize = 32;
+/// An entry evicted before this many later packets went in is kept among the
+/// victims (its copy may yet come); one evicted older has had its chance: a mirror's copy
+/// comes tens of segments after its original.
+const YOUNG: u32 = 256;
 
 #[derive(Clone, Copy, Debug, Default)]
 struct Entry {
@@ -62,17 +69,24 @@ struct Set([Entry; WAYS]);
 #[derive(Clone, Debug)]
 pub struct MirrorDuplicates {
     sets: Vec<Set>,
-    /// Entries a burst pushed out of their set while still inside the window (their copy
-    /// may yet come): looked at after the set, so a copy is missed only when more than
-    /// [`VICTIMS`] such evictions came between it and its original — not when four
-    /// packets of a burst happened to share its set (1 run in ~400 missed one of
-    /// `ndpi_fix2.pcap`'s 167 copies, so counters differed between runs).
+    /// Entries a burst pushed out of their set young ([`YOUNG`]) and still inside the
+    /// window (their copy may yet come): looked at after the set, so a copy is missed only
+    /// when more than [`VICTIMS`] such evictions came between it and its original — not
+    /// when four packets of a burst happened to share its set (1 run in ~400 missed one of
+    /// `ndpi_fix2.pcap`'s 167 copies, so counters differed between runs). Only young ones:
+    /// at a million segments a second every entry the sets cycle out is still inside the
+    /// window, and those (a thousand packets old) flushed the victims every 32 packets —
+    /// 1 run in ~1,000 of `copies_with_dozens_of_packets_in_between_are_found` missed one.
     victims: [Entry; VICTIMS],
     next_victim: usize,
     /// The latest time among `victims` (0: none): while it is outside the window, a
     /// lookup costs one comparison more.
     victims_until_ns: u64,
     window_ns: u64,
+    /// When each entry went in, counted in packets put in (wrapping): beside the sets, so
+    /// a set stays one cache line.
+    stamps: Vec<[u32; WAYS]>,
+    inserts: u32,
     /// Random per process (from foldhash's seeded `RandomState`).
     keys: [u64; 8],
 }
@@ -91,6 +105,8 @@ impl MirrorDuplicates {
             next_victim: 0,
             victims_until_ns: 0,
             window_ns,
+            stamps: vec![[0; WAYS]; SETS],
+            inserts: 0,
             keys: {
                 let seeds = foldhash::fast::RandomState::default();
                 // Odd keys: a multiplication by an even number loses bits.
@@ -109,7 +125,8 @@ impl MirrorDuplicates {
             return false;
         }
         let fingerprint = self.fingerprint(packet);
-        let set = &mut self.sets[(fingerprint >> 56) as usize & (SETS - 1)].0;
+        let set_index = (fingerprint >> 56) as usize & (SETS - 1);
+        let set = &mut self.sets[set_index].0;
         let mut oldest = 0;
         let window_ns = self.window_ns;
         let within = |e: &Entry| e.fingerprint != 0 && e.ts_ns.abs_diff(ts_ns) <= window_ns;
@@ -130,7 +147,11 @@ impl MirrorDuplicates {
             return true;
         }
         let evicted = std::mem::replace(&mut set[oldest], Entry { fingerprint, ts_ns });
-        if within(&evicted) {
+        let stamp = &mut self.stamps[set_index][oldest];
+        let age = self.inserts.wrapping_sub(*stamp);
+        *stamp = self.inserts;
+        self.inserts = self.inserts.wrapping_add(1);
+        if within(&evicted) && age < YOUNG {
             self.victims[self.next_victim] = evicted;
             self.next_victim = (self.next_victim + 1) % VICTIMS;
             self.victims_until_ns = self.victims_until_ns.max(evicted.ts_ns);
@@ -292,8 +313,8 @@ mod tests {
         // Each packet's copy comes 50 data segments later (a mirror's copies come
         // microseconds apart: at a million segments a second, tens in between). The sets
         // alone kept 99.97% of them (a simulation of them said; the keys are random per
-        // process, so which ones they missed varied); with the evicted entries kept while
-        // inside the window, every one.
+        // process, so which ones they missed varied); with the entries a burst evicted young
+        // kept, every one.
         let mut d = MirrorDuplicates::default();
         let mut c = conn();
         let frames: Vec<Vec<u8>> = (0..3000)
@@ -310,6 +331,59 @@ mod tests {
             }
         }
         assert_eq!(found, 2950, "every copy found");
+    }
+
+    /// At a million segments a second every entry the sets cycle out is still inside the
+    /// window: those old evictions must not push out a young one (an original a burst
+    /// evicted) before its copy comes. The packets are chosen by the set their fingerprint
+    /// falls in, so this holds for any per-process keys.
+    #[test]
+    fn old_evictions_inside_the_window_keep_a_young_one() {
+        let mut d = MirrorDuplicates::default();
+        let mut c = conn();
+        let mut frames = (0..20_000).map(|_| {
+            c.client_sends(b"0123456789")
+                .frame(LinkType::Ethernet, &FrameOptions::default())
+        });
+        let mut ts = 0u64;
+        let mut put = |d: &mut MirrorDuplicates, f: &[u8]| {
+            ts += 1; // all inside the window
+            assert!(!d.is_copy(ts, &packet(f)));
+        };
+        // Every set full of entries a thousand packets old.
+        for f in frames.by_ref().take(4 * SETS * WAYS) {
+            put(&mut d, &f);
+        }
+        let set_of = |d: &MirrorDuplicates, f: &[u8]| {
+            (d.fingerprint(&packet(f)) >> 56) as usize & (SETS - 1)
+        };
+        let original = frames.next().unwrap();
+        let set = set_of(&d, &original);
+        put(&mut d, &original);
+        // A burst in its set evicts it young...
+        let burst: Vec<Vec<u8>> = frames
+            .by_ref()
+            .filter(|f| set_of(&d, f) == set)
+            .take(WAYS)
+            .collect();
+        assert_eq!(burst.len(), WAYS, "packets for the original's set");
+        for f in &burst {
+            put(&mut d, f);
+        }
+        // ...then more old evictions than there are victims, elsewhere.
+        let others: Vec<Vec<u8>> = frames
+            .by_ref()
+            .filter(|f| set_of(&d, f) != set)
+            .take(2 * VICTIMS)
+            .collect();
+        for f in &others {
+            put(&mut d, f);
+        }
+        ts += 1;
+        assert!(
+            d.is_copy(ts, &packet(&original)),
+            "the original's copy is found"
+        );
     }
 
     /// A burst that fills the original's set before its copy comes (four packets in the

@@ -104,10 +104,8 @@ impl OrderColumns {
         let r = row.record;
         self.request_time.push(row.request_time_ns);
         self.session.push(row.session);
-        self.sender_comp_id
-            .push(row.sender_comp_id.as_bytes());
-        self.target_comp_id
-            .push(row.target_comp_id.as_bytes());
+        self.sender_comp_id.push(row.sender_comp_id.as_bytes());
+        self.target_comp_id.push(row.target_comp_id.as_bytes());
         // ClOrdID (11) as the request carried it; the correlation key when it had none
         // (a `--key` on other tags).
         if r.fields.cl_ord_id.is_empty() {
