@@ -125,7 +125,7 @@ impl MirrorDuplicates {
             return false;
         }
         let fingerprint = self.fingerprint(packet);
-        let set_index = (fingerprint >> 56) as usize & (SETS - 1);
+        let set_index = set_of(fingerprint);
         let set = &mut self.sets[set_index].0;
         let mut oldest = 0;
         let window_ns = self.window_ns;
@@ -183,6 +183,12 @@ impl MirrorDuplicates {
         let h = fold(h ^ (u64::from(p.seq) << 32 | u64::from(p.ack)), ids ^ k[2]);
         fold(h, k[3]).max(1)
     }
+}
+
+/// The set a packet with this fingerprint goes in: its top bits.
+#[inline]
+fn set_of(fingerprint: u64) -> usize {
+    (fingerprint >> 56) as usize & (SETS - 1)
 }
 
 /// The folded 128-bit product (as foldhash and wyhash mix): every input bit reaches the
@@ -354,16 +360,14 @@ mod tests {
         for f in frames.by_ref().take(4 * SETS * WAYS) {
             put(&mut d, &f);
         }
-        let set_of = |d: &MirrorDuplicates, f: &[u8]| {
-            (d.fingerprint(&packet(f)) >> 56) as usize & (SETS - 1)
-        };
+        let set_of_frame = |d: &MirrorDuplicates, f: &[u8]| set_of(d.fingerprint(&packet(f)));
         let original = frames.next().unwrap();
-        let set = set_of(&d, &original);
+        let set = set_of_frame(&d, &original);
         put(&mut d, &original);
         // A burst in its set evicts it young...
         let burst: Vec<Vec<u8>> = frames
             .by_ref()
-            .filter(|f| set_of(&d, f) == set)
+            .filter(|f| set_of_frame(&d, f) == set)
             .take(WAYS)
             .collect();
         assert_eq!(burst.len(), WAYS, "packets for the original's set");
@@ -373,7 +377,7 @@ mod tests {
         // ...then more old evictions than there are victims, elsewhere.
         let others: Vec<Vec<u8>> = frames
             .by_ref()
-            .filter(|f| set_of(&d, f) != set)
+            .filter(|f| set_of_frame(&d, f) != set)
             .take(2 * VICTIMS)
             .collect();
         for f in &others {
@@ -393,19 +397,17 @@ mod tests {
     fn a_copy_is_found_after_a_burst_filled_its_originals_set() {
         let mut d = MirrorDuplicates::default();
         let mut c = conn();
-        let set_of = |d: &MirrorDuplicates, f: &[u8]| {
-            (d.fingerprint(&packet(f)) >> 56) as usize & (SETS - 1)
-        };
+        let set_of_frame = |d: &MirrorDuplicates, f: &[u8]| set_of(d.fingerprint(&packet(f)));
         let original = c
             .client_sends(b"the order")
             .frame(LinkType::Ethernet, &FrameOptions::default());
-        let set = set_of(&d, &original);
+        let set = set_of_frame(&d, &original);
         let burst: Vec<Vec<u8>> = (0..200_000)
             .map(|_| {
                 c.client_sends(b"0123456789")
                     .frame(LinkType::Ethernet, &FrameOptions::default())
             })
-            .filter(|f| set_of(&d, f) == set)
+            .filter(|f| set_of_frame(&d, f) == set)
             .take(WAYS)
             .collect();
         assert_eq!(burst.len(), WAYS, "packets of the original's set");
