@@ -3,14 +3,17 @@
 //! The exchange's truth file holds, per order, the monotonic time right after the read()
 //! that returned the request's last byte (`request_ns`) and just before the write() of the
 //! ack (`ack_ns`): `ack_ns - request_ns` is the exchange's own view of `app` (read return →
-//! write entry). fixscope's `app` must match it within max(2 µs, 5%) at p50 and p99; every
-//! order's `wire_to_read`, `app` and `write_to_wire` must be recorded (none negative, none
-//! missing unless the kernel counted socket calls it did not let our hooks record:
-//! `breakdown_recursion_misses`, `breakdown_ring_drops`) and sum exactly to its
-//! `first_response` (checked on the slowest orders, which carry their breakdown). On lo and over a veth pair between namespaces; the client
-//! sends a window of orders back to back with every order split over two write() calls,
-//! so the exchange reads several messages per read, reads span messages, and writes carry
-//! several responses.
+//! write entry); `read_call_ns` (before that read) and `ack_written_ns` (after that write)
+//! bracket it. Every order's `app` is listed (`--slowest` at its maximum) and must lie in
+//! its brackets, exactly; fixscope's p50 and p99 must match the exchange's within
+//! max(2 µs, 5%), ranks shifted only by the few orders the exchange's clock read was
+//! interrupted next to a call ([`check_app_quantiles`]). Every order's `wire_to_read`, `app` and
+//! `write_to_wire` must be recorded (none negative, none missing unless the kernel counted
+//! socket calls it did not let our hooks record: `breakdown_recursion_misses`,
+//! `breakdown_ring_drops`) and sum exactly to its `first_response`. On lo and over a veth
+//! pair between namespaces; the client sends a window of orders back to back with every
+//! order split over two write() calls, so the exchange reads several messages per read,
+//! reads span messages, and writes carry several responses (checked in its truth).
 //!
 //! Needs root (BPF, namespaces) and the kernel half of `--breakdown` (socket-call events):
 //! without it, the tests fail loudly.
@@ -19,13 +22,17 @@ mod support;
 #[allow(unused_imports)]
 mod support_live;
 
+use fixscope_sim::truth::TruthRecord;
 use serde_json::Value;
 use support_live::*;
 
 /// max(2 µs, 5%) of the truth's figure.
+fn tolerance(truth_ns: u64) -> u64 {
+    (truth_ns / 20).max(2_000)
+}
+
 fn within(truth_ns: u64, got_ns: u64) -> bool {
-    let tol = (truth_ns / 20).max(2_000);
-    got_ns.abs_diff(truth_ns) <= tol
+    got_ns.abs_diff(truth_ns) <= tolerance(truth_ns)
 }
 
 /// Under QEMU's TCG (`make test-kernel` sets FIXSCOPE_TEST_EMULATED_CPU=1) the time
@@ -37,11 +44,6 @@ fn within(truth_ns: u64, got_ns: u64) -> bool {
 /// as well.
 fn emulated() -> bool {
     std::env::var_os("FIXSCOPE_TEST_EMULATED_CPU").is_some_and(|v| v == "1")
-}
-
-fn quantile(sorted: &[u64], q: f64) -> u64 {
-    let i = ((sorted.len() as f64 * q).ceil() as usize).clamp(1, sorted.len()) - 1;
-    sorted[i]
 }
 
 fn stage<'a>(summary: &'a Value, name: &str) -> &'a Value {
@@ -111,13 +113,24 @@ fn check_breakdown(r: &RunResult) {
     for name in ["wire_to_read", "app", "write_to_wire"] {
         assert_eq!(stage(s, name)["count"], orders, "[{}] {name}", r.label);
     }
-    // Batching happened: fewer socket calls than FIX messages of orders.
-    let (requests, responses) = (counter(s, "requests"), counter(s, "responses"));
-    assert!(
-        counter(s, "breakdown_calls") < requests + responses,
-        "[{}] no batched reads or writes: {} calls for {requests} requests and {responses} responses",
+    // Batching happened, by the exchange's own account: a read that returned the last
+    // bytes of several requests stamped them all with its one `request_ns`, a write that
+    // completed several acks them all with its one `ack_ns`.
+    let (reads, writes) = (
+        shared_stamps(r.truth.iter().map(|t| Some(t.request_ns))),
+        shared_stamps(r.truth.iter().map(|t| t.ack_ns)),
+    );
+    eprintln!(
+        "[{}] the exchange's reads of several requests: {reads}, writes of several acks: \
+         {writes}; fixscope's socket calls: {} for {} messages",
         r.label,
-        counter(s, "breakdown_calls")
+        counter(s, "breakdown_calls"),
+        counter(s, "requests") + counter(s, "responses")
+    );
+    assert!(
+        reads > 0 && writes > 0,
+        "[{}] no batched reads ({reads}) or writes ({writes}) in the exchange's truth",
+        r.label
     );
     // Exact sums, order by order, on the orders that carry their breakdown.
     let slow = s["slowest"]["first_response"].as_array().expect("slowest");
@@ -132,45 +145,139 @@ fn check_breakdown(r: &RunResult) {
             r.label
         );
     }
-    // Per order, on the orders that carry their breakdown (the slowest): the exchange took
-    // `request_ns` after its read returned and `ack_ns` before its write (a batched write
-    // may start later still), so fixscope's read → write brackets the truth's: never
-    // shorter (2 µs of clock slack). Keys are unique per run.
-    for o in slow {
-        let key = o["key"].as_str().expect("key");
-        let t = r
-            .truth
-            .iter()
-            .find(|t| t.clordid == key)
-            .unwrap_or_else(|| panic!("[{}] order {key} not in the truth", r.label));
-        let want = t.ack_ns.expect("acked") - t.request_ns;
-        let got = o["breakdown"]["app"].as_u64().expect("app");
-        assert!(
-            got + 2_000 >= want,
-            "[{}] order {key}: app {got} ns shorter than the exchange's own {want} ns",
-            r.label
-        );
+    let per_order = app_per_order(r, orders);
+    check_app_brackets(r, &per_order, missing);
+    check_app_quantiles(r, &per_order, missing);
+}
+
+/// How many timestamps are shared by more than one order (each counted once).
+fn shared_stamps(stamps: impl Iterator<Item = Option<u64>>) -> usize {
+    let mut seen: std::collections::HashMap<u64, u32> = std::collections::HashMap::new();
+    for ts in stamps.flatten() {
+        *seen.entry(ts).or_default() += 1;
     }
-    check_app_brackets(r, missing);
-    // `app` against the exchange's own read → write, at p50 and p99.
+    seen.values().filter(|&&n| n > 1).count()
+}
+
+/// Every broken-down order's `app`, with its truth's brackets: the summary's slowest-by-app
+/// list holds them all (`--slowest` at its maximum, [`ORDERS`] no more than it).
+fn app_per_order<'a>(r: &'a RunResult, orders: u64) -> Vec<OrderApp<'a>> {
+    let truth: std::collections::HashMap<&str, &TruthRecord> =
+        r.truth.iter().map(|t| (t.clordid.as_str(), t)).collect();
+    let list = r.summary["slowest"]["app"]
+        .as_array()
+        .unwrap_or_else(|| panic!("[{}] no slowest app list", r.label));
+    assert_eq!(
+        list.len() as u64,
+        orders,
+        "[{}] the slowest-by-app list holds every broken-down order",
+        r.label
+    );
+    list.iter()
+        .map(|o| {
+            let key = o["key"].as_str().expect("key");
+            let t = truth
+                .get(key)
+                .unwrap_or_else(|| panic!("[{}] order {key} not in the truth", r.label));
+            let lo = t.ack_ns.expect("acked") - t.request_ns;
+            let hi = t.ack_written_ns.expect("the exchange's ack_written_ns")
+                - t.read_call_ns.expect("the exchange's read_call_ns");
+            OrderApp {
+                key,
+                app: o["latency_ns"].as_u64().expect("app"),
+                lo,
+                hi,
+            }
+        })
+        .collect()
+}
+
+/// One order's `app` by fixscope and the exchange's brackets of it.
+struct OrderApp<'a> {
+    key: &'a str,
+    /// fixscope's: the read's return to the write's entry, by the kernel's hooks.
+    app: u64,
+    /// The exchange's own `ack_ns - request_ns`: its clock read after the read returned to
+    /// its clock read before the write.
+    lo: u64,
+    /// `ack_written_ns - read_call_ns`: before the read was called to after the write
+    /// returned.
+    hi: u64,
+}
+
+/// At most this share of orders (in %) may differ from the exchange's own clock by more
+/// than max(2 µs, 5%) — each of them inside the exchange's brackets (checked); under
+/// emulation ([`emulated`]) only the brackets hold. Seen: 0 to
+/// 1.6% (quiet, and with two busy loops on the 2 vCPUs); a bias of the hooks moves many
+/// (3 µs of bias: 13 to 15%).
+const DISTURBED_PERCENT_MAX: u64 = 5;
+
+/// `app` at p50 and p99 against the exchange's own figure, within max(2 µs, 5%).
+///
+/// The exchange reads its clock right after the read() returns and right before the
+/// write(); fixscope's hooks fire inside those calls. Between the two lie a syscall's
+/// return or entry, a µs or two — unless something interrupts the exchange there: another
+/// task's time slice (on a loaded host), a hypervisor's steal, an interrupt. Then that
+/// order's `app` exceeds the exchange's by the interruption: a true figure of the kernel's
+/// calls, inside the exchange's brackets (checked per order in [`check_app_brackets`]), yet
+/// more than 5% from its clock (seen: 3.5 ms). Such "disturbed" orders are counted (at most
+/// [`DISTURBED_PERCENT_MAX`]% of the orders); each may rank above where the exchange's
+/// clock puts it, so fixscope's rank-k value is held below the exchange's rank k +
+/// disturbed + missing (plus the tolerance), and above its rank k (minus it). With nothing
+/// disturbed and nothing missing this is exactly "within max(2 µs, 5%) of the exchange's
+/// p50/p99" — which one interrupted batch near the p99 of a sparse tail used to fail.
+fn check_app_quantiles(r: &RunResult, per_order: &[OrderApp], missing: u64) {
+    let disturbed: Vec<&OrderApp> = per_order.iter().filter(|o| !within(o.lo, o.app)).collect();
+    let n = per_order.len();
+    let mut excess: Vec<i64> = per_order
+        .iter()
+        .map(|o| o.app as i64 - o.lo as i64)
+        .collect();
+    excess.sort_unstable();
+    eprintln!(
+        "[{}] app per order minus the exchange's: p50 {} ns, p99 {} ns, max {} ns; {} of {n} \
+         orders beyond max(2 µs, 5%): {:?}",
+        r.label,
+        excess[n / 2],
+        excess[(n * 99 / 100).min(n - 1)],
+        excess[n - 1],
+        disturbed.len(),
+        disturbed
+            .iter()
+            .take(8)
+            .map(|o| (o.key, o.app, o.lo, o.hi))
+            .collect::<Vec<_>>()
+    );
+    assert!(
+        emulated() || disturbed.len() as u64 * 100 <= DISTURBED_PERCENT_MAX * n as u64,
+        "[{}] {} of {n} orders differ from the exchange's own clock by more than \
+         max(2 µs, 5%)",
+        r.label,
+        disturbed.len()
+    );
     let mut truth: Vec<u64> = r
         .truth
         .iter()
         .filter_map(|t| Some(t.ack_ns? - t.request_ns))
         .collect();
     truth.sort_unstable();
-    let app = stage(s, "app");
+    let app = stage(&r.summary, "app");
+    let shift = disturbed.len() + missing as usize;
     for (q, field) in [(0.5, "p50_ns"), (0.99, "p99_ns")] {
-        let want = quantile(&truth, q);
+        let k = ((q * n as f64).ceil() as usize).clamp(1, n) - 1;
+        let want = truth[k];
+        let want_hi = truth[(k + shift).min(truth.len() - 1)];
         let got = app[field].as_u64().expect("app percentile");
         eprintln!(
-            "[{}] app {field}: fixscope {got} ns, exchange truth {want} ns ({:+} ns)",
+            "[{}] app {field}: fixscope {got} ns, exchange truth {want} ns ({:+} ns; rank \
+             {k} + {shift}: {want_hi} ns)",
             r.label,
             got as i64 - want as i64
         );
         assert!(
-            emulated() || within(want, got),
-            "[{}] app {field} {got} ns vs the exchange's {want} ns: beyond max(2 µs, 5%)",
+            emulated() || (got + tolerance(want) >= want && got <= want_hi + tolerance(want_hi)),
+            "[{}] app {field} {got} ns vs the exchange's {want} ns (rank {k} + {shift} \
+             disturbed or missing orders: {want_hi} ns): beyond max(2 µs, 5%)",
             r.label
         );
     }
@@ -185,33 +292,31 @@ fn check_breakdown(r: &RunResult) {
 /// on the slowest (which carry their breakdown) and on the summary's p50/p99: a quantile of
 /// per-order values each inside its bracket lies between the brackets' quantiles, ranks
 /// shifted by the `missing` orders fixscope could not break down.
-fn check_app_brackets(r: &RunResult, missing: u64) {
+fn check_app_brackets(r: &RunResult, per_order: &[OrderApp], missing: u64) {
     const SLACK: u64 = 2_000;
-    let brackets: Vec<(&str, u64, u64)> = r
+    for o in per_order {
+        assert!(
+            o.app + SLACK >= o.lo && o.app <= o.hi + SLACK,
+            "[{}] order {}: app {} ns outside the exchange's [{}, {}] ns",
+            r.label,
+            o.key,
+            o.app,
+            o.lo,
+            o.hi
+        );
+    }
+    let brackets: Vec<(u64, u64)> = r
         .truth
         .iter()
         .filter_map(|t| {
             let lo = t.ack_ns? - t.request_ns;
             let hi = t.ack_written_ns? - t.read_call_ns.expect("the exchange's read_call_ns");
-            Some((t.clordid.as_str(), lo, hi))
+            Some((lo, hi))
         })
         .collect();
     let s = &r.summary;
-    for o in s["slowest"]["first_response"].as_array().expect("slowest") {
-        let key = o["key"].as_str().expect("key");
-        let &(_, lo, hi) = brackets
-            .iter()
-            .find(|b| b.0 == key)
-            .unwrap_or_else(|| panic!("[{}] order {key} not in the truth", r.label));
-        let got = o["breakdown"]["app"].as_u64().expect("app");
-        assert!(
-            got + SLACK >= lo && got <= hi + SLACK,
-            "[{}] order {key}: app {got} ns outside the exchange's [{lo}, {hi}] ns",
-            r.label
-        );
-    }
-    let mut lo: Vec<u64> = brackets.iter().map(|b| b.1).collect();
-    let mut hi: Vec<u64> = brackets.iter().map(|b| b.2).collect();
+    let mut lo: Vec<u64> = brackets.iter().map(|b| b.0).collect();
+    let mut hi: Vec<u64> = brackets.iter().map(|b| b.1).collect();
     lo.sort_unstable();
     hi.sort_unstable();
     let app = stage(s, "app");
@@ -249,13 +354,16 @@ const EXCHANGE: &[&str] = &[
 /// The client's window: orders in flight per session, so the most orders one socket call
 /// (a read of requests, a write of responses) can carry.
 const WINDOW: u64 = 8;
+/// The run's orders: no more than `--slowest` keeps, so every order's `app` is listed.
+const ORDERS: &str = "1000";
+const LIVE: &[&str] = &["--breakdown", "--slowest", ORDERS];
 const CLIENT: &[&str] = &[
     "--sessions",
     "2",
     "--window",
     "8",
     "--count",
-    "1500",
+    ORDERS,
     "--split-clordid",
 ];
 
@@ -267,7 +375,7 @@ fn breakdown_on_lo_matches_the_exchange_truth() {
         label: "breakdown lo",
         exchange_args: EXCHANGE,
         client_args: CLIENT,
-        live_args: &["--breakdown"],
+        live_args: LIVE,
         ..RunSpec::default()
     });
     check_breakdown(&r);
@@ -288,7 +396,7 @@ fn breakdown_over_veth_matches_the_exchange_truth() {
         client_netns: Some(&net.ns_b),
         exchange_args: EXCHANGE,
         client_args: CLIENT,
-        live_args: &["--breakdown"],
+        live_args: LIVE,
     });
     check_breakdown(&r);
     let names = net.names().to_vec();
