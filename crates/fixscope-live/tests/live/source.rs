@@ -15,6 +15,12 @@ use fixscope_testkit::{require_root, serial};
 
 use crate::common::*;
 
+/// CLOCK_MONOTONIC, the clock of `bpf_ktime_get_ns()`.
+fn monotonic_ns() -> u64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
 fn ours_on_lo(kind: &str) -> usize {
     match kind {
         "tcx" => fixscope_links_on(ifindex_of("lo").expect("lo"))
@@ -75,10 +81,18 @@ fn live_source_delivers_segments_clock_counters_and_closes() {
     );
 
     // The clock is the one of the kernel's timestamps, and the offset makes it UNIX time.
+    // `now_ns` is how far records have been handed on: never ahead of CLOCK_MONOTONIC, and
+    // behind it by the merge's grace (which a loaded host widens to 100+ ms) and the time
+    // since the last poll — so the mapping is checked on CLOCK_MONOTONIC itself.
     let t1 = source.now_ns().expect("clock");
+    let mono_now = monotonic_ns();
     assert!(
         caps.iter().all(|c| (t0..=t1).contains(&c.ts)),
         "segment times within [{t0}, {t1}]"
+    );
+    assert!(
+        t1 <= mono_now,
+        "handed on up to {t1}, ahead of CLOCK_MONOTONIC {mono_now}"
     );
     // UNIX time read before and after the monotonic one brackets it, however long this
     // thread stopped between the reads: the mapping must land inside, give or take the
@@ -91,7 +105,7 @@ fn live_source_delivers_segments_clock_counters_and_closes() {
             .as_nanos() as i128
     };
     let unix_before = unix();
-    let mono = source.now_ns().expect("clock");
+    let mono = monotonic_ns();
     let unix_after = unix();
     let mapped = i128::from(mono) + i128::from(source.unix_offset_ns());
     assert!(
