@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::time::Duration;
 
-use fixscope_sim::router::truth::read_router_truth;
+use fixscope_sim::router::truth::{read_router_truth, RouterTruthRecord};
 use support::{assert_stage, counter};
 use support_live::*;
 
@@ -31,19 +31,25 @@ struct Truth {
     fanout: u64,
 }
 
+/// The router's truth rows by parent request: (session, ClOrdID, read time) → its rows.
+type ByParent = BTreeMap<(String, String, u64), Vec<RouterTruthRecord>>;
+
+fn by_parent(rows: Vec<RouterTruthRecord>) -> ByParent {
+    let mut parents = ByParent::new();
+    for r in rows {
+        let key = (
+            r.parent_session.clone(),
+            r.parent_clordid.clone(),
+            r.parent_read_ns,
+        );
+        parents.entry(key).or_default().push(r);
+    }
+    parents
+}
+
 fn truth_of(path: &Path) -> Truth {
     let rows = read_router_truth(path).expect("router truth");
-    let mut parents: BTreeMap<(String, String, u64), Vec<_>> = BTreeMap::new();
-    for r in rows {
-        parents
-            .entry((
-                r.parent_session.clone(),
-                r.parent_clordid.clone(),
-                r.parent_read_ns,
-            ))
-            .or_default()
-            .push(r);
-    }
+    let parents = by_parent(rows);
     let mut t = Truth::default();
     for ((_, _, read), rows) in &parents {
         t.parents += 1;
@@ -291,15 +297,7 @@ fn wire_bounds(dir: &Path) -> WireBounds {
         .into_iter()
         .map(|t| (t.clordid, (t.request_ns, t.ack_ns)))
         .collect();
-    let mut parents: BTreeMap<(String, String, u64), Vec<_>> = BTreeMap::new();
-    for r in rows {
-        let key = (
-            r.parent_session.clone(),
-            r.parent_clordid.clone(),
-            r.parent_read_ns,
-        );
-        parents.entry(key).or_default().push(r);
-    }
+    let parents = by_parent(rows);
     let span = |from: Option<u64>, to: Option<u64>| match (from, to) {
         (Some(f), Some(t)) if t >= f => t - f,
         _ => u64::MAX,

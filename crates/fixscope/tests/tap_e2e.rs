@@ -530,9 +530,11 @@ fn scenario(tag: u8, how: Mirror) {
         assert_eq!(
             counter_of(&pcap_summary, name),
             counter_of(&tap_summary, name),
-            "{how:?} pcap {name}: pcap {} tap {}",
+            "{how:?} pcap {name}: pcap {} {} tap {} {}",
             pcap_summary["counters"],
-            tap_summary["counters"]
+            pcap_summary["source"],
+            tap_summary["counters"],
+            tap_summary["source"]
         );
     }
     assert_eq!(
