@@ -179,9 +179,7 @@ fn app_per_order<'a>(r: &'a RunResult, orders: u64) -> Vec<OrderApp<'a>> {
             let t = truth
                 .get(key)
                 .unwrap_or_else(|| panic!("[{}] order {key} not in the truth", r.label));
-            let lo = t.ack_ns.expect("acked") - t.request_ns;
-            let hi = t.ack_written_ns.expect("the exchange's ack_written_ns")
-                - t.read_call_ns.expect("the exchange's read_call_ns");
+            let (lo, hi) = app_bracket(t).expect("acked");
             OrderApp {
                 key,
                 app: o["latency_ns"].as_u64().expect("app"),
@@ -190,6 +188,14 @@ fn app_per_order<'a>(r: &'a RunResult, orders: u64) -> Vec<OrderApp<'a>> {
             }
         })
         .collect()
+}
+
+/// The exchange's bracket of an acked order's `app`: (`ack_ns - request_ns`,
+/// `ack_written_ns - read_call_ns`); None when it was not acked.
+fn app_bracket(t: &TruthRecord) -> Option<(u64, u64)> {
+    let lo = t.ack_ns? - t.request_ns;
+    let hi = t.ack_written_ns? - t.read_call_ns.expect("the exchange's read_call_ns");
+    Some((lo, hi))
 }
 
 /// One order's `app` by fixscope and the exchange's brackets of it.
@@ -305,15 +311,7 @@ fn check_app_brackets(r: &RunResult, per_order: &[OrderApp], missing: u64) {
             o.hi
         );
     }
-    let brackets: Vec<(u64, u64)> = r
-        .truth
-        .iter()
-        .filter_map(|t| {
-            let lo = t.ack_ns? - t.request_ns;
-            let hi = t.ack_written_ns? - t.read_call_ns.expect("the exchange's read_call_ns");
-            Some((lo, hi))
-        })
-        .collect();
+    let brackets: Vec<(u64, u64)> = r.truth.iter().filter_map(app_bracket).collect();
     let s = &r.summary;
     let mut lo: Vec<u64> = brackets.iter().map(|b| b.0).collect();
     let mut hi: Vec<u64> = brackets.iter().map(|b| b.1).collect();
