@@ -118,6 +118,3 @@ fn udp(b: &[u8]) -> Result<Tunnelled<'_>, DecodeError> {
     };
     Ok(Tunnelled::Ethernet(&b[16..end]))
 }
-
-#[cfg(test)]
-mod tests;

@@ -23,10 +23,10 @@ use crate::reassembly::{ReassemblyCounters, ReassemblyLimits};
 use crate::report::{Counters, Reporter, SummaryReport, TimeSpan};
 use crate::segment::{ConnectionKey, Direction, Segment};
 use crate::session::{Binding, SessionLayer};
-use crate::shard::share::ShardState;
 use crate::socket_event::SocketEvent;
 use crate::source::Counter;
 use crate::stats::Stats;
+use share::ShardState;
 
 mod config;
 mod connections;
@@ -38,15 +38,15 @@ pub(crate) mod report_side;
 mod reports;
 mod routing;
 mod shard_glue;
+pub mod share;
 mod stages;
 
+pub use crate::sink::{LinkRow, MessageEvent, MessageObserver, OrderRow, RecordSink};
 pub use config::PipelineConfig;
 use connections::{ClosedConnections, Connection, CLOSED_CONNECTION_MEMORY_NS};
 use forward::{Forwarder, Upstream};
 use interval_clock::IntervalClock;
-pub use records::{LinkRow, OrderRow, RecordSink};
 pub(crate) use reports::{close_and_report_interval, report_end, report_interval, RunEnd};
-pub use routing::{MessageEvent, MessageObserver};
 use routing::{MessageSink, Router};
 
 /// The pipeline of one run.
@@ -779,6 +779,9 @@ struct Parts<'p> {
     slots: &'p mut Vec<Option<(Option<Binding>, ConnectionKey)>>,
     sink: MessageSink<'p>,
 }
+
+#[cfg(test)]
+mod breakdown_tests;
 
 #[cfg(test)]
 mod tests {

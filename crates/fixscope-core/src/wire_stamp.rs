@@ -850,6 +850,6 @@ pub fn read_keyframe(mode: WireStampMode, frame: &[u8], host_ns: u64) -> Option<
 
 mod signed;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 mod ticks;
 mod weak;

@@ -7,6 +7,7 @@
 //! docs/architecture.md, "Adding a consumer". Dispatch is static (a struct field per
 //! consumer, no boxes): the hot path costs what the consumers themselves cost.
 
+mod group;
 pub mod sessions;
 pub mod stages;
 

@@ -1,7 +1,5 @@
 //! The correlator: the matching rules applied to the pending table, and what it counts.
 
-use serde::Serialize;
-
 use super::early::EarlyResponses;
 pub use super::early::Replay;
 use super::facts::MessageFacts;
@@ -9,8 +7,8 @@ use super::key::KeySpec;
 use super::pending::{PendingTable, SEEN_AFTER_ITS_RESPONSE};
 use super::record::{Answered, Outcome, RecordBook};
 use super::rules::classify_response;
-use super::vocabulary::{RequestType, Stage};
 use crate::order::Latency;
+use crate::order::{RequestType, Stage};
 
 /// Correlation limits (`-m`, `-t`).
 #[derive(Clone, Copy, Debug)]
@@ -32,57 +30,7 @@ impl Default for CorrelatorLimits {
     }
 }
 
-/// Correlation counters (docs/output-json.md has their meaning; the names are the JSON's).
-///
-/// Every request is accounted for: `requests = matched + response_before_request +
-/// answered_after_capture_hole + unanswered_pending + unanswered_evicted + unanswered_closed + untracked_requests` (the
-/// pending count is the table's, see [`Correlator::unanswered_pending`]).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
-// Deserialize: `fixscope report` reads the counters back from HdrHistogram logs; a counter
-// missing from an older log reads as 0.
-#[serde(default)]
-pub struct CorrelationCounters {
-    pub requests: u64,
-    pub responses: u64,
-    /// Requests that got a first response, however late.
-    pub matched: u64,
-    /// Matched requests whose first response came after `-t` (they were counted
-    /// `timed_out` first; their true latency is recorded).
-    pub late: u64,
-    /// Requests with no response within `-t`, counted when `-t` passes.
-    pub timed_out: u64,
-    /// Never answered: evicted unanswered because `-m` requests were tracked.
-    pub unanswered_evicted: u64,
-    /// Never answered: their connection closed (FIN both ways, RST, idle, shed) first.
-    pub unanswered_closed: u64,
-    /// Never answered: not tracked at all (no key tag, or the key was already pending).
-    pub untracked_requests: u64,
-    /// Responses with no tracked request of that key on that session.
-    pub unmatched_responses: u64,
-    /// Requests whose key was already pending on the session (the first one is kept).
-    pub duplicate_requests: u64,
-    /// Answered requests that stopped being tracked before a terminal status (evicted, or
-    /// their connection closed): working orders whose later fills cannot be matched.
-    pub expired_after_response: u64,
-    /// Tracked requests evicted (oldest first) because `-m` were tracked, answered or not.
-    pub evicted: u64,
-    /// Requests or responses without the key tag(s).
-    pub missing_key: u64,
-    /// Stage latencies not recorded because the later event carries an earlier timestamp
-    /// (captures merged from interfaces or taps whose clocks disagree): never recorded as
-    /// 0, which would be a wrong number.
-    pub time_reversed: u64,
-    /// Orders whose request the capture showed after one of its responses (host stamps
-    /// that reorder: [`super::early`]). Counted once per order; they record no latency,
-    /// none of their responses is unmatched and they never time out.
-    pub response_before_request: u64,
-    /// Orders still waiting for their first response when the capture lost part of their
-    /// session's responses (a TCP hole given up): it may have been lost there, so the one
-    /// seen after is no first response to measure. Counted once per order when answered,
-    /// never `matched`; none of its later stages is recorded and it never raises
-    /// `timed_out` (the wait may have ended unseen).
-    pub answered_after_capture_hole: u64,
-}
+pub use crate::counters::correlation::CorrelationCounters;
 
 /// What every latency of one order carries, read from its pending entry.
 #[derive(Clone, Copy)]

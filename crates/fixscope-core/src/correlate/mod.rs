@@ -18,7 +18,6 @@
 //!
 //! | file | concern |
 //! |---|---|
-//! | `vocabulary.rs` | stages and request types |
 //! | `key.rs` | which tags form the key |
 //! | `facts.rs` | the fields read from a message, in one pass |
 //! | `rules.rs` | what a response means for the order (ack, fill, terminal) |
@@ -34,12 +33,13 @@ mod matcher;
 mod pending;
 mod record;
 mod rules;
-mod vocabulary;
 
+/// Stages and request types are the order layer's vocabulary ([`crate::order`]), below the
+/// correlator; re-exported here where callers have always found them.
+pub use crate::order::{RequestType, Stage};
 pub use early::REORDER_WINDOW_NS;
 pub use facts::MessageFacts;
 pub use key::KeySpec;
 pub use matcher::{CorrelationCounters, Correlator, CorrelatorLimits};
 pub use record::{OrderRecord, Outcome, RecordBook, RequestFields};
 pub use rules::is_response_type;
-pub use vocabulary::{RequestType, Stage};

@@ -14,7 +14,7 @@ use std::hash::{BuildHasher, Hash, Hasher};
 
 use hashbrown::{HashMap, HashTable};
 
-use super::vocabulary::RequestType;
+use crate::order::RequestType;
 
 /// No slot (end of a session list).
 const NONE: u32 = u32::MAX;

@@ -10,7 +10,7 @@
 //! accounting exactly.
 
 use super::facts::MessageFacts;
-use super::vocabulary::{RequestType, Stage};
+use crate::order::{RequestType, Stage};
 
 /// Rows kept for reuse at most.
 const SPARE_ROWS: usize = 4096;

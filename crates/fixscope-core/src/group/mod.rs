@@ -23,7 +23,6 @@ use crate::correlate::Stage;
 use crate::order::Latency;
 use crate::recorder::LatencyRecorder;
 
-mod consumer;
 mod logged;
 mod ranking;
 pub use logged::{stage_slot, LoggedRow, LoggedTag, RowKind};

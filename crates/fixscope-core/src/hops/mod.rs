@@ -27,7 +27,6 @@
 //! update's last byte (the host can act on it only then).
 
 mod chains;
-mod counters;
 mod discover;
 mod legs;
 mod link_records;
@@ -39,8 +38,8 @@ mod tests;
 
 use std::collections::HashMap;
 
+pub use crate::counters::hops::{counters_if_present, HopCounters};
 pub use chains::{Band, Chain};
-pub use counters::{counters_if_present, HopCounters};
 pub use discover::{Discovery, DISCOVER_CHILDREN};
 pub use legs::{Leg, LegKind, Legs};
 pub use link_records::LinkRecord;

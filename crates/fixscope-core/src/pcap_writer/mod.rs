@@ -41,6 +41,9 @@ pub use packet::{FrameOptions, TcpPacketSpec};
 pub use tunnel::{wrap as wrap_in_tunnel, Tunnel};
 
 #[cfg(test)]
+mod tunnel_round_trip;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::decode::LinkType;

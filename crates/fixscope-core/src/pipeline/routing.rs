@@ -2,6 +2,7 @@
 //! connection's session and judges replays); requests and responses to the correlator;
 //! the order events it makes to the statistics (`crate::stats`: every consumer).
 
+use super::share::ShardState;
 use crate::breakdown::Breakdown;
 use crate::consumer::OrderSink;
 use crate::correlate::{is_response_type, Correlator, KeySpec, MessageFacts, RequestType, Stage};
@@ -12,35 +13,11 @@ use crate::points::PointJoiner;
 use crate::reassembly::StreamEvent;
 use crate::segment::{ConnectionKey, Direction};
 use crate::session::{Action, Binding, SessionLayer};
-use crate::shard::share::ShardState;
+use crate::sink::{MessageEvent, MessageObserver};
 use crate::slowest::OrderRef;
 use crate::stats::Stats;
 
 use super::forward::Forwarder;
-
-/// One framed request or response, for `--trace` (cross-checks against engine logs and
-/// other tools).
-#[derive(Clone, Copy, Debug)]
-pub struct MessageEvent<'a> {
-    /// The timing rule's time: last byte for requests, first byte for responses.
-    pub ts_ns: u64,
-    pub session: u64,
-    pub direction: Direction,
-    pub msg_type: &'a [u8],
-    /// The correlation key's value (tag values joined by SOH); empty when absent.
-    pub key: &'a [u8],
-    /// What turns the source's clock into UTC (`ts_ns + unix_offset_ns`).
-    pub unix_offset_ns: i64,
-    /// The message's own CompIDs (49, 56), MsgSeqNum (34) and PossDupFlag (43): who it is
-    /// at any point that saw it (`--point`'s trace columns).
-    pub sender_comp_id: &'a [u8],
-    pub target_comp_id: &'a [u8],
-    pub msg_seq_num: u32,
-    pub poss_dup: bool,
-}
-
-/// Receives every correlated message when tracing is on.
-pub type MessageObserver = Box<dyn FnMut(&MessageEvent<'_>)>;
 
 /// Where framed messages go: the correlator, the statistics and the optional tracer.
 pub(crate) struct MessageSink<'p> {
@@ -194,7 +171,7 @@ impl Router<'_> {
             self.stats.session_table_mut(),
         );
         if let Some(shard) = self.shard.as_mut() {
-            shard.messages.push(crate::shard::share::RoutedMessage {
+            shard.messages.push(super::share::RoutedMessage {
                 segment_index: shard.segment_index,
                 ts_ns: msg.last_byte_ts_ns,
                 local_session: b.session,
@@ -205,7 +182,7 @@ impl Router<'_> {
                     Direction::Request => (facts.sender_comp_id, facts.target_comp_id),
                     Direction::Response => (facts.target_comp_id, facts.sender_comp_id),
                 };
-                shard.opened.push(crate::shard::share::OpenedSession {
+                shard.opened.push(super::share::OpenedSession {
                     local_id: b.session,
                     segment_index: shard.segment_index,
                     connection: conn,

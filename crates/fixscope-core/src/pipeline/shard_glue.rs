@@ -1,9 +1,9 @@
 //! A pipeline as a worker of a sharded run (`crate::shard`): the run's clock from the
 //! reader, and its figures handed to the merger.
 
+use super::share::ShardState;
 use super::Pipeline;
 use crate::segment::Segment;
-use crate::shard::share::ShardState;
 
 impl Pipeline {
     /// Makes this pipeline a worker of a sharded run (`crate::shard`): it sees only some
@@ -65,7 +65,7 @@ impl Pipeline {
     /// Hands the interval so far to the merger: counters, the interval's latencies and
     /// slowest orders, the sessions opened since the last hand-over; `share` comes back
     /// emptied (its recorders reset).
-    pub(crate) fn shard_take_interval(&mut self, share: &mut crate::shard::share::WorkerShare) {
+    pub(crate) fn shard_take_interval(&mut self, share: &mut super::share::WorkerShare) {
         share.counters = self.counters();
         self.stats.take_interval(&mut share.stats);
         share.opened.clear();
@@ -77,9 +77,9 @@ impl Pipeline {
     }
 
     /// The per-session table (local ids), for the merger's summary.
-    pub(crate) fn shard_take_sessions(&mut self) -> crate::shard::share::WorkerEnd {
+    pub(crate) fn shard_take_sessions(&mut self) -> super::share::WorkerEnd {
         let (sessions, session_latency) = self.stats.take_sessions();
-        crate::shard::share::WorkerEnd {
+        super::share::WorkerEnd {
             sessions,
             session_latency,
             layer: std::mem::replace(

@@ -8,7 +8,7 @@ use std::rc::Rc;
 use hashbrown::HashMap;
 
 use crate::correlate::RequestType;
-use crate::pipeline::{OrderRow, RecordSink};
+use crate::sink::{MessageEvent, OrderRow, RecordSink};
 
 /// An order's identity at either point: its session's CompIDs, its request type and key.
 /// (Not the connection: a NAT between the points changes it, not these.)
@@ -109,7 +109,7 @@ impl RecordSink for FarOrderSink {
 
 /// A message's identity at any point: its own CompIDs, MsgSeqNum and type (`None` for a
 /// PossDup resend, which repeats one).
-pub fn message_identity(e: &crate::pipeline::MessageEvent<'_>, out: &mut Vec<u8>) -> Option<()> {
+pub fn message_identity(e: &MessageEvent<'_>, out: &mut Vec<u8>) -> Option<()> {
     if e.poss_dup || e.msg_seq_num == 0 {
         return None;
     }
@@ -133,7 +133,7 @@ pub struct FarMessages {
 }
 
 impl FarMessages {
-    pub fn observe(&mut self, e: &crate::pipeline::MessageEvent<'_>) {
+    pub fn observe(&mut self, e: &MessageEvent<'_>) {
         if message_identity(e, &mut self.identity).is_none() {
             return;
         }
@@ -147,11 +147,7 @@ impl FarMessages {
     }
 
     /// When the far point saw the message `e` (the near point's), if it saw it once.
-    pub fn stamp_of(
-        &self,
-        e: &crate::pipeline::MessageEvent<'_>,
-        scratch: &mut Vec<u8>,
-    ) -> Option<u64> {
+    pub fn stamp_of(&self, e: &MessageEvent<'_>, scratch: &mut Vec<u8>) -> Option<u64> {
         message_identity(e, scratch)?;
         *self.seen.get(scratch.as_slice())?
     }

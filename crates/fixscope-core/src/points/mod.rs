@@ -20,7 +20,6 @@
 //! `docs/points.md` says what can and cannot be known, and why.
 
 mod clock;
-mod counters;
 mod envelope;
 mod far;
 mod figures;
@@ -30,8 +29,8 @@ mod spec;
 #[cfg(test)]
 mod tests;
 
+pub use crate::counters::points::{counters_if_present, PointCounters};
 pub use clock::{estimate, ClockEstimate, ClockSample, Step, Window};
-pub use counters::{counters_if_present, PointCounters};
 pub use envelope::Line;
 pub use far::{message_identity, order_identity, FarMessages, FarOrder, FarOrderSink, FarOrders};
 pub use figures::{is_tai_utc, ClockFigures, StepFigures, WindowFigures, TAI_UTC_NS};
@@ -287,8 +286,5 @@ fn check_causality(
 /// `+12.4us`, `-5.00ms`.
 pub fn signed_ns(ns: i64) -> String {
     let sign = if ns < 0 { '-' } else { '+' };
-    format!(
-        "{sign}{}",
-        crate::report::human_ns(ns.unsigned_abs() as f64)
-    )
+    format!("{sign}{}", crate::human::human_ns(ns.unsigned_abs() as f64))
 }

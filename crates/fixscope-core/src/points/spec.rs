@@ -162,7 +162,7 @@ impl fmt::Display for UncertaintyLimit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             UncertaintyLimit::OfMedian(x) => write!(f, "{}% of the median", x * 100.0),
-            UncertaintyLimit::Ns(ns) => write!(f, "{}", crate::report::human_ns(*ns as f64)),
+            UncertaintyLimit::Ns(ns) => write!(f, "{}", crate::human::human_ns(*ns as f64)),
         }
     }
 }

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use super::counters::SessionCounters;
+use crate::counters::SessionCounters;
 use crate::microburst::MessageRate;
 use crate::recorder::LatencyRecorder;
 use crate::segment::Direction;

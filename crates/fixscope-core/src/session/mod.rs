@@ -23,7 +23,6 @@
 //! | `sequence.rs` | MsgSeqNums seen and expected, per direction and epoch |
 //! | `health.rs` | what reports show: per-session state and alarms, the run's figures |
 
-mod counters;
 mod fields;
 pub mod figures;
 pub mod health;
@@ -34,7 +33,7 @@ use std::collections::VecDeque;
 
 use hashbrown::HashMap;
 
-pub use counters::SessionCounters;
+pub use crate::counters::session::SessionCounters;
 pub use fields::AdminFields;
 pub use health::{
     SessionAlarms, SessionHealth, SessionLayerStats, DEFAULT_TEST_REQUEST_PATIENCE_NS,

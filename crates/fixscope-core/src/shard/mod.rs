@@ -56,10 +56,12 @@
 //! Prometheus (per-session figures at every interval) run on one pipeline.
 
 mod merge;
-pub mod share;
 mod worker;
 
-pub use share::{CompIds, OpenedSession, RoutedMessage, WorkerEnd, WorkerShare};
+/// What a shard's pipeline hands to the merger ([`crate::pipeline::share`]), named here where
+/// the plan's users have always found it.
+pub use crate::pipeline::share;
+pub use crate::pipeline::share::{CompIds, OpenedSession, RoutedMessage, WorkerEnd, WorkerShare};
 
 use std::path::PathBuf;
 

@@ -7,13 +7,21 @@
 
 use serde::Serialize;
 
-use crate::breakdown::BreakdownCounters;
-use crate::correlate::CorrelationCounters;
-use crate::fix::framing::FramingCounters;
-use crate::hops::HopCounters;
-use crate::points::PointCounters;
-use crate::reassembly::ReassemblyCounters;
-use crate::session::SessionCounters;
+pub mod breakdown;
+pub mod correlation;
+pub mod framing;
+pub mod hops;
+pub mod points;
+pub mod reassembly;
+pub mod session;
+pub use breakdown::BreakdownCounters;
+pub use correlation::CorrelationCounters;
+pub use framing::FramingCounters;
+pub use hops::HopCounters;
+pub use points::PointCounters;
+pub use reassembly::ReassemblyCounters;
+pub use session::SessionCounters;
+
 use crate::source::{counters_of, Counter};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
@@ -56,21 +64,21 @@ pub struct Counters {
     #[serde(
         flatten,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::breakdown::counters_if_present"
+        deserialize_with = "crate::counters::breakdown::counters_if_present"
     )]
     pub breakdown: Option<BreakdownCounters>,
     /// The hop ledger (`--leg` only: absent otherwise).
     #[serde(
         flatten,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::hops::counters_if_present"
+        deserialize_with = "crate::counters::hops::counters_if_present"
     )]
     pub hops: Option<HopCounters>,
     /// The two-point ledger (`--point` only: absent otherwise).
     #[serde(
         flatten,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::points::counters_if_present"
+        deserialize_with = "crate::counters::points::counters_if_present"
     )]
     pub points: Option<PointCounters>,
 }
@@ -223,7 +231,7 @@ mod tests {
 
     #[test]
     fn every_counter_is_in_the_json_docs() {
-        let doc = include_str!("../../../docs/output-json.md");
+        let doc = include_str!("../../../../docs/output-json.md");
         let mut names = Counters {
             breakdown: Some(BreakdownCounters::default()),
             hops: Some(HopCounters::default()),

@@ -1,5 +1,8 @@
-use super::*;
+//! Every tunnel the writer wraps a frame in, unwrapped by the decoder ([`crate::encap`]) to
+//! the same packet: the writer's tunnels and the decoder's agree.
+
 use crate::decode::{decode, Decoded, LinkType, TcpPacket};
+use crate::encap::MAX_DEPTH;
 use crate::pcap_writer::{wrap_in_tunnel, FrameOptions, SyntheticConnection, Tunnel};
 use crate::segment::Endpoint;
 

@@ -8,8 +8,10 @@
 
 use serde::Serialize;
 
-use crate::correlate::{RequestType, Stage};
 use crate::segment::ConnectionKey;
+
+mod vocabulary;
+pub use vocabulary::{RequestType, Stage};
 
 /// The most tags `--by` takes (their ids fill the spare bytes of a pending request's slot).
 pub const MAX_BY_TAGS: usize = 3;

@@ -412,3 +412,6 @@ mod tests {
         assert_eq!(names, want);
     }
 }
+
+#[cfg(test)]
+mod trailer_tests;

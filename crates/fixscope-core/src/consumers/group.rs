@@ -1,7 +1,7 @@
 //! `--by` as a consumer of order events.
 
-use super::{default_candidates, GroupSpec, GroupStats, DEFAULT_BY_LIMIT};
 use crate::consumer::{Consumer, ConsumerConfig};
+use crate::group::{default_candidates, GroupSpec, GroupStats, DEFAULT_BY_LIMIT};
 use crate::order::OrderEvent;
 
 /// `--by`: every latency recorded under its order's values (the value ids are given at the

@@ -1,12 +1,15 @@
-//! The breakdown from synthetic segments and socket calls: every case of issue #13 (several
+//! The breakdown (`crate::breakdown`) through a whole pipeline, from synthetic segments and socket calls: every case of issue #13 (several
 //! messages per read, reads spanning messages, split writes, several responses per write,
 //! calls before or after their segments, missing calls, anomalies, the client side).
 
-use super::*;
+use crate::breakdown::{BreakdownCounters, OrderBreakdown, AWAIT_NS, MAX_CALLS};
+use crate::correlate::Stage;
 use crate::fix::encode::test_message as fix;
 use crate::report::{IntervalReport, Reporter, SummaryReport};
+use crate::segment::Direction;
 use crate::segment::{Endpoint, FlowKey, Segment, TcpFlags};
 use crate::socket_event::Wakeup;
+use crate::socket_event::{SocketCall, SocketEvent};
 use crate::{Pipeline, PipelineConfig};
 
 struct NoReport;

@@ -1,0 +1,18 @@
+//! The FIX framer's counters ([`crate::fix::framing`]).
+
+/// Framing counters, kept per pipeline (the names are the JSON's).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+// Deserialize: `fixscope report` reads the counters back from HdrHistogram logs; a counter
+// missing from an older log reads as 0.
+#[serde(default)]
+pub struct FramingCounters {
+    /// FIX messages framed (all types, both directions, checksum good or bad).
+    pub messages: u64,
+    pub bad_checksum: u64,
+    pub bad_body_length: u64,
+    /// Bytes skipped while looking for the next `8=FIX` (garbage, or after a TCP gap).
+    pub skipped_bytes: u64,
+    /// Messages begun before a TCP gap and never completed: dropped, never timed (their
+    /// rest, after the gap, is in `skipped_bytes`).
+    pub gap_cut_messages: u64,
+}
