@@ -25,6 +25,13 @@ lint: deps
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
+# #46: no files and no modules that use each other in a loop, in any crate (the team's tool,
+# beside the checkout in ../shared; CI has it). The core's layers are also a test
+# (crates/fixscope-core/tests/layers.rs, in `make test`).
+.PHONY: cycles
+cycles:
+	python3 ../shared/tools/module-cycles.py --max-circles 0 crates/*
+
 # Coverage-guided fuzzing (libFuzzer on stable Rust), FUZZ_SECONDS (default 45) per target;
 # `make fuzz FUZZ_TARGETS="fix pcap"` for some. Findings: docs/reliability.md.
 fuzz: deps
