@@ -56,6 +56,22 @@ pub struct Replay {
     pub ord_status: Option<u8>,
 }
 
+/// Held responses no request claimed, as they stop waiting: `unmatched` (an answer whose
+/// request never came: an alarm) or `unsolicited` (an expiry, ExecType C, the venue's own:
+/// the report of an order no longer tracked, counted apart).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Unclaimed {
+    pub unmatched: u64,
+    pub unsolicited: u64,
+}
+
+impl Unclaimed {
+    fn add(&mut self, other: Unclaimed) {
+        self.unmatched += other.unmatched;
+        self.unsolicited += other.unsolicited;
+    }
+}
+
 /// What a request found held for its key.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(super) struct Claimed {
@@ -79,12 +95,12 @@ impl EarlyResponses {
         self.by_hash.is_empty()
     }
 
-    /// Holds a response; returns how many responses stopped waiting unclaimed (the oldest,
-    /// when [`MAX_HELD`] are held): they are unmatched.
-    pub fn hold(&mut self, hash: u64, session: u64, key: &[u8], replay: Replay) -> u64 {
-        let mut unmatched = 0;
+    /// Holds a response; returns the responses that stopped waiting unclaimed (the oldest,
+    /// when [`MAX_HELD`] are held).
+    pub fn hold(&mut self, hash: u64, session: u64, key: &[u8], replay: Replay) -> Unclaimed {
+        let mut unmatched = Unclaimed::default();
         while self.held.len() >= MAX_HELD {
-            unmatched += self.pop_front();
+            unmatched.add(self.pop_front());
         }
         self.held.push_back(Held {
             hash,
@@ -125,46 +141,50 @@ impl EarlyResponses {
         found
     }
 
-    /// Responses that waited past the window by `now_ns` stop waiting: returns how many
-    /// of them no request claimed (unmatched). Called before every segment: the common
-    /// case, nothing held, is one inlined check.
+    /// Responses that waited past the window by `now_ns` stop waiting: returns those no
+    /// request claimed. Called before every segment: the common case, nothing held, is one
+    /// inlined check.
     #[inline]
-    pub fn expire(&mut self, now_ns: u64) -> u64 {
+    pub fn expire(&mut self, now_ns: u64) -> Unclaimed {
         if self.held.is_empty() {
-            return 0;
+            return Unclaimed::default();
         }
         self.expire_held(now_ns)
     }
 
     #[cold]
-    fn expire_held(&mut self, now_ns: u64) -> u64 {
-        let mut unmatched = 0;
+    fn expire_held(&mut self, now_ns: u64) -> Unclaimed {
+        let mut unmatched = Unclaimed::default();
         while let Some(front) = self.held.front() {
             if !front.claimed && front.replay.ts_ns.saturating_add(REORDER_WINDOW_NS) >= now_ns {
                 break;
             }
-            unmatched += self.pop_front();
+            unmatched.add(self.pop_front());
         }
         unmatched
     }
 
-    /// The end of the input: no request can come, every waiting response is unmatched.
-    pub fn drain(&mut self) -> u64 {
-        let mut unmatched = 0;
+    /// The end of the input: no request can come, no waiting response will be claimed.
+    pub fn drain(&mut self) -> Unclaimed {
+        let mut unmatched = Unclaimed::default();
         while !self.held.is_empty() {
-            unmatched += self.pop_front();
+            unmatched.add(self.pop_front());
         }
         unmatched
     }
 
-    /// Drops the oldest held response: 1 when no request had claimed it.
-    fn pop_front(&mut self) -> u64 {
+    /// Drops the oldest held response: counted when no request had claimed it.
+    fn pop_front(&mut self) -> Unclaimed {
         match self.held.pop_front() {
             Some(h) if !h.claimed => {
                 self.forget(h.hash, 1);
-                1
+                let venue = h.replay.kind.venue_initiated;
+                Unclaimed {
+                    unmatched: u64::from(!venue),
+                    unsolicited: u64::from(venue),
+                }
             }
-            _ => 0,
+            _ => Unclaimed::default(),
         }
     }
 
@@ -191,6 +211,8 @@ mod tests {
                 terminal,
                 ends_original: false,
                 reject: false,
+                unsolicited: false,
+                venue_initiated: false,
             },
             msg_type: b'8',
             exec_type: Some(if terminal { b'F' } else { b'0' }),
@@ -202,11 +224,11 @@ mod tests {
     fn a_request_claims_every_response_of_its_key_and_only_those() {
         let mut e = EarlyResponses::default();
         let mut replays = Vec::new();
-        assert_eq!(e.hold(7, 1, b"A", r(100, false)), 0);
-        assert_eq!(e.hold(7, 1, b"A", r(110, true)), 0);
-        assert_eq!(e.hold(8, 1, b"B", r(120, false)), 0);
+        assert_eq!(e.hold(7, 1, b"A", r(100, false)).unmatched, 0);
+        assert_eq!(e.hold(7, 1, b"A", r(110, true)).unmatched, 0);
+        assert_eq!(e.hold(8, 1, b"B", r(120, false)).unmatched, 0);
         // Same hash, other key (a collision): not claimed.
-        assert_eq!(e.hold(7, 2, b"A", r(130, false)), 0);
+        assert_eq!(e.hold(7, 2, b"A", r(130, false)).unmatched, 0);
         let c = e.claim(7, 1, b"A", &mut replays);
         assert_eq!(
             c,
@@ -224,7 +246,7 @@ mod tests {
         assert!(replays.is_empty());
         // B and the other session's A are still waiting, then unmatched at the end.
         assert!(!e.is_empty());
-        assert_eq!(e.drain(), 2);
+        assert_eq!(e.drain().unmatched, 2);
         assert!(e.is_empty());
     }
 
@@ -234,12 +256,12 @@ mod tests {
         let mut replays = Vec::new();
         e.hold(1, 1, b"A", r(1_000, false));
         e.hold(2, 1, b"B", r(2_000, false));
-        assert_eq!(e.expire(1_000 + REORDER_WINDOW_NS), 0);
-        assert_eq!(e.expire(1_001 + REORDER_WINDOW_NS), 1);
+        assert_eq!(e.expire(1_000 + REORDER_WINDOW_NS).unmatched, 0);
+        assert_eq!(e.expire(1_001 + REORDER_WINDOW_NS).unmatched, 1);
         assert_eq!(e.claim(1, 1, b"A", &mut replays), Claimed::default());
         assert_eq!(e.claim(2, 1, b"B", &mut replays).responses, 1);
         // Claimed: never unmatched.
-        assert_eq!(e.expire(u64::MAX), 0);
+        assert_eq!(e.expire(u64::MAX).unmatched, 0);
         assert!(e.is_empty());
     }
 
@@ -248,10 +270,10 @@ mod tests {
         let mut e = EarlyResponses::default();
         let mut unmatched = 0;
         for i in 0..(MAX_HELD as u64 + 5) {
-            unmatched += e.hold(i, 1, b"K", r(i, false));
+            unmatched += e.hold(i, 1, b"K", r(i, false)).unmatched;
         }
         assert_eq!(unmatched, 5);
         assert_eq!(e.held.len(), MAX_HELD);
-        assert_eq!(e.drain(), MAX_HELD as u64);
+        assert_eq!(e.drain().unmatched, MAX_HELD as u64);
     }
 }

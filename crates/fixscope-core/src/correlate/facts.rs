@@ -11,9 +11,13 @@ pub struct MessageFacts<'a> {
     pub ord_status: Option<u8>,
     pub sender_comp_id: &'a [u8],
     pub target_comp_id: &'a [u8],
-    /// OrigClOrdID (41) when it comes before the fields correlation stops at (engines that
-    /// write fields in tag order put it before ExecType 150); empty otherwise.
+    /// OrigClOrdID (41); empty when absent. Read wherever it stands in a report that ends
+    /// the order it names (ExecType 4/5): engines write it before or after 150 and 39.
     pub orig_cl_ord_id: &'a [u8],
+    /// ExecTransType (20) of a FIX 4.0-4.2 ExecutionReport: only `0` (New) is an
+    /// execution; `1` (Cancel: a bust), `2` (Correct) and `3` (Status) report on earlier
+    /// ones. Not read for later versions, which dropped the tag.
+    pub exec_trans_type: Option<u8>,
     /// MsgSeqNum (34); 0 when absent or not a number (always read: the stop waits for it,
     /// wherever the engine puts it in the header).
     pub msg_seq_num: u32,
@@ -31,6 +35,16 @@ pub struct MessageFacts<'a> {
     /// Values of the key tags, in key order (empty when absent).
     key_parts: [&'a [u8]; MAX_KEY_TAGS],
     key_found: u8,
+}
+
+/// Whether a message's BeginString is FIX.4.0, 4.1 or 4.2 (the versions with
+/// ExecTransType); FIXT.1.1 and FIX.4.3+ are not.
+#[inline]
+fn before_fix43(message: &[u8]) -> bool {
+    matches!(
+        message.get(2..9),
+        Some(b"FIX.4.0" | b"FIX.4.1" | b"FIX.4.2")
+    )
 }
 
 impl<'a> MessageFacts<'a> {
@@ -62,6 +76,8 @@ impl<'a> MessageFacts<'a> {
         const SYMBOL: u16 = 512;
         const SIDE: u16 = 1024;
         const ACCOUNT: u16 = 2048;
+        const ORIG: u16 = 4096;
+        const TRANS: u16 = 8192;
         let request_fields = if ORDER_FIELDS {
             CL_ORD_ID | SYMBOL | SIDE | ACCOUNT
         } else {
@@ -80,6 +96,7 @@ impl<'a> MessageFacts<'a> {
             tag::SENDER_COMP_ID,
             tag::TARGET_COMP_ID,
             tag::ORIG_CL_ORD_ID,
+            tag::EXEC_TRANS_TYPE,
             tag::MSG_SEQ_NUM,
             tag::POSS_DUP_FLAG,
         ]
@@ -114,6 +131,8 @@ impl<'a> MessageFacts<'a> {
                     found |= TYPE;
                     needed = match value {
                         b"D" | b"F" | b"G" => TYPE | KEY | SENDER | TARGET | SEQ | request_fields,
+                        // FIX 4.2 and older carry ExecTransType on every report.
+                        b"8" if before_fix43(message) => TYPE | KEY | EXEC | STATUS | SEQ | TRANS,
                         b"8" => TYPE | KEY | EXEC | STATUS | SEQ,
                         b"9" => TYPE | KEY | STATUS | SEQ,
                         b"0" | b"1" | b"2" | b"3" | b"4" | b"5" | b"A" | b"j" => WHOLE,
@@ -124,6 +143,15 @@ impl<'a> MessageFacts<'a> {
                 tag::EXEC_TYPE => {
                     facts.exec_type = value.first().copied();
                     found |= EXEC;
+                    // A cancel or replace confirmed ends the order in OrigClOrdID: read it
+                    // wherever it is (rare reports: the rest of the message is cheap).
+                    if matches!(facts.exec_type, Some(b'4' | b'5')) && found & ORIG == 0 {
+                        needed |= ORIG;
+                    }
+                }
+                tag::EXEC_TRANS_TYPE => {
+                    facts.exec_trans_type = value.first().copied();
+                    found |= TRANS;
                 }
                 tag::ORD_STATUS => {
                     facts.ord_status = value.first().copied();
@@ -137,7 +165,10 @@ impl<'a> MessageFacts<'a> {
                     facts.target_comp_id = value;
                     found |= TARGET;
                 }
-                tag::ORIG_CL_ORD_ID => facts.orig_cl_ord_id = value,
+                tag::ORIG_CL_ORD_ID => {
+                    facts.orig_cl_ord_id = value;
+                    found |= ORIG;
+                }
                 tag::MSG_SEQ_NUM => {
                     facts.msg_seq_num = crate::fix::parse_u32(value).unwrap_or(0);
                     found |= SEQ;

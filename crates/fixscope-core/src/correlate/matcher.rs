@@ -376,8 +376,19 @@ impl Correlator {
             return;
         };
         let hash = self.table.hash(session, key);
-        let kind = classify_response(facts.msg_type, facts.exec_type, facts.ord_status);
-        let Some(slot) = self.table.find(session, key, hash) else {
+        let kind = classify_response(
+            facts.msg_type,
+            facts.exec_type,
+            facts.ord_status,
+            facts.exec_trans_type,
+        );
+        let found = self.table.find(session, key, hash);
+        if kind.unsolicited {
+            self.unsolicited_report(found, kind);
+            self.key_buf = key_buf;
+            return;
+        }
+        let Some(slot) = found else {
             self.hold_early(session, key, hash, ts_ns, kind, facts);
             self.key_buf = key_buf;
             return;
@@ -386,6 +397,19 @@ impl Correlator {
         self.key_buf = key_buf;
         if kind.ends_original {
             self.end_original(session, facts.orig_cl_ord_id, slot);
+        }
+    }
+
+    /// A report that answers no request ([`super::rules::ResponseKind::unsolicited`]):
+    /// counted apart; it records no latency and leaves a waiting order waiting. A terminal
+    /// status still ends the tracking of an order already answered (a bust to a cancel).
+    #[cold]
+    fn unsolicited_report(&mut self, slot: Option<u32>, kind: super::rules::ResponseKind) {
+        self.counters.unsolicited_reports += 1;
+        if let Some(slot) = slot {
+            if kind.terminal && self.table.get(slot).responded {
+                self.release(slot);
+            }
         }
     }
 
@@ -408,7 +432,8 @@ impl Correlator {
             exec_type: facts.exec_type,
             ord_status: facts.ord_status,
         };
-        self.counters.unmatched_responses += self.early.hold(hash, session, key, replay);
+        let unclaimed = self.early.hold(hash, session, key, replay);
+        self.count_unclaimed(unclaimed);
     }
 
     /// A response of kind `kind` seen at `ts_ns` answers the tracked request in `slot`:
@@ -560,8 +585,16 @@ impl Correlator {
     }
 
     /// A BusinessMessageReject (35=j) naming a request by its key (BusinessRejectRefID
-    /// 379) answers it, as [`Correlator::answer_by_msg_seq`].
-    pub fn answer_by_key<F>(&mut self, session: u64, key: &[u8], ts_ns: u64, on_latency: F) -> bool
+    /// 379) and type (RefMsgType 372) answers it, as [`Correlator::answer_by_msg_seq`]; a
+    /// tracked request of another type under that key is not the one rejected.
+    pub fn answer_by_key<F>(
+        &mut self,
+        session: u64,
+        key: &[u8],
+        request_type: RequestType,
+        ts_ns: u64,
+        on_latency: F,
+    ) -> bool
     where
         F: FnMut(Latency, &[u8]),
     {
@@ -570,11 +603,11 @@ impl Correlator {
         }
         let hash = self.table.hash(session, key);
         match self.table.find(session, key, hash) {
-            Some(slot) => {
+            Some(slot) if self.table.get(slot).request_type == request_type => {
                 self.answer_with_reject(slot, session, ts_ns, on_latency);
                 true
             }
-            None => false,
+            _ => false,
         }
     }
 
@@ -645,13 +678,23 @@ impl Correlator {
                 }
             }
         }
-        self.counters.unmatched_responses += self.early.expire(now_ns);
+        let unclaimed = self.early.expire(now_ns);
+        self.count_unclaimed(unclaimed);
     }
 
     /// The end of the input: no request can come for the responses still waiting, each is
     /// unmatched. (Called once every stream was flushed.)
     pub fn end_of_input(&mut self) {
-        self.counters.unmatched_responses += self.early.drain();
+        let unclaimed = self.early.drain();
+        self.count_unclaimed(unclaimed);
+    }
+
+    /// Held responses no request claimed: an answer is unmatched (an alarm); the venue's
+    /// own expiry of an order no longer tracked is an unsolicited report.
+    #[inline]
+    fn count_unclaimed(&mut self, u: super::early::Unclaimed) {
+        self.counters.unmatched_responses += u.unmatched;
+        self.counters.unsolicited_reports += u.unsolicited;
     }
 
     /// Keeps one row per request from now on (`--records`): taken with

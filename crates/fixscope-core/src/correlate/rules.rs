@@ -13,12 +13,23 @@ pub(super) struct ResponseKind {
     pub ends_original: bool,
     /// A reject: an OrderCancelReject (35=9) or ExecType Rejected (150=8).
     pub reject: bool,
+    /// A report on the order that answers no request, by FIX's own fields: ExecTransType
+    /// (20) Cancel, Correct or Status in FIX 4.0-4.2 (a bust, a correction, a status: only
+    /// 20=0 is an execution), or ExecType Done for day (3), Calculated (B), Restated (D),
+    /// Trade correct (G), Trade cancel (H) or Order status (I, the answer to a status
+    /// request 35=H or a mass status request 35=AF). Never a first response, an ack or a
+    /// fill; counted `unsolicited_reports`, never `unmatched_responses`.
+    pub unsolicited: bool,
+    /// Expired (ExecType C): the venue ends an order on its own. The answer of an order
+    /// still waiting (an IOC that expired), else an unsolicited report of a finished one.
+    pub venue_initiated: bool,
 }
 
 pub(super) fn classify_response(
     msg_type: &[u8],
     exec_type: Option<u8>,
     ord_status: Option<u8>,
+    exec_trans_type: Option<u8>,
 ) -> ResponseKind {
     if msg_type == b"9" {
         return ResponseKind {
@@ -27,6 +38,22 @@ pub(super) fn classify_response(
             terminal: true,
             ends_original: false,
             reject: true,
+            unsolicited: false,
+            venue_initiated: false,
+        };
+    }
+    if matches!(exec_trans_type, Some(b'1' | b'2' | b'3'))
+        || matches!(exec_type, Some(b'3' | b'B' | b'D' | b'G' | b'H' | b'I'))
+    {
+        return ResponseKind {
+            ack: false,
+            fill: false,
+            // A terminal status still ends the tracking of an order already answered.
+            terminal: matches!(ord_status, Some(b'2' | b'3' | b'4' | b'8' | b'C')),
+            ends_original: false,
+            reject: false,
+            unsolicited: true,
+            venue_initiated: false,
         };
     }
     let ack = matches!(
@@ -45,6 +72,8 @@ pub(super) fn classify_response(
         terminal,
         ends_original,
         reject: exec_type == Some(b'8'),
+        unsolicited: false,
+        venue_initiated: exec_type == Some(b'C'),
     }
 }
 
@@ -59,18 +88,35 @@ mod tests {
 
     #[test]
     fn responses_are_classified() {
-        let ack = classify_response(b"8", Some(b'0'), Some(b'0'));
+        let ack = classify_response(b"8", Some(b'0'), Some(b'0'), None);
         assert!(ack.ack && !ack.fill && !ack.terminal && !ack.ends_original);
-        let fill = classify_response(b"8", Some(b'F'), Some(b'2'));
+        let fill = classify_response(b"8", Some(b'F'), Some(b'2'), None);
         assert!(!fill.ack && fill.fill && fill.terminal);
-        let partial = classify_response(b"8", Some(b'F'), Some(b'1'));
+        let partial = classify_response(b"8", Some(b'F'), Some(b'1'), None);
         assert!(partial.fill && !partial.terminal);
-        let old_fill = classify_response(b"8", Some(b'2'), Some(b'2'));
+        let old_fill = classify_response(b"8", Some(b'2'), Some(b'2'), None);
         assert!(old_fill.fill && old_fill.terminal);
-        let replaced = classify_response(b"8", Some(b'5'), Some(b'0'));
+        let replaced = classify_response(b"8", Some(b'5'), Some(b'0'), None);
         assert!(replaced.ack && !replaced.terminal && replaced.ends_original);
-        let reject = classify_response(b"9", None, Some(b'0'));
+        let reject = classify_response(b"9", None, Some(b'0'), None);
         assert!(reject.ack && reject.terminal && !reject.ends_original);
         assert!(is_response_type(b"8") && is_response_type(b"9") && !is_response_type(b"D"));
+    }
+
+    #[test]
+    fn reports_that_answer_no_request() {
+        // FIX 4.2: a bust, a correction and a status carrying a fill's ExecType are no fill.
+        for trans in [b'1', b'2', b'3'] {
+            let k = classify_response(b"8", Some(b'2'), Some(b'2'), Some(trans));
+            assert!(k.unsolicited && !k.fill && !k.ack, "20={}", trans as char);
+        }
+        let execution = classify_response(b"8", Some(b'2'), Some(b'2'), Some(b'0'));
+        assert!(execution.fill && !execution.unsolicited);
+        for exec in [b'3', b'B', b'D', b'G', b'H', b'I'] {
+            let k = classify_response(b"8", Some(exec), Some(b'0'), None);
+            assert!(k.unsolicited && !k.fill && !k.ack, "150={}", exec as char);
+        }
+        let expired = classify_response(b"8", Some(b'C'), Some(b'C'), None);
+        assert!(expired.venue_initiated && expired.terminal && !expired.unsolicited);
     }
 }

@@ -52,4 +52,10 @@ pub struct CorrelationCounters {
     /// never `matched`; none of its later stages is recorded and it never raises
     /// `timed_out` (the wait may have ended unseen).
     pub answered_after_capture_hole: u64,
+    /// Execution reports that answer no request by FIX's own fields, whether or not their
+    /// order is tracked: ExecTransType 1/2/3 (FIX 4.0-4.2 busts, corrections, statuses),
+    /// ExecType 3, B, D, G, H or I (done for day, calculated, restated, trade corrections
+    /// and busts, status reports answering 35=H/AF), and expiries (ExecType C) of orders no
+    /// longer tracked. No latency, never an alarm.
+    pub unsolicited_reports: u64,
 }

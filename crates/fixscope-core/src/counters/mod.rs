@@ -127,7 +127,7 @@ count_fields! {
         requests, responses, matched, late, timed_out, unanswered_evicted, unanswered_closed,
         untracked_requests, unmatched_responses, duplicate_requests, expired_after_response,
         evicted, missing_key, time_reversed, response_before_request,
-        answered_after_capture_hole,
+        answered_after_capture_hole, unsolicited_reports,
     }
     BreakdownCounters {
         breakdown_calls, breakdown_calls_evicted, breakdown_orders, breakdown_missing,

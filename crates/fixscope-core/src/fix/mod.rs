@@ -17,6 +17,7 @@ pub mod tag {
     pub const CL_ORD_ID: u32 = 11;
     pub const MSG_SEQ_NUM: u32 = 34;
     pub const MSG_TYPE: u32 = 35;
+    pub const EXEC_TRANS_TYPE: u32 = 20;
     pub const ORIG_CL_ORD_ID: u32 = 41;
     pub const SYMBOL: u32 = 55;
     pub const SIDE: u32 = 54;
@@ -36,6 +37,7 @@ pub mod tag {
     pub const GAP_FILL_FLAG: u32 = 123;
     pub const RESET_SEQ_NUM_FLAG: u32 = 141;
     pub const SESSION_REJECT_REASON: u32 = 373;
+    pub const REF_MSG_TYPE: u32 = 372;
     pub const BUSINESS_REJECT_REF_ID: u32 = 379;
     pub const BUSINESS_REJECT_REASON: u32 = 380;
 }

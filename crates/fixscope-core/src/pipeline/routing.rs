@@ -19,6 +19,15 @@ use crate::stats::Stats;
 
 use super::forward::Forwarder;
 
+/// What a reject says it rejected: a request's MsgSeqNum (45), or its key (379) and type
+/// (372).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RejectedRequest<'m> {
+    ref_seq: Option<u32>,
+    ref_id: &'m [u8],
+    ref_type: Option<RequestType>,
+}
+
 /// Where framed messages go: the correlator, the statistics and the optional tracer.
 pub(crate) struct MessageSink<'p> {
     pub(crate) framing: &'p mut FramingCounters,
@@ -130,8 +139,17 @@ impl Router<'_> {
         let leg = self.hops.as_ref().and_then(|h| h.config().legs.of(&conn));
         match action {
             Action::Order => {}
-            Action::Reject { ref_seq, ref_id } => {
-                self.on_reject(b.session, scope, leg, ref_seq, ref_id, &facts, msg);
+            Action::Reject {
+                ref_seq,
+                ref_id,
+                ref_type,
+            } => {
+                let named = RejectedRequest {
+                    ref_seq,
+                    ref_id,
+                    ref_type,
+                };
+                self.on_reject(b.session, scope, leg, named, &facts, msg);
                 return;
             }
             Action::Other if leg == Some(LegKind::Md) => {}
@@ -201,8 +219,7 @@ impl Router<'_> {
         session: u64,
         scope: u64,
         leg: Option<LegKind>,
-        ref_seq: Option<u32>,
-        ref_id: &[u8],
+        named: RejectedRequest<'_>,
         facts: &MessageFacts<'_>,
         msg: &FramedMessage<'_>,
     ) {
@@ -221,12 +238,15 @@ impl Router<'_> {
             };
             record_with_extras(stats, leg, points, latency, &order)
         };
-        match ref_seq {
-            Some(seq) => self.correlator.answer_by_msg_seq(scope, seq, ts_ns, record),
-            None if !ref_id.is_empty() => {
-                self.correlator.answer_by_key(scope, ref_id, ts_ns, record)
+        // By MsgSeqNum the rejected message is exact; by key only when RefMsgType names
+        // the request's type (a poll rejected under the order's ClOrdID is no answer).
+        match (named.ref_seq, named.ref_type) {
+            (Some(seq), _) => self.correlator.answer_by_msg_seq(scope, seq, ts_ns, record),
+            (None, Some(ref_type)) if !named.ref_id.is_empty() => {
+                self.correlator
+                    .answer_by_key(scope, named.ref_id, ref_type, ts_ns, record)
             }
-            None => false,
+            _ => false,
         };
     }
 

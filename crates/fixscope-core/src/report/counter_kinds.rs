@@ -50,6 +50,7 @@ pub const NOTABLE_COUNTERS: &[&str] = &[
     "expired_after_response",
     "evicted",
     "missing_key",
+    "unsolicited_reports",
     "skipped_bytes",
     "gap_cut_messages",
     "retransmitted_bytes",

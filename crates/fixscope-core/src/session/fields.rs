@@ -22,6 +22,8 @@ pub struct AdminFields<'a> {
     pub reject_reason: Option<u32>,
     /// BusinessRejectRefID (379): the rejected message's business ID (a ClOrdID for orders).
     pub business_reject_ref_id: &'a [u8],
+    /// RefMsgType (372): the rejected message's type (required in 35=j, optional in 35=3).
+    pub ref_msg_type: &'a [u8],
 }
 
 impl<'a> AdminFields<'a> {
@@ -39,6 +41,7 @@ impl<'a> AdminFields<'a> {
                     f.reject_reason = parse_u32(value)
                 }
                 tag::BUSINESS_REJECT_REF_ID => f.business_reject_ref_id = value,
+                tag::REF_MSG_TYPE => f.ref_msg_type = value,
                 _ => {}
             }
         }

@@ -40,7 +40,7 @@ pub use health::{
 };
 pub use sequence::{SeqRanges, SeqVerdict, SequenceTracker};
 
-use crate::correlate::{Correlator, MessageFacts};
+use crate::correlate::{Correlator, MessageFacts, RequestType};
 use crate::fix::framing::FramedMessage;
 use crate::segment::{ConnectionKey, Direction};
 use health::side;
@@ -64,13 +64,46 @@ pub enum Action<'m> {
     Replay,
     /// A reject from the server side that may answer a request: by the request's MsgSeqNum
     /// (RefSeqNum 45) or, for a BusinessMessageReject without it, by its BusinessRejectRefID
-    /// (379) as the request's key.
+    /// (379) as the key of a request of the type RefMsgType (372) names. Never a reject of
+    /// a message that is no request (372 = H, AF, …) nor of a PossDup replay.
     Reject {
         ref_seq: Option<u32>,
         ref_id: &'m [u8],
+        /// The request type 372 names (`None`: absent; then only 45 can name a request).
+        ref_type: Option<RequestType>,
     },
     /// Anything else (administrative messages, other application messages).
     Other,
+}
+
+/// MsgSeqNums a side replayed with PossDupFlag, as ranges (a resend replays runs of them),
+/// the newest kept: a bounded memory, enough for the rejects that follow a resend.
+#[derive(Debug, Default)]
+struct ReplayedSeqs {
+    ranges: VecDeque<(u32, u32)>,
+}
+
+/// Runs of replayed numbers remembered per session.
+const MAX_REPLAYED_RANGES: usize = 64;
+
+impl ReplayedSeqs {
+    fn add(&mut self, seq: u32) {
+        match self.ranges.back_mut() {
+            Some((from, to)) if seq >= *from && seq <= to.saturating_add(1) => *to = (*to).max(seq),
+            _ => {
+                if self.ranges.len() >= MAX_REPLAYED_RANGES {
+                    self.ranges.pop_front();
+                }
+                self.ranges.push_back((seq, seq));
+            }
+        }
+    }
+
+    fn contains(&self, seq: u32) -> bool {
+        self.ranges
+            .iter()
+            .any(|&(from, to)| (from..=to).contains(&seq))
+    }
 }
 
 /// Named sessions kept at most; later CompID pairs are handled as anonymous sessions.
@@ -102,6 +135,9 @@ struct SessionState {
     /// When each side's still unanswered TestRequests were sent (QuickFIX sends every one
     /// with 112=TEST: answered first in, first out, not by ID).
     test_requests: [VecDeque<u64>; 2],
+    /// The request side's MsgSeqNums last carried by a PossDup replay: a reject naming
+    /// one (45) rejects the replay, not the original order.
+    replayed_requests: ReplayedSeqs,
 }
 
 /// The session layer of one pipeline (all its state: no globals, so connections sharded by
@@ -279,6 +315,7 @@ impl SessionLayer {
         let mut new_epoch = |state: &mut SessionState, health: &mut Option<&mut SessionHealth>| {
             correlator.close_session(scope_of(b.session, state.epoch));
             state.epoch += 1;
+            state.replayed_requests = ReplayedSeqs::default();
             for q in &mut state.test_requests {
                 q.clear();
             }
@@ -311,6 +348,9 @@ impl SessionLayer {
         }
         match state.sequences[me].observe(seq, facts.poss_dup) {
             SeqVerdict::Replay => {
+                if me == 0 {
+                    state.replayed_requests.add(facts.msg_seq_num);
+                }
                 if is_request {
                     count(|c| c.possdup_requests += 1, &mut health);
                 } else if is_response || matches!(mt, b"3" | b"j") {
@@ -411,12 +451,20 @@ impl SessionLayer {
                     }
                     None => layer.rejects_without_reason += 1,
                 }
+                // FIX's own fields say what was rejected: RefMsgType names a request type
+                // (or is absent), and RefSeqNum is not a replay's number.
+                let ref_type = RequestType::from_msg_type(fields.ref_msg_type);
+                let names_request = fields.ref_msg_type.is_empty() || ref_type.is_some();
+                let of_replay = fields
+                    .ref_seq_num
+                    .is_some_and(|s| state.replayed_requests.contains(s));
                 match direction {
-                    Direction::Response => Action::Reject {
+                    Direction::Response if names_request && !of_replay => Action::Reject {
                         ref_seq: fields.ref_seq_num,
                         ref_id: fields.business_reject_ref_id,
+                        ref_type,
                     },
-                    Direction::Request => Action::Other,
+                    _ => Action::Other,
                 }
             }
             _ => Action::Other,
