@@ -1,0 +1,379 @@
+//! FIX as venues really send it (#47): one capture per case, the venue's exact messages
+//! written by our pcap writer from a script whose truth the test computes as it writes
+//! (which order each report answers, by FIX's own fields — never fixscope's output). Each
+//! capture is read on every execution plan (`--threads 1`, the default two stages,
+//! `--threads 4`): every counter and every stage must be the same on each, and equal to
+//! the truth.
+
+mod support;
+
+use std::collections::BTreeMap;
+
+use fixscope_core::pcap_writer::SyntheticConnection;
+use serde_json::Value;
+use support::*;
+
+const US: u64 = 1_000;
+
+/// One FIX session on one TCP connection, scripted message by message: the client sends
+/// requests, the venue answers; each side numbers its messages (34) as FIX does.
+struct Script {
+    begin: &'static str,
+    conn: SyntheticConnection,
+    packets: Vec<TimedPacket>,
+    seq: [u64; 2],
+    t: u64,
+}
+
+impl Script {
+    fn new(begin: &'static str, client_port: u16) -> Script {
+        let mut conn = SyntheticConnection::new(
+            endpoint(false, 2, client_port),
+            endpoint(false, 1, SERVER_PORT),
+        );
+        let t = 1_000_000_000;
+        let packets = conn.handshake().into_iter().map(|p| at(t, p)).collect();
+        let mut s = Script {
+            begin,
+            conn,
+            packets,
+            seq: [1, 1],
+            t,
+        };
+        s.client(100 * US, &[(35, "A"), (98, "0"), (108, "30")]);
+        s.venue(100 * US, &[(35, "A"), (98, "0"), (108, "30")]);
+        s
+    }
+
+    /// The message's bytes: the header (35, 34, 49, 52, 56, and `extra_header`), then the
+    /// body in the order given (engines differ in where they put a field).
+    fn encode(
+        &self,
+        side: usize,
+        seq: u64,
+        fields: &[(u32, &str)],
+        extra: &[(u32, &str)],
+    ) -> Vec<u8> {
+        let (sender, target) = if side == 0 {
+            ("CLIENT", "VENUE")
+        } else {
+            ("VENUE", "CLIENT")
+        };
+        let seq = seq.to_string();
+        let mut all: Vec<(u32, &str)> = vec![fields[0], (34, &seq)];
+        all.extend_from_slice(extra);
+        all.extend([(49, sender), (52, "20261128-12:00:00.000"), (56, target)]);
+        all.extend_from_slice(&fields[1..]);
+        fix_message(self.begin, &all)
+    }
+
+    /// The client sends `fields` `after` the previous message; returns its MsgSeqNum.
+    fn client(&mut self, after: u64, fields: &[(u32, &str)]) -> u64 {
+        self.t += after;
+        let seq = self.seq[0];
+        self.seq[0] += 1;
+        let m = self.encode(0, seq, fields, &[]);
+        let p = self.conn.client_sends(&m);
+        self.packets.push(at(self.t, p));
+        seq
+    }
+
+    /// The venue sends `fields` `after` the previous message.
+    fn venue(&mut self, after: u64, fields: &[(u32, &str)]) {
+        self.t += after;
+        let seq = self.seq[1];
+        self.seq[1] += 1;
+        let m = self.encode(1, seq, fields, &[]);
+        let p = self.conn.server_sends(&m);
+        self.packets.push(at(self.t, p));
+    }
+
+    /// The client resends its message `seq` (PossDupFlag, OrigSendingTime) `after`.
+    fn client_replays(&mut self, after: u64, seq: u64, fields: &[(u32, &str)]) {
+        self.t += after;
+        let m = self.encode(0, seq, fields, &[(43, "Y"), (122, "20261128-12:00:00.000")]);
+        let p = self.conn.client_sends(&m);
+        self.packets.push(at(self.t, p));
+    }
+}
+
+/// What fixscope must report: each stage's latencies and the counters named.
+#[derive(Default)]
+struct Expected {
+    stages: BTreeMap<&'static str, Vec<u64>>,
+    counters: BTreeMap<&'static str, u64>,
+}
+
+impl Expected {
+    fn stage(&mut self, name: &'static str, ns: u64) {
+        self.stages.entry(name).or_default().push(ns);
+    }
+}
+
+/// Reads the capture on every plan: every counter and stage the same on each; returns
+/// the one-pipeline summary.
+fn every_plan(dir: &std::path::Path, name: &str, packets: &[TimedPacket]) -> Value {
+    let path = dir.join(name);
+    write_pcap(&path, packets);
+    let (_, one) = analyse(&[&path], &["--threads", "1"]);
+    for plan in [&[][..], &["--threads", "4"][..]] {
+        let (_, other) = analyse(&[&path], plan);
+        assert_eq!(
+            one["counters"], other["counters"],
+            "{name}: counters on {plan:?}"
+        );
+        assert_eq!(one["stages"], other["stages"], "{name}: stages on {plan:?}");
+    }
+    one
+}
+
+fn check(summary: &Value, expected: &Expected) {
+    for name in ["first_response", "ack", "fill", "ack_to_fill"] {
+        match expected.stages.get(name) {
+            Some(ns) => assert_stage(summary, name, ns),
+            None => assert_eq!(stage(summary, name)["count"], 0, "{name}"),
+        }
+    }
+    for (name, want) in &expected.counters {
+        assert_eq!(counter(summary, name), *want, "{name}");
+    }
+    // The alarms none of these cases may raise.
+    for name in [
+        "unmatched_responses",
+        "timed_out",
+        "late",
+        "duplicate_requests",
+    ] {
+        if !expected.counters.contains_key(name) {
+            assert_eq!(counter(summary, name), 0, "{name}");
+        }
+    }
+}
+
+/// Item 3: FIX 4.2's ExecTransType. A status (20=3) and a bust (20=1) carrying a fill's
+/// ExecType, and a correction (20=2), are no execution; only 20=0 reports are. The tag is
+/// read wherever the engine writes it (before or after 150 and 39).
+#[test]
+fn fix42_exec_trans_type_decides_what_is_an_execution() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Script::new("FIX.4.2", 40001);
+    let mut want = Expected::default();
+    for (i, trans_last) in [false, true].into_iter().enumerate() {
+        let id = format!("B{i}");
+        let report = |trans: &'static str, exec: &'static str, status: &'static str| {
+            let mut f = vec![(35, "8"), (37, "O1"), (17, "X1")];
+            if !trans_last {
+                f.push((20, trans));
+            }
+            f.extend([(150, exec), (39, status)]);
+            if trans_last {
+                f.push((20, trans));
+            }
+            f
+        };
+        s.client(50 * US, &[(35, "D"), (11, &id), (55, "IBM"), (54, "1")]);
+        let mut ack = report("0", "0", "0");
+        ack.push((11, &id));
+        s.venue(40 * US, &ack);
+        // A status of the order (20=3), reported with a fill's ExecType: no fill.
+        let mut status = report("3", "2", "0");
+        status.push((11, &id));
+        s.venue(20 * US, &status);
+        let mut fill = report("0", "2", "2");
+        fill.push((11, &id));
+        s.venue(240 * US, &fill);
+        // The fill busted (20=1) and corrected (20=2) after the order finished.
+        let mut bust = report("1", "2", "2");
+        bust.push((11, &id));
+        s.venue(100 * US, &bust);
+        let mut correct = report("2", "2", "2");
+        correct.push((11, &id));
+        s.venue(10 * US, &correct);
+        want.stage("first_response", 40 * US);
+        want.stage("ack", 40 * US);
+        want.stage("fill", 300 * US);
+        want.stage("ack_to_fill", 260 * US);
+    }
+    want.counters.insert("requests", 2);
+    want.counters.insert("matched", 2);
+    want.counters.insert("unsolicited_reports", 6);
+    want.counters.insert("pending", 0);
+    let summary = every_plan(dir.path(), "exec_trans_type.pcap", &s.packets);
+    check(&summary, &want);
+}
+
+/// Item 8: reports that answer no request (FIX 4.4's ExecType D, G, H, I, 3) are counted
+/// apart, whether their order is tracked or long gone; an expiry answers a waiting order
+/// (an IOC) and is unsolicited for an order no longer tracked.
+#[test]
+fn unsolicited_reports_answer_nothing_and_raise_no_alarm() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Script::new("FIX.4.4", 40002);
+    let mut want = Expected::default();
+    let report = |id: &'static str, exec: &'static str, status: &'static str| {
+        vec![
+            (35, "8"),
+            (11, id),
+            (37, "O"),
+            (17, "X"),
+            (150, exec),
+            (39, status),
+        ]
+    };
+    // A waiting order polled (35=H): the status (150=I) is no answer; the ack is.
+    s.client(50 * US, &[(35, "D"), (11, "C1"), (55, "IBM"), (54, "1")]);
+    s.client(10 * US, &[(35, "H"), (11, "C1"), (55, "IBM"), (54, "1")]);
+    s.venue(20 * US, &report("C1", "I", "A"));
+    s.venue(50 * US, &report("C1", "0", "0"));
+    want.stage("first_response", 80 * US);
+    want.stage("ack", 80 * US);
+    // Restated (D) while working, then filled, then the trade corrected (G) and busted
+    // (H), done for the day (3) and its status polled (I) after it finished.
+    s.venue(30 * US, &report("C1", "D", "0"));
+    s.venue(100 * US, &report("C1", "F", "2"));
+    want.stage("fill", 210 * US);
+    want.stage("ack_to_fill", 130 * US);
+    s.venue(100 * US, &report("C1", "G", "2"));
+    s.venue(10 * US, &report("C1", "H", "4"));
+    s.venue(10 * US, &report("C1", "3", "3"));
+    s.venue(10 * US, &report("C1", "I", "2"));
+    // An IOC that expired unfilled: the expiry is its answer.
+    s.client(
+        50 * US,
+        &[(35, "D"), (11, "C2"), (55, "IBM"), (54, "1"), (59, "3")],
+    );
+    s.venue(45 * US, &report("C2", "C", "C"));
+    want.stage("first_response", 45 * US);
+    // Expiries and restatements of orders placed before the capture: not ours to pair.
+    s.venue(1_000 * US, &report("OLD1", "C", "C"));
+    s.venue(10 * US, &report("OLD2", "D", "0"));
+    want.counters.insert("requests", 2);
+    want.counters.insert("matched", 2);
+    want.counters.insert("unsolicited_reports", 8);
+    want.counters.insert("pending", 0);
+    let summary = every_plan(dir.path(), "unsolicited.pcap", &s.packets);
+    check(&summary, &want);
+}
+
+/// Item 4: a BusinessMessageReject answers the order only when RefMsgType (372) names the
+/// order's request type; a rejected status poll under the order's ClOrdID is no answer.
+#[test]
+fn a_business_reject_answers_only_the_request_type_it_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Script::new("FIX.4.4", 40003);
+    let mut want = Expected::default();
+    s.client(50 * US, &[(35, "D"), (11, "E1"), (55, "IBM"), (54, "1")]);
+    s.client(5 * US, &[(35, "H"), (11, "E1"), (55, "IBM"), (54, "1")]);
+    s.venue(15 * US, &[(35, "j"), (372, "H"), (379, "E1"), (380, "3")]);
+    s.venue(70 * US, &[(35, "8"), (11, "E1"), (150, "0"), (39, "0")]);
+    s.venue(60 * US, &[(35, "8"), (11, "E1"), (150, "F"), (39, "2")]);
+    want.stage("first_response", 90 * US);
+    want.stage("ack", 90 * US);
+    want.stage("fill", 150 * US);
+    want.stage("ack_to_fill", 60 * US);
+    // The venue rejects a NewOrderSingle by its ClOrdID and type (no RefSeqNum).
+    s.client(50 * US, &[(35, "D"), (11, "E2"), (55, "IBM"), (54, "1")]);
+    s.venue(33 * US, &[(35, "j"), (372, "D"), (379, "E2"), (380, "5")]);
+    want.stage("first_response", 33 * US);
+    want.stage("ack", 33 * US);
+    want.counters.insert("requests", 2);
+    want.counters.insert("matched", 2);
+    want.counters.insert("business_rejects", 2);
+    want.counters.insert("pending", 0);
+    let summary = every_plan(dir.path(), "business_reject.pcap", &s.packets);
+    check(&summary, &want);
+}
+
+/// Item 5: a reject of a PossDup replay (35=3 naming the replay's MsgSeqNum, which is the
+/// original's) rejects the replay; the original order works on and its fill is its own.
+#[test]
+fn a_reject_of_a_replay_is_not_the_order_s_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Script::new("FIX.4.4", 40004);
+    let mut want = Expected::default();
+    let order = [(35, "D"), (11, "F1"), (55, "IBM"), (54, "1")];
+    let seq = s.client(50 * US, &order);
+    s.client_replays(10 * US, seq, &order);
+    let seq_text = seq.to_string();
+    s.venue(
+        10 * US,
+        &[(35, "3"), (45, &seq_text), (373, "10"), (372, "D")],
+    );
+    s.venue(50 * US, &[(35, "8"), (11, "F1"), (150, "0"), (39, "0")]);
+    s.venue(50 * US, &[(35, "8"), (11, "F1"), (150, "F"), (39, "2")]);
+    want.stage("first_response", 70 * US);
+    want.stage("ack", 70 * US);
+    want.stage("fill", 120 * US);
+    want.stage("ack_to_fill", 50 * US);
+    // A reject of the order itself, by its MsgSeqNum, still answers it.
+    let seq = s.client(50 * US, &[(35, "D"), (11, "F2"), (55, "IBM"), (54, "1")]);
+    let seq_text = seq.to_string();
+    s.venue(25 * US, &[(35, "3"), (45, &seq_text), (373, "5")]);
+    want.stage("first_response", 25 * US);
+    want.stage("ack", 25 * US);
+    want.counters.insert("requests", 2);
+    want.counters.insert("matched", 2);
+    want.counters.insert("possdup_requests", 1);
+    want.counters.insert("session_rejects", 2);
+    want.counters.insert("pending", 0);
+    let summary = every_plan(dir.path(), "replay_reject.pcap", &s.packets);
+    check(&summary, &want);
+}
+
+/// Item 10: a replace or cancel confirmed with OrigClOrdID after ExecType and OrdStatus
+/// ends the original order as one with it first does: none stays tracked.
+#[test]
+fn orig_cl_ord_id_after_exec_type_ends_the_original() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Script::new("FIX.4.4", 40005);
+    let mut want = Expected::default();
+    let n = 40;
+    for i in 0..n {
+        let (orig, new) = (format!("G{i}"), format!("R{i}"));
+        s.client(50 * US, &[(35, "D"), (11, &orig), (55, "IBM"), (54, "1")]);
+        s.venue(30 * US, &[(35, "8"), (11, &orig), (150, "0"), (39, "0")]);
+        want.stage("first_response", 30 * US);
+        want.stage("ack", 30 * US);
+        let (request, exec, status) = if i % 2 == 0 {
+            ("G", "5", "0")
+        } else {
+            ("F", "4", "4")
+        };
+        s.client(
+            50 * US,
+            &[
+                (35, request),
+                (11, &new),
+                (41, &orig),
+                (55, "IBM"),
+                (54, "1"),
+            ],
+        );
+        s.venue(
+            20 * US,
+            &[
+                (35, "8"),
+                (11, &new),
+                (150, exec),
+                (39, status),
+                (41, &orig),
+            ],
+        );
+        want.stage("first_response", 20 * US);
+        want.stage("ack", 20 * US);
+        if i % 2 == 0 {
+            // The replacement fills; the original was over at the replace.
+            s.venue(
+                40 * US,
+                &[(35, "8"), (11, &new), (150, "F"), (39, "2"), (41, &orig)],
+            );
+            want.stage("fill", 60 * US);
+            want.stage("ack_to_fill", 40 * US);
+        }
+    }
+    want.counters.insert("requests", 2 * n);
+    want.counters.insert("matched", 2 * n);
+    want.counters.insert("pending", 0);
+    let summary = every_plan(dir.path(), "orig_after.pcap", &s.packets);
+    check(&summary, &want);
+}
