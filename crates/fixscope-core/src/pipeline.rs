@@ -1254,6 +1254,8 @@ pub(super) mod robustness {
                 max_buffered_segments: 16,
                 hole_timeout_ns: 10_000,
             },
+            // Latencies above the range too (`over_range`, a counter of the statistics).
+            highest_ns: 4_000,
             ..PipelineConfig::default()
         }
     }

@@ -324,6 +324,212 @@ fn fix_exec(client: &str, id: &str, status: char) -> Vec<u8> {
     )
 }
 
+/// What the counters capture makes, computed as it is written.
+#[derive(Default)]
+struct CountersTruth {
+    /// Latencies above `-x`, every stage (first response, ack, fill, ack to fill).
+    over_range: u64,
+}
+
+/// `-x` and `-t` of the counters capture, in ns.
+const COUNTERS_X_NS: u64 = 1_000_000;
+const COUNTERS_T_NS: u64 = 20_000_000;
+
+/// 12 client hosts, 10 orders each, answered to make many counters: latencies above `-x`
+/// (one at `-x` + 1 ns, one at `-x` exactly: not above), answers after `-t` (`late`),
+/// orders never answered (`timed_out`, `unanswered_pending`),
+/// answers to no order (`unmatched_responses`), an order sent twice (`duplicate_requests`),
+/// rejects, fills, heartbeats; one connection loses a segment (`tcp_gaps`), some end with
+/// RST, some stay open. Each connection's packets are in time order on the wire (the
+/// sequence numbers follow the timestamps), so the only hole is the lost segment.
+fn counters_capture(path: &Path) -> CountersTruth {
+    enum Side {
+        Client,
+        Server,
+    }
+    let mut truth = CountersTruth::default();
+    let mut over = |latencies: &[u64]| {
+        truth.over_range += latencies.iter().filter(|&&l| l > COUNTERS_X_NS).count() as u64;
+    };
+    let mut packets = Vec::new();
+    let t0 = 1_700_000_200_000_000_000u64;
+    let server = Endpoint {
+        addr: "10.7.0.1".parse().unwrap(),
+        port: 9878,
+    };
+    for c in 0..12u32 {
+        let client = Endpoint {
+            addr: format!("10.3.0.{}", c + 1).parse().unwrap(),
+            port: 42000,
+        };
+        let comp = format!("K{c}");
+        let start = t0 + u64::from(c) * 3_000_000;
+        // (time, side, payload, sent: false for the segment the capture lost)
+        let mut script: Vec<(u64, Side, Vec<u8>, bool)> = Vec::new();
+        let heartbeat = fixscope_testkit::fix::fix_message(
+            "FIX.4.4",
+            &[(35, "0"), (49, comp.as_str()), (56, "X")],
+        );
+        script.push((start + 10_000, Side::Client, heartbeat, true));
+        let gap_connection = c == 5;
+        let mut ts = start + 100_000;
+        for i in 0..10u32 {
+            let id = format!("{comp}-{i}");
+            let order = fix_order(&comp, &id);
+            let answer = |status| fix_exec(&comp, &id, status);
+            if gap_connection {
+                // Every answer 100 µs after its order: whatever the hole does to this
+                // connection, no latency of it is above `-x`.
+                script.push((ts, Side::Client, order, i != 4));
+                script.push((ts + 100_000, Side::Server, answer('0'), true));
+                ts += 200_000;
+                continue;
+            }
+            script.push((ts, Side::Client, order.clone(), true));
+            match (c + i) % 8 {
+                0 => {
+                    script.push((ts + 2_500_000, Side::Server, answer('0'), true));
+                    over(&[2_500_000; 2]);
+                }
+                1 => {
+                    // After `-t`: timed out, then answered late with its true latency.
+                    let lat = COUNTERS_T_NS + 10_000_000;
+                    script.push((ts + lat, Side::Server, answer('0'), true));
+                    over(&[lat; 2]);
+                }
+                2 => {} // never answered
+                3 => {
+                    script.push((ts + 100_000, Side::Server, answer('0'), true));
+                    let stray = fix_exec(&comp, &format!("{id}-none"), '0');
+                    script.push((ts + 150_000, Side::Server, stray, true));
+                }
+                4 => {
+                    script.push((ts + 10_000, Side::Client, order, true));
+                    script.push((ts + 200_000, Side::Server, answer('0'), true));
+                }
+                5 => script.push((ts + 500_000, Side::Server, answer('8'), true)),
+                6 => {
+                    // At `-x` exactly: in range.
+                    script.push((ts + COUNTERS_X_NS, Side::Server, answer('0'), true));
+                    over(&[COUNTERS_X_NS; 2]);
+                }
+                _ => {
+                    let (ack, fill) = (COUNTERS_X_NS + 1, COUNTERS_X_NS + 3_000_001);
+                    script.push((ts + ack, Side::Server, answer('0'), true));
+                    script.push((ts + fill, Side::Server, answer('2'), true));
+                    // first response, ack, fill, ack to fill
+                    over(&[ack, ack, fill, fill - ack]);
+                }
+            }
+            ts += 1_000_000;
+        }
+        script.sort_by_key(|e| e.0);
+        let mut conn = SyntheticConnection::with_isns(client, server, 9_000 + c * 211, 70_000 + c);
+        for spec in conn.handshake() {
+            packets.push(at(start, spec));
+        }
+        let mut last = start;
+        for (ts, side, payload, sent) in script {
+            let spec = match side {
+                Side::Client => conn.client_sends(&payload),
+                Side::Server => conn.server_sends(&payload),
+            };
+            if sent {
+                packets.push(at(ts, spec));
+            }
+            last = ts;
+        }
+        match c % 4 {
+            0 => packets.push(at(last + 1_000, conn.client_rst())),
+            1 => {} // still open at the end
+            _ => {
+                packets.push(at(last + 1_000, conn.client_fin()));
+                packets.push(at(last + 2_000, conn.server_fin()));
+            }
+        }
+    }
+    packets.sort_by_key(|p| p.ts_ns);
+    write_pcap(path, &packets);
+    truth
+}
+
+/// Issue #47 (7): every plan — one thread, two stages, the default, sharded — gives the
+/// same counters, every one of them by name (not a chosen list), in the summary and in
+/// every interval; and `over_range` is the capture's count of latencies above `-x`.
+#[test]
+fn every_plan_gives_the_same_counters() {
+    let dir = tempfile::tempdir().unwrap();
+    let cap = dir.path().join("counters.pcap");
+    let truth = counters_capture(&cap);
+    let sim = fixscope_testkit::test_data("captures/sim/sim_orders.pcap");
+    let x = (COUNTERS_X_NS as f64 / 1e6).to_string();
+    let t = (COUNTERS_T_NS as f64 / 1e9).to_string();
+    let ours = ["-p", "9878", "--json", "-r", "0.01", "-x", &x, "-t", &t];
+    // The simulator's capture with a small `-x`: many latencies above it.
+    let theirs = [
+        "-p", "19478", "--json", "-r", "0.05", "-x", "0.05", "-t", "0.005",
+    ];
+    for (capture, extra) in [(&cap, &ours[..]), (&sim, &theirs[..])] {
+        // Every counter of each line: the intervals', then the summary's.
+        let counters = |threads| -> Vec<serde_json::Map<String, serde_json::Value>> {
+            let out = run(dir.path(), &[capture], threads, extra);
+            String::from_utf8(out.stdout)
+                .unwrap()
+                .lines()
+                .map(|l| {
+                    let line: serde_json::Value = serde_json::from_str(l).unwrap();
+                    line["counters"].as_object().expect("counters").clone()
+                })
+                .collect()
+        };
+        let one = counters(1);
+        let summary = one.last().unwrap();
+        assert!(one.len() > 3, "intervals too: {} lines", one.len());
+        if capture == &cap {
+            assert_eq!(summary["over_range"], truth.over_range, "{summary:?}");
+            // The capture makes these (else their comparison proves little).
+            for name in [
+                "late",
+                "timed_out",
+                "unanswered_pending",
+                "untracked_requests",
+                "unmatched_responses",
+                "duplicate_requests",
+                "order_rejects",
+                "heartbeats",
+                "tcp_gaps",
+                "open_connections",
+            ] {
+                assert!(summary[name].as_u64().unwrap() > 0, "{name}: {summary:?}");
+            }
+        } else {
+            assert!(summary["over_range"].as_u64().unwrap() > 0, "{summary:?}");
+        }
+        for threads in [0, 2, 4] {
+            let many = counters(threads);
+            assert_eq!(many.len(), one.len(), "--threads {threads}: lines");
+            let mut differ = Vec::new();
+            for (line, (a, b)) in one.iter().zip(&many).enumerate() {
+                let names: std::collections::BTreeSet<_> = a.keys().chain(b.keys()).collect();
+                for name in names {
+                    if a.get(name) != b.get(name) {
+                        differ.push(format!(
+                            "line {line} {name}: {:?} vs {:?}",
+                            a.get(name),
+                            b.get(name)
+                        ));
+                    }
+                }
+            }
+            assert!(
+                differ.is_empty(),
+                "--threads {threads} ({capture:?}): counters differ from one thread's:\n{}",
+                differ.join("\n")
+            );
+        }
+    }
+}
+
 #[test]
 fn many_connections_give_one_pipelines_bytes() {
     let dir = tempfile::tempdir().unwrap();

@@ -84,10 +84,13 @@ impl Pipeline {
     /// Stage B at the end (every stream flushed by stage A, its counters in place): its
     /// statistics and where the run stands, for the last reports.
     pub(crate) fn hand_over_end(&mut self, capture: StageEnd) -> Box<EndToReport> {
+        // Before the statistics go: some counters are theirs (`over_range`), and read
+        // from the empty ones left behind they were 0 (issue #47).
+        let counters = self.counters();
         let empty = Stats::new(self.config.highest_ns);
         Box::new(EndToReport {
             stats: Box::new(std::mem::replace(&mut self.stats, empty)),
-            counters: self.counters(),
+            counters,
             record_counters: self.record_counters(),
             end: self.run_end(),
             capture,

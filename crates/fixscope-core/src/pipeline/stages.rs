@@ -348,6 +348,9 @@ mod tests {
             one.contains("\"late\":1"),
             "the scenario makes a late answer: {one}"
         );
+        // And latencies above `-x` (the answer's first response and ack: 19 µs).
+        let summary: serde_json::Value = serde_json::from_str(one.lines().last().unwrap()).unwrap();
+        assert_eq!(summary["counters"]["over_range"], 2, "{summary}");
         assert_same_bytes(&feed, "late request");
     }
 }
