@@ -7,6 +7,7 @@ use super::key::KeySpec;
 use super::pending::{PendingTable, SEEN_AFTER_ITS_RESPONSE};
 use super::record::{Answered, Outcome, RecordBook};
 use super::rules::classify_response;
+use super::scope::{epoch_of, scope_of, session_of};
 use crate::order::Latency;
 use crate::order::{RequestType, Stage};
 
@@ -123,6 +124,9 @@ fn answered_in_hole(
     !holes.is_empty() && holes.get(&session).is_some_and(|&b| request_ts_ns < b)
 }
 
+/// Epochs before the current one where an order may still rest (a reset a day: a week).
+const EPOCH_LOOKBACK: u64 = 8;
+
 /// Entries of [`Correlator`]'s recently released keys (a power of two).
 const RELEASED_MEMORY: usize = 1 << 16;
 
@@ -227,6 +231,8 @@ impl Correlator {
                 self.counters.duplicate_requests += 1;
                 self.counters.untracked_requests += 1;
                 self.record_untracked(&request, Outcome::Untracked);
+            } else if epoch_of(session) > 0 && self.supersede_older(session, key) {
+                self.track(&request);
             } else if self.early.is_empty() || !self.answered_before(&request, on_replayed) {
                 self.track(&request);
             }
@@ -382,7 +388,10 @@ impl Correlator {
             facts.ord_status,
             facts.exec_trans_type,
         );
-        let found = self.table.find(session, key, hash);
+        let found = match self.table.find(session, key, hash) {
+            None if epoch_of(session) > 0 => self.find_in_older_epochs(session, key),
+            found => found,
+        };
         if kind.unsolicited {
             self.unsolicited_report(found, kind);
             self.key_buf = key_buf;
@@ -410,6 +419,54 @@ impl Correlator {
             if kind.terminal && self.table.get(slot).responded {
                 self.release(slot);
             }
+        }
+    }
+
+    /// The order of `key` tracked in an epoch before `scope`'s, newest first: an order that
+    /// rests at the venue across a reset is answered after it (its fills are its own).
+    #[cold]
+    fn find_in_older_epochs(&self, scope: u64, key: &[u8]) -> Option<u32> {
+        let (session, epoch) = (session_of(scope), epoch_of(scope));
+        (epoch.saturating_sub(EPOCH_LOOKBACK)..epoch)
+            .rev()
+            .find_map(|e| {
+                let older = scope_of(session, e);
+                self.table.any_of_session(older)?;
+                self.table.find(older, key, self.table.hash(older, key))
+            })
+    }
+
+    /// A request reusing a ClOrdID in a later epoch (a new trading day, a reset) is a new
+    /// order: the older one of that key is no longer tracked (counted as a connection's
+    /// close counts it). Returns true (the request is tracked whatever it found).
+    #[cold]
+    fn supersede_older(&mut self, scope: u64, key: &[u8]) -> bool {
+        if let Some(slot) = self.find_in_older_epochs(scope, key) {
+            self.stop_tracking_closed(slot);
+        }
+        true
+    }
+
+    /// Stops tracking `slot` as its session's end would: a working order is
+    /// `expired_after_response`, an order never answered `unanswered_closed`.
+    fn stop_tracking_closed(&mut self, slot: u32) {
+        if self.table.get(slot).responded {
+            self.counters.expired_after_response += 1;
+        } else {
+            self.counters.unanswered_closed += 1;
+        }
+        if let Some(book) = self.records.as_deref_mut() {
+            book.close(slot, Outcome::Closed);
+        }
+        self.release(slot);
+    }
+
+    /// A new epoch of the session of `scope` began (a reset): the older epoch's requests
+    /// still waiting for a first response stop waiting (`unanswered_closed`); its working
+    /// orders, answered, rest at the venue and keep their later fills.
+    pub fn close_unanswered(&mut self, scope: u64) {
+        for slot in self.table.unanswered_of_session(scope) {
+            self.stop_tracking_closed(slot);
         }
     }
 
@@ -748,15 +805,7 @@ impl Correlator {
     pub fn close_session(&mut self, session: u64) {
         self.response_holes.remove(&session);
         while let Some(slot) = self.table.any_of_session(session) {
-            if self.table.get(slot).responded {
-                self.counters.expired_after_response += 1;
-            } else {
-                self.counters.unanswered_closed += 1;
-            }
-            if let Some(book) = self.records.as_deref_mut() {
-                book.close(slot, Outcome::Closed);
-            }
-            self.release(slot);
+            self.stop_tracking_closed(slot);
         }
     }
 

@@ -33,6 +33,7 @@ mod matcher;
 mod pending;
 mod record;
 mod rules;
+mod scope;
 
 /// Stages and request types are the order layer's vocabulary ([`crate::order`]), below the
 /// correlator; re-exported here where callers have always found them.
@@ -43,3 +44,4 @@ pub use key::KeySpec;
 pub use matcher::{CorrelationCounters, Correlator, CorrelatorLimits};
 pub use record::{OrderRecord, Outcome, RecordBook, RequestFields};
 pub use rules::is_response_type;
+pub use scope::{epoch_of, scope_of, session_of};

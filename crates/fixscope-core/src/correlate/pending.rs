@@ -331,6 +331,20 @@ impl PendingTable {
         None
     }
 
+    /// The tracked requests of `session` still waiting for a first response.
+    pub fn unanswered_of_session(&self, session: u64) -> Vec<u32> {
+        let mut out = Vec::new();
+        let mut slot = self.any_of_session(session).unwrap_or(NONE);
+        while slot != NONE {
+            let p = &self.slots[slot as usize];
+            if !p.responded {
+                out.push(slot);
+            }
+            slot = p.next;
+        }
+        out
+    }
+
     /// The most recent tracked request of `session`, if any.
     pub fn any_of_session(&self, session: u64) -> Option<u32> {
         self.session_heads.get(&session).copied()

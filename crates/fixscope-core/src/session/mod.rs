@@ -110,18 +110,7 @@ impl ReplayedSeqs {
 pub const MAX_NAMED_SESSIONS: usize = 1 << 16;
 /// Unanswered TestRequests remembered per side (the oldest are dropped beyond it).
 const MAX_OUTSTANDING_TEST_REQUESTS: usize = 1024;
-/// The correlator scope of (session, epoch): the epoch above these bits.
-const EPOCH_SHIFT: u32 = 40;
-
-/// The correlator's scope for a session in an epoch.
-pub fn scope_of(session: u64, epoch: u64) -> u64 {
-    session | epoch << EPOCH_SHIFT
-}
-
-/// The session of a correlator scope.
-pub fn session_of(scope: u64) -> u64 {
-    scope & ((1 << EPOCH_SHIFT) - 1)
-}
+pub use crate::correlate::{scope_of, session_of};
 
 /// A session's (client, server) CompIDs.
 type CompIds = (Box<[u8]>, Box<[u8]>);
@@ -313,7 +302,7 @@ impl SessionLayer {
         };
         let seq = u64::from(facts.msg_seq_num);
         let mut new_epoch = |state: &mut SessionState, health: &mut Option<&mut SessionHealth>| {
-            correlator.close_session(scope_of(b.session, state.epoch));
+            correlator.close_unanswered(scope_of(b.session, state.epoch));
             state.epoch += 1;
             state.replayed_requests = ReplayedSeqs::default();
             for q in &mut state.test_requests {
@@ -325,9 +314,10 @@ impl SessionLayer {
             }
         };
         match mt {
-            b"A" if fields.reset_seq_num && !state.sequences[me].is_fresh() => {
-                // The side's numbers restart: a new epoch (the answering Logon finds its
-                // side fresh and starts none).
+            b"A" if (fields.reset_seq_num || seq == 1) && !state.sequences[me].is_fresh() => {
+                // The side's numbers restart — 141=Y, or a Logon with 34=1 (a new trading
+                // day without the flag): a new epoch (the answering Logon finds its side
+                // fresh and starts none).
                 new_epoch(state, &mut health);
                 for s in &mut state.sequences {
                     s.reset(None);
