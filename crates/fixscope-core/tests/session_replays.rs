@@ -30,6 +30,9 @@ struct Truth {
     connections: u64,
     /// First-response latencies by symbol (55).
     by_symbol: BTreeMap<String, Vec<u64>>,
+    /// TestRequests of the connection still unanswered: (sent by the server, TestReqID,
+    /// time). FIX pairs a Heartbeat with the TestRequest of its TestReqID on its connection.
+    test_requests_pending: Vec<(bool, String, u64)>,
 }
 
 /// One side of the session: its CompIDs and MsgSeqNum, and what it sent (by seq) for
@@ -86,6 +89,10 @@ struct Summary {
     counters: Option<Counters>,
     first_response: Option<(u64, u64, u64)>,
     test_request_rtt: Option<(u64, u64, u64)>,
+    /// Sum of the `test_request_rtt` samples.
+    test_request_rtt_sum: f64,
+    /// Each session's alarms at the summary's end.
+    alarms: Vec<Vec<&'static str>>,
     reasons: (BTreeMap<u32, u64>, BTreeMap<u32, u64>),
     sessions: Vec<(String, SessionCounters, u64)>,
     /// Symbol → (requests, first_response count, min, max, sum).
@@ -102,6 +109,15 @@ impl Reporter for Summary {
         self.first_response = Some((d.count, d.min_ns, d.max_ns));
         let t = r.figures.layer().test_request_rtt.distribution();
         self.test_request_rtt = Some((t.count, t.min_ns, t.max_ns));
+        self.test_request_rtt_sum = t.mean_ns * t.count as f64;
+        self.alarms = r
+            .figures
+            .session_layer_figures(r.span.end_ns)
+            .expect("measured")
+            .sessions
+            .iter()
+            .map(|s| s.alarm_names())
+            .collect();
         self.reasons = (
             r.figures.layer().session_reject_reasons.clone(),
             r.figures.layer().business_reject_reasons.clone(),
@@ -230,10 +246,17 @@ impl Wire {
     }
 
     fn close(&mut self) {
+        self.connection_ends();
         self.segment(Direction::Request, &[], TcpFlags::FIN | TcpFlags::ACK);
         self.segment(Direction::Response, &[], TcpFlags::FIN | TcpFlags::ACK);
         // The trailing ACK: never a new connection or session.
         self.segment(Direction::Request, &[], TcpFlags::ACK);
+    }
+
+    /// The truth of a connection's end: its TestRequests can no longer be answered.
+    fn connection_ends(&mut self) {
+        let pending = std::mem::take(&mut self.truth.test_requests_pending);
+        self.truth.counters.test_requests_unanswered += pending.len() as u64;
     }
 
     fn tick(&mut self, ns: u64) {
@@ -340,6 +363,40 @@ impl Wire {
         self.truth.counters.heartbeats += 1;
         self.truth.test_request_rtt.push(answer_after);
         self.tick(10 * US);
+    }
+
+    /// A TestRequest with TestReqID `id`, answered or not later ([`Wire::heartbeat_for`]).
+    fn test_request_id(&mut self, from_server: bool, id: &str) {
+        let tr = [(35, "1"), (112, id)];
+        if from_server {
+            self.server_sends(&tr);
+        } else {
+            self.client_sends(&tr);
+        }
+        self.truth.counters.test_requests += 1;
+        self.truth
+            .test_requests_pending
+            .push((from_server, id.to_string(), self.now));
+    }
+
+    /// A Heartbeat carrying TestReqID `id`: it answers the other side's TestRequest of that
+    /// id on this connection, if there is one (else it is no round trip).
+    fn heartbeat_for(&mut self, from_server: bool, id: &str) {
+        let hb = [(35, "0"), (112, id)];
+        if from_server {
+            self.server_sends(&hb);
+        } else {
+            self.client_sends(&hb);
+        }
+        self.truth.counters.heartbeats += 1;
+        let pending = &mut self.truth.test_requests_pending;
+        if let Some(i) = pending
+            .iter()
+            .position(|(by_server, tid, _)| *by_server != from_server && tid == id)
+        {
+            let (_, _, sent) = pending.remove(i);
+            self.truth.test_request_rtt.push(self.now - sent);
+        }
     }
 
     fn heartbeats(&mut self) {
@@ -453,6 +510,7 @@ fn conversation(with_reset: bool) -> (Summary, Truth) {
         lost.push((id, seq));
     }
     let rst_at = w.now;
+    w.connection_ends();
     w.segment(Direction::Request, &[], TcpFlags::RST);
     w.tick(5 * MS);
 
@@ -631,4 +689,129 @@ fn a_recovering_session_raises_no_alarm_and_counts_what_was_sent() {
 #[test]
 fn a_hard_reset_starts_an_epoch_and_reused_clordids_are_new_orders() {
     check(true);
+}
+
+/// The session layer's TestRequest figures against the truth: `test_request_rtt` sample by
+/// sample (count, min, max, sum), the unanswered ones, and no alarm at the end.
+fn check_test_requests(s: &Summary, truth: &Truth) {
+    let c = s.counters.expect("a summary");
+    assert_eq!(c.session, truth.counters, "every session-layer counter");
+    let rtt = &truth.test_request_rtt;
+    let (count, min, max) = s.test_request_rtt.unwrap();
+    assert_eq!(
+        (count, min, max),
+        (
+            rtt.len() as u64,
+            *rtt.iter().min().unwrap(),
+            *rtt.iter().max().unwrap()
+        ),
+        "test_request_rtt: count, min, max"
+    );
+    let sum: u64 = rtt.iter().sum();
+    assert!(
+        (s.test_request_rtt_sum - sum as f64).abs() < 1.0,
+        "test_request_rtt sum {} vs {sum}",
+        s.test_request_rtt_sum
+    );
+    assert_eq!(s.alarms, vec![Vec::<&str>::new()], "no alarm at the end");
+}
+
+/// #47 item 6: a TestRequest (112=A) the exchange never answers before the client drops the
+/// connection, then 35 s later the next connection of the session, whose TestRequest 112=B
+/// is answered after 60 µs. The next connection's Heartbeat is no answer to A: one round
+/// trip of 60 µs, A unanswered, and no alarm (B was answered).
+#[test]
+fn a_test_request_unanswered_before_a_disconnect_is_not_paired_with_the_next_connection() {
+    let mut w = Wire::new();
+    w.connect();
+    w.logon(false);
+    w.test_request_id(false, "A");
+    w.tick(10 * MS);
+    w.logout();
+    w.close();
+    w.tick(35_000 * MS);
+    w.connect();
+    w.logon(false);
+    w.test_request_id(false, "B");
+    w.tick(60 * US);
+    w.heartbeat_for(true, "B");
+    // The session lives on (past the 30 s patience) with plain heartbeats.
+    for _ in 0..2 {
+        w.tick(20_000 * MS);
+        w.heartbeats();
+    }
+    let (s, truth) = w.finish();
+    assert_eq!(truth.test_request_rtt, vec![60 * US]);
+    assert_eq!(truth.counters.test_requests_unanswered, 1);
+    check_test_requests(&s, &truth);
+}
+
+/// Two TestRequests outstanding at once, answered in the other order, and a Heartbeat with
+/// a TestReqID nobody asked for (no round trip): each pairs by its own 112.
+#[test]
+fn outstanding_test_requests_pair_by_their_test_req_id() {
+    let mut w = Wire::new();
+    w.connect();
+    w.logon(false);
+    w.test_request_id(false, "X");
+    w.tick(10 * US);
+    w.test_request_id(false, "Y");
+    w.tick(10 * US);
+    w.heartbeat_for(true, "NOBODY");
+    w.tick(20 * US);
+    w.heartbeat_for(true, "Y");
+    w.tick(50 * US);
+    w.heartbeat_for(true, "X");
+    w.tick(100 * US);
+    // The exchange asks too, with QuickFIX's 112=TEST twice: first in, first out.
+    w.test_request_id(true, "TEST");
+    w.tick(30 * US);
+    w.test_request_id(true, "TEST");
+    w.tick(70 * US);
+    w.heartbeat_for(false, "TEST");
+    w.tick(5 * US);
+    w.heartbeat_for(false, "TEST");
+    w.tick(100 * US);
+    w.logout();
+    w.close();
+    let (s, truth) = w.finish();
+    assert_eq!(
+        truth.test_request_rtt,
+        vec![30 * US, 90 * US, 100 * US, 75 * US]
+    );
+    assert_eq!(truth.counters.test_requests_unanswered, 0);
+    check_test_requests(&s, &truth);
+}
+
+/// The other ends of a connection: an RST, and a new Logon of the session on a new
+/// connection while the capture never saw the old one close. Each TestRequest waiting then
+/// is unanswered once; only the last connection's is answered.
+#[test]
+fn a_reset_or_the_sessions_next_logon_ends_the_connections_test_requests() {
+    let mut w = Wire::new();
+    w.connect();
+    w.logon(false);
+    w.test_request_id(true, "R1");
+    w.tick(1_000 * MS);
+    w.connection_ends();
+    w.segment(Direction::Request, &[], TcpFlags::RST);
+    w.tick(2_000 * MS);
+    w.connect();
+    w.logon(false);
+    w.test_request_id(false, "L1");
+    w.tick(1_000 * MS);
+    // Its FIN never captured: the next connection's Logon ends it.
+    w.connection_ends();
+    w.connect();
+    w.logon(false);
+    w.test_request_id(false, "L1");
+    w.tick(45 * US);
+    w.heartbeat_for(true, "L1");
+    w.tick(100 * US);
+    w.logout();
+    w.close();
+    let (s, truth) = w.finish();
+    assert_eq!(truth.test_request_rtt, vec![45 * US]);
+    assert_eq!(truth.counters.test_requests_unanswered, 2);
+    check_test_requests(&s, &truth);
 }

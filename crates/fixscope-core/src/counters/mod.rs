@@ -145,9 +145,10 @@ count_fields! {
         points_one_way_at_step,
     }
     SessionCounters {
-        logons, logouts, heartbeats, test_requests, resend_requests, gap_fills, sequence_resets,
-        possdup_requests, possdup_responses, session_rejects, business_rejects, order_rejects,
-        cancel_rejects, sequence_gaps, sequence_skips_at_capture_holes,
+        logons, logouts, heartbeats, test_requests, test_requests_unanswered, resend_requests,
+        gap_fills, sequence_resets, possdup_requests, possdup_responses, session_rejects,
+        business_rejects, order_rejects, cancel_rejects, sequence_gaps,
+        sequence_skips_at_capture_holes,
     }
 }
 

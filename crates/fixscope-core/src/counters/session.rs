@@ -16,6 +16,9 @@ pub struct SessionCounters {
     pub heartbeats: u64,
     /// TestRequest (35=1).
     pub test_requests: u64,
+    /// TestRequests whose connection ended (close, reset, forgotten, or the session's next
+    /// connection bound) before a Heartbeat with their TestReqID (112) came back on it.
+    pub test_requests_unanswered: u64,
     /// ResendRequest (35=2).
     pub resend_requests: u64,
     /// SequenceReset in its GapFill form (35=4, 123=Y).
@@ -52,7 +55,7 @@ mod tests {
     #[test]
     fn merging_two_halves_equals_the_whole() {
         let names = crate::source::counters_of(&SessionCounters::default());
-        assert_eq!(names.len(), 15);
+        assert_eq!(names.len(), 16);
         // Each counter a different value, so a field merged into the wrong one shows.
         let mut whole = SessionCounters::default();
         let (mut a, mut b) = (SessionCounters::default(), SessionCounters::default());

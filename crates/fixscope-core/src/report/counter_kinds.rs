@@ -40,6 +40,7 @@ pub const ALARM_COUNTERS: &[&str] = &[
     "points_orders_ambiguous",
     "points_time_reversed",
     "points_one_way_unbounded",
+    "test_requests_unanswered",
 ];
 
 /// Counters worth a line when not zero, without being alarms.

@@ -14,8 +14,9 @@ pub struct AdminFields<'a> {
     pub gap_fill: bool,
     /// NewSeqNo (36).
     pub new_seq_no: Option<u32>,
-    /// TestReqID (112) is present (a Heartbeat answering a TestRequest).
-    pub test_req_id: bool,
+    /// TestReqID (112) of a TestRequest or of the Heartbeat answering it (empty: absent;
+    /// FIX has no empty values).
+    pub test_req_id: &'a [u8],
     /// RefSeqNum (45).
     pub ref_seq_num: Option<u32>,
     /// SessionRejectReason (373) or BusinessRejectReason (380).
@@ -35,7 +36,7 @@ impl<'a> AdminFields<'a> {
                 tag::RESET_SEQ_NUM_FLAG => f.reset_seq_num = value == b"Y",
                 tag::GAP_FILL_FLAG => f.gap_fill = value == b"Y",
                 tag::NEW_SEQ_NO => f.new_seq_no = parse_u32(value),
-                tag::TEST_REQ_ID => f.test_req_id = true,
+                tag::TEST_REQ_ID => f.test_req_id = value,
                 tag::REF_SEQ_NUM => f.ref_seq_num = parse_u32(value),
                 tag::SESSION_REJECT_REASON | tag::BUSINESS_REJECT_REASON => {
                     f.reject_reason = parse_u32(value)
@@ -64,6 +65,8 @@ mod tests {
         let f = AdminFields::read(&m);
         assert_eq!((f.ref_seq_num, f.reject_reason), (Some(3), Some(4)));
         assert_eq!(f.business_reject_ref_id, b"ORD9");
+        let m = fix(&[(35, "0"), (112, "T-7")]);
+        assert_eq!(AdminFields::read(&m).test_req_id, b"T-7");
         let m = fix(&[(35, "A"), (98, "0"), (108, "30"), (141, "Y")]);
         let f = AdminFields::read(&m);
         assert_eq!(f.heart_bt_int, Some(30));

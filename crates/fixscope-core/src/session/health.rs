@@ -141,8 +141,8 @@ impl SessionHealth {
 /// The session layer's figures for the whole run.
 #[derive(Clone, Debug)]
 pub struct SessionLayerStats {
-    /// TestRequest (last byte) → the Heartbeat answering it (first byte), paired first in,
-    /// first out per session and side.
+    /// TestRequest (last byte) → the Heartbeat answering it (first byte): the other side's
+    /// Heartbeat with its TestReqID on its connection (first in, first out among equal ids).
     pub test_request_rtt: LatencyRecorder,
     /// Session Rejects by SessionRejectReason (373; absent: no key).
     pub session_reject_reasons: BTreeMap<u32, u64>,

@@ -15,6 +15,13 @@
 //!   replay when its ClOrdID is (or was recently) tracked. The flag alone decides nothing.
 //! - A TCP connection closing does not end a named session: its pending requests can still
 //!   be answered after the reconnect (they stay `pending`, and `-t` still alerts).
+//! - **A TestRequest is answered on its own connection**: by the other side's Heartbeat with
+//!   its TestReqID (112), first in, first out among equal ids (QuickFIX sends 112=TEST every
+//!   time). When the connection ends (close, RST, forgotten, or the session's next
+//!   connection binds) its TestRequests still waiting are `test_requests_unanswered`, once:
+//!   a TestRequest is what an engine sends a silent peer before it disconnects, so that is
+//!   the true outcome, and the next connection's Heartbeats never answer them. A Heartbeat
+//!   whose 112 matches no TestRequest waiting is no round trip (only `heartbeats`).
 //!
 //! | file | concern |
 //! |---|---|
@@ -53,6 +60,9 @@ pub struct Binding {
     pub session: u64,
     /// No CompIDs: the connection is the session.
     pub anonymous: bool,
+    /// The connection's number in its session (1, 2, …): TestRequests are answered on
+    /// their own connection only.
+    pub connection: u32,
 }
 
 /// What the pipeline does with a message after the session layer saw it.
@@ -115,15 +125,25 @@ pub use crate::correlate::{scope_of, session_of};
 /// A session's (client, server) CompIDs.
 type CompIds = (Box<[u8]>, Box<[u8]>);
 
+/// A TestRequest waiting for the Heartbeat with its TestReqID.
+struct PendingTestRequest {
+    sent_ns: u64,
+    /// The connection it was sent on ([`Binding::connection`]).
+    connection: u32,
+    /// TestReqID (112).
+    id: Box<[u8]>,
+}
+
 /// The protocol state of one session.
 #[derive(Default)]
 struct SessionState {
     epoch: u64,
+    /// Connections bound so far: the latest one's [`Binding::connection`].
+    connections: u32,
     /// Per side: client (request direction), server.
     sequences: [SequenceTracker; 2],
-    /// When each side's still unanswered TestRequests were sent (QuickFIX sends every one
-    /// with 112=TEST: answered first in, first out, not by ID).
-    test_requests: [VecDeque<u64>; 2],
+    /// Each side's TestRequests still unanswered, oldest first.
+    test_requests: [VecDeque<PendingTestRequest>; 2],
     /// The request side's MsgSeqNums last carried by a PossDup replay: a reject naming
     /// one (45) rejects the replay, not the original order.
     replayed_requests: ReplayedSeqs,
@@ -196,17 +216,14 @@ impl SessionLayer {
             states[i] = Some(Box::default());
             id
         };
-        let binding = if named {
+        let session = if named {
             let key: CompIds = (client.into(), server.into());
             match self.by_comp_ids.get(&key) {
                 Some(&id) => {
                     if let Some(s) = sessions.get_mut(id) {
                         s.connection = conn;
                     }
-                    Binding {
-                        session: id,
-                        anonymous: false,
-                    }
+                    id
                 }
                 None => {
                     let id = open(sessions);
@@ -215,22 +232,32 @@ impl SessionLayer {
                         s.target_comp_id = String::from_utf8_lossy(server).into_owned();
                     }
                     self.by_comp_ids.insert(key, id);
-                    Binding {
-                        session: id,
-                        anonymous: false,
-                    }
+                    id
                 }
             }
         } else {
-            let id = open(sessions);
-            Binding {
-                session: id,
-                anonymous: true,
-            }
+            open(sessions)
         };
-        if let Some(s) = sessions.get_mut(binding.session) {
-            s.health.connections += 1;
+        let mut health = sessions.get_mut(session).map(|s| &mut s.health);
+        if let Some(h) = health.as_deref_mut() {
+            h.connections += 1;
         }
+        let counters = &mut self.counters;
+        let connection = match self.states.get_mut((session as usize).wrapping_sub(1)) {
+            Some(Some(state)) => {
+                state.connections += 1;
+                let latest = state.connections;
+                // A new Logon on a new connection: the earlier connections ended.
+                end_test_requests(state, |c| c != latest, counters, health);
+                latest
+            }
+            _ => 1,
+        };
+        let binding = Binding {
+            session,
+            anonymous: !named,
+            connection,
+        };
         *current = Some(binding);
         binding
     }
@@ -305,12 +332,9 @@ impl SessionLayer {
             correlator.close_unanswered(scope_of(b.session, state.epoch));
             state.epoch += 1;
             state.replayed_requests = ReplayedSeqs::default();
-            for q in &mut state.test_requests {
-                q.clear();
-            }
+            // TestRequests are not of an epoch but of a connection: they stay answerable.
             if let Some(h) = health.as_deref_mut() {
                 h.resets += 1;
-                h.oldest_unanswered_test_request_ns = None;
             }
         };
         match mt {
@@ -393,17 +417,22 @@ impl SessionLayer {
                 if let Some(h) = health.as_deref_mut() {
                     h.last_heartbeat_ns[me] = Some(ts_ns);
                 }
-                // A Heartbeat with TestReqID answers the other side's oldest TestRequest.
-                if fields.test_req_id {
-                    if let Some(sent) = state.test_requests[other].pop_front() {
-                        match msg.first_byte_ts_ns.checked_sub(sent) {
+                // A Heartbeat with TestReqID answers the other side's oldest TestRequest of
+                // that id on this connection; one matching none is no round trip.
+                if !fields.test_req_id.is_empty() {
+                    let q = &mut state.test_requests[other];
+                    let answered = q
+                        .iter()
+                        .position(|t| t.connection == b.connection && *t.id == *fields.test_req_id);
+                    if let Some(t) = answered.and_then(|i| q.remove(i)) {
+                        match msg.first_byte_ts_ns.checked_sub(t.sent_ns) {
                             Some(ns) => layer.test_request_rtt.record(ns),
                             None => layer.test_request_rtt_time_reversed += 1,
                         }
-                    }
-                    let oldest = oldest_test_request(state);
-                    if let Some(h) = sessions.get_mut(b.session) {
-                        h.health.oldest_unanswered_test_request_ns = oldest;
+                        let oldest = oldest_test_request(state);
+                        if let Some(h) = sessions.get_mut(b.session) {
+                            h.health.oldest_unanswered_test_request_ns = oldest;
+                        }
                     }
                 }
                 Action::Other
@@ -414,7 +443,11 @@ impl SessionLayer {
                 if q.len() >= MAX_OUTSTANDING_TEST_REQUESTS {
                     q.pop_front();
                 }
-                q.push_back(ts_ns);
+                q.push_back(PendingTestRequest {
+                    sent_ns: ts_ns,
+                    connection: b.connection,
+                    id: fields.test_req_id.into(),
+                });
                 if let Some(h) = health.as_deref_mut() {
                     h.oldest_unanswered_test_request_ns = oldest_test_request(state);
                 }
@@ -473,15 +506,20 @@ impl SessionLayer {
         }
     }
 
-    /// The binding's TCP connection closed (or was forgotten). An anonymous session ends
-    /// with it (its requests can never be answered); a named session continues at the
-    /// next connection with its CompIDs, its pending requests still answerable.
+    /// The binding's TCP connection closed (or was forgotten). Its TestRequests still
+    /// waiting are unanswered. An anonymous session ends with it (its requests can never be
+    /// answered); a named session continues at the next connection with its CompIDs, its
+    /// pending requests still answerable.
     pub fn connection_closed(
         &mut self,
         b: Binding,
         correlator: &mut Correlator,
         sessions: &mut SessionTable,
     ) {
+        if let Some(Some(state)) = self.states.get_mut((b.session as usize).wrapping_sub(1)) {
+            let health = sessions.get_mut(b.session).map(|s| &mut s.health);
+            end_test_requests(state, |c| c == b.connection, &mut self.counters, health);
+        }
         if b.anonymous {
             correlator.close_session(self.scope(b));
             if let Some(slot) = self.states.get_mut((b.session as usize).wrapping_sub(1)) {
@@ -497,6 +535,30 @@ fn oldest_test_request(state: &SessionState) -> Option<u64> {
     state
         .test_requests
         .iter()
-        .filter_map(|q| q.front().copied())
+        .filter_map(|q| q.front().map(|t| t.sent_ns))
         .min()
+}
+
+/// The TestRequests of the connections that `ended` picks can no longer be answered: each
+/// is counted `test_requests_unanswered` once and never paired later.
+fn end_test_requests(
+    state: &mut SessionState,
+    ended: impl Fn(u32) -> bool,
+    counters: &mut SessionCounters,
+    health: Option<&mut SessionHealth>,
+) {
+    let mut n = 0;
+    for q in &mut state.test_requests {
+        let before = q.len();
+        q.retain(|t| !ended(t.connection));
+        n += (before - q.len()) as u64;
+    }
+    if n == 0 {
+        return;
+    }
+    counters.test_requests_unanswered += n;
+    if let Some(h) = health {
+        h.counters.test_requests_unanswered += n;
+        h.oldest_unanswered_test_request_ns = oldest_test_request(state);
+    }
 }

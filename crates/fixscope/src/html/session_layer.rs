@@ -12,11 +12,12 @@ use fixscope_core::stats::Distribution;
 use super::markup::{escape, stage_row, stage_table_head};
 
 /// The counters shown per session, in order.
-const COLUMNS: [&str; 14] = [
+const COLUMNS: [&str; 15] = [
     "logons",
     "logouts",
     "heartbeats",
     "test_requests",
+    "test_requests_unanswered",
     "resend_requests",
     "gap_fills",
     "sequence_resets",

@@ -150,7 +150,7 @@ pub fn per_session(stats: Figures<'_>, n: usize, now_ns: u64) -> Vec<Family> {
         family("fixscope_session_stale", "Alarm: the session is logged on and a side was silent for more than 2x HeartBtInt", None, Kind::Gauge, stale),
         family("fixscope_session_test_request_unanswered", "Alarm: a TestRequest of the session unanswered for more than HeartBtInt", None, Kind::Gauge, waiting),
         family("fixscope_session_last_message_age_seconds", "Time since each side of the session last sent a message (any type)", Some("seconds"), Kind::Gauge, age),
-        family("fixscope_session_layer_events", "The session's session-layer counters (event: logons, logouts, heartbeats, test_requests, resend_requests, gap_fills, sequence_resets, possdup_requests, possdup_responses, session_rejects, business_rejects, order_rejects, cancel_rejects, sequence_gaps, sequence_skips_at_capture_holes)", None, Kind::Counter, events),
+        family("fixscope_session_layer_events", "The session's session-layer counters (event: logons, logouts, heartbeats, test_requests, test_requests_unanswered, resend_requests, gap_fills, sequence_resets, possdup_requests, possdup_responses, session_rejects, business_rejects, order_rejects, cancel_rejects, sequence_gaps, sequence_skips_at_capture_holes)", None, Kind::Counter, events),
         family("fixscope_session_messages", "FIX messages of the session, both directions", None, Kind::Counter, messages),
         family("fixscope_session_messages_peak_1ms", "The most messages of the session in any 1 ms window of the latest interval", None, Kind::Gauge, peak),
     ]
