@@ -1375,3 +1375,107 @@ fn microsecond_captures_keep_the_truth_inside_the_bounds() {
         );
     }
 }
+
+// ---------------------------------------------------------------- short clocks (#47, 12)
+
+/// No window's interval is inverted: `lo ≤ hi` at its start, middle and end; a side with
+/// no bound is `null` and the window says why (`unestimable`).
+fn assert_never_inverted(clock: &Value) {
+    for w in clock["windows"].as_array().unwrap() {
+        for (lo, hi) in [
+            ("start_lo_ns", "start_hi_ns"),
+            ("offset_lo_ns", "offset_hi_ns"),
+            ("end_lo_ns", "end_hi_ns"),
+        ] {
+            match (w[lo].as_i64(), w[hi].as_i64()) {
+                (Some(l), Some(h)) => assert!(l <= h, "inverted {lo}..{hi}: {w}"),
+                _ => assert!(w["unestimable"].is_string(), "unbounded, no reason: {w}"),
+            }
+        }
+        if let Some(width) = w["width_ns"].as_i64() {
+            assert!(width >= 0, "negative width: {w}");
+        }
+    }
+}
+
+/// A capture of `seconds` (an order every 500 µs), B 250 µs ahead at 20 ppm, stepping
+/// +400 µs `step_at_s` in (or not): no interval inverted; the windows hold the truth as in
+/// the long captures; each window's drift within `2 · 300 ns / (span − 10 ms)` of the
+/// truth — its envelopes are lines under (over) samples of which a quarter lie within
+/// 300 ns of the true floor, a few ms apart, on both sides of the window's mean time, so
+/// each line's slope is off by at most that floor's 300 ns over half the span; the step
+/// found between two segments at most 1 ms apart (samples come every ~125 µs), its size
+/// within 10 µs; every order's one-way figures within their uncertainty, none unbounded.
+fn assert_short_capture(seconds: u64, step_at_s: Option<f64>) {
+    let spec = PointsSpec::short(seconds, step_at_s);
+    let tp = TwoPoints::generate(&spec);
+    for &(after, _) in &spec.steps {
+        let t1 = T0 + after;
+        assert!(tp
+            .packets
+            .iter()
+            .all(|p| !(p.send_ns < t1 && t1 <= p.arrive_ns)));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (cli, gw) = tp.write(dir.path());
+    let s = points_json(&cli, &gw, &["--max-clock-uncertainty", "1ms"]);
+    let what = format!("{seconds} s, step at {step_at_s:?}");
+    assert_exact_point_stages(&s, &tp);
+    let clock = assert_clock_header(&s, "estimate", spec.orders);
+    assert_never_inverted(clock);
+    assert_clean_ledger(&s, spec.orders);
+    assert_windows(clock, &tp, 10 * NS_PER_S);
+    let truth_ppm = spec.drift_ppb as f64 / 1000.0;
+    for w in clock["windows"].as_array().unwrap() {
+        let span = w["end_ns"].as_u64().unwrap() - w["start_ns"].as_u64().unwrap();
+        if w["transition"] == true || span < 100_000_000 {
+            continue;
+        }
+        let tolerance = 2.0 * 300.0 / (span - 10_000_000) as f64 * 1e6;
+        let drift = w["drift_ppm"].as_f64().unwrap();
+        assert!(
+            (drift - truth_ppm).abs() <= tolerance,
+            "{what}: drift {drift} ppm vs {truth_ppm} ± {tolerance}: {w}"
+        );
+    }
+    assert_steps(clock, &spec);
+    for (got, &(after, _)) in clock["steps"].as_array().unwrap().iter().zip(&spec.steps) {
+        let (a, b) = (
+            got["after_ns"].as_u64().unwrap(),
+            got["by_ns"].as_u64().unwrap(),
+        );
+        let t1 = T0 + after;
+        assert!(a < t1 && t1 <= b && b - a <= 1_000_000, "{what}: {got}");
+    }
+    let [fwd, rev] = measured_one_ways(&s, &tp);
+    assert_one_way_within(&s, "one_way_fwd", &fwd);
+    assert_one_way_within(&s, "one_way_rev", &rev);
+}
+
+#[test]
+fn points_short_capture_without_step() {
+    for seconds in [1, 3] {
+        assert_short_capture(seconds, None);
+    }
+}
+
+#[test]
+fn points_one_second_capture_steps_anywhere() {
+    for at in [0.2, 0.5, 0.8] {
+        assert_short_capture(1, Some(at));
+    }
+}
+
+#[test]
+fn points_three_second_capture_steps_anywhere() {
+    for at in [0.5, 1.5, 2.5] {
+        assert_short_capture(3, Some(at));
+    }
+}
+
+#[test]
+fn points_ten_second_capture_steps_anywhere() {
+    for at in [0.5, 5.5, 9.5] {
+        assert_short_capture(10, Some(at));
+    }
+}

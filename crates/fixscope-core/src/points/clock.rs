@@ -11,15 +11,20 @@
 //!   sample its lower bound. Their slopes are the drift; their midpoint is the estimate,
 //!   exact when the two directions' minima are equal, off by half their difference
 //!   otherwise (which no method can see).
-//! - **Steps** (Paxson): per second, the midpoint of the two envelopes moves with the drift;
-//!   a move far beyond its spread with the width unchanged is the clock stepping (a queue
-//!   widens the interval instead). A second in which the step happened is narrower than its
-//!   neighbours (old and new clock mixed); the step is placed between the last segment the
-//!   new offset contradicts and the first the old one does, and the windows are split
-//!   there. Between those two segments the bounds are the union of both sides' — honest,
-//!   if wide.
+//! - **Steps**: the samples either fit one line (some line lies under every A→B δ and over
+//!   every B→A δ, to the stamps' resolution) or a step split them. The run is cut where a
+//!   sample first contradicts the stretch before it, in any second, the first and last
+//!   included; the step is placed between the last segment the new offset contradicts and
+//!   that first one, and sized by the two sides' midlines there. Between those two
+//!   segments the bounds are the union of both sides' — honest, if wide. A queue only
+//!   widens the interval: it contradicts nothing. A cut smaller than 2 µs is no step, only
+//!   a window's end (the rate changed).
+//! - **Never inverted**: a window too short to fix each envelope's slope apart (the lines
+//!   would cross inside it) takes the two parallel lines furthest apart; a window with one
+//!   direction only, or whose samples contradict one line beyond the resolution, has no
+//!   interval and says why ([`Unestimable`]): its orders are `points_one_way_unbounded`.
 
-use super::envelope::{lower_support, upper_support, Line};
+use super::envelope::{lower_support, upper_support, widest_parallel, Line};
 
 /// One segment seen at both points.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,12 +51,39 @@ pub struct Window {
     pub samples_b_to_a: u64,
     /// The stretch in which a step happened (its bounds are both sides' union).
     pub transition: bool,
+    /// Its samples contradict one offset line beyond the stamps' resolution (no bounds).
+    pub contradicted: bool,
+}
+
+/// Why a window has no interval.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unestimable {
+    /// No A→B segment: nothing bounds the offset from above.
+    NoSampleAToB,
+    /// No B→A segment: nothing bounds it from below.
+    NoSampleBToA,
+    /// The samples contradict one line (beyond the stamps' resolution) and no step
+    /// splits them.
+    Contradicted,
 }
 
 impl Window {
     /// `(lo, hi)` at `t`, in ns: `None` when a side is unbounded.
     pub fn bounds(&self, t: i64) -> Option<(f64, f64)> {
         Some((self.lo?.at(t), self.hi?.at(t)))
+    }
+
+    /// Why the window has no interval, if it has none.
+    pub fn unestimable(&self) -> Option<Unestimable> {
+        if self.contradicted {
+            Some(Unestimable::Contradicted)
+        } else if self.hi.is_none() {
+            Some(Unestimable::NoSampleAToB)
+        } else if self.lo.is_none() {
+            Some(Unestimable::NoSampleBToA)
+        } else {
+            None
+        }
     }
 
     /// The drift of the midpoint, in parts per million.
@@ -98,58 +130,73 @@ impl ClockEstimate {
     }
 }
 
-/// Per second (or a tenth of the window), the tightest sample each way.
-#[derive(Clone, Copy, Debug)]
-struct Bin {
-    first: usize,
-    end: usize,
-    /// The lowest A→B δ and its time.
-    hi: (i64, i64),
-    /// The highest B→A δ and its time.
-    lo: (i64, i64),
-}
-
-impl Bin {
-    fn mid(&self) -> f64 {
-        (self.hi.1 as f64 + self.lo.1 as f64) / 2.0
-    }
-    fn width(&self) -> f64 {
-        (self.hi.1 - self.lo.1) as f64
-    }
-    fn time(&self) -> f64 {
-        (self.hi.0 as f64 + self.lo.0 as f64) / 2.0
-    }
-}
-
-/// The smallest step named: below it, steps hide in the envelopes' spread.
+/// The smallest step named: a smaller contradiction only splits the windows (the rate
+/// changed, or the stamps are coarser than said).
 const MIN_STEP_NS: f64 = 2_000.0;
 
-/// Estimates `θ` from `samples` (sorted by time).
-pub fn estimate(samples: &[ClockSample], window_ns: u64) -> ClockEstimate {
-    let (Some(first), Some(last)) = (samples.first(), samples.last()) else {
+/// Estimates `θ` from `samples` (sorted by time). `slack_ns`: how far two samples may
+/// contradict one line from the stamps' resolution alone (A's plus B's).
+pub fn estimate(samples: &[ClockSample], window_ns: u64, slack_ns: i64) -> ClockEstimate {
+    if samples.is_empty() {
         return ClockEstimate::default();
-    };
-    let window_ns = window_ns.max(1_000_000) as i64;
-    let bin_ns = (window_ns / 10).min(1_000_000_000);
-    let bins = bins(samples, bin_ns);
-    let steps = find_steps(samples, &bins);
-    // Stretches between steps, then the transitions themselves.
-    let mut windows = Vec::new();
-    let mut start = first.t_ns;
-    let mut transitions = Vec::new();
-    for step in &steps {
-        let end = step.after_ns + 1;
-        fit_stretch(samples, start, end, window_ns, &mut windows);
-        transitions.push((windows.len(), end, step.by_ns));
-        start = step.by_ns;
     }
-    fit_stretch(samples, start, last.t_ns + 1, window_ns, &mut windows);
+    let window_ns = window_ns.max(1_000_000) as i64;
+    let slack = slack_ns.max(0) as f64;
+    // Stretches each consistent with one line: cut where a sample first contradicts the
+    // stretch before it; what a step left ambiguous (samples consistent with both sides)
+    // is found from the stretch after it, backwards.
+    let mut cuts = vec![0];
+    while let Some(&from) = cuts.last() {
+        let end = consistent_from(samples, from, slack);
+        if end == samples.len() {
+            break;
+        }
+        cuts.push(end);
+    }
+    cuts.push(samples.len());
+    let t = |i: usize| samples[i].t_ns;
+    let mut windows = Vec::new();
+    let mut steps = Vec::new();
+    let mut transitions = Vec::new();
+    let mut start = t(0);
+    for k in 1..cuts.len() - 1 {
+        let (prev, cut, next) = (cuts[k - 1], cuts[k], cuts[k + 1]);
+        // The last sample before the cut the new offset contradicts (the cut is the first
+        // the old one does): between them, samples both allow.
+        let first_new = consistent_to(samples, prev, next, slack);
+        let (after_ns, by_ns) = (t(first_new - 1), t(cut));
+        let old = side(slice(
+            &samples[prev..first_new],
+            after_ns + 1 - window_ns,
+            after_ns + 1,
+        ));
+        let new = side(slice(&samples[cut..next], by_ns, by_ns + window_ns));
+        let size = step_size(old, new, after_ns + (by_ns - after_ns) / 2);
+        if size.abs() >= MIN_STEP_NS && after_ns < by_ns {
+            fit_stretch(samples, start, after_ns + 1, window_ns, slack, &mut windows);
+            transitions.push((windows.len(), after_ns + 1, by_ns));
+            steps.push(Step {
+                after_ns,
+                by_ns,
+                size_ns: size.round() as i64,
+            });
+        } else {
+            // Too small to name: the windows are only cut there.
+            fit_stretch(samples, start, by_ns, window_ns, slack, &mut windows);
+        }
+        start = by_ns;
+    }
+    fit_stretch(
+        samples,
+        start,
+        t(samples.len() - 1) + 1,
+        window_ns,
+        slack,
+        &mut windows,
+    );
     // Each transition between the windows on either side (inserted last to first so the
     // indices hold).
     for &(at, t0, t1) in transitions.iter().rev() {
-        if t1 <= t0 {
-            continue;
-        }
         let before = at.checked_sub(1).and_then(|i| windows.get(i));
         let after = windows.get(at);
         let (hi, lo) = match (before, after) {
@@ -170,10 +217,107 @@ pub fn estimate(samples: &[ClockSample], window_ns: u64) -> ClockEstimate {
                 samples_a_to_b: in_it.iter().filter(|s| s.a_to_b).count() as u64,
                 samples_b_to_a: in_it.iter().filter(|s| !s.a_to_b).count() as u64,
                 transition: true,
+                contradicted: false,
             },
         );
     }
     ClockEstimate { windows, steps }
+}
+
+/// Whether `samples` are consistent with one offset line, to `slack` ns.
+fn consistent(samples: &[ClockSample], slack: f64) -> bool {
+    let (ab, ba) = directions(samples);
+    widest_parallel(&ab, &ba).is_none_or(|(_, _, gap)| gap >= -slack)
+}
+
+/// The end of the longest stretch from `from` consistent with one line (galloping, then
+/// halving: any part of a consistent stretch is consistent).
+fn consistent_from(samples: &[ClockSample], from: usize, slack: f64) -> usize {
+    let n = samples.len();
+    let (mut good, mut step) = (from + 1, 256);
+    while good < n {
+        let probe = (good + step).min(n);
+        if !consistent(&samples[from..probe], slack) {
+            return last_true(good, probe, |e| consistent(&samples[from..e], slack));
+        }
+        good = probe;
+        step *= 2;
+    }
+    n
+}
+
+/// The start of the longest stretch ending at `to` consistent with one line, not before
+/// `floor`.
+fn consistent_to(samples: &[ClockSample], floor: usize, to: usize, slack: f64) -> usize {
+    let (mut good, mut step) = (to - 1, 256);
+    while good > floor {
+        let probe = good.saturating_sub(step).max(floor);
+        if !consistent(&samples[probe..to], slack) {
+            // The smallest start that is consistent: the last `s` whose complement fails.
+            let far = to - probe;
+            let len = last_true(to - good, far, |l| consistent(&samples[to - l..to], slack));
+            return to - len;
+        }
+        good = probe;
+        step *= 2;
+    }
+    floor
+}
+
+/// The largest `x` in `[good, bad)` with `ok(x)`, given `ok(good)` and `!ok(bad)` and `ok`
+/// true up to a point.
+fn last_true(mut good: usize, mut bad: usize, ok: impl Fn(usize) -> bool) -> usize {
+    while bad - good > 1 {
+        let m = good + (bad - good) / 2;
+        if ok(m) {
+            good = m;
+        } else {
+            bad = m;
+        }
+    }
+    good
+}
+
+/// One side of a cut: its upper and lower line (A→B, B→A).
+type Side = (Option<Line>, Option<Line>);
+
+/// The lines of one side of a cut.
+fn side(samples: &[ClockSample]) -> Side {
+    let (ab, ba) = directions(samples);
+    (lower_support(&ab), upper_support(&ba))
+}
+
+/// How far `θ` jumped at `t` between the lines either side of a cut: the midlines'
+/// difference, or one bound's when a side has only one.
+fn step_size(old: Side, new: Side, t: i64) -> f64 {
+    let mid = |(hi, lo): Side| Some((hi?.at(t) + lo?.at(t)) / 2.0);
+    if let (Some(x), Some(y)) = (mid(old), mid(new)) {
+        return y - x;
+    }
+    let same: Vec<f64> = [(old.0, new.0), (old.1, new.1)]
+        .into_iter()
+        .filter_map(|(x, y)| Some(y?.at(t) - x?.at(t)))
+        .collect();
+    if same.is_empty() {
+        // One direction each side: their contradiction is all that is known.
+        let bound = |(hi, lo): Side| hi.or(lo).map_or(0.0, |l| l.at(t));
+        return bound(new) - bound(old);
+    }
+    same.iter().sum::<f64>() / same.len() as f64
+}
+
+/// `(t, δ)` of each direction: A→B, then B→A.
+type Directions = (Vec<(i64, i64)>, Vec<(i64, i64)>);
+
+fn directions(samples: &[ClockSample]) -> Directions {
+    let pick = |a_to_b: bool| {
+        samples
+            .iter()
+            .filter(|x| x.a_to_b == a_to_b)
+            .map(|x| (x.t_ns, x.delta_ns))
+            .collect()
+    };
+    (pick(true), pick(false))
 }
 
 /// The chord over `[t0, t1]` through the larger (`pick = max`) or smaller of two lines at
@@ -217,6 +361,7 @@ fn fit_stretch(
     start: i64,
     end: i64,
     window_ns: i64,
+    slack: f64,
     out: &mut Vec<Window>,
 ) {
     if end <= start {
@@ -241,154 +386,43 @@ fn fit_stretch(
         }
     }
     for w in cuts.windows(2) {
-        let s = slice(samples, w[0], w[1]);
-        let ab: Vec<(i64, i64)> = s
-            .iter()
-            .filter(|x| x.a_to_b)
-            .map(|x| (x.t_ns, x.delta_ns))
-            .collect();
-        let ba: Vec<(i64, i64)> = s
-            .iter()
-            .filter(|x| !x.a_to_b)
-            .map(|x| (x.t_ns, x.delta_ns))
-            .collect();
-        out.push(Window {
-            start_ns: w[0],
-            end_ns: w[1],
-            hi: lower_support(&ab),
-            lo: upper_support(&ba),
-            samples_a_to_b: ab.len() as u64,
-            samples_b_to_a: ba.len() as u64,
-            transition: false,
-        });
+        out.push(fit_window(slice(samples, w[0], w[1]), w[0], w[1], slack));
     }
 }
 
-fn bins(samples: &[ClockSample], bin_ns: i64) -> Vec<Bin> {
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < samples.len() {
-        let k = samples[i].t_ns.div_euclid(bin_ns);
-        let mut j = i;
-        // The tightest (time, δ) each way.
-        let mut hi: Option<(i64, i64)> = None;
-        let mut lo: Option<(i64, i64)> = None;
-        while j < samples.len() && samples[j].t_ns.div_euclid(bin_ns) == k {
-            let s = samples[j];
-            if s.a_to_b {
-                if hi.is_none_or(|h| s.delta_ns < h.1) {
-                    hi = Some((s.t_ns, s.delta_ns));
-                }
-            } else if lo.is_none_or(|l| s.delta_ns > l.1) {
-                lo = Some((s.t_ns, s.delta_ns));
+/// One window's lines: each the envelope of its own direction, unless they cross inside
+/// the window (too short a span, too few samples to fix two slopes apart); then the two
+/// parallel lines furthest apart, which cross nowhere. Samples that still contradict one
+/// line by more than the stamps' resolution leave the window unbounded, said so.
+fn fit_window(s: &[ClockSample], start_ns: i64, end_ns: i64, slack: f64) -> Window {
+    let (ab, ba) = directions(s);
+    let (mut hi, mut lo) = (lower_support(&ab), upper_support(&ba));
+    let mut contradicted = false;
+    if let (Some(h), Some(l)) = (hi, lo) {
+        if h.at(start_ns) < l.at(start_ns) || h.at(end_ns) < l.at(end_ns) {
+            let (ph, pl, gap) = widest_parallel(&ab, &ba).expect("both directions");
+            if gap >= 0.0 {
+                (hi, lo) = (Some(ph), Some(pl));
+            } else if gap >= -slack {
+                // Within the stamps' resolution, which widens every bound: one line.
+                let mid = Line {
+                    y0: ((ph.y0 + pl.y0) as f64 / 2.0).round() as i64,
+                    ..ph
+                };
+                (hi, lo) = (Some(mid), Some(mid));
+            } else {
+                (hi, lo, contradicted) = (None, None, true);
             }
-            j += 1;
-        }
-        if let (Some(hi), Some(lo)) = (hi, lo) {
-            out.push(Bin {
-                first: i,
-                end: j,
-                hi,
-                lo,
-            });
-        }
-        i = j;
-    }
-    out
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    if v.is_empty() {
-        return 0.0;
-    }
-    let mid = v.len() / 2;
-    *v.select_nth_unstable_by(mid, |a, b| a.total_cmp(b)).1
-}
-
-/// Steps of the offset: jumps of the envelopes' midpoint beyond its spread, width unchanged.
-fn find_steps(samples: &[ClockSample], bins: &[Bin]) -> Vec<Step> {
-    if bins.len() < 3 {
-        return Vec::new();
-    }
-    // The drift: the midpoint's usual move per ns.
-    let mut rates: Vec<f64> = bins
-        .windows(2)
-        .map(|p| (p[1].mid() - p[0].mid()) / (p[1].time() - p[0].time()).max(1.0))
-        .collect();
-    let rate = median(&mut rates);
-    let moved = |a: &Bin, b: &Bin| (b.mid() - a.mid()) - rate * (b.time() - a.time());
-    let mut moves: Vec<f64> = bins.windows(2).map(|p| moved(&p[0], &p[1])).collect();
-    let centre = median(&mut moves.clone());
-    let mut spread: Vec<f64> = moves.iter_mut().map(|m| (*m - centre).abs()).collect();
-    let sigma = 1.4826 * median(&mut spread);
-    let threshold = (8.0 * sigma).max(MIN_STEP_NS);
-    let mut widths: Vec<f64> = bins.iter().map(Bin::width).collect();
-    let usual_width = median(&mut widths);
-    // A bin in which the clock stepped holds both offsets: narrower than usual.
-    let clean: Vec<&Bin> = bins
-        .iter()
-        .filter(|b| b.width() >= usual_width - threshold)
-        .collect();
-    let mut steps = Vec::new();
-    for p in clean.windows(2) {
-        let (a, b) = (p[0], p[1]);
-        let m = moved(a, b) - centre;
-        let dw = b.width() - a.width();
-        if m.abs() > threshold && dw.abs() < m.abs() {
-            steps.push(place_step(samples, a, b, rate, threshold / 4.0, m));
         }
     }
-    steps
-}
-
-/// Where between two clean bins the step happened: after the last segment the new offset
-/// contradicts, at or before the first one the old offset contradicts.
-fn place_step(
-    samples: &[ClockSample],
-    before: &Bin,
-    after: &Bin,
-    rate: f64,
-    tolerance: f64,
-    size: f64,
-) -> Step {
-    let last_before = samples[before.end - 1].t_ns;
-    let first_after = samples[after.first].t_ns;
-    // Each side's bounds carried along the drift.
-    let bounds = |b: &Bin, t: i64| {
-        (
-            b.lo.1 as f64 + rate * (t - b.lo.0) as f64,
-            b.hi.1 as f64 + rate * (t - b.hi.0) as f64,
-        )
-    };
-    let contradicts = |b: &Bin, s: &ClockSample| {
-        let (lo, hi) = bounds(b, s.t_ns);
-        if s.a_to_b {
-            (s.delta_ns as f64) < lo - tolerance
-        } else {
-            (s.delta_ns as f64) > hi + tolerance
-        }
-    };
-    let between = &samples[before.end..after.first];
-    let new_says_before = between
-        .iter()
-        .filter(|s| contradicts(after, s))
-        .map(|s| s.t_ns)
-        .max();
-    let old_says_after = between
-        .iter()
-        .filter(|s| contradicts(before, s))
-        .map(|s| s.t_ns)
-        .min();
-    let after_ns = new_says_before.unwrap_or(last_before).max(last_before);
-    let by_ns = old_says_after.unwrap_or(first_after).min(first_after);
-    let (after_ns, by_ns) = if after_ns < by_ns {
-        (after_ns, by_ns)
-    } else {
-        (last_before, first_after)
-    };
-    Step {
-        after_ns,
-        by_ns,
-        size_ns: size.round() as i64,
+    Window {
+        start_ns,
+        end_ns,
+        hi,
+        lo,
+        samples_a_to_b: ab.len() as u64,
+        samples_b_to_a: ba.len() as u64,
+        transition: false,
+        contradicted,
     }
 }

@@ -58,6 +58,64 @@ pub fn upper_support(points: &[(i64, i64)]) -> Option<Line> {
     })
 }
 
+/// Two parallel lines, `hi` under every point of `under` and `lo` over every point of
+/// `over`, at the common slope that puts them furthest apart: `None` when either set is
+/// empty. `gap` (`hi − lo`, ns) is negative when no line separates the sets — they
+/// contradict one line (a step). The gap, as a function of the slope, is concave and
+/// piecewise linear: its maximum is at one of the two hulls' edge slopes.
+pub fn widest_parallel(under: &[(i64, i64)], over: &[(i64, i64)]) -> Option<(Line, Line, f64)> {
+    let t_ref = under.first()?.0.min(over.first()?.0);
+    let low = lower_hull(under);
+    let negated: Vec<(i64, i64)> = over.iter().map(|&(t, y)| (t, -y)).collect();
+    let high: Vec<(i64, i64)> = lower_hull(&negated)
+        .into_iter()
+        .map(|(t, y)| (t, -y))
+        .collect();
+    let x = |t: i64| (t - t_ref) as f64;
+    // The highest intercept under `low` and the lowest over `high`, at slope `b`.
+    let under_at = |b: f64| {
+        low.iter()
+            .map(|&(t, y)| y as f64 - b * x(t))
+            .fold(f64::INFINITY, f64::min)
+    };
+    let over_at = |b: f64| {
+        high.iter()
+            .map(|&(t, y)| y as f64 - b * x(t))
+            .fold(f64::NEG_INFINITY, f64::max)
+    };
+    let gap = |b: f64| under_at(b) - over_at(b);
+    let edge_slopes = |h: &[(i64, i64)]| -> Vec<f64> {
+        h.windows(2)
+            .map(|e| (e[1].1 - e[0].1) as f64 / (e[1].0 - e[0].0) as f64)
+            .collect()
+    };
+    let mut slopes = edge_slopes(&low);
+    slopes.extend(edge_slopes(&high));
+    slopes.sort_by(f64::total_cmp);
+    if slopes.is_empty() {
+        slopes.push(0.0);
+    }
+    // A concave sequence: the first slope not below its successor is the maximum.
+    let (mut a, mut b) = (0, slopes.len() - 1);
+    while a < b {
+        let m = (a + b) / 2;
+        if gap(slopes[m]) < gap(slopes[m + 1]) {
+            a = m + 1;
+        } else {
+            b = m;
+        }
+    }
+    let slope = slopes[a];
+    let (hi, lo) = (under_at(slope), over_at(slope));
+    let line = |y: f64, outward: fn(f64) -> f64| Line {
+        t0: t_ref,
+        y0: outward(y) as i64,
+        slope,
+    };
+    // Rounded outward: the lines must not cut into their points.
+    Some((line(hi, f64::floor), line(lo, f64::ceil), hi - lo))
+}
+
 fn mean_time(points: &[(i64, i64)]) -> f64 {
     let t0 = points[0].0;
     let sum: i128 = points.iter().map(|p| i128::from(p.0 - t0)).sum();
@@ -122,6 +180,26 @@ mod tests {
         );
         let up = upper_support(&pts.iter().map(|&(t, y)| (t, -y)).collect::<Vec<_>>()).unwrap();
         assert!((up.slope * 1e6 + 20.0).abs() < 0.05);
+    }
+
+    #[test]
+    fn the_widest_parallel_lines_separate_or_say_by_how_much_they_cannot() {
+        // A floor of 20 ppm: A→B 30 µs above, B→A 45 µs below.
+        let under: Vec<(i64, i64)> = (0..100).map(|i| (i * 1_000_000, 30_000 + i * 20)).collect();
+        let over: Vec<(i64, i64)> = (0..100)
+            .map(|i| (i * 1_000_000 + 500_000, -45_000 + i * 20 + 10))
+            .collect();
+        let (hi, lo, gap) = widest_parallel(&under, &over).unwrap();
+        assert!((gap - 75_000.0).abs() < 2.0, "{gap}");
+        assert!((hi.slope * 1e6 - 20.0).abs() < 0.01, "{}", hi.slope * 1e6);
+        assert!(under.iter().all(|&(t, y)| hi.at(t) <= y as f64));
+        assert!(over.iter().all(|&(t, y)| lo.at(t) >= y as f64));
+        // A B→A sample 400 µs up (a step) contradicts every line.
+        let mut stepped = over.clone();
+        stepped[60].1 += 400_000;
+        let (_, _, gap) = widest_parallel(&under, &stepped).unwrap();
+        assert!(gap < -300_000.0, "{gap}");
+        assert!(widest_parallel(&under, &[]).is_none());
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! What reporters read of the clock (`clock` in the summary, the text and HTML tables) and
 //! of the one-way stages' uncertainty.
 
-use super::clock::{ClockEstimate, Window};
+use super::clock::{ClockEstimate, Unestimable, Window};
 use super::spec::UncertaintyLimit;
 use crate::correlate::Stage;
 
@@ -30,6 +30,9 @@ pub struct WindowFigures {
     pub samples_reverse: u64,
     /// The stretch a step happened in.
     pub transition: bool,
+    /// Why the window has no interval (`None`: it has one): `no_forward_samples`,
+    /// `no_reverse_samples` or `contradicted`.
+    pub unestimable: Option<&'static str>,
 }
 
 /// A step of the clock, as reported.
@@ -131,5 +134,17 @@ fn window_figures(w: &Window, b_near: bool, (res_a, res_b): (i64, i64)) -> Windo
             w.samples_a_to_b
         },
         transition: w.transition,
+        unestimable: w.unestimable().map(|u| {
+            // A→B is toward the acceptor when B is nearer it.
+            match (u, b_near) {
+                (Unestimable::NoSampleAToB, true) | (Unestimable::NoSampleBToA, false) => {
+                    "no_forward_samples"
+                }
+                (Unestimable::NoSampleAToB, false) | (Unestimable::NoSampleBToA, true) => {
+                    "no_reverse_samples"
+                }
+                (Unestimable::Contradicted, _) => "contradicted",
+            }
+        }),
     }
 }

@@ -30,7 +30,7 @@ mod spec;
 mod tests;
 
 pub use crate::counters::points::{counters_if_present, PointCounters};
-pub use clock::{estimate, ClockEstimate, ClockSample, Step, Window};
+pub use clock::{estimate, ClockEstimate, ClockSample, Step, Unestimable, Window};
 pub use envelope::Line;
 pub use far::{message_identity, order_identity, FarMessages, FarOrder, FarOrderSink, FarOrders};
 pub use figures::{is_tai_utc, ClockFigures, StepFigures, WindowFigures, TAI_UTC_NS};
@@ -153,7 +153,11 @@ impl PointsSetup {
             a: a.to_string(),
             b: b.to_string(),
             b_near,
-            estimate: estimate(&samples, settings.window_ns),
+            estimate: estimate(
+                &samples,
+                settings.window_ns,
+                resolution_ns.0 + resolution_ns.1,
+            ),
             settings,
             fixed,
             segments: SegmentCounts {

@@ -190,6 +190,7 @@ pub(super) fn clock_json(c: &ClockFigures) -> Value {
                 "samples_forward": w.samples_forward,
                 "samples_reverse": w.samples_reverse,
                 "transition": w.transition,
+                "unestimable": w.unestimable,
             })
         })
         .collect();
@@ -298,7 +299,13 @@ fn write_window(out: &mut impl Write, w: &WindowFigures) -> io::Result<()> {
             offset_text(hi),
             human_ns((hi - lo) as f64),
         ),
-        None => ("unbounded".into(), "-".into(), "-".into(), "-".into()),
+        // Why: `no forward samples`, `no reverse samples`, `contradicted`.
+        None => (
+            "unbounded".into(),
+            "-".into(),
+            "-".into(),
+            w.unestimable.unwrap_or("-").replace('_', " "),
+        ),
     };
     let drift = w.drift_ppm.map_or("-".into(), |d| format!("{d:+.2}ppm"));
     writeln!(

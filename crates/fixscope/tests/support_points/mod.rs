@@ -17,6 +17,7 @@ use crate::support::{fix_message, write_pcap, TimedPacket};
 /// True time of the first packet (ns since the epoch); point A's clock reads true time.
 pub const T0: u64 = 1_700_000_000_000_000_000;
 pub const SERVER_PORT: u16 = 9878;
+const NS_PER_S: u64 = 1_000_000_000;
 pub const CLIENT_PORT: u16 = 40_123;
 /// 37 s: TAI − UTC since 2017.
 pub const TAI_UTC_NS: i64 = 37_000_000_000;
@@ -29,7 +30,8 @@ pub const STEP_AFTER_NS: u64 = 33_305_123_457;
 #[derive(Clone, Debug)]
 pub struct PointsSpec {
     pub orders: usize,
-    /// One order per slot of this length (at least 8 ms: heartbeats sit at 6 and 7 ms).
+    /// One order per slot of this length (at least 8 ms with heartbeats: they sit at 6 and
+    /// 7 ms).
     pub order_every_ns: u64,
     /// The order is sent at a uniformly random time in the first `order_jitter_ns` of its slot.
     pub order_jitter_ns: u64,
@@ -136,6 +138,30 @@ impl PointsSpec {
             drift_ppb: 0,
             steps: vec![],
             seed: 0x5eed_0006,
+            ..Self::drift_and_step()
+        }
+    }
+
+    /// A capture of `seconds` (issue #47, item 12): an order every 500 µs (2,000 a second),
+    /// no heartbeats, residence 20–150 µs, B 250 µs ahead drifting 20 ppm, stepping
+    /// +400 µs about `step_at_s` seconds in (at an order slot's quiet end, so nothing is in
+    /// flight).
+    pub fn short(seconds: u64, step_at_s: Option<f64>) -> Self {
+        const SLOT: u64 = 500_000;
+        let steps = step_at_s
+            .map(|s| {
+                let slot = ((s * 1e9) as u64).saturating_sub(10_000_000) / SLOT;
+                vec![(10_000_000 + slot * SLOT + 490_000, 400_000)]
+            })
+            .unwrap_or_default();
+        PointsSpec {
+            orders: (seconds * NS_PER_S / SLOT) as usize,
+            order_every_ns: SLOT,
+            order_jitter_ns: 100_000,
+            residence_ns: (20_000, 150_000),
+            heartbeat_every: 0,
+            steps,
+            seed: 0x5eed_0012 + seconds,
             ..Self::drift_and_step()
         }
     }
@@ -355,7 +381,9 @@ pub fn clordid(i: usize) -> String {
 
 impl TwoPoints {
     pub fn generate(spec: &PointsSpec) -> TwoPoints {
-        assert!(spec.order_every_ns >= 8_000_000 && spec.order_jitter_ns <= 3_000_000);
+        // Heartbeats sit at 6 and 7 ms into a slot.
+        assert!(spec.heartbeat_every == 0 || spec.order_every_ns >= 8_000_000);
+        assert!(spec.order_jitter_ns <= 3_000_000);
         let mut sim = Sim {
             spec,
             rng: Rng(spec.seed),
