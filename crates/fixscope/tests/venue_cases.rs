@@ -27,11 +27,15 @@ struct Script {
 
 impl Script {
     fn new(begin: &'static str, client_port: u16) -> Script {
+        Script::logged_on(begin, client_port, 1_000_000_000, false)
+    }
+
+    /// A connection opened at `t` whose Logons (34=1) carry ResetSeqNumFlag when `reset`.
+    fn logged_on(begin: &'static str, client_port: u16, t: u64, reset: bool) -> Script {
         let mut conn = SyntheticConnection::new(
             endpoint(false, 2, client_port),
             endpoint(false, 1, SERVER_PORT),
         );
-        let t = 1_000_000_000;
         let packets = conn.handshake().into_iter().map(|p| at(t, p)).collect();
         let mut s = Script {
             begin,
@@ -40,8 +44,12 @@ impl Script {
             seq: [1, 1],
             t,
         };
-        s.client(100 * US, &[(35, "A"), (98, "0"), (108, "30")]);
-        s.venue(100 * US, &[(35, "A"), (98, "0"), (108, "30")]);
+        let mut logon = vec![(35, "A"), (98, "0"), (108, "30")];
+        if reset {
+            logon.push((141, "Y"));
+        }
+        s.client(100 * US, &logon);
+        s.venue(100 * US, &logon);
         s
     }
 
@@ -113,16 +121,31 @@ impl Expected {
 /// Reads the capture on every plan: every counter and stage the same on each; returns
 /// the one-pipeline summary.
 fn every_plan(dir: &std::path::Path, name: &str, packets: &[TimedPacket]) -> Value {
-    let path = dir.join(name);
-    write_pcap(&path, packets);
-    let (_, one) = analyse(&[&path], &["--threads", "1"]);
+    every_plan_of_files(dir, &[(name, packets)])
+}
+
+/// [`every_plan`] for captures read as one timeline (`fixscope pcap day1.pcap day2.pcap`).
+fn every_plan_of_files(dir: &std::path::Path, files: &[(&str, &[TimedPacket])]) -> Value {
+    let paths: Vec<std::path::PathBuf> = files
+        .iter()
+        .map(|(name, packets)| {
+            let path = dir.join(name);
+            write_pcap(&path, packets);
+            path
+        })
+        .collect();
+    let paths: Vec<&std::path::Path> = paths.iter().map(|p| p.as_path()).collect();
+    let (_, one) = analyse(&paths, &["--threads", "1"]);
     for plan in [&[][..], &["--threads", "4"][..]] {
-        let (_, other) = analyse(&[&path], plan);
+        let (_, other) = analyse(&paths, plan);
         assert_eq!(
             one["counters"], other["counters"],
-            "{name}: counters on {plan:?}"
+            "{paths:?}: counters on {plan:?}"
         );
-        assert_eq!(one["stages"], other["stages"], "{name}: stages on {plan:?}");
+        assert_eq!(
+            one["stages"], other["stages"],
+            "{paths:?}: stages on {plan:?}"
+        );
     }
     one
 }
@@ -375,5 +398,88 @@ fn orig_cl_ord_id_after_exec_type_ends_the_original() {
     want.counters.insert("matched", 2 * n);
     want.counters.insert("pending", 0);
     let summary = every_plan(dir.path(), "orig_after.pcap", &s.packets);
+    check(&summary, &want);
+}
+
+const HOUR: u64 = 3_600_000_000_000;
+
+/// Item 1: a new trading day without 141=Y. Day 2 logs on with 34=1 and reuses day 1's
+/// ClOrdIDs while day 1's orders still rest: each day-2 request is a new order (its
+/// answers are its own, microseconds), the day-1 order of that ClOrdID stops being tracked
+/// (`expired_after_response`, no alarm), and no 23-hour fill is credited to day 1.
+#[test]
+fn a_new_trading_day_reusing_clordids_pairs_each_day_with_its_own_orders() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut want = Expected::default();
+    let mut day1 = Script::logged_on("FIX.4.4", 40011, 1_000_000_000, false);
+    for i in 0..5 {
+        let id = format!("N{i}");
+        day1.client(
+            50 * US,
+            &[(35, "D"), (11, &id), (55, "IBM"), (54, "1"), (59, "1")],
+        );
+        day1.venue(30 * US, &[(35, "8"), (11, &id), (150, "0"), (39, "0")]);
+        want.stage("first_response", 30 * US);
+        want.stage("ack", 30 * US);
+    }
+    let mut day2 = Script::logged_on("FIX.4.4", 40012, 1_000_000_000 + 23 * HOUR, false);
+    for i in 0..5 {
+        let id = format!("N{i}");
+        day2.client(50 * US, &[(35, "D"), (11, &id), (55, "IBM"), (54, "1")]);
+        day2.venue(40 * US, &[(35, "8"), (11, &id), (150, "0"), (39, "0")]);
+        day2.venue(60 * US, &[(35, "8"), (11, &id), (150, "F"), (39, "2")]);
+        want.stage("first_response", 40 * US);
+        want.stage("ack", 40 * US);
+        want.stage("fill", 100 * US);
+        want.stage("ack_to_fill", 60 * US);
+    }
+    want.counters.insert("requests", 10);
+    want.counters.insert("matched", 10);
+    want.counters.insert("unanswered", 0);
+    want.counters.insert("expired_after_response", 5);
+    want.counters.insert("pending", 0);
+    let summary = every_plan_of_files(
+        dir.path(),
+        &[("day1.pcap", &day1.packets), ("day2.pcap", &day2.packets)],
+    );
+    check(&summary, &want);
+}
+
+/// Item 2: a venue that resets on every Logon (141=Y). Orders acked before the reconnect
+/// rest at the venue; their fills, after it, are theirs (not unmatched). A request still
+/// waiting at the reset stops waiting (`unanswered_closed`: the reset ended it).
+#[test]
+fn resting_orders_keep_their_fills_across_a_reset() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut want = Expected::default();
+    let t0 = 1_000_000_000;
+    let mut before = Script::logged_on("FIX.4.4", 40013, t0, false);
+    let mut placed = Vec::new();
+    for i in 0..4 {
+        let id = format!("P{i}");
+        before.client(50 * US, &[(35, "D"), (11, &id), (55, "IBM"), (54, "1")]);
+        placed.push((id.clone(), before.t));
+        before.venue(30 * US, &[(35, "8"), (11, &id), (150, "0"), (39, "0")]);
+        want.stage("first_response", 30 * US);
+        want.stage("ack", 30 * US);
+    }
+    // One request the venue never answered before the connection dropped.
+    before.client(50 * US, &[(35, "D"), (11, "LOST"), (55, "IBM"), (54, "1")]);
+    let reconnect = before.t + 2_000_000_000;
+    let mut after = Script::logged_on("FIX.4.4", 40014, reconnect, true);
+    for (id, request_ts) in &placed {
+        after.venue(70 * US, &[(35, "8"), (11, id), (150, "F"), (39, "2")]);
+        want.stage("fill", after.t - request_ts);
+        want.stage("ack_to_fill", after.t - request_ts - 30 * US);
+    }
+    want.counters.insert("requests", 5);
+    want.counters.insert("matched", 4);
+    want.counters.insert("unanswered_closed", 1);
+    // LOST waited 2 s unanswered, past the default -t (0.5 s): a true timeout.
+    want.counters.insert("timed_out", 1);
+    want.counters.insert("pending", 0);
+    let mut packets = before.packets;
+    packets.extend(after.packets);
+    let summary = every_plan(dir.path(), "reset_resting.pcap", &packets);
     check(&summary, &want);
 }
