@@ -93,6 +93,7 @@ impl Stage {
     ];
 
     /// The two one-way stages: figures at an estimated clock offset, with its uncertainty.
+    #[inline]
     pub fn is_one_way(self) -> bool {
         matches!(self, Stage::OneWayFwd | Stage::OneWayRev)
     }
@@ -135,6 +136,7 @@ impl Stage {
     }
 
     /// The name used in reports and the JSON schema.
+    #[inline]
     pub fn name(self) -> &'static str {
         match self {
             Stage::FirstResponse => "first_response",
@@ -157,6 +159,7 @@ impl Stage {
         }
     }
 
+    #[inline]
     pub fn index(self) -> usize {
         self as usize
     }
@@ -204,6 +207,7 @@ impl RequestType {
         RequestType::Replace,
     ];
 
+    #[inline]
     pub fn from_msg_type(msg_type: &[u8]) -> Option<Self> {
         match msg_type {
             b"D" => Some(RequestType::NewOrder),
@@ -214,6 +218,7 @@ impl RequestType {
     }
 
     /// The FIX MsgType (35) value.
+    #[inline]
     pub fn msg_type(self) -> &'static str {
         match self {
             RequestType::NewOrder => "D",
@@ -222,6 +227,7 @@ impl RequestType {
         }
     }
 
+    #[inline]
     pub fn index(self) -> usize {
         self as usize
     }
