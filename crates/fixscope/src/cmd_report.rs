@@ -73,6 +73,7 @@ pub fn run(args: &ReportArgs) -> Result<ExitCode> {
     summary.incomplete = merged.incomplete.clone();
     if let Some((sessions, untracked)) = &merged.sessions {
         summary.sessions = sessions.iter().map(hlog::SessionLine::summary).collect();
+        fixscope_core::report::mark_shared_comp_ids(&mut summary.sessions);
         summary.untracked_sessions = *untracked;
     }
     let format = args.stdout_format();

@@ -32,9 +32,52 @@ pub struct MessageFacts<'a> {
     pub symbol: &'a [u8],
     pub side: &'a [u8],
     pub account: &'a [u8],
+    /// The originating firm on a hub session: OnBehalfOfCompID (115) of a request,
+    /// DeliverToCompID (128) of a report or reject (the hub swaps them); empty when absent.
+    /// ClOrdIDs are unique per firm, so it joins the key ([`MessageFacts::key`]).
+    pub firm: &'a [u8],
     /// Values of the key tags, in key order (empty when absent).
     key_parts: [&'a [u8]; MAX_KEY_TAGS],
     key_found: u8,
+}
+
+/// Whether `t` is a standard-header tag (FIX 4.4 / FIXT.1.1 StandardHeader): header
+/// fields come before the body, so the first body field ends the search for 115/128.
+#[inline]
+fn is_header_tag(t: u32) -> bool {
+    const LOW: u64 = 1 << 8
+        | 1 << 9
+        | 1 << 34
+        | 1 << 35
+        | 1 << 43
+        | 1 << 49
+        | 1 << 50
+        | 1 << 52
+        | 1 << 56
+        | 1 << 57;
+    if t < 64 {
+        LOW >> t & 1 != 0
+    } else {
+        matches!(
+            t,
+            90 | 91
+                | 97
+                | 115
+                | 116
+                | 122
+                | 128
+                | 129
+                | 142..=145
+                | 212
+                | 213
+                | 347
+                | 369
+                | 627..=630
+                | 1128
+                | 1129
+                | 1156
+        )
+    }
 }
 
 /// Whether a message's BeginString is FIX.4.0, 4.1 or 4.2 (the versions with
@@ -78,6 +121,9 @@ impl<'a> MessageFacts<'a> {
         const ACCOUNT: u16 = 2048;
         const ORIG: u16 = 4096;
         const TRANS: u16 = 8192;
+        // The firm (115/128), or the header's end without it: found at the first body
+        // field, which an order's key is, so no message reads further for it.
+        const FIRM: u16 = 16384;
         let request_fields = if ORDER_FIELDS {
             CL_ORD_ID | SYMBOL | SIDE | ACCOUNT
         } else {
@@ -88,6 +134,9 @@ impl<'a> MessageFacts<'a> {
         let key_len = key_tags.len() as u8;
         let mut found = 0u16;
         let mut needed = TYPE;
+        // The tag naming the firm, known from the MsgType (FIX puts it third, before 115
+        // and 128): 115 on requests, 128 on what answers them; 0 (no tag) otherwise.
+        let mut firm_tag = 0;
         // Most fields are none of these: one bit test skips them (tags below 64 as bits;
         // above, only ExecType and key tags matter).
         let mut wanted_low: u64 = [
@@ -119,7 +168,7 @@ impl<'a> MessageFacts<'a> {
             let wanted = if t < 64 {
                 wanted_low >> t & 1 != 0
             } else {
-                t == tag::EXEC_TYPE || t == tag::POSS_RESEND || key_high
+                t == tag::EXEC_TYPE || t == tag::POSS_RESEND || t == firm_tag || key_high
             };
             if !wanted {
                 // Changes nothing below, so the stop test would not change either.
@@ -129,12 +178,18 @@ impl<'a> MessageFacts<'a> {
                 tag::MSG_TYPE => {
                     facts.msg_type = value;
                     found |= TYPE;
+                    firm_tag = match value {
+                        b"D" | b"F" | b"G" => tag::ON_BEHALF_OF_COMP_ID,
+                        b"8" | b"9" | b"3" | b"j" => tag::DELIVER_TO_COMP_ID,
+                        _ => 0,
+                    };
+                    const ORDER: u16 = TYPE | KEY | SEQ | FIRM;
                     needed = match value {
-                        b"D" | b"F" | b"G" => TYPE | KEY | SENDER | TARGET | SEQ | request_fields,
+                        b"D" | b"F" | b"G" => ORDER | SENDER | TARGET | request_fields,
                         // FIX 4.2 and older carry ExecTransType on every report.
-                        b"8" if before_fix43(message) => TYPE | KEY | EXEC | STATUS | SEQ | TRANS,
-                        b"8" => TYPE | KEY | EXEC | STATUS | SEQ,
-                        b"9" => TYPE | KEY | STATUS | SEQ,
+                        b"8" if before_fix43(message) => ORDER | EXEC | STATUS | TRANS,
+                        b"8" => ORDER | EXEC | STATUS,
+                        b"9" => ORDER | STATUS,
                         b"0" | b"1" | b"2" | b"3" | b"4" | b"5" | b"A" | b"j" => WHOLE,
                         // Other messages: the session's names and the sequence.
                         _ => TYPE | SENDER | TARGET | SEQ,
@@ -175,6 +230,11 @@ impl<'a> MessageFacts<'a> {
                 }
                 tag::POSS_DUP_FLAG => facts.poss_dup = value == b"Y",
                 tag::POSS_RESEND => facts.poss_resend = value == b"Y",
+                // The first counts (a hub's hub would be a second one).
+                t if t == firm_tag && found & FIRM == 0 => {
+                    facts.firm = value;
+                    found |= FIRM;
+                }
                 // The first of a repeated tag counts.
                 tag::CL_ORD_ID if ORDER_FIELDS && found & CL_ORD_ID == 0 => {
                     facts.cl_ord_id = value;
@@ -203,6 +263,9 @@ impl<'a> MessageFacts<'a> {
                     }
                 }
             }
+            if found & FIRM == 0 && !is_header_tag(t) {
+                found |= FIRM;
+            }
             if found & needed == needed && found & TYPE != 0 {
                 break;
             }
@@ -212,11 +275,12 @@ impl<'a> MessageFacts<'a> {
 
     /// The correlation key: borrowed from the message for a one-tag key (the usual
     /// ClOrdID: no copy per message), else joined in `buf`; `None` when a key tag is
-    /// missing.
+    /// missing. The firm (115/128), when present, is one more part: ClOrdIDs are unique
+    /// per originating firm, and a hub carries several.
     #[inline]
     pub fn key<'b>(&'b self, key: &KeySpec, buf: &'b mut Vec<u8>) -> Option<&'b [u8]> {
         match key.tags().len() {
-            1 if self.key_found == 1 => Some(self.key_parts[0]),
+            1 if self.key_found == 1 && self.firm.is_empty() => Some(self.key_parts[0]),
             _ => self.key_into(key, buf).then_some(buf.as_slice()),
         }
     }
@@ -234,7 +298,31 @@ impl<'a> MessageFacts<'a> {
             }
             buf.extend_from_slice(part);
         }
+        with_firm(buf, self.firm);
         true
+    }
+
+    /// The key of the order this message names by `id` (OrigClOrdID 41, a reject's
+    /// BusinessRejectRefID 379): `id` and the message's firm, as [`MessageFacts::key`]
+    /// joins them.
+    pub fn key_of<'b>(&self, id: &'b [u8], buf: &'b mut Vec<u8>) -> &'b [u8] {
+        if self.firm.is_empty() {
+            return id;
+        }
+        buf.clear();
+        buf.extend_from_slice(id);
+        with_firm(buf, self.firm);
+        buf.as_slice()
+    }
+}
+
+/// Appends the firm as the key's last part (SOH-separated: no FIX value holds SOH, so a
+/// key with a firm never equals one without).
+#[inline]
+fn with_firm(buf: &mut Vec<u8>, firm: &[u8]) {
+    if !firm.is_empty() {
+        buf.push(SOH);
+        buf.extend_from_slice(firm);
     }
 }
 
@@ -267,6 +355,48 @@ mod tests {
             // session's own messages and the orders').
             assert_eq!(f.poss_dup, mt != "W", "35={mt}");
         }
+    }
+
+    /// A hub's firm joins the key: 115 on a request, 128 on a report or reject (never the
+    /// other tag: a client's 128 names the destination, not itself). It is a header field:
+    /// the search ends at the first body field, so a message without one reads no further.
+    #[test]
+    fn the_firm_joins_the_key_and_is_read_in_the_header_only() {
+        let key = KeySpec::default();
+        let mut buf = Vec::new();
+        let header = |mt, firm: &[(u32, &'static str)]| {
+            let mut f = vec![(35, mt), (49, "HUB"), (56, "VENUE"), (34, "2")];
+            f.extend_from_slice(firm);
+            f.extend([
+                (11, "7"),
+                (150, "0"),
+                (39, "0"),
+                (115, "LATE"),
+                (128, "LATE"),
+            ]);
+            encode(&f)
+        };
+        let d = header("D", &[(115, "A"), (128, "VENUE2")]);
+        let f = MessageFacts::extract(&d, &key);
+        assert_eq!(f.firm, b"A");
+        assert_eq!(f.key(&key, &mut buf).unwrap(), b"7\x01A");
+        let r = header("8", &[(115, "VENUE2"), (128, "A")]);
+        let f = MessageFacts::extract(&r, &key);
+        assert_eq!(f.firm, b"A");
+        assert_eq!(f.key(&key, &mut buf).unwrap(), b"7\x01A");
+        assert_eq!(f.key_of(b"6", &mut buf), b"6\x01A");
+        // Absent from the header: none, and the key is the ClOrdID alone.
+        for mt in ["D", "8"] {
+            let m = header(mt, &[]);
+            let f = MessageFacts::extract(&m, &key);
+            assert!(f.firm.is_empty(), "35={mt}");
+            assert_eq!(f.key(&key, &mut buf).unwrap(), b"7");
+            assert_eq!(f.key_of(b"6", &mut buf), b"6");
+        }
+        let two = KeySpec::parse("11,55").unwrap();
+        let m = encode(&[(35, "D"), (115, "B"), (11, "7"), (55, "IBM")]);
+        let f = MessageFacts::extract(&m, &two);
+        assert_eq!(f.key(&two, &mut buf).unwrap(), b"7\x01IBM\x01B");
     }
 
     /// The order fields read in the correlation's pass are what a pass of their own reads

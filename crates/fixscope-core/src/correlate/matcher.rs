@@ -231,9 +231,12 @@ impl Correlator {
                 self.counters.duplicate_requests += 1;
                 self.counters.untracked_requests += 1;
                 self.record_untracked(&request, Outcome::Untracked);
-            } else if epoch_of(session) > 0 && self.supersede_older(session, key) {
-                self.track(&request);
-            } else if self.early.is_empty() || !self.answered_before(&request, on_replayed) {
+            } else if (epoch_of(session) > 0 && self.supersede_older(session, key))
+                || self.early.is_empty()
+                || !self.answered_before(&request, on_replayed)
+            {
+                // A request superseding an older epoch's is tracked without looking at the
+                // early responses (short-circuit: in this order).
                 self.track(&request);
             }
         } else {
@@ -405,7 +408,7 @@ impl Correlator {
         self.answer(slot, session, key, ts_ns, kind, &mut on_latency);
         self.key_buf = key_buf;
         if kind.ends_original {
-            self.end_original(session, facts.orig_cl_ord_id, slot);
+            self.end_original(session, facts, slot);
         }
     }
 
@@ -570,12 +573,17 @@ impl Correlator {
     /// A cancel or replace confirmed (or a terminal status) ends the order it names in
     /// OrigClOrdID: stop tracking it, so cancelled resting orders do not fill the table.
     /// An original that never had a response of its own stays (its answer may still come).
-    fn end_original(&mut self, session: u64, orig: &[u8], answered_slot: u32) {
-        if orig.is_empty() || !self.key.is_cl_ord_id() {
+    fn end_original(&mut self, session: u64, facts: &MessageFacts, answered_slot: u32) {
+        if facts.orig_cl_ord_id.is_empty() || !self.key.is_cl_ord_id() {
             return;
         }
+        // The original is the same firm's (a hub's report names it in 128).
+        let mut buf = std::mem::take(&mut self.key_buf);
+        let orig = facts.key_of(facts.orig_cl_ord_id, &mut buf);
         let hash = self.table.hash(session, orig);
-        if let Some(slot) = self.table.find(session, orig, hash) {
+        let found = self.table.find(session, orig, hash);
+        self.key_buf = buf;
+        if let Some(slot) = found {
             if slot != answered_slot && self.table.get(slot).responded {
                 self.release(slot);
             }

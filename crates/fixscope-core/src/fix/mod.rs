@@ -32,6 +32,8 @@ pub mod tag {
     pub const POSS_DUP_FLAG: u32 = 43;
     pub const REF_SEQ_NUM: u32 = 45;
     pub const POSS_RESEND: u32 = 97;
+    pub const ON_BEHALF_OF_COMP_ID: u32 = 115;
+    pub const DELIVER_TO_COMP_ID: u32 = 128;
     pub const HEART_BT_INT: u32 = 108;
     pub const TEST_REQ_ID: u32 = 112;
     pub const GAP_FILL_FLAG: u32 = 123;
@@ -40,6 +42,14 @@ pub mod tag {
     pub const REF_MSG_TYPE: u32 = 372;
     pub const BUSINESS_REJECT_REF_ID: u32 = 379;
     pub const BUSINESS_REJECT_REASON: u32 = 380;
+}
+
+/// A framed message's BeginString (8) value: framing checked that it starts `8=` and that
+/// the value ends with SOH within a few bytes.
+pub fn begin_string(message: &[u8]) -> &[u8] {
+    let value = message.get(2..).unwrap_or_default();
+    let end = message::find_soh(value).unwrap_or(value.len());
+    &value[..end]
 }
 
 /// A comma-separated list of distinct tag numbers, 1 to `max` of them (`--key`, `--by`).

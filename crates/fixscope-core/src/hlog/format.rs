@@ -254,6 +254,9 @@ pub struct SessionLine {
     pub id: u64,
     pub client: String,
     pub server: String,
+    /// Absent from logs written before sessions had it (#47).
+    #[serde(default)]
+    pub begin_string: String,
     pub sender_comp_id: String,
     pub target_comp_id: String,
     pub requests: u64,
@@ -286,8 +289,10 @@ impl SessionLine {
             id: self.id,
             client: self.client.clone(),
             server: self.server.clone(),
+            begin_string: self.begin_string.clone(),
             sender_comp_id: self.sender_comp_id.clone(),
             target_comp_id: self.target_comp_id.clone(),
+            shares_comp_ids: false,
             requests: self.requests,
             responses: self.responses,
             first_response: self.distribution(),
@@ -304,6 +309,7 @@ impl From<&SessionSummary> for SessionLine {
             id: s.id,
             client: s.client.clone(),
             server: s.server.clone(),
+            begin_string: s.begin_string.clone(),
             sender_comp_id: s.sender_comp_id.clone(),
             target_comp_id: s.target_comp_id.clone(),
             requests: s.requests,

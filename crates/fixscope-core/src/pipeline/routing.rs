@@ -183,6 +183,7 @@ impl Router<'_> {
         let b = self.layer.bind(
             binding,
             facts,
+            msg.bytes,
             direction,
             conn,
             self.next_session,
@@ -196,15 +197,13 @@ impl Router<'_> {
             });
             if *self.next_session != opened_before {
                 // The merger numbers sessions in the order the one pipeline opens them.
-                let (client, server) = match direction {
-                    Direction::Request => (facts.sender_comp_id, facts.target_comp_id),
-                    Direction::Response => (facts.target_comp_id, facts.sender_comp_id),
-                };
                 shard.opened.push(super::share::OpenedSession {
                     local_id: b.session,
                     segment_index: shard.segment_index,
                     connection: conn,
-                    comp_ids: (!b.anonymous).then(|| (client.into(), server.into())),
+                    identity: (!b.anonymous)
+                        .then(|| crate::session::identity(facts, msg.bytes, direction))
+                        .flatten(),
                 });
             }
         }
@@ -243,8 +242,11 @@ impl Router<'_> {
         match (named.ref_seq, named.ref_type) {
             (Some(seq), _) => self.correlator.answer_by_msg_seq(scope, seq, ts_ns, record),
             (None, Some(ref_type)) if !named.ref_id.is_empty() => {
+                // A hub's reject names its firm's order (128 joins the key).
+                let mut buf = Vec::new();
+                let key = facts.key_of(named.ref_id, &mut buf);
                 self.correlator
-                    .answer_by_key(scope, named.ref_id, ref_type, ts_ns, record)
+                    .answer_by_key(scope, key, ref_type, ts_ns, record)
             }
             _ => false,
         };

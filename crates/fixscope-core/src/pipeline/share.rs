@@ -5,8 +5,7 @@ use crate::report::Counters;
 use crate::segment::ConnectionKey;
 use crate::stats::IntervalShare;
 
-/// A named session's (client, server) CompIDs.
-pub type CompIds = (Box<[u8]>, Box<[u8]>);
+pub use crate::session::SessionIdentity;
 
 /// A session a worker opened, for the merger's numbering.
 #[derive(Clone, Debug)]
@@ -16,9 +15,9 @@ pub struct OpenedSession {
     /// The index in the run of the segment that opened it.
     pub segment_index: u64,
     pub connection: ConnectionKey,
-    /// A named session's (client, server) CompIDs: the merger checks that no session is
-    /// split across workers (its connections from several shard keys).
-    pub comp_ids: Option<CompIds>,
+    /// A named session's identity: the merger checks that no session is split across
+    /// workers (its connections from several shard keys).
+    pub identity: Option<SessionIdentity>,
 }
 
 /// A message a worker routed (for the session layer's rates, replayed by the merger in

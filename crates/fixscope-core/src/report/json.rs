@@ -152,6 +152,7 @@ impl<W: Write> Reporter for JsonReporter<W> {
                     "server": s.server,
                     "sender_comp_id": s.sender_comp_id,
                     "target_comp_id": s.target_comp_id,
+                    "begin_string": s.begin_string,
                     "requests": s.requests,
                     "responses": s.responses,
                     "first_response": distribution_json(("stage", "first_response"), &s.first_response),

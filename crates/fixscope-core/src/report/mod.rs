@@ -188,14 +188,40 @@ pub struct StageSummary {
     pub dist: Distribution,
 }
 
+/// Marks the sessions whose CompIDs another session (another BeginString) has too: only
+/// they are named with their BeginString, so the common case reads as it always did.
+pub fn mark_shared_comp_ids(sessions: &mut [SessionSummary]) {
+    let mut seen: std::collections::HashMap<(&str, &str), usize> = Default::default();
+    for s in sessions.iter().filter(|s| !s.sender_comp_id.is_empty()) {
+        *seen
+            .entry((&s.sender_comp_id, &s.target_comp_id))
+            .or_default() += 1;
+    }
+    let shared: Vec<bool> = sessions
+        .iter()
+        .map(|s| {
+            seen.get(&(&*s.sender_comp_id, &*s.target_comp_id))
+                .is_some_and(|&n| n > 1)
+        })
+        .collect();
+    for (s, shared) in sessions.iter_mut().zip(shared) {
+        s.shares_comp_ids = shared;
+    }
+}
+
 /// One session's line in the per-session table.
 #[derive(Clone, Debug)]
 pub struct SessionSummary {
     pub id: u64,
     pub client: String,
     pub server: String,
+    /// BeginString (8): with the CompIDs, the session's identity (empty: anonymous).
+    pub begin_string: String,
     pub sender_comp_id: String,
     pub target_comp_id: String,
+    /// Another session of the table has the same CompIDs (another BeginString): the text
+    /// names show the BeginString to tell them apart ([`mark_shared_comp_ids`]).
+    pub shares_comp_ids: bool,
     pub requests: u64,
     pub responses: u64,
     pub first_response: Distribution,
@@ -271,8 +297,10 @@ impl<'a> SummaryReport<'a> {
                 id: s.id,
                 client: s.connection.client.to_string(),
                 server: s.connection.server.to_string(),
+                begin_string: s.begin_string.clone(),
                 sender_comp_id: s.sender_comp_id.clone(),
                 target_comp_id: s.target_comp_id.clone(),
+                shares_comp_ids: false,
                 requests: s.requests,
                 responses: s.responses,
                 first_response: latency
@@ -286,7 +314,9 @@ impl<'a> SummaryReport<'a> {
                     })
                     .collect(),
             })
-            .collect();
+            .collect::<Vec<_>>();
+        let mut sessions = sessions;
+        mark_shared_comp_ids(&mut sessions);
         SummaryReport {
             duration_ns,
             span,

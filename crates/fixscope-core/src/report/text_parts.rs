@@ -126,6 +126,11 @@ pub fn session_columns(s: &SessionSummary) -> [String; 8] {
     let d = &s.first_response;
     let names = if s.sender_comp_id.is_empty() {
         "?".to_string()
+    } else if s.shares_comp_ids {
+        format!(
+            "{}->{} {}",
+            s.sender_comp_id, s.target_comp_id, s.begin_string
+        )
     } else {
         format!("{}->{}", s.sender_comp_id, s.target_comp_id)
     };
@@ -243,8 +248,10 @@ mod tests {
             id: 7,
             client: "10.0.0.1:40000".into(),
             server: "10.0.0.2:9878".into(),
+            begin_string: String::new(),
             sender_comp_id: String::new(),
             target_comp_id: "EXCH".into(),
+            shares_comp_ids: false,
             requests: 3,
             responses: 5,
             first_response: Distribution {

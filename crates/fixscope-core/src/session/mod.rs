@@ -1,9 +1,14 @@
 //! The FIX session layer: who talks (sessions are their CompIDs, not a TCP connection),
 //! the session's own messages, its sequence numbers, and what they mean for the orders.
 //!
-//! - A **session** is its (SenderCompID, TargetCompID) pair as the client sends it: a
-//!   reconnect continues it. A connection whose messages carry no CompIDs is a session of
-//!   its own (anonymous), ended by its close.
+//! - A **session** is its (BeginString, SenderCompID, TargetCompID) as the client sends
+//!   them — FIX's session identity: the same CompIDs on FIX.4.2 and FIX.4.4 (a migration)
+//!   are two sessions, each with its own sequence numbers and ClOrdIDs. Sub and location
+//!   IDs (50/57, 142/143) name desks and traders within a session and may change from
+//!   message to message; an engine's SessionQualifier is its own configuration, never on
+//!   the wire: neither is part of it. A reconnect continues the session. A connection
+//!   whose messages carry no CompIDs is a session of its own (anonymous), ended by its
+//!   close.
 //! - An **epoch** begins at a Logon with ResetSeqNumFlag (141=Y) or a SequenceReset-Reset
 //!   (35=4 without 123=Y): sequence numbers restart and ClOrdIDs may be reused, so the
 //!   correlator's scope is (session, epoch) — requests are never paired across epochs, and
@@ -116,14 +121,14 @@ impl ReplayedSeqs {
     }
 }
 
-/// Named sessions kept at most; later CompID pairs are handled as anonymous sessions.
+/// Named sessions kept at most; later identities are handled as anonymous sessions.
 pub const MAX_NAMED_SESSIONS: usize = 1 << 16;
 /// Unanswered TestRequests remembered per side (the oldest are dropped beyond it).
 const MAX_OUTSTANDING_TEST_REQUESTS: usize = 1024;
 pub use crate::correlate::{scope_of, session_of};
 
-/// A session's (client, server) CompIDs.
-type CompIds = (Box<[u8]>, Box<[u8]>);
+/// A named session's identity: (BeginString, client's CompID, server's CompID).
+pub type SessionIdentity = (Box<[u8]>, Box<[u8]>, Box<[u8]>);
 
 /// A TestRequest waiting for the Heartbeat with its TestReqID.
 struct PendingTestRequest {
@@ -153,7 +158,7 @@ struct SessionState {
 /// (client, server, port) keep every session in one pipeline).
 #[derive(Default)]
 pub struct SessionLayer {
-    by_comp_ids: HashMap<CompIds, u64>,
+    by_identity: HashMap<SessionIdentity, u64>,
     /// Session `id`'s state at index `id - 1` (ids are handed out in order, and every
     /// message looks its session up: an index, not a hash); `None` once an anonymous
     /// session ended.
@@ -166,13 +171,16 @@ impl SessionLayer {
         Self::default()
     }
 
-    /// The session of the connection whose message `facts` is: bound at the connection's
-    /// first message (opening the session in `stats` when new).
+    /// The session of the connection whose message `facts` is (`message` its bytes, for
+    /// the BeginString): bound at the connection's first message (opening the session in
+    /// `stats` when new).
     #[inline]
+    #[allow(clippy::too_many_arguments)]
     pub fn bind(
         &mut self,
         current: &mut Option<Binding>,
         facts: &MessageFacts,
+        message: &[u8],
         direction: Direction,
         conn: ConnectionKey,
         next_session: &mut u64,
@@ -180,7 +188,13 @@ impl SessionLayer {
     ) -> Binding {
         match *current {
             Some(b) => b,
-            None => self.bind_new(current, facts, direction, conn, next_session, sessions),
+            None => self.bind_new(
+                current,
+                identity(facts, message, direction),
+                conn,
+                next_session,
+                sessions,
+            ),
         }
     }
 
@@ -188,22 +202,15 @@ impl SessionLayer {
     fn bind_new(
         &mut self,
         current: &mut Option<Binding>,
-        facts: &MessageFacts,
-        direction: Direction,
+        identity: Option<SessionIdentity>,
         conn: ConnectionKey,
         next_session: &mut u64,
         sessions: &mut SessionTable,
     ) -> Binding {
-        let (client, server) = match direction {
-            Direction::Request => (facts.sender_comp_id, facts.target_comp_id),
-            Direction::Response => (facts.target_comp_id, facts.sender_comp_id),
-        };
-        let named = !client.is_empty()
-            && !server.is_empty()
-            && (self.by_comp_ids.len() < MAX_NAMED_SESSIONS
-                || self
-                    .by_comp_ids
-                    .contains_key(&(client.into(), server.into())));
+        let identity = identity.filter(|id| {
+            self.by_identity.len() < MAX_NAMED_SESSIONS || self.by_identity.contains_key(id)
+        });
+        let named = identity.is_some();
         let states = &mut self.states;
         let mut open = |sessions: &mut SessionTable| {
             let id = *next_session;
@@ -216,9 +223,8 @@ impl SessionLayer {
             states[i] = Some(Box::default());
             id
         };
-        let session = if named {
-            let key: CompIds = (client.into(), server.into());
-            match self.by_comp_ids.get(&key) {
+        let session = if let Some(key) = identity {
+            match self.by_identity.get(&key) {
                 Some(&id) => {
                     if let Some(s) = sessions.get_mut(id) {
                         s.connection = conn;
@@ -228,10 +234,12 @@ impl SessionLayer {
                 None => {
                     let id = open(sessions);
                     if let Some(s) = sessions.get_mut(id) {
-                        s.sender_comp_id = String::from_utf8_lossy(client).into_owned();
-                        s.target_comp_id = String::from_utf8_lossy(server).into_owned();
+                        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+                        s.begin_string = text(&key.0);
+                        s.sender_comp_id = text(&key.1);
+                        s.target_comp_id = text(&key.2);
                     }
-                    self.by_comp_ids.insert(key, id);
+                    self.by_identity.insert(key, id);
                     id
                 }
             }
@@ -529,6 +537,26 @@ impl SessionLayer {
             s.health.logged_out();
         }
     }
+}
+
+/// The identity of the session a connection's first message names (`None`: no CompIDs,
+/// an anonymous session).
+pub fn identity(
+    facts: &MessageFacts,
+    message: &[u8],
+    direction: Direction,
+) -> Option<SessionIdentity> {
+    let (client, server) = match direction {
+        Direction::Request => (facts.sender_comp_id, facts.target_comp_id),
+        Direction::Response => (facts.target_comp_id, facts.sender_comp_id),
+    };
+    (!client.is_empty() && !server.is_empty()).then(|| {
+        (
+            crate::fix::begin_string(message).into(),
+            client.into(),
+            server.into(),
+        )
+    })
 }
 
 fn oldest_test_request(state: &SessionState) -> Option<u64> {

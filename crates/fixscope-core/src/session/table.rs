@@ -24,6 +24,8 @@ pub const MAX_TRACKED_SESSIONS: usize = 4096;
 pub struct SessionStats {
     pub id: u64,
     pub connection: ConnectionKey,
+    /// BeginString (8): with the CompIDs, the session's identity (empty: anonymous).
+    pub begin_string: String,
     /// SenderCompID/TargetCompID of the requests (the client's view).
     pub sender_comp_id: String,
     pub target_comp_id: String,
@@ -58,6 +60,7 @@ impl SessionTable {
         self.sessions.push(SessionStats {
             id,
             connection,
+            begin_string: String::new(),
             sender_comp_id: String::new(),
             target_comp_id: String::new(),
             requests: 0,

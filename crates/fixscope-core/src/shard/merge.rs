@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::io;
 
 use super::worker::{End, FromWorker, WorkerOutputs};
-use super::{CompIds, OpenedSession, Outcome, RoutedMessage, WorkerEnd, WorkerShare};
+use super::{OpenedSession, Outcome, RoutedMessage, SessionIdentity, WorkerEnd, WorkerShare};
 use crate::consumer::GlobalSession;
 use crate::pcap::CaptureStats;
 use crate::pipeline::{report_end, report_interval, PipelineConfig, RunEnd};
@@ -28,7 +28,7 @@ pub(crate) struct Merger {
     next_global: u64,
     opened: Vec<(OpenedSession, usize)>,
     /// Each named session's worker: a session is never split across workers.
-    named: HashMap<CompIds, usize>,
+    named: HashMap<SessionIdentity, usize>,
     /// Interval k's routed messages of every worker, with the worker's index.
     messages: Vec<(RoutedMessage, usize)>,
 }
@@ -128,8 +128,8 @@ impl Merger {
         // Stable: a sweep or the end may open several of one worker's sessions at one index.
         self.opened.sort_by_key(|(o, _)| o.segment_index);
         for (o, w) in self.opened.drain(..) {
-            if let Some(comp_ids) = o.comp_ids {
-                check_one_worker(&mut self.named, comp_ids, w)?;
+            if let Some(identity) = o.identity {
+                check_one_worker(&mut self.named, identity, w)?;
             }
             let id = self.next_global;
             self.next_global += 1;
@@ -277,18 +277,19 @@ impl Merger {
 /// figures — and the caller analyses the input again on one pipeline. Also past the
 /// session layer's table of named sessions, which one pipeline fills over all connections.
 fn check_one_worker(
-    named: &mut HashMap<CompIds, usize>,
-    comp_ids: CompIds,
+    named: &mut HashMap<SessionIdentity, usize>,
+    identity: SessionIdentity,
     worker: usize,
 ) -> io::Result<()> {
     let names = || {
         format!(
-            "{}->{}",
-            String::from_utf8_lossy(&comp_ids.0),
-            String::from_utf8_lossy(&comp_ids.1)
+            "{}->{} ({})",
+            String::from_utf8_lossy(&identity.1),
+            String::from_utf8_lossy(&identity.2),
+            String::from_utf8_lossy(&identity.0)
         )
     };
-    match named.get(&comp_ids) {
+    match named.get(&identity) {
         Some(&w) if w != worker => Err(super::NeedsOnePipeline::error(format!(
             "the FIX session {} connects through more than one (client IP, server IP, server \
              port)",
@@ -303,7 +304,7 @@ fn check_one_worker(
             )))
         }
         None => {
-            named.insert(comp_ids, worker);
+            named.insert(identity, worker);
             Ok(())
         }
     }

@@ -61,7 +61,9 @@ mod worker;
 /// What a shard's pipeline hands to the merger ([`crate::pipeline::share`]), named here where
 /// the plan's users have always found it.
 pub use crate::pipeline::share;
-pub use crate::pipeline::share::{CompIds, OpenedSession, RoutedMessage, WorkerEnd, WorkerShare};
+pub use crate::pipeline::share::{
+    OpenedSession, RoutedMessage, SessionIdentity, WorkerEnd, WorkerShare,
+};
 
 use std::path::PathBuf;
 

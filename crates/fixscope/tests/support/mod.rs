@@ -2,6 +2,7 @@
 //! files, and a runner for the `fixscope` binary.
 #![allow(dead_code)]
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -374,4 +375,190 @@ pub fn assert_truth(summary: &Value, truth: &Truth) {
     assert_eq!(counter(summary, "unmatched_responses"), 0);
     assert_eq!(counter(summary, "duplicate_requests"), 0);
     assert_eq!(counter(summary, "bad_checksum"), 0);
+}
+
+// FIX as venues send it: scripted sessions read on every plan (venue_cases, session_identity).
+
+pub const US: u64 = 1_000;
+
+/// One FIX session on one TCP connection, scripted message by message: the client sends
+/// requests, the venue answers; each side numbers its messages (34) as FIX does.
+pub struct Script {
+    pub begin: &'static str,
+    pub conn: SyntheticConnection,
+    pub packets: Vec<TimedPacket>,
+    pub seq: [u64; 2],
+    pub t: u64,
+}
+
+impl Script {
+    pub fn new(begin: &'static str, client_port: u16) -> Script {
+        Script::logged_on(begin, client_port, 1_000_000_000, false)
+    }
+
+    /// A connection opened at `t` whose Logons (34=1) carry ResetSeqNumFlag when `reset`.
+    pub fn logged_on(begin: &'static str, client_port: u16, t: u64, reset: bool) -> Script {
+        let mut conn = SyntheticConnection::new(
+            endpoint(false, 2, client_port),
+            endpoint(false, 1, SERVER_PORT),
+        );
+        let packets = conn.handshake().into_iter().map(|p| at(t, p)).collect();
+        let mut s = Script {
+            begin,
+            conn,
+            packets,
+            seq: [1, 1],
+            t,
+        };
+        let mut logon = vec![(35, "A"), (98, "0"), (108, "30")];
+        if reset {
+            logon.push((141, "Y"));
+        }
+        s.client(100 * US, &logon);
+        s.venue(100 * US, &logon);
+        s
+    }
+
+    /// The message's bytes: the header (35, 34, `extra`, 49, 52, 56, then `routing` —
+    /// OnBehalfOfCompID, DeliverToCompID — as QuickFIX orders it), then the body in the
+    /// order given (engines differ in where they put a field).
+    pub fn encode(
+        &self,
+        side: usize,
+        seq: u64,
+        fields: &[(u32, &str)],
+        extra: &[(u32, &str)],
+        routing: &[(u32, &str)],
+    ) -> Vec<u8> {
+        let (sender, target) = if side == 0 {
+            ("CLIENT", "VENUE")
+        } else {
+            ("VENUE", "CLIENT")
+        };
+        let seq = seq.to_string();
+        let mut all: Vec<(u32, &str)> = vec![fields[0], (34, &seq)];
+        all.extend_from_slice(extra);
+        all.extend([(49, sender), (52, "20261128-12:00:00.000"), (56, target)]);
+        all.extend_from_slice(routing);
+        all.extend_from_slice(&fields[1..]);
+        fix_message(self.begin, &all)
+    }
+
+    /// The client sends `fields` `after` the previous message; returns its MsgSeqNum.
+    pub fn client(&mut self, after: u64, fields: &[(u32, &str)]) -> u64 {
+        self.client_routed(after, &[], fields)
+    }
+
+    /// [`Script::client`] with the header's `routing` fields (a hub's 115/128).
+    pub fn client_routed(
+        &mut self,
+        after: u64,
+        routing: &[(u32, &str)],
+        fields: &[(u32, &str)],
+    ) -> u64 {
+        self.t += after;
+        let seq = self.seq[0];
+        self.seq[0] += 1;
+        let m = self.encode(0, seq, fields, &[], routing);
+        let p = self.conn.client_sends(&m);
+        self.packets.push(at(self.t, p));
+        seq
+    }
+
+    /// The venue sends `fields` `after` the previous message.
+    pub fn venue(&mut self, after: u64, fields: &[(u32, &str)]) {
+        self.venue_routed(after, &[], fields)
+    }
+
+    /// [`Script::venue`] with the header's `routing` fields (a hub's 115/128).
+    pub fn venue_routed(&mut self, after: u64, routing: &[(u32, &str)], fields: &[(u32, &str)]) {
+        self.t += after;
+        let seq = self.seq[1];
+        self.seq[1] += 1;
+        let m = self.encode(1, seq, fields, &[], routing);
+        let p = self.conn.server_sends(&m);
+        self.packets.push(at(self.t, p));
+    }
+
+    /// The client resends its message `seq` (PossDupFlag, OrigSendingTime) `after`.
+    pub fn client_replays(&mut self, after: u64, seq: u64, fields: &[(u32, &str)]) {
+        self.t += after;
+        let m = self.encode(
+            0,
+            seq,
+            fields,
+            &[(43, "Y"), (122, "20261128-12:00:00.000")],
+            &[],
+        );
+        let p = self.conn.client_sends(&m);
+        self.packets.push(at(self.t, p));
+    }
+}
+
+/// What fixscope must report: each stage's latencies and the counters named.
+#[derive(Default)]
+pub struct Expected {
+    pub stages: BTreeMap<&'static str, Vec<u64>>,
+    pub counters: BTreeMap<&'static str, u64>,
+}
+
+impl Expected {
+    pub fn stage(&mut self, name: &'static str, ns: u64) {
+        self.stages.entry(name).or_default().push(ns);
+    }
+}
+
+/// Reads the capture on every plan: every counter and stage the same on each; returns
+/// the one-pipeline summary.
+pub fn every_plan(dir: &std::path::Path, name: &str, packets: &[TimedPacket]) -> Value {
+    every_plan_of_files(dir, &[(name, packets)])
+}
+
+/// [`every_plan`] for captures read as one timeline (`fixscope pcap day1.pcap day2.pcap`).
+pub fn every_plan_of_files(dir: &std::path::Path, files: &[(&str, &[TimedPacket])]) -> Value {
+    let paths: Vec<std::path::PathBuf> = files
+        .iter()
+        .map(|(name, packets)| {
+            let path = dir.join(name);
+            write_pcap(&path, packets);
+            path
+        })
+        .collect();
+    let paths: Vec<&std::path::Path> = paths.iter().map(|p| p.as_path()).collect();
+    let (_, one) = analyse(&paths, &["--threads", "1"]);
+    for plan in [&[][..], &["--threads", "4"][..]] {
+        let (_, other) = analyse(&paths, plan);
+        assert_eq!(
+            one["counters"], other["counters"],
+            "{paths:?}: counters on {plan:?}"
+        );
+        assert_eq!(
+            one["stages"], other["stages"],
+            "{paths:?}: stages on {plan:?}"
+        );
+    }
+    one
+}
+
+pub fn check(summary: &Value, expected: &Expected) {
+    for name in ["first_response", "ack", "fill", "ack_to_fill"] {
+        match expected.stages.get(name) {
+            Some(ns) => assert_stage(summary, name, ns),
+            None => assert_eq!(stage(summary, name)["count"], 0, "{name}"),
+        }
+    }
+    for (name, want) in &expected.counters {
+        assert_eq!(counter(summary, name), *want, "{name}");
+    }
+    // The alarms none of these cases may raise.
+    for name in [
+        "unmatched_responses",
+        "timed_out",
+        "late",
+        "duplicate_requests",
+    ] {
+        if !expected.counters.contains_key(name) {
+            assert_eq!(counter(summary, name), 0, "{name}");
+        }
+    }
 }
