@@ -293,7 +293,8 @@ fn direction_to(flow: &FlowKey, acceptor: Endpoint) -> Direction {
     }
 }
 
-/// The acceptor by what the segment carries: the receiver of a request (`35=D`, `F`, `G`),
+/// The acceptor by what the segment carries: the receiver of a request (`35=D`, `F`, `G`,
+/// `E`, `s`; a multileg `AB` is no one-character type),
 /// the sender of a response (`35=8`, `9`); `None` if it carries neither. Only a message's
 /// standard header counts — `8=FIX…` at the start of the payload or after a SOH, then
 /// `9=` and `35=` — so a lookalike protocol (nDPI's "8=O" captures) tells nothing.
@@ -304,7 +305,7 @@ fn fix_acceptor(t: &TcpPacket<'_>) -> Option<Endpoint> {
             continue;
         }
         match msg_type(&p[at..]) {
-            Some(b'D' | b'F' | b'G') => return Some(t.flow.dst),
+            Some(b'D' | b'F' | b'G' | b'E' | b's') => return Some(t.flow.dst),
             Some(b'8' | b'9') => return Some(t.flow.src),
             _ => {}
         }

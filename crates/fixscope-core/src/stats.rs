@@ -315,7 +315,7 @@ impl Stats {
     /// slowest orders the logs kept. No sessions: logs do not hold their histograms.
     pub fn from_recorders(
         stages: [LatencyRecorder; Stage::COUNT],
-        by_type: [[LatencyRecorder; Stage::COUNT]; 3],
+        by_type: [[LatencyRecorder; Stage::COUNT]; RequestType::COUNT],
         mut slowest: SlowestOrders,
     ) -> Self {
         let highest_ns = stages[0].histogram().high();

@@ -151,12 +151,15 @@ impl Vocabulary for Outcome {
 }
 
 impl Vocabulary for RequestType {
-    const NAMES: &'static [&'static str] = &["D", "F", "G"];
+    const NAMES: &'static [&'static str] = &["D", "F", "G", "AB", "E", "s"];
     fn code(self) -> u8 {
         match self {
             RequestType::NewOrder => 0,
             RequestType::Cancel => 1,
             RequestType::Replace => 2,
+            RequestType::NewOrderMultileg => 3,
+            RequestType::NewOrderList => 4,
+            RequestType::NewOrderCross => 5,
         }
     }
 }

@@ -7,6 +7,7 @@
 
 mod support;
 
+use serde_json::Value;
 use support::*;
 
 /// Item 3: FIX 4.2's ExecTransType. A status (20=3) and a bust (20=1) carrying a fill's
@@ -318,4 +319,243 @@ fn resting_orders_keep_their_fills_across_a_reset() {
     packets.extend(after.packets);
     let summary = every_plan(dir.path(), "reset_resting.pcap", &packets);
     check(&summary, &want);
+}
+
+/// The count of `stage` under request type `msg_type` in `by_msg_type` (0 when absent).
+fn by_type_count(summary: &Value, msg_type: &str, stage: &str) -> u64 {
+    summary["by_msg_type"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["msg_type"] == msg_type)
+        .flat_map(|t| t["stages"].as_array().unwrap())
+        .filter(|s| s["stage"] == stage)
+        .map(|s| s["count"].as_u64().unwrap())
+        .sum()
+}
+
+/// Every session's `requests`, summed.
+fn session_requests(summary: &Value) -> u64 {
+    summary["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["requests"].as_u64().unwrap())
+        .sum()
+}
+
+/// Item 8: a NewOrderMultileg (35=AB) is a request under its ClOrdID; its reports answer
+/// it by the rules of any order. Leg reports (442=2) are executions of the order (the first
+/// leg to trade is its fill when it comes first); a report of the multileg order (442=2 or
+/// 3) after another of its reports ended it is an `unsolicited_reports`, never unmatched.
+#[test]
+fn a_multileg_order_is_measured_and_its_leg_reports_raise_no_alarm() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Script::new("FIX.4.4", 40021);
+    let mut want = Expected::default();
+    let order = |id: &'static str| {
+        vec![
+            (35, "AB"),
+            (11, id),
+            (54, "1"),
+            (555, "2"),
+            (600, "OPT-C"),
+            (624, "1"),
+            (654, "L1"),
+            (600, "OPT-P"),
+            (624, "2"),
+            (654, "L2"),
+            (38, "10"),
+            (40, "2"),
+            (44, "1.5"),
+        ]
+    };
+    let report =
+        |id: &'static str, exec: &'static str, status: &'static str, mlrt, leg: &'static str| {
+            let mut f: Vec<(u32, &str)> = vec![
+                (35, "8"),
+                (11, id),
+                (37, "O"),
+                (17, "X"),
+                (150, exec),
+                (39, status),
+                (442, mlrt),
+            ];
+            if !leg.is_empty() {
+                f.push((654, leg));
+            }
+            f
+        };
+    // The multileg order's own fill first, then one report per leg.
+    s.client(50 * US, &order("M1"));
+    s.venue(40 * US, &report("M1", "0", "0", "3", ""));
+    s.venue(100 * US, &report("M1", "F", "2", "3", ""));
+    s.venue(10 * US, &report("M1", "F", "2", "2", "L1"));
+    s.venue(10 * US, &report("M1", "F", "2", "2", "L2"));
+    want.stage("first_response", 40 * US);
+    want.stage("ack", 40 * US);
+    want.stage("fill", 140 * US);
+    want.stage("ack_to_fill", 100 * US);
+    // The legs first (the first leg's fill is the order's), then the order's own report.
+    s.client(50 * US, &order("M2"));
+    s.venue(30 * US, &report("M2", "0", "0", "3", ""));
+    s.venue(70 * US, &report("M2", "F", "2", "2", "L1"));
+    s.venue(10 * US, &report("M2", "F", "2", "2", "L2"));
+    s.venue(10 * US, &report("M2", "F", "2", "3", ""));
+    want.stage("first_response", 30 * US);
+    want.stage("ack", 30 * US);
+    want.stage("fill", 100 * US);
+    want.stage("ack_to_fill", 70 * US);
+    want.counters.insert("requests", 2);
+    want.counters.insert("matched", 2);
+    want.counters.insert("unsolicited_reports", 4);
+    want.counters.insert("pending", 0);
+    let summary = every_plan(dir.path(), "multileg.pcap", &s.packets);
+    check(&summary, &want);
+    assert_eq!(session_requests(&summary), 2);
+    for stage in ["first_response", "ack", "fill", "ack_to_fill"] {
+        assert_eq!(by_type_count(&summary, "AB", stage), 2, "AB {stage}");
+        assert_eq!(by_type_count(&summary, "D", stage), 0, "D {stage}");
+    }
+}
+
+/// Item 8: a NewOrderList (35=E) is one request per order of its NoOrders (73) group, each
+/// under its own ClOrdID at the list's time; each order is answered by its own reports. A
+/// session Reject of the list (by its MsgSeqNum) answers every order in it.
+#[test]
+fn each_order_of_a_new_order_list_is_a_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Script::new("FIX.4.4", 40022);
+    let mut want = Expected::default();
+    let list = |list_id: &'static str, ids: &[&'static str]| {
+        let mut f = vec![(35, "E"), (66, list_id), (394, "3"), (68, "3"), (73, "3")];
+        let n = ids.len();
+        f[3].1 = ["0", "1", "2", "3"][n];
+        f[4].1 = ["0", "1", "2", "3"][n];
+        for (i, id) in ids.iter().enumerate() {
+            f.extend([
+                (11, *id),
+                (67, ["1", "2", "3"][i]),
+                (55, ["IBM", "MSFT", "AAPL"][i]),
+                (54, "1"),
+                (38, "100"),
+                (40, "2"),
+                (44, "10"),
+            ]);
+        }
+        f
+    };
+    let report = |id: &'static str, exec: &'static str, status: &'static str| {
+        vec![
+            (35, "8"),
+            (11, id),
+            (66, "L1"),
+            (37, "O"),
+            (17, "X"),
+            (150, exec),
+            (39, status),
+        ]
+    };
+    s.client(50 * US, &list("L1", &["L1-A", "L1-B", "L1-C"]));
+    // The venue's ListStatus (35=N) answers no order.
+    s.venue(
+        5 * US,
+        &[
+            (35, "N"),
+            (66, "L1"),
+            (429, "1"),
+            (82, "0"),
+            (431, "3"),
+            (83, "1"),
+        ],
+    );
+    s.venue(25 * US, &report("L1-A", "0", "0"));
+    s.venue(20 * US, &report("L1-B", "0", "0"));
+    s.venue(20 * US, &report("L1-C", "0", "0"));
+    s.venue(30 * US, &report("L1-B", "F", "2"));
+    s.venue(10 * US, &report("L1-A", "F", "1"));
+    s.venue(10 * US, &report("L1-A", "F", "2"));
+    s.venue(10 * US, &report("L1-C", "F", "2"));
+    // A's first execution is its partial fill.
+    for (ack, fill) in [(30, 110), (50, 100), (70, 130)] {
+        want.stage("first_response", ack * US);
+        want.stage("ack", ack * US);
+        want.stage("fill", fill * US);
+        want.stage("ack_to_fill", (fill - ack) * US);
+    }
+    // A list the venue rejects whole (35=3 naming its MsgSeqNum): both orders answered.
+    let seq = s.client(50 * US, &list("L2", &["L2-A", "L2-B"]));
+    let seq = seq.to_string();
+    s.venue(35 * US, &[(35, "3"), (45, &seq), (373, "5"), (372, "E")]);
+    for _ in 0..2 {
+        want.stage("first_response", 35 * US);
+        want.stage("ack", 35 * US);
+    }
+    want.counters.insert("requests", 5);
+    want.counters.insert("matched", 5);
+    want.counters.insert("session_rejects", 1);
+    want.counters.insert("pending", 0);
+    let summary = every_plan(dir.path(), "order_list.pcap", &s.packets);
+    check(&summary, &want);
+    assert_eq!(session_requests(&summary), 5);
+    assert_eq!(by_type_count(&summary, "E", "first_response"), 5);
+    assert_eq!(by_type_count(&summary, "E", "fill"), 3);
+}
+
+/// Item 8: a NewOrderCross (35=s) is one request per side of its NoSides (552) group, each
+/// under its own ClOrdID at the cross's time; each side is answered by its own reports.
+#[test]
+fn each_side_of_a_new_order_cross_is_a_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Script::new("FIX.4.4", 40023);
+    let mut want = Expected::default();
+    s.client(
+        50 * US,
+        &[
+            (35, "s"),
+            (548, "X1"),
+            (549, "1"),
+            (550, "0"),
+            (552, "2"),
+            (54, "1"),
+            (11, "XB"),
+            (1, "ACC-B"),
+            (38, "100"),
+            (54, "2"),
+            (11, "XS"),
+            (1, "ACC-S"),
+            (38, "100"),
+            (55, "IBM"),
+            (40, "2"),
+            (44, "10"),
+        ],
+    );
+    let report = |id: &'static str, exec: &'static str, status: &'static str| {
+        vec![
+            (35, "8"),
+            (11, id),
+            (548, "X1"),
+            (37, "O"),
+            (17, "X"),
+            (150, exec),
+            (39, status),
+        ]
+    };
+    s.venue(30 * US, &report("XB", "0", "0"));
+    s.venue(15 * US, &report("XS", "0", "0"));
+    s.venue(50 * US, &report("XB", "F", "2"));
+    s.venue(5 * US, &report("XS", "F", "2"));
+    for (ack, fill) in [(30, 95), (45, 100)] {
+        want.stage("first_response", ack * US);
+        want.stage("ack", ack * US);
+        want.stage("fill", fill * US);
+        want.stage("ack_to_fill", (fill - ack) * US);
+    }
+    want.counters.insert("requests", 2);
+    want.counters.insert("matched", 2);
+    want.counters.insert("pending", 0);
+    let summary = every_plan(dir.path(), "cross.pcap", &s.packets);
+    check(&summary, &want);
+    assert_eq!(session_requests(&summary), 2);
+    assert_eq!(by_type_count(&summary, "s", "ack"), 2);
 }

@@ -13,7 +13,7 @@ use crate::order::OrderEvent;
 use crate::recorder::{LatencyRecorder, SIGNIFICANT_DIGITS};
 
 /// Per request type and stage.
-type PerType = [[LatencyRecorder; Stage::COUNT]; 3];
+type PerType = [[LatencyRecorder; Stage::COUNT]; RequestType::COUNT];
 
 /// The cumulative recorders of a summary taken in the middle of an interval.
 struct CumulativeViews {
@@ -80,7 +80,7 @@ impl StageRecorders {
     fn build_interval_view(&mut self) {
         for s in self.shown.iter().map(|s| s.index()) {
             self.interval_view[s].reset();
-            for t in 0..3 {
+            for t in 0..RequestType::COUNT {
                 self.interval_view[s].merge(&self.current[t][s]);
             }
         }
@@ -99,7 +99,7 @@ impl StageRecorders {
         {
             earlier.merge(current);
         }
-        for t in 0..3 {
+        for t in 0..RequestType::COUNT {
             for s in 0..Stage::COUNT {
                 self.earlier_stage[s].merge(&self.current[t][s]);
             }
@@ -243,7 +243,7 @@ impl Consumer for StageRecorders {
                 by_type: self.earlier.clone(),
                 by_stage: self.earlier_stage.clone(),
             });
-            for t in 0..3 {
+            for t in 0..RequestType::COUNT {
                 for s in 0..Stage::COUNT {
                     views.by_type[t][s].merge(&self.current[t][s]);
                     views.by_stage[s].merge(&self.current[t][s]);

@@ -57,8 +57,9 @@ pub struct Replay {
 }
 
 /// Held responses no request claimed, as they stop waiting: `unmatched` (an answer whose
-/// request never came: an alarm) or `unsolicited` (an expiry, ExecType C, the venue's own:
-/// the report of an order no longer tracked, counted apart).
+/// request never came: an alarm) or `unsolicited` (an expiry, ExecType C, the venue's own,
+/// or a multileg order's report after another ended it: the report of an order no longer
+/// tracked, counted apart).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Unclaimed {
     pub unmatched: u64,
@@ -178,7 +179,8 @@ impl EarlyResponses {
         match self.held.pop_front() {
             Some(h) if !h.claimed => {
                 self.forget(h.hash, 1);
-                let venue = h.replay.kind.venue_initiated;
+                // The venue's own expiry, or a multileg order's report after it ended.
+                let venue = h.replay.kind.venue_initiated || h.replay.kind.multileg;
                 Unclaimed {
                     unmatched: u64::from(!venue),
                     unsolicited: u64::from(venue),
@@ -213,6 +215,7 @@ mod tests {
                 reject: false,
                 unsolicited: false,
                 venue_initiated: false,
+                multileg: false,
             },
             msg_type: b'8',
             exec_type: Some(if terminal { b'F' } else { b'0' }),

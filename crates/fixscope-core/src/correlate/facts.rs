@@ -4,8 +4,11 @@ use super::key::{KeySpec, MAX_KEY_TAGS};
 use crate::fix::{tag, SOH};
 
 /// What correlation needs to know about one FIX message.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct MessageFacts<'a> {
+    /// The whole message, for what is read only on a rare path (a list's or a cross's
+    /// orders, a multileg order's report that found no order).
+    pub message: &'a [u8],
     pub msg_type: &'a [u8],
     pub exec_type: Option<u8>,
     pub ord_status: Option<u8>,
@@ -129,7 +132,10 @@ impl<'a> MessageFacts<'a> {
         } else {
             0
         };
-        let mut facts = MessageFacts::default();
+        let mut facts = MessageFacts {
+            message,
+            ..MessageFacts::default()
+        };
         let key_tags = key.tags();
         let key_len = key_tags.len() as u8;
         let mut found = 0u16;
@@ -179,13 +185,16 @@ impl<'a> MessageFacts<'a> {
                     facts.msg_type = value;
                     found |= TYPE;
                     firm_tag = match value {
-                        b"D" | b"F" | b"G" => tag::ON_BEHALF_OF_COMP_ID,
+                        b"D" | b"F" | b"G" | b"AB" | b"E" | b"s" => tag::ON_BEHALF_OF_COMP_ID,
                         b"8" | b"9" | b"3" | b"j" => tag::DELIVER_TO_COMP_ID,
                         _ => 0,
                     };
                     const ORDER: u16 = TYPE | KEY | SEQ | FIRM;
                     needed = match value {
-                        b"D" | b"F" | b"G" => ORDER | SENDER | TARGET | request_fields,
+                        // A list's or a cross's other orders are read apart (`orders`).
+                        b"D" | b"F" | b"G" | b"AB" | b"E" | b"s" => {
+                            ORDER | SENDER | TARGET | request_fields
+                        }
                         // FIX 4.2 and older carry ExecTransType on every report.
                         b"8" if before_fix43(message) => ORDER | EXEC | STATUS | TRANS,
                         b"8" => ORDER | EXEC | STATUS,
@@ -270,6 +279,28 @@ impl<'a> MessageFacts<'a> {
                 break;
             }
         }
+        facts
+    }
+
+    /// Whether the message is a report of a multileg order, as a whole or of one of its
+    /// legs: MultiLegReportingType (442) `3` or `2`. Read whole, only for a report that
+    /// found no order (rare).
+    #[cold]
+    pub fn multileg_report(&self) -> bool {
+        crate::fix::message::Fields::body(self.message)
+            .any(|(t, v)| t == tag::MULTI_LEG_REPORTING_TYPE && matches!(v, b"2" | b"3"))
+    }
+
+    /// These facts for one order of a list or a cross: its ClOrdID is the key (the key is
+    /// ClOrdID alone), its own fields those of the request's record.
+    pub fn for_order(&self, order: &super::orders::GroupOrder<'a>) -> Self {
+        let mut facts = self.clone();
+        facts.key_parts[0] = order.cl_ord_id;
+        facts.key_found = u8::from(!order.cl_ord_id.is_empty());
+        facts.cl_ord_id = order.cl_ord_id;
+        facts.symbol = order.symbol;
+        facts.side = order.side;
+        facts.account = order.account;
         facts
     }
 

@@ -231,13 +231,14 @@ impl Correlator {
                 self.counters.duplicate_requests += 1;
                 self.counters.untracked_requests += 1;
                 self.record_untracked(&request, Outcome::Untracked);
-            } else if (epoch_of(session) > 0 && self.supersede_older(session, key))
-                || self.early.is_empty()
-                || !self.answered_before(&request, on_replayed)
-            {
-                // A request superseding an older epoch's is tracked without looking at the
-                // early responses (short-circuit: in this order).
-                self.track(&request);
+            } else {
+                // A ClOrdID reused in a later epoch is a new order: the older one goes first.
+                if epoch_of(session) > 0 {
+                    self.supersede_older(session, key);
+                }
+                if self.early.is_empty() || !self.answered_before(&request, on_replayed) {
+                    self.track(&request);
+                }
             }
         } else {
             self.counters.missing_key += 1;
@@ -441,13 +442,12 @@ impl Correlator {
 
     /// A request reusing a ClOrdID in a later epoch (a new trading day, a reset) is a new
     /// order: the older one of that key is no longer tracked (counted as a connection's
-    /// close counts it). Returns true (the request is tracked whatever it found).
+    /// close counts it).
     #[cold]
-    fn supersede_older(&mut self, scope: u64, key: &[u8]) -> bool {
+    fn supersede_older(&mut self, scope: u64, key: &[u8]) {
         if let Some(slot) = self.find_in_older_epochs(scope, key) {
             self.stop_tracking_closed(slot);
         }
-        true
     }
 
     /// Stops tracking `slot` as its session's end would: a working order is
@@ -482,9 +482,10 @@ impl Correlator {
         key: &[u8],
         hash: u64,
         ts_ns: u64,
-        kind: super::rules::ResponseKind,
+        mut kind: super::rules::ResponseKind,
         facts: &MessageFacts,
     ) {
+        kind.multileg = facts.multileg_report();
         let replay = Replay {
             ts_ns,
             kind,
@@ -624,15 +625,16 @@ impl Correlator {
         known
     }
 
-    /// A session Reject (35=3) naming a request by RefSeqNum (45) answers it: the reject
-    /// is its first response and acknowledgement, and the order is over. The latencies go
+    /// A session Reject (35=3) naming a request by RefSeqNum (45) answers it (each order of
+    /// a list or a cross, one message): the reject is its first response and
+    /// acknowledgement, and the order is over. The latencies go
     /// to `on_latency` like a response's; false when no tracked request has that MsgSeqNum.
     pub fn answer_by_msg_seq<F>(
         &mut self,
         session: u64,
         ref_seq: u32,
         ts_ns: u64,
-        on_latency: F,
+        mut on_latency: F,
     ) -> bool
     where
         F: FnMut(Latency, &[u8]),
@@ -640,13 +642,13 @@ impl Correlator {
         if !self.response_holes.is_empty() {
             self.response_after_hole(session, ts_ns);
         }
-        match self.table.find_by_msg_seq(session, ref_seq) {
-            Some(slot) => {
-                self.answer_with_reject(slot, session, ts_ns, on_latency);
-                true
-            }
-            None => false,
+        // A list or a cross is one message: its reject rejects each of its orders.
+        let mut answered = false;
+        while let Some(slot) = self.table.find_by_msg_seq(session, ref_seq) {
+            self.answer_with_reject(slot, session, ts_ns, &mut on_latency);
+            answered = true;
         }
+        answered
     }
 
     /// A BusinessMessageReject (35=j) naming a request by its key (BusinessRejectRefID

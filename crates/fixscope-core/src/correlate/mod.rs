@@ -1,6 +1,7 @@
 //! Matching responses to the requests they answer.
 //!
-//! A request (NewOrderSingle D, OrderCancelRequest F, OrderCancelReplaceRequest G) is
+//! A request (NewOrderSingle D, OrderCancelRequest F, OrderCancelReplaceRequest G,
+//! NewOrderMultileg AB; each order of a NewOrderList E or side of a NewOrderCross s) is
 //! remembered under its correlation key (ClOrdID 11 by default, `--key` for others) within
 //! its session (the TCP connection), so equal ClOrdIDs on two sessions never mix. Responses
 //! (ExecutionReport 8, OrderCancelReject 9) with the same key produce latencies per stage
@@ -20,6 +21,7 @@
 //! |---|---|
 //! | `key.rs` | which tags form the key |
 //! | `facts.rs` | the fields read from a message, in one pass |
+//! | `orders.rs` | the orders of a list or a cross, read from their repeating group |
 //! | `rules.rs` | what a response means for the order (ack, fill, terminal) |
 //! | `pending.rs` | the pending-request table: slab, index, age order, per-session lists |
 //! | `early.rs` | responses that came before their request: held for the reorder window |
@@ -30,6 +32,7 @@ mod early;
 mod facts;
 mod key;
 mod matcher;
+mod orders;
 mod pending;
 mod record;
 mod rules;
@@ -42,6 +45,7 @@ pub use early::REORDER_WINDOW_NS;
 pub use facts::MessageFacts;
 pub use key::KeySpec;
 pub use matcher::{CorrelationCounters, Correlator, CorrelatorLimits};
+pub use orders::{group_orders, GroupOrder};
 pub use record::{OrderRecord, Outcome, RecordBook, RequestFields};
 pub use rules::is_response_type;
 pub use scope::{epoch_of, scope_of, session_of};

@@ -23,6 +23,11 @@ pub(super) struct ResponseKind {
     /// Expired (ExecType C): the venue ends an order on its own. The answer of an order
     /// still waiting (an IOC that expired), else an unsolicited report of a finished one.
     pub venue_initiated: bool,
+    /// A report of a multileg order (MultiLegReportingType 442 `2`, a leg, or `3`, the
+    /// whole), marked only when it found no order: the order another of its reports ended
+    /// (the legs after the whole, or the whole after its legs). Held like any early
+    /// response; unclaimed, an unsolicited report, never unmatched.
+    pub multileg: bool,
 }
 
 pub(super) fn classify_response(
@@ -40,6 +45,7 @@ pub(super) fn classify_response(
             reject: true,
             unsolicited: false,
             venue_initiated: false,
+            multileg: false,
         };
     }
     if matches!(exec_trans_type, Some(b'1' | b'2' | b'3'))
@@ -54,6 +60,7 @@ pub(super) fn classify_response(
             reject: false,
             unsolicited: true,
             venue_initiated: false,
+            multileg: false,
         };
     }
     let ack = matches!(
@@ -74,6 +81,7 @@ pub(super) fn classify_response(
         reject: exec_type == Some(b'8'),
         unsolicited: false,
         venue_initiated: exec_type == Some(b'C'),
+        multileg: false,
     }
 }
 

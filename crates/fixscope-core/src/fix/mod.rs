@@ -40,6 +40,7 @@ pub mod tag {
     pub const RESET_SEQ_NUM_FLAG: u32 = 141;
     pub const SESSION_REJECT_REASON: u32 = 373;
     pub const REF_MSG_TYPE: u32 = 372;
+    pub const MULTI_LEG_REPORTING_TYPE: u32 = 442;
     pub const BUSINESS_REJECT_REF_ID: u32 = 379;
     pub const BUSINESS_REJECT_REASON: u32 = 380;
 }

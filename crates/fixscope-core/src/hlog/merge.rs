@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::format::{ByLine, IntervalFigures, RunSummary, SessionLine, TagKind};
 use super::reader::{Entry, HlogError, LogReader};
-use crate::correlate::Stage;
+use crate::correlate::{RequestType, Stage};
 use crate::recorder::LatencyRecorder;
 use crate::report::{Counters, TimeSpan};
 use crate::slowest::{SlowOrder, SlowestOrders};
@@ -314,7 +314,7 @@ pub fn merge_with(
 ) -> Result<Merged, HlogError> {
     let mut slow = SlowAcc::new(slowest);
     let mut stages: [Acc; Stage::COUNT] = std::array::from_fn(|_| Acc::new());
-    let mut by_type: [[Acc; Stage::COUNT]; 3] =
+    let mut by_type: [[Acc; Stage::COUNT]; RequestType::COUNT] =
         std::array::from_fn(|_| std::array::from_fn(|_| Acc::new()));
     let mut range_min = u64::MAX;
     let mut header_range: Option<u64> = None;
@@ -517,7 +517,7 @@ pub fn merge_with(
         type_recs.push(row);
     }
     let stage_recs: [LatencyRecorder; Stage::COUNT] = take_array(stage_recs);
-    let type_recs: [[LatencyRecorder; Stage::COUNT]; 3] =
+    let type_recs: [[LatencyRecorder; Stage::COUNT]; RequestType::COUNT] =
         take_array(type_recs.into_iter().map(take_array).collect());
     if window.is_all() && summaries.len() == paths.len() {
         let expected = summaries.iter().fold([0u64; 4], |mut acc, s| {

@@ -178,13 +178,14 @@ impl HopLinker {
             (LegKind::Md, Direction::Response) if matches!(msg_type, b"W" | b"X") => {
                 self.market_data.update(msg.bytes, msg.last_byte_ts_ns);
             }
+            // A list's or a cross's orders are not linked (one ClOrdID per message here).
             (LegKind::Up, Direction::Request) => {
-                if let Some(t) = RequestType::from_msg_type(msg_type) {
+                if let Some(t) = single_order_request(msg_type) {
                     self.parent(session, t, msg.bytes, msg.last_byte_ts_ns);
                 }
             }
             (LegKind::Down, Direction::Request) => {
-                if let Some(t) = RequestType::from_msg_type(msg_type) {
+                if let Some(t) = single_order_request(msg_type) {
                     self.child(session, t, msg.bytes, msg.last_byte_ts_ns, sink);
                 }
             }
@@ -206,9 +207,9 @@ impl HopLinker {
             // No ClOrdID: its answers cannot be found; counted unlinked when its window ends.
             self.id.clear();
         }
-        let orig = match t {
-            RequestType::NewOrder => None,
-            _ => rules::find(msg, tag::ORIG_CL_ORD_ID),
+        let orig = match t.amends() {
+            false => None,
+            true => rules::find(msg, tag::ORIG_CL_ORD_ID),
         };
         let id = self
             .parents
@@ -259,7 +260,7 @@ impl HopLinker {
             return;
         }
         // A cancel or replace no rule linked: through the order it names (its 41).
-        if t != RequestType::NewOrder {
+        if t.amends() {
             if let Some(orig) = rules::find(msg, tag::ORIG_CL_ORD_ID) {
                 let found = self.parents.chain_candidates(session, orig, ts_ns, window);
                 late |= found.late;
@@ -409,6 +410,12 @@ fn read_id(msg: &[u8], out: &mut Vec<u8>) -> bool {
         }
         _ => false,
     }
+}
+
+/// The request type of a request carrying one order (D, F, G, AB): a list's or a cross's
+/// several orders are not linked.
+fn single_order_request(msg_type: &[u8]) -> Option<RequestType> {
+    RequestType::from_msg_type(msg_type).filter(|t| t.has_order_group().is_none())
 }
 
 fn hop_latency(stage: Stage, t: RequestType, session: u64, ns: u64, from_ns: u64) -> Latency {

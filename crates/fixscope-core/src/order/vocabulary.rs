@@ -192,20 +192,35 @@ static SHOWN: [([Stage; Stage::COUNT], usize); 8] = {
     table
 };
 
-/// Request message types broken down in reports.
+/// Request message types broken down in reports (named by their MsgType in every output).
+///
+/// A NewOrderMultileg (35=AB) is one request under its ClOrdID; a NewOrderList (35=E) and
+/// a NewOrderCross (35=s) are one request per order of their NoOrders (73) or NoSides (552)
+/// group, each under its own ClOrdID ([`RequestType::has_order_group`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum RequestType {
     NewOrder,
     Cancel,
     Replace,
+    NewOrderMultileg,
+    NewOrderList,
+    NewOrderCross,
 }
 
 impl RequestType {
-    pub const ALL: [RequestType; 3] = [
+    /// Every request type, indexed by [`RequestType::index`] (reports list them in this
+    /// order, those with figures only).
+    pub const ALL: [RequestType; RequestType::COUNT] = [
         RequestType::NewOrder,
         RequestType::Cancel,
         RequestType::Replace,
+        RequestType::NewOrderMultileg,
+        RequestType::NewOrderList,
+        RequestType::NewOrderCross,
     ];
+
+    /// How many request types there are (the size of per-type arrays).
+    pub const COUNT: usize = 6;
 
     #[inline]
     pub fn from_msg_type(msg_type: &[u8]) -> Option<Self> {
@@ -213,6 +228,9 @@ impl RequestType {
             b"D" => Some(RequestType::NewOrder),
             b"F" => Some(RequestType::Cancel),
             b"G" => Some(RequestType::Replace),
+            b"AB" => Some(RequestType::NewOrderMultileg),
+            b"E" => Some(RequestType::NewOrderList),
+            b"s" => Some(RequestType::NewOrderCross),
             _ => None,
         }
     }
@@ -224,7 +242,30 @@ impl RequestType {
             RequestType::NewOrder => "D",
             RequestType::Cancel => "F",
             RequestType::Replace => "G",
+            RequestType::NewOrderMultileg => "AB",
+            RequestType::NewOrderList => "E",
+            RequestType::NewOrderCross => "s",
         }
+    }
+
+    /// Whether one message of this type carries several orders, each in an entry of a
+    /// repeating group with its own ClOrdID: a NewOrderList's NoOrders (73), whose entries
+    /// begin with ClOrdID (11), or a NewOrderCross's NoSides (552), whose entries begin
+    /// with Side (54). Returns the tag each entry begins with (numbers: the vocabulary lies
+    /// below `fix`).
+    #[inline]
+    pub fn has_order_group(self) -> Option<u32> {
+        match self {
+            RequestType::NewOrderList => Some(11),
+            RequestType::NewOrderCross => Some(54),
+            _ => None,
+        }
+    }
+
+    /// Whether the request cancels or replaces an earlier order (named by its OrigClOrdID).
+    #[inline]
+    pub fn amends(self) -> bool {
+        matches!(self, RequestType::Cancel | RequestType::Replace)
     }
 
     #[inline]

@@ -289,8 +289,8 @@ impl Router<'_> {
         }
     }
 
-    /// A request (D/F/G) starts an order: counted for its session, given its `--by` value
-    /// ids, tracked by the correlator.
+    /// A request (D/F/G/AB; each order of a list E or side of a cross s) starts an order:
+    /// counted for its session, given its `--by` value ids, tracked by the correlator.
     #[inline]
     fn on_request(
         &mut self,
@@ -303,6 +303,49 @@ impl Router<'_> {
         let Some(request_type) = RequestType::from_msg_type(facts.msg_type) else {
             return;
         };
+        match request_type.has_order_group() {
+            // Each order its own request under its ClOrdID, at the message's time: split
+            // only when ClOrdID alone is the key (with another key, the message is one
+            // request under the values the one-pass reader found: its first ones).
+            Some(first) if self.key.is_cl_ord_id() => {
+                self.group_requests(session, scope, leg, request_type, first, facts, msg)
+            }
+            _ => self.one_request(session, scope, leg, request_type, facts, msg),
+        }
+    }
+
+    /// The orders of a list or a cross, each a request (read whole: rare messages).
+    #[cold]
+    #[allow(clippy::too_many_arguments)]
+    fn group_requests(
+        &mut self,
+        session: u64,
+        scope: u64,
+        leg: Option<LegKind>,
+        request_type: RequestType,
+        first: u32,
+        facts: &MessageFacts<'_>,
+        msg: &FramedMessage<'_>,
+    ) {
+        let mut orders = Vec::new();
+        crate::correlate::group_orders(msg.bytes, first, &mut orders);
+        for order in &orders {
+            let facts = facts.for_order(order);
+            self.one_request(session, scope, leg, request_type, &facts, msg);
+        }
+    }
+
+    /// One order's request.
+    #[inline]
+    fn one_request(
+        &mut self,
+        session: u64,
+        scope: u64,
+        leg: Option<LegKind>,
+        request_type: RequestType,
+        facts: &MessageFacts<'_>,
+        msg: &FramedMessage<'_>,
+    ) {
         if let Some(s) = self.stats.session_mut(session) {
             s.requests += 1;
         }

@@ -327,7 +327,7 @@ impl SessionLayer {
             }
         };
         let mt = facts.msg_type;
-        let is_request = matches!(mt, b"D" | b"F" | b"G");
+        let is_request = RequestType::from_msg_type(mt).is_some();
         let is_response = matches!(mt, b"8" | b"9");
         let admin = matches!(mt, b"A" | b"5" | b"0" | b"1" | b"2" | b"3" | b"4" | b"j");
         let fields = if admin {
@@ -395,7 +395,7 @@ impl SessionLayer {
         }
         let other = 1 - me;
         match mt {
-            b"D" | b"F" | b"G" => Action::Order,
+            _ if is_request => Action::Order,
             b"8" => {
                 if facts.exec_type == Some(b'8') {
                     count(|c| c.order_rejects += 1, &mut health);

@@ -34,9 +34,9 @@ pub struct Settings {
 /// by name (interval reports carry a subset of the summary's), and the latest exemplars.
 pub struct Collector {
     settings: Settings,
-    seen: [[bool; 3]; Stage::COUNT],
+    seen: [[bool; RequestType::COUNT]; Stage::COUNT],
     source: Vec<Counter>,
-    exemplars: [[Option<Exemplar>; 3]; Stage::COUNT],
+    exemplars: [[Option<Exemplar>; RequestType::COUNT]; Stage::COUNT],
     /// CPU time building the previous snapshot took (pipeline thread), seconds.
     last_build_s: f64,
 }
@@ -58,7 +58,7 @@ impl Collector {
     pub fn new(settings: Settings) -> Self {
         Collector {
             settings,
-            seen: [[false; 3]; Stage::COUNT],
+            seen: [[false; RequestType::COUNT]; Stage::COUNT],
             source: Vec::new(),
             exemplars: Default::default(),
             last_build_s: 0.0,
