@@ -231,9 +231,12 @@ impl Correlator {
                 self.counters.duplicate_requests += 1;
                 self.counters.untracked_requests += 1;
                 self.record_untracked(&request, Outcome::Untracked);
-            } else if epoch_of(session) > 0 && self.supersede_older(session, key) {
-                self.track(&request);
-            } else if self.early.is_empty() || !self.answered_before(&request, on_replayed) {
+            } else if (epoch_of(session) > 0 && self.supersede_older(session, key))
+                || self.early.is_empty()
+                || !self.answered_before(&request, on_replayed)
+            {
+                // A request superseding an older epoch's is tracked without looking at the
+                // early responses (`||` keeps that order).
                 self.track(&request);
             }
         } else {
