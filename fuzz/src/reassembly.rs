@@ -77,7 +77,11 @@ pub fn reassembly(data: &[u8]) {
         if kind & 0x80 != 0 {
             // An ACK from the peer up to `start + len`.
             let ack = isn.wrapping_add((start + len) as u32);
-            r.peer_acked(ack, &mut counters, |e| seen.event(e));
+            // Taken as read past the reorder window, so an acknowledged hole is given up
+            // at once (the path the window delays).
+            r.peer_acked(ack);
+            let past_window = seen.now_ns + fixscope_core::segment::REORDER_WINDOW_NS + 1;
+            r.give_up_acked(past_window, &mut counters, |e| seen.event(e));
             continue;
         }
         // Snaplen: the capture kept only the first `len - cut` bytes of the segment.

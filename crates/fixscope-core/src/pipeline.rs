@@ -43,7 +43,7 @@ mod stages;
 
 pub use crate::sink::{LinkRow, MessageEvent, MessageObserver, OrderRow, RecordSink};
 pub use config::PipelineConfig;
-use connections::{ClosedConnections, Connection, CLOSED_CONNECTION_MEMORY_NS};
+use connections::{AckedHoles, ClosedConnections, Connection, CLOSED_CONNECTION_MEMORY_NS};
 use forward::{Forwarder, Upstream};
 use interval_clock::IntervalClock;
 pub(crate) use reports::{close_and_report_interval, report_end, report_interval, RunEnd};
@@ -80,6 +80,8 @@ pub struct Pipeline {
     /// Connections recently closed (FIN both ways or RST): their trailing ACK/FIN/RST must
     /// not open a new connection (a phantom session).
     closed: ClosedConnections,
+    /// Holes the peer acknowledged, waiting for the reorder window.
+    acked_holes: AckedHoles,
     /// Segments that belong to no open connection and open none (see `stray_segments`).
     stray_segments: u64,
     /// The counters at the end of the previous interval, for each interval's own counts.
@@ -139,6 +141,7 @@ impl Pipeline {
             shed_connections: 0,
             connections_opened: 0,
             closed: ClosedConnections::default(),
+            acked_holes: AckedHoles::default(),
             stray_segments: 0,
             interval_start_counters: Counters::default(),
             unix_offset_ns: 0,
@@ -286,6 +289,11 @@ impl Pipeline {
         self.segments += 1;
         self.now_ns = self.now_ns.max(seg.ts_ns);
         self.first_ts_ns.get_or_insert(seg.ts_ns);
+        // Holes acknowledged a reorder window ago are capture drops: what was held behind
+        // them goes on before a response waiting for it in the correlator expires.
+        if self.acked_holes.due(self.now_ns) {
+            self.give_up_acked_holes();
+        }
         // Requests older than the time-to-live at this moment cannot be answered by it.
         match self.forward.as_mut() {
             Some(f) => f.clock(self.now_ns),
@@ -308,6 +316,7 @@ impl Pipeline {
             connections,
             connections_opened,
             closed,
+            acked_holes,
             reassembly,
             limits,
             mut sink,
@@ -356,24 +365,14 @@ impl Pipeline {
             Direction::Request => (&mut conn.request, &mut conn.response),
             Direction::Response => (&mut conn.response, &mut conn.request),
         };
-        // This segment's ACK tells what the peer received of the other direction: settle
-        // holes there first, so a request the capture lost part of is framed before the
-        // response this segment may carry.
+        // This segment's ACK tells what the peer received of the other direction: a hole
+        // there it covers is a capture drop once the reorder window has passed (the capture
+        // host may write the ACK before the segment: `AckedHoles`).
         if seg.flags.ack() {
-            let other_direction = match direction {
-                Direction::Request => Direction::Response,
-                Direction::Response => Direction::Request,
-            };
-            other.reassembler.peer_acked(seg.ack, reassembly, |event| {
-                sink.stream_event(
-                    event,
-                    &mut other.framer,
-                    other_direction,
-                    binding,
-                    key,
-                    slot,
-                )
-            });
+            other.reassembler.peer_acked(seg.ack);
+            if let Some(deadline) = other.reassembler.take_new_deadline() {
+                acked_holes.insert(deadline, key);
+            }
         }
         this.reassembler.push(
             seg.seq,
@@ -386,6 +385,9 @@ impl Pipeline {
             reassembly,
             |event| sink.stream_event(event, &mut this.framer, direction, binding, key, slot),
         );
+        if let Some(deadline) = this.reassembler.take_new_deadline() {
+            acked_holes.insert(deadline, key);
+        }
         if seg.flags.rst() || conn.finished() {
             // Bytes still held behind a capture hole are framed first (at their own times);
             // then the session learns the connection closed (an anonymous session's
@@ -399,6 +401,26 @@ impl Pipeline {
             closed.insert(key, seg.ts_ns);
         }
         self.housekeeping();
+    }
+
+    /// Gives up the holes acknowledged more than the reorder window before `now_ns`.
+    #[cold]
+    fn give_up_acked_holes(&mut self) {
+        let now_ns = self.now_ns;
+        let Parts {
+            connections,
+            acked_holes,
+            reassembly,
+            mut sink,
+            ..
+        } = self.parts();
+        let due = acked_holes.take_due(now_ns);
+        for key in &due {
+            if let Some(conn) = connections.get_mut(key) {
+                conn.give_up_acked(now_ns, reassembly, &mut sink, acked_holes);
+            }
+        }
+        acked_holes.give_back(due);
     }
 
     /// Per-segment upkeep: breakdown expiry, idle sweep, connection-table bound.
@@ -441,6 +463,7 @@ impl Pipeline {
             connections,
             connections_opened,
             closed,
+            acked_holes,
             next_session,
             shard,
             session_layer,
@@ -463,6 +486,7 @@ impl Pipeline {
             connections,
             connections_opened,
             closed,
+            acked_holes,
             reassembly,
             limits: &config.reassembly,
             slots,
@@ -519,6 +543,9 @@ impl Pipeline {
         reporter: &mut dyn Reporter,
     ) -> io::Result<()> {
         self.now_ns = self.now_ns.max(now_ns);
+        if self.acked_holes.due(self.now_ns) {
+            self.give_up_acked_holes();
+        }
         self.correlator.expire(self.now_ns);
         if let Some(b) = self.breakdown.as_mut() {
             b.expire(self.now_ns);
@@ -773,6 +800,7 @@ struct Parts<'p> {
     connections: &'p mut HashMap<ConnectionKey, Connection>,
     connections_opened: &'p mut u64,
     closed: &'p mut ClosedConnections,
+    acked_holes: &'p mut AckedHoles,
     reassembly: &'p mut ReassemblyCounters,
     limits: &'p ReassemblyLimits,
     /// Stage B of a two-stage run: bindings and keys by slot.

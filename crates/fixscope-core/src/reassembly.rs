@@ -12,11 +12,26 @@
 //! given up instead (timeout, limits, the peer's ACK, end of capture), nobody saw when the
 //! host got them: each held segment keeps its own capture time — never the moment we gave
 //! up, which is only when fixscope stopped waiting (after a ring overflow, ~1 s late).
+//! Either way a held segment is readable no earlier than the held bytes before it (the
+//! host reads in order: one written late delays those behind it).
+//!
+//! The peer's ACK beyond a hole says the host received bytes the capture has not shown —
+//! yet. A capture host writes a tap's two ports in its own order, so the ACK may be read
+//! before the segment it acknowledges (#47): the hole is given up only once the capture's
+//! clock passed the first held segment's time by [`REORDER_WINDOW_NS`]
+//! ([`StreamReassembler::give_up_acked`], which the pipeline calls for every stream whose
+//! [`StreamReassembler::take_new_deadline`] said when). A response held by the correlator
+//! for the same window (stamped at or after its request) therefore always finds the
+//! request held behind a real capture drop.
 
 use std::collections::BTreeMap;
 
+pub use crate::segment::REORDER_WINDOW_NS;
+
 /// `drain_held`'s time for a hole given up: no fill time, each segment keeps its own.
 const GIVEN_UP: u64 = 0;
+/// No acknowledged hole is waiting for the reorder window.
+const NO_DEADLINE: u64 = u64::MAX;
 
 /// Limits of the out-of-order buffer of one stream.
 #[derive(Clone, Copy, Debug)]
@@ -66,7 +81,7 @@ struct HeldSegment {
 }
 
 /// One direction of one TCP connection.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct StreamReassembler {
     /// Sequence number of the next expected byte, once known.
     next_seq: Option<u32>,
@@ -79,6 +94,32 @@ pub struct StreamReassembler {
     hole_since_ns: u64,
     /// Set by FIN or RST: later data is not part of this stream.
     finished: bool,
+    /// The peer's highest acknowledgement number, once one was seen.
+    peer_ack: Option<u32>,
+    /// The first hole is acknowledged: given up once the capture's clock is past this
+    /// (its first held segment's time plus the reorder window); [`NO_DEADLINE`] else.
+    acked_deadline_ns: u64,
+    /// Where the hole the deadline was set for begins (`next_offset` then).
+    acked_hole_at: u64,
+    /// A deadline was set that [`StreamReassembler::take_new_deadline`] did not hand out.
+    new_deadline: bool,
+}
+
+impl Default for StreamReassembler {
+    fn default() -> Self {
+        StreamReassembler {
+            next_seq: None,
+            next_offset: 0,
+            held: BTreeMap::new(),
+            held_bytes: 0,
+            hole_since_ns: 0,
+            finished: false,
+            peer_ack: None,
+            acked_deadline_ns: NO_DEADLINE,
+            acked_hole_at: 0,
+            new_deadline: false,
+        }
+    }
 }
 
 impl StreamReassembler {
@@ -144,34 +185,85 @@ impl StreamReassembler {
             self.finished = true;
         }
         self.expire_hole(ts_ns, limits, counters, &mut out);
+        if !self.held.is_empty() || self.acked_deadline_ns != NO_DEADLINE {
+            self.settle_acked();
+        }
     }
 
     /// The peer acknowledged everything before `ack_seq`. If that covers a hole, the host
-    /// received bytes the capture never saw (a capture drop, not a network loss — no
-    /// retransmission will come): give the hole up as a gap now and deliver what was held
-    /// behind it with its own timestamps, which are when the host really had those bytes.
-    pub fn peer_acked<F>(&mut self, ack_seq: u32, counters: &mut ReassemblyCounters, mut out: F)
+    /// received bytes the capture has not shown: a capture drop (no retransmission will
+    /// come) — or the capture host wrote the ACK before the segment (two tap ports, two
+    /// queues). The hole waits for the reorder window from its first held segment's time
+    /// (see the module); [`StreamReassembler::take_new_deadline`] says until when. One
+    /// comparison when the ACK moves nothing.
+    #[inline]
+    pub fn peer_acked(&mut self, ack_seq: u32) {
+        if let Some(highest) = self.peer_ack {
+            if ack_seq.wrapping_sub(highest) as i32 <= 0 {
+                return;
+            }
+        }
+        self.peer_ack = Some(ack_seq);
+        if !self.held.is_empty() && self.acked_deadline_ns == NO_DEADLINE {
+            self.arm_acked();
+        }
+    }
+
+    /// A deadline set since the last call: the capture time after which
+    /// [`StreamReassembler::give_up_acked`] gives an acknowledged hole up.
+    #[inline]
+    pub fn take_new_deadline(&mut self) -> Option<u64> {
+        if !self.new_deadline {
+            return None;
+        }
+        self.new_deadline = false;
+        (self.acked_deadline_ns != NO_DEADLINE).then_some(self.acked_deadline_ns)
+    }
+
+    /// The capture's clock is at `now_ns`: an acknowledged hole whose reorder window has
+    /// passed is a gap (the capture dropped those bytes); what was held behind it is
+    /// delivered with its own timestamps, which are when the host really had those bytes.
+    pub fn give_up_acked<F>(&mut self, now_ns: u64, counters: &mut ReassemblyCounters, mut out: F)
     where
         F: FnMut(StreamEvent<'_>),
     {
-        let Some(next_seq) = self.next_seq else {
+        while now_ns > self.acked_deadline_ns {
+            self.acked_deadline_ns = NO_DEADLINE;
+            self.give_up_hole(now_ns, counters, &mut out);
+            if !self.held.is_empty() {
+                self.arm_acked();
+            }
+        }
+    }
+
+    /// After a segment: the deadline follows the first hole (none when nothing is held, a
+    /// new one when the hole it was set for is gone; a segment held in the same hole later
+    /// keeps it).
+    fn settle_acked(&mut self) {
+        if self.held.is_empty() {
+            self.acked_deadline_ns = NO_DEADLINE;
+            self.new_deadline = false;
+        } else if self.acked_deadline_ns == NO_DEADLINE || self.acked_hole_at != self.next_offset {
+            self.acked_deadline_ns = NO_DEADLINE;
+            self.arm_acked();
+        }
+    }
+
+    /// Sets the deadline when the peer's ACK covers the first hole.
+    fn arm_acked(&mut self) {
+        let (Some(next_seq), Some(ack)) = (self.next_seq, self.peer_ack) else {
             return;
         };
-        if self.held.is_empty() {
+        let acked_ahead = ack.wrapping_sub(next_seq) as i32;
+        let Some((&offset, first)) = self.held.first_key_value() else {
+            return;
+        };
+        if acked_ahead <= 0 || offset > self.next_offset + acked_ahead as u64 {
             return;
         }
-        let acked_ahead = ack_seq.wrapping_sub(next_seq) as i32;
-        if acked_ahead <= 0 {
-            return;
-        }
-        let acked_until = self.next_offset + acked_ahead as u64;
-        while let Some((&offset, _)) = self.held.first_key_value() {
-            if offset > acked_until {
-                break;
-            }
-            self.skip_to_first_held(counters, &mut out);
-            self.drain_held(GIVEN_UP, counters, &mut out);
-        }
+        self.acked_deadline_ns = first.ts_ns.saturating_add(REORDER_WINDOW_NS);
+        self.acked_hole_at = self.next_offset;
+        self.new_deadline = true;
     }
 
     /// Gives up on any open hole and delivers everything held (end of capture).
@@ -183,6 +275,8 @@ impl StreamReassembler {
             self.skip_to_first_held(counters, &mut out);
             self.drain_held(GIVEN_UP, counters, &mut out);
         }
+        self.acked_deadline_ns = NO_DEADLINE;
+        self.new_deadline = false;
     }
 
     fn deliver<F>(
@@ -255,13 +349,15 @@ impl StreamReassembler {
         );
     }
 
-    /// Delivers held segments that are now contiguous, each at the later of its own time and
-    /// `now_ns`: the time a retransmission filled the hole, or [`GIVEN_UP`] when the hole was
-    /// given up (see the module doc).
+    /// Delivers held segments that are now contiguous, each at the latest of its own time,
+    /// the held bytes' before it (the host reads in order) and `now_ns`: the time a
+    /// retransmission filled the hole, or [`GIVEN_UP`] when the hole was given up (see the
+    /// module doc).
     fn drain_held<F>(&mut self, now_ns: u64, counters: &mut ReassemblyCounters, out: &mut F)
     where
         F: FnMut(StreamEvent<'_>),
     {
+        let mut readable_ns = now_ns;
         while let Some(entry) = self.held.first_entry() {
             let offset = *entry.key();
             if offset > self.next_offset {
@@ -276,7 +372,8 @@ impl StreamReassembler {
                 continue;
             }
             counters.retransmitted_bytes += overlap;
-            let ts = seg.ts_ns.max(now_ns);
+            readable_ns = readable_ns.max(seg.ts_ns);
+            let ts = readable_ns;
             let (data, tail) = if (overlap as usize) <= seg.data.len() {
                 (&seg.data[overlap as usize..], seg.missing_tail)
             } else {
@@ -401,6 +498,16 @@ mod tests {
                     StreamEvent::Gap { bytes } => events.push(Ev::Gap(bytes)),
                 },
             );
+        }
+        fn give_up_acked(&mut self, now_ns: u64) {
+            let events = &mut self.events;
+            self.r
+                .give_up_acked(now_ns, &mut self.counters, |e| match e {
+                    StreamEvent::Data { bytes, ts_ns, .. } => {
+                        events.push(Ev::Data(bytes.to_vec(), ts_ns))
+                    }
+                    StreamEvent::Gap { bytes } => events.push(Ev::Gap(bytes)),
+                });
         }
         fn stream(&self) -> Vec<u8> {
             let mut s = Vec::new();
@@ -558,20 +665,24 @@ mod tests {
     }
 
     #[test]
-    fn acknowledged_hole_is_a_capture_gap_with_original_times() {
+    fn acknowledged_hole_is_a_capture_gap_once_the_window_passed_with_original_times() {
         let mut h = Harness::new();
         h.push(0, b"ab", 1);
         h.push(4, b"ef", 2);
         h.push(8, b"ij", 3);
-        let events = &mut h.events;
-        let mut sink = |e: StreamEvent<'_>| match e {
-            StreamEvent::Data { bytes, ts_ns, .. } => events.push(Ev::Data(bytes.to_vec(), ts_ns)),
-            StreamEvent::Gap { bytes } => events.push(Ev::Gap(bytes)),
-        };
         // An ACK that does not reach past the hole changes nothing.
-        h.r.peer_acked(2, &mut h.counters, &mut sink);
-        // The peer acknowledged up to byte 6: the hole at 2..4 was received, not lost.
-        h.r.peer_acked(6, &mut h.counters, &mut sink);
+        h.r.peer_acked(2);
+        assert_eq!(h.r.take_new_deadline(), None);
+        // The peer acknowledged up to byte 6: the hole at 2..4 was received. Perhaps the
+        // capture host wrote the ACK first: the hole waits the reorder window from the
+        // first held segment's time.
+        h.r.peer_acked(6);
+        assert_eq!(h.r.take_new_deadline(), Some(2 + REORDER_WINDOW_NS));
+        assert_eq!(h.r.take_new_deadline(), None, "handed out once");
+        h.give_up_acked(2 + REORDER_WINDOW_NS);
+        assert_eq!(h.events, vec![Ev::Data(b"ab".to_vec(), 1)]);
+        // Past it: the capture dropped those bytes.
+        h.give_up_acked(3 + REORDER_WINDOW_NS);
         assert_eq!(
             h.events,
             vec![
@@ -580,7 +691,44 @@ mod tests {
                 Ev::Data(b"ef".to_vec(), 2)
             ]
         );
+        assert_eq!((h.counters.gaps, h.counters.gap_bytes), (1, 2));
+        // The hole at 6..8 is not acknowledged: it waits for its segment or the timeout.
+        assert_eq!(h.r.take_new_deadline(), None);
         assert_eq!(h.r.held_bytes(), 2);
+    }
+
+    /// #47: the ACK read before the segment it acknowledges (two tap ports): no gap when
+    /// the segment comes within the window, at the time it came.
+    #[test]
+    fn an_ack_read_before_its_segment_makes_no_gap() {
+        let mut h = Harness::new();
+        h.push(0, b"ab", 1);
+        h.r.peer_acked(6); // read before 2..6, nothing held yet
+        assert_eq!(h.r.take_new_deadline(), None);
+        h.push(4, b"ef", 3); // held behind a hole the ACK already covers
+        assert_eq!(h.r.take_new_deadline(), Some(3 + REORDER_WINDOW_NS));
+        h.push(2, b"cd", 2);
+        assert_eq!(h.stream(), b"abcdef");
+        assert_eq!(h.events[2], Ev::Data(b"ef".to_vec(), 3));
+        assert_eq!(h.counters.gaps, 0);
+        // Nothing held: a later clock gives nothing up.
+        h.give_up_acked(u64::MAX);
+        assert_eq!((h.counters.gaps, h.counters.retransmitted_bytes), (0, 0));
+        // A hole keeps its deadline while segments of it come; a new one gets its own.
+        h.push(10, b"kl", 10);
+        h.r.peer_acked(12);
+        assert_eq!(h.r.take_new_deadline(), Some(10 + REORDER_WINDOW_NS));
+        h.push(8, b"ij", 11);
+        assert_eq!(h.r.take_new_deadline(), None, "the same hole, 6..8");
+        h.push(6, b"gh", 12);
+        assert_eq!(h.stream(), b"abcdefghijkl");
+        h.push(14, b"op", 13);
+        assert_eq!(h.r.take_new_deadline(), None, "12..14 is not acknowledged");
+        h.r.peer_acked(16);
+        assert_eq!(h.r.take_new_deadline(), Some(13 + REORDER_WINDOW_NS));
+        h.give_up_acked(13 + REORDER_WINDOW_NS + 1);
+        assert_eq!(h.stream(), b"abcdefghijklop");
+        assert_eq!((h.counters.gaps, h.counters.gap_bytes), (1, 2));
     }
 
     #[test]

@@ -7,6 +7,14 @@
 use std::fmt;
 use std::net::IpAddr;
 
+/// How far a capture may put frames out of the wire's order, by the capture's clock: two
+/// tap ports or CPUs stamping on their own, a mirror's crossing copies. Captures reorder by
+/// microseconds (host stamps 5–100 µs late); 10 ms is two orders of magnitude more, and
+/// short enough that a ClOrdID is not reused on its session within it. A response with no
+/// request waits this long for one (`correlate/early.rs`); a hole the peer acknowledged
+/// waits this long for the segment before it is a gap (`reassembly.rs`).
+pub const REORDER_WINDOW_NS: u64 = 10_000_000;
+
 /// One side of a TCP connection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Endpoint {

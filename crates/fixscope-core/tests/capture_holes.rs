@@ -1,7 +1,7 @@
 //! Capture holes through the whole pipeline: a segment the capture never saw (a ring
 //! overflow, a drop), the segments behind it held, then the hole given up — by the hole
-//! timeout, the buffer limits, the peer's ACK, the end of the capture, FIN, RST, or the
-//! connection being forgotten. Whichever way:
+//! timeout, the buffer limits, the peer's ACK (once the reorder window passed), the end of
+//! the capture, FIN, RST, or the connection being forgotten. Whichever way:
 //! - every message after the hole carries the capture time of the segment that carried it,
 //!   never the time the hole was given up (a latency too long, or too short, is a wrong
 //!   number);
@@ -11,7 +11,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use fixscope_core::reassembly::ReassemblyLimits;
+use fixscope_core::reassembly::{ReassemblyLimits, REORDER_WINDOW_NS};
 use fixscope_core::report::{Counters, IntervalReport, Reporter, SummaryReport};
 use fixscope_core::{Direction, Endpoint, FlowKey, Pipeline, PipelineConfig, Segment, TcpFlags};
 use fixscope_testkit::fix::fix_message;
@@ -284,9 +284,14 @@ fn buffer_bytes_limit_keeps_each_message_its_own_time() {
 fn acknowledged_hole_keeps_each_message_its_own_time() {
     let mut w = Wire::new(ReassemblyLimits::default());
     let a3_tail = conversation_with_a_hole(&mut w);
-    // The client read everything: its next order acknowledges the hole.
+    // The client read everything: its next order acknowledges the hole. The capture host
+    // may have written that ACK before the segment (#47): the hole waits the reorder
+    // window from the first segment held behind it (A3's rest and A4, at 300 µs).
     w.client_ack = w.sseq;
     w.request(&order("O7"), 600_000);
+    w.request(&order("O8"), 300_000 + REORDER_WINDOW_NS);
+    assert_eq!(w.responses().len(), 1, "held: {:?}", w.responses());
+    w.request(&order("O9"), 300_001 + REORDER_WINDOW_NS);
     assert_own_times(&w, &[]);
     let c = w.finish();
     assert_hole_counted(&c, a3_tail);

@@ -23,11 +23,9 @@ use hashbrown::HashMap;
 
 use super::rules::ResponseKind;
 
-/// How long a response waits for a request of its key, by the capture's clock. Captures
-/// reorder by microseconds (host stamps 5–100 µs late, mirror copies crossing); 10 ms is
-/// two orders of magnitude more, and short enough that a ClOrdID is not reused on its
-/// session within it.
-pub const REORDER_WINDOW_NS: u64 = 10_000_000;
+/// How long a response waits for a request of its key, by the capture's clock: the
+/// capture's reorder window, the same a hole the peer acknowledged waits in reassembly.
+pub use crate::segment::REORDER_WINDOW_NS;
 
 /// Responses held at most; beyond it the oldest is counted unmatched at once. Bounds
 /// memory on captures that start mid-stream (every response to an earlier order waits).

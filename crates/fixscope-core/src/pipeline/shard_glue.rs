@@ -37,6 +37,9 @@ impl Pipeline {
     /// The run's clock moved to `now_ns` (another worker's segment, an interval's end).
     pub(crate) fn shard_tick(&mut self, now_ns: u64) {
         self.now_ns = self.now_ns.max(now_ns);
+        if self.acked_holes.due(self.now_ns) {
+            self.give_up_acked_holes();
+        }
         self.correlator.expire(self.now_ns);
         if let Some(b) = self.breakdown.as_mut() {
             b.expire(self.now_ns);
