@@ -162,6 +162,14 @@ impl<'a> MessageFacts<'a> {
                 .iter()
                 .fold(0, |bits, &t| bits | 1 << t);
         }
+        // FIX puts the header first: with every key tag in the body (ClOrdID, Account…),
+        // the key found means the firm's header tags (115/128) were passed, so no field
+        // needs a header check of its own.
+        let key_ends_header = if key_tags.iter().any(|&k| is_header_tag(k)) {
+            0
+        } else {
+            FIRM
+        };
         let mut key_high = false;
         for &k in key_tags {
             if k < 64 {
@@ -239,11 +247,6 @@ impl<'a> MessageFacts<'a> {
                 }
                 tag::POSS_DUP_FLAG => facts.poss_dup = value == b"Y",
                 tag::POSS_RESEND => facts.poss_resend = value == b"Y",
-                // The first counts (a hub's hub would be a second one).
-                t if t == firm_tag && found & FIRM == 0 => {
-                    facts.firm = value;
-                    found |= FIRM;
-                }
                 // The first of a repeated tag counts.
                 tag::CL_ORD_ID if ORDER_FIELDS && found & CL_ORD_ID == 0 => {
                     facts.cl_ord_id = value;
@@ -261,6 +264,12 @@ impl<'a> MessageFacts<'a> {
                     facts.account = value;
                     found |= ACCOUNT;
                 }
+                // The first counts (a hub's hub would be a second one). Last, after the
+                // constant arms: a guard among them costs every field a compare chain.
+                t if t == firm_tag && found & FIRM == 0 => {
+                    facts.firm = value;
+                    found |= FIRM;
+                }
                 _ => {}
             }
             if let Some(i) = key_tags.iter().position(|&k| k == t) {
@@ -268,11 +277,12 @@ impl<'a> MessageFacts<'a> {
                     facts.key_parts[i] = value;
                     facts.key_found += 1;
                     if facts.key_found == key_len {
-                        found |= KEY;
+                        // A body key ends the header, and with it the firm's tags.
+                        found |= KEY | key_ends_header;
                     }
                 }
             }
-            if found & FIRM == 0 && !is_header_tag(t) {
+            if key_ends_header == 0 && found & FIRM == 0 && !is_header_tag(t) {
                 found |= FIRM;
             }
             if found & needed == needed && found & TYPE != 0 {
