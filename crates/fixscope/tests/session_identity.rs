@@ -177,3 +177,52 @@ fn a_hub_s_firms_keep_their_own_clordids() {
     // One session: the firms are within it.
     assert_eq!(summary["sessions"].as_array().unwrap().len(), 1);
 }
+
+/// A venue that does not echo the firm (no 128 on its reports) still answers the firm's
+/// order — the one order of that ClOrdID under any firm; where two firms' orders share the
+/// ClOrdID, a report without the firm answers neither (never guessed: unmatched).
+#[test]
+fn a_report_without_the_firm_answers_the_one_order_of_its_clordid() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Script::new("FIX.4.4", 40031);
+    let mut want = Expected::default();
+    for i in 0..5 {
+        let id = format!("U{i}");
+        s.client_routed(
+            50 * US,
+            &[(115, "A")],
+            &[(35, "D"), (11, &id), (55, "IBM"), (54, "1")],
+        );
+        s.venue(30 * US, &ack(&id));
+        s.venue(20 * US, &fill(&id));
+        want.stage("first_response", 30 * US);
+        want.stage("ack", 30 * US);
+        want.stage("fill", 50 * US);
+        want.stage("ack_to_fill", 20 * US);
+    }
+    // Two firms' orders under one ClOrdID: a report without 128 names neither.
+    s.client_routed(
+        50 * US,
+        &[(115, "A")],
+        &[(35, "D"), (11, "SHARED"), (55, "IBM"), (54, "1")],
+    );
+    s.client_routed(
+        5 * US,
+        &[(115, "B")],
+        &[(35, "D"), (11, "SHARED"), (55, "IBM"), (54, "1")],
+    );
+    s.venue(30 * US, &ack("SHARED"));
+    // Then each firm's own ack, with 128: exact.
+    s.venue_routed(10 * US, &[(128, "A")], &ack("SHARED"));
+    s.venue_routed(10 * US, &[(128, "B")], &ack("SHARED"));
+    // A's order: sent 5 µs before B's, acked 45 µs after it; B's 50 µs after its own.
+    want.stage("first_response", 45 * US);
+    want.stage("ack", 45 * US);
+    want.stage("first_response", 50 * US);
+    want.stage("ack", 50 * US);
+    want.counters.insert("requests", 7);
+    want.counters.insert("matched", 7);
+    want.counters.insert("unmatched_responses", 1);
+    let summary = every_plan(dir.path(), "hub_without_128.pcap", &s.packets);
+    check(&summary, &want);
+}

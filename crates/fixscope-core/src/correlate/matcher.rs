@@ -107,6 +107,9 @@ pub struct Correlator {
     /// One row per request (`--records`), when asked ([`Correlator::keep_records`]).
     records: Option<Box<RecordBook>>,
     pub counters: CorrelationCounters,
+    /// A request carried a firm (115) and was tracked under it: a report without one
+    /// (128) may still be its answer.
+    firm_keys: bool,
 }
 
 /// A hole in a session's responses with no response after it yet: every request tracked
@@ -144,6 +147,7 @@ impl Correlator {
             response_holes: std::collections::HashMap::new(),
             records: None,
             counters: CorrelationCounters::default(),
+            firm_keys: false,
         }
     }
 
@@ -216,6 +220,7 @@ impl Correlator {
         F: FnMut(Latency, &[u8], &Replay),
     {
         self.counters.requests += 1;
+        self.firm_keys |= !facts.firm.is_empty();
         let mut key_buf = std::mem::take(&mut self.key_buf);
         if let Some(key) = facts.key(&self.key, &mut key_buf) {
             let request = NewRequest {
@@ -394,6 +399,14 @@ impl Correlator {
         );
         let found = match self.table.find(session, key, hash) {
             None if epoch_of(session) > 0 => self.find_in_older_epochs(session, key),
+            found => found,
+        };
+        // A venue that does not echo the firm (128) answers the firm's order all the same:
+        // the one order of that ClOrdID under any firm, never one of several (no guess).
+        let found = match found {
+            None if self.firm_keys && facts.firm.is_empty() => {
+                self.table.find_with_any_firm(session, key).ok().flatten()
+            }
             found => found,
         };
         if kind.unsolicited {

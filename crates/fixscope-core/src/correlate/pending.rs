@@ -317,6 +317,27 @@ impl PendingTable {
         None
     }
 
+    /// The one tracked request of `session` whose key is `key` with a firm after it (`key`
+    /// SOH firm): `Ok(None)` when none, `Err(())` when several firms' orders share `key`
+    /// (O(the session's requests): asked only for a report without a firm on a session
+    /// whose requests carry one, which a venue that does not echo 128 sends).
+    pub fn find_with_any_firm(&self, session: u64, key: &[u8]) -> Result<Option<u32>, ()> {
+        let mut found = None;
+        let mut slot = self.any_of_session(session).unwrap_or(NONE);
+        while slot != NONE {
+            let p = &self.slots[slot as usize];
+            let k = p.key_bytes();
+            if k.len() > key.len() && k.starts_with(key) && k[key.len()] == crate::fix::SOH {
+                if found.is_some() {
+                    return Err(());
+                }
+                found = Some(slot);
+            }
+            slot = p.next;
+        }
+        Ok(found)
+    }
+
     /// The tracked request of `session` whose MsgSeqNum is `msg_seq` (O(the session's
     /// requests): only session Rejects ask, and they are rare).
     pub fn find_by_msg_seq(&self, session: u64, msg_seq: u32) -> Option<u32> {
