@@ -131,8 +131,9 @@ impl<'a> MessageFacts<'a> {
         const ACCOUNT: u16 = 2048;
         const ORIG: u16 = 4096;
         const TRANS: u16 = 8192;
-        // The firm (115/128), or the header's end without it: found at the first body
-        // field, which an order's key is, so no message reads further for it.
+        // The firm (115/128), or the header's end without it: marked with the key, a body
+        // field (a key in the header reads the message whole), so no message reads further
+        // for it and no field pays a header check.
         const FIRM: u16 = 16384;
         let request_fields = if ORDER_FIELDS {
             CL_ORD_ID | SYMBOL | SIDE | ACCOUNT
@@ -218,6 +219,11 @@ impl<'a> MessageFacts<'a> {
                         // Other messages: the session's names and the sequence.
                         _ => TYPE | SENDER | TARGET | SEQ,
                     };
+                    // A key in the header (`--key 49,…`, rare) does not end it: read the
+                    // whole message rather than check every field for the header's end.
+                    if key_ends_header == 0 && needed & FIRM != 0 {
+                        needed |= WHOLE;
+                    }
                 }
                 tag::EXEC_TYPE => {
                     facts.exec_type = value.first().copied();
@@ -288,9 +294,6 @@ impl<'a> MessageFacts<'a> {
                         found |= KEY | key_ends_header;
                     }
                 }
-            }
-            if key_ends_header == 0 && found & FIRM == 0 && !is_header_tag(t) {
-                found |= FIRM;
             }
             if found & needed == needed && found & TYPE != 0 {
                 break;
