@@ -44,45 +44,6 @@ pub struct MessageFacts<'a> {
     key_found: u8,
 }
 
-/// Whether `t` is a standard-header tag (FIX 4.4 / FIXT.1.1 StandardHeader): header
-/// fields come before the body, so the first body field ends the search for 115/128.
-#[inline]
-fn is_header_tag(t: u32) -> bool {
-    const LOW: u64 = 1 << 8
-        | 1 << 9
-        | 1 << 34
-        | 1 << 35
-        | 1 << 43
-        | 1 << 49
-        | 1 << 50
-        | 1 << 52
-        | 1 << 56
-        | 1 << 57;
-    if t < 64 {
-        LOW >> t & 1 != 0
-    } else {
-        matches!(
-            t,
-            90 | 91
-                | 97
-                | 115
-                | 116
-                | 122
-                | 128
-                | 129
-                | 142..=145
-                | 212
-                | 213
-                | 347
-                | 369
-                | 627..=630
-                | 1128
-                | 1129
-                | 1156
-        )
-    }
-}
-
 /// Whether a message's BeginString is FIX.4.0, 4.1 or 4.2 (the versions with
 /// ExecTransType); FIXT.1.1 and FIX.4.3+ are not. One 8-byte compare and one byte: every
 /// ExecutionReport asks (three 7-byte slice compares cost ~20 instructions a report).
@@ -173,11 +134,7 @@ impl<'a> MessageFacts<'a> {
         // FIX puts the header first: with every key tag in the body (ClOrdID, Account…),
         // the key found means the firm's header tags (115/128) were passed, so no field
         // needs a header check of its own.
-        let key_ends_header = if key_tags.iter().any(|&k| is_header_tag(k)) {
-            0
-        } else {
-            FIRM
-        };
+        let key_ends_header = if key.in_header() { 0 } else { FIRM };
         let mut key_high = false;
         for &k in key_tags {
             if k < 64 {
