@@ -30,6 +30,7 @@ lint: deps
 # (crates/fixscope-core/tests/layers.rs, in `make test`).
 .PHONY: cycles
 cycles:
+	@test -f ../shared/tools/module-cycles.py || { echo "make cycles: ../shared/tools/module-cycles.py is missing (the team's shared folder beside the checkout; CI has it)" >&2; exit 1; }
 	python3 ../shared/tools/module-cycles.py --max-circles 0 crates/*
 
 # Coverage-guided fuzzing (libFuzzer on stable Rust), FUZZ_SECONDS (default 45) per target;
