@@ -271,18 +271,6 @@ impl Scenario {
     }
 }
 
-/// The summary on one thread, after checking the default plan and four workers give every
-/// counter and stage the same.
-fn every_plan(path: &std::path::Path) -> Value {
-    let (_, one) = analyse(&[path], &["--threads", "1"]);
-    for plan in [&[][..], &["--threads", "4"][..]] {
-        let (_, other) = analyse(&[path], plan);
-        assert_eq!(one["counters"], other["counters"], "counters on {plan:?}");
-        assert_eq!(one["stages"], other["stages"], "stages on {plan:?}");
-    }
-    one
-}
-
 fn assert_nothing_lost(s: &Value) {
     for c in [
         "tcp_gaps",
@@ -309,7 +297,7 @@ fn trailer_times_through_ports_written_out_of_order_lose_nothing() {
     for kind in [TrailerKind::MetaWatch, TrailerKind::Hpt] {
         let path = dir.path().join(format!("{}.pcap", kind.name()));
         sc.write(&path, Some(kind));
-        let s = every_plan(&path);
+        let s = every_plan_of_paths(&[&path]);
         assert_eq!(
             s["source"]["trailer_timestamps"],
             sc.frames.len() as u64,
@@ -329,7 +317,7 @@ fn host_stamps_through_ports_written_out_of_order_lose_nothing() {
     let truth = sc.truth(&sc.host_readable());
     let path = dir.path().join("host.pcap");
     sc.write(&path, None);
-    let s = every_plan(&path);
+    let s = every_plan_of_paths(&[&path]);
     assert_nothing_lost(&s);
     assert_truth(&s, &truth);
 }
@@ -349,7 +337,7 @@ fn a_request_truly_missing_is_one_gap_once_the_window_passed() {
         let truth = sc.truth(&time);
         let path = dir.path().join(format!("drop-{late_by_ns}.pcap"));
         sc.write(&path, kind);
-        let s = every_plan(&path);
+        let s = every_plan_of_paths(&[&path]);
         let c = |name: &str| counter(&s, name);
         assert_eq!(
             (c("tcp_gaps"), c("tcp_gap_bytes")),

@@ -525,9 +525,15 @@ pub fn every_plan_of_files(dir: &std::path::Path, files: &[(&str, &[TimedPacket]
         })
         .collect();
     let paths: Vec<&std::path::Path> = paths.iter().map(|p| p.as_path()).collect();
-    let (_, one) = analyse(&paths, &["--threads", "1"]);
+    every_plan_of_paths(&paths)
+}
+
+/// Reads captures already written on every plan (`--threads 1`, the default, `--threads
+/// 4`): every counter and stage the same on each; returns the one-pipeline summary.
+pub fn every_plan_of_paths(paths: &[&std::path::Path]) -> Value {
+    let (_, one) = analyse(paths, &["--threads", "1"]);
     for plan in [&[][..], &["--threads", "4"][..]] {
-        let (_, other) = analyse(&paths, plan);
+        let (_, other) = analyse(paths, plan);
         assert_eq!(
             one["counters"], other["counters"],
             "{paths:?}: counters on {plan:?}"
