@@ -58,6 +58,25 @@ soak: deps
 # fetched into target/kernels without installing them — in QEMU VMs (virtme-ng, no KVM) and
 # runs the verifier, probe, live and end-to-end tests inside; see docs/kernels.md.
 # `make test-kernel KERNELS="5.10 7.x"` for some.
+# ---- #48: one static binary to copy (no runtime dependency but the kernel) and a release
+# archive: dist/fixscope-VERSION-x86_64-linux, dist/fixscope.debug, the .tar.gz, SHA256SUMS.
+# Static glibc with libelf, zlib and a D-Bus-free libpcap built in (scripts/dist.sh).
+.PHONY: dist
+dist: deps
+	scripts/dist.sh
+
+# The static binary on its own (crates/fixscope/tests/dist_binary.rs): no library, debug
+# info beside it, and in an empty root (unshare + chroot) `pcap` byte-identical to the
+# dynamic build, `check`, `live -i lo` (after -Z) and `live --tap` counting every order of
+# the simulator run outside, `--clickhouse` by a host name from the root's /etc/hosts.
+# `make test-dist-kernels` runs it inside the kernel matrix VMs (5.10, 6.1, 6.12, 7.x).
+.PHONY: test-dist test-dist-kernels
+test-dist: dist
+	FIXSCOPE_DIST_BIN=$(CURDIR)/$$(ls dist/fixscope-*-x86_64-linux | head -1) \
+		$(CARGO) test -p fixscope --test dist_binary -- --ignored --test-threads=1
+test-dist-kernels: dist
+	FIXSCOPE_VM_PHASES=dist scripts/test-kernel.sh $(or $(KERNELS),5.10 6.1 6.12 7.x)
+
 .PHONY: test-kernel
 test-kernel: deps
 	scripts/test-kernel.sh $(KERNELS)

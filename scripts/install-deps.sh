@@ -42,6 +42,9 @@ dpkg -s linux-libc-dev >/dev/null 2>&1 || need_apt+=(linux-libc-dev)
 # pcapng with editcap (wireshark-common, installed with tshark).
 dpkg -s libpcap-dev >/dev/null 2>&1 || need_apt+=(libpcap-dev)
 have editcap || need_apt+=(wireshark-common)
+# make dist (#48): libpcap is built from Debian's source without D-Bus (scripts/static-deps.sh).
+have flex || need_apt+=(flex)
+have bison || need_apt+=(bison)
 
 apt_install "${need_apt[@]}"
 

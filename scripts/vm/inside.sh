@@ -162,6 +162,18 @@ if want live || want e2e || want breakdown; then
     want breakdown && run "breakdown e2e" "$repo/crates/fixscope" "$breakdown_bin" --test-threads=1 --nocapture
 fi
 
+# 5. `make dist`'s static binary (#48), only when the phase is named (it needs `make dist`):
+#    `check`, `pcap`, `live -i lo` and `live --tap` in an empty root on this kernel.
+if [[ ",$phases," == *",dist,"* ]]; then
+    if [ -z "${FIXSCOPE_VM_DIST_TESTS:-}" ] || [ ! -x "${FIXSCOPE_DIST_BIN:-}" ]; then
+        fail "phase dist: FIXSCOPE_VM_DIST_TESTS or FIXSCOPE_DIST_BIN missing"
+    else
+        echo "== static binary: $("$FIXSCOPE_DIST_BIN" --version) ($FIXSCOPE_DIST_BIN)"
+        run "static binary" "$repo/crates/fixscope" "$FIXSCOPE_VM_DIST_TESTS" --ignored \
+            --test-threads=1 --nocapture
+    fi
+fi
+
 [ -n "${hold_pid:-}" ] && kill "$hold_pid" 2>/dev/null
 end_offset=$(wall_offset)
 echo "== CLOCK_REALTIME - CLOCK_MONOTONIC at end: $end_offset ns (moved $(( (end_offset - start_offset) / 1000 )) us during the run)"

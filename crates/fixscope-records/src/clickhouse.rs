@@ -17,6 +17,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use arrow_array::RecordBatch;
 
 use crate::files::Table;
+use crate::name_lookup::NssFreeResolver;
 
 /// Where and as whom to insert.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -203,10 +204,15 @@ fn send_loop(
     failed: &AtomicU64,
     hurry: &AtomicBool,
 ) -> u64 {
-    let agent = ureq::AgentBuilder::new()
+    let builder = ureq::AgentBuilder::new()
         .timeout_connect(Duration::from_secs(2))
-        .timeout(Duration::from_secs(30))
-        .build();
+        .timeout(Duration::from_secs(30));
+    // The static binary cannot use NSS (name_lookup.rs); the dynamic one keeps getaddrinfo.
+    let agent = if cfg!(target_feature = "crt-static") {
+        builder.resolver(NssFreeResolver::system()).build()
+    } else {
+        builder.build()
+    };
     let mut tables_made = false;
     let mut inserted = 0;
     // After a batch failed all its retries, the next ones get one attempt each until one

@@ -22,6 +22,7 @@
 //! | `links.rs` | the `links` table's columns (`--leg`) |
 //! | `files.rs` | Parquet files: partitions by date, temporary names, rotation |
 //! | `clickhouse.rs` | `--clickhouse`: tables, `INSERT … FORMAT ArrowStream`, retries |
+//! | `name_lookup.rs` | the static binary's host name resolver: `/etc/hosts`, then DNS (no NSS) |
 
 mod chunks;
 mod clickhouse;
@@ -30,6 +31,7 @@ mod columns;
 mod encode;
 mod files;
 mod links;
+pub mod name_lookup;
 mod strings;
 mod writer;
 

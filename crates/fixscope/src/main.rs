@@ -33,6 +33,7 @@ mod records;
 mod say;
 mod trace;
 mod tui;
+mod user_db;
 
 use std::process::ExitCode;
 

@@ -29,6 +29,8 @@ use std::io;
 
 use anyhow::{bail, Context, Result};
 
+use crate::user_db;
+
 /// Capability numbers (linux/capability.h).
 pub const CAP_SETGID: u32 = 6;
 pub const CAP_SETUID: u32 = 7;
@@ -122,6 +124,15 @@ fn lookup(user: &str) -> Result<Target> {
         return Ok(t);
     }
     if let Ok(uid) = user.parse::<u32>() {
+        if STATIC_BINARY {
+            // passwd_by_name already looked the number up as a uid too.
+            return Ok(Target {
+                name: uid.to_string(),
+                uid,
+                gid: uid,
+                in_passwd: false,
+            });
+        }
         // SAFETY: getpwuid_r below is given buffers it may write; see passwd_lookup.
         return Ok(passwd_lookup(|pw, buf, len, out| unsafe {
             libc::getpwuid_r(uid, pw, buf, len, out)
@@ -137,9 +148,25 @@ fn lookup(user: &str) -> Result<Target> {
 }
 
 fn passwd_by_name(user: &str) -> Result<Option<Target>> {
+    if STATIC_BINARY {
+        return Ok(user_db::passwd_entry(&user_db::read("/etc/passwd"), user).map(static_target));
+    }
     let c = CString::new(user).context("-Z: user name contains a NUL byte")?;
     // SAFETY: `c` outlives the call; the buffers are those passwd_lookup hands over.
     passwd_lookup(|pw, buf, len, out| unsafe { libc::getpwnam_r(c.as_ptr(), pw, buf, len, out) })
+}
+
+/// The static binary (`make dist`) cannot use NSS: it reads the user database's files
+/// (user_db.rs); the dynamic build asks glibc.
+const STATIC_BINARY: bool = cfg!(target_feature = "crt-static");
+
+fn static_target(entry: user_db::PasswdEntry) -> Target {
+    Target {
+        name: entry.name,
+        uid: entry.uid,
+        gid: entry.gid,
+        in_passwd: true,
+    }
 }
 
 /// Runs a getpw*_r call with its buffers and turns the entry into a [`Target`].
@@ -338,7 +365,13 @@ fn can_leave_sched_idle() -> Result<()> {
 }
 
 fn set_groups(target: &Target) -> Result<()> {
-    if target.in_passwd {
+    if target.in_passwd && STATIC_BINARY {
+        let groups = user_db::group_list(&user_db::read("/etc/group"), &target.name, target.gid);
+        // SAFETY: `groups` holds groups.len() gids and outlives the call.
+        if unsafe { libc::setgroups(groups.len(), groups.as_ptr()) } != 0 {
+            return Err(os_err("setgroups"));
+        }
+    } else if target.in_passwd {
         let c = CString::new(target.name.as_str()).context("-Z: user name")?;
         // SAFETY: `c` is NUL-terminated and outlives the call.
         if unsafe { libc::initgroups(c.as_ptr(), target.gid) } != 0 {
