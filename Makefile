@@ -14,8 +14,10 @@ deps:
 build: deps
 	$(CARGO) build --release --bin fixscope
 
-demo: build
-	$(FIXSCOPE) demo
+# The demo builds a faster-building profile (Cargo.toml [profile.demo]: no LTO).
+demo: deps
+	$(CARGO) build --profile demo --bin fixscope
+	target/demo/fixscope demo
 
 test: deps
 	$(CARGO) build --workspace --all-targets
