@@ -79,6 +79,15 @@ test-dist: dist
 test-dist-kernels: dist
 	FIXSCOPE_VM_PHASES=dist scripts/test-kernel.sh $(or $(KERNELS),5.10 6.1 6.12 7.x)
 
+# The .deb under a real systemd (#48): a Debian 12 root (mmdebstrap, Debian's kernel) booted
+# in QEMU installs the package and runs fixscope@test against the simulator on lo: non-root
+# with exactly its three capabilities, /metrics, journal, records read back by DuckDB,
+# nothing left after stop, a drop-in without CAP_BPF failing with one line, purge clean.
+# ~5 min the first time (the root is cached in target/service-vm), then ~2 min.
+.PHONY: test-service
+test-service: deb
+	scripts/test-service.sh
+
 .PHONY: test-kernel
 test-kernel: deps
 	scripts/test-kernel.sh $(KERNELS)

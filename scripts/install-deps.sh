@@ -45,6 +45,10 @@ have editcap || need_apt+=(wireshark-common)
 # make dist (#48): libpcap is built from Debian's source without D-Bus (scripts/static-deps.sh).
 have flex || need_apt+=(flex)
 have bison || need_apt+=(bison)
+# make test-service (#48): a Debian root for the service VM, read back with debugfs.
+have mmdebstrap || need_apt+=(mmdebstrap)
+have debugfs || need_apt+=(e2fsprogs)
+have qemu-system-x86_64 || need_apt+=(qemu-system-x86)
 
 apt_install "${need_apt[@]}"
 
