@@ -255,7 +255,12 @@ fn keys(schema: &Schema, args: &ConfigKeysArgs) -> Result<ExitCode> {
                         })
                     })
                     .collect();
-                json!({"table": t.path.join("."), "path": t.path, "families": t.families(), "keys": keys})
+                json!({
+                    "table": t.path.join("."),
+                    "path": t.path,
+                    "families": t.families().iter().map(|f| json!({"name": f.name, "own_key": f.own_key})).collect::<Vec<_>>(),
+                    "keys": keys,
+                })
             })
             .collect();
         println!("{}", json!({ "tables": tables }));
@@ -275,8 +280,10 @@ fn keys(schema: &Schema, args: &ConfigKeysArgs) -> Result<ExitCode> {
         }
         for f in t.families() {
             println!(
-                "  [{}.{f}]: the {f}-* keys without `{f}-`",
-                t.path.join(".")
+                "  [{}.{}]: `{}` for --{1} and the {1}-* keys without `{1}-`",
+                t.path.join("."),
+                f.name,
+                f.own_key
             );
         }
         println!();

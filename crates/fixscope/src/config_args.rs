@@ -19,7 +19,7 @@ use clap::{ArgMatches, CommandFactory, FromArgMatches};
 use crate::cli::Cli;
 use crate::config_env;
 use crate::config_file::{ConfigError, ConfigFile, FileSetting, FileValue};
-use crate::config_keys::{suggestion, Key, KeyKind, Schema, Table};
+use crate::config_keys::{suggestion, Family, Key, KeyKind, Schema, Table};
 
 /// The only top-level key: the mode `fixscope run` runs.
 pub const COMMAND_KEY: &str = "command";
@@ -289,13 +289,31 @@ pub fn resolve(mut argv: Vec<OsString>, lenient: bool) -> Result<Resolved, Failu
                 options.extend((0..n).map(|_| format!("--{long}")));
             }
             (Some(long), _) => options.extend(values.iter().map(|v| format!("--{long}={v}"))),
-            (None, _) => positionals.extend(values),
+            (None, _) => positionals.push((key, p.setting.line, values)),
         }
         injected.push((p, shown));
     }
     let tail = argv.split_off(at);
     argv.extend(options.into_iter().map(OsString::from));
-    argv.extend(positionals.into_iter().map(OsString::from));
+    // Positional arguments in the order the command takes them, none skipped.
+    let order = |key: &Key| table.keys.iter().position(|k| k.id == key.id);
+    positionals.sort_by_key(|(key, _, _)| order(key));
+    let earlier = table.keys.iter().filter(|k| k.long.is_none());
+    for (expected, (key, line, _)) in earlier.zip(&positionals) {
+        if expected.id != key.id {
+            return Err(Failure::Config(file.error(
+                *line,
+                format!("`{}` needs `{}` set too", key.name, expected.name),
+                None,
+            )));
+        }
+    }
+    argv.extend(
+        positionals
+            .into_iter()
+            .flat_map(|(_, _, values)| values)
+            .map(OsString::from),
+    );
     argv.extend(tail);
 
     let mut missing = Vec::new();
@@ -494,13 +512,14 @@ fn key_of<'a>(
     }
     // `[live.prometheus]`: a family of the table above.
     if let Some((family, parent)) = path.split_last() {
-        if let Some(table) = schema.table(parent) {
-            if table.families().contains(&family.as_str()) {
-                return match table.family_key(family, &setting.key) {
-                    Some(key) => Ok((table, key)),
-                    None => Err(unknown_key(file, schema, table, setting, Some(family))),
-                };
-            }
+        if let Some((table, family)) = schema
+            .table(parent)
+            .and_then(|t| Some((t, t.family(family)?)))
+        {
+            return match table.family_key(family, &setting.key) {
+                Some(key) => Ok((table, key)),
+                None => Err(unknown_key(file, schema, table, setting, Some(family))),
+            };
         }
     }
     let message = match schema.is_parent(path) {
@@ -529,17 +548,18 @@ fn unknown_key(
     schema: &Schema,
     table: &Table,
     setting: &FileSetting,
-    family: Option<&str>,
+    family: Option<&Family>,
 ) -> ConfigError {
     let header = match family {
-        Some(f) => format!("[{}.{f}]", table.path.join(".")),
+        Some(f) => format!("[{}.{}]", table.path.join("."), f.name),
         None => table.header(),
     };
     let names: Vec<String> = match family {
         Some(f) => table
             .keys
             .iter()
-            .filter_map(|k| k.name.strip_prefix(&format!("{f}-")).map(str::to_string))
+            .filter(|k| f.has(&k.name))
+            .map(|k| f.short_name(&k.name).to_string())
             .collect(),
         None => table.keys.iter().map(|k| k.name.clone()).collect(),
     };

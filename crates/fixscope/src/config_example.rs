@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use crate::config_args::COMMAND_KEY;
 use crate::config_env::READ_BY_HAND;
-use crate::config_keys::{in_family, Key, KeyKind, Schema, Table};
+use crate::config_keys::{Key, KeyKind, Schema, Table};
 
 /// Help text is wrapped to this width (with its `# `).
 const WIDTH: usize = 92;
@@ -19,8 +19,9 @@ const PREAMBLE: &str = "\
 # name (`port = 9878` is `--port 9878`) or a positional argument's (`captures = [\"a.pcap\"]`).
 # A flag with a value takes a string or a number; a flag that may be repeated takes an array
 # (`leg = [\"up=9878\", \"down=9001\"]`); a switch takes true or false (`tui = true`).
-# The --prometheus-* flags may be written in a sub-table without their prefix:
-# [live.prometheus] `sessions = 8` is [live] `prometheus-sessions = 8`.
+# The Prometheus flags may be written in a sub-table without their prefix: [live.prometheus]
+# `listen = \"0.0.0.0:9874\"` is [live] `prometheus = \"0.0.0.0:9874\"`, `sessions = 8` is
+# `prometheus-sessions = 8` (a file has one or the other: TOML has no key and table alike).
 #
 # Precedence: defaults < this file < environment (FIXSCOPE_*) < command line; a flag given
 # on the command line replaces the file's key (a repeated flag's whole list, too).
@@ -60,21 +61,23 @@ fn write_table(out: &mut String, table: &Table) {
         &format!("fixscope {}: {}", table.path.join(" "), table.about),
     );
     let families = table.families();
-    let in_a_family = |k: &Key| families.iter().any(|f| in_family(f, &k.name));
+    let in_a_family = |k: &Key| families.iter().any(|f| f.has(&k.name));
     for key in table.keys.iter().filter(|k| !in_a_family(k)) {
         write_key(out, key, &key.name);
     }
     for family in families {
-        let _ = write!(out, "\n[{}.{family}]\n", table.path.join("."));
+        let _ = write!(out, "\n[{}.{}]\n", table.path.join("."), family.name);
         comment(
             out,
             &format!(
-                "The --{family}-* flags of fixscope {}.",
+                "--{0} (as `{1}`) and the --{0}-* flags of fixscope {2}, without their prefix.",
+                family.name,
+                family.own_key,
                 table.path.join(" ")
             ),
         );
-        for key in table.keys.iter().filter(|k| in_family(family, &k.name)) {
-            write_key(out, key, &key.name[family.len() + 1..]);
+        for key in table.keys.iter().filter(|k| family.has(&k.name)) {
+            write_key(out, key, family.short_name(&key.name));
         }
     }
 }

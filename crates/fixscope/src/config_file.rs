@@ -111,10 +111,18 @@ impl ConfigFile {
     pub fn parse(path: &Path, text: &str) -> Result<ConfigFile, ConfigError> {
         let root = DeTable::parse(text).map_err(|e| {
             let line = e.span().map_or(1, |s| line_of(text, s.start));
+            let mut message = format!("not valid TOML: {}", e.message().trim_end());
+            if message.ends_with("duplicate key") {
+                // The likely one: `prometheus = …` in [live] and a [live.prometheus] table.
+                message.push_str(
+                    " (a key and a table of the same name cannot both be: with \
+                     [live.prometheus], its `listen` is [live]'s `prometheus`)",
+                );
+            }
             ConfigError {
                 file: path.to_path_buf(),
                 line,
-                message: format!("not valid TOML: {}", e.message().trim_end()),
+                message,
                 valid: None,
             }
         })?;

@@ -6,9 +6,39 @@
 use clap::{ArgAction, Command};
 
 /// Flag families that may be written as a sub-table: in `[live.prometheus]`, key `sessions`
-/// is `prometheus-sessions`. The family's own flag (`prometheus`) stays in the subcommand's
-/// table, where every key may also be written in full.
-pub const FAMILIES: &[&str] = &["prometheus"];
+/// is `prometheus-sessions`, and the family's own flag (`--prometheus`) is the key named
+/// here (`listen`), since TOML cannot have both a key `prometheus` and a table of that name
+/// in `[live]`. Every key may also be written in full in the subcommand's table.
+pub const FAMILIES: &[Family] = &[Family {
+    name: "prometheus",
+    own_key: "listen",
+}];
+
+/// A flag family written as a sub-table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Family {
+    /// The family's flag and the prefix of its other flags.
+    pub name: &'static str,
+    /// The key of the family's own flag in the sub-table.
+    pub own_key: &'static str,
+}
+
+impl Family {
+    /// Whether `key` (a long name) belongs to the family: the flag itself or `NAME-…`.
+    pub fn has(&self, key: &str) -> bool {
+        key.strip_prefix(self.name)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('-'))
+    }
+
+    /// `key`'s name in the sub-table (`listen`, `sessions`).
+    pub fn short_name<'k>(&self, key: &'k str) -> &'k str {
+        match key.strip_prefix(self.name) {
+            Some("") => self.own_key,
+            Some(rest) => rest.trim_start_matches('-'),
+            None => key,
+        }
+    }
+}
 
 /// Subcommands without a table: they read configuration files themselves.
 const NOT_CONFIGURABLE: &[&str] = &["config", "run"];
@@ -88,37 +118,34 @@ impl Table {
     }
 
     /// The key `name` of the sub-table `[… .family]` (`sessions` of `prometheus`).
-    pub fn family_key(&self, family: &str, name: &str) -> Option<&Key> {
-        FAMILIES
-            .contains(&family)
-            .then(|| self.key(&format!("{family}-{name}")))
-            .flatten()
+    pub fn family_key(&self, family: &Family, name: &str) -> Option<&Key> {
+        match name == family.own_key {
+            true => self.key(family.name),
+            false => self.key(&format!("{}-{name}", family.name)),
+        }
     }
 
     /// The families of this table that have keys (`prometheus` for live and pcap).
-    pub fn families(&self) -> Vec<&'static str> {
+    pub fn families(&self) -> Vec<&'static Family> {
         FAMILIES
             .iter()
-            .copied()
-            .filter(|f| self.keys.iter().any(|k| in_family(f, &k.name)))
+            .filter(|f| self.keys.iter().any(|k| k.name == f.name))
             .collect()
+    }
+
+    /// The family `name` names (`prometheus`), if this table has it.
+    pub fn family(&self, name: &str) -> Option<&'static Family> {
+        self.families().into_iter().find(|f| f.name == name)
     }
 
     /// Every key's name, for messages.
     pub fn names(&self) -> String {
         let mut names: Vec<String> = self.keys.iter().map(|k| k.name.clone()).collect();
         for family in self.families() {
-            names.push(format!("[{}.{family}] …", self.path.join(".")));
+            names.push(format!("[{}.{}] …", self.path.join("."), family.name));
         }
         names.join(", ")
     }
-}
-
-/// Whether `key` belongs to the sub-table `family` (`prometheus-sessions` does,
-/// `prometheus` itself does not).
-pub fn in_family(family: &str, key: &str) -> bool {
-    key.strip_prefix(family)
-        .is_some_and(|rest| rest.starts_with('-'))
 }
 
 /// Every table of the file.
@@ -263,10 +290,17 @@ mod tests {
         assert_eq!(live.key("leg").unwrap().kind, KeyKind::Values);
         assert_eq!(live.key("interval").unwrap().defaults, ["1"]);
         assert!(live.key("config").is_none() && live.key("help").is_none());
+        let prometheus = live.family("prometheus").unwrap();
         assert_eq!(
-            live.family_key("prometheus", "sessions").unwrap().name,
+            live.family_key(prometheus, "sessions").unwrap().name,
             "prometheus-sessions"
         );
+        assert_eq!(
+            live.family_key(prometheus, "listen").unwrap().name,
+            "prometheus"
+        );
+        assert_eq!(prometheus.short_name("prometheus-by"), "by");
+        assert!(!prometheus.has("prometheusx") && prometheus.has("prometheus"));
         let pcap = s.table(&["pcap".to_string()]).unwrap();
         assert_eq!(pcap.key("captures").unwrap().long, None);
     }
