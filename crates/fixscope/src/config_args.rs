@@ -242,79 +242,7 @@ pub fn resolve(mut argv: Vec<OsString>, lenient: bool) -> Result<Resolved, Failu
         });
     };
     let planned: Vec<&Planned<'_>> = planned.iter().filter(|p| p.table == sub).collect();
-    let given = given_on_command_line(&argv, &sub, table);
-    let mut origins: Vec<(String, Origin)> = Vec::new();
-    let (mut options, mut positionals) = (Vec::new(), Vec::new());
-    let mut injected: Vec<(&Planned<'_>, String)> = Vec::new();
-    let positional_given = table
-        .keys
-        .iter()
-        .any(|k| k.long.is_none() && given.contains(&k.id));
-    let root = built(Cli::command());
-    let leaf_command = leaf_command_of(&root, &sub);
-    for p in planned {
-        let key = p.key;
-        if given.contains(&key.id)
-            || (key.long.is_none() && positional_given)
-            || conflicts_with_given(leaf_command, &key.id, &given)
-        {
-            continue;
-        }
-        if let Some(var) = key.env.as_ref().filter(|v| std::env::var_os(v).is_some()) {
-            origins.push((key.id.clone(), Origin::Env(var.clone())));
-            continue;
-        }
-        let line = p.setting.line;
-        if p.same_as_default() {
-            origins.push((key.id.clone(), Origin::FileSameAsDefault(line)));
-            continue;
-        }
-        let mut values = p.values.clone();
-        let mut origin = Origin::File(line);
-        if key.name == "clickhouse" {
-            if let Some(bare) = values
-                .first()
-                .and_then(|u| config_env::clickhouse_url_for_env(u))
-            {
-                values = vec![bare];
-                origin = Origin::FileWithEnvPassword(line, config_env::CLICKHOUSE_PASSWORD);
-            }
-        }
-        origins.push((key.id.clone(), origin));
-        let shown = values.join(" ");
-        match (&key.long, key.kind) {
-            (Some(long), KeyKind::Switch) => options.push(format!("--{long}")),
-            (Some(long), KeyKind::Count) => {
-                let n = p.count;
-                options.extend((0..n).map(|_| format!("--{long}")));
-            }
-            (Some(long), _) => options.extend(values.iter().map(|v| format!("--{long}={v}"))),
-            (None, _) => positionals.push((key, p.setting.line, values)),
-        }
-        injected.push((p, shown));
-    }
-    let tail = argv.split_off(at);
-    argv.extend(options.into_iter().map(OsString::from));
-    // Positional arguments in the order the command takes them, none skipped.
-    let order = |key: &Key| table.keys.iter().position(|k| k.id == key.id);
-    positionals.sort_by_key(|(key, _, _)| order(key));
-    let earlier = table.keys.iter().filter(|k| k.long.is_none());
-    for (expected, (key, line, _)) in earlier.zip(&positionals) {
-        if expected.id != key.id {
-            return Err(Failure::Config(file.error(
-                *line,
-                format!("`{}` needs `{}` set too", key.name, expected.name),
-                None,
-            )));
-        }
-    }
-    argv.extend(
-        positionals
-            .into_iter()
-            .flat_map(|(_, _, values)| values)
-            .map(OsString::from),
-    );
-    argv.extend(tail);
+    let Folded { origins, injected } = fold(&mut argv, at, &sub, table, &file, planned)?;
 
     let mut missing = Vec::new();
     let matches = match Cli::command().try_get_matches_from(&argv) {
@@ -380,6 +308,99 @@ pub fn resolve(mut argv: Vec<OsString>, lenient: bool) -> Result<Resolved, Failu
             table.names()
         )),
     })
+}
+
+/// The file's settings of the subcommand, as arguments in `argv` at `at` (before the command
+/// line's own), less those a higher layer gives.
+struct Folded<'a> {
+    /// Where each key the file set ended up (file, env, the default).
+    origins: Vec<(String, Origin)>,
+    /// The settings passed on, with their values as shown (for clap's errors).
+    injected: Vec<(&'a Planned<'a>, String)>,
+}
+
+fn fold<'a>(
+    argv: &mut Vec<OsString>,
+    at: usize,
+    sub: &[String],
+    table: &Table,
+    file: &ConfigFile,
+    planned: Vec<&'a Planned<'a>>,
+) -> Result<Folded<'a>, Failure> {
+    let given = given_on_command_line(argv, sub, table);
+    let mut origins: Vec<(String, Origin)> = Vec::new();
+    let (mut options, mut positionals) = (Vec::new(), Vec::new());
+    let mut injected: Vec<(&Planned<'_>, String)> = Vec::new();
+    let positional_given = table
+        .keys
+        .iter()
+        .any(|k| k.long.is_none() && given.contains(&k.id));
+    let root = built(Cli::command());
+    let leaf_command = leaf_command_of(&root, sub);
+    for p in planned {
+        let key = p.key;
+        if given.contains(&key.id)
+            || (key.long.is_none() && positional_given)
+            || conflicts_with_given(leaf_command, &key.id, &given)
+        {
+            continue;
+        }
+        if let Some(var) = key.env.as_ref().filter(|v| std::env::var_os(v).is_some()) {
+            origins.push((key.id.clone(), Origin::Env(var.clone())));
+            continue;
+        }
+        let line = p.setting.line;
+        if p.same_as_default() {
+            origins.push((key.id.clone(), Origin::FileSameAsDefault(line)));
+            continue;
+        }
+        let mut values = p.values.clone();
+        let mut origin = Origin::File(line);
+        if key.name == "clickhouse" {
+            if let Some(bare) = values
+                .first()
+                .and_then(|u| config_env::clickhouse_url_for_env(u))
+            {
+                values = vec![bare];
+                origin = Origin::FileWithEnvPassword(line, config_env::CLICKHOUSE_PASSWORD);
+            }
+        }
+        origins.push((key.id.clone(), origin));
+        let shown = values.join(" ");
+        match (&key.long, key.kind) {
+            (Some(long), KeyKind::Switch) => options.push(format!("--{long}")),
+            (Some(long), KeyKind::Count) => {
+                let n = p.count;
+                options.extend((0..n).map(|_| format!("--{long}")));
+            }
+            (Some(long), _) => options.extend(values.iter().map(|v| format!("--{long}={v}"))),
+            (None, _) => positionals.push((key, p.setting.line, values)),
+        }
+        injected.push((p, shown));
+    }
+    let tail = argv.split_off(at);
+    argv.extend(options.into_iter().map(OsString::from));
+    // Positional arguments in the order the command takes them, none skipped.
+    let order = |key: &Key| table.keys.iter().position(|k| k.id == key.id);
+    positionals.sort_by_key(|(key, _, _)| order(key));
+    let earlier = table.keys.iter().filter(|k| k.long.is_none());
+    for (expected, (key, line, _)) in earlier.zip(&positionals) {
+        if expected.id != key.id {
+            return Err(Failure::Config(file.error(
+                *line,
+                format!("`{}` needs `{}` set too", key.name, expected.name),
+                None,
+            )));
+        }
+    }
+    argv.extend(
+        positionals
+            .into_iter()
+            .flat_map(|(_, _, values)| values)
+            .map(OsString::from),
+    );
+    argv.extend(tail);
+    Ok(Folded { origins, injected })
 }
 
 /// The mode the file's `command` names (`["sim", "exchange"]` for `"sim exchange"`).
