@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make test-service` (#48): the .deb under a real systemd. Boots the Debian 12 root of
-# scripts/vm/service-root.sh (its own kernel and initramfs, an ext4 disk) in QEMU — KVM when
-# /dev/kvm works, TCG otherwise — with the package and scripts/vm/inside-service.sh copied
+# scripts/vm/service-root.sh (its own kernel and initramfs, an ext4 disk) in QEMU (TCG;
+# FIXSCOPE_SERVICE_KVM=1 for KVM) with the package and scripts/vm/inside-service.sh copied
 # in; the VM installs the package, runs fixscope@test against the simulator on lo, checks
 # it (user, capabilities, /metrics, journal, stop, a drop-in without CAP_BPF, purge) and
 # powers off. Passes only on the VM's own verdict line. The state directory's records are
@@ -54,10 +54,11 @@ rm -f "$image"
 mkfs.ext4 -q -F -L root -d "$root" "$image" 3G
 kernel=$(ls "$root"/boot/vmlinuz-* | sort -V | tail -1)
 initrd=$(ls "$root"/boot/initrd.img-* | sort -V | tail -1)
+# TCG by default: on this project's machines KVM's `-cpu host`/`max` abort on an MSR
+# ("failed to set MSR 0x10a") and `host,-arch-capabilities` hangs the guest's early boot
+# (docs/kernels.md). FIXSCOPE_SERVICE_KVM=1 uses KVM where it works.
 accel=(-accel tcg)
-if [ -w /dev/kvm ] && qemu-system-x86_64 -accel kvm -cpu max -M q35 -display none -S \
-    -monitor none -serial none -daemonize -pidfile "$out/kvm-probe.pid" 2>/dev/null; then
-    kill "$(cat "$out/kvm-probe.pid")" 2>/dev/null || true
+if [ "${FIXSCOPE_SERVICE_KVM:-0}" = 1 ]; then
     accel=(-accel kvm -cpu max)
 fi
 echo "== test-service: booting $(basename "$kernel") with ${accel[*]}; log: $log"

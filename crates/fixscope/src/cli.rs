@@ -27,6 +27,11 @@ pub struct Cli {
     /// command, `-v` is that command's `--verbose`.
     #[arg(short = 'v', short_alias = 'V', long = "version", action = clap::ArgAction::Version)]
     version: (),
+    /// Read settings from FILE (TOML, #48): a table per subcommand (`[live]`, `[pcap]`), keys
+    /// the long flag names; the environment and the command line override it. `fixscope
+    /// config example` prints every key with its default, `fixscope config check` validates.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -62,6 +67,12 @@ pub enum Command {
     /// say what would run (attach mode, breakdown hooks). Needs root for the probes. Exit
     /// status 0 when live capture can run here, 1 when it cannot.
     Check(CheckArgs),
+    /// Run the mode a configuration file names (`command = "live"`) with the file's
+    /// settings: `fixscope run --config FILE [ARGS...]`, one command line for any service.
+    Run(crate::cli_config::RunArgs),
+    /// Configuration files (#48): `check` one, print the commented `example`, list the `keys`.
+    #[command(subcommand)]
+    Config(crate::cli_config::ConfigCommand),
 }
 
 /// Options shared by every analysing command (pcap, live).

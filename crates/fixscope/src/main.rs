@@ -3,6 +3,7 @@
 
 mod by_warning;
 mod cli;
+mod cli_config;
 mod cli_demo;
 mod cli_legs;
 mod cli_points;
@@ -11,6 +12,7 @@ mod cli_records;
 mod cli_text;
 mod cmd_check;
 mod cmd_compare;
+mod cmd_config;
 mod cmd_demo;
 mod cmd_live;
 mod cmd_pcap;
@@ -20,6 +22,11 @@ mod cmd_report;
 mod cmd_sim;
 mod cmd_tap;
 mod compare;
+mod config_args;
+mod config_env;
+mod config_example;
+mod config_file;
+mod config_keys;
 mod driver;
 mod html;
 mod keys;
@@ -31,16 +38,24 @@ mod progress;
 mod prometheus;
 mod records;
 mod say;
+mod settings_check;
 mod trace;
 mod tui;
 mod user_db;
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use config_args::Failure;
 
 fn main() -> ExitCode {
-    let cli = cli::Cli::parse();
+    let cli = match parse_args() {
+        Ok(cli) => cli,
+        Err(Failure::Clap(e)) => e.exit(),
+        Err(Failure::Config(e)) => {
+            say::error(e);
+            return ExitCode::from(2);
+        }
+    };
     match run(cli) {
         Ok(code) => code,
         Err(err) => {
@@ -52,6 +67,28 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The command line, with `--config FILE`'s settings folded in and checked before the run
+/// (a refused value is told at the file's line).
+fn parse_args() -> Result<cli::Cli, Failure> {
+    let resolved = config_args::parse(std::env::args_os().collect())?;
+    let cli = resolved.cli()?;
+    if resolved.file.is_some() {
+        if let Err(e) = settings_check::check(&cli.command) {
+            let e = resolved.locate(e);
+            return Err(match e.downcast::<config_file::ConfigError>() {
+                Ok(e) => Failure::Config(e),
+                Err(e) => Failure::Config(config_file::ConfigError {
+                    file: resolved.file.map(|f| f.path).unwrap_or_default(),
+                    line: 0,
+                    message: format!("{e:#}"),
+                    valid: None,
+                }),
+            });
+        }
+    }
+    Ok(cli)
 }
 
 fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
@@ -84,6 +121,11 @@ fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
         cli::Command::Report(args) => cmd_report::run(&args),
         cli::Command::Compare(args) => cmd_compare::run(&args),
         cli::Command::Check(args) => cmd_check::run(&args),
+        cli::Command::Config(cmd) => cmd_config::run(&cmd, cli.config.as_deref()),
+        cli::Command::Run(_) => anyhow::bail!(
+            "`fixscope run` needs --config FILE, whose top-level `command` names the mode \
+             (e.g. command = \"live\")"
+        ),
         cli::Command::Detach(args) => {
             let removed = fixscope_live::detach_leftovers(&args.iface)?;
             println!(
