@@ -62,6 +62,13 @@ pub enum Command {
     /// say what would run (attach mode, breakdown hooks). Needs root for the probes. Exit
     /// status 0 when live capture can run here, 1 when it cannot.
     Check(CheckArgs),
+    // ---- #48: what packages install beside the binary.
+    /// Print the shell completion script for bash, zsh, fish, elvish or PowerShell (e.g.
+    /// `fixscope completions bash > /etc/bash_completion.d/fixscope`).
+    Completions(crate::cli_packaging::CompletionsArgs),
+    /// Write the manual pages (fixscope.1, fixscope-live.1, …) into DIR: for packagers.
+    #[command(hide = true)]
+    Manpages(crate::cli_packaging::ManpagesArgs),
 }
 
 /// Options shared by every analysing command (pcap, live).

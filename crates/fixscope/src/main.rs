@@ -5,6 +5,7 @@ mod by_warning;
 mod cli;
 mod cli_demo;
 mod cli_legs;
+mod cli_packaging;
 mod cli_points;
 mod cli_prometheus;
 mod cli_records;
@@ -13,6 +14,7 @@ mod cmd_check;
 mod cmd_compare;
 mod cmd_demo;
 mod cmd_live;
+mod cmd_manpages;
 mod cmd_pcap;
 mod cmd_plot;
 mod cmd_points;
@@ -83,6 +85,8 @@ fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
         cli::Command::Report(args) => cmd_report::run(&args),
         cli::Command::Compare(args) => cmd_compare::run(&args),
         cli::Command::Check(args) => cmd_check::run(&args),
+        cli::Command::Completions(args) => cmd_manpages::completions(&args),
+        cli::Command::Manpages(args) => cmd_manpages::manpages(&args),
         cli::Command::Detach(args) => {
             let removed = fixscope_live::detach_leftovers(&args.iface)?;
             println!(
