@@ -32,6 +32,7 @@ mod privilege;
 mod progress;
 mod prometheus;
 mod records;
+mod reopen;
 mod say;
 mod trace;
 mod tui;
