@@ -110,3 +110,25 @@ test-tap-samples: deps
 .PHONY: test-tap-long
 test-tap-long: deps
 	FIXSCOPE_TAP_ORDERS=40000 FIXSCOPE_TAP_RATE=4000 $(CARGO) test -p fixscope --test tap_e2e -- --exact --nocapture tap_agrees_with_ebpf_on_a_plain_mirror
+
+# ---- #48: manual pages, completions and packages. FIXSCOPE_BIN is the binary they carry
+# and are generated from (the static one of `make dist` when it points there); the default
+# is built here. `make man` lays them out in packaging/stage (scripts/package-stage.sh);
+# `make deb` and `make rpm` write dist/ (cargo-deb, cargo-generate-rpm: installed by
+# `scripts/install-deps.sh --packaging`, not needed by `make test`); `make test-packages`
+# runs lintian and rpm on them and installs and purges the .deb (root).
+FIXSCOPE_BIN ?= $(or $(CARGO_TARGET_DIR),target)/release/fixscope
+.PHONY: fixscope-bin man deb rpm packages test-packages
+fixscope-bin:
+	@if [ "$(FIXSCOPE_BIN)" = "$(or $(CARGO_TARGET_DIR),target)/release/fixscope" ]; then $(CARGO) build --release --bin fixscope; fi
+man: fixscope-bin
+	scripts/package-stage.sh "$(FIXSCOPE_BIN)" packaging/stage
+deb: man
+	@scripts/install-deps.sh --packaging
+	mkdir -p dist && $(CARGO) deb -p fixscope --no-build --no-strip -o dist/
+rpm: man
+	@scripts/install-deps.sh --packaging
+	mkdir -p dist && $(CARGO) generate-rpm -p crates/fixscope -o dist/
+packages: deb rpm
+test-packages: packages
+	scripts/test-packages.sh

@@ -49,6 +49,11 @@ have bison || need_apt+=(bison)
 have mmdebstrap || need_apt+=(mmdebstrap)
 have debugfs || need_apt+=(e2fsprogs)
 have qemu-system-x86_64 || need_apt+=(qemu-system-x86)
+# #48: the man page test renders every page (man-db, groff); the units test runs
+# systemd-analyze verify and security (the systemd package, without booting it).
+have man || need_apt+=(man-db)
+have groff || need_apt+=(groff-base)
+have systemd-analyze || need_apt+=(systemd)
 
 apt_install "${need_apt[@]}"
 
@@ -120,6 +125,20 @@ install_kernel_test_deps() {
     # shellcheck disable=SC2086 # FIXSCOPE_KERNELS is a list of labels
     "$(dirname "$0")/vm/fetch-kernels.sh" ${FIXSCOPE_KERNELS:-} >/dev/null
 }
+# Only for `make deb`, `make rpm` and `make test-packages` (#48): cargo-deb and
+# cargo-generate-rpm (crates.io), lintian, and rpm (rpmbuild's tools for `rpm -qlp`).
+install_packaging_deps() {
+    local need=()
+    have lintian || need+=(lintian)
+    have rpm || need+=(rpm)
+    have dpkg-deb || need+=(dpkg)
+    apt_install "${need[@]}"
+    command -v cargo-deb >/dev/null 2>&1 || cargo install cargo-deb --locked
+    command -v cargo-generate-rpm >/dev/null 2>&1 || cargo install cargo-generate-rpm --locked
+}
+if [ "${1:-}" = "--packaging" ]; then
+    install_packaging_deps
+fi
 if [ "${1:-}" = "--kernel-test" ]; then
     install_kernel_test_deps
 fi

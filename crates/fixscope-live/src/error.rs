@@ -97,8 +97,11 @@ impl LiveError {
 }
 
 fn refused_load_message(what: &str, missing: &[&str]) -> String {
+    // The object's name only: the rest of `what` guesses at a verifier rejection, which a
+    // missing capability is not.
+    let object = what.split([':', ' ']).next().unwrap_or(what);
     format!(
-        "the kernel refused to load the BPF programs ({what}: permission denied): missing {}; \
+        "the kernel refused to load the BPF programs ({object}: permission denied): missing {}; \
          live capture needs root or CAP_BPF + CAP_PERFMON + CAP_NET_ADMIN \
          (`setcap cap_bpf,cap_perfmon,cap_net_admin+ep <binary>`)",
         missing.join(", ")
@@ -130,5 +133,12 @@ mod tests {
     fn a_refused_load_names_the_missing_capabilities() {
         let m = refused_load_message("fixscope.bpf.o", &["CAP_PERFMON"]);
         assert!(m.contains("missing CAP_PERFMON;"), "{m}");
+        // Not the verifier's hint that comes with a load's description.
+        let m = refused_load_message(
+            "fixscope.bpf.o: the kernel's verifier rejected the programs (its log …)",
+            &["CAP_PERFMON"],
+        );
+        assert!(m.contains("(fixscope.bpf.o: permission denied)"), "{m}");
+        assert!(!m.contains("verifier"), "{m}");
     }
 }

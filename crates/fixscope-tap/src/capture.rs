@@ -196,7 +196,7 @@ fn activation_error(name: &str, e: pcap::Error) -> String {
     let text = e.to_string();
     if text.contains("No such device") || text.contains("doesn't exist") {
         format!("{text} (see `ip link` for the interfaces of this host)")
-    } else if text.contains("ermission") {
+    } else if text.contains("ermission") || text.contains("not permitted") {
         format!("{text} (capturing needs root or CAP_NET_RAW)")
     } else if text.is_empty() {
         format!("libpcap could not activate {name}")

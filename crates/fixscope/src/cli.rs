@@ -73,6 +73,13 @@ pub enum Command {
     /// Configuration files (#48): `check` one, print the commented `example`, list the `keys`.
     #[command(subcommand)]
     Config(crate::cli_config::ConfigCommand),
+    // ---- #48: what packages install beside the binary.
+    /// Print the shell completion script for bash, zsh, fish, elvish or PowerShell (e.g.
+    /// `fixscope completions bash > /etc/bash_completion.d/fixscope`).
+    Completions(crate::cli_packaging::CompletionsArgs),
+    /// Write the manual pages (fixscope.1, fixscope-live.1, …) into DIR: for packagers.
+    #[command(hide = true)]
+    Manpages(crate::cli_packaging::ManpagesArgs),
 }
 
 /// Options shared by every analysing command (pcap, live).

@@ -27,6 +27,9 @@ pub fn run(args: &LiveArgs) -> Result<ExitCode> {
         ..args.analysis.pipeline_config()?
     });
     let stop = Shutdown::on_signals().context("cannot install signal handlers")?;
+    // A service's SIGHUP (logrotate) reopens the log files (reopen.rs) and never ends the
+    // run: by default it would, without detaching.
+    let _hangup = crate::reopen::Hangup::register().context("cannot install signal handlers")?;
     // `--tui` without a terminal is an error, said before anything is attached: the
     // figures would otherwise come in a format the user did not ask for.
     if args.tui {

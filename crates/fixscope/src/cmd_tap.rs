@@ -24,6 +24,9 @@ pub fn run(args: &LiveArgs) -> Result<ExitCode> {
     let mut pipeline = Pipeline::new(args.analysis.pipeline_config()?);
     pipeline.set_timestamp_source(config.timestamps.name());
     let stop = Shutdown::on_signals().context("cannot install signal handlers")?;
+    // A service's SIGHUP (logrotate) reopens the log files (reopen.rs) and never ends the
+    // run: by default it would, without detaching.
+    let _hangup = crate::reopen::Hangup::register().context("cannot install signal handlers")?;
     if args.tui {
         tui::check_terminal().map_err(|why| anyhow!(why))?;
     }

@@ -6,6 +6,7 @@ mod cli;
 mod cli_config;
 mod cli_demo;
 mod cli_legs;
+mod cli_packaging;
 mod cli_points;
 mod cli_prometheus;
 mod cli_records;
@@ -15,6 +16,7 @@ mod cmd_compare;
 mod cmd_config;
 mod cmd_demo;
 mod cmd_live;
+mod cmd_manpages;
 mod cmd_pcap;
 mod cmd_plot;
 mod cmd_points;
@@ -37,6 +39,7 @@ mod privilege;
 mod progress;
 mod prometheus;
 mod records;
+mod reopen;
 mod say;
 mod settings_check;
 mod trace;
@@ -126,6 +129,8 @@ fn run(cli: cli::Cli) -> anyhow::Result<ExitCode> {
             "`fixscope run` needs --config FILE, whose top-level `command` names the mode \
              (e.g. command = \"live\")"
         ),
+        cli::Command::Completions(args) => cmd_manpages::completions(&args),
+        cli::Command::Manpages(args) => cmd_manpages::manpages(&args),
         cli::Command::Detach(args) => {
             let removed = fixscope_live::detach_leftovers(&args.iface)?;
             println!(

@@ -18,6 +18,7 @@ use crate::cli::{AnalysisArgs, Format};
 use crate::html::{HtmlReporter, RunInfo};
 use crate::plot::model::IntervalPoint;
 use crate::prometheus::PrometheusReporter;
+use crate::reopen::ReopenOnHangup;
 use crate::say;
 
 /// Every reporter the flags ask for.
@@ -66,7 +67,14 @@ pub fn reporters_into(
     if let Some(path) = &args.json_file {
         let file = File::create(path)
             .with_context(|| format!("cannot create --json-file {}", path.display()))?;
-        add(Box::new(JsonReporter::new(BufWriter::new(file))));
+        // SIGHUP (logrotate) reopens it: see reopen.rs.
+        let seen = ReopenOnHangup::new(
+            JsonReporter::new(BufWriter::new(file.try_clone()?)),
+            &file,
+            path,
+            "--json-file",
+        )?;
+        add(Box::new(seen));
     }
     if let Some(path) = &args.html {
         // Fail before the run when the file cannot be written, not at its end.
@@ -82,7 +90,13 @@ pub fn reporters_into(
         }
         let file = File::create(path)
             .with_context(|| format!("cannot create --hlog {}", path.display()))?;
-        add(Box::new(HlogWriter::new(BufWriter::new(file))));
+        let seen = ReopenOnHangup::new(
+            HlogWriter::new(BufWriter::new(file.try_clone()?)),
+            &file,
+            path,
+            "--hlog",
+        )?;
+        add(Box::new(seen));
     }
     if let Some(path) = &args.hgrm {
         // Created now so a bad path fails before the run, written at the summary.

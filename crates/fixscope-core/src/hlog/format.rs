@@ -25,6 +25,17 @@ pub(crate) const HEADER_PREFIX: &str = "#fixscope-log ";
 pub(crate) const INTERVAL_PREFIX: &str = "#fixscope-interval ";
 pub(crate) const SUMMARY_PREFIX: &str = "#fixscope-summary ";
 pub(crate) const BY_PREFIX: &str = "#fixscope-by ";
+/// At the top of a log a run switched to (SIGHUP after logrotate renamed the file): the
+/// run's cumulative counters at the end of the previous file, so the counters of the files
+/// read together are the run's, not the sum of each file's cumulative ones.
+pub(crate) const CONTINUED_PREFIX: &str = "#fixscope-continued ";
+
+/// The `#fixscope-continued` line.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Continued {
+    /// Cumulative counters of the run at the end of the file before this one.
+    pub counters: Counters,
+}
 
 /// The tag of a stage: its name (`first_response`).
 pub fn stage_tag(stage: Stage) -> &'static str {

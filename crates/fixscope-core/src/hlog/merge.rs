@@ -398,6 +398,9 @@ pub fn merge_with(
                     by_lines.push(b);
                 }
                 Entry::StartTime(_) | Entry::BaseTime(_) => {}
+                // The run's counters before this file (a log switched to at SIGHUP): they
+                // are in the file before it.
+                Entry::Continued(c) => log_counters.before = Some(c.counters),
                 Entry::Interval(i)
                     if matches!(TagKind::parse(i.tag.as_deref()), Some(TagKind::ByValue(..))) =>
                 {
@@ -454,7 +457,7 @@ pub fn merge_with(
         }
         // Counters: the summary's when the whole log counts, else the window's difference.
         let log_total = match (&summary, window.is_all()) {
-            (Some(s), true) => Some(s.counters),
+            (Some(s), true) => Some(window_counters(&s.counters, log_counters.before.as_ref())),
             _ => log_counters
                 .last_in
                 .map(|end| window_counters(&end, log_counters.before.as_ref())),

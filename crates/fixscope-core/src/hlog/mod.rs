@@ -29,8 +29,8 @@ mod reader;
 mod writer;
 
 pub use format::{
-    parse_value_tag, stage_tag, type_tag, value_tag, ByLine, ByRow, Exact, IntervalFigures,
-    LogHeader, RunSummary, SessionLine, SlowLine, TagKind, LOG_VERSION,
+    parse_value_tag, stage_tag, type_tag, value_tag, ByLine, ByRow, Continued, Exact,
+    IntervalFigures, LogHeader, RunSummary, SessionLine, SlowLine, TagKind, LOG_VERSION,
 };
 pub use hgrm::{hgrm_paths, write_hgrm, HgrmWriter, HGRM_UNIT_RATIO};
 pub use merge::{merge, merge_with, Merged, TimeBound, Window};

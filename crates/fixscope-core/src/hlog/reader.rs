@@ -10,8 +10,8 @@ use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::Histogram;
 
 use super::format::{
-    ByLine, Exact, IntervalFigures, LogHeader, RunSummary, BY_PREFIX, HEADER_PREFIX,
-    INTERVAL_PREFIX, LOG_VERSION, SUMMARY_PREFIX,
+    ByLine, Continued, Exact, IntervalFigures, LogHeader, RunSummary, BY_PREFIX, CONTINUED_PREFIX,
+    HEADER_PREFIX, INTERVAL_PREFIX, LOG_VERSION, SUMMARY_PREFIX,
 };
 use crate::recorder::LatencyRecorder;
 
@@ -123,6 +123,8 @@ pub enum Entry {
     Summary(RunSummary),
     /// `#fixscope-by`: a `--by` tag's rows and the exact figures of the lines after it.
     By(ByLine),
+    /// `#fixscope-continued`: this log continues a run's log from a file before it.
+    Continued(Continued),
 }
 
 /// Streams the entries of one log. Comments and the legend are skipped; a malformed line
@@ -234,6 +236,11 @@ impl<R: BufRead> LogReader<R> {
             let s: RunSummary = serde_json::from_str(rest)
                 .map_err(|e| format!("bad #fixscope-summary line: {e}"))?;
             return Ok(Some(Entry::Summary(s)));
+        }
+        if let Some(rest) = line.strip_prefix(CONTINUED_PREFIX) {
+            let c: Continued = serde_json::from_str(rest)
+                .map_err(|e| format!("bad #fixscope-continued line: {e}"))?;
+            return Ok(Some(Entry::Continued(c)));
         }
         if let Some(rest) = line.strip_prefix(BY_PREFIX) {
             let b: ByLine =
@@ -442,7 +449,7 @@ pub fn read(path: &Path) -> Result<HistogramLog, HlogError> {
             Entry::Figures(f) => log.figures.push(f),
             Entry::Interval(i) => log.intervals.push(i),
             Entry::Summary(s) => log.summary = Some(s),
-            Entry::By(_) => {}
+            Entry::By(_) | Entry::Continued(_) => {}
         }
     }
     log.start_time_s = reader.start_time_s();

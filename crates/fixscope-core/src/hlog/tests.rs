@@ -3,6 +3,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use super::format::LEGEND;
 use super::*;
 use crate::correlate::{RequestType, Stage};
 use crate::order::Latency;
@@ -28,12 +29,23 @@ fn latency(stage: Stage, t: RequestType, ns: u64) -> Latency {
 /// Three 1 s intervals of varied latencies (some above the 1 s range) written to a log;
 /// returns the log text and the run's statistics.
 fn write_run(intervals: u64) -> (Vec<u8>, Stats, Counters) {
+    let (mut files, stats, counters) = write_run_switching(intervals, None);
+    (files.remove(0), stats, counters)
+}
+
+/// [`write_run`], switching to a second file before interval `switch_at` (SIGHUP after
+/// logrotate): the files, in order.
+fn write_run_switching(intervals: u64, switch_at: Option<u64>) -> (Vec<Vec<u8>>, Stats, Counters) {
     let mut stats = Stats::new(RANGE_NS);
     let mut w = HlogWriter::new(Vec::new());
+    let mut files = Vec::new();
     let mut counters = Counters::default();
     let mut previous = Counters::default();
     let mut x = 0x2545_f491_4f6c_dd1du64;
     for i in 0..intervals {
+        if switch_at == Some(i) {
+            files.push(w.switch_to(Vec::new()).unwrap());
+        }
         for n in 0..(500 + i * 300) {
             x ^= x << 13;
             x ^= x >> 7;
@@ -77,7 +89,8 @@ fn write_run(intervals: u64) -> (Vec<u8>, Stats, Counters) {
     let source = vec![("packets".to_string(), 42)];
     let summary = SummaryReport::new(&stats, counters, &source, span);
     w.summary(&summary).unwrap();
-    (w.into_inner(), stats, counters)
+    files.push(w.into_inner());
+    (files, stats, counters)
 }
 
 fn save(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
@@ -189,6 +202,62 @@ fn values_above_range_are_at_the_maximum_in_the_log_never_lower() {
     let exact = line.exact.unwrap();
     assert_eq!(exact.over_range, rec.over_range());
     assert_eq!(line.recorder().unwrap().distribution(), rec.distribution());
+}
+
+/// SIGHUP's reopen: both files are logs of their own with the run's header, every
+/// interval is in exactly one of them, and the two read together are the whole run.
+#[test]
+fn a_log_switched_to_a_new_file_continues_without_losing_an_interval() {
+    let dir = tempfile::tempdir().unwrap();
+    let (files, stats, counters) = write_run_switching(4, Some(2));
+    let (whole, ..) = write_run(4);
+    assert_eq!(files.len(), 2);
+    let old = save(dir.path(), "run.hlog.1", &files[0]);
+    let new = save(dir.path(), "run.hlog", &files[1]);
+    let text = |b: &[u8]| String::from_utf8(b.to_vec()).unwrap();
+    // The header: up to the CSV legend line.
+    let header = |t: &str| -> Vec<String> {
+        let legend = t.lines().position(|l| l == LEGEND).expect("a legend");
+        t.lines().take(legend + 1).map(str::to_string).collect()
+    };
+    let (old_text, new_text) = (text(&files[0]), text(&files[1]));
+    assert!(header(&old_text)
+        .iter()
+        .any(|l| l.starts_with("#[StartTime: ")));
+    assert_eq!(
+        header(&old_text),
+        header(&new_text),
+        "the same header in both"
+    );
+    // The lines after the header, in order, are the unswitched log's.
+    let body = |t: &str| -> Vec<String> {
+        t.lines()
+            .skip(header(t).len())
+            .map(str::to_string)
+            .collect()
+    };
+    let mut both = body(&old_text);
+    let mut continued = body(&new_text);
+    let first = continued.remove(0);
+    assert!(
+        first.starts_with("#fixscope-continued {\"counters\":{"),
+        "the new file says where the run's counters stood: {first}"
+    );
+    both.extend(continued);
+    assert_eq!(both, body(&text(&whole)), "every line once, in order");
+    let starts =
+        |p: &Path| -> Vec<f64> { read(p).unwrap().tagged(None).map(|i| i.offset_s).collect() };
+    assert_eq!(starts(&old), [0.0, 1.0]);
+    assert_eq!(starts(&new), [2.0, 3.0]);
+    let merged = merge(&[old, new], &Window::default()).unwrap();
+    assert_eq!(
+        merged.stats.cumulative(Stage::FirstResponse).distribution(),
+        stats.cumulative(Stage::FirstResponse).distribution()
+    );
+    assert_eq!(
+        merged.counters.unwrap().correlation.requests,
+        counters.correlation.requests
+    );
 }
 
 #[test]

@@ -7,9 +7,9 @@ use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
 
 use super::format::{
-    java_date, stage_tag, type_tag, value_tag, ByLine, ByRow, Exact, IntervalFigures, LogHeader,
-    RunSummary, SessionLine, SlowLine, BY_PREFIX, FORMAT_VERSION, HEADER_PREFIX, INTERVAL_PREFIX,
-    LEGEND, LOG_VERSION, MAX_VALUE_UNIT_RATIO, SUMMARY_PREFIX,
+    java_date, stage_tag, type_tag, value_tag, ByLine, ByRow, Continued, Exact, IntervalFigures,
+    LogHeader, RunSummary, SessionLine, SlowLine, BY_PREFIX, CONTINUED_PREFIX, FORMAT_VERSION,
+    HEADER_PREFIX, INTERVAL_PREFIX, LEGEND, LOG_VERSION, MAX_VALUE_UNIT_RATIO, SUMMARY_PREFIX,
 };
 use crate::correlate::{RequestType, Stage};
 use crate::recorder::LatencyRecorder;
@@ -23,6 +23,10 @@ pub struct HlogWriter<W: Write> {
     out: W,
     /// UNIX ns the interval timestamps count from (StartTime = BaseTime), in whole ms.
     base_ns: Option<u64>,
+    /// The header as written (start, range), repeated at the top of a file switched to.
+    header: Option<(Option<u64>, u64)>,
+    /// The run's cumulative counters at the last interval written.
+    last_counters: Option<crate::report::Counters>,
     serializer: V2DeflateSerializer,
     bytes: Vec<u8>,
     text: String,
@@ -33,6 +37,8 @@ impl<W: Write> HlogWriter<W> {
         HlogWriter {
             out,
             base_ns: None,
+            header: None,
+            last_counters: None,
             serializer: V2DeflateSerializer::new(),
             bytes: Vec::new(),
             text: String::new(),
@@ -43,6 +49,24 @@ impl<W: Write> HlogWriter<W> {
         self.out
     }
 
+    /// Goes on in `out` (SIGHUP after logrotate renamed the file): the old output is
+    /// flushed and handed back, and `out` starts with the same header (StartTime and
+    /// BaseTime too), so each file is a log of its own and `fixscope report OLD NEW` reads
+    /// the two as one run. Call it between reports: an interval is never split.
+    pub fn switch_to(&mut self, out: W) -> io::Result<W> {
+        self.out.flush()?;
+        let old = std::mem::replace(&mut self.out, out);
+        if let Some((start, range)) = self.header {
+            self.write_header(start, range)?;
+            if let Some(counters) = self.last_counters {
+                let line = json(&Continued { counters })?;
+                writeln!(self.out, "{CONTINUED_PREFIX}{line}")?;
+            }
+            self.out.flush()?;
+        }
+        Ok(old)
+    }
+
     /// The header lines, once; returns the base time.
     /// The log's header, before its first line; `start_unix_ns` None: the run saw nothing,
     /// and the log says no StartTime (never the epoch's).
@@ -50,6 +74,14 @@ impl<W: Write> HlogWriter<W> {
         if let Some(base) = self.base_ns {
             return Ok(base);
         }
+        let base = self.write_header(start_unix_ns, range_ns)?;
+        self.header = Some((start_unix_ns, range_ns));
+        self.base_ns = Some(base);
+        Ok(base)
+    }
+
+    /// Writes the header lines; returns the base time they name.
+    fn write_header(&mut self, start_unix_ns: Option<u64>, range_ns: u64) -> io::Result<u64> {
         let base = start_unix_ns.unwrap_or(0) / 1_000_000 * 1_000_000;
         let seconds = base as f64 / 1e9;
         let header = LogHeader {
@@ -73,7 +105,6 @@ impl<W: Write> HlogWriter<W> {
         }
         writeln!(self.out, "{HEADER_PREFIX}{}", json(&header)?)?;
         writeln!(self.out, "{LEGEND}")?;
-        self.base_ns = Some(base);
         Ok(base)
     }
 
@@ -247,6 +278,7 @@ impl<W: Write> Reporter for HlogWriter<W> {
                 .collect(),
         };
         writeln!(self.out, "{INTERVAL_PREFIX}{}", json(&figures)?)?;
+        self.last_counters = Some(r.counters);
         let start_s = start_ns.saturating_sub(base) as f64 / 1e9;
         let length_s = (end_ns - start_ns) as f64 / 1e9;
         for (tag, rec) in &tags {

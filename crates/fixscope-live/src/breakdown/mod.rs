@@ -128,6 +128,10 @@ impl Breakdown {
                 }
             }
         }
+        // Refused for want of a capability: say that, not that the kernel lacks hooks.
+        if let Some(LiveError::NotPrivileged(why)) = first_error {
+            return Err(LiveError::NotPrivileged(format!("--breakdown: {why}")));
+        }
         let why = first_error.map_or_else(String::new, |e| crate::error::chain(&e));
         Err(LiveError::NoBtfOrBpf(format!(
             "--breakdown: this kernel lets fixscope hook neither tcp_recvmsg/tcp_sendmsg \
