@@ -74,7 +74,7 @@ dist: deps
 # `make test-dist-kernels` runs it inside the kernel matrix VMs (5.10, 6.1, 6.12, 7.x).
 .PHONY: test-dist test-dist-kernels
 test-dist: dist
-	FIXSCOPE_DIST_BIN=$(CURDIR)/$$(ls dist/fixscope-*-x86_64-linux | head -1) \
+	FIXSCOPE_DIST_BIN=$(CURDIR)/$(DIST_BIN) \
 		$(CARGO) test -p fixscope --test dist_binary -- --ignored --test-threads=1
 test-dist-kernels: dist
 	FIXSCOPE_VM_PHASES=dist scripts/test-kernel.sh $(or $(KERNELS),5.10 6.1 6.12 7.x)
@@ -112,14 +112,17 @@ test-tap-long: deps
 	FIXSCOPE_TAP_ORDERS=40000 FIXSCOPE_TAP_RATE=4000 $(CARGO) test -p fixscope --test tap_e2e -- --exact --nocapture tap_agrees_with_ebpf_on_a_plain_mirror
 
 # ---- #48: manual pages, completions and packages. FIXSCOPE_BIN is the binary they carry
-# and are generated from (the static one of `make dist` when it points there); the default
-# is built here. `make man` lays them out in packaging/stage (scripts/package-stage.sh);
+# and are generated from: by default `make dist`'s static one (built here when missing), so
+# the packages depend on nothing; FIXSCOPE_BIN=target/release/fixscope for a quick try. `make man` lays them out in packaging/stage (scripts/package-stage.sh);
 # `make deb` and `make rpm` write dist/ (cargo-deb, cargo-generate-rpm: installed by
 # `scripts/install-deps.sh --packaging`, not needed by `make test`); `make test-packages`
 # runs lintian and rpm on them and installs and purges the .deb (root).
-FIXSCOPE_BIN ?= $(or $(CARGO_TARGET_DIR),target)/release/fixscope
+VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
+DIST_BIN := dist/fixscope-$(VERSION)-x86_64-linux
+FIXSCOPE_BIN ?= $(DIST_BIN)
 .PHONY: fixscope-bin man deb rpm packages test-packages
 fixscope-bin:
+	@if [ "$(FIXSCOPE_BIN)" = "$(DIST_BIN)" ] && [ ! -x "$(DIST_BIN)" ]; then scripts/dist.sh; fi
 	@if [ "$(FIXSCOPE_BIN)" = "$(or $(CARGO_TARGET_DIR),target)/release/fixscope" ]; then $(CARGO) build --release --bin fixscope; fi
 man: fixscope-bin
 	scripts/package-stage.sh "$(FIXSCOPE_BIN)" packaging/stage

@@ -40,8 +40,9 @@ impl Family {
     }
 }
 
-/// Subcommands without a table: they read configuration files themselves.
-const NOT_CONFIGURABLE: &[&str] = &["config", "run"];
+/// Subcommands without a table: `config` and `run` read configuration files themselves;
+/// `completions` and `manpages` write what packages install, and have nothing to configure.
+const NOT_CONFIGURABLE: &[&str] = &["config", "run", "completions", "manpages"];
 
 /// Arguments that are not settings.
 const NOT_KEYS: &[&str] = &["config", "help", "version"];

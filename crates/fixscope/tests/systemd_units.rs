@@ -21,7 +21,7 @@ fn units_for_this_binary() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     for unit in UNITS {
         let text = std::fs::read_to_string(repo().join("packaging/systemd").join(unit)).unwrap();
-        assert!(text.contains("/usr/bin/fixscope live --config"), "{unit}");
+        assert!(text.contains("/usr/bin/fixscope run --config"), "{unit}");
         let text = text.replace("/usr/bin/fixscope", env!("CARGO_BIN_EXE_fixscope"));
         std::fs::write(dir.path().join(unit), text).unwrap();
     }
