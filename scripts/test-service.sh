@@ -29,8 +29,8 @@ interface = "lo"
 port = "@PORT@"
 json = true
 prometheus = "127.0.0.1:9464"
-records = "/var/lib/fixscope/records"
-hlog = "/var/lib/fixscope/test.hlog"
+records = "/var/lib/fixscope/test/records"
+hlog = "/var/log/fixscope/test/test.hlog"
 EOF
 cat >"$root/etc/systemd/system/fixscope-vm-test.service" <<'EOF'
 [Unit]

@@ -72,11 +72,11 @@ journalctl -u fixscope@test -o cat --no-pager | tail -n 30
 check "the summary is in the journal" sh -c 'journalctl -u fixscope@test -o cat | grep -q "fixscope summary"'
 check "no tc filter left on lo" sh -c '! tc filter show dev lo ingress | grep -q . && ! tc filter show dev lo egress | grep -q .'
 check "no BPF program left" sh -c '! bpftool prog show | grep -qi fixscope'
-state=/var/lib/private/fixscope
-[ -d "$state" ] || state=/var/lib/fixscope
-ls -lR "$state" | head -40
+state=/var/lib/private/fixscope/test
+logs=/var/log/private/fixscope/test
+ls -lR "$state" "$logs" | head -40
 check "records in the state directory" sh -c "ls $state/records/orders/*/*.parquet >/dev/null"
-check "the hlog reads back (fixscope report)" sh -c "/usr/bin/fixscope report $state/test.hlog >/dev/null"
+check "the hlog reads back (fixscope report)" sh -c "/usr/bin/fixscope report $logs/test.hlog >/dev/null"
 mkdir -p /mnt/out && cp -r "$state"/. /mnt/out/ 2>/dev/null
 
 # 4. A drop-in that takes CAP_BPF away: the start fails with one clear line, no libbpf dump.
@@ -98,7 +98,7 @@ check "no libbpf dump" sh -c "! echo \"\$0\" | grep -q 'libbpf:'" "$said"
 rm -rf /etc/systemd/system/fixscope@test.service.d /etc/fixscope/test.toml
 systemctl disable fixscope@test.service >/dev/null 2>&1
 check "dpkg --purge" dpkg --purge fixscope
-left=$(find /etc /usr /opt/fixscope-none -path '*fixscope*' 2>/dev/null | grep -v "^$t" || true)
+left=$(find /etc /usr /var/lib /var/log -path '*fixscope*' 2>/dev/null || true)
 [ -z "$left" ] || echo "$left"
 check "purge leaves no file behind" test -z "$left"
 finish
