@@ -38,6 +38,9 @@ pub struct PipelineConfig {
     /// Two points, two clocks (`--point`): this pipeline reads the point nearer the
     /// acceptor and joins its orders with the far point's.
     pub points: Option<std::sync::Arc<crate::points::PointsSetup>>,
+    /// `--tls-keylog`: TLS connections are decrypted with these secrets (`None`: no
+    /// connection is taken for TLS, and the plaintext path is as without TLS support).
+    pub tls_keys: Option<std::sync::Arc<crate::tls::KeyLog>>,
 }
 
 impl Default for PipelineConfig {
@@ -57,6 +60,7 @@ impl Default for PipelineConfig {
             timestamp_source: None,
             hops: None,
             points: None,
+            tls_keys: None,
         }
     }
 }
