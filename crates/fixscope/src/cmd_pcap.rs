@@ -45,7 +45,7 @@ pub fn run(args: &PcapArgs) -> Result<ExitCode> {
     }
     let mut config = config;
     config.timestamp_source = wire_clock(&captures);
-    config.tls_keys = crate::cli_tls::key_log(&args.tls_keylog)?;
+    config.tls_keys = crate::cli_tls::key_log(&args.tls_keylog, &captures)?;
     // Ctrl-C ends the reading early with the summary of what was read.
     let stop = Shutdown::on_signals().context("cannot install signal handlers")?;
     match plan(args, &captures) {

@@ -430,3 +430,32 @@ fn a_wrong_key_decrypts_nothing_and_measures_nothing() {
     assert_eq!(counter(&summary, "tls_records_decrypted"), 0);
     assert_eq!(stage(&summary, "first_response")["count"], 0);
 }
+
+#[test]
+fn pcapng_decryption_secrets_blocks_are_used_by_themselves() {
+    use fixscope_core::decode::LinkType;
+    use fixscope_core::pcap_writer::{CaptureFormat, CaptureWriter, FrameOptions};
+    let c = case(TlsSuite::Tls13Aes256Gcm);
+    let path = c.dir.path().join("with-secrets.pcapng");
+    let file = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+    let mut w =
+        CaptureWriter::new(file, CaptureFormat::pcapng_nanos(), LinkType::Ethernet).unwrap();
+    // A Decryption Secrets Block (type 0xA): secrets type TLSK, length, the key log.
+    let mut body = fixscope_core::pcap::DSB_TLS_KEY_LOG.to_le_bytes().to_vec();
+    body.extend_from_slice(&(c.keys.len() as u32).to_le_bytes());
+    body.extend_from_slice(c.keys.as_bytes());
+    w.write_custom_block(0xA, &body).unwrap();
+    for p in &c.tls_packets {
+        w.write_packet(
+            p.ts_ns,
+            &p.spec.frame(LinkType::Ethernet, &FrameOptions::default()),
+        )
+        .unwrap();
+    }
+    w.finish().unwrap();
+    // No --tls-keylog: the capture's own secrets.
+    let summary = every_plan_with_flags(&[&path], &[]);
+    assert_stage(&summary, "first_response", &c.script.latencies);
+    assert_eq!(counter(&summary, "tls_connections"), 1);
+    assert_eq!(counter(&summary, "tls_no_key"), 0);
+}
