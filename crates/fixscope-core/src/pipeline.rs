@@ -509,6 +509,7 @@ impl Pipeline {
             sink: MessageSink {
                 framing,
                 tls_keys: config.tls_keys.as_deref(),
+                tls_undecrypted: config.tls_undecrypted.as_deref(),
                 tls,
                 forward: forward.as_mut(),
                 router: Router {

@@ -6,7 +6,31 @@
 
 pub use fixscope_tls::{KeyLog, KeyLogStats, Plain, Side, TlsConnection, Undecryptable};
 
-use crate::segment::Direction;
+use std::sync::Mutex;
+
+use crate::segment::{ConnectionKey, Direction};
+
+/// The TLS connections a run could not decrypt, and why (named at the end of the run: their
+/// orders are missing from the figures). Shared by every pipeline of a run (shards, stages);
+/// written only when a connection gives up, so never on the per-segment path.
+#[derive(Debug, Default)]
+pub struct UndecryptedConnections(Mutex<Vec<(ConnectionKey, Undecryptable)>>);
+
+impl UndecryptedConnections {
+    pub fn note(&self, key: ConnectionKey, why: Undecryptable) {
+        if let Ok(mut v) = self.0.lock() {
+            v.push((key, why));
+        }
+    }
+
+    /// Every connection noted, sorted, each once (a plan may analyse a capture twice).
+    pub fn sorted(&self) -> Vec<(ConnectionKey, Undecryptable)> {
+        let mut v = self.0.lock().map(|v| v.clone()).unwrap_or_default();
+        v.sort_by_key(|(k, why)| (k.to_string(), why.name()));
+        v.dedup();
+        v
+    }
+}
 
 /// The TLS client is the FIX initiator: requests are what it sends.
 #[inline]

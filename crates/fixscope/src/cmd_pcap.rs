@@ -46,6 +46,23 @@ pub fn run(args: &PcapArgs) -> Result<ExitCode> {
     let mut config = config;
     config.timestamp_source = wire_clock(&captures);
     config.tls_keys = crate::cli_tls::key_log(&args.tls_keylog, &captures)?;
+    let undecrypted = config.tls_keys.as_ref().map(|_| {
+        let log = std::sync::Arc::new(fixscope_core::tls::UndecryptedConnections::default());
+        config.tls_undecrypted = Some(log.clone());
+        log
+    });
+    let code = run_plan(args, captures, config)?;
+    if let Some(log) = undecrypted {
+        crate::cli_tls::name_undecrypted(&log);
+    }
+    Ok(code)
+}
+
+fn run_plan(
+    args: &PcapArgs,
+    captures: Vec<PathBuf>,
+    config: fixscope_core::PipelineConfig,
+) -> Result<ExitCode> {
     // Ctrl-C ends the reading early with the summary of what was read.
     let stop = Shutdown::on_signals().context("cannot install signal handlers")?;
     match plan(args, &captures) {

@@ -386,6 +386,21 @@ fn a_key_log_missing_one_connection() {
     let summary = every_plan_with_flags(&[&tls], &["--tls-keylog", &keys]);
     assert_eq!(counter(&summary, "tls_connections"), 2);
     assert_eq!(counter(&summary, "tls_no_key"), 1);
+    // The connection is named on stderr.
+    let out = support::fixscope(&[
+        "pcap",
+        tls.to_str().unwrap(),
+        "-p",
+        "9878",
+        "--tls-keylog",
+        &keys,
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(":40002 -> ") && stderr.contains("no key in the key log"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains(":40001 -> "), "{stderr}");
     // The connection with its key: exact; the other's orders are not measured.
     assert_stage(&summary, "first_response", &c.script.latencies);
 }

@@ -41,6 +41,8 @@ pub struct PipelineConfig {
     /// `--tls-keylog`: TLS connections are decrypted with these secrets (`None`: no
     /// connection is taken for TLS, and the plaintext path is as without TLS support).
     pub tls_keys: Option<std::sync::Arc<crate::tls::KeyLog>>,
+    /// With `tls_keys`: where the TLS connections not decrypted are named.
+    pub tls_undecrypted: Option<std::sync::Arc<crate::tls::UndecryptedConnections>>,
 }
 
 impl Default for PipelineConfig {
@@ -61,6 +63,7 @@ impl Default for PipelineConfig {
             hops: None,
             points: None,
             tls_keys: None,
+            tls_undecrypted: None,
         }
     }
 }

@@ -33,6 +33,7 @@ pub(crate) struct MessageSink<'p> {
     pub(crate) framing: &'p mut FramingCounters,
     /// `--tls-keylog`: the secrets (`None`: no connection has TLS state).
     pub(crate) tls_keys: Option<&'p crate::tls::KeyLog>,
+    pub(crate) tls_undecrypted: Option<&'p crate::tls::UndecryptedConnections>,
     pub(crate) tls: &'p mut crate::counters::TlsCounters,
     /// Stage A of a two-stage run: messages go to stage B through this, not `router`.
     pub(crate) forward: Option<&'p mut Forwarder>,
@@ -112,6 +113,7 @@ impl MessageSink<'_> {
         };
         // Copied out and back: the closure below borrows the sink.
         let mut counters = *self.tls;
+        let decryptable = tls.undecryptable().is_none();
         match event {
             StreamEvent::Data { bytes, ts_ns, .. } => {
                 let side = crate::tls::side_of(direction);
@@ -152,6 +154,11 @@ impl MessageSink<'_> {
             }
         }
         *self.tls = counters;
+        if let (true, Some(why), Some(log)) =
+            (decryptable, tls.undecryptable(), self.tls_undecrypted)
+        {
+            log.note(conn, why);
+        }
     }
 
     /// Frames in-order bytes of one direction and routes the messages they complete.
