@@ -396,3 +396,124 @@ fn starts_like_a_record(bytes: &[u8]) -> bool {
         && bytes.get(1).is_none_or(|&major| major == 3)
         && bytes.get(2).is_none_or(|&minor| minor <= 4)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(kind: u8, body: &[u8]) -> Vec<u8> {
+        let mut r = vec![kind, 3, 3];
+        r.extend_from_slice(&(body.len() as u16).to_be_bytes());
+        r.extend_from_slice(body);
+        r
+    }
+
+    /// A hello handshake record: version, random, empty session id, then `tail`.
+    fn hello(kind: u8, random: [u8; 32], tail: &[u8]) -> Vec<u8> {
+        let mut b = vec![3, 3];
+        b.extend_from_slice(&random);
+        b.push(0);
+        b.extend_from_slice(tail);
+        let mut m = vec![kind, 0, 0, b.len() as u8];
+        m.extend_from_slice(&b);
+        record(HANDSHAKE, &m)
+    }
+
+    /// Client and server hellos for `suite` (TLS 1.2), then protected data both ways.
+    fn run(suite: u16, keys: &KeyLog) -> (TlsConnection, TlsCounters, usize) {
+        let mut conn = TlsConnection::new();
+        let mut counters = TlsCounters::default();
+        let mut out = 0;
+        let mut push = |conn: &mut TlsConnection, side, bytes: &[u8], counters: &mut _| {
+            conn.push(side, bytes, 1, keys, counters, &mut |_, p| {
+                if let Plain::Data { bytes, .. } = p {
+                    out += bytes.len();
+                }
+            })
+        };
+        let [hi, lo] = suite.to_be_bytes();
+        push(
+            &mut conn,
+            Side::Client,
+            &hello(1, [1; 32], &[0, 2, hi, lo, 1, 0]),
+            &mut counters,
+        );
+        push(
+            &mut conn,
+            Side::Server,
+            &hello(2, [2; 32], &[hi, lo, 0]),
+            &mut counters,
+        );
+        for side in [Side::Server, Side::Client] {
+            push(
+                &mut conn,
+                side,
+                &record(CHANGE_CIPHER_SPEC, &[1]),
+                &mut counters,
+            );
+            push(
+                &mut conn,
+                side,
+                &record(APPLICATION_DATA, &[0x33; 48]),
+                &mut counters,
+            );
+        }
+        (conn, counters, out)
+    }
+
+    fn keys_for_random_1() -> KeyLog {
+        let mut keys = KeyLog::new();
+        keys.insert(crate::keylog::Label::ClientRandom, [1; 32], vec![5; 48]);
+        keys
+    }
+
+    #[test]
+    fn a_cbc_suite_is_counted_not_decrypted() {
+        // TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA: a key is there, the suite is not decrypted.
+        let (conn, counters, out) = run(0xc013, &keys_for_random_1());
+        assert_eq!(conn.undecryptable(), Some(Undecryptable::Unsupported));
+        assert_eq!((counters.tls_connections, counters.tls_unsupported), (1, 1));
+        assert_eq!((counters.tls_auth_failed, out), (0, 0));
+    }
+
+    #[test]
+    fn an_aead_suite_with_a_wrong_key_fails_each_record() {
+        // TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256 with a master secret that did not make the
+        // records: each protected record is an auth failure, nothing comes out.
+        let (conn, counters, out) = run(0xc02f, &keys_for_random_1());
+        assert_eq!(conn.undecryptable(), None);
+        assert_eq!((counters.tls_auth_failed, out), (2, 0));
+    }
+
+    #[test]
+    fn no_key_line_is_no_key() {
+        let (conn, counters, _) = run(0xc02f, &KeyLog::new());
+        assert_eq!(conn.undecryptable(), Some(Undecryptable::NoKey));
+        assert_eq!(counters.tls_no_key, 1);
+    }
+
+    #[test]
+    fn plain_fix_passes_through() {
+        let mut conn = TlsConnection::new();
+        let mut counters = TlsCounters::default();
+        let mut got = Vec::new();
+        for part in [&b"8=FIX.4.4\x019=5\x01"[..], b"35=0\x0110=000\x01"] {
+            conn.push(
+                Side::Client,
+                part,
+                7,
+                &KeyLog::new(),
+                &mut counters,
+                &mut |_, p| {
+                    if let Plain::Data { bytes, ts_ns } = p {
+                        got.extend_from_slice(bytes);
+                        assert_eq!(ts_ns, 7);
+                    }
+                },
+            );
+        }
+        assert_eq!(got, b"8=FIX.4.4\x019=5\x0135=0\x0110=000\x01");
+        assert!(!conn.is_tls());
+        assert_eq!(counters, TlsCounters::default());
+    }
+}
