@@ -701,6 +701,7 @@ impl Pipeline {
             &end,
             source,
             incomplete,
+            self.config.tls_undecrypted.as_deref(),
             reporter,
         )
     }

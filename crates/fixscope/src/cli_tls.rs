@@ -42,20 +42,3 @@ pub fn key_log(paths: &[PathBuf], captures: &[PathBuf]) -> Result<Option<Arc<Key
     }
     Ok(Some(Arc::new(keys)))
 }
-
-/// Names each TLS connection the run could not decrypt, and why: its orders are missing
-/// from the figures (the counters say how many; this says which).
-pub fn name_undecrypted(log: &fixscope_core::tls::UndecryptedConnections) {
-    for (key, why) in log.sorted() {
-        say::warn(format!(
-            "TLS connection {key} not decrypted ({}): its orders are not measured",
-            match why {
-                fixscope_core::tls::Undecryptable::NoKey => "no key in the key log",
-                fixscope_core::tls::Undecryptable::NoHandshake =>
-                    "the capture does not hold its handshake",
-                fixscope_core::tls::Undecryptable::Unsupported =>
-                    "version, cipher suite or 0-RTT not decrypted",
-            }
-        ));
-    }
-}

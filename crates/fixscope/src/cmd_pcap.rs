@@ -46,16 +46,11 @@ pub fn run(args: &PcapArgs) -> Result<ExitCode> {
     let mut config = config;
     config.timestamp_source = wire_clock(&captures);
     config.tls_keys = crate::cli_tls::key_log(&args.tls_keylog, &captures)?;
-    let undecrypted = config.tls_keys.as_ref().map(|_| {
-        let log = std::sync::Arc::new(fixscope_core::tls::UndecryptedConnections::default());
-        config.tls_undecrypted = Some(log.clone());
-        log
-    });
-    let code = run_plan(args, captures, config)?;
-    if let Some(log) = undecrypted {
-        crate::cli_tls::name_undecrypted(&log);
+    if config.tls_keys.is_some() {
+        // The summary names the TLS connections no pipeline of the run could decrypt.
+        config.tls_undecrypted = Some(Default::default());
     }
-    Ok(code)
+    run_plan(args, captures, config)
 }
 
 fn run_plan(

@@ -309,6 +309,11 @@ fn every_suite_gives_the_plaintext_latencies_on_every_plan() {
         }
         assert_eq!(counter(&summary, "tls_connections"), 1);
         assert!(counter(&summary, "tls_records_decrypted") >= 2 * ORDERS as u64);
+        assert_eq!(
+            summary["tls_undecrypted"],
+            serde_json::json!([]),
+            "{suite:?}"
+        );
         for name in [
             "tls_no_key",
             "tls_no_handshake",
@@ -386,7 +391,16 @@ fn a_key_log_missing_one_connection() {
     let summary = every_plan_with_flags(&[&tls], &["--tls-keylog", &keys]);
     assert_eq!(counter(&summary, "tls_connections"), 2);
     assert_eq!(counter(&summary, "tls_no_key"), 1);
-    // The connection is named on stderr.
+    // The summary names the connection not decrypted, and only it: JSON and text.
+    let named = summary["tls_undecrypted"]
+        .as_array()
+        .expect("tls_undecrypted");
+    assert_eq!(named.len(), 1, "{named:?}");
+    assert!(named[0]["connection"]
+        .as_str()
+        .unwrap()
+        .contains(":40002 -> "));
+    assert_eq!(named[0]["reason"], "no_key");
     let out = support::fixscope(&[
         "pcap",
         tls.to_str().unwrap(),
@@ -395,12 +409,18 @@ fn a_key_log_missing_one_connection() {
         "--tls-keylog",
         &keys,
     ]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        stderr.contains(":40002 -> ") && stderr.contains("no key in the key log"),
-        "{stderr}"
+        text.contains("TLS NOT DECRYPTED: ")
+            && text.contains(":40002 -> ")
+            && text.contains("(no_key)"),
+        "{text}"
     );
-    assert!(!stderr.contains(":40001 -> "), "{stderr}");
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("TLS NOT DECRYPTED"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{text}");
     // The connection with its key: exact; the other's orders are not measured.
     assert_stage(&summary, "first_response", &c.script.latencies);
 }
