@@ -401,6 +401,15 @@ fn a_key_log_missing_one_connection() {
         .unwrap()
         .contains(":40002 -> "));
     assert_eq!(named[0]["reason"], "no_key");
+    for plan in [&["--threads", "4"][..], &[][..]] {
+        let mut flags = vec!["--tls-keylog", keys.as_str()];
+        flags.extend_from_slice(plan);
+        let (_, other) = analyse(&[&tls], &flags);
+        assert_eq!(
+            other["tls_undecrypted"], summary["tls_undecrypted"],
+            "{plan:?}"
+        );
+    }
     let out = support::fixscope(&[
         "pcap",
         tls.to_str().unwrap(),
