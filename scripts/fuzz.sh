@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 FUZZ_SECONDS=${FUZZ_SECONDS:-45}
 TRIPLE=$(rustc -vV | sed -n 's/^host: //p')
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(pcap decode reassembly fix record socket_record)
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(pcap decode reassembly fix record socket_record tls)
 
 SANCOV=(
     -Cpasses=sancov-module

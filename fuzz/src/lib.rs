@@ -15,6 +15,7 @@ mod reassembly;
 mod record;
 pub mod seeds;
 mod socket_record;
+mod tls;
 
 pub use decode::decode;
 pub use fix::fix;
@@ -22,16 +23,18 @@ pub use pcap::pcap;
 pub use reassembly::reassembly;
 pub use record::record;
 pub use socket_record::socket_record;
+pub use tls::tls;
 
 /// A fuzz target: any bytes in, a panic when something that must hold does not.
 pub type Target = fn(&[u8]);
 
 /// Every target, by the name of its seed and regression directories.
-pub const TARGETS: [(&str, Target); 6] = [
+pub const TARGETS: [(&str, Target); 7] = [
     ("pcap", pcap),
     ("decode", decode),
     ("reassembly", reassembly),
     ("fix", fix),
     ("record", record),
     ("socket_record", socket_record),
+    ("tls", tls),
 ];

@@ -152,6 +152,7 @@ pub fn seeds() -> io::Result<Vec<(&'static str, String, Vec<u8>)>> {
     }
     out.push(("record", "conversation".into(), records));
     out.push(("socket_record", "reads-and-writes".into(), socket_records()));
+    out.push(("tls", "tls12-hellos".into(), crate::tls::seed()));
     Ok(out)
 }
 

@@ -47,6 +47,7 @@ pub mod socket_event;
 pub mod source;
 pub mod sparse_hist;
 pub mod stats;
+pub mod tls;
 pub mod twostage;
 pub mod wire;
 pub mod wire_stamp;

@@ -69,6 +69,8 @@ pub struct Pipeline {
     stats: Stats,
     framing: FramingCounters,
     reassembly: ReassemblyCounters,
+    /// TLS decryption's counts (reported with `--tls-keylog` only).
+    tls: crate::counters::TlsCounters,
     segments: u64,
     first_ts_ns: Option<u64>,
     now_ns: u64,
@@ -134,6 +136,7 @@ impl Pipeline {
             session_layer: SessionLayer::new(),
             framing: FramingCounters::default(),
             reassembly: ReassemblyCounters::default(),
+            tls: Default::default(),
             segments: 0,
             first_ts_ns: None,
             now_ns: 0,
@@ -328,7 +331,7 @@ impl Pipeline {
             if let Some(b) = sink.router.breakdown.as_mut() {
                 b.connection_opened(&key);
             }
-            Connection::new(key, seg.ts_ns, sink.opened(key))
+            Connection::new(key, seg.ts_ns, sink.opened(key), sink.tls_keys.is_some())
         });
         // A SYN with a new initial sequence number on a known 4-tuple is a new connection
         // (port reuse): its messages bind their session afresh, so the old connection's
@@ -344,7 +347,7 @@ impl Pipeline {
         if reused {
             *connections_opened += 1;
             conn.close(&mut sink);
-            *conn = Connection::new(key, seg.ts_ns, sink.opened(key));
+            *conn = Connection::new(key, seg.ts_ns, sink.opened(key), sink.tls_keys.is_some());
             if let Some(b) = sink.router.breakdown.as_mut() {
                 // The old connection's calls are not this one's.
                 b.drop_connection(&key);
@@ -361,6 +364,7 @@ impl Pipeline {
         let direction = seg.direction;
         let slot = conn.slot;
         let binding = &mut conn.binding;
+        let tls = &mut conn.tls;
         let (this, other) = match direction {
             Direction::Request => (&mut conn.request, &mut conn.response),
             Direction::Response => (&mut conn.response, &mut conn.request),
@@ -383,7 +387,18 @@ impl Pipeline {
             seg.ts_ns,
             limits,
             reassembly,
-            |event| sink.stream_event(event, &mut this.framer, direction, binding, key, slot),
+            |event| match tls {
+                None => sink.stream_event(event, &mut this.framer, direction, binding, key, slot),
+                Some(tls) => sink.tls_stream_event(
+                    event,
+                    tls,
+                    [&mut this.framer, &mut other.framer],
+                    direction,
+                    binding,
+                    key,
+                    slot,
+                ),
+            },
         );
         if let Some(deadline) = this.reassembler.take_new_deadline() {
             acked_holes.insert(deadline, key);
@@ -471,6 +486,7 @@ impl Pipeline {
             stats,
             framing,
             reassembly,
+            tls,
             config,
             observer,
             breakdown,
@@ -492,6 +508,9 @@ impl Pipeline {
             slots,
             sink: MessageSink {
                 framing,
+                tls_keys: config.tls_keys.as_deref(),
+                tls_undecrypted: config.tls_undecrypted.as_deref(),
+                tls,
                 forward: forward.as_mut(),
                 router: Router {
                     key: &config.key,
@@ -682,6 +701,7 @@ impl Pipeline {
             &end,
             source,
             incomplete,
+            self.config.tls_undecrypted.as_deref(),
             reporter,
         )
     }
@@ -763,6 +783,7 @@ impl Pipeline {
             shed_connections: self.shed_connections,
             framing: self.framing,
             reassembly: self.reassembly,
+            tls: self.config.tls_keys.is_some().then_some(self.tls),
         }
     }
 
@@ -791,6 +812,7 @@ impl Pipeline {
             hops: self.hops.as_ref().map(|h| h.counters),
             points: self.points.as_ref().map(|p| p.counters),
             session: self.session_layer.counters,
+            tls: upstream.tls,
         }
     }
 }

@@ -41,7 +41,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "prefetch",
         ],
     ),
-    ("streams", &["reassembly", "fix"]),
+    ("streams", &["reassembly", "tls", "fix"]),
     (
         "producers",
         &[

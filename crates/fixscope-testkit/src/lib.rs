@@ -8,6 +8,8 @@ pub mod fix;
 pub mod need;
 pub mod netns;
 pub mod tc;
+#[cfg(feature = "tls")]
+pub mod tls_session;
 
 pub use data::test_data;
 pub use need::{

@@ -339,6 +339,11 @@ pub struct PcapArgs {
     /// the end).
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
+    /// FIX over TLS (#49): decrypt with the secrets of this NSS key log (`SSLKEYLOGFILE`
+    /// format; repeatable). TLS 1.3 and TLS 1.2 AEAD suites; a TLS connection without its
+    /// key is counted (`tls_no_key`) and not measured. docs/tls.md.
+    #[arg(long = "tls-keylog", value_name = "FILE")]
+    pub tls_keylog: Vec<PathBuf>,
     /// Timestamps from the wire: `auto` finds an Arista MetaWatch or Cisco Nexus 3550 HPT
     /// trailer by its FCS check, an Ixia or Gigamon trailer by its signature and checksum,
     /// or an Arista 7280 header by its EtherType, and uses its time; `off` keeps the

@@ -45,6 +45,19 @@ pub fn run(args: &PcapArgs) -> Result<ExitCode> {
     }
     let mut config = config;
     config.timestamp_source = wire_clock(&captures);
+    config.tls_keys = crate::cli_tls::key_log(&args.tls_keylog, &captures)?;
+    if config.tls_keys.is_some() {
+        // The summary names the TLS connections no pipeline of the run could decrypt.
+        config.tls_undecrypted = Some(Default::default());
+    }
+    run_plan(args, captures, config)
+}
+
+fn run_plan(
+    args: &PcapArgs,
+    captures: Vec<PathBuf>,
+    config: fixscope_core::PipelineConfig,
+) -> Result<ExitCode> {
     // Ctrl-C ends the reading early with the summary of what was read.
     let stop = Shutdown::on_signals().context("cannot install signal handlers")?;
     match plan(args, &captures) {

@@ -11,6 +11,7 @@ mod cli_points;
 mod cli_prometheus;
 mod cli_records;
 mod cli_text;
+mod cli_tls;
 mod cmd_check;
 mod cmd_compare;
 mod cmd_config;

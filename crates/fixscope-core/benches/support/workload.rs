@@ -7,10 +7,10 @@ use fixscope_core::fix::encode::FixEncoder;
 use fixscope_core::{Direction, Endpoint, FlowKey, Pipeline, Segment, TcpFlags};
 
 pub struct OwnedSegment {
-    ts_ns: u64,
-    flow: FlowKey,
-    direction: Direction,
-    seq: u32,
+    pub ts_ns: u64,
+    pub flow: FlowKey,
+    pub direction: Direction,
+    pub seq: u32,
     pub payload: Vec<u8>,
 }
 

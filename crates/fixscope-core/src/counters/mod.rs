@@ -14,6 +14,7 @@ pub mod hops;
 pub mod points;
 pub mod reassembly;
 pub mod session;
+pub mod tls;
 pub use breakdown::BreakdownCounters;
 pub use correlation::CorrelationCounters;
 pub use framing::FramingCounters;
@@ -21,6 +22,7 @@ pub use hops::HopCounters;
 pub use points::PointCounters;
 pub use reassembly::ReassemblyCounters;
 pub use session::SessionCounters;
+pub use tls::TlsCounters;
 
 use crate::source::{counters_of, Counter};
 
@@ -81,6 +83,13 @@ pub struct Counters {
         deserialize_with = "crate::counters::points::counters_if_present"
     )]
     pub points: Option<PointCounters>,
+    /// TLS decryption (`--tls-keylog` only: absent otherwise).
+    #[serde(
+        flatten,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::counters::tls::counters_if_present"
+    )]
+    pub tls: Option<TlsCounters>,
 }
 
 impl Counters {
@@ -185,6 +194,11 @@ impl Counters {
             (mine @ None, Some(theirs)) => *mine = Some(*theirs),
             _ => {}
         }
+        match (&mut self.tls, &other.tls) {
+            (Some(mine), Some(theirs)) => mine.merge_from(theirs),
+            (mine @ None, Some(theirs)) => *mine = Some(*theirs),
+            _ => {}
+        }
     }
 
     /// What each counter added since `earlier` (an interval's own counts), without
@@ -222,6 +236,10 @@ impl Counters {
                 (Some(now), Some(then)) => Some(now.minus(then)),
                 (now, _) => *now,
             },
+            tls: match (&self.tls, &earlier.tls) {
+                (Some(now), Some(then)) => Some(now.minus(then)),
+                (now, _) => *now,
+            },
         }
     }
 }
@@ -237,6 +255,7 @@ mod tests {
             breakdown: Some(BreakdownCounters::default()),
             hops: Some(HopCounters::default()),
             points: Some(PointCounters::default()),
+            tls: Some(TlsCounters::default()),
             ..Counters::default()
         }
         .list();
@@ -279,6 +298,7 @@ mod tests {
             breakdown: Some(BreakdownCounters::default()),
             hops: Some(HopCounters::default()),
             points: Some(PointCounters::default()),
+            tls: Some(TlsCounters::default()),
             ..Counters::default()
         }
         .list();

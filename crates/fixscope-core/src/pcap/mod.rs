@@ -21,6 +21,8 @@ mod legacy;
 mod mapped;
 pub(crate) use mapped::prefetch;
 mod ng;
+mod secrets;
+pub use secrets::{tls_key_log_blocks, DSB_TLS_KEY_LOG};
 #[cfg(test)]
 mod tests;
 mod timestamp;

@@ -38,6 +38,11 @@ pub struct PipelineConfig {
     /// Two points, two clocks (`--point`): this pipeline reads the point nearer the
     /// acceptor and joins its orders with the far point's.
     pub points: Option<std::sync::Arc<crate::points::PointsSetup>>,
+    /// `--tls-keylog`: TLS connections are decrypted with these secrets (`None`: no
+    /// connection is taken for TLS, and the plaintext path is as without TLS support).
+    pub tls_keys: Option<std::sync::Arc<crate::tls::KeyLog>>,
+    /// With `tls_keys`: where the TLS connections not decrypted are named.
+    pub tls_undecrypted: Option<std::sync::Arc<crate::tls::UndecryptedConnections>>,
 }
 
 impl Default for PipelineConfig {
@@ -57,6 +62,8 @@ impl Default for PipelineConfig {
             timestamp_source: None,
             hops: None,
             points: None,
+            tls_keys: None,
+            tls_undecrypted: None,
         }
     }
 }

@@ -8,6 +8,7 @@ use crate::fix::framing::StreamFramer;
 use crate::reassembly::{ReassemblyCounters, StreamReassembler};
 use crate::segment::{ConnectionKey, Direction};
 use crate::session::Binding;
+use crate::tls::TlsConnection;
 
 #[derive(Default)]
 pub(crate) struct HalfStream {
@@ -28,10 +29,12 @@ pub(crate) struct Connection {
     pub(crate) response: HalfStream,
     pub(crate) last_seen_ns: u64,
     pub(crate) payload_seen: bool,
+    /// `--tls-keylog`: the connection's decryption (plain FIX passes through it).
+    pub(crate) tls: Option<Box<TlsConnection>>,
 }
 
 impl Connection {
-    pub(crate) fn new(key: ConnectionKey, now_ns: u64, slot: u32) -> Self {
+    pub(crate) fn new(key: ConnectionKey, now_ns: u64, slot: u32, tls: bool) -> Self {
         let mut c = Connection {
             binding: None,
             key,
@@ -40,6 +43,7 @@ impl Connection {
             response: HalfStream::default(),
             last_seen_ns: now_ns,
             payload_seen: false,
+            tls: tls.then(|| Box::new(TlsConnection::new())),
         };
         // A capture may start in the middle of a message: look for the first `8=FIX`.
         c.request.framer.resync();
@@ -60,12 +64,23 @@ impl Connection {
     ) {
         let (key, slot) = (self.key, self.slot);
         let binding = &mut self.binding;
-        for (direction, half) in [
-            (Direction::Request, &mut self.request),
-            (Direction::Response, &mut self.response),
-        ] {
-            half.reassembler.flush(reassembly, |event| {
-                sink.stream_event(event, &mut half.framer, direction, binding, key, slot)
+        let tls = &mut self.tls;
+        for direction in [Direction::Request, Direction::Response] {
+            let (half, other) = match direction {
+                Direction::Request => (&mut self.request, &mut self.response),
+                Direction::Response => (&mut self.response, &mut self.request),
+            };
+            half.reassembler.flush(reassembly, |event| match tls {
+                None => sink.stream_event(event, &mut half.framer, direction, binding, key, slot),
+                Some(tls) => sink.tls_stream_event(
+                    event,
+                    tls,
+                    [&mut half.framer, &mut other.framer],
+                    direction,
+                    binding,
+                    key,
+                    slot,
+                ),
             });
         }
     }
@@ -82,13 +97,27 @@ impl Connection {
     ) {
         let (key, slot) = (self.key, self.slot);
         let binding = &mut self.binding;
-        for (direction, half) in [
-            (Direction::Request, &mut self.request),
-            (Direction::Response, &mut self.response),
-        ] {
-            half.reassembler.give_up_acked(now_ns, reassembly, |event| {
-                sink.stream_event(event, &mut half.framer, direction, binding, key, slot)
-            });
+        let tls = &mut self.tls;
+        for direction in [Direction::Request, Direction::Response] {
+            let (half, other) = match direction {
+                Direction::Request => (&mut self.request, &mut self.response),
+                Direction::Response => (&mut self.response, &mut self.request),
+            };
+            half.reassembler
+                .give_up_acked(now_ns, reassembly, |event| match tls {
+                    None => {
+                        sink.stream_event(event, &mut half.framer, direction, binding, key, slot)
+                    }
+                    Some(tls) => sink.tls_stream_event(
+                        event,
+                        tls,
+                        [&mut half.framer, &mut other.framer],
+                        direction,
+                        binding,
+                        key,
+                        slot,
+                    ),
+                });
             if let Some(deadline) = half.reassembler.take_new_deadline() {
                 acked.insert(deadline, key);
             }

@@ -56,6 +56,8 @@ pub(crate) struct Upstream {
     pub(crate) shed_connections: u64,
     pub(crate) framing: FramingCounters,
     pub(crate) reassembly: ReassemblyCounters,
+    /// `--tls-keylog` only.
+    pub(crate) tls: Option<crate::counters::TlsCounters>,
 }
 
 /// One framed message, its bytes as a range of the batch's mapping or arena.

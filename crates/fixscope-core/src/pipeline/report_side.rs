@@ -104,6 +104,8 @@ pub(crate) struct ReportSide {
     stats: Stats,
     /// The counters at the end of the previous interval, for each interval's own counts.
     interval_start_counters: Counters,
+    /// `--tls-keylog`: the TLS connections stage A could not decrypt.
+    tls_undecrypted: Option<std::sync::Arc<crate::tls::UndecryptedConnections>>,
 }
 
 impl ReportSide {
@@ -113,6 +115,7 @@ impl ReportSide {
             // `--breakdown`'s stages) from the statistics.
             stats: Stats::with_config(config.consumers()),
             interval_start_counters: Counters::default(),
+            tls_undecrypted: config.tls_undecrypted.clone(),
         }
     }
 
@@ -169,6 +172,7 @@ impl ReportSide {
                 &end,
                 &source,
                 incomplete.as_deref(),
+                self.tls_undecrypted.as_deref(),
                 reporter,
             )?;
         }

@@ -66,6 +66,8 @@ impl RunEnd {
 /// The end's reports: the last partial interval (when it holds anything), then the
 /// summary — one pipeline's `finish`, a sharded run's merger and a two-stage run's
 /// reporting side all end through this one function.
+// The three plans' ends each pass what only they hold; a struct for one call adds nothing.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn report_end(
     stats: &mut Stats,
     counters: Counters,
@@ -73,6 +75,7 @@ pub(crate) fn report_end(
     end: &RunEnd,
     source: &[Counter],
     incomplete: Option<&str>,
+    tls_undecrypted: Option<&crate::tls::UndecryptedConnections>,
     reporter: &mut dyn Reporter,
 ) -> io::Result<()> {
     if end.interval_ns > 0 {
@@ -93,5 +96,11 @@ pub(crate) fn report_end(
     let mut summary = SummaryReport::new(stats, counters, source, span);
     summary.nothing_seen = end.first_ts_ns.is_none();
     summary.incomplete = incomplete.map(str::to_string);
+    summary.tls_undecrypted = tls_undecrypted.map(|log| {
+        log.sorted()
+            .into_iter()
+            .map(|(key, why)| (key.to_string(), why.name()))
+            .collect()
+    });
     reporter.summary(&summary)
 }

@@ -31,6 +31,10 @@ pub(crate) struct RejectedRequest<'m> {
 /// Where framed messages go: the correlator, the statistics and the optional tracer.
 pub(crate) struct MessageSink<'p> {
     pub(crate) framing: &'p mut FramingCounters,
+    /// `--tls-keylog`: the secrets (`None`: no connection has TLS state).
+    pub(crate) tls_keys: Option<&'p crate::tls::KeyLog>,
+    pub(crate) tls_undecrypted: Option<&'p crate::tls::UndecryptedConnections>,
+    pub(crate) tls: &'p mut crate::counters::TlsCounters,
     /// Stage A of a two-stage run: messages go to stage B through this, not `router`.
     pub(crate) forward: Option<&'p mut Forwarder>,
     pub(crate) router: Router<'p>,
@@ -68,6 +72,7 @@ impl MessageSink<'_> {
     }
 
     /// Frames one reassembled stream event of one direction and routes its messages.
+    #[inline]
     pub(crate) fn stream_event(
         &mut self,
         event: StreamEvent<'_>,
@@ -78,33 +83,133 @@ impl MessageSink<'_> {
         slot: u32,
     ) {
         match event {
-            StreamEvent::Data { bytes, ts_ns, seq } => match self.forward.as_deref_mut() {
-                Some(f) => framer.push_at(bytes, ts_ns, seq, self.framing, |msg| {
-                    f.message(slot, direction, &msg)
-                }),
-                None => {
-                    let router = &mut self.router;
-                    framer.push_at(bytes, ts_ns, seq, self.framing, |msg| {
-                        router.on_message(direction, binding, conn, &msg)
-                    })
-                }
-            },
-            StreamEvent::Gap { .. } => {
-                framer.gap(self.framing);
-                if let Some(f) = self.forward.as_deref_mut() {
-                    f.hole(slot, direction);
-                    return;
-                }
-                // Messages lost in the hole were on the wire: the jump in MsgSeqNum after
-                // it is no FIX sequence gap.
-                if let Some(b) = *binding {
-                    self.router
-                        .layer
-                        .capture_hole(b, direction, self.router.correlator);
-                    if let Some(h) = self.router.hops.as_mut() {
-                        h.capture_hole(b.session, direction);
-                    }
-                }
+            StreamEvent::Data { bytes, ts_ns, seq } => {
+                self.frame(bytes, ts_ns, seq, framer, direction, binding, conn, slot)
+            }
+            StreamEvent::Gap { .. } => self.hole(framer, direction, binding, slot),
+        }
+    }
+
+    /// [`MessageSink::stream_event`] of a connection with TLS state (`--tls-keylog`): the
+    /// bytes are decrypted first, and the plaintext framed at the time of the segment that
+    /// completed its record. `framers` are `direction`'s and the other direction's (the
+    /// client's records held until the ServerHello come out with the server's bytes).
+    /// Plaintext has no TCP sequence numbers: its messages carry 0 (`--breakdown`, which
+    /// places socket calls by them, is not available over TLS).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn tls_stream_event(
+        &mut self,
+        event: StreamEvent<'_>,
+        tls: &mut crate::tls::TlsConnection,
+        framers: [&mut StreamFramer; 2],
+        direction: Direction,
+        binding: &mut Option<Binding>,
+        conn: ConnectionKey,
+        slot: u32,
+    ) {
+        let [this, other] = framers;
+        let Some(keys) = self.tls_keys else {
+            return self.stream_event(event, this, direction, binding, conn, slot);
+        };
+        // Copied out and back: the closure below borrows the sink.
+        let mut counters = *self.tls;
+        let decryptable = tls.undecryptable().is_none();
+        match event {
+            StreamEvent::Data { bytes, ts_ns, .. } => {
+                let side = crate::tls::side_of(direction);
+                tls.push(
+                    side,
+                    bytes,
+                    ts_ns,
+                    keys,
+                    &mut counters,
+                    &mut |out_side, plain| {
+                        let out_direction = crate::tls::direction_of(out_side);
+                        let framer = if out_side == side {
+                            &mut *this
+                        } else {
+                            &mut *other
+                        };
+                        match plain {
+                            crate::tls::Plain::Data { bytes, ts_ns } => self.frame(
+                                bytes,
+                                ts_ns,
+                                0,
+                                framer,
+                                out_direction,
+                                binding,
+                                conn,
+                                slot,
+                            ),
+                            crate::tls::Plain::Gap => {
+                                self.hole(framer, out_direction, binding, slot)
+                            }
+                        }
+                    },
+                );
+            }
+            StreamEvent::Gap { bytes } => {
+                tls.hole(crate::tls::side_of(direction), bytes, &mut counters);
+                self.hole(this, direction, binding, slot);
+            }
+        }
+        *self.tls = counters;
+        if let (true, Some(why), Some(log)) =
+            (decryptable, tls.undecryptable(), self.tls_undecrypted)
+        {
+            log.note(conn, why);
+        }
+    }
+
+    /// Frames in-order bytes of one direction and routes the messages they complete.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn frame(
+        &mut self,
+        bytes: &[u8],
+        ts_ns: u64,
+        seq: u32,
+        framer: &mut StreamFramer,
+        direction: Direction,
+        binding: &mut Option<Binding>,
+        conn: ConnectionKey,
+        slot: u32,
+    ) {
+        match self.forward.as_deref_mut() {
+            Some(f) => framer.push_at(bytes, ts_ns, seq, self.framing, |msg| {
+                f.message(slot, direction, &msg)
+            }),
+            None => {
+                let router = &mut self.router;
+                framer.push_at(bytes, ts_ns, seq, self.framing, |msg| {
+                    router.on_message(direction, binding, conn, &msg)
+                })
+            }
+        }
+    }
+
+    /// Bytes of one direction are missing here (a capture hole; over TLS, also a record
+    /// that did not verify): the message begun is cut, framing resyncs.
+    fn hole(
+        &mut self,
+        framer: &mut StreamFramer,
+        direction: Direction,
+        binding: &mut Option<Binding>,
+        slot: u32,
+    ) {
+        framer.gap(self.framing);
+        if let Some(f) = self.forward.as_deref_mut() {
+            f.hole(slot, direction);
+            return;
+        }
+        // Messages lost in the hole were on the wire: the jump in MsgSeqNum after
+        // it is no FIX sequence gap.
+        if let Some(b) = *binding {
+            self.router
+                .layer
+                .capture_hole(b, direction, self.router.correlator);
+            if let Some(h) = self.router.hops.as_mut() {
+                h.capture_hole(b.session, direction);
             }
         }
     }

@@ -41,6 +41,11 @@ pub const ALARM_COUNTERS: &[&str] = &[
     "points_time_reversed",
     "points_one_way_unbounded",
     "test_requests_unanswered",
+    // A TLS session not decrypted: its orders are not measured.
+    "tls_no_key",
+    "tls_no_handshake",
+    "tls_unsupported",
+    "tls_auth_failed",
 ];
 
 /// Counters worth a line when not zero, without being alarms.
@@ -52,6 +57,7 @@ pub const NOTABLE_COUNTERS: &[&str] = &[
     "evicted",
     "missing_key",
     "unsolicited_reports",
+    "tls_resyncs",
     "skipped_bytes",
     "gap_cut_messages",
     "retransmitted_bytes",
@@ -144,6 +150,7 @@ mod tests {
         let names: Vec<String> = Counters {
             hops: Some(crate::hops::HopCounters::default()),
             points: Some(crate::points::PointCounters::default()),
+            tls: Some(crate::counters::TlsCounters::default()),
             ..Counters::default()
         }
         .list()

@@ -196,6 +196,13 @@ impl<W: Write> Reporter for JsonReporter<W> {
             if let Some(by) = r.figures.by() {
                 m.insert("by".into(), super::by::by_json(by));
             }
+            if let Some(undecrypted) = &r.tls_undecrypted {
+                let list: Vec<Value> = undecrypted
+                    .iter()
+                    .map(|(conn, why)| json!({"connection": conn, "reason": why}))
+                    .collect();
+                m.insert("tls_undecrypted".into(), Value::Array(list));
+            }
             if let Some(links) = r.figures.links {
                 m.insert("links".into(), links_json(links));
             }

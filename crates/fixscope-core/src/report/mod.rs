@@ -260,6 +260,9 @@ pub struct SummaryReport<'a> {
     /// Everything recorded (the cumulative views are fresh).
     /// Every figure of the run, read-only.
     pub figures: Figures<'a>,
+    /// `--tls-keylog`: each TLS connection not decrypted (`client -> server`) and why
+    /// (`no_key`, `no_handshake`, `unsupported`); `None` without TLS decryption.
+    pub tls_undecrypted: Option<Vec<(String, &'static str)>>,
 }
 
 impl<'a> SummaryReport<'a> {
@@ -338,6 +341,7 @@ impl<'a> SummaryReport<'a> {
                 })
                 .collect(),
             figures,
+            tls_undecrypted: None,
         }
     }
 

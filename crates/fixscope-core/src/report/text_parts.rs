@@ -26,6 +26,13 @@ pub(super) fn write_run_line(out: &mut impl Write, r: &SummaryReport<'_>) -> io:
     if let Some(why) = &r.incomplete {
         writeln!(out, "INCOMPLETE: {why}")?;
     }
+    for (conn, why) in r.tls_undecrypted.iter().flatten() {
+        // Its orders are missing from every figure below: said before them.
+        writeln!(
+            out,
+            "TLS NOT DECRYPTED: {conn} ({why}): its orders are not measured"
+        )?;
+    }
     if write_trailer_line(out, r.source, r.span.timestamp_source)? {
         return Ok(());
     }

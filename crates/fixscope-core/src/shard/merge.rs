@@ -23,6 +23,8 @@ pub(crate) struct Merger {
     interval_start_counters: Counters,
     /// Who stamped the packets (a capture's hardware clock), as the config names it.
     timestamp_source: Option<&'static str>,
+    /// `--tls-keylog`: the TLS connections the workers could not decrypt.
+    tls_undecrypted: Option<std::sync::Arc<crate::tls::UndecryptedConnections>>,
     /// Per worker, the run's id of each of its sessions (index: local id - 1).
     global: Vec<Vec<u64>>,
     next_global: u64,
@@ -41,6 +43,7 @@ impl Merger {
             counters: vec![Counters::default(); workers],
             interval_start_counters: Counters::default(),
             timestamp_source: config.timestamp_source,
+            tls_undecrypted: config.tls_undecrypted.clone(),
             global: vec![Vec::new(); workers],
             next_global: 1,
             opened: Vec::new(),
@@ -258,6 +261,7 @@ impl Merger {
                 &run_end,
                 &counters_of(&end.stats),
                 incomplete.as_deref(),
+                self.tls_undecrypted.as_deref(),
                 reporter,
             )?;
         }

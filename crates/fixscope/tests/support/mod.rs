@@ -58,6 +58,7 @@ impl Default for ScenarioSpec {
 }
 
 /// One packet of the scenario, on interface `iface`.
+#[derive(Clone)]
 pub struct TimedPacket {
     pub ts_ns: u64,
     pub spec: TcpPacketSpec,
@@ -531,9 +532,17 @@ pub fn every_plan_of_files(dir: &std::path::Path, files: &[(&str, &[TimedPacket]
 /// Reads captures already written on every plan (`--threads 1`, the default, `--threads
 /// 4`): every counter and stage the same on each; returns the one-pipeline summary.
 pub fn every_plan_of_paths(paths: &[&std::path::Path]) -> Value {
-    let (_, one) = analyse(paths, &["--threads", "1"]);
+    every_plan_with_flags(paths, &[])
+}
+
+/// [`every_plan_of_paths`] with `extra` flags on every plan (`--tls-keylog keys.log`).
+pub fn every_plan_with_flags(paths: &[&std::path::Path], extra: &[&str]) -> Value {
+    let with = |plan: &[&'static str]| -> Vec<&str> {
+        plan.iter().copied().chain(extra.iter().copied()).collect()
+    };
+    let (_, one) = analyse(paths, &with(&["--threads", "1"]));
     for plan in [&[][..], &["--threads", "4"][..]] {
-        let (_, other) = analyse(paths, plan);
+        let (_, other) = analyse(paths, &with(plan));
         assert_eq!(
             one["counters"], other["counters"],
             "{paths:?}: counters on {plan:?}"

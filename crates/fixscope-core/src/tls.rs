@@ -1,0 +1,50 @@
+//! TLS between TCP reassembly and FIX framing (`--tls-keylog`, #49): each connection's
+//! reassembled bytes go through its [`TlsConnection`] when a key log is given, and the
+//! plaintext — timed by the segment that completed its record — into the FIX framer. The
+//! decryption itself is the `fixscope-tls` crate; this module is its words in the core's
+//! vocabulary. Without a key log no connection has one: the plaintext path is unchanged.
+
+pub use fixscope_tls::{KeyLog, KeyLogStats, Plain, Side, TlsConnection, Undecryptable};
+
+use std::sync::Mutex;
+
+use crate::segment::{ConnectionKey, Direction};
+
+/// The TLS connections a run could not decrypt, and why (named at the end of the run: their
+/// orders are missing from the figures). Shared by every pipeline of a run (shards, stages);
+/// written only when a connection gives up, so never on the per-segment path.
+#[derive(Debug, Default)]
+pub struct UndecryptedConnections(Mutex<Vec<(ConnectionKey, Undecryptable)>>);
+
+impl UndecryptedConnections {
+    pub fn note(&self, key: ConnectionKey, why: Undecryptable) {
+        if let Ok(mut v) = self.0.lock() {
+            v.push((key, why));
+        }
+    }
+
+    /// Every connection noted, sorted, each once (a plan may analyse a capture twice).
+    pub fn sorted(&self) -> Vec<(ConnectionKey, Undecryptable)> {
+        let mut v = self.0.lock().map(|v| v.clone()).unwrap_or_default();
+        v.sort_by_key(|(k, why)| (k.to_string(), why.name()));
+        v.dedup();
+        v
+    }
+}
+
+/// The TLS client is the FIX initiator: requests are what it sends.
+#[inline]
+pub fn side_of(direction: Direction) -> Side {
+    match direction {
+        Direction::Request => Side::Client,
+        Direction::Response => Side::Server,
+    }
+}
+
+#[inline]
+pub fn direction_of(side: Side) -> Direction {
+    match side {
+        Side::Client => Direction::Request,
+        Side::Server => Direction::Response,
+    }
+}

@@ -1,0 +1,519 @@
+//! Both directions of one TCP connection: from the first bytes (TLS or plain FIX?) through
+//! the hellos (which secrets, which suite) to application data, which comes out as
+//! plaintext chunks each timed by the segment that completed its record.
+
+use crate::cipher::RecordKey;
+use crate::counters::TlsCounters;
+use crate::direction::{Decrypted, DirectionState};
+use crate::handshake::{self, ServerHello};
+use crate::keylog::KeyLog;
+use crate::record::{ALERT, APPLICATION_DATA, CHANGE_CIPHER_SPEC, HANDSHAKE};
+use crate::schedule;
+use crate::suite::{self, Suite, Version};
+
+/// Which end sent the bytes: the TLS client (the FIX initiator) or the server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    Client,
+    Server,
+}
+
+/// What comes out of one direction.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Plain<'a> {
+    /// Plaintext application data readable at `ts_ns` (its record's completing segment).
+    Data { bytes: &'a [u8], ts_ns: u64 },
+    /// Plaintext is missing here (a record that did not verify, framing lost): what
+    /// follows is not contiguous with what came before.
+    Gap,
+}
+
+/// Why a TLS connection's data is not decrypted (each counted once per connection).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Undecryptable {
+    /// The key log has no (or not every needed) secret for its client random.
+    NoKey,
+    /// The capture does not hold its hellos (it started mid-session, or a hole took them).
+    NoHandshake,
+    /// A version or cipher suite we do not decrypt, or 0-RTT data.
+    Unsupported,
+}
+
+impl Undecryptable {
+    pub fn name(self) -> &'static str {
+        match self {
+            Undecryptable::NoKey => "no_key",
+            Undecryptable::NoHandshake => "no_handshake",
+            Undecryptable::Unsupported => "unsupported",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    /// No byte seen yet that tells TLS from plain FIX.
+    Detecting,
+    /// Plain FIX: bytes pass through.
+    Plain,
+    Tls,
+    /// TLS we cannot decrypt: bytes are dropped.
+    Dead(Undecryptable),
+}
+
+/// Client-side bytes held while waiting for the ServerHello at most (then the connection
+/// is taken as not holding its handshake).
+const MAX_HELD_BEFORE_SERVER_HELLO: usize = 1 << 20;
+
+#[derive(Debug)]
+pub struct TlsConnection {
+    mode: Mode,
+    client: DirectionState,
+    server: DirectionState,
+    client_random: Option<[u8; 32]>,
+    early_data: bool,
+    version: Option<Version>,
+    suite: Option<Suite>,
+}
+
+impl Default for TlsConnection {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl TlsConnection {
+    pub fn new() -> Self {
+        TlsConnection {
+            mode: Mode::Detecting,
+            client: DirectionState::default(),
+            server: DirectionState::default(),
+            client_random: None,
+            early_data: false,
+            version: None,
+            suite: None,
+        }
+    }
+
+    /// True once the connection was seen to carry TLS.
+    pub fn is_tls(&self) -> bool {
+        matches!(self.mode, Mode::Tls | Mode::Dead(_))
+    }
+
+    /// Why this connection is not decrypted, if it is not.
+    pub fn undecryptable(&self) -> Option<Undecryptable> {
+        match self.mode {
+            Mode::Dead(why) => Some(why),
+            _ => None,
+        }
+    }
+
+    /// The suite negotiated, once the ServerHello was read.
+    pub fn suite(&self) -> Option<&Suite> {
+        self.suite.as_ref()
+    }
+
+    /// In-order stream bytes of `side` that arrived at `ts_ns`; plaintext goes to `out`
+    /// (for either side: bytes of the client held until the ServerHello came go out then).
+    pub fn push<F>(
+        &mut self,
+        side: Side,
+        bytes: &[u8],
+        ts_ns: u64,
+        keys: &KeyLog,
+        counters: &mut TlsCounters,
+        out: &mut F,
+    ) where
+        F: FnMut(Side, Plain<'_>),
+    {
+        match self.mode {
+            Mode::Plain => return out(side, Plain::Data { bytes, ts_ns }),
+            Mode::Dead(_) => return,
+            Mode::Tls => {}
+            Mode::Detecting => {
+                if bytes.is_empty() {
+                    return;
+                }
+                if !starts_like_a_record(bytes) {
+                    // Plain FIX (or the middle of something): once a message start shows,
+                    // it is plain for good; until then bytes pass through to the framer,
+                    // which hunts for `8=FIX` itself.
+                    if bytes.windows(5).any(|w| w == b"8=FIX") {
+                        self.mode = Mode::Plain;
+                    }
+                    return out(side, Plain::Data { bytes, ts_ns });
+                }
+                counters.tls_connections += 1;
+                self.mode = Mode::Tls;
+                if bytes[0] != HANDSHAKE {
+                    return self.give_up(Undecryptable::NoHandshake, counters);
+                }
+            }
+        }
+        self.direction(side).reader.push(bytes, ts_ns);
+        self.drain(side, keys, counters, out);
+        if side == Side::Server
+            && self.mode == Mode::Tls
+            && self.version.is_some()
+            && !self.client.reader.pending().is_empty()
+        {
+            self.drain(Side::Client, keys, counters, out);
+        }
+    }
+
+    /// A capture hole of `bytes` bytes in `side`'s stream (the caller resyncs its own
+    /// framing).
+    pub fn hole(&mut self, side: Side, bytes: u64, counters: &mut TlsCounters) {
+        match self.mode {
+            Mode::Tls if self.version.is_none() => {
+                self.give_up(Undecryptable::NoHandshake, counters)
+            }
+            Mode::Tls => self.direction(side).hole(bytes),
+            _ => {}
+        }
+    }
+
+    fn direction(&mut self, side: Side) -> &mut DirectionState {
+        match side {
+            Side::Client => &mut self.client,
+            Side::Server => &mut self.server,
+        }
+    }
+
+    fn give_up(&mut self, why: Undecryptable, counters: &mut TlsCounters) {
+        if self.undecryptable().is_some() {
+            return;
+        }
+        self.mode = Mode::Dead(why);
+        match why {
+            Undecryptable::NoKey => counters.tls_no_key += 1,
+            Undecryptable::NoHandshake => counters.tls_no_handshake += 1,
+            Undecryptable::Unsupported => counters.tls_unsupported += 1,
+        }
+        self.client = DirectionState::default();
+        self.server = DirectionState::default();
+    }
+
+    /// Takes every complete record of `side`.
+    fn drain<F>(&mut self, side: Side, keys: &KeyLog, counters: &mut TlsCounters, out: &mut F)
+    where
+        F: FnMut(Side, Plain<'_>),
+    {
+        while self.mode == Mode::Tls {
+            let version = self.version;
+            let d = self.direction(side);
+            let next_type = match d.lost {
+                None => d.reader.peek().map(|at| at.header[0]),
+                Some(_) => None,
+            };
+            if version.is_none() && next_type == Some(APPLICATION_DATA) {
+                // Protected data before the ServerHello: the client's may be waiting for
+                // it (records of both directions are read in capture order); the server's
+                // means the capture missed its hello.
+                if side == Side::Server || d.reader.pending().len() > MAX_HELD_BEFORE_SERVER_HELLO {
+                    self.give_up(Undecryptable::NoHandshake, counters);
+                }
+                return;
+            }
+            let protected = match (version, d.lost) {
+                (None, _) => false,
+                (Some(_), Some(_)) => d.key.is_some(),
+                (Some(Version::Tls13), None) => next_type == Some(APPLICATION_DATA),
+                (Some(Version::Tls12), None) => d.key.is_some(),
+            };
+            match d.next_record(protected, &mut counters.tls_resyncs) {
+                Decrypted::Wait => return,
+                Decrypted::Garbage => {
+                    d.hole(0);
+                    out(side, Plain::Gap);
+                    if version.is_none() {
+                        self.give_up(Undecryptable::NoHandshake, counters);
+                    }
+                }
+                Decrypted::Failed(_) => {
+                    counters.tls_auth_failed += 1;
+                    d.handshake.clear();
+                    out(side, Plain::Gap);
+                }
+                Decrypted::Clear(at) => match at.header[0] {
+                    HANDSHAKE => {
+                        let payload =
+                            d.reader.buffered_mut()[at.payload_start..at.payload_end].to_vec();
+                        self.handshake_bytes(side, &payload, false, keys, counters);
+                    }
+                    CHANGE_CIPHER_SPEC if version == Some(Version::Tls12) => {
+                        // TLS 1.2: this direction's records are protected from here on.
+                        if let Some(next) = d.next_key.take() {
+                            d.key = Some(next);
+                            d.seq = 0;
+                            d.handshake.clear();
+                        }
+                    }
+                    _ => {} // alerts in the clear; TLS 1.3's compatibility CCS
+                },
+                Decrypted::Opened(at, opened) => {
+                    counters.tls_records_decrypted += 1;
+                    match opened.content_type {
+                        APPLICATION_DATA => {
+                            let ts_ns = at.ts_ns;
+                            let bytes = d.plaintext(&at, &opened);
+                            out(side, Plain::Data { bytes, ts_ns });
+                        }
+                        HANDSHAKE => {
+                            let payload = d.plaintext(&at, &opened).to_vec();
+                            self.handshake_bytes(side, &payload, true, keys, counters);
+                        }
+                        ALERT => {}
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+
+    /// Handshake bytes of `side` (in the clear, or `protected`): the hellos choose the
+    /// keys; TLS 1.3's Finished switches to the application key, KeyUpdate to the next.
+    fn handshake_bytes(
+        &mut self,
+        side: Side,
+        bytes: &[u8],
+        protected: bool,
+        keys: &KeyLog,
+        counters: &mut TlsCounters,
+    ) {
+        self.direction(side).handshake.push(bytes);
+        while let Some((kind, body)) = self.direction(side).handshake.next_message() {
+            match (side, kind, protected) {
+                (Side::Client, handshake::CLIENT_HELLO, false) => {
+                    if let Some(hello) = handshake::client_hello(&body) {
+                        self.client_random = Some(hello.random);
+                        self.early_data |= hello.early_data;
+                    }
+                }
+                (Side::Server, handshake::SERVER_HELLO, false) => {
+                    if let Some(hello) = handshake::server_hello(&body) {
+                        self.server_hello(&hello, keys, counters);
+                    }
+                }
+                (_, handshake::FINISHED, true) if self.version == Some(Version::Tls13) => {
+                    let d = self.direction(side);
+                    if let Some(next) = d.next_key.take() {
+                        d.key = Some(next);
+                        d.seq = 0;
+                        d.handshake.clear();
+                        return;
+                    }
+                }
+                (_, handshake::KEY_UPDATE, true) if self.version == Some(Version::Tls13) => {
+                    let Some(suite) = self.suite else { return };
+                    let d = self.direction(side);
+                    if d.next_key.is_none() {
+                        if let Some(secret) = d.traffic_secret.as_deref() {
+                            let next = schedule::next_traffic_secret(suite.hash, secret);
+                            d.key = RecordKey::tls13(&suite, &next);
+                            d.seq = 0;
+                            d.traffic_secret = Some(next);
+                        }
+                    }
+                }
+                _ => {}
+            }
+            if self.mode != Mode::Tls {
+                return;
+            }
+        }
+    }
+
+    /// The ServerHello chose the version and suite: find the secrets, derive the keys.
+    fn server_hello(&mut self, hello: &ServerHello, keys: &KeyLog, counters: &mut TlsCounters) {
+        if hello.hello_retry || self.version.is_some() {
+            return; // a HelloRetryRequest: the real ServerHello follows
+        }
+        let Some(version) = hello.version else {
+            return self.give_up(Undecryptable::Unsupported, counters);
+        };
+        let Some(suite) = suite::find(hello.cipher_suite, version) else {
+            return self.give_up(Undecryptable::Unsupported, counters);
+        };
+        let Some(client_random) = self.client_random else {
+            return self.give_up(Undecryptable::NoHandshake, counters);
+        };
+        if version == Version::Tls13 && self.early_data {
+            // 0-RTT records use the early traffic secret and may be refused by the server
+            // unseen: not decrypted (docs/tls.md).
+            return self.give_up(Undecryptable::Unsupported, counters);
+        }
+        let Some(secrets) = keys.get(&client_random) else {
+            return self.give_up(Undecryptable::NoKey, counters);
+        };
+        let keyed = match version {
+            Version::Tls13 => {
+                let key = |s: &Option<Vec<u8>>| RecordKey::tls13(&suite, s.as_deref()?);
+                match (
+                    key(&secrets.client_handshake),
+                    key(&secrets.server_handshake),
+                    key(&secrets.client_traffic),
+                    key(&secrets.server_traffic),
+                ) {
+                    (Some(ch), Some(sh), Some(ct), Some(st)) => {
+                        self.client.key = Some(ch);
+                        self.client.next_key = Some(ct);
+                        self.client.traffic_secret = secrets.client_traffic.clone();
+                        self.server.key = Some(sh);
+                        self.server.next_key = Some(st);
+                        self.server.traffic_secret = secrets.server_traffic.clone();
+                        self.client.tls13 = true;
+                        self.server.tls13 = true;
+                        true
+                    }
+                    _ => false,
+                }
+            }
+            Version::Tls12 => match secrets.master.as_deref() {
+                Some(master) if master.len() == 48 => {
+                    let k = schedule::tls12_keys(&suite, master, &client_random, &hello.random);
+                    self.client.next_key =
+                        RecordKey::tls12(suite.aead, &k.client_key, &k.client_iv);
+                    self.server.next_key =
+                        RecordKey::tls12(suite.aead, &k.server_key, &k.server_iv);
+                    self.client.next_key.is_some() && self.server.next_key.is_some()
+                }
+                _ => false,
+            },
+        };
+        if !keyed {
+            return self.give_up(Undecryptable::NoKey, counters);
+        }
+        self.version = Some(version);
+        self.suite = Some(suite);
+    }
+}
+
+/// The first bytes of a connection look like a TLS record header (type 20–23, version
+/// 3.x, as far as a short first segment shows). Plain FIX starts with `8=FIX`, never with
+/// these bytes.
+fn starts_like_a_record(bytes: &[u8]) -> bool {
+    (CHANGE_CIPHER_SPEC..=APPLICATION_DATA).contains(&bytes[0])
+        && bytes.get(1).is_none_or(|&major| major == 3)
+        && bytes.get(2).is_none_or(|&minor| minor <= 4)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(kind: u8, body: &[u8]) -> Vec<u8> {
+        let mut r = vec![kind, 3, 3];
+        r.extend_from_slice(&(body.len() as u16).to_be_bytes());
+        r.extend_from_slice(body);
+        r
+    }
+
+    /// A hello handshake record: version, random, empty session id, then `tail`.
+    fn hello(kind: u8, random: [u8; 32], tail: &[u8]) -> Vec<u8> {
+        let mut b = vec![3, 3];
+        b.extend_from_slice(&random);
+        b.push(0);
+        b.extend_from_slice(tail);
+        let mut m = vec![kind, 0, 0, b.len() as u8];
+        m.extend_from_slice(&b);
+        record(HANDSHAKE, &m)
+    }
+
+    /// Client and server hellos for `suite` (TLS 1.2), then protected data both ways.
+    fn run(suite: u16, keys: &KeyLog) -> (TlsConnection, TlsCounters, usize) {
+        let mut conn = TlsConnection::new();
+        let mut counters = TlsCounters::default();
+        let mut out = 0;
+        let mut push = |conn: &mut TlsConnection, side, bytes: &[u8], counters: &mut _| {
+            conn.push(side, bytes, 1, keys, counters, &mut |_, p| {
+                if let Plain::Data { bytes, .. } = p {
+                    out += bytes.len();
+                }
+            })
+        };
+        let [hi, lo] = suite.to_be_bytes();
+        push(
+            &mut conn,
+            Side::Client,
+            &hello(1, [1; 32], &[0, 2, hi, lo, 1, 0]),
+            &mut counters,
+        );
+        push(
+            &mut conn,
+            Side::Server,
+            &hello(2, [2; 32], &[hi, lo, 0]),
+            &mut counters,
+        );
+        for side in [Side::Server, Side::Client] {
+            push(
+                &mut conn,
+                side,
+                &record(CHANGE_CIPHER_SPEC, &[1]),
+                &mut counters,
+            );
+            push(
+                &mut conn,
+                side,
+                &record(APPLICATION_DATA, &[0x33; 48]),
+                &mut counters,
+            );
+        }
+        (conn, counters, out)
+    }
+
+    fn keys_for_random_1() -> KeyLog {
+        let mut keys = KeyLog::new();
+        keys.insert(crate::keylog::Label::ClientRandom, [1; 32], vec![5; 48]);
+        keys
+    }
+
+    #[test]
+    fn a_cbc_suite_is_counted_not_decrypted() {
+        // TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA: a key is there, the suite is not decrypted.
+        let (conn, counters, out) = run(0xc013, &keys_for_random_1());
+        assert_eq!(conn.undecryptable(), Some(Undecryptable::Unsupported));
+        assert_eq!((counters.tls_connections, counters.tls_unsupported), (1, 1));
+        assert_eq!((counters.tls_auth_failed, out), (0, 0));
+    }
+
+    #[test]
+    fn an_aead_suite_with_a_wrong_key_fails_each_record() {
+        // TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256 with a master secret that did not make the
+        // records: each protected record is an auth failure, nothing comes out.
+        let (conn, counters, out) = run(0xc02f, &keys_for_random_1());
+        assert_eq!(conn.undecryptable(), None);
+        assert_eq!((counters.tls_auth_failed, out), (2, 0));
+    }
+
+    #[test]
+    fn no_key_line_is_no_key() {
+        let (conn, counters, _) = run(0xc02f, &KeyLog::new());
+        assert_eq!(conn.undecryptable(), Some(Undecryptable::NoKey));
+        assert_eq!(counters.tls_no_key, 1);
+    }
+
+    #[test]
+    fn plain_fix_passes_through() {
+        let mut conn = TlsConnection::new();
+        let mut counters = TlsCounters::default();
+        let mut got = Vec::new();
+        for part in [&b"8=FIX.4.4\x019=5\x01"[..], b"35=0\x0110=000\x01"] {
+            conn.push(
+                Side::Client,
+                part,
+                7,
+                &KeyLog::new(),
+                &mut counters,
+                &mut |_, p| {
+                    if let Plain::Data { bytes, ts_ns } = p {
+                        got.extend_from_slice(bytes);
+                        assert_eq!(ts_ns, 7);
+                    }
+                },
+            );
+        }
+        assert_eq!(got, b"8=FIX.4.4\x019=5\x0135=0\x0110=000\x01");
+        assert!(!conn.is_tls());
+        assert_eq!(counters, TlsCounters::default());
+    }
+}

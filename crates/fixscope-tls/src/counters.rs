@@ -1,0 +1,91 @@
+//! What the TLS layer counted. Defined here once; `fixscope-core`'s `counters/` composes it
+//! into every output (text, JSON, Prometheus) by these serde names.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TlsCounters {
+    /// TCP connections that carried TLS (a ClientHello, or TLS records from the start).
+    pub tls_connections: u64,
+    /// TLS records whose tag verified (handshake records under encryption included).
+    pub tls_records_decrypted: u64,
+    /// TLS connections whose client random has no line in the key log: their orders are
+    /// not measured (the summary names each).
+    pub tls_no_key: u64,
+    /// TLS connections whose handshake the capture did not hold (it started mid-session,
+    /// or a hole took the hellos): no key can be chosen, nothing is decrypted.
+    pub tls_no_handshake: u64,
+    /// TLS connections whose cipher suite is not decrypted (CBC suites, TLS 1.0/1.1,
+    /// anything but the AEAD suites docs/tls.md lists) or that sent 0-RTT early data.
+    pub tls_unsupported: u64,
+    /// Records whose AEAD tag did not verify (a corrupted record, a wrong key): dropped,
+    /// and the FIX framing resynchronises after them.
+    pub tls_auth_failed: u64,
+    /// Times a direction found its record boundary and sequence number again after a
+    /// capture hole.
+    pub tls_resyncs: u64,
+}
+
+impl TlsCounters {
+    /// Every field, for the arithmetic below (a test checks it names them all).
+    fn fields_mut(&mut self) -> [&mut u64; 7] {
+        [
+            &mut self.tls_connections,
+            &mut self.tls_records_decrypted,
+            &mut self.tls_no_key,
+            &mut self.tls_no_handshake,
+            &mut self.tls_unsupported,
+            &mut self.tls_auth_failed,
+            &mut self.tls_resyncs,
+        ]
+    }
+
+    /// Adds `other`'s counts (sharded pipelines: the parts add up to the whole).
+    pub fn merge_from(&mut self, other: &Self) {
+        let mut theirs = *other;
+        for (mine, theirs) in self.fields_mut().into_iter().zip(theirs.fields_mut()) {
+            *mine += *theirs;
+        }
+    }
+
+    /// What each count added since `earlier` (an interval's own counts).
+    pub fn minus(&self, earlier: &Self) -> Self {
+        let mut d = *self;
+        let mut then = *earlier;
+        for (now, then) in d.fields_mut().into_iter().zip(then.fields_mut()) {
+            *now = now.saturating_sub(*then);
+        }
+        d
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arithmetic_names_every_field() {
+        // Set every field to a distinct value through serde, so a field added to the
+        // struct but not to `fields_mut` is caught.
+        let names = serde_json::to_value(TlsCounters::default()).unwrap();
+        let names = names.as_object().unwrap();
+        let set = |base: u64| -> TlsCounters {
+            let m: serde_json::Map<_, _> = names
+                .keys()
+                .enumerate()
+                .map(|(i, k)| (k.clone(), serde_json::Value::from(base + i as u64 + 1)))
+                .collect();
+            serde_json::from_value(m.into()).unwrap()
+        };
+        let (a, b) = (set(0), set(100));
+        let mut sum = a;
+        sum.merge_from(&b);
+        let sum = serde_json::to_value(sum).unwrap();
+        let diff = serde_json::to_value(b.minus(&a)).unwrap();
+        for (i, k) in names.keys().enumerate() {
+            assert_eq!(sum[k], 2 * (i as u64 + 1) + 100, "merge_from misses {k}");
+            assert_eq!(diff[k], 100, "minus misses {k}");
+        }
+    }
+}
