@@ -27,7 +27,6 @@ command = "live"
 [live]
 interface = "lo"
 port = "@PORT@"
-json = true
 prometheus = "127.0.0.1:9464"
 records = "/var/lib/fixscope/test/records"
 hlog = "/var/log/fixscope/test/test.hlog"

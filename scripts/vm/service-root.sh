@@ -11,8 +11,9 @@ repo=$(cd "$(dirname "$0")/../.." && pwd)
 out=$repo/target/service-vm
 root=$out/root
 # What a minimal server has, plus what the test reads the service with: iproute2 (tc),
-# bpftool (no BPF program left), curl (/metrics), procps, libcap2-bin (capsh --decode).
-packages=systemd,systemd-sysv,udev,dbus,iproute2,curl,procps,libcap2-bin,bpftool,kmod,linux-image-amd64,initramfs-tools,zstd
+# bpftool (no BPF program left), curl (/metrics), procps, libcap2-bin (capsh --decode), man-db
+# (systemd-analyze verify checks the units' Documentation= man pages).
+packages=systemd,systemd-sysv,udev,dbus,iproute2,curl,procps,libcap2-bin,bpftool,kmod,man-db,linux-image-amd64,initramfs-tools,zstd
 stamp="$packages $(sha256sum "$0" | cut -c1-16)"
 if [ -f "$out/stamp" ] && [ "$(cat "$out/stamp")" = "$stamp" ] && [ -d "$root/usr" ]; then
     echo "$root"
