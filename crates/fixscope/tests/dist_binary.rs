@@ -8,6 +8,8 @@
 //! fails, naming it.
 
 mod support;
+// Not every helper is used here.
+#[allow(unused_imports)]
 mod support_live;
 
 use std::io::{BufRead, BufReader, Read, Write};
