@@ -166,6 +166,13 @@ fn live_decrypts_tls12_too() {
     scenario("tls_live tc tls1.2", Watch::Tc, &["--tls12"]);
 }
 
+/// The key line comes only after half the orders were answered (an engine that logs
+/// late): the session is held, then every order decrypted and timed at its own segments.
+#[test]
+fn a_key_logged_late_holds_the_session_until_it_comes() {
+    scenario("tls_live late key", Watch::Tc, &["--late"]);
+}
+
 #[test]
 fn a_session_never_logged_is_no_key_and_named() {
     let test = "tls_live no key";

@@ -6,11 +6,14 @@ crates/fixscope/tests/tls_live.rs.
   tls_fix.py serve DIR PORT                answer each NewOrderSingle (35=D) with an
                                            ExecutionReport (35=8) of the same ClOrdID (11);
                                            prints "listening" on stderr once it accepts connections
-  tls_fix.py client PORT N OUT [KEYLOG] [--tls12]
+  tls_fix.py client PORT N OUT [KEYLOG] [--tls12] [--late]
                                            send N orders, one at a time; OUT gets one line a
                                            order: ClOrdID send_ns receive_ns (time.time_ns());
                                            KEYLOG: the client's SSLContext.keylog_filename
-                                           (OpenSSL appends the lines during the handshake)
+                                           (OpenSSL appends the lines during the handshake);
+                                           --late: OpenSSL writes them to KEYLOG.private, and
+                                           they are appended to KEYLOG only after half the
+                                           orders were answered (an engine that logs late)
 
 The client's own round trip (its send before the request is on the wire, its receive after
 the response was) bounds the wire latency fixscope measures.
@@ -93,14 +96,14 @@ def serve(directory, port):
         threading.Thread(target=session, args=(conn,), daemon=True).start()
 
 
-def client(port, n, out, keylog, tls12):
+def client(port, n, out, keylog, tls12, late):
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     ctx.check_hostname = False
     ctx.verify_mode = ssl.CERT_NONE
     if tls12:
         ctx.maximum_version = ssl.TLSVersion.TLSv1_2
     if keylog:
-        ctx.keylog_filename = keylog
+        ctx.keylog_filename = keylog + ".private" if late else keylog
     with socket.create_connection(("127.0.0.1", port)) as raw:
         raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         with ctx.wrap_socket(raw) as tls:
@@ -115,6 +118,9 @@ def client(port, n, out, keylog, tls12):
                 received = time.time_ns()
                 assert field(reply, b"11") == cl_ord_id, reply
                 lines.append("%s %d %d\n" % (cl_ord_id.decode(), sent, received))
+                if late and i + 1 == n // 2:
+                    with open(keylog + ".private", "rb") as private, open(keylog, "ab") as shared:
+                        shared.write(private.read())
                 time.sleep(0.01)
     with open(out, "w") as f:
         f.writelines(lines)
@@ -126,8 +132,9 @@ def main(argv):
     elif argv[1] == "serve":
         serve(argv[2], int(argv[3]))
     elif argv[1] == "client":
-        rest = [a for a in argv[5:] if a != "--tls12"]
-        client(int(argv[2]), int(argv[3]), argv[4], rest[0] if rest else None, "--tls12" in argv)
+        rest = [a for a in argv[5:] if not a.startswith("--")]
+        client(int(argv[2]), int(argv[3]), argv[4], rest[0] if rest else None,
+               "--tls12" in argv, "--late" in argv)
     else:
         sys.exit(__doc__)
 
