@@ -101,7 +101,7 @@ fn main() {
     let (tls, keys) = over_tls(&plain, suite);
     let (plain_ns, plain_matched) = measure(&plain, &PipelineConfig::default(), messages);
     let config = PipelineConfig {
-        tls_keys: Some(Arc::new(keys)),
+        tls_keys: Some(Arc::new(keys.into())),
         ..PipelineConfig::default()
     };
     let (tls_ns, tls_matched) = measure(&tls, &config, messages);

@@ -47,7 +47,7 @@ use connections::{AckedHoles, ClosedConnections, Connection, CLOSED_CONNECTION_M
 use forward::{Forwarder, Upstream};
 use interval_clock::IntervalClock;
 pub(crate) use reports::{close_and_report_interval, report_end, report_interval, RunEnd};
-use routing::{MessageSink, Router};
+use routing::{MessageSink, Router, TlsInput};
 
 /// The pipeline of one run.
 pub struct Pipeline {
@@ -390,7 +390,7 @@ impl Pipeline {
             |event| match tls {
                 None => sink.stream_event(event, &mut this.framer, direction, binding, key, slot),
                 Some(tls) => sink.tls_stream_event(
-                    event,
+                    TlsInput::Stream(event),
                     tls,
                     [&mut this.framer, &mut other.framer],
                     direction,

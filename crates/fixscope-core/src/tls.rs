@@ -4,7 +4,9 @@
 //! decryption itself is the `fixscope-tls` crate; this module is its words in the core's
 //! vocabulary. Without a key log no connection has one: the plaintext path is unchanged.
 
-pub use fixscope_tls::{KeyLog, KeyLogStats, Plain, Side, TlsConnection, Undecryptable};
+pub use fixscope_tls::{
+    KeyLog, KeyLogStats, KeySource, KeyStore, Plain, Side, TlsConnection, Undecryptable,
+};
 
 use std::sync::Mutex;
 

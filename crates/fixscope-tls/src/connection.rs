@@ -6,9 +6,10 @@ use crate::cipher::RecordKey;
 use crate::counters::TlsCounters;
 use crate::direction::{Decrypted, DirectionState};
 use crate::handshake::{self, ServerHello};
-use crate::keylog::KeyLog;
+use crate::keylog::Secrets;
 use crate::record::{ALERT, APPLICATION_DATA, CHANGE_CIPHER_SPEC, HANDSHAKE};
 use crate::schedule;
+use crate::store::{HoldPermit, KeySource};
 use crate::suite::{self, Suite, Version};
 
 /// Which end sent the bytes: the TLS client (the FIX initiator) or the server.
@@ -56,6 +57,10 @@ enum Mode {
     /// Plain FIX: bytes pass through.
     Plain,
     Tls,
+    /// The ServerHello came, its key is not in the key log yet (live: the engine writes
+    /// it during the handshake): both directions' bytes are held, with their times, until
+    /// it comes or the bound passes ([`KEY_WAIT_NS`], [`MAX_HELD_AWAITING_KEY`]).
+    AwaitingKey,
     /// TLS we cannot decrypt: bytes are dropped.
     Dead(Undecryptable),
 }
@@ -63,6 +68,23 @@ enum Mode {
 /// Client-side bytes held while waiting for the ServerHello at most (then the connection
 /// is taken as not holding its handshake).
 const MAX_HELD_BEFORE_SERVER_HELLO: usize = 1 << 20;
+
+/// A connection is held for its key at most this long after its ServerHello, by the
+/// capture's clock (engines log the key during the handshake: it normally comes within
+/// milliseconds); then it is `no_key`.
+pub const KEY_WAIT_NS: u64 = 5_000_000_000;
+
+/// Bytes of both directions held for a key at most (then the connection is `no_key`).
+pub const MAX_HELD_AWAITING_KEY: usize = 256 << 10;
+
+/// A connection waiting for its key: its ServerHello and since when.
+#[derive(Debug)]
+struct Awaiting {
+    hello: ServerHello,
+    since_ns: u64,
+    /// Its place among the connections held ([`crate::store::MAX_HELD_CONNECTIONS`]).
+    _permit: HoldPermit,
+}
 
 #[derive(Debug)]
 pub struct TlsConnection {
@@ -73,6 +95,7 @@ pub struct TlsConnection {
     early_data: bool,
     version: Option<Version>,
     suite: Option<Suite>,
+    awaiting: Option<Awaiting>,
 }
 
 impl Default for TlsConnection {
@@ -91,12 +114,13 @@ impl TlsConnection {
             early_data: false,
             version: None,
             suite: None,
+            awaiting: None,
         }
     }
 
     /// True once the connection was seen to carry TLS.
     pub fn is_tls(&self) -> bool {
-        matches!(self.mode, Mode::Tls | Mode::Dead(_))
+        matches!(self.mode, Mode::Tls | Mode::AwaitingKey | Mode::Dead(_))
     }
 
     /// Why this connection is not decrypted, if it is not.
@@ -107,6 +131,11 @@ impl TlsConnection {
         }
     }
 
+    /// True while the connection is held for its key.
+    pub fn is_awaiting_key(&self) -> bool {
+        self.mode == Mode::AwaitingKey
+    }
+
     /// The suite negotiated, once the ServerHello was read.
     pub fn suite(&self) -> Option<&Suite> {
         self.suite.as_ref()
@@ -114,20 +143,25 @@ impl TlsConnection {
 
     /// In-order stream bytes of `side` that arrived at `ts_ns`; plaintext goes to `out`
     /// (for either side: bytes of the client held until the ServerHello came go out then).
-    pub fn push<F>(
+    pub fn push<K, F>(
         &mut self,
         side: Side,
         bytes: &[u8],
         ts_ns: u64,
-        keys: &KeyLog,
+        keys: &K,
         counters: &mut TlsCounters,
         out: &mut F,
     ) where
+        K: KeySource + ?Sized,
         F: FnMut(Side, Plain<'_>),
     {
         match self.mode {
             Mode::Plain => return out(side, Plain::Data { bytes, ts_ns }),
             Mode::Dead(_) => return,
+            Mode::AwaitingKey => {
+                self.direction(side).reader.push(bytes, ts_ns);
+                return self.await_key(ts_ns, keys, counters, out);
+            }
             Mode::Tls => {}
             Mode::Detecting => {
                 if bytes.is_empty() {
@@ -167,9 +201,73 @@ impl TlsConnection {
             Mode::Tls if self.version.is_none() => {
                 self.give_up(Undecryptable::NoHandshake, counters)
             }
-            Mode::Tls => self.direction(side).hole(bytes),
+            // Held: the direction resyncs after it once the key came.
+            Mode::Tls | Mode::AwaitingKey => self.direction(side).hole(bytes),
             _ => {}
         }
+    }
+
+    /// The connection ends (closed, forgotten, the run's end): one held for its key gets
+    /// a last look, then is `no_key`.
+    pub fn settle<K, F>(&mut self, keys: &K, counters: &mut TlsCounters, out: &mut F)
+    where
+        K: KeySource + ?Sized,
+        F: FnMut(Side, Plain<'_>),
+    {
+        if self.mode == Mode::AwaitingKey {
+            self.await_key(u64::MAX, keys, counters, out);
+        }
+    }
+
+    /// Held for the key at `now_ns`: decrypts everything held once it is there (records of
+    /// both directions in the order they completed, at their own times), gives up once the
+    /// bound passed.
+    fn await_key<K, F>(&mut self, now_ns: u64, keys: &K, counters: &mut TlsCounters, out: &mut F)
+    where
+        K: KeySource + ?Sized,
+        F: FnMut(Side, Plain<'_>),
+    {
+        let Some(Awaiting {
+            hello, since_ns, ..
+        }) = self.awaiting
+        else {
+            return;
+        };
+        let keyed = match (self.client_random, hello.version) {
+            (Some(random), Some(version)) => match keys.secrets(&random) {
+                Some(secrets) => self.key_with(&hello, version, random, &secrets),
+                None => false,
+            },
+            _ => false,
+        };
+        if !keyed {
+            let held = self.client.reader.pending().len() + self.server.reader.pending().len();
+            if now_ns.saturating_sub(since_ns) > KEY_WAIT_NS || held > MAX_HELD_AWAITING_KEY {
+                self.awaiting = None;
+                self.give_up(Undecryptable::NoKey, counters);
+            }
+            return;
+        }
+        self.awaiting = None;
+        self.mode = Mode::Tls;
+        // The rest of the ServerHello's record (TLS 1.2's Certificate, …) first.
+        self.handshake_bytes(Side::Server, &[], false, since_ns, keys, counters);
+        // Records in the order they completed, as they would have been read unheld: the
+        // correlator must see each request before its response.
+        while self.mode == Mode::Tls {
+            let next = |d: &DirectionState| d.lost.is_none().then(|| d.reader.peek()).flatten();
+            let side = match (next(&self.client), next(&self.server)) {
+                (Some(c), Some(s)) if s.ts_ns < c.ts_ns => Side::Server,
+                (Some(_), _) => Side::Client,
+                (None, Some(_)) => Side::Server,
+                (None, None) => break,
+            };
+            if !self.drain_one(side, keys, counters, out) {
+                break;
+            }
+        }
+        self.drain(Side::Client, keys, counters, out);
+        self.drain(Side::Server, keys, counters, out);
     }
 
     fn direction(&mut self, side: Side) -> &mut DirectionState {
@@ -194,11 +292,27 @@ impl TlsConnection {
     }
 
     /// Takes every complete record of `side`.
-    fn drain<F>(&mut self, side: Side, keys: &KeyLog, counters: &mut TlsCounters, out: &mut F)
+    fn drain<K, F>(&mut self, side: Side, keys: &K, counters: &mut TlsCounters, out: &mut F)
     where
+        K: KeySource + ?Sized,
         F: FnMut(Side, Plain<'_>),
     {
-        while self.mode == Mode::Tls {
+        while self.mode == Mode::Tls && self.drain_one(side, keys, counters, out) {}
+    }
+
+    /// Takes the next complete record of `side`; false when there is none to take.
+    fn drain_one<K, F>(
+        &mut self,
+        side: Side,
+        keys: &K,
+        counters: &mut TlsCounters,
+        out: &mut F,
+    ) -> bool
+    where
+        K: KeySource + ?Sized,
+        F: FnMut(Side, Plain<'_>),
+    {
+        {
             let version = self.version;
             let d = self.direction(side);
             let next_type = match d.lost {
@@ -212,7 +326,7 @@ impl TlsConnection {
                 if side == Side::Server || d.reader.pending().len() > MAX_HELD_BEFORE_SERVER_HELLO {
                     self.give_up(Undecryptable::NoHandshake, counters);
                 }
-                return;
+                return false;
             }
             let protected = match (version, d.lost) {
                 (None, _) => false,
@@ -221,7 +335,7 @@ impl TlsConnection {
                 (Some(Version::Tls12), None) => d.key.is_some(),
             };
             match d.next_record(protected, &mut counters.tls_resyncs) {
-                Decrypted::Wait => return,
+                Decrypted::Wait => return false,
                 Decrypted::Garbage => {
                     d.hole(0);
                     out(side, Plain::Gap);
@@ -238,7 +352,7 @@ impl TlsConnection {
                     HANDSHAKE => {
                         let payload =
                             d.reader.buffered_mut()[at.payload_start..at.payload_end].to_vec();
-                        self.handshake_bytes(side, &payload, false, keys, counters);
+                        self.handshake_bytes(side, &payload, false, at.ts_ns, keys, counters);
                     }
                     CHANGE_CIPHER_SPEC if version == Some(Version::Tls12) => {
                         // TLS 1.2: this direction's records are protected from here on.
@@ -260,7 +374,7 @@ impl TlsConnection {
                         }
                         HANDSHAKE => {
                             let payload = d.plaintext(&at, &opened).to_vec();
-                            self.handshake_bytes(side, &payload, true, keys, counters);
+                            self.handshake_bytes(side, &payload, true, at.ts_ns, keys, counters);
                         }
                         ALERT => {}
                         _ => {}
@@ -268,16 +382,18 @@ impl TlsConnection {
                 }
             }
         }
+        true
     }
 
     /// Handshake bytes of `side` (in the clear, or `protected`): the hellos choose the
     /// keys; TLS 1.3's Finished switches to the application key, KeyUpdate to the next.
-    fn handshake_bytes(
+    fn handshake_bytes<K: KeySource + ?Sized>(
         &mut self,
         side: Side,
         bytes: &[u8],
         protected: bool,
-        keys: &KeyLog,
+        ts_ns: u64,
+        keys: &K,
         counters: &mut TlsCounters,
     ) {
         self.direction(side).handshake.push(bytes);
@@ -291,7 +407,7 @@ impl TlsConnection {
                 }
                 (Side::Server, handshake::SERVER_HELLO, false) => {
                     if let Some(hello) = handshake::server_hello(&body) {
-                        self.server_hello(&hello, keys, counters);
+                        self.server_hello(&hello, ts_ns, keys, counters);
                     }
                 }
                 (_, handshake::FINISHED, true) if self.version == Some(Version::Tls13) => {
@@ -324,16 +440,22 @@ impl TlsConnection {
     }
 
     /// The ServerHello chose the version and suite: find the secrets, derive the keys.
-    fn server_hello(&mut self, hello: &ServerHello, keys: &KeyLog, counters: &mut TlsCounters) {
+    fn server_hello<K: KeySource + ?Sized>(
+        &mut self,
+        hello: &ServerHello,
+        ts_ns: u64,
+        keys: &K,
+        counters: &mut TlsCounters,
+    ) {
         if hello.hello_retry || self.version.is_some() {
             return; // a HelloRetryRequest: the real ServerHello follows
         }
         let Some(version) = hello.version else {
             return self.give_up(Undecryptable::Unsupported, counters);
         };
-        let Some(suite) = suite::find(hello.cipher_suite, version) else {
+        if suite::find(hello.cipher_suite, version).is_none() {
             return self.give_up(Undecryptable::Unsupported, counters);
-        };
+        }
         let Some(client_random) = self.client_random else {
             return self.give_up(Undecryptable::NoHandshake, counters);
         };
@@ -342,8 +464,38 @@ impl TlsConnection {
             // unseen: not decrypted (docs/tls.md).
             return self.give_up(Undecryptable::Unsupported, counters);
         }
-        let Some(secrets) = keys.get(&client_random) else {
-            return self.give_up(Undecryptable::NoKey, counters);
+        let keyed = match keys.secrets(&client_random) {
+            Some(secrets) => self.key_with(hello, version, client_random, &secrets),
+            None => false,
+        };
+        if keyed {
+            return;
+        }
+        match keys.hold() {
+            // Live: the line may not be written yet; held, bounded, until it is.
+            Some(permit) => {
+                self.mode = Mode::AwaitingKey;
+                self.awaiting = Some(Awaiting {
+                    hello: *hello,
+                    since_ns: ts_ns,
+                    _permit: permit,
+                });
+            }
+            None => self.give_up(Undecryptable::NoKey, counters),
+        }
+    }
+
+    /// Derives both directions' keys from `secrets`; false if a secret is missing (the
+    /// version and suite are set only when true).
+    fn key_with(
+        &mut self,
+        hello: &ServerHello,
+        version: Version,
+        client_random: [u8; 32],
+        secrets: &Secrets,
+    ) -> bool {
+        let Some(suite) = suite::find(hello.cipher_suite, version) else {
+            return false;
         };
         let keyed = match version {
             Version::Tls13 => {
@@ -380,11 +532,11 @@ impl TlsConnection {
                 _ => false,
             },
         };
-        if !keyed {
-            return self.give_up(Undecryptable::NoKey, counters);
+        if keyed {
+            self.version = Some(version);
+            self.suite = Some(suite);
         }
-        self.version = Some(version);
-        self.suite = Some(suite);
+        keyed
     }
 }
 
@@ -400,6 +552,7 @@ fn starts_like_a_record(bytes: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::keylog::KeyLog;
 
     fn record(kind: u8, body: &[u8]) -> Vec<u8> {
         let mut r = vec![kind, 3, 3];

@@ -126,6 +126,30 @@ impl KeyLog {
         *slot = Some(secret);
     }
 
+    /// Takes every secret and count of `other` (lines read later: theirs replace ours).
+    pub fn absorb(&mut self, other: KeyLog) {
+        for (random, theirs) in other.by_random {
+            let mine = self.by_random.entry(random).or_default();
+            let slots = [
+                (&mut mine.master, theirs.master),
+                (&mut mine.client_handshake, theirs.client_handshake),
+                (&mut mine.server_handshake, theirs.server_handshake),
+                (&mut mine.client_traffic, theirs.client_traffic),
+                (&mut mine.server_traffic, theirs.server_traffic),
+            ];
+            for (slot, secret) in slots {
+                if secret.is_some() {
+                    *slot = secret;
+                }
+            }
+        }
+        let (s, o) = (&mut self.stats, other.stats);
+        s.secrets += o.secrets;
+        s.comments += o.comments;
+        s.unknown_labels += o.unknown_labels;
+        s.malformed += o.malformed;
+    }
+
     /// The secrets logged for a connection's client random.
     pub fn get(&self, client_random: &[u8; 32]) -> Option<&Secrets> {
         self.by_random.get(client_random)

@@ -11,19 +11,24 @@
 //! [`handshake`] (ClientHello/ServerHello read by hand, handshake messages framed),
 //! [`record`] (records framed across arbitrary TCP chunks, with completion times),
 //! [`direction`] (one direction's epoch, sequence number and resynchronisation), and
-//! [`connection`] (both directions: from the handshake to application data). Everything
+//! [`connection`] (both directions: from the handshake to application data); [`follow`]
+//! and [`store`] are where secrets come from while running (key log files followed as
+//! they grow, connections held for a key not there yet). Everything
 //! that cannot be decrypted is counted in [`TlsCounters`], never guessed.
 
 pub mod cipher;
 pub mod connection;
 pub mod counters;
 pub mod direction;
+pub mod follow;
 pub mod handshake;
 pub mod keylog;
 pub mod record;
 pub mod schedule;
+pub mod store;
 pub mod suite;
 
 pub use connection::{Plain, Side, TlsConnection, Undecryptable};
 pub use counters::TlsCounters;
-pub use keylog::{KeyLog, KeyLogStats};
+pub use keylog::{KeyLog, KeyLogStats, Secrets};
+pub use store::{HoldPermit, KeySource, KeyStore};

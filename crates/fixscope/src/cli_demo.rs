@@ -57,6 +57,7 @@ impl LiveArgs {
             tui: false,
             relinquish: None,
             breakdown: false,
+            tls_keylog: Vec::new(),
             tap: TapArgs {
                 tap: false,
                 time_stamp_type: None,

@@ -1,17 +1,19 @@
 //! `--tls-keylog FILE` (repeatable) and the captures' own pcapng Decryption Secrets Blocks:
-//! the key logs read into one set of secrets.
+//! the key logs read into one set of secrets. Offline every line is read up front (no
+//! connection waits for one); live the files are followed as engines append to them.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use fixscope_core::tls::KeyLog;
+use fixscope_core::tls::{KeyLog, KeyStore};
+use fixscope_core::PipelineConfig;
 
 use crate::say;
 
 /// The secrets of every key log named and of the captures' Decryption Secrets Blocks
 /// (`None`: neither, TLS is not looked for).
-pub fn key_log(paths: &[PathBuf], captures: &[PathBuf]) -> Result<Option<Arc<KeyLog>>> {
+pub fn key_log(paths: &[PathBuf], captures: &[PathBuf]) -> Result<Option<Arc<KeyStore>>> {
     // Only regular files are looked into: a capture on stdin is read once, by the run.
     let blocks: Vec<Vec<u8>> = captures
         .iter()
@@ -30,15 +32,36 @@ pub fn key_log(paths: &[PathBuf], captures: &[PathBuf]) -> Result<Option<Arc<Key
     for text in &blocks {
         keys.add_text(text);
     }
-    let stats = keys.stats();
+    let store = KeyStore::from(keys);
+    said(&store, "TLS connections will not be decrypted");
+    Ok(Some(Arc::new(store)))
+}
+
+/// `live --tls-keylog`: the files read now and followed as they grow, so a session that
+/// connects after fixscope started is decrypted from its first record (no file: `config`
+/// as it was).
+pub fn with_followed_keys(paths: &[PathBuf], mut config: PipelineConfig) -> Result<PipelineConfig> {
+    if paths.is_empty() {
+        return Ok(config);
+    }
+    let store = KeyStore::follow(paths).context("--tls-keylog: cannot read the key log")?;
+    said(&store, "waiting for the engines to write their lines");
+    config.tls_keys = Some(Arc::new(store));
+    // The summary names the TLS connections not decrypted.
+    config.tls_undecrypted = Some(Default::default());
+    Ok(config)
+}
+
+/// What reading the key logs found that the user should know.
+fn said(store: &KeyStore, when_empty: &str) {
+    let stats = store.stats();
     if stats.malformed > 0 {
         say::warn(format!(
             "--tls-keylog: {} line(s) are not key log lines (LABEL <client random> <secret>): skipped",
             stats.malformed
         ));
     }
-    if keys.is_empty() {
-        say::warn("--tls-keylog: no secret found: TLS connections will not be decrypted");
+    if store.is_empty() {
+        say::warn(format!("--tls-keylog: no secret found: {when_empty}"));
     }
-    Ok(Some(Arc::new(keys)))
 }

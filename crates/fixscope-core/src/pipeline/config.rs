@@ -40,7 +40,8 @@ pub struct PipelineConfig {
     pub points: Option<std::sync::Arc<crate::points::PointsSetup>>,
     /// `--tls-keylog`: TLS connections are decrypted with these secrets (`None`: no
     /// connection is taken for TLS, and the plaintext path is as without TLS support).
-    pub tls_keys: Option<std::sync::Arc<crate::tls::KeyLog>>,
+    /// Offline every line is read up front; live the files are followed as they grow.
+    pub tls_keys: Option<std::sync::Arc<crate::tls::KeyStore>>,
     /// With `tls_keys`: where the TLS connections not decrypted are named.
     pub tls_undecrypted: Option<std::sync::Arc<crate::tls::UndecryptedConnections>>,
 }

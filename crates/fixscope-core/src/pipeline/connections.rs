@@ -3,7 +3,7 @@
 
 use hashbrown::HashMap;
 
-use super::routing::MessageSink;
+use super::routing::{MessageSink, TlsInput};
 use crate::fix::framing::StreamFramer;
 use crate::reassembly::{ReassemblyCounters, StreamReassembler};
 use crate::segment::{ConnectionKey, Direction};
@@ -73,7 +73,7 @@ impl Connection {
             half.reassembler.flush(reassembly, |event| match tls {
                 None => sink.stream_event(event, &mut half.framer, direction, binding, key, slot),
                 Some(tls) => sink.tls_stream_event(
-                    event,
+                    TlsInput::Stream(event),
                     tls,
                     [&mut half.framer, &mut other.framer],
                     direction,
@@ -82,6 +82,18 @@ impl Connection {
                     slot,
                 ),
             });
+        }
+        if let Some(tls) = tls.as_mut().filter(|t| t.is_awaiting_key()) {
+            // Still held for its key as it ends: a last look, then no_key.
+            sink.tls_stream_event(
+                TlsInput::End,
+                tls,
+                [&mut self.request.framer, &mut self.response.framer],
+                Direction::Request,
+                binding,
+                key,
+                slot,
+            );
         }
     }
 
@@ -109,7 +121,7 @@ impl Connection {
                         sink.stream_event(event, &mut half.framer, direction, binding, key, slot)
                     }
                     Some(tls) => sink.tls_stream_event(
-                        event,
+                        TlsInput::Stream(event),
                         tls,
                         [&mut half.framer, &mut other.framer],
                         direction,

@@ -28,11 +28,19 @@ pub(crate) struct RejectedRequest<'m> {
     ref_type: Option<RequestType>,
 }
 
+/// What a connection with TLS state is given: its reassembled stream, or its end (closed,
+/// forgotten, the run's end), where a connection held for its key has a last look before
+/// it is `no_key`.
+pub(crate) enum TlsInput<'a> {
+    Stream(StreamEvent<'a>),
+    End,
+}
+
 /// Where framed messages go: the correlator, the statistics and the optional tracer.
 pub(crate) struct MessageSink<'p> {
     pub(crate) framing: &'p mut FramingCounters,
     /// `--tls-keylog`: the secrets (`None`: no connection has TLS state).
-    pub(crate) tls_keys: Option<&'p crate::tls::KeyLog>,
+    pub(crate) tls_keys: Option<&'p crate::tls::KeyStore>,
     pub(crate) tls_undecrypted: Option<&'p crate::tls::UndecryptedConnections>,
     pub(crate) tls: &'p mut crate::counters::TlsCounters,
     /// Stage A of a two-stage run: messages go to stage B through this, not `router`.
@@ -99,7 +107,7 @@ impl MessageSink<'_> {
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn tls_stream_event(
         &mut self,
-        event: StreamEvent<'_>,
+        input: TlsInput<'_>,
         tls: &mut crate::tls::TlsConnection,
         framers: [&mut StreamFramer; 2],
         direction: Direction,
@@ -109,49 +117,38 @@ impl MessageSink<'_> {
     ) {
         let [this, other] = framers;
         let Some(keys) = self.tls_keys else {
-            return self.stream_event(event, this, direction, binding, conn, slot);
+            if let TlsInput::Stream(event) = input {
+                self.stream_event(event, this, direction, binding, conn, slot);
+            }
+            return;
         };
         // Copied out and back: the closure below borrows the sink.
         let mut counters = *self.tls;
         let decryptable = tls.undecryptable().is_none();
-        match event {
-            StreamEvent::Data { bytes, ts_ns, .. } => {
-                let side = crate::tls::side_of(direction);
-                tls.push(
-                    side,
-                    bytes,
-                    ts_ns,
-                    keys,
-                    &mut counters,
-                    &mut |out_side, plain| {
-                        let out_direction = crate::tls::direction_of(out_side);
-                        let framer = if out_side == side {
-                            &mut *this
-                        } else {
-                            &mut *other
-                        };
-                        match plain {
-                            crate::tls::Plain::Data { bytes, ts_ns } => self.frame(
-                                bytes,
-                                ts_ns,
-                                0,
-                                framer,
-                                out_direction,
-                                binding,
-                                conn,
-                                slot,
-                            ),
-                            crate::tls::Plain::Gap => {
-                                self.hole(framer, out_direction, binding, slot)
-                            }
-                        }
-                    },
-                );
+        let side = crate::tls::side_of(direction);
+        let mut out = |out_side, plain: crate::tls::Plain<'_>| {
+            let out_direction = crate::tls::direction_of(out_side);
+            let framer = if out_side == side {
+                &mut *this
+            } else {
+                &mut *other
+            };
+            match plain {
+                crate::tls::Plain::Data { bytes, ts_ns } => {
+                    self.frame(bytes, ts_ns, 0, framer, out_direction, binding, conn, slot)
+                }
+                crate::tls::Plain::Gap => self.hole(framer, out_direction, binding, slot),
             }
-            StreamEvent::Gap { bytes } => {
-                tls.hole(crate::tls::side_of(direction), bytes, &mut counters);
-                self.hole(this, direction, binding, slot);
+        };
+        match input {
+            TlsInput::Stream(StreamEvent::Data { bytes, ts_ns, .. }) => {
+                tls.push(side, bytes, ts_ns, keys, &mut counters, &mut out)
             }
+            TlsInput::Stream(StreamEvent::Gap { bytes }) => {
+                tls.hole(side, bytes, &mut counters);
+                out(side, crate::tls::Plain::Gap);
+            }
+            TlsInput::End => tls.settle(keys, &mut counters, &mut out),
         }
         *self.tls = counters;
         if let (true, Some(why), Some(log)) =

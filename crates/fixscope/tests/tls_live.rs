@@ -1,0 +1,211 @@
+//! `live --tls-keylog` and `live --tap --tls-keylog` against a real TLS stack: OpenSSL
+//! through Python's `ssl` (`tests/interop/tls_fix.py`), a FIX exchange and a client on lo.
+//! fixscope starts first, with an empty key log; the client's OpenSSL appends its lines
+//! during the handshake, after fixscope saw the hellos — so the connection is decrypted
+//! only if the key log is followed and the connection held until its line is read.
+//!
+//! The client logs its own send and receive times per ClOrdID: fixscope's wire latency of
+//! every order must lie inside the client's round trip (the request is on the wire after
+//! the client's send began, the response before its receive returned). A connection whose
+//! key is never logged is `tls_no_key`, named in the summary, and gives no number.
+//!
+//! Needs root (BPF, capture on lo), python3 and openssl: without them the tests fail loudly.
+
+mod support;
+#[allow(unused_imports)]
+mod support_live;
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::Value;
+use support::{counter, stage};
+use support_live::*;
+
+const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/interop/tls_fix.py");
+const ORDERS: usize = 20;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Watch {
+    /// `live`: eBPF on TC.
+    Tc,
+    /// `live --tap`: libpcap.
+    Tap,
+}
+
+/// The exchange, listening on lo.
+fn start_exchange(dir: &Path, port: u16) -> Proc {
+    let d = dir.to_str().unwrap();
+    let cert = Command::new("python3")
+        .args([SCRIPT, "cert", d])
+        .output()
+        .expect("python3");
+    assert!(cert.status.success(), "cert: {cert:?}");
+    let mut cmd = Command::new("python3");
+    cmd.args([SCRIPT, "serve", d, &port.to_string()]);
+    let mut exchange = Proc::spawn("tls exchange", cmd);
+    exchange.wait_for_stderr("listening", Duration::from_secs(10));
+    exchange
+}
+
+/// fixscope watching lo with the key log (`--json --trace`); waits until it watches.
+fn start_fixscope(watch: Watch, port: u16, keys: &Path, trace: &Path) -> Proc {
+    let port = port.to_string();
+    let mut args = vec!["live"];
+    if watch == Watch::Tap {
+        args.push("--tap");
+    }
+    args.extend_from_slice(&[
+        "-i",
+        "lo",
+        "-p",
+        &port,
+        "--json",
+        "--trace",
+        trace.to_str().unwrap(),
+        "--tls-keylog",
+        keys.to_str().unwrap(),
+    ]);
+    let mut live = Proc::spawn("fixscope live", fixscope_cmd(None, &args));
+    live.wait_for_stderr("fixscope: watching", Duration::from_secs(15));
+    live
+}
+
+/// The client's own times per ClOrdID: (send, receive).
+fn run_client(
+    port: u16,
+    out: &Path,
+    keylog: Option<&Path>,
+    extra: &[&str],
+) -> HashMap<String, (u64, u64)> {
+    let port = port.to_string();
+    let n = ORDERS.to_string();
+    let mut cmd = Command::new("python3");
+    cmd.args([SCRIPT, "client", &port, &n, out.to_str().unwrap()]);
+    if let Some(k) = keylog {
+        cmd.arg(k);
+    }
+    cmd.args(extra);
+    let f = Proc::spawn("tls client", cmd).finish(Duration::from_secs(20));
+    assert!(f.status.success(), "client: {}", f.stderr);
+    std::fs::read_to_string(out)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            (
+                f[0].to_string(),
+                (f[1].parse().unwrap(), f[2].parse().unwrap()),
+            )
+        })
+        .collect()
+}
+
+fn scenario(test: &str, watch: Watch, extra: &[&str]) {
+    require_root(test);
+    require_tool(test, "python3");
+    require_tool(test, "openssl");
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let keys = dir.path().join("keys.log");
+    std::fs::write(&keys, "").unwrap();
+    let trace = dir.path().join("trace.csv");
+    let port = free_port();
+    let _exchange = start_exchange(dir.path(), port);
+    let mut live = start_fixscope(watch, port, &keys, &trace);
+    let client = run_client(port, &dir.path().join("client.txt"), Some(&keys), extra);
+    assert_eq!(client.len(), ORDERS);
+    let done = stop_live_proc(&mut live, libc::SIGINT);
+    let (_, summary) = parse_report(&done.stdout);
+
+    assert!(
+        counter(&summary, "tls_connections") >= 1,
+        "{}",
+        summary["counters"]
+    );
+    assert!(counter(&summary, "tls_records_decrypted") > 0);
+    assert_eq!(counter(&summary, "tls_no_key"), 0, "{}", done.stderr);
+    assert_eq!(counter(&summary, "tls_auth_failed"), 0);
+    assert_eq!(counter(&summary, "matched"), ORDERS as u64);
+    assert_eq!(stage(&summary, "first_response")["count"], ORDERS as u64);
+    let named = &summary["tls_undecrypted"];
+    assert!(named.is_null() || *named == Value::Array(vec![]), "{named}");
+
+    // Every order on the wire inside the client's own round trip.
+    let rows = read_trace(&trace);
+    let at = |request: bool, key: &str| {
+        rows.iter()
+            .find(|r| r.request == request && r.key == key)
+            .unwrap_or_else(|| panic!("{key} ({request}) not in the trace"))
+            .ts_ns
+    };
+    for (id, (sent, received)) in &client {
+        let wire = at(false, id) as i64 - at(true, id) as i64;
+        let round_trip = (received - sent) as i64;
+        assert!(
+            wire > 0 && wire <= round_trip,
+            "{watch:?} {id}: wire {wire} ns, the client's round trip {round_trip} ns"
+        );
+    }
+}
+
+#[test]
+fn live_decrypts_a_session_that_connects_after_it_started() {
+    scenario("tls_live tc", Watch::Tc, &[]);
+}
+
+#[test]
+fn live_tap_decrypts_a_session_that_connects_after_it_started() {
+    scenario("tls_live tap", Watch::Tap, &[]);
+}
+
+#[test]
+fn live_decrypts_tls12_too() {
+    scenario("tls_live tc tls1.2", Watch::Tc, &["--tls12"]);
+}
+
+/// The key line comes only after half the orders were answered (an engine that logs
+/// late): the session is held, then every order decrypted and timed at its own segments.
+#[test]
+fn a_key_logged_late_holds_the_session_until_it_comes() {
+    scenario("tls_live late key", Watch::Tc, &["--late"]);
+}
+
+#[test]
+fn a_session_never_logged_is_no_key_and_named() {
+    let test = "tls_live no key";
+    require_root(test);
+    require_tool(test, "python3");
+    require_tool(test, "openssl");
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let keys = dir.path().join("keys.log");
+    std::fs::write(&keys, "").unwrap();
+    let trace = dir.path().join("trace.csv");
+    let port = free_port();
+    let _exchange = start_exchange(dir.path(), port);
+    let mut live = start_fixscope(Watch::Tc, port, &keys, &trace);
+    // The client logs no key anywhere.
+    run_client(port, &dir.path().join("client.txt"), None, &[]);
+    let done = stop_live_proc(&mut live, libc::SIGINT);
+    let (_, summary) = parse_report(&done.stdout);
+    assert_eq!(counter(&summary, "tls_connections"), 1);
+    assert_eq!(counter(&summary, "tls_no_key"), 1);
+    assert_eq!(counter(&summary, "tls_records_decrypted"), 0);
+    assert_eq!(counter(&summary, "matched"), 0, "no number without the key");
+    assert_eq!(stage(&summary, "first_response")["count"], 0);
+    let named = summary["tls_undecrypted"]
+        .as_array()
+        .expect("tls_undecrypted");
+    assert_eq!(named.len(), 1, "{named:?}");
+    assert_eq!(named[0]["reason"], "no_key");
+    assert!(
+        named[0]["connection"]
+            .as_str()
+            .unwrap()
+            .contains(&format!(":{port}")),
+        "{named:?}"
+    );
+}
