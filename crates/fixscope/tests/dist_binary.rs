@@ -232,13 +232,40 @@ fn live_counts_every_order(test: &str, tap: bool) {
         &["--rate", "4000", "--count", &orders.to_string()],
         Duration::from_secs(60),
     );
+    // Stopped once the intervals show every order matched (or after 20 s): under an
+    // emulated CPU (the kernel matrix VMs) the tap's reader can trail the client by
+    // seconds, and a stop does not wait for frames the kernel has not handed over yet.
+    let caught_up = |out: &str| {
+        out.lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .any(|v| v["counters"]["matched"] == orders)
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !caught_up(&live.stdout()) && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(200));
+    }
     let finished = stop_live_proc(&mut live, libc::SIGINT);
     let (_, summary) = parse_report(&finished.stdout);
+    let said: Vec<String> = [
+        "requests",
+        "matched",
+        "response_before_request",
+        "unmatched_responses",
+        "timed_out",
+        "unanswered",
+        "tcp_gaps",
+        "segments",
+    ]
+    .iter()
+    .map(|c| format!("{c} {}", summary["counters"][c]))
+    .collect();
     assert_eq!(
         (counter(&summary, "requests"), counter(&summary, "matched")),
         (orders, orders),
-        "{watching}\n{}",
-        finished.stderr
+        "{watching}\n{}\ncounters: {}\nsource: {}",
+        finished.stderr,
+        said.join(", "),
+        summary["source"]
     );
 }
 
