@@ -259,8 +259,19 @@ proptest! {
             wire.remove(i);
         }
         let (client, server, _, _) = decrypt(&wire, &keys, &whole);
-        for (out, sent) in [(client, c), (server, s)] {
+        // A first byte flipped out of TLS's record types makes a connection not taken for
+        // TLS at first: its bytes pass through to the FIX framer as they are (which finds
+        // no `8=FIX` in them: skipped bytes, never a message). Such a piece is the side's
+        // own wire bytes, not plaintext; anything else must be plaintext the sender sent.
+        let raw = |peer: Peer| -> Vec<u8> {
+            wire.iter().filter(|w| w.0 == peer).flat_map(|w| w.1.clone()).collect()
+        };
+        for (out, sent, peer) in [(client, c, Peer::Client), (server, s, Peer::Server)] {
             let all: Vec<u8> = sent.messages.iter().flat_map(|m| m.0.clone()).collect();
+            let passed_through = raw(peer);
+            if !out.bytes.is_empty() && passed_through.windows(out.bytes.len()).any(|w| w == &out.bytes[..]) {
+                continue;
+            }
             prop_assert!(out.bytes.len() <= all.len());
             // Every piece out is something the sender sent (a record out verified its tag;
             // a piece may begin mid-message after a dropped record).
