@@ -381,6 +381,11 @@ fn tshark_decodes_the_same_messages_at_the_same_frame_times() {
         assert_eq!((&t.msg_type, t.ts_ns), (&m.msg_type, m.ts_ns), "{m:?}");
     }
     // And the counts agree: every order and every ack, on every connection.
+    let traced: std::collections::BTreeSet<_> = fixscope
+        .iter()
+        .map(|m| (m.clordid.as_str(), m.response))
+        .collect();
+    assert_eq!(traced.len(), fixscope.len(), "a message traced twice");
     assert_eq!(fixscope.len(), by_id.len(), "messages with a ClOrdID");
     let orders_and_acks = truth.iter().filter(|m| !m.clordid.is_empty()).count();
     assert_eq!(fixscope.len(), orders_and_acks);
