@@ -70,12 +70,16 @@ dist: deps
 # The static binary on its own (crates/fixscope/tests/dist_binary.rs): no library, debug
 # info beside it, and in an empty root (unshare + chroot) `pcap` byte-identical to the
 # dynamic build, `check`, `live -i lo` (after -Z) and `live --tap` counting every order of
-# the simulator run outside, `--clickhouse` by a host name from the root's /etc/hosts.
+# the simulator run outside, `--clickhouse` by a host name from the root's /etc/hosts; and
+# `pcap --tls-keylog` on every TLS suite byte-identical to the dynamic build (tls_offline.rs).
 # `make test-dist-kernels` runs it inside the kernel matrix VMs (5.10, 6.1, 6.12, 7.x).
 .PHONY: test-dist test-dist-kernels
 test-dist: dist
 	FIXSCOPE_DIST_BIN=$(CURDIR)/$(DIST_BIN) \
 		$(CARGO) test -p fixscope --test dist_binary -- --ignored --test-threads=1
+	FIXSCOPE_DIST_BIN=$(CURDIR)/$(DIST_BIN) \
+		$(CARGO) test -p fixscope --test tls_offline -- --ignored --exact \
+		the_static_binary_decrypts_every_suite_as_the_dynamic_build
 test-dist-kernels: dist
 	FIXSCOPE_VM_PHASES=dist scripts/test-kernel.sh $(or $(KERNELS),5.10 6.1 6.12 7.x)
 

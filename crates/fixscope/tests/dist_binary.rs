@@ -8,83 +8,26 @@
 //! fails, naming it.
 
 mod support;
+mod support_dist;
 // Not every helper is used here.
 #[allow(unused_imports)]
 mod support_live;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use support::counter;
+use support_dist::{dist_bin, EmptyRoot};
 use support_live::{
     parse_report, require_root, run_client, serial, start_exchange, stop_live_proc, Proc,
 };
 
 const SIM_CAPTURE: &str = "../../testdata/captures/sim/sim_orders.pcap";
 const SIM_PORT: &str = "19478";
-
-fn dist_bin(test: &str) -> PathBuf {
-    let path = std::env::var_os("FIXSCOPE_DIST_BIN").unwrap_or_else(|| {
-        panic!("{test}: FIXSCOPE_DIST_BIN is not set; run `make test-dist` (it builds the static binary)")
-    });
-    let path = PathBuf::from(path);
-    assert!(path.is_file(), "{test}: {} does not exist", path.display());
-    path
-}
-
-/// A root holding only the static binary (as /fixscope), empty /proc /sys /dev mount
-/// points, and /tmp and /etc with what the test puts there.
-struct EmptyRoot {
-    dir: tempfile::TempDir,
-}
-
-impl EmptyRoot {
-    fn new(test: &str) -> EmptyRoot {
-        let dir = tempfile::tempdir().expect("tempdir");
-        std::fs::copy(dist_bin(test), dir.path().join("fixscope")).expect("copy the binary");
-        for d in ["proc", "sys", "dev", "tmp"] {
-            std::fs::create_dir(dir.path().join(d)).unwrap();
-        }
-        EmptyRoot { dir }
-    }
-
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-
-    /// Puts `contents` at `inside` (an absolute path within the root).
-    fn put(&self, inside: &str, contents: &[u8]) {
-        let path = self.path().join(inside.trim_start_matches('/'));
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, contents).unwrap();
-    }
-
-    /// `/fixscope ARGS` inside the root, the working directory `/`. One process: the shell
-    /// execs chroot, which execs the binary, so the child's pid is fixscope's.
-    fn command(&self, args: &[&str]) -> Command {
-        let root = self.path().display().to_string();
-        let script = format!(
-            "set -e; for d in proc sys dev; do mount --rbind /$d '{root}'/$d; done; \
-             exec chroot '{root}' /fixscope \"$@\""
-        );
-        let mut c = Command::new("unshare");
-        c.args([
-            "--mount",
-            "--propagation",
-            "private",
-            "sh",
-            "-c",
-            &script,
-            "sh",
-        ]);
-        c.args(args);
-        c
-    }
-}
 
 fn run_ok(what: &str, mut cmd: Command) -> (String, String) {
     let out = cmd.output().unwrap_or_else(|e| panic!("{what}: {e}"));

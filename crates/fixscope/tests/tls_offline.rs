@@ -7,6 +7,7 @@
 //! wrong key) are counted, with no wrong number and no panic.
 
 mod support;
+mod support_dist;
 
 use fixscope_core::pcap_writer::SyntheticConnection;
 use fixscope_testkit::tls_session::{Peer, TlsEndpoints, TlsPair, TlsSuite};
@@ -502,4 +503,56 @@ fn pcapng_decryption_secrets_blocks_are_used_by_themselves() {
     assert_stage(&summary, "first_response", &c.script.latencies);
     assert_eq!(counter(&summary, "tls_connections"), 1);
     assert_eq!(counter(&summary, "tls_no_key"), 0);
+}
+
+/// The shipped form (#48): `make dist`'s static binary, in an empty root, decrypts every
+/// suite as the dynamic build does — the same JSON, byte for byte. Run by `make test-dist`.
+#[test]
+#[ignore = "make test-dist: needs the static binary (FIXSCOPE_DIST_BIN)"]
+fn the_static_binary_decrypts_every_suite_as_the_dynamic_build() {
+    let test = "the_static_binary_decrypts_every_suite_as_the_dynamic_build";
+    fixscope_testkit::require_root(test);
+    let root = support_dist::EmptyRoot::new(test);
+    for suite in TlsSuite::ALL {
+        let c = case(suite);
+        let tls = c.tls_path("tls.pcap", &c.tls_packets);
+        root.put("/tmp/tls.pcap", &std::fs::read(&tls).unwrap());
+        root.put("/tmp/keys.log", c.keys.as_bytes());
+        // The same relative paths on both sides, so the JSON names the same files.
+        let args = [
+            "pcap",
+            "tmp/tls.pcap",
+            "-p",
+            "9878",
+            "--json",
+            "--tls-keylog",
+            "tmp/keys.log",
+        ];
+        let run = |mut cmd: std::process::Command| {
+            let out = cmd.output().expect("run fixscope");
+            assert!(
+                out.status.success(),
+                "{suite:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            String::from_utf8(out.stdout).unwrap()
+        };
+        let inside = run(root.command(&args));
+        let dynamic = run({
+            let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_fixscope"));
+            c.current_dir(root.path()).args(args);
+            c
+        });
+        let summary = inside
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .find(|v| v["type"] == "summary")
+            .expect("a summary");
+        assert_eq!(counter(&summary, "matched"), ORDERS as u64, "{suite:?}");
+        assert_eq!(counter(&summary, "tls_no_key"), 0, "{suite:?}");
+        assert_eq!(
+            inside, dynamic,
+            "{suite:?}: the static binary's JSON differs"
+        );
+    }
 }
