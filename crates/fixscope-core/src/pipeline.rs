@@ -47,7 +47,7 @@ use connections::{AckedHoles, ClosedConnections, Connection, CLOSED_CONNECTION_M
 use forward::{Forwarder, Upstream};
 use interval_clock::IntervalClock;
 pub(crate) use reports::{close_and_report_interval, report_end, report_interval, RunEnd};
-use routing::{MessageSink, Router, TlsInput};
+use routing::{MessageSink, Router};
 
 /// The pipeline of one run.
 pub struct Pipeline {
@@ -387,17 +387,16 @@ impl Pipeline {
             seg.ts_ns,
             limits,
             reassembly,
-            |event| match tls {
-                None => sink.stream_event(event, &mut this.framer, direction, binding, key, slot),
-                Some(tls) => sink.tls_stream_event(
-                    TlsInput::Stream(event),
+            |event| {
+                sink.half_stream_event(
+                    event,
                     tls,
                     [&mut this.framer, &mut other.framer],
                     direction,
                     binding,
                     key,
                     slot,
-                ),
+                )
             },
         );
         if let Some(deadline) = this.reassembler.take_new_deadline() {

@@ -70,17 +70,16 @@ impl Connection {
                 Direction::Request => (&mut self.request, &mut self.response),
                 Direction::Response => (&mut self.response, &mut self.request),
             };
-            half.reassembler.flush(reassembly, |event| match tls {
-                None => sink.stream_event(event, &mut half.framer, direction, binding, key, slot),
-                Some(tls) => sink.tls_stream_event(
-                    TlsInput::Stream(event),
+            half.reassembler.flush(reassembly, |event| {
+                sink.half_stream_event(
+                    event,
                     tls,
                     [&mut half.framer, &mut other.framer],
                     direction,
                     binding,
                     key,
                     slot,
-                ),
+                )
             });
         }
         if let Some(tls) = tls.as_mut().filter(|t| t.is_awaiting_key()) {
@@ -115,21 +114,17 @@ impl Connection {
                 Direction::Request => (&mut self.request, &mut self.response),
                 Direction::Response => (&mut self.response, &mut self.request),
             };
-            half.reassembler
-                .give_up_acked(now_ns, reassembly, |event| match tls {
-                    None => {
-                        sink.stream_event(event, &mut half.framer, direction, binding, key, slot)
-                    }
-                    Some(tls) => sink.tls_stream_event(
-                        TlsInput::Stream(event),
-                        tls,
-                        [&mut half.framer, &mut other.framer],
-                        direction,
-                        binding,
-                        key,
-                        slot,
-                    ),
-                });
+            half.reassembler.give_up_acked(now_ns, reassembly, |event| {
+                sink.half_stream_event(
+                    event,
+                    tls,
+                    [&mut half.framer, &mut other.framer],
+                    direction,
+                    binding,
+                    key,
+                    slot,
+                )
+            });
             if let Some(deadline) = half.reassembler.take_new_deadline() {
                 acked.insert(deadline, key);
             }

@@ -98,6 +98,38 @@ impl MessageSink<'_> {
         }
     }
 
+    /// One reassembled event of `direction`'s stream, the one way every caller sends it:
+    /// through the connection's TLS decryption when it has TLS state (`--tls-keylog`),
+    /// else straight to `direction`'s framer. `framers` are `direction`'s and the other's.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub(crate) fn half_stream_event(
+        &mut self,
+        event: StreamEvent<'_>,
+        tls: &mut Option<Box<crate::tls::TlsConnection>>,
+        framers: [&mut StreamFramer; 2],
+        direction: Direction,
+        binding: &mut Option<Binding>,
+        conn: ConnectionKey,
+        slot: u32,
+    ) {
+        match tls {
+            None => {
+                let [this, _] = framers;
+                self.stream_event(event, this, direction, binding, conn, slot)
+            }
+            Some(tls) => self.tls_stream_event(
+                TlsInput::Stream(event),
+                tls,
+                framers,
+                direction,
+                binding,
+                conn,
+                slot,
+            ),
+        }
+    }
+
     /// [`MessageSink::stream_event`] of a connection with TLS state (`--tls-keylog`): the
     /// bytes are decrypted first, and the plaintext framed at the time of the segment that
     /// completed its record. `framers` are `direction`'s and the other direction's (the
