@@ -103,18 +103,52 @@ fn run_client(
         .collect()
 }
 
-fn scenario(test: &str, watch: Watch, extra: &[&str]) {
+/// What every scenario starts from: root, the tools, the serial lock, an empty key log
+/// (fixscope starts before any key is written), the OpenSSL exchange, and fixscope
+/// watching its port. Bind every field: the lock and the exchange must live to the end.
+struct Started {
+    serial: std::sync::MutexGuard<'static, ()>,
+    dir: tempfile::TempDir,
+    keys: std::path::PathBuf,
+    trace: std::path::PathBuf,
+    port: u16,
+    exchange: Proc,
+    live: Proc,
+}
+
+fn start(test: &str, watch: Watch) -> Started {
     require_root(test);
     require_tool(test, "python3");
     require_tool(test, "openssl");
-    let _serial = serial();
+    let serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let keys = dir.path().join("keys.log");
     std::fs::write(&keys, "").unwrap();
     let trace = dir.path().join("trace.csv");
     let port = free_port();
-    let _exchange = start_exchange(dir.path(), port);
-    let mut live = start_fixscope(watch, port, &keys, &trace);
+    let exchange = start_exchange(dir.path(), port);
+    let live = start_fixscope(watch, port, &keys, &trace);
+    Started {
+        serial,
+        dir,
+        keys,
+        trace,
+        port,
+        exchange,
+        live,
+    }
+}
+
+fn scenario(test: &str, watch: Watch, extra: &[&str]) {
+    let Started {
+        serial: _serial,
+        dir,
+        keys,
+        trace,
+        port,
+        exchange: _exchange,
+        mut live,
+    } = start(test, watch);
     let client = run_client(port, &dir.path().join("client.txt"), Some(&keys), extra);
     assert_eq!(client.len(), ORDERS);
     let done = stop_live_proc(&mut live, libc::SIGINT);
@@ -175,18 +209,15 @@ fn a_key_logged_late_holds_the_session_until_it_comes() {
 
 #[test]
 fn a_session_never_logged_is_no_key_and_named() {
-    let test = "tls_live no key";
-    require_root(test);
-    require_tool(test, "python3");
-    require_tool(test, "openssl");
-    let _serial = serial();
-    let dir = tempfile::tempdir().unwrap();
-    let keys = dir.path().join("keys.log");
-    std::fs::write(&keys, "").unwrap();
-    let trace = dir.path().join("trace.csv");
-    let port = free_port();
-    let _exchange = start_exchange(dir.path(), port);
-    let mut live = start_fixscope(Watch::Tc, port, &keys, &trace);
+    let Started {
+        serial: _serial,
+        dir,
+        keys: _keys,
+        trace: _trace,
+        port,
+        exchange: _exchange,
+        mut live,
+    } = start("tls_live no key", Watch::Tc);
     // The client logs no key anywhere.
     run_client(port, &dir.path().join("client.txt"), None, &[]);
     let done = stop_live_proc(&mut live, libc::SIGINT);
