@@ -47,6 +47,14 @@ fuzz-seeds:
 bench: deps
 	$(CARGO) bench -p fixscope-core
 
+# #49: `fixscope pcap --tls-keylog` on §2's 504 MB capture re-sent over TLS against the
+# plaintext run, default plan and --threads 1 (BENCHMARKS.md §9). RUNS (5), SUITE (aes128;
+# aes256 chacha tls12-aes128 tls12-aes256 tls12-chacha), BENCH_DIR (/tmp/fixscope-bench:
+# ~1.1 GB of captures, kept for the next run).
+.PHONY: bench-tls
+bench-tls: deps
+	scripts/bench-tls.sh
+
 clean:
 	$(CARGO) clean
 

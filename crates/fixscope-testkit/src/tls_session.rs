@@ -257,6 +257,15 @@ impl TlsPair {
         before
     }
 
+    /// `bytes` from `from` as application data (the peer reads them, checked): the flight
+    /// that carried them, taken out of `wire` (a long run keeps no copy of its traffic).
+    pub fn seal(&mut self, from: Peer, bytes: &[u8]) -> Vec<u8> {
+        let flight = self.send(from, bytes);
+        let (peer, wire) = self.wire.pop().expect("one flight");
+        debug_assert_eq!((flight, peer), (self.wire.len(), from));
+        wire
+    }
+
     /// `from` updates its traffic keys (TLS 1.3 KeyUpdate) with its next flight.
     pub fn key_update(&mut self, from: Peer) {
         match from {

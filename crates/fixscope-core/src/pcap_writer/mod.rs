@@ -28,16 +28,19 @@
 //! nanosecond written.
 //!
 //! Parts: `file` (the pcap/pcapng file writer), `packet` (link/IP/TCP frames with correct
-//! checksums), `tunnel` (mirror encapsulations: GRE, ERSPAN, VXLAN), `conversation` (sequence numbers of a scripted TCP connection).
+//! checksums), `tunnel` (mirror encapsulations: GRE, ERSPAN, VXLAN), `conversation` (sequence numbers of a scripted TCP connection), `rewrite`
+//! (a capture written again with other payloads: FIX over TLS on the same segment times).
 
 mod conversation;
 mod file;
 mod packet;
+mod rewrite;
 mod tunnel;
 
 pub use conversation::SyntheticConnection;
 pub use file::{CaptureFormat, CaptureWriter};
 pub use packet::{FrameOptions, TcpPacketSpec};
+pub use rewrite::{rewrite_capture, PayloadRewrite, RewriteSummary};
 pub use tunnel::{wrap as wrap_in_tunnel, Tunnel};
 
 #[cfg(test)]

@@ -3,17 +3,19 @@
 crates/fixscope/tests/tls_live.rs.
 
   tls_fix.py cert DIR                      write a self-signed cert.pem and key.pem into DIR
-  tls_fix.py serve DIR PORT                answer each NewOrderSingle (35=D) with an
+  tls_fix.py serve DIR PORT [HOST]         answer each NewOrderSingle (35=D) with an
                                            ExecutionReport (35=8) of the same ClOrdID (11);
-                                           prints "listening" on stderr once it accepts connections
-  tls_fix.py client PORT N OUT [KEYLOG] [--tls12] [--late]
+                                           prints "listening" on stderr once it accepts
+                                           connections on HOST (default 127.0.0.1)
+  tls_fix.py client PORT N OUT [KEYLOG] [--tls12] [--late] [--host=HOST]
                                            send N orders, one at a time; OUT gets one line a
                                            order: ClOrdID send_ns receive_ns (time.time_ns());
                                            KEYLOG: the client's SSLContext.keylog_filename
                                            (OpenSSL appends the lines during the handshake);
                                            --late: OpenSSL writes them to KEYLOG.private, and
                                            they are appended to KEYLOG only after half the
-                                           orders were answered (an engine that logs late)
+                                           orders were answered (an engine that logs late);
+                                           --host: the exchange's address (default 127.0.0.1)
 
 The client's own round trip (its send before the request is on the wire, its receive after
 the response was) bounds the wire latency fixscope measures.
@@ -70,12 +72,12 @@ def cert(directory):
         check=True, capture_output=True)
 
 
-def serve(directory, port):
+def serve(directory, port, host):
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(os.path.join(directory, "cert.pem"), os.path.join(directory, "key.pem"))
     listener = socket.socket()
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind(("127.0.0.1", port))
+    listener.bind((host, port))
     listener.listen()
     print("listening", file=sys.stderr, flush=True)
 
@@ -96,7 +98,7 @@ def serve(directory, port):
         threading.Thread(target=session, args=(conn,), daemon=True).start()
 
 
-def client(port, n, out, keylog, tls12, late):
+def client(port, n, out, keylog, tls12, late, host):
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     ctx.check_hostname = False
     ctx.verify_mode = ssl.CERT_NONE
@@ -104,7 +106,7 @@ def client(port, n, out, keylog, tls12, late):
         ctx.maximum_version = ssl.TLSVersion.TLSv1_2
     if keylog:
         ctx.keylog_filename = keylog + ".private" if late else keylog
-    with socket.create_connection(("127.0.0.1", port)) as raw:
+    with socket.create_connection((host, port)) as raw:
         raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         with ctx.wrap_socket(raw) as tls:
             replies = messages(tls)
@@ -130,11 +132,12 @@ def main(argv):
     if argv[1] == "cert":
         cert(argv[2])
     elif argv[1] == "serve":
-        serve(argv[2], int(argv[3]))
+        serve(argv[2], int(argv[3]), argv[4] if len(argv) > 4 else "127.0.0.1")
     elif argv[1] == "client":
         rest = [a for a in argv[5:] if not a.startswith("--")]
+        hosts = [a.split("=", 1)[1] for a in argv[5:] if a.startswith("--host=")]
         client(int(argv[2]), int(argv[3]), argv[4], rest[0] if rest else None,
-               "--tls12" in argv, "--late" in argv)
+               "--tls12" in argv, "--late" in argv, hosts[0] if hosts else "127.0.0.1")
     else:
         sys.exit(__doc__)
 
