@@ -27,6 +27,7 @@ BENCH_DIR=${BENCH_DIR:-/tmp/fixscope-bench}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
 (( RUNS >= 1 && RUNS <= 30 )) || { echo "RUNS must be 1..30" >&2; exit 2; }
+[[ -x /usr/bin/time ]] || { echo "/usr/bin/time missing (apt-get install -y time)" >&2; exit 2; }
 mkdir -p "$BENCH_DIR"
 
 cd "$ROOT"
@@ -48,15 +49,16 @@ fi
 
 now_ns() { date +%s%N; }
 load1() { cut -d' ' -f1 /proc/loadavg; }
-# timed CAP OUT [flags...]: prints wall seconds of `fixscope pcap CAP -p PORT --json flags`.
+# timed CAP OUT [flags...]: prints "wall_s cpu_s" of `fixscope pcap CAP -p PORT --json flags`
+# (CPU: user + system, /usr/bin/time).
 timed() {
     local cap=$1 out=$2; shift 2
     cat "$cap" >/dev/null
-    local t0 t1
+    local t0 t1 tv=$BENCH_DIR/tls-time.txt
     t0=$(now_ns)
-    "$FIXSCOPE" pcap "$cap" -p "$PORT" --json "$@" >"$out" 2>"$BENCH_DIR/tls-stderr.txt"
+    /usr/bin/time -f '%U %S' -o "$tv" "$FIXSCOPE" pcap "$cap" -p "$PORT" --json "$@" >"$out" 2>"$BENCH_DIR/tls-stderr.txt"
     t1=$(now_ns)
-    awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.4f\n", (b-a)/1e9}'
+    awk -v a="$t0" -v b="$t1" '{printf "%.4f %.2f\n", (b-a)/1e9, $1 + $2}' "$tv"
 }
 # same PLAIN_OUT TLS_OUT: the TLS run reports the plaintext run's figures; prints messages.
 same() {
@@ -75,7 +77,7 @@ EOF
 }
 
 RES=$BENCH_DIR/bench-tls-$SUITE.tsv
-printf 'plan\tpair\trun\twall_s\tmsgs_per_s\tload1\n' >"$RES"
+printf 'plan\tpair\trun\twall_s\tcpu_s\tload1\n' >"$RES"
 for plan in default threads1; do
     flags=()
     [[ $plan == threads1 ]] && flags=(--threads 1)
@@ -84,12 +86,12 @@ for plan in default threads1; do
         (( i % 2 == 0 )) && order=(tls plain)
         for run in "${order[@]}"; do
             if [[ $run == plain ]]; then
-                w=$(timed "$PLAIN" "$BENCH_DIR/tls-bench-plain.json" "${flags[@]}")
+                read -r w c < <(timed "$PLAIN" "$BENCH_DIR/tls-bench-plain.json" "${flags[@]}")
             else
-                w=$(timed "$TLS" "$BENCH_DIR/tls-bench-tls.json" "${flags[@]}" --tls-keylog "$KEYS")
+                read -r w c < <(timed "$TLS" "$BENCH_DIR/tls-bench-tls.json" "${flags[@]}" --tls-keylog "$KEYS")
             fi
-            printf '%s\t%d\t%s\t%s\t\t%s\n' "$plan" "$i" "$run" "$w" "$(load1)" >>"$RES"
-            echo "$plan pair $i $run ${w}s load $(load1)" >&2
+            printf '%s\t%d\t%s\t%s\t%s\t%s\n' "$plan" "$i" "$run" "$w" "$c" "$(load1)" >>"$RES"
+            echo "$plan pair $i $run ${w}s cpu ${c}s load $(load1)" >&2
         done
         msgs=$(same "$BENCH_DIR/tls-bench-plain.json" "$BENCH_DIR/tls-bench-tls.json")
     done
@@ -104,17 +106,20 @@ import csv, statistics as st, sys
 rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
 msgs = int(sys.argv[2])
 print()
-print("| plan | run | runs | wall s median (range) | msgs/s median | TLS/plain (ratio of medians) | per pair median (range) |")
-print("|---|---|---|---|---|---|---|")
+print("| plan | run | runs | wall s median (range) | msgs/s median | TLS/plain msgs/s (ratio of medians) | per pair median (range) | CPU s median | TLS/plain msgs per CPU-s |")
+print("|---|---|---|---|---|---|---|---|---|")
 for plan in ("default", "threads1"):
     w = {r: [float(x["wall_s"]) for x in rows if x["plan"] == plan and x["run"] == r] for r in ("plain", "tls")}
     pairs = [p / t for p, t in zip(w["plain"], w["tls"])]
+    c = {r: [float(x["cpu_s"]) for x in rows if x["plan"] == plan and x["run"] == r] for r in ("plain", "tls")}
     for r in ("plain", "tls"):
         m = st.median(w[r])
         ratio = f"**{100 * st.median(w['plain']) / m:.0f}%**" if r == "tls" else ""
         pp = f"{100 * st.median(pairs):.0f}% ({100 * min(pairs):.0f}–{100 * max(pairs):.0f}%)" if r == "tls" else ""
         name = "default" if plan == "default" else "`--threads 1`"
-        print(f"| {name} | {r} | {len(w[r])} | {m:.3f} ({min(w[r]):.3f}–{max(w[r]):.3f}) | {msgs / m:,.0f} | {ratio} | {pp} |")
+        cpu = st.median(c[r])
+        cr = f"{100 * st.median(c['plain']) / cpu:.0f}%" if r == "tls" else ""
+        print(f"| {name} | {r} | {len(w[r])} | {m:.3f} ({min(w[r]):.3f}–{max(w[r]):.3f}) | {msgs / m:,.0f} | {ratio} | {pp} | {cpu:.2f} | {cr} |")
 loads = [float(x["load1"]) for x in rows]
 print(f"\nload average (1 min) after each run: median {st.median(loads):.2f}, range {min(loads):.2f}–{max(loads):.2f}")
 EOF
