@@ -55,7 +55,12 @@ fn run_harness(dir: &Path, port: u16, extra: &[&str]) -> (HashMap<String, (u64, 
         .arg(&out)
         .args(extra);
     let done = Proc::spawn("openssl harness", cmd).finish(Duration::from_secs(60));
-    assert!(done.status.success(), "harness: {}\n{}", done.stderr, done.stdout);
+    assert!(
+        done.status.success(),
+        "harness: {}\n{}",
+        done.stderr,
+        done.stdout
+    );
     let negotiated = done
         .stdout
         .lines()
@@ -88,7 +93,16 @@ fn scenario(test: &str, extra: &[&str], negotiated: &str, suite: u16) {
     let cap = dir.path().join("lo.pcap");
     let mut tcpdump = Command::new("tcpdump");
     tcpdump
-        .args(["-i", "lo", "--immediate-mode", "-U", "-s", "0", "-B", "65536"])
+        .args([
+            "-i",
+            "lo",
+            "--immediate-mode",
+            "-U",
+            "-s",
+            "0",
+            "-B",
+            "65536",
+        ])
         .args(["--time-stamp-precision", "nano", "-w"])
         .arg(&cap)
         .arg(format!("tcp port {port}"));

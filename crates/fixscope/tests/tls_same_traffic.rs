@@ -39,12 +39,18 @@ fn same_traffic(spec: &ScenarioSpec, suite: &str) {
         support_tls::suite_named(suite).unwrap(),
     )
     .unwrap();
-    let data_segments = packets.iter().filter(|p| !p.spec.payload.is_empty()).count() as u64;
+    let data_segments = packets
+        .iter()
+        .filter(|p| !p.spec.payload.is_empty())
+        .count() as u64;
     assert_eq!(written.connections, spec.sessions as u64);
     assert_eq!(written.segments, packets.len() as u64);
     // Ciphertext: no FIX in the clear is left in the copy.
     let bytes = std::fs::read(&tls).unwrap();
-    assert!(find(&bytes, b"\x0135=D\x01").is_none(), "plaintext FIX in {tls:?}");
+    assert!(
+        find(&bytes, b"\x0135=D\x01").is_none(),
+        "plaintext FIX in {tls:?}"
+    );
     assert!(find(&bytes, b"8=FIX").is_none(), "plaintext FIX in {tls:?}");
 
     let plain_summary = every_plan_with_flags(&[&plain], &[]);
@@ -53,7 +59,10 @@ fn same_traffic(spec: &ScenarioSpec, suite: &str) {
     let tls_summary = every_plan_with_flags(&[&tls], &["--tls-keylog", keys_arg]);
     assert_truth(&tls_summary, &truth);
     assert_eq!(plain_summary["stages"], tls_summary["stages"], "{suite}");
-    assert_eq!(counter(&tls_summary, "tls_connections"), spec.sessions as u64);
+    assert_eq!(
+        counter(&tls_summary, "tls_connections"),
+        spec.sessions as u64
+    );
     // Every data segment is one record; the handshake adds a few more per connection.
     let records = counter(&tls_summary, "tls_records_decrypted");
     assert!(

@@ -84,7 +84,9 @@ fn live_and_a_tcpdump_capture_of_one_veth_agree_order_by_order() {
         .expect("python3");
     assert!(cert.status.success(), "cert: {cert:?}");
     let mut exchange = Command::new("ip");
-    exchange.args(["netns", "exec", &net.ns_a, "python3", SCRIPT, "serve", d, &port, &net.ip_a]);
+    exchange.args([
+        "netns", "exec", &net.ns_a, "python3", SCRIPT, "serve", d, &port, &net.ip_a,
+    ]);
     let mut exchange = Proc::spawn("tls exchange", exchange);
     exchange.wait_for_stderr("listening", Duration::from_secs(10));
 
@@ -122,7 +124,9 @@ fn live_and_a_tcpdump_capture_of_one_veth_agree_order_by_order() {
     let host = format!("--host={}", net.ip_a);
     let mut client = Command::new("ip");
     client
-        .args(["netns", "exec", &net.ns_b, "python3", SCRIPT, "client", &port])
+        .args([
+            "netns", "exec", &net.ns_b, "python3", SCRIPT, "client", &port,
+        ])
         .arg(ORDERS.to_string())
         .arg(&client_out)
         .arg(&keys)
@@ -174,7 +178,11 @@ fn live_and_a_tcpdump_capture_of_one_veth_agree_order_by_order() {
     let offline = latencies(&offline_trace);
     let ids = |m: &BTreeMap<String, i64>| m.keys().cloned().collect::<BTreeSet<_>>();
     assert_eq!(ids(&live), ids(&client), "live's ClOrdIDs are the client's");
-    assert_eq!(ids(&offline), ids(&client), "offline's ClOrdIDs are the client's");
+    assert_eq!(
+        ids(&offline),
+        ids(&client),
+        "offline's ClOrdIDs are the client's"
+    );
     let mut skews = Vec::new();
     for (id, &round_trip) in &client {
         let (l, o) = (live[id], offline[id]);

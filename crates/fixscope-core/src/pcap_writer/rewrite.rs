@@ -75,11 +75,7 @@ fn rewrite_segment<R: PayloadRewrite, W: Write>(
 ) -> io::Result<()> {
     let d = side(seg.direction);
     let fail = |what: String| {
-        io::Error::other(format!(
-            "{} at {} ns: {what}",
-            seg.connection(),
-            seg.ts_ns
-        ))
+        io::Error::other(format!("{} at {} ns: {what}", seg.connection(), seg.ts_ns))
     };
     if seg.missing_tail != 0 {
         return Err(fail("a payload cut short by the capture".into()));
@@ -258,8 +254,7 @@ mod tests {
         write(&plain, &packets);
         let f = std::fs::File::create(&rewritten).unwrap();
         let mut w = CaptureWriter::new(f, CaptureFormat::pcap_nanos(), LinkType::Ethernet).unwrap();
-        let summary =
-            rewrite_capture(&plain, &PortSet::single(9878), &mut w, |_| Doubled).unwrap();
+        let summary = rewrite_capture(&plain, &PortSet::single(9878), &mut w, |_| Doubled).unwrap();
         w.finish().unwrap();
         assert_eq!(summary.connections, 1);
         assert_eq!(summary.segments, 10);
@@ -278,13 +273,62 @@ mod tests {
             (10, req, c1, s1, fl(TcpFlags::ACK), vec![]),
             (20, req, c1, s1, pa, b"hi!".to_vec()),
             (20, resp, s1, c1.wrapping_add(3), pa, b"yo!".to_vec()),
-            (20, req, c1.wrapping_add(3), s1.wrapping_add(3), pa, b"order-1order-1".to_vec()),
-            (30, resp, s1.wrapping_add(3), c1.wrapping_add(17), pa, b"ack-1ack-1".to_vec()),
-            (35, req, c1.wrapping_add(17), s1.wrapping_add(13), pa, vec![]),
-            (40, req, c1.wrapping_add(17), s1.wrapping_add(13), pa, b"order-2order-2".to_vec()),
-            (50, resp, s1.wrapping_add(13), c1.wrapping_add(31), pa, b"fill-2fill-2".to_vec()),
-            (60, req, c1.wrapping_add(31), s1.wrapping_add(25), fa, vec![]),
-            (61, resp, s1.wrapping_add(25), c1.wrapping_add(32), fa, vec![]),
+            (
+                20,
+                req,
+                c1.wrapping_add(3),
+                s1.wrapping_add(3),
+                pa,
+                b"order-1order-1".to_vec(),
+            ),
+            (
+                30,
+                resp,
+                s1.wrapping_add(3),
+                c1.wrapping_add(17),
+                pa,
+                b"ack-1ack-1".to_vec(),
+            ),
+            (
+                35,
+                req,
+                c1.wrapping_add(17),
+                s1.wrapping_add(13),
+                pa,
+                vec![],
+            ),
+            (
+                40,
+                req,
+                c1.wrapping_add(17),
+                s1.wrapping_add(13),
+                pa,
+                b"order-2order-2".to_vec(),
+            ),
+            (
+                50,
+                resp,
+                s1.wrapping_add(13),
+                c1.wrapping_add(31),
+                pa,
+                b"fill-2fill-2".to_vec(),
+            ),
+            (
+                60,
+                req,
+                c1.wrapping_add(31),
+                s1.wrapping_add(25),
+                fa,
+                vec![],
+            ),
+            (
+                61,
+                resp,
+                s1.wrapping_add(25),
+                c1.wrapping_add(32),
+                fa,
+                vec![],
+            ),
         ];
         assert_eq!(got, expected);
     }
