@@ -40,7 +40,7 @@ mod tunnel;
 pub use conversation::SyntheticConnection;
 pub use file::{CaptureFormat, CaptureWriter};
 pub use packet::{FrameOptions, TcpPacketSpec};
-pub use rewrite::{rewrite_capture, PayloadRewrite, RewriteSummary};
+pub use rewrite::{CaptureRewriter, PayloadRewrite, RewriteSummary};
 pub use tunnel::{wrap as wrap_in_tunnel, Tunnel};
 
 #[cfg(test)]

@@ -9,8 +9,9 @@ use std::io;
 use std::path::Path;
 
 use fixscope_core::decode::LinkType;
+use fixscope_core::pcap::{read_capture_until, CaptureStats, Flow};
 use fixscope_core::pcap_writer::{
-    rewrite_capture, CaptureFormat, CaptureWriter, PayloadRewrite, RewriteSummary,
+    CaptureFormat, CaptureRewriter, CaptureWriter, PayloadRewrite, RewriteSummary,
 };
 use fixscope_core::{Direction, PortSet};
 use fixscope_testkit::tls_session::{Peer, TlsEndpoints, TlsPair, TlsSuite};
@@ -70,8 +71,23 @@ pub fn tls_copy(
     let ends = TlsEndpoints::new(suite);
     let out = io::BufWriter::with_capacity(1 << 20, std::fs::File::create(tls)?);
     let mut w = CaptureWriter::new(out, CaptureFormat::pcap_nanos(), LinkType::Ethernet)?;
-    let summary = rewrite_capture(plain, ports, &mut w, |_| OverTls(ends.connect()))?;
+    let mut rewriter = CaptureRewriter::new();
+    let mut failed = None;
+    let mut stats = CaptureStats::default();
+    read_capture_until(plain, ports, &mut stats, |seg| {
+        match rewriter.segment(seg, &mut w, |_| OverTls(ends.connect())) {
+            Ok(()) => Flow::Continue,
+            Err(e) => {
+                failed = Some(e);
+                Flow::Stop
+            }
+        }
+    })
+    .map_err(io::Error::other)?;
+    if let Some(e) = failed {
+        return Err(e);
+    }
     w.finish()?.into_inner().map_err(|e| e.into_error())?;
     std::fs::write(keys, ends.key_log.text())?;
-    Ok(summary)
+    Ok(rewriter.summary())
 }
