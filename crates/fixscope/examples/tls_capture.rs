@@ -11,15 +11,18 @@
 //! The suite defaults to TLS 1.3 `TLS_AES_128_GCM_SHA256`. Only the segments of the port
 //! (default 9878) are written. The last line on stdout says what was written.
 
-#[path = "../tests/support_tls/mod.rs"]
-mod support_tls;
+#[path = "../tests/support_tls_capture/mod.rs"]
+mod support_tls_capture;
 
 use std::path::PathBuf;
 
 use fixscope_core::PortSet;
 
 fn usage() -> ! {
-    let names: Vec<&str> = support_tls::SUITES.iter().map(|(n, _)| *n).collect();
+    let names: Vec<&str> = support_tls_capture::SUITES
+        .iter()
+        .map(|(n, _)| *n)
+        .collect();
     eprintln!(
         "usage: tls_capture PLAIN.pcap TLS.pcap KEYS.log [--suite {}] [-p PORT]",
         names.join("|")
@@ -48,11 +51,11 @@ fn main() {
     let [plain, tls, keys] = files.as_slice() else {
         usage()
     };
-    let Some(suite) = support_tls::suite_named(&suite_name) else {
+    let Some(suite) = support_tls_capture::suite_named(&suite_name) else {
         usage()
     };
     let start = std::time::Instant::now();
-    match support_tls::tls_copy(plain, &PortSet::single(port), tls, keys, suite) {
+    match support_tls_capture::tls_copy(plain, &PortSet::single(port), tls, keys, suite) {
         Ok(s) => println!(
             "tls_capture: {suite:?}, {} connections, {} segments (+{} handshake), payload {} -> {} bytes, {:.1} s -> {} (keys {})",
             s.connections,

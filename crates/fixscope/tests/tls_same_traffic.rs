@@ -1,13 +1,13 @@
 //! The benchmark's TLS traffic, small (#49, `make bench-tls`): a plaintext capture of
 //! scripted sessions with known latencies is written again over TLS by the benchmark's own
-//! generator (`support_tls`: a rustls connection per TCP connection, a real handshake, each
+//! generator (`support_tls_capture`: a rustls connection per TCP connection, a real handshake, each
 //! segment's payload one record in a segment at the same time). `fixscope pcap
 //! --tls-keylog` on the copy must give the script's latencies — the generator's truth —
 //! exactly as the plaintext run does, on every plan, and the same message at the same
 //! time for every order (`--trace`, line for line).
 
 mod support;
-mod support_tls;
+mod support_tls_capture;
 
 use std::path::Path;
 
@@ -31,12 +31,12 @@ fn same_traffic(spec: &ScenarioSpec, suite: &str) {
     let plain = dir.path().join("plain.pcap");
     write_pcap(&plain, &packets);
     let (tls, keys) = (dir.path().join("tls.pcap"), dir.path().join("keys.log"));
-    let written = support_tls::tls_copy(
+    let written = support_tls_capture::tls_copy(
         &plain,
         &PortSet::single(SERVER_PORT),
         &tls,
         &keys,
-        support_tls::suite_named(suite).unwrap(),
+        support_tls_capture::suite_named(suite).unwrap(),
     )
     .unwrap();
     let data_segments = packets
