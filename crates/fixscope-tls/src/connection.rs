@@ -11,6 +11,7 @@ use crate::record::{ALERT, APPLICATION_DATA, CHANGE_CIPHER_SPEC, HANDSHAKE};
 use crate::schedule;
 use crate::store::{HoldPermit, KeySource};
 use crate::suite::{self, Suite, Version};
+use crate::uprobe::{CallJoin, TlsCall};
 
 /// Which end sent the bytes: the TLS client (the FIX initiator) or the server.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,6 +39,8 @@ pub enum Undecryptable {
     NoHandshake,
     /// A version or cipher suite we do not decrypt, or 0-RTT data.
     Unsupported,
+    /// `--tls-uprobes`: records came, but none of the application's OpenSSL calls did.
+    NoCalls,
 }
 
 impl Undecryptable {
@@ -46,6 +49,7 @@ impl Undecryptable {
             Undecryptable::NoKey => "no_key",
             Undecryptable::NoHandshake => "no_handshake",
             Undecryptable::Unsupported => "unsupported",
+            Undecryptable::NoCalls => "no_ssl_calls",
         }
     }
 }
@@ -61,6 +65,9 @@ enum Mode {
     /// it during the handshake): both directions' bytes are held, with their times, until
     /// it comes or the bound passes ([`KEY_WAIT_NS`], [`MAX_HELD_AWAITING_KEY`]).
     AwaitingKey,
+    /// No key, but the application's OpenSSL calls hand over the plaintext
+    /// (`--tls-uprobes`, [`crate::uprobe`]): records are framed, not decrypted.
+    Uprobe,
     /// TLS we cannot decrypt: bytes are dropped.
     Dead(Undecryptable),
 }
@@ -96,6 +103,9 @@ pub struct TlsConnection {
     version: Option<Version>,
     suite: Option<Suite>,
     awaiting: Option<Awaiting>,
+    /// `--tls-uprobes`: each direction's records framed with their sequence numbers
+    /// (client, server), from the first byte until a key is found.
+    calls: Option<Box<[CallJoin; 2]>>,
 }
 
 impl Default for TlsConnection {
@@ -115,12 +125,16 @@ impl TlsConnection {
             version: None,
             suite: None,
             awaiting: None,
+            calls: None,
         }
     }
 
     /// True once the connection was seen to carry TLS.
     pub fn is_tls(&self) -> bool {
-        matches!(self.mode, Mode::Tls | Mode::AwaitingKey | Mode::Dead(_))
+        matches!(
+            self.mode,
+            Mode::Tls | Mode::AwaitingKey | Mode::Uprobe | Mode::Dead(_)
+        )
     }
 
     /// Why this connection is not decrypted, if it is not.
@@ -155,9 +169,29 @@ impl TlsConnection {
         K: KeySource + ?Sized,
         F: FnMut(Side, Plain<'_>),
     {
+        self.push_at(side, bytes, 0, ts_ns, keys, counters, out)
+    }
+
+    /// [`TlsConnection::push`] of bytes whose first has TCP sequence number `seq` (which
+    /// `--tls-uprobes` places the application's calls by).
+    #[allow(clippy::too_many_arguments)]
+    pub fn push_at<K, F>(
+        &mut self,
+        side: Side,
+        bytes: &[u8],
+        seq: u32,
+        ts_ns: u64,
+        keys: &K,
+        counters: &mut TlsCounters,
+        out: &mut F,
+    ) where
+        K: KeySource + ?Sized,
+        F: FnMut(Side, Plain<'_>),
+    {
         match self.mode {
             Mode::Plain => return out(side, Plain::Data { bytes, ts_ns }),
             Mode::Dead(_) => return,
+            Mode::Uprobe => return self.wire(side, bytes, seq, ts_ns, counters, out),
             Mode::AwaitingKey => {
                 self.direction(side).reader.push(bytes, ts_ns);
                 return self.await_key(ts_ns, keys, counters, out);
@@ -181,7 +215,14 @@ impl TlsConnection {
                 if bytes[0] != HANDSHAKE {
                     return self.give_up(Undecryptable::NoHandshake, counters);
                 }
+                if keys.by_uprobes() {
+                    self.calls = Some(Box::default());
+                }
             }
+        }
+        if self.calls.is_some() {
+            // Framed from the first byte, in case no key comes.
+            self.wire(side, bytes, seq, ts_ns, counters, out);
         }
         self.direction(side).reader.push(bytes, ts_ns);
         self.drain(side, keys, counters, out);
@@ -197,6 +238,9 @@ impl TlsConnection {
     /// A capture hole of `bytes` bytes in `side`'s stream (the caller resyncs its own
     /// framing).
     pub fn hole(&mut self, side: Side, bytes: u64, counters: &mut TlsCounters) {
+        if let Some(calls) = self.calls.as_mut() {
+            calls[side as usize].wire_hole();
+        }
         match self.mode {
             Mode::Tls if self.version.is_none() => {
                 self.give_up(Undecryptable::NoHandshake, counters)
@@ -216,6 +260,60 @@ impl TlsConnection {
     {
         if self.mode == Mode::AwaitingKey {
             self.await_key(u64::MAX, keys, counters, out);
+        }
+        if let (Mode::Uprobe, Some(calls)) = (self.mode, self.calls.as_mut()) {
+            for side in [Side::Client, Side::Server] {
+                calls[side as usize].settle(counters, &mut |p| out(side, p));
+            }
+        }
+    }
+
+    /// `--tls-uprobes`: one OpenSSL call's plaintext of `side`'s direction, placed on the
+    /// records that carried it (a connection not decrypted by call ignores it: plain FIX,
+    /// or one that found its key).
+    pub fn call<F>(
+        &mut self,
+        side: Side,
+        call: &TlsCall<'_>,
+        counters: &mut TlsCounters,
+        out: &mut F,
+    ) where
+        F: FnMut(Side, Plain<'_>),
+    {
+        match (self.mode, self.calls.as_mut()) {
+            (Mode::Uprobe, Some(calls)) => {
+                calls[side as usize].call(call, counters, &mut |p| out(side, p))
+            }
+            // The handshake is not through yet on the wire (its records wait for the
+            // merge): the call cannot be placed.
+            (Mode::Tls, Some(_)) if self.version.is_none() => {
+                counters.tls_uprobe_unmapped += 1;
+                out(side, Plain::Gap);
+            }
+            _ => {}
+        }
+    }
+
+    /// Bytes of `side` to its records' framer (`--tls-uprobes`); once the connection goes
+    /// by calls, a direction without any is given up after the wait.
+    fn wire<F>(
+        &mut self,
+        side: Side,
+        bytes: &[u8],
+        seq: u32,
+        ts_ns: u64,
+        counters: &mut TlsCounters,
+        out: &mut F,
+    ) where
+        F: FnMut(Side, Plain<'_>),
+    {
+        let Some(calls) = self.calls.as_mut() else {
+            return;
+        };
+        let join = &mut calls[side as usize];
+        join.wire(seq, bytes, ts_ns, counters, &mut |p| out(side, p));
+        if self.mode == Mode::Uprobe && calls.iter().any(|c| c.is_silent(ts_ns)) {
+            self.give_up(Undecryptable::NoCalls, counters);
         }
     }
 
@@ -286,9 +384,11 @@ impl TlsConnection {
             Undecryptable::NoKey => counters.tls_no_key += 1,
             Undecryptable::NoHandshake => counters.tls_no_handshake += 1,
             Undecryptable::Unsupported => counters.tls_unsupported += 1,
+            Undecryptable::NoCalls => counters.tls_uprobe_silent += 1,
         }
         self.client = DirectionState::default();
         self.server = DirectionState::default();
+        self.calls = None;
     }
 
     /// Takes every complete record of `side`.
@@ -469,6 +569,20 @@ impl TlsConnection {
             None => false,
         };
         if keyed {
+            self.calls = None;
+            return;
+        }
+        if let (true, Some(calls)) = (keys.by_uprobes(), self.calls.as_mut()) {
+            // No key: the application's calls give the plaintext; records are framed only.
+            let suite = suite::find(hello.cipher_suite, version).expect("checked above");
+            for join in calls.iter_mut() {
+                join.set_suite(&suite);
+            }
+            self.version = Some(version);
+            self.suite = Some(suite);
+            self.mode = Mode::Uprobe;
+            self.client = DirectionState::default();
+            self.server = DirectionState::default();
             return;
         }
         match keys.hold() {

@@ -27,8 +27,10 @@ pub mod record;
 pub mod schedule;
 pub mod store;
 pub mod suite;
+pub mod uprobe;
 
 pub use connection::{Plain, Side, TlsConnection, Undecryptable};
 pub use counters::TlsCounters;
 pub use keylog::{KeyLog, KeyLogStats, Secrets};
 pub use store::{HoldPermit, KeySource, KeyStore};
+pub use uprobe::{CallKind, TlsCall};

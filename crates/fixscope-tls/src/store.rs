@@ -33,6 +33,12 @@ pub trait KeySource {
     fn hold(&self) -> Option<HoldPermit> {
         None
     }
+
+    /// Whether a connection without a key is to be followed by the application's OpenSSL
+    /// calls (`--tls-uprobes`, [`crate::uprobe`]) rather than given up.
+    fn by_uprobes(&self) -> bool {
+        false
+    }
 }
 
 impl KeySource for KeyLog {
@@ -64,6 +70,8 @@ pub struct KeyStore {
     /// `None`: every line was read up front.
     following: Option<Mutex<Following>>,
     held: Arc<AtomicUsize>,
+    /// `--tls-uprobes`: connections are followed by their application's OpenSSL calls.
+    uprobes: bool,
 }
 
 impl From<KeyLog> for KeyStore {
@@ -72,6 +80,7 @@ impl From<KeyLog> for KeyStore {
             keys: RwLock::new(keys),
             following: None,
             held: Arc::default(),
+            uprobes: false,
         }
     }
 }
@@ -89,7 +98,17 @@ impl KeyStore {
                 last_read: Instant::now(),
             })),
             held: Arc::default(),
+            uprobes: false,
         })
+    }
+
+    /// No key log: every TLS connection is followed by its application's OpenSSL calls
+    /// (`live --tls-uprobes`).
+    pub fn by_uprobes() -> Self {
+        KeyStore {
+            uprobes: true,
+            ..KeyStore::from(KeyLog::new())
+        }
     }
 
     pub fn is_following(&self) -> bool {
@@ -165,6 +184,10 @@ impl KeySource for KeyStore {
             })
             .ok()?;
         Some(HoldPermit(self.held.clone()))
+    }
+
+    fn by_uprobes(&self) -> bool {
+        self.uprobes
     }
 }
 
