@@ -150,6 +150,12 @@ impl TlsConnection {
         self.mode == Mode::AwaitingKey
     }
 
+    /// True when the connection's end must be told ([`TlsConnection::settle`]): it is held
+    /// for its key, or followed by calls that may be held for their records.
+    pub fn needs_settling(&self) -> bool {
+        matches!(self.mode, Mode::AwaitingKey | Mode::Uprobe)
+    }
+
     /// The suite negotiated, once the ServerHello was read.
     pub fn suite(&self) -> Option<&Suite> {
         self.suite.as_ref()

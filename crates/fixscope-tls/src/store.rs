@@ -102,13 +102,11 @@ impl KeyStore {
         })
     }
 
-    /// No key log: every TLS connection is followed by its application's OpenSSL calls
-    /// (`live --tls-uprobes`).
-    pub fn by_uprobes() -> Self {
-        KeyStore {
-            uprobes: true,
-            ..KeyStore::from(KeyLog::new())
-        }
+    /// A connection whose key is not here when its ServerHello is read is followed by its
+    /// application's OpenSSL calls (`live --tls-uprobes`) instead of held for the key.
+    pub fn and_uprobes(mut self) -> Self {
+        self.uprobes = true;
+        self
     }
 
     pub fn is_following(&self) -> bool {

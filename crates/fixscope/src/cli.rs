@@ -506,6 +506,20 @@ pub struct LiveArgs {
     /// docs/tls.md.
     #[arg(long = "tls-keylog", value_name = "FILE")]
     pub tls_keylog: Vec<PathBuf>,
+    /// FIX over TLS without keys (#49): hook OpenSSL's SSL_read/SSL_write (and their `_ex`
+    /// forms) in the system's libssl (3.x, 1.1) with uprobes — every process that maps it,
+    /// already running or started later — and time each message by the TLS record that
+    /// carried it on the wire, never by the call. A call that cannot be tied to its
+    /// records is counted (`tls_uprobe_unmapped`). With `--tls-keylog` too, a connection
+    /// whose key is logged is decrypted, any other is followed by calls. Not with `--tap`
+    /// (a mirror port is not this host). docs/tls.md.
+    #[arg(long = "tls-uprobes", conflicts_with = "tap")]
+    pub tls_uprobes: bool,
+    /// Hook this library or binary instead of the system's libssl (an engine linked
+    /// statically, or with its own OpenSSL; it needs its symbols); repeatable. Implies
+    /// `--tls-uprobes`.
+    #[arg(long = "tls-lib", value_name = "PATH", conflicts_with = "tap")]
+    pub tls_lib: Vec<PathBuf>,
     #[command(flatten)]
     pub tap: TapArgs,
 }
@@ -629,6 +643,8 @@ impl LiveArgs {
         // Wake a sleeping consumer when a quarter of the ring is used, never per record.
         cfg.wakeup_threshold_bytes = ring_bytes / 4;
         cfg.breakdown = self.breakdown;
+        cfg.tls_uprobes = self.tls_uprobes || !self.tls_lib.is_empty();
+        cfg.tls_libs = self.tls_lib.clone();
         Ok(cfg)
     }
 }

@@ -58,6 +58,8 @@ impl LiveArgs {
             relinquish: None,
             breakdown: false,
             tls_keylog: Vec::new(),
+            tls_uprobes: false,
+            tls_lib: Vec::new(),
             tap: TapArgs {
                 tap: false,
                 time_stamp_type: None,

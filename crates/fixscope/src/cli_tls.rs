@@ -38,14 +38,24 @@ pub fn key_log(paths: &[PathBuf], captures: &[PathBuf]) -> Result<Option<Arc<Key
 }
 
 /// `live --tls-keylog`: the files read now and followed as they grow, so a session that
-/// connects after fixscope started is decrypted from its first record (no file: `config`
-/// as it was).
-pub fn with_followed_keys(paths: &[PathBuf], mut config: PipelineConfig) -> Result<PipelineConfig> {
-    if paths.is_empty() {
+/// connects after fixscope started is decrypted from its first record; with `uprobes`
+/// (`--tls-uprobes`), a connection without its key is followed by its application's
+/// OpenSSL calls (neither: `config` as it was).
+pub fn with_followed_keys(
+    paths: &[PathBuf],
+    uprobes: bool,
+    mut config: PipelineConfig,
+) -> Result<PipelineConfig> {
+    if paths.is_empty() && !uprobes {
         return Ok(config);
     }
-    let store = KeyStore::follow(paths).context("--tls-keylog: cannot read the key log")?;
-    said(&store, "waiting for the engines to write their lines");
+    let mut store = KeyStore::follow(paths).context("--tls-keylog: cannot read the key log")?;
+    if !paths.is_empty() {
+        said(&store, "waiting for the engines to write their lines");
+    }
+    if uprobes {
+        store = store.and_uprobes();
+    }
     config.tls_keys = Some(Arc::new(store));
     // The summary names the TLS connections not decrypted.
     config.tls_undecrypted = Some(Default::default());

@@ -23,6 +23,7 @@ pub fn run(args: &LiveArgs) -> Result<ExitCode> {
     fixscope_core::wire_stamp::choose(args.tap.wire_timestamps);
     let mut pipeline = Pipeline::new(crate::cli_tls::with_followed_keys(
         &args.tls_keylog,
+        false,
         args.analysis.pipeline_config()?,
     )?);
     pipeline.set_timestamp_source(config.timestamps.name());
