@@ -11,7 +11,6 @@ use rustix::net::{AddressFamily, SocketFlags, SocketType};
 
 use crate::attach::{self, Attached};
 use crate::breakdown::{socket_event_from_record, Breakdown, BreakdownCounters, SocketHooks};
-use crate::tls_uprobe::{tls_call_from_record, TlsUprobeCounters, TlsUprobes};
 use crate::clock;
 use crate::config::{AttachMode, IdleStrategy, LiveConfig};
 use crate::counters::KernelCounters;
@@ -22,6 +21,7 @@ use crate::record::segment_from_record;
 use crate::ring::{At, Ring, RingLevel};
 use crate::skeleton::OwnedSkel;
 use crate::sys::{self, ProgramStats};
+use crate::tls_uprobe::{tls_call_from_record, TlsUprobeCounters, TlsUprobes};
 use crate::{load, LiveError};
 
 /// With [`IdleStrategy::Backoff`], the shortest time between two drains of the ring.
@@ -323,7 +323,10 @@ impl LiveCapture {
 
     /// `--tls-uprobes`' kernel counters (`None` without it).
     pub fn tls_uprobe_counters(&self) -> Result<Option<TlsUprobeCounters>, LiveError> {
-        self.tls_uprobes.as_ref().map(TlsUprobes::counters).transpose()
+        self.tls_uprobes
+            .as_ref()
+            .map(TlsUprobes::counters)
+            .transpose()
     }
 
     /// `--tls-uprobes`: each library hooked with the OpenSSL functions found in it (empty

@@ -5,10 +5,10 @@
 use serde::Serialize;
 
 use crate::breakdown::BreakdownCounters;
-use crate::tls_uprobe::TlsUprobeCounters;
 use crate::percpu::sum_per_cpu;
 use crate::skeleton::types::fxs_counter as C;
 use crate::skeleton::FixscopeSkel;
+use crate::tls_uprobe::TlsUprobeCounters;
 use crate::LiveError;
 
 /// How many counters the kernel keeps (`FXS_CNT_NR`).

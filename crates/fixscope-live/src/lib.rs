@@ -61,11 +61,11 @@ pub use crate::priority::{thread_policy, ConsumerPriority};
 /// The ring record decoder, for the fuzz targets.
 pub use crate::record::{segment_from_record, REC_HDR as RECORD_HEADER_BYTES};
 pub use crate::source::{LiveSource, HOUSEKEEPING_EVERY};
-pub use crate::tls_uprobe::{
-    tls_call_from_record, TlsUprobeCounters, TLS_CALL_HEADER_BYTES, UPROBE_FUNCTIONS,
-};
 pub use crate::sys::{
     check_privileges, enable_bpf_stats, ifindex_of, ifname_of, kernel_version, ProgramStats,
+};
+pub use crate::tls_uprobe::{
+    tls_call_from_record, TlsUprobeCounters, TLS_CALL_HEADER_BYTES, UPROBE_FUNCTIONS,
 };
 
 /// Routes libbpf's own messages: only with `verbose` (otherwise harmless notices such as

@@ -8,11 +8,11 @@ use fixscope_core::segment::Segment;
 use fixscope_core::source::{counters_of, Captured, Counter, Flow, Polled, Source, SourceError};
 
 use crate::breakdown::BreakdownCounters;
-use crate::tls_uprobe::TlsUprobeCounters;
 use crate::capture::LiveCapture;
 use crate::clock;
 use crate::config::LiveConfig;
 use crate::counters::{KernelCounters, KernelIntervalCounters, LiveCounters};
+use crate::tls_uprobe::TlsUprobeCounters;
 use crate::LiveError;
 
 /// Reading the kernel counters costs a lookup per CPU, and the interface check a syscall:

@@ -301,7 +301,7 @@ impl TlsConnection {
     }
 
     /// Bytes of `side` to its records' framer (`--tls-uprobes`); once the connection goes
-    /// by calls, a direction without any is given up after the wait.
+    /// by calls, a direction without any is given up ([`CallJoin::is_silent`]).
     fn wire<F>(
         &mut self,
         side: Side,
@@ -318,7 +318,7 @@ impl TlsConnection {
         };
         let join = &mut calls[side as usize];
         join.wire(seq, bytes, ts_ns, counters, &mut |p| out(side, p));
-        if self.mode == Mode::Uprobe && calls.iter().any(|c| c.is_silent(ts_ns)) {
+        if self.mode == Mode::Uprobe && calls.iter().any(|c| c.is_silent()) {
             self.give_up(Undecryptable::NoCalls, counters);
         }
     }

@@ -65,6 +65,10 @@ pub const MAX_HELD_CALL_BYTES: usize = 256 << 10;
 /// Records framed and not yet given their plaintext, per direction, at most (a
 /// connection whose calls are not seen: the engine does not use the hooked libssl).
 const MAX_SPANS: usize = 1 << 14;
+/// Protected records a direction may carry before its application's first call without
+/// being silent: TLS 1.3's encrypted handshake flight and session tickets (each one
+/// record or a few) look like application data on the wire.
+pub const MAX_RECORDS_BEFORE_A_CALL: u32 = 8;
 
 /// `a` before `b` in sequence space.
 #[inline]
@@ -226,6 +230,8 @@ pub struct CallJoin {
     held_bytes: usize,
     /// Which calls feed this direction (the first kind seen).
     source: Option<CallKind>,
+    /// Protected records framed while no call had come.
+    uncalled: u32,
     current: Option<Current>,
     /// Set once the suite is known (the ServerHello).
     overhead: Option<u32>,
@@ -241,6 +247,7 @@ impl Default for CallJoin {
             held: VecDeque::new(),
             held_bytes: 0,
             source: None,
+            uncalled: 0,
             current: None,
             overhead: None,
             now_ns: 0,
@@ -264,9 +271,13 @@ impl CallJoin {
         out: &mut impl FnMut(Plain<'_>),
     ) {
         self.now_ns = self.now_ns.max(ts_ns);
-        let spans = &mut self.spans;
-        self.framer
-            .push(seq, bytes, ts_ns, &mut |s| spans.push_back(s));
+        let (spans, uncalled, calls) = (&mut self.spans, &mut self.uncalled, self.source);
+        self.framer.push(seq, bytes, ts_ns, &mut |s| {
+            if calls.is_none() && s.outer == APPLICATION_DATA {
+                *uncalled += 1;
+            }
+            spans.push_back(s)
+        });
         if self.spans.len() > MAX_SPANS {
             // Nobody's calls take these records: the oldest can no longer be placed.
             self.spans.pop_front();
@@ -282,16 +293,11 @@ impl CallJoin {
         self.current = None;
     }
 
-    /// True when no call ever came for records older than [`CALL_WAIT_NS`] at `now_ns`:
-    /// the application does not use the hooked library.
-    pub fn is_silent(&self, now_ns: u64) -> bool {
-        self.source.is_none()
-            && self.overhead.is_some()
-            && self
-                .spans
-                .iter()
-                .find(|s| s.outer == APPLICATION_DATA)
-                .is_some_and(|s| now_ns.saturating_sub(s.ts_ns) > CALL_WAIT_NS)
+    /// True when more protected records came than a handshake makes and no call of the
+    /// application did: it does not use the hooked library. Not a matter of time: a
+    /// session may stay quiet after its handshake as long as it likes.
+    pub fn is_silent(&self) -> bool {
+        self.source.is_none() && self.uncalled > MAX_RECORDS_BEFORE_A_CALL
     }
 
     /// One call's plaintext.

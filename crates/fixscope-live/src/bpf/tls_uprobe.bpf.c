@@ -7,9 +7,10 @@
  * - uprobe on SSL_read, SSL_read_ex, SSL_write, SSL_write_ex (libssl 1.1 and 3.x, or the
  *   library --tls-lib names): the call's SSL*, buffer and (_ex) byte-count pointer, by
  *   thread, for every process that maps the library.
- * - fexit/tcp_sendmsg_locked, fexit/tcp_recvmsg: a TCP write/read made by a thread inside
- *   such a call, on a watched connection: the socket's flow and the TCP byte range, read
- *   as the --breakdown hooks read them. This is what filters in the kernel: a call that
+ * - fexit/tcp_sendmsg_locked, fexit/tcp_recvmsg (or, on kernels that refuse BPF
+ *   trampolines, the socket tracepoints): a TCP write/read made by a thread inside such
+ *   a call, on a watched connection: the socket's flow and the TCP byte range, read as
+ *   the --breakdown hooks read them. This is what filters in the kernel: a call that
  *   touched no watched socket is never written out.
  * - uretprobe on the four: the call returned n > 0 bytes: one ring record with the flow,
  *   the TCP range (if any) and the plaintext. A read served from a record OpenSSL had read
@@ -59,9 +60,11 @@ struct fxt_active {
 	struct fxs_sock_flow flow;
 	__u32 seq_start;
 	__u32 seq_end;
+	__u32 send_start; /* tracepoint path: write_seq at the write's first pass */
 	__u8 call;
 	__u8 tcp; /* 0: no TCP I/O seen yet, 1: one contiguous range, 2: not one range */
-	__u8 pad[6];
+	__u8 send_pending;
+	__u8 pad;
 };
 
 struct {
@@ -205,6 +208,70 @@ int fxt_recv_exit(unsigned long long *ctx)
 	__u32 fin = (BPF_CORE_READ(sk, sk_shutdown) & 1 /* RCV_SHUTDOWN */) &&
 		    copied == BPF_CORE_READ(tp, rcv_nxt);
 	tcp_io(sk, 1, copied - fin, n);
+	return 0;
+}
+
+/*
+ * The same TCP I/O from the socket tracepoints (Linux >= 6.12), for kernels that refuse
+ * fentry/fexit; the loader uses these only when those do not load. Reads:
+ * sock_recv_length(sk, ret, flags) fires as sock_recvmsg returns, the fexit's point.
+ */
+SEC("tp_btf/sock_recv_length")
+int fxt_tp_recv(unsigned long long *ctx)
+{
+	struct sock *sk = (struct sock *)ctx[0];
+	int n = (int)ctx[1];
+	__u64 flags = ctx[2];
+	if (n <= 0 || (flags & (MSG_PEEK | MSG_ERRQUEUE)))
+		return 0;
+	struct tcp_sock *tp = (struct tcp_sock *)sk;
+	__u32 copied = BPF_CORE_READ(tp, copied_seq);
+	__u32 fin = (BPF_CORE_READ(sk, sk_shutdown) & 1 /* RCV_SHUTDOWN */) &&
+		    copied == BPF_CORE_READ(tp, rcv_nxt);
+	tcp_io(sk, 1, copied - fin, n);
+	return 0;
+}
+
+/* Writes, part 1: tcp_sendmsg_locked's tracepoint fires under the socket lock before each
+ * pass of its copy loop queues anything: the first pass's write_seq is the write's first
+ * byte. */
+SEC("tp_btf/tcp_sendmsg_locked")
+int fxt_tp_locked(unsigned long long *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct fxt_active *a = bpf_map_lookup_elem(&fxt_active, &id);
+	if (!a || a->call != FXT_CALL_WRITE || a->send_pending)
+		return 0;
+	struct tcp_sock *tp = (struct tcp_sock *)ctx[0];
+	a->send_start = BPF_CORE_READ(tp, write_seq);
+	a->send_pending = 1;
+	return 0;
+}
+
+/* Writes, part 2: sock_send_length(sk, ret, 0) as sock_sendmsg returns the bytes queued;
+ * exactly those must have been queued since part 1 (else another thread wrote between,
+ * after release_sock: not one range). */
+SEC("tp_btf/sock_send_length")
+int fxt_tp_send(unsigned long long *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct fxt_active *a = bpf_map_lookup_elem(&fxt_active, &id);
+	if (!a || a->call != FXT_CALL_WRITE || !a->send_pending)
+		return 0;
+	a->send_pending = 0;
+	struct sock *sk = (struct sock *)ctx[0];
+	int n = (int)ctx[1];
+	if (n <= 0)
+		return 0;
+	struct tcp_sock *tp = (struct tcp_sock *)sk;
+	__u32 end = BPF_CORE_READ(tp, write_seq);
+	if (end - a->send_start != (__u32)n) {
+		struct fxs_sock_flow f;
+		if (sock_watched(sk, 0, &f))
+			a->tcp = 2;
+		return 0;
+	}
+	tcp_io(sk, 0, end, n);
 	return 0;
 }
 

@@ -101,13 +101,26 @@ mod tests {
         let data = [1u8; 10];
         let mut h = write_v4(&data);
         h.total = 70_000;
-        assert!(tls_call_from_record(&record(h, &data)).unwrap().call.truncated);
+        assert!(
+            tls_call_from_record(&record(h, &data))
+                .unwrap()
+                .call
+                .truncated
+        );
         let mut h = write_v4(&data);
         h.flags |= fxt_flag::FXT_FLAG_TCP_SPLIT.0 as u8;
-        assert!(tls_call_from_record(&record(h, &data)).unwrap().call.truncated);
+        assert!(
+            tls_call_from_record(&record(h, &data))
+                .unwrap()
+                .call
+                .truncated
+        );
         let mut h = write_v4(&data);
         h.flags = 0;
-        assert_eq!(tls_call_from_record(&record(h, &data)).unwrap().call.tcp, None);
+        assert_eq!(
+            tls_call_from_record(&record(h, &data)).unwrap().call.tcp,
+            None
+        );
         let rec = record(write_v4(&data), &data);
         assert!(tls_call_from_record(&rec[..TLS_CALL_HEADER_BYTES + 5]).is_none());
         assert!(tls_call_from_record(&record(write_v4(&[]), &[])).is_none());

@@ -95,7 +95,9 @@ mod tests {
                 b.join("libssl.so.1.1").canonicalize().unwrap()
             ]
         );
-        assert!(libraries(&[dir.join("missing.so")]).unwrap_err().contains("--tls-lib"));
+        assert!(libraries(&[dir.join("missing.so")])
+            .unwrap_err()
+            .contains("--tls-lib"));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

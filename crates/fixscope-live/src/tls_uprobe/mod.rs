@@ -35,8 +35,12 @@ pub const UPROBE_FUNCTIONS: [(&str, &str); 4] = [
     ("SSL_write_ex", "fxt_write_ex_entry"),
 ];
 pub const RETURN_PROGRAM: &str = "fxt_return";
-/// The TCP hooks that tie a call to its connection and byte range (BPF trampolines).
-pub const TCP_PROGRAMS: [&str; 2] = ["fxt_send_exit", "fxt_recv_exit"];
+/// The TCP hooks that tie a call to its connection and byte range: fexit on
+/// tcp_sendmsg_locked and tcp_recvmsg (BPF trampolines) ...
+pub const TCP_FENTRY_PROGRAMS: [&str; 2] = ["fxt_send_exit", "fxt_recv_exit"];
+/// ... or, for kernels that refuse those, the socket tracepoints tcp_sendmsg_locked,
+/// sock_send_length and sock_recv_length (Linux >= 6.12).
+pub const TCP_TRACEPOINT_PROGRAMS: [&str; 3] = ["fxt_tp_locked", "fxt_tp_send", "fxt_tp_recv"];
 
 /// The attached uprobes and TCP hooks, and their ring.
 pub(crate) struct TlsUprobes {
@@ -56,51 +60,18 @@ impl TlsUprobes {
     /// error naming it.
     pub(crate) fn open(cfg: &LiveConfig) -> Result<TlsUprobes, LiveError> {
         let libraries = libs::libraries(&cfg.tls_libs).map_err(LiveError::Config)?;
-        let mut storage = MaybeUninit::<OpenObject>::uninit();
-        let mut open = TlsUprobeSkelBuilder::default()
-            .open(&mut storage)
-            .map_err(|e| LiveError::load("opening the TLS uprobe BPF object", e))?;
-        configure(&mut open, cfg)?;
-        let skel = open.load().map_err(|e| {
-            LiveError::load(
-                "tls_uprobe.bpf.o (the verifier log is printed with -v)",
-                e,
-            )
-        })?;
-        let ring_map = MapHandle::try_from(&skel.maps.fxt_ring)
-            .map_err(|e| LiveError::bpf("duplicating the TLS uprobe ring descriptor", e))?;
-        let counters = MapHandle::try_from(&skel.maps.fxt_counters)
-            .map_err(|e| LiveError::bpf("duplicating the TLS uprobe counters descriptor", e))?;
-        let mut links = Vec::new();
-        // The TCP hooks first: a call whose entry comes before them would have no range.
-        for name in TCP_PROGRAMS {
-            let link = program(&skel, name)?.attach().map_err(|e| {
-                LiveError::attach(
-                    format!(
-                        "--tls-uprobes: attaching {name} (fexit on tcp_sendmsg_locked / \
-                         tcp_recvmsg: BPF trampolines, x86_64 Linux >= 5.5, arm64 >= 6.0)"
-                    ),
-                    e,
-                )
-            })?;
-            links.push(link);
+        let mut first_error = None;
+        for tcp in [&TCP_FENTRY_PROGRAMS[..], &TCP_TRACEPOINT_PROGRAMS[..]] {
+            match with_loaded(cfg, tcp, |skel| attach(skel, tcp, &libraries)) {
+                Ok(opened) => return Ok(opened),
+                // A library without the functions fails either way: say that.
+                Err(e @ LiveError::Config(_)) => return Err(e),
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
         }
-        let mut hooked = Vec::new();
-        for lib in &libraries {
-            let functions = attach_library(&skel, lib, &mut links)?;
-            hooked.push((lib.clone(), functions));
-        }
-        let owned = ring_map
-            .as_fd()
-            .try_clone_to_owned()
-            .map_err(|e| LiveError::load("duplicating the TLS uprobe ring descriptor", e))?;
-        let ring = Ring::new(owned, ring_map.max_entries() as usize)?;
-        Ok(TlsUprobes {
-            ring: Some(ring),
-            counters,
-            links,
-            hooked,
-        })
+        Err(first_error.expect("two attempts were made"))
     }
 
     /// The calls' ring, for the capture's timestamp merge (`merge.rs`): each record is
@@ -122,6 +93,70 @@ impl TlsUprobes {
     pub(crate) fn detach(&mut self) {
         self.links.clear();
     }
+}
+
+/// Opens the object, keeps the uprobe programs and the `tcp` hooks, loads it and hands
+/// the skeleton to `f`.
+fn with_loaded<T>(
+    cfg: &LiveConfig,
+    tcp: &[&str],
+    f: impl FnOnce(&TlsUprobeSkel<'_>) -> Result<T, LiveError>,
+) -> Result<T, LiveError> {
+    let mut storage = MaybeUninit::<OpenObject>::uninit();
+    let mut open = TlsUprobeSkelBuilder::default()
+        .open(&mut storage)
+        .map_err(|e| LiveError::load("opening the TLS uprobe BPF object", e))?;
+    configure(&mut open, cfg)?;
+    for mut p in open.open_object_mut().progs_mut() {
+        let name = p.name().to_str().unwrap_or_default().to_string();
+        let uprobe = name == RETURN_PROGRAM || UPROBE_FUNCTIONS.iter().any(|(_, e)| *e == name);
+        p.set_autoload(uprobe || tcp.contains(&name.as_str()));
+    }
+    let skel = open.load().map_err(|e| {
+        LiveError::load(
+            format!(
+                "tls_uprobe.bpf.o with the TCP hooks {tcp:?} (the verifier log is printed with -v)"
+            ),
+            e,
+        )
+    })?;
+    f(&skel)
+}
+
+/// Attaches the `tcp` hooks, then the uprobes on every library.
+fn attach(
+    skel: &TlsUprobeSkel<'_>,
+    tcp: &[&str],
+    libraries: &[PathBuf],
+) -> Result<TlsUprobes, LiveError> {
+    let ring_map = MapHandle::try_from(&skel.maps.fxt_ring)
+        .map_err(|e| LiveError::bpf("duplicating the TLS uprobe ring descriptor", e))?;
+    let counters = MapHandle::try_from(&skel.maps.fxt_counters)
+        .map_err(|e| LiveError::bpf("duplicating the TLS uprobe counters descriptor", e))?;
+    let mut links = Vec::new();
+    // The TCP hooks first: a call whose entry comes before them would have no range.
+    for &name in tcp {
+        let link = program(skel, name)?
+            .attach()
+            .map_err(|e| LiveError::attach(format!("--tls-uprobes: attaching {name}"), e))?;
+        links.push(link);
+    }
+    let mut hooked = Vec::new();
+    for lib in libraries {
+        let functions = attach_library(skel, lib, &mut links)?;
+        hooked.push((lib.clone(), functions));
+    }
+    let owned = ring_map
+        .as_fd()
+        .try_clone_to_owned()
+        .map_err(|e| LiveError::load("duplicating the TLS uprobe ring descriptor", e))?;
+    let ring = Ring::new(owned, ring_map.max_entries() as usize)?;
+    Ok(TlsUprobes {
+        ring: Some(ring),
+        counters,
+        links,
+        hooked,
+    })
 }
 
 /// Sets the entry and return probes of every [`UPROBE_FUNCTIONS`] entry `lib` has; the
@@ -146,10 +181,7 @@ fn attach_library(
                     },
                 )
                 .map_err(|e| {
-                    LiveError::attach(
-                        format!("--tls-uprobes: {function} in {}", lib.display()),
-                        e,
-                    )
+                    LiveError::attach(format!("--tls-uprobes: {function} in {}", lib.display()), e)
                 })
         };
         // The entry first: a return without its entry is skipped, never half-seen.
@@ -170,7 +202,11 @@ fn attach_library(
              symbols (found: {}); is it OpenSSL's libssl, or an engine binary stripped of \
              its symbols?",
             lib.display(),
-            if found.is_empty() { "none".to_string() } else { found.join(", ") }
+            if found.is_empty() {
+                "none".to_string()
+            } else {
+                found.join(", ")
+            }
         )));
     }
     Ok(found)

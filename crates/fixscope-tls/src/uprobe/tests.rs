@@ -291,11 +291,28 @@ fn a_hole_or_a_truncated_call_is_unmapped_never_timed() {
 }
 
 #[test]
-fn a_direction_whose_calls_never_come_is_silent_after_the_wait() {
+fn a_direction_whose_calls_never_come_is_silent_after_more_records_than_a_handshake() {
     let mut j = join();
     let mut counters = TlsCounters::default();
     let mut got = Got::default();
-    j.wire(0, &record13(40), 100, &mut counters, &mut got.sink());
-    assert!(!j.is_silent(100 + CALL_WAIT_NS));
-    assert!(j.is_silent(101 + CALL_WAIT_NS));
+    let rec = record13(40);
+    let mut seq = 0u32;
+    for i in 0..=MAX_RECORDS_BEFORE_A_CALL {
+        assert!(!j.is_silent(), "{i} records");
+        j.wire(seq, &rec, 100, &mut counters, &mut got.sink());
+        seq += rec.len() as u32;
+    }
+    assert!(j.is_silent());
+    // A direction whose calls come is never silent, however many records it has.
+    let mut j = join();
+    j.call(
+        &call(CallKind::Read, None, b"x", 1),
+        &mut counters,
+        &mut got.sink(),
+    );
+    for _ in 0..=MAX_RECORDS_BEFORE_A_CALL * 2 {
+        j.wire(seq, &rec, 100, &mut counters, &mut got.sink());
+        seq += rec.len() as u32;
+    }
+    assert!(!j.is_silent());
 }
