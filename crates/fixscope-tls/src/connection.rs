@@ -258,7 +258,8 @@ impl TlsConnection {
     }
 
     /// The connection ends (closed, forgotten, the run's end): one held for its key gets
-    /// a last look, then is `no_key`.
+    /// a last look, then is `no_key`; one followed by calls, none of which came for a
+    /// direction, is `no_ssl_calls`.
     pub fn settle<K, F>(&mut self, keys: &K, counters: &mut TlsCounters, out: &mut F)
     where
         K: KeySource + ?Sized,
@@ -268,6 +269,9 @@ impl TlsConnection {
             self.await_key(u64::MAX, keys, counters, out);
         }
         if let (Mode::Uprobe, Some(calls)) = (self.mode, self.calls.as_mut()) {
+            if calls.iter().any(|c| c.is_silent()) {
+                return self.give_up(Undecryptable::NoCalls, counters);
+            }
             for side in [Side::Client, Side::Server] {
                 calls[side as usize].settle(counters, &mut |p| out(side, p));
             }
@@ -300,8 +304,9 @@ impl TlsConnection {
         }
     }
 
-    /// Bytes of `side` to its records' framer (`--tls-uprobes`); once the connection goes
-    /// by calls, a direction without any is given up ([`CallJoin::is_silent`]).
+    /// Bytes of `side` to its records' framer (`--tls-uprobes`). A direction none of whose
+    /// calls come is told only at the connection's end ([`CallJoin::is_silent`]): while it
+    /// runs, an application may simply not have read yet.
     fn wire<F>(
         &mut self,
         side: Side,
@@ -316,11 +321,7 @@ impl TlsConnection {
         let Some(calls) = self.calls.as_mut() else {
             return;
         };
-        let join = &mut calls[side as usize];
-        join.wire(seq, bytes, ts_ns, counters, &mut |p| out(side, p));
-        if self.mode == Mode::Uprobe && calls.iter().any(|c| c.is_silent()) {
-            self.give_up(Undecryptable::NoCalls, counters);
-        }
+        calls[side as usize].wire(seq, bytes, ts_ns, counters, &mut |p| out(side, p));
     }
 
     /// Held for the key at `now_ns`: decrypts everything held once it is there (records of

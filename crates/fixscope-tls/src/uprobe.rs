@@ -68,7 +68,7 @@ const MAX_SPANS: usize = 1 << 14;
 /// Protected records a direction may carry before its application's first call without
 /// being silent: TLS 1.3's encrypted handshake flight and session tickets (each one
 /// record or a few) look like application data on the wire.
-pub const MAX_RECORDS_BEFORE_A_CALL: u32 = 8;
+pub const MAX_RECORDS_BEFORE_A_CALL: u32 = 16;
 
 /// `a` before `b` in sequence space.
 #[inline]
@@ -294,8 +294,8 @@ impl CallJoin {
     }
 
     /// True when more protected records came than a handshake makes and no call of the
-    /// application did: it does not use the hooked library. Not a matter of time: a
-    /// session may stay quiet after its handshake as long as it likes.
+    /// application did: it does not use the hooked library. Asked at the connection's end
+    /// only (while it runs, the application may not have read yet).
     pub fn is_silent(&self) -> bool {
         self.source.is_none() && self.uncalled > MAX_RECORDS_BEFORE_A_CALL
     }

@@ -6,14 +6,17 @@ crates/fixscope/tests/tls_live.rs.
   tls_fix.py serve DIR PORT                answer each NewOrderSingle (35=D) with an
                                            ExecutionReport (35=8) of the same ClOrdID (11);
                                            prints "listening" on stderr once it accepts connections
-  tls_fix.py client PORT N OUT [KEYLOG] [--tls12] [--late]
+  tls_fix.py client PORT N OUT [KEYLOG] [--tls12] [--late] [--big]
                                            send N orders, one at a time; OUT gets one line a
                                            order: ClOrdID send_ns receive_ns (time.time_ns());
                                            KEYLOG: the client's SSLContext.keylog_filename
                                            (OpenSSL appends the lines during the handshake);
                                            --late: OpenSSL writes them to KEYLOG.private, and
                                            they are appended to KEYLOG only after half the
-                                           orders were answered (an engine that logs late)
+                                           orders were answered (an engine that logs late);
+                                           --big: every order and its report carry a 40,000-byte
+                                           Text (58): each spans three TLS records, and the
+                                           exchange reads it in several SSL_read calls
 
 The client's own round trip (its send before the request is on the wire, its receive after
 the response was) bounds the wire latency fixscope measures.
@@ -86,7 +89,11 @@ def serve(directory, port):
                 seq = 1
                 for msg in messages(tls):
                     if field(msg, b"35") == b"D":
-                        tls.sendall(fix(b"8", seq, [(11, field(msg, b"11")), (39, b"0"), (150, b"0")]))
+                        report = [(11, field(msg, b"11")), (39, b"0"), (150, b"0")]
+                        text = field(msg, b"58")
+                        if text:
+                            report.append((58, text))
+                        tls.sendall(fix(b"8", seq, report))
                         seq += 1
         except (ssl.SSLError, OSError):
             pass
@@ -96,7 +103,7 @@ def serve(directory, port):
         threading.Thread(target=session, args=(conn,), daemon=True).start()
 
 
-def client(port, n, out, keylog, tls12, late):
+def client(port, n, out, keylog, tls12, late, big):
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     ctx.check_hostname = False
     ctx.verify_mode = ssl.CERT_NONE
@@ -111,7 +118,10 @@ def client(port, n, out, keylog, tls12, late):
             lines = []
             for i in range(n):
                 cl_ord_id = b"ORD%d" % i
-                order = fix(b"D", i + 1, [(11, cl_ord_id), (55, b"EURUSD"), (54, b"1"), (38, b"100")])
+                fields = [(11, cl_ord_id), (55, b"EURUSD"), (54, b"1"), (38, b"100")]
+                if big:
+                    fields.append((58, b"x" * 40000))
+                order = fix(b"D", i + 1, fields)
                 sent = time.time_ns()
                 tls.sendall(order)
                 reply = next(replies)
@@ -134,7 +144,7 @@ def main(argv):
     elif argv[1] == "client":
         rest = [a for a in argv[5:] if not a.startswith("--")]
         client(int(argv[2]), int(argv[3]), argv[4], rest[0] if rest else None,
-               "--tls12" in argv, "--late" in argv)
+               "--tls12" in argv, "--late" in argv, "--big" in argv)
     else:
         sys.exit(__doc__)
 
