@@ -11,7 +11,7 @@ use crate::record::{ALERT, APPLICATION_DATA, CHANGE_CIPHER_SPEC, HANDSHAKE};
 use crate::schedule;
 use crate::store::{HoldPermit, KeySource};
 use crate::suite::{self, Suite, Version};
-use crate::uprobe::{CallJoin, TlsCall};
+use crate::uprobe::{CallCheck, CallJoin, TlsCall};
 
 /// Which end sent the bytes: the TLS client (the FIX initiator) or the server.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -106,6 +106,9 @@ pub struct TlsConnection {
     /// `--tls-uprobes`: each direction's records framed with their sequence numbers
     /// (client, server), from the first byte until a key is found.
     calls: Option<Box<[CallJoin; 2]>>,
+    /// `--tls-uprobes` with its key found: what the calls place is compared with the
+    /// decryption (client, server).
+    checks: Option<Box<[CallCheck; 2]>>,
 }
 
 impl Default for TlsConnection {
@@ -126,6 +129,7 @@ impl TlsConnection {
             suite: None,
             awaiting: None,
             calls: None,
+            checks: None,
         }
     }
 
@@ -226,18 +230,28 @@ impl TlsConnection {
                 }
             }
         }
-        if self.calls.is_some() {
-            // Framed from the first byte, in case no key comes.
-            self.wire(side, bytes, seq, ts_ns, counters, out);
-        }
+        // With calls checked against it, what decryption gives is noted first.
+        let mut checks = self.checks.take();
+        let mut out_noted = |s: Side, p: Plain<'_>| {
+            if let (Some(c), Plain::Data { bytes, ts_ns }) = (checks.as_mut(), &p) {
+                c[s as usize].decrypted(bytes, *ts_ns);
+            }
+            out(s, p)
+        };
         self.direction(side).reader.push(bytes, ts_ns);
-        self.drain(side, keys, counters, out);
+        self.drain(side, keys, counters, &mut out_noted);
         if side == Side::Server
             && self.mode == Mode::Tls
             && self.version.is_some()
             && !self.client.reader.pending().is_empty()
         {
-            self.drain(Side::Client, keys, counters, out);
+            self.drain(Side::Client, keys, counters, &mut out_noted);
+        }
+        // A key found just now starts the checks.
+        self.checks = checks.or_else(|| self.checks.take());
+        if self.calls.is_some() {
+            // Framed from the first byte, in case no key comes (or to check the calls).
+            self.wire(side, bytes, seq, ts_ns, counters, out);
         }
     }
 
@@ -290,13 +304,19 @@ impl TlsConnection {
     ) where
         F: FnMut(Side, Plain<'_>),
     {
-        match (self.mode, self.calls.as_mut()) {
-            (Mode::Uprobe, Some(calls)) => {
+        match (self.mode, self.calls.as_mut(), self.checks.as_mut()) {
+            (Mode::Uprobe, Some(calls), _) => {
                 calls[side as usize].call(call, counters, &mut |p| out(side, p))
+            }
+            (Mode::Tls, Some(calls), Some(checks)) => {
+                let (join, check) = (&mut calls[side as usize], &mut checks[side as usize]);
+                let mut checked = TlsCounters::default();
+                join.call(call, counters, &mut |p| check.placed(p, &mut checked));
+                counters.merge_from(&checked);
             }
             // The handshake is not through yet on the wire (its records wait for the
             // merge): the call cannot be placed.
-            (Mode::Tls, Some(_)) if self.version.is_none() => {
+            (Mode::Tls, Some(_), None) if self.version.is_none() => {
                 counters.tls_uprobe_unmapped += 1;
                 out(side, Plain::Gap);
             }
@@ -321,7 +341,18 @@ impl TlsConnection {
         let Some(calls) = self.calls.as_mut() else {
             return;
         };
-        calls[side as usize].wire(seq, bytes, ts_ns, counters, &mut |p| out(side, p));
+        let join = &mut calls[side as usize];
+        match self.checks.as_mut() {
+            Some(checks) => {
+                let check = &mut checks[side as usize];
+                let mut checked = TlsCounters::default();
+                join.wire(seq, bytes, ts_ns, counters, &mut |p| {
+                    check.placed(p, &mut checked)
+                });
+                counters.merge_from(&checked);
+            }
+            None => join.wire(seq, bytes, ts_ns, counters, &mut |p| out(side, p)),
+        }
     }
 
     /// Held for the key at `now_ns`: decrypts everything held once it is there (records of
@@ -396,6 +427,7 @@ impl TlsConnection {
         self.client = DirectionState::default();
         self.server = DirectionState::default();
         self.calls = None;
+        self.checks = None;
     }
 
     /// Takes every complete record of `side`.
@@ -576,7 +608,14 @@ impl TlsConnection {
             None => false,
         };
         if keyed {
-            self.calls = None;
+            // With --tls-uprobes, the calls are still placed, and checked against this.
+            if let Some(calls) = self.calls.as_mut() {
+                let suite = self.suite.expect("set with the keys");
+                for join in calls.iter_mut() {
+                    join.set_suite(&suite);
+                }
+                self.checks = Some(Box::default());
+            }
             return;
         }
         if let (true, Some(calls)) = (keys.by_uprobes(), self.calls.as_mut()) {

@@ -33,11 +33,16 @@ pub struct TlsCounters {
     /// application's OpenSSL calls did (it does not use the hooked libssl: `--tls-lib`);
     /// their orders are not measured (the summary names each).
     pub tls_uprobe_silent: u64,
+    /// `--tls-uprobes` with `--tls-keylog`: records' worth of plaintext the calls placed on
+    /// a decrypted connection that equal the decryption's bytes at the same time.
+    pub tls_uprobe_verified: u64,
+    /// ... and those that did not (should stay 0: the two paths disagree).
+    pub tls_uprobe_disagreed: u64,
 }
 
 impl TlsCounters {
     /// Every field, for the arithmetic below (a test checks it names them all).
-    fn fields_mut(&mut self) -> [&mut u64; 9] {
+    fn fields_mut(&mut self) -> [&mut u64; 11] {
         [
             &mut self.tls_connections,
             &mut self.tls_records_decrypted,
@@ -48,6 +53,8 @@ impl TlsCounters {
             &mut self.tls_resyncs,
             &mut self.tls_uprobe_unmapped,
             &mut self.tls_uprobe_silent,
+            &mut self.tls_uprobe_verified,
+            &mut self.tls_uprobe_disagreed,
         ]
     }
 

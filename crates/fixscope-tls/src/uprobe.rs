@@ -468,6 +468,76 @@ impl CallJoin {
     }
 }
 
+/// Decrypted plaintext held for the comparison at most, per direction (then the
+/// comparison stops: the calls are far behind).
+const MAX_CHECK_BYTES: usize = 1 << 20;
+
+/// `--tls-uprobes` with `--tls-keylog`: a connection that is decrypted is also placed by
+/// its calls, and each record's worth the calls place is compared with what decryption
+/// gave for the same bytes — same bytes, same time (`tls_uprobe_verified`,
+/// `tls_uprobe_disagreed`). What the calls place goes nowhere else.
+#[derive(Debug, Default)]
+pub struct CallCheck {
+    /// Decrypted chunks not yet compared, with their times; `offset` into the first.
+    expected: VecDeque<(Vec<u8>, u64)>,
+    offset: usize,
+    held: usize,
+    /// Too much was held: nothing more is compared.
+    stopped: bool,
+}
+
+impl CallCheck {
+    /// Plaintext decryption gave, at `ts_ns`.
+    pub fn decrypted(&mut self, bytes: &[u8], ts_ns: u64) {
+        if self.stopped || bytes.is_empty() {
+            return;
+        }
+        self.held += bytes.len();
+        if self.held > MAX_CHECK_BYTES {
+            self.stopped = true;
+            self.expected.clear();
+            return;
+        }
+        self.expected.push_back((bytes.to_vec(), ts_ns));
+    }
+
+    /// What the calls placed: counted as verified when it is the next decrypted bytes at
+    /// the same time, else as disagreed.
+    pub fn placed(&mut self, plain: Plain<'_>, counters: &mut TlsCounters) {
+        let Plain::Data { bytes, ts_ns } = plain else {
+            return; // an unmapped call: counted where it was found
+        };
+        if self.stopped {
+            return;
+        }
+        if self.take(bytes, ts_ns) {
+            counters.tls_uprobe_verified += 1;
+        } else {
+            counters.tls_uprobe_disagreed += 1;
+        }
+    }
+
+    fn take(&mut self, mut bytes: &[u8], ts_ns: u64) -> bool {
+        let mut same = true;
+        while !bytes.is_empty() {
+            let Some((chunk, at)) = self.expected.front() else {
+                return false;
+            };
+            let rest = &chunk[self.offset..];
+            let n = rest.len().min(bytes.len());
+            same &= rest[..n] == bytes[..n] && *at == ts_ns;
+            bytes = &bytes[n..];
+            self.offset += n;
+            self.held -= n;
+            if self.offset == chunk.len() {
+                self.expected.pop_front();
+                self.offset = 0;
+            }
+        }
+        same
+    }
+}
+
 fn unmapped(counters: &mut TlsCounters, out: &mut impl FnMut(Plain<'_>)) {
     counters.tls_uprobe_unmapped += 1;
     out(Plain::Gap);
