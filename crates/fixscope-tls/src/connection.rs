@@ -11,7 +11,9 @@ use crate::record::{ALERT, APPLICATION_DATA, CHANGE_CIPHER_SPEC, HANDSHAKE};
 use crate::schedule;
 use crate::store::{HoldPermit, KeySource};
 use crate::suite::{self, Suite, Version};
-use crate::uprobe::{CallCheck, CallJoin, TlsCall};
+use crate::uprobe::{CallCheck, CallJoin};
+
+mod calls;
 
 /// Which end sent the bytes: the TLS client (the FIX initiator) or the server.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -203,6 +205,7 @@ impl TlsConnection {
             Mode::Dead(_) => return,
             Mode::Uprobe => return self.wire(side, bytes, seq, ts_ns, counters, out),
             Mode::AwaitingKey => {
+                self.wire(side, bytes, seq, ts_ns, counters, out);
                 self.direction(side).reader.push(bytes, ts_ns);
                 return self.await_key(ts_ns, keys, counters, out);
             }
@@ -233,9 +236,7 @@ impl TlsConnection {
         // With calls checked against it, what decryption gives is noted first.
         let mut checks = self.checks.take();
         let mut out_noted = |s: Side, p: Plain<'_>| {
-            if let (Some(c), Plain::Data { bytes, ts_ns }) = (checks.as_mut(), &p) {
-                c[s as usize].decrypted(bytes, *ts_ns);
-            }
+            note_decrypted(&mut checks, s, &p);
             out(s, p)
         };
         self.direction(side).reader.push(bytes, ts_ns);
@@ -292,69 +293,6 @@ impl TlsConnection {
         }
     }
 
-    /// `--tls-uprobes`: one OpenSSL call's plaintext of `side`'s direction, placed on the
-    /// records that carried it (a connection not decrypted by call ignores it: plain FIX,
-    /// or one that found its key).
-    pub fn call<F>(
-        &mut self,
-        side: Side,
-        call: &TlsCall<'_>,
-        counters: &mut TlsCounters,
-        out: &mut F,
-    ) where
-        F: FnMut(Side, Plain<'_>),
-    {
-        match (self.mode, self.calls.as_mut(), self.checks.as_mut()) {
-            (Mode::Uprobe, Some(calls), _) => {
-                calls[side as usize].call(call, counters, &mut |p| out(side, p))
-            }
-            (Mode::Tls, Some(calls), Some(checks)) => {
-                let (join, check) = (&mut calls[side as usize], &mut checks[side as usize]);
-                let mut checked = TlsCounters::default();
-                join.call(call, counters, &mut |p| check.placed(p, &mut checked));
-                counters.merge_from(&checked);
-            }
-            // The handshake is not through yet on the wire (its records wait for the
-            // merge): the call cannot be placed.
-            (Mode::Tls, Some(_), None) if self.version.is_none() => {
-                counters.tls_uprobe_unmapped += 1;
-                out(side, Plain::Gap);
-            }
-            _ => {}
-        }
-    }
-
-    /// Bytes of `side` to its records' framer (`--tls-uprobes`). A direction none of whose
-    /// calls come is told only at the connection's end ([`CallJoin::is_silent`]): while it
-    /// runs, an application may simply not have read yet.
-    fn wire<F>(
-        &mut self,
-        side: Side,
-        bytes: &[u8],
-        seq: u32,
-        ts_ns: u64,
-        counters: &mut TlsCounters,
-        out: &mut F,
-    ) where
-        F: FnMut(Side, Plain<'_>),
-    {
-        let Some(calls) = self.calls.as_mut() else {
-            return;
-        };
-        let join = &mut calls[side as usize];
-        match self.checks.as_mut() {
-            Some(checks) => {
-                let check = &mut checks[side as usize];
-                let mut checked = TlsCounters::default();
-                join.wire(seq, bytes, ts_ns, counters, &mut |p| {
-                    check.placed(p, &mut checked)
-                });
-                counters.merge_from(&checked);
-            }
-            None => join.wire(seq, bytes, ts_ns, counters, &mut |p| out(side, p)),
-        }
-    }
-
     /// Held for the key at `now_ns`: decrypts everything held once it is there (records of
     /// both directions in the order they completed, at their own times), gives up once the
     /// bound passed.
@@ -380,12 +318,25 @@ impl TlsConnection {
             let held = self.client.reader.pending().len() + self.server.reader.pending().len();
             if now_ns.saturating_sub(since_ns) > KEY_WAIT_NS || held > MAX_HELD_AWAITING_KEY {
                 self.awaiting = None;
-                self.give_up(Undecryptable::NoKey, counters);
+                // With --tls-uprobes, the calls held meanwhile give the plaintext instead.
+                match hello.version {
+                    Some(version) if self.go_by_calls(&hello, version) => {
+                        self.resume_calls(counters, out)
+                    }
+                    _ => self.give_up(Undecryptable::NoKey, counters),
+                }
             }
             return;
         }
         self.awaiting = None;
         self.mode = Mode::Tls;
+        self.check_calls();
+        let mut checks = self.checks.take();
+        let mut out = |s: Side, p: Plain<'_>| {
+            note_decrypted(&mut checks, s, &p);
+            out(s, p)
+        };
+        let out = &mut out;
         // The rest of the ServerHello's record (TLS 1.2's Certificate, …) first.
         self.handshake_bytes(Side::Server, &[], false, since_ns, keys, counters);
         // Records in the order they completed, as they would have been read unheld: the
@@ -404,6 +355,9 @@ impl TlsConnection {
         }
         self.drain(Side::Client, keys, counters, out);
         self.drain(Side::Server, keys, counters, out);
+        self.checks = checks;
+        // The calls held while the key was awaited, checked against what was decrypted.
+        self.resume_calls(counters, &mut |_, _| {});
     }
 
     fn direction(&mut self, side: Side) -> &mut DirectionState {
@@ -609,30 +563,12 @@ impl TlsConnection {
         };
         if keyed {
             // With --tls-uprobes, the calls are still placed, and checked against this.
-            if let Some(calls) = self.calls.as_mut() {
-                let suite = self.suite.expect("set with the keys");
-                for join in calls.iter_mut() {
-                    join.set_suite(&suite);
-                }
-                self.checks = Some(Box::default());
-            }
-            return;
-        }
-        if let (true, Some(calls)) = (keys.by_uprobes(), self.calls.as_mut()) {
-            // No key: the application's calls give the plaintext; records are framed only.
-            let suite = suite::find(hello.cipher_suite, version).expect("checked above");
-            for join in calls.iter_mut() {
-                join.set_suite(&suite);
-            }
-            self.version = Some(version);
-            self.suite = Some(suite);
-            self.mode = Mode::Uprobe;
-            self.client = DirectionState::default();
-            self.server = DirectionState::default();
+            self.check_calls();
             return;
         }
         match keys.hold() {
-            // Live: the line may not be written yet; held, bounded, until it is.
+            // Live: the line may not be written yet; held, bounded, until it is (and the
+            // calls meanwhile, with --tls-uprobes).
             Some(permit) => {
                 self.mode = Mode::AwaitingKey;
                 self.awaiting = Some(Awaiting {
@@ -640,7 +576,10 @@ impl TlsConnection {
                     since_ns: ts_ns,
                     _permit: permit,
                 });
+                self.pause_calls();
             }
+            // No key: with --tls-uprobes the application's calls give the plaintext.
+            None if self.go_by_calls(hello, version) => {}
             None => self.give_up(Undecryptable::NoKey, counters),
         }
     }
@@ -697,6 +636,13 @@ impl TlsConnection {
             self.suite = Some(suite);
         }
         keyed
+    }
+}
+
+/// Decrypted plaintext noted for the calls' check (`--tls-uprobes` with a key).
+fn note_decrypted(checks: &mut Option<Box<[CallCheck; 2]>>, side: Side, plain: &Plain<'_>) {
+    if let (Some(c), Plain::Data { bytes, ts_ns }) = (checks.as_mut(), plain) {
+        c[side as usize].decrypted(bytes, *ts_ns);
     }
 }
 

@@ -237,6 +237,8 @@ pub struct CallJoin {
     overhead: Option<u32>,
     /// The newest time seen (wire or call): holds expire by it.
     now_ns: u64,
+    /// Calls are held, not placed (the connection waits for its key).
+    paused: bool,
 }
 
 impl Default for CallJoin {
@@ -251,6 +253,7 @@ impl Default for CallJoin {
             current: None,
             overhead: None,
             now_ns: 0,
+            paused: false,
         }
     }
 }
@@ -282,7 +285,9 @@ impl CallJoin {
             // Nobody's calls take these records: the oldest can no longer be placed.
             self.spans.pop_front();
         }
-        self.place_held(counters, out);
+        if !self.paused {
+            self.place_held(counters, out);
+        }
     }
 
     /// A hole in this direction's stream: its records cannot be framed any more, so no
@@ -311,8 +316,10 @@ impl CallJoin {
         if *self.source.get_or_insert(call.kind) != call.kind {
             return; // the other end's calls carry the same bytes
         }
-        self.place_held(counters, out);
-        if self.held.is_empty() {
+        if !self.paused {
+            self.place_held(counters, out);
+        }
+        if self.held.is_empty() && !self.paused {
             match self.place(call, out) {
                 Placed::Done => return,
                 Placed::Unmapped => return unmapped(counters, out),
@@ -332,8 +339,20 @@ impl CallJoin {
         });
     }
 
+    /// Holds calls without placing them until [`CallJoin::resume`].
+    pub fn pause(&mut self) {
+        self.paused = true;
+    }
+
+    /// Places the calls held while paused, and those that come from now on.
+    pub fn resume(&mut self, counters: &mut TlsCounters, out: &mut impl FnMut(Plain<'_>)) {
+        self.paused = false;
+        self.place_held(counters, out);
+    }
+
     /// The connection ends: calls still held are unmapped.
     pub fn settle(&mut self, counters: &mut TlsCounters, out: &mut impl FnMut(Plain<'_>)) {
+        self.paused = false;
         self.place_held(counters, out);
         while let Some(h) = self.held.pop_front() {
             self.held_bytes -= h.bytes.len();

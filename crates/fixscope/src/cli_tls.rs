@@ -49,10 +49,15 @@ pub fn with_followed_keys(
     if paths.is_empty() && !uprobes {
         return Ok(config);
     }
-    let mut store = KeyStore::follow(paths).context("--tls-keylog: cannot read the key log")?;
-    if !paths.is_empty() {
+    // Without a key log nothing is followed, so no connection waits for a key line.
+    let mut store = if paths.is_empty() {
+        KeyStore::from(KeyLog::new())
+    } else {
+        let store =
+            KeyStore::follow(paths).context("--tls-keylog: cannot read the key log")?;
         said(&store, "waiting for the engines to write their lines");
-    }
+        store
+    };
     if uprobes {
         store = store.and_uprobes();
     }
