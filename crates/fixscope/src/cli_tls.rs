@@ -53,8 +53,7 @@ pub fn with_followed_keys(
     let mut store = if paths.is_empty() {
         KeyStore::from(KeyLog::new())
     } else {
-        let store =
-            KeyStore::follow(paths).context("--tls-keylog: cannot read the key log")?;
+        let store = KeyStore::follow(paths).context("--tls-keylog: cannot read the key log")?;
         said(&store, "waiting for the engines to write their lines");
         store
     };

@@ -151,6 +151,65 @@ fn assert_every_order_by_calls(r: &Runs) {
     assert!(counter(&r.keyed, "tls_records_decrypted") > 0);
 }
 
+/// One instance with both the key log and the uprobes: each connection is decrypted, and
+/// every call of it is placed all the same and compared with the decryption — the same
+/// bytes at the same packet's time. The exact check that the calls give the wire's time.
+fn run_checked(test: &str, client_flags: &[&str]) {
+    require_root(test);
+    require_tool(test, "python3");
+    require_tool(test, "openssl");
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let keys = dir.path().join("keys.log");
+    std::fs::write(&keys, "").unwrap();
+    let trace = dir.path().join("t.csv");
+    let port = free_port();
+    let _exchange = start_tls_exchange(dir.path(), port);
+    let mut live = start_instance(
+        port,
+        &trace,
+        &["--tls-uprobes", "--tls-keylog", keys.to_str().unwrap()],
+    );
+    let client = run_tls_client(
+        port,
+        ORDERS,
+        &dir.path().join("client.txt"),
+        Some(&keys),
+        client_flags,
+    );
+    let done = stop_live_proc(&mut live, libc::SIGINT);
+    let (_, s) = parse_report(&done.stdout);
+    assert_eq!(counter(&s, "matched"), ORDERS as u64, "{}", done.stderr);
+    assert!(
+        counter(&s, "tls_records_decrypted") > 0,
+        "{}",
+        s["counters"]
+    );
+    // Each order: at least the exchange's read of it and its write of the report.
+    assert!(
+        counter(&s, "tls_uprobe_verified") >= 2 * ORDERS as u64,
+        "{}",
+        s["counters"]
+    );
+    assert_eq!(counter(&s, "tls_uprobe_disagreed"), 0, "{}", s["counters"]);
+    assert_eq!(counter(&s, "tls_uprobe_unmapped"), 0, "{}", s["counters"]);
+    assert_inside_round_trips(test, &client, &wire_latencies(&trace));
+}
+
+#[test]
+fn every_call_agrees_with_the_decryption_of_the_same_packets() {
+    run_checked("tls_uprobes checked 1.3", &[]);
+    run_checked("tls_uprobes checked 1.2", &["--tls12"]);
+    run_checked("tls_uprobes checked big", &["--big"]);
+}
+
+/// The key line comes after half the orders: the connection is held for it, its calls
+/// held meanwhile, then all checked against the decryption.
+#[test]
+fn calls_held_while_the_key_is_awaited_are_checked_once_it_comes() {
+    run_checked("tls_uprobes checked late key", &["--late"]);
+}
+
 #[test]
 fn uprobes_time_every_order_by_its_records_without_a_key_log() {
     let r = run("tls_uprobes 1.3", &["--tls-uprobes"], &[]);
