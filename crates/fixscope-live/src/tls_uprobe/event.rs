@@ -88,7 +88,7 @@ mod tests {
         let rec = record(write_v4(data), data);
         let ev = tls_call_from_record(&rec).unwrap();
         assert_eq!(ev.direction, Direction::Response);
-        assert_eq!(ev.flow.src.port(), 9878);
+        assert_eq!(ev.flow.src.port, 9878);
         assert_eq!(ev.call.kind, CallKind::Write);
         assert_eq!(ev.call.tcp, Some((4_294_967_000, 200)));
         assert_eq!(ev.call.bytes, data);
