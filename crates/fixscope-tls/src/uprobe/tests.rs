@@ -316,3 +316,52 @@ fn a_direction_whose_calls_never_come_is_silent_after_more_records_than_a_handsh
     }
     assert!(!j.is_silent());
 }
+
+#[test]
+fn the_check_counts_same_bytes_at_the_same_time_as_verified_and_anything_else_not() {
+    let mut counters = TlsCounters::default();
+    let mut check = CallCheck::default();
+    check.decrypted(b"8=FIX.4.4|35=D|", 10);
+    check.decrypted(b"8=FIX.4.4|35=F|", 20);
+    // Placed across the decryption's chunk boundary: bytes and times compared per byte.
+    check.placed(
+        Plain::Data {
+            bytes: b"8=FIX.4.4|",
+            ts_ns: 10,
+        },
+        &mut counters,
+    );
+    check.placed(
+        Plain::Data {
+            bytes: b"35=D|",
+            ts_ns: 10,
+        },
+        &mut counters,
+    );
+    assert_eq!(
+        (counters.tls_uprobe_verified, counters.tls_uprobe_disagreed),
+        (2, 0)
+    );
+    // The right bytes at the wrong time (the call's, not the record's): disagreed.
+    check.placed(
+        Plain::Data {
+            bytes: b"8=FIX.4.4|35=F|",
+            ts_ns: 21,
+        },
+        &mut counters,
+    );
+    assert_eq!(counters.tls_uprobe_disagreed, 1);
+    // More than was decrypted: disagreed; a gap is counted where it was found, not here.
+    check.placed(
+        Plain::Data {
+            bytes: b"x",
+            ts_ns: 30,
+        },
+        &mut counters,
+    );
+    check.placed(Plain::Gap, &mut counters);
+    assert_eq!(
+        (counters.tls_uprobe_verified, counters.tls_uprobe_disagreed),
+        (2, 2)
+    );
+}
