@@ -6,7 +6,7 @@ crates/fixscope/tests/tls_live.rs.
   tls_fix.py serve DIR PORT                answer each NewOrderSingle (35=D) with an
                                            ExecutionReport (35=8) of the same ClOrdID (11);
                                            prints "listening" on stderr once it accepts connections
-  tls_fix.py client PORT N OUT [KEYLOG] [--tls12] [--late] [--big]
+  tls_fix.py client PORT N OUT [KEYLOG] [--tls12] [--late] [--big] [--no-pause]
                                            send N orders, one at a time; OUT gets one line a
                                            order: ClOrdID send_ns receive_ns (time.time_ns());
                                            KEYLOG: the client's SSLContext.keylog_filename
@@ -16,7 +16,9 @@ crates/fixscope/tests/tls_live.rs.
                                            orders were answered (an engine that logs late);
                                            --big: every order and its report carry a 40,000-byte
                                            Text (58): each spans three TLS records, and the
-                                           exchange reads it in several SSL_read calls
+                                           exchange reads it in several SSL_read calls;
+                                           --no-pause: the next order right after the last
+                                           report, not 10 ms later (benchmarks)
 
 The client's own round trip (its send before the request is on the wire, its receive after
 the response was) bounds the wire latency fixscope measures.
@@ -103,7 +105,7 @@ def serve(directory, port):
         threading.Thread(target=session, args=(conn,), daemon=True).start()
 
 
-def client(port, n, out, keylog, tls12, late, big):
+def client(port, n, out, keylog, tls12, late, big, pause=True):
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     ctx.check_hostname = False
     ctx.verify_mode = ssl.CERT_NONE
@@ -131,7 +133,8 @@ def client(port, n, out, keylog, tls12, late, big):
                 if late and i + 1 == n // 2:
                     with open(keylog + ".private", "rb") as private, open(keylog, "ab") as shared:
                         shared.write(private.read())
-                time.sleep(0.01)
+                if pause:
+                    time.sleep(0.01)
     with open(out, "w") as f:
         f.writelines(lines)
 
@@ -144,7 +147,7 @@ def main(argv):
     elif argv[1] == "client":
         rest = [a for a in argv[5:] if not a.startswith("--")]
         client(int(argv[2]), int(argv[3]), argv[4], rest[0] if rest else None,
-               "--tls12" in argv, "--late" in argv, "--big" in argv)
+               "--tls12" in argv, "--late" in argv, "--big" in argv, "--no-pause" not in argv)
     else:
         sys.exit(__doc__)
 
