@@ -119,7 +119,10 @@ fn run(test: &str, uprobe_flags: &[&str], client_flags: &[&str]) -> Runs {
 }
 
 /// Every order matched and timed by calls placed on their records, with no key.
-fn assert_every_order_by_calls(r: &Runs) {
+/// `one_call_each`: each order and each report fits one record, so the exchange made
+/// exactly one read and one write per order — and the client's calls, which the role
+/// filter leaves out in the kernel, were never copied.
+fn assert_every_order_by_calls(r: &Runs, one_call_each: bool) {
     let s = &r.uprobes;
     assert_eq!(
         counter(s, "matched"),
@@ -145,6 +148,20 @@ fn assert_every_order_by_calls(r: &Runs) {
         "{}",
         s["source"]
     );
+    if one_call_each {
+        assert_eq!(
+            source(s, "tls_uprobe_records"),
+            2 * ORDERS as u64,
+            "{}",
+            s["source"]
+        );
+        // The client's calls were seen (its library is hooked too), not copied.
+        assert!(
+            source(s, "tls_uprobe_calls") >= 4 * ORDERS as u64,
+            "{}",
+            s["source"]
+        );
+    }
     assert_eq!(source(s, "tls_uprobe_ring_drops"), 0);
     let named = &s["tls_undecrypted"];
     assert!(named.is_null() || *named == Value::Array(vec![]), "{named}");
@@ -164,12 +181,13 @@ fn run_checked(test: &str, client_flags: &[&str]) {
     std::fs::write(&keys, "").unwrap();
     let trace = dir.path().join("t.csv");
     let port = free_port();
-    let _exchange = start_tls_exchange(dir.path(), port);
+    // fixscope first: the exchange maps libssl after the uprobes were set on it.
     let mut live = start_instance(
         port,
         &trace,
         &["--tls-uprobes", "--tls-keylog", keys.to_str().unwrap()],
     );
+    let _exchange = start_tls_exchange(dir.path(), port);
     let client = run_tls_client(
         port,
         ORDERS,
@@ -213,7 +231,7 @@ fn calls_held_while_the_key_is_awaited_are_checked_once_it_comes() {
 #[test]
 fn uprobes_time_every_order_by_its_records_without_a_key_log() {
     let r = run("tls_uprobes 1.3", &["--tls-uprobes"], &[]);
-    assert_every_order_by_calls(&r);
+    assert_every_order_by_calls(&r, true);
     assert!(
         r.uprobes_stderr
             .contains("--tls-uprobes: SSL_read, SSL_read_ex, SSL_write, SSL_write_ex in"),
@@ -230,7 +248,7 @@ fn uprobes_over_tls12_on_the_library_named_with_tls_lib() {
         &["--tls-lib", lib.to_str().unwrap()],
         &["--tls12"],
     );
-    assert_every_order_by_calls(&r);
+    assert_every_order_by_calls(&r, true);
 }
 
 /// 40,000-byte messages both ways: the exchange reads each order in several SSL_read
@@ -238,7 +256,7 @@ fn uprobes_over_tls12_on_the_library_named_with_tls_lib() {
 #[test]
 fn uprobes_place_messages_over_several_records_and_calls() {
     let r = run("tls_uprobes big", &["--tls-uprobes"], &["--big"]);
-    assert_every_order_by_calls(&r);
+    assert_every_order_by_calls(&r, false);
 }
 
 /// Hooks on a copy of libssl that no process maps: the session's records come, its
