@@ -222,7 +222,7 @@ fn overhead(suite: &Suite) -> u32 {
 }
 
 /// One direction's plaintext from calls, joined with its records on the wire.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct CallJoin {
     framer: SpanFramer,
     spans: VecDeque<Span>,
@@ -239,23 +239,6 @@ pub struct CallJoin {
     now_ns: u64,
     /// Calls are held, not placed (the connection waits for its key).
     paused: bool,
-}
-
-impl Default for CallJoin {
-    fn default() -> Self {
-        CallJoin {
-            framer: SpanFramer::default(),
-            spans: VecDeque::new(),
-            held: VecDeque::new(),
-            held_bytes: 0,
-            source: None,
-            uncalled: 0,
-            current: None,
-            overhead: None,
-            now_ns: 0,
-            paused: false,
-        }
-    }
 }
 
 impl CallJoin {
