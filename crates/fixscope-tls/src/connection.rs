@@ -22,15 +22,7 @@ pub enum Side {
     Server,
 }
 
-/// What comes out of one direction.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Plain<'a> {
-    /// Plaintext application data readable at `ts_ns` (its record's completing segment).
-    Data { bytes: &'a [u8], ts_ns: u64 },
-    /// Plaintext is missing here (a record that did not verify, framing lost): what
-    /// follows is not contiguous with what came before.
-    Gap,
-}
+pub use crate::plain::Plain;
 
 /// Why a TLS connection's data is not decrypted (each counted once per connection).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

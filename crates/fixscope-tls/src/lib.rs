@@ -23,6 +23,7 @@ pub mod direction;
 pub mod follow;
 pub mod handshake;
 pub mod keylog;
+pub mod plain;
 pub mod record;
 pub mod schedule;
 pub mod store;

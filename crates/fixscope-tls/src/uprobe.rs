@@ -29,8 +29,8 @@
 
 use std::collections::VecDeque;
 
-use crate::connection::Plain;
 use crate::counters::TlsCounters;
+use crate::plain::Plain;
 use crate::record::{APPLICATION_DATA, MAX_PAYLOAD};
 use crate::suite::{Aead, Suite, Version};
 

@@ -498,28 +498,8 @@ pub struct LiveArgs {
     /// reading thread's wait for a CPU (`sched_delay`), from eBPF at the socket layer.
     #[arg(long = "breakdown")]
     pub breakdown: bool,
-    /// FIX over TLS (#49): decrypt with the secrets of this NSS key log (`SSLKEYLOGFILE`
-    /// format; repeatable), followed as it grows: a session that connects after fixscope
-    /// started is decrypted from its first record (a connection whose line is not there
-    /// yet is held up to 5 s after its ServerHello). A TLS connection without its key is
-    /// counted (`tls_no_key`) and not measured. With `-Z`, USER must be able to read it.
-    /// docs/tls.md.
-    #[arg(long = "tls-keylog", value_name = "FILE")]
-    pub tls_keylog: Vec<PathBuf>,
-    /// FIX over TLS without keys (#49): hook OpenSSL's SSL_read/SSL_write (and their `_ex`
-    /// forms) in the system's libssl (3.x, 1.1) with uprobes — every process that maps it,
-    /// already running or started later — and time each message by the TLS record that
-    /// carried it on the wire, never by the call. A call that cannot be tied to its
-    /// records is counted (`tls_uprobe_unmapped`). With `--tls-keylog` too, a connection
-    /// whose key is logged is decrypted, any other is followed by calls. Not with `--tap`
-    /// (a mirror port is not this host). docs/tls.md.
-    #[arg(long = "tls-uprobes", conflicts_with = "tap")]
-    pub tls_uprobes: bool,
-    /// Hook this library or binary instead of the system's libssl (an engine linked
-    /// statically, or with its own OpenSSL; it needs its symbols); repeatable. Implies
-    /// `--tls-uprobes`.
-    #[arg(long = "tls-lib", value_name = "PATH", conflicts_with = "tap")]
-    pub tls_lib: Vec<PathBuf>,
+    #[command(flatten)]
+    pub tls: crate::cli_tls::LiveTlsArgs,
     #[command(flatten)]
     pub tap: TapArgs,
 }
@@ -643,8 +623,8 @@ impl LiveArgs {
         // Wake a sleeping consumer when a quarter of the ring is used, never per record.
         cfg.wakeup_threshold_bytes = ring_bytes / 4;
         cfg.breakdown = self.breakdown;
-        cfg.tls_uprobes = self.tls_uprobes || !self.tls_lib.is_empty();
-        cfg.tls_libs = self.tls_lib.clone();
+        cfg.tls_uprobes = self.tls.tls_uprobes || !self.tls.tls_lib.is_empty();
+        cfg.tls_libs = self.tls.tls_lib.clone();
         Ok(cfg)
     }
 }

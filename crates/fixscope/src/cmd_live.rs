@@ -22,7 +22,7 @@ use crate::tui::{self, Tui};
 pub fn run(args: &LiveArgs) -> Result<ExitCode> {
     let mut config = args.live_config()?;
     let mut pipeline = Pipeline::new(crate::cli_tls::with_followed_keys(
-        &args.tls_keylog,
+        &args.tls.tls_keylog,
         config.tls_uprobes,
         fixscope_core::PipelineConfig {
             breakdown: args.breakdown,
