@@ -64,8 +64,8 @@ impl TlsUprobes {
         for tcp in [&TCP_FENTRY_PROGRAMS[..], &TCP_TRACEPOINT_PROGRAMS[..]] {
             match with_loaded(cfg, tcp, |skel| attach(skel, tcp, &libraries)) {
                 Ok(opened) => return Ok(opened),
-                // A library without the functions fails either way: say that.
-                Err(e @ LiveError::Config(_)) => return Err(e),
+                // A library without the functions, or a refused uprobe, fails either way.
+                Err(e @ (LiveError::Config(_) | LiveError::NotPrivileged(_))) => return Err(e),
                 Err(e) => {
                     first_error.get_or_insert(e);
                 }
@@ -188,7 +188,17 @@ fn attach_library(
         let entry_link = match attach(entry, false) {
             Ok(link) => link,
             // Not in this library (1.1.0 has no _ex functions): the others may be.
-            Err(_) => continue,
+            Err(e) if is_kind(&e, libbpf_rs::ErrorKind::NotFound) => continue,
+            // The kernel lets only CAP_SYS_ADMIN create uprobes (perf_uprobe_event_init,
+            // since a 2025 fix backported to the stable kernels): CAP_PERFMON is not enough.
+            Err(e) if is_kind(&e, libbpf_rs::ErrorKind::PermissionDenied) => {
+                return Err(LiveError::NotPrivileged(format!(
+                    "--tls-uprobes: the kernel refused a uprobe on {function} in {}: it lets \
+                     only CAP_SYS_ADMIN set uprobes (docs/deploy.md)",
+                    lib.display()
+                )))
+            }
+            Err(e) => return Err(e),
         };
         links.push(entry_link);
         links.push(attach(RETURN_PROGRAM, true)?);
@@ -210,6 +220,19 @@ fn attach_library(
         )));
     }
     Ok(found)
+}
+
+/// Whether attaching failed with libbpf's error `kind`: NotFound when the library has no
+/// such symbol (ENOENT), PermissionDenied when the kernel refused (EACCES).
+fn is_kind(e: &LiveError, kind: libbpf_rs::ErrorKind) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = source {
+        if let Some(lib) = err.downcast_ref::<libbpf_rs::Error>() {
+            return lib.kind() == kind;
+        }
+        source = err.source();
+    }
+    false
 }
 
 fn program<'a>(skel: &'a TlsUprobeSkel<'_>, name: &str) -> Result<ProgramMut<'a>, LiveError> {
