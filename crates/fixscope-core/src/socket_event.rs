@@ -5,7 +5,7 @@
 //! write → wire.
 
 use crate::segment::{ConnectionKey, Direction, FlowKey};
-use crate::tls::TlsCall;
+use fixscope_tls::TlsCall;
 
 /// Which socket call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
