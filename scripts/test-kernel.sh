@@ -14,8 +14,9 @@
 # ("failed to set MSR 0x10a"). Environment: FIXSCOPE_VM_MEMORY (2G), FIXSCOPE_VM_CPUS (2),
 # FIXSCOPE_VM_TIMEOUT (seconds per VM, 2400), FIXSCOPE_VNG_VENV (~/.cache/fixscope-vng),
 # FIXSCOPE_VM_PHASES ("all"; "verifier": load every program in every configuration, attach
-# nothing — CI's check; or a comma list of verifier,live,e2e,breakdown,dist — dist, only when
-# named, runs `make dist`'s static binary: `make test-dist-kernels`), FIXSCOPE_VM_STEP_TIMEOUT
+# nothing — CI's check; or a comma list of verifier,live,e2e,breakdown,tls,dist — tls runs
+# `live --tls-uprobes` against real OpenSSL (tls_uprobes.rs); dist, only when named, runs
+# `make dist`'s static binary: `make test-dist-kernels`), FIXSCOPE_VM_STEP_TIMEOUT
 # (seconds per test binary in the VM, 900), FIXSCOPE_VM_WATCH_AFTER (seconds after which a
 # step still running gets a diagnosis from inside, 240), FIXSCOPE_VM_STALL_AFTER (seconds of a
 # silent log after which the host asks QEMU where the vCPUs are, 300). Logs: target/test-kernel/<NN>-<release>.log (NN: run order); a summary table at the end
@@ -74,6 +75,13 @@ bins=$(cargo test --release --no-run --message-format=json -p fixscope-live --te
     -p fixscope --test live_e2e --test breakdown_e2e |
     python3 "$repo/scripts/vm/test-binaries.py" live live_e2e breakdown_e2e)
 read -r live_bin e2e_bin breakdown_bin <<<"$bins"
+# Phase "tls" (#49): `live --tls-uprobes` on each kernel's TCP hooks (fexit where BPF
+# trampolines work, the socket tracepoints where not), against Python's OpenSSL.
+tls_tests=""
+if [ "$phases" = all ] || [[ ",$phases," == *",tls,"* ]]; then
+    tls_tests=$(cargo test --release --no-run --message-format=json -p fixscope --test tls_uprobes |
+        python3 "$repo/scripts/vm/test-binaries.py" tls_uprobes)
+fi
 # Phase "dist" (`make test-dist-kernels`, #48): `make dist`'s static binary, not the one
 # built above, in an empty root inside each VM (crates/fixscope/tests/dist_binary.rs).
 dist_tests="" dist_bin=""
@@ -142,6 +150,7 @@ for i in "${!kernels[@]}"; do
             "FIXSCOPE_VM_STEP_TIMEOUT=${FIXSCOPE_VM_STEP_TIMEOUT:-900}" \
             "FIXSCOPE_VM_HOLD_SCHED_SWITCH=${FIXSCOPE_VM_HOLD_SCHED_SWITCH:-1}" \
             "FIXSCOPE_VM_DIST_TESTS=$dist_tests" "FIXSCOPE_DIST_BIN=$dist_bin" \
+            "FIXSCOPE_VM_TLS_TESTS=$tls_tests" \
             "$repo/scripts/vm/inside.sh" "$repo" "$phases" "$live_bin" "$e2e_bin" \
             "$breakdown_bin" "$logdir")" \
         </dev/null 2>&1 | tee -a "$log" &

@@ -2,11 +2,31 @@
 //! one `TlsConnection`: no panic, no hang, plaintext never more than went in, and every
 //! chunk out timed no later than the chunk that completed it.
 //!
+//! Connections without their key are followed by calls (`--tls-uprobes`), so the calls'
+//! placement on records (`fixscope-tls` `uprobe.rs`) is fuzzed too.
+//!
 //! Layout: byte 0 × 4 = how many key log bytes follow; then chunks, each a control byte
 //! (bit 7: the server's; bits 0–6 × 8 + 1: the length; 0xff: a 100-byte hole in the
-//! client's stream) and its bytes.
+//! client's stream; 0xfe: an OpenSSL call, then a byte — bit 0: a write, bit 1: it did TCP
+//! I/O, bit 2: the server's direction, bits 3–7: how far back its range starts —, a length
+//! byte and its plaintext) and its bytes.
 
-use fixscope_tls::{KeyLog, Plain, Side, TlsConnection, TlsCounters};
+use fixscope_tls::{
+    CallKind, KeyLog, KeySource, Plain, Secrets, Side, TlsCall, TlsConnection, TlsCounters,
+};
+
+/// The key log, with `--tls-uprobes`.
+struct WithCalls(KeyLog);
+
+impl KeySource for WithCalls {
+    fn secrets(&self, client_random: &[u8; 32]) -> Option<Secrets> {
+        self.0.secrets(client_random)
+    }
+
+    fn by_uprobes(&self) -> bool {
+        true
+    }
+}
 
 pub fn tls(data: &[u8]) {
     let Some((&n, rest)) = data.split_first() else {
@@ -15,6 +35,9 @@ pub fn tls(data: &[u8]) {
     let (text, mut stream) = rest.split_at((n as usize * 4).min(rest.len()));
     let mut keys = KeyLog::new();
     keys.add_text(text);
+    let keys = WithCalls(keys);
+    let mut seq = [0u32; 2];
+    let mut call_bytes = 0usize;
     let mut conn = TlsConnection::new();
     let mut counters = TlsCounters::default();
     let (mut ts, mut bytes_in, mut bytes_out) = (0u64, 0usize, 0usize);
@@ -22,6 +45,41 @@ pub fn tls(data: &[u8]) {
         ts += 1;
         if ctl == 0xff {
             conn.hole(Side::Client, 100, &mut counters);
+            seq[0] = seq[0].wrapping_add(100);
+            stream = rest;
+            continue;
+        }
+        if ctl == 0xfe {
+            let [how, len, rest @ ..] = rest else {
+                break;
+            };
+            let (bytes, rest) = rest.split_at((*len as usize).min(rest.len()));
+            let side = if how & 4 == 0 {
+                Side::Client
+            } else {
+                Side::Server
+            };
+            let end = seq[side as usize];
+            let call = TlsCall {
+                kind: if how & 1 == 0 {
+                    CallKind::Read
+                } else {
+                    CallKind::Write
+                },
+                tcp: (how & 2 != 0).then(|| (end.wrapping_sub(u32::from(how >> 3) * 32), end)),
+                bytes,
+                truncated: false,
+                ts_ns: ts,
+            };
+            call_bytes += bytes.len();
+            conn.call(side, &call, &mut counters, &mut |_, plain| {
+                if let Plain::Data { ts_ns, .. } = plain {
+                    assert!(
+                        ts_ns <= ts,
+                        "a call's bytes timed after the wire's last chunk"
+                    );
+                }
+            });
             stream = rest;
             continue;
         }
@@ -33,20 +91,36 @@ pub fn tls(data: &[u8]) {
         let len = ((ctl & 0x7f) as usize * 8 + 1).min(rest.len());
         let (chunk, rest) = rest.split_at(len);
         bytes_in += chunk.len();
-        conn.push(side, chunk, ts, &keys, &mut counters, &mut |_, plain| {
-            if let Plain::Data { bytes, ts_ns } = plain {
-                assert!(
-                    ts_ns <= ts,
-                    "plaintext timed after the chunk that completed it"
-                );
-                bytes_out += bytes.len();
-            }
-        });
+        let at = seq[side as usize];
+        seq[side as usize] = at.wrapping_add(chunk.len() as u32);
+        conn.push_at(
+            side,
+            chunk,
+            at,
+            ts,
+            &keys,
+            &mut counters,
+            &mut |_, plain| {
+                if let Plain::Data { bytes, ts_ns } = plain {
+                    assert!(
+                        ts_ns <= ts,
+                        "plaintext timed after the chunk that completed it"
+                    );
+                    bytes_out += bytes.len();
+                }
+            },
+        );
         stream = rest;
     }
-    assert!(bytes_out <= bytes_in, "more plaintext than bytes in");
+    assert!(
+        bytes_out <= bytes_in + call_bytes,
+        "more plaintext than bytes in"
+    );
     assert!(counters.tls_connections <= 1);
-    let gave_up = counters.tls_no_key + counters.tls_no_handshake + counters.tls_unsupported;
+    let gave_up = counters.tls_no_key
+        + counters.tls_no_handshake
+        + counters.tls_unsupported
+        + counters.tls_uprobe_silent;
     assert!(gave_up <= 1, "a connection gives up once: {counters:?}");
 }
 

@@ -115,7 +115,7 @@ run() { # NAME DIR COMMAND...: one test binary, timed, from its package's direct
     wait "$watchdog" 2>/dev/null
 }
 
-# PHASES "all" runs 1-4; a comma list of "verifier,live,e2e,breakdown" runs those (a hang's
+# PHASES "all" runs 1-5; a comma list of "verifier,live,e2e,breakdown,tls" runs those (a hang's
 # diagnosis: FIXSCOPE_VM_PHASES=breakdown).
 want() { [ "$phases" = all ] || [[ ",$phases," == *",$1,"* ]]; }
 
@@ -162,7 +162,17 @@ if want live || want e2e || want breakdown; then
     want breakdown && run "breakdown e2e" "$repo/crates/fixscope" "$breakdown_bin" --test-threads=1 --nocapture
 fi
 
-# 5. `make dist`'s static binary (#48), only when the phase is named (it needs `make dist`):
+# 5. FIX over TLS without keys (#49): `live --tls-uprobes` on this kernel's TCP hooks, every
+#    call checked against the decryption of the same packets.
+if want tls; then
+    if [ -z "${FIXSCOPE_VM_TLS_TESTS:-}" ]; then
+        fail "phase tls: FIXSCOPE_VM_TLS_TESTS missing"
+    else
+        run "tls uprobes" "$repo/crates/fixscope" "$FIXSCOPE_VM_TLS_TESTS" --test-threads=1 --nocapture
+    fi
+fi
+
+# 6. `make dist`'s static binary (#48), only when the phase is named (it needs `make dist`):
 #    `check`, `pcap`, `live -i lo` and `live --tap` in an empty root on this kernel.
 if [[ ",$phases," == *",dist,"* ]]; then
     if [ -z "${FIXSCOPE_VM_DIST_TESTS:-}" ] || [ ! -x "${FIXSCOPE_DIST_BIN:-}" ]; then

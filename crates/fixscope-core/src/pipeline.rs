@@ -275,6 +275,39 @@ impl Pipeline {
         }
     }
 
+    /// `live --tls-uprobes`: an OpenSSL call's plaintext, placed on its connection's TLS
+    /// records (a call of a connection not seen on the wire, or not followed by calls,
+    /// is not placed: [`crate::tls::TlsConnection::call`] counts it).
+    pub fn on_tls_call(&mut self, ev: &crate::socket_event::TlsCallEvent<'_>) {
+        let key = ev.connection();
+        let Parts {
+            connections,
+            mut sink,
+            ..
+        } = self.parts();
+        let Some(conn) = connections.get_mut(&key) else {
+            sink.tls.tls_uprobe_unmapped += 1;
+            return;
+        };
+        let Some(tls) = conn.tls.as_mut() else {
+            return;
+        };
+        let (key, slot, direction) = (conn.key, conn.slot, ev.direction);
+        let (this, other) = match direction {
+            Direction::Request => (&mut conn.request, &mut conn.response),
+            Direction::Response => (&mut conn.response, &mut conn.request),
+        };
+        sink.tls_stream_event(
+            routing::TlsInput::Call(&ev.call),
+            tls,
+            [&mut this.framer, &mut other.framer],
+            direction,
+            &mut conn.binding,
+            key,
+            slot,
+        );
+    }
+
     /// A live capture's start (its hooks attached, [`crate::source::Source::capture_started_ns`]):
     /// the run's window and its first interval begin here rather than at the first segment.
     /// Call before the first segment.

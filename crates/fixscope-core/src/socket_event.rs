@@ -4,7 +4,8 @@
 //! sequence number (never by time) to split an order's latency into wire → read → app →
 //! write → wire.
 
-use crate::segment::{Direction, FlowKey};
+use crate::segment::{ConnectionKey, Direction, FlowKey};
+use fixscope_tls::TlsCall;
 
 /// Which socket call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -23,6 +24,32 @@ pub enum SocketCall {
 pub struct Wakeup {
     pub woken_ns: u64,
     pub on_cpu_ns: u64,
+}
+
+/// `live --tls-uprobes`: one OpenSSL `SSL_read`/`SSL_write` of a watched connection that
+/// returned plaintext, with the TCP bytes it read or wrote itself (`fixscope_tls::uprobe`
+/// places it on the records that carried it).
+#[derive(Clone, Copy, Debug)]
+pub struct TlsCallEvent<'a> {
+    /// The bytes' path on the wire, as for [`SocketEvent::flow`].
+    pub flow: FlowKey,
+    pub direction: Direction,
+    pub call: TlsCall<'a>,
+}
+
+impl TlsCallEvent<'_> {
+    pub fn connection(&self) -> ConnectionKey {
+        match self.direction {
+            Direction::Request => ConnectionKey {
+                client: self.flow.src,
+                server: self.flow.dst,
+            },
+            Direction::Response => ConnectionKey {
+                client: self.flow.dst,
+                server: self.flow.src,
+            },
+        }
+    }
 }
 
 /// One socket call on a watched connection.

@@ -10,7 +10,7 @@ use std::error::Error;
 use std::time::Duration;
 
 use crate::segment::Segment;
-use crate::socket_event::SocketEvent;
+use crate::socket_event::{SocketEvent, TlsCallEvent};
 
 /// Whether whoever receives segments wants more of them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,6 +34,8 @@ pub enum Captured<'a, 'b> {
     Segment(&'a Segment<'b>),
     /// A socket call on a watched connection (live `--breakdown` only).
     Socket(&'a SocketEvent),
+    /// An OpenSSL call's plaintext (live `--tls-uprobes` only).
+    TlsCall(&'a TlsCallEvent<'b>),
 }
 
 /// A source's failure: the binary adds context and prints it once.

@@ -5,7 +5,8 @@
 //! vocabulary. Without a key log no connection has one: the plaintext path is unchanged.
 
 pub use fixscope_tls::{
-    KeyLog, KeyLogStats, KeySource, KeyStore, Plain, Side, TlsConnection, Undecryptable,
+    CallKind, KeyLog, KeyLogStats, KeySource, KeyStore, Plain, Side, TlsCall, TlsConnection,
+    Undecryptable,
 };
 
 use std::sync::Mutex;

@@ -38,6 +38,7 @@ fn main() -> anyhow::Result<()> {
             match c {
                 Captured::Socket(_) => events += 1,
                 Captured::Segment(_) => segments += 1,
+                Captured::TlsCall(_) => {}
             }
             Flow::Continue
         })?;

@@ -21,6 +21,7 @@ use crate::record::segment_from_record;
 use crate::ring::{At, Ring, RingLevel};
 use crate::skeleton::OwnedSkel;
 use crate::sys::{self, ProgramStats};
+use crate::tls_uprobe::{tls_call_from_record, TlsUprobeCounters, TlsUprobes};
 use crate::{load, LiveError};
 
 /// With [`IdleStrategy::Backoff`], the shortest time between two drains of the ring.
@@ -49,6 +50,9 @@ pub(crate) enum RecordKind {
     Packet,
     /// `struct fxb_rec` (breakdown.h): a socket call, from `--breakdown`'s ring.
     Socket,
+    /// `struct fxt_rec` + plaintext (tls_uprobe.h): an OpenSSL call, from
+    /// `--tls-uprobes`' ring.
+    TlsCall,
 }
 
 /// A loaded and attached capture. Dropping it detaches everything it attached (call
@@ -87,6 +91,8 @@ pub struct LiveCapture {
     idle_sleep: Duration,
     /// `--breakdown`'s socket and scheduler hooks (`None` without it).
     breakdown: Option<Breakdown>,
+    /// `--tls-uprobes`' OpenSSL hooks (`None` without it).
+    tls_uprobes: Option<TlsUprobes>,
 }
 
 impl LiveCapture {
@@ -138,6 +144,11 @@ impl LiveCapture {
         } else {
             None
         };
+        let mut tls_uprobes = if cfg.tls_uprobes {
+            Some(TlsUprobes::open(cfg)?)
+        } else {
+            None
+        };
         let skel = OwnedSkel::load(|open| load::configure(open, cfg, l2_len, tcx))?;
         // The rings are made and mapped before anything is attached, so no failure after
         // attaching needs an undo.
@@ -154,6 +165,9 @@ impl LiveCapture {
         // segments carrying their bytes.
         if let Some(ring) = breakdown.as_mut().and_then(Breakdown::take_ring) {
             merge.add(ring, RecordKind::Socket);
+        }
+        if let Some(ring) = tls_uprobes.as_mut().and_then(TlsUprobes::take_ring) {
+            merge.add(ring, RecordKind::TlsCall);
         }
         let attached_at_ns = clock::monotonic_ns();
         let attached = if tcx {
@@ -202,6 +216,7 @@ impl LiveCapture {
             wakeup_threshold_bytes: (cfg.wakeup_threshold_bytes / n_rings) as u64,
             idle_sleep: IDLE_SLEEP_MIN,
             breakdown,
+            tls_uprobes,
         })
     }
 
@@ -226,7 +241,7 @@ impl LiveCapture {
                 segments += 1;
                 on_segment(seg)
             }
-            Captured::Socket(_) => Flow::Continue,
+            Captured::Socket(_) | Captured::TlsCall(_) => Flow::Continue,
         })?;
         Ok(segments)
     }
@@ -306,6 +321,20 @@ impl LiveCapture {
         self.breakdown.as_ref().map_or(&[], |b| b.limits())
     }
 
+    /// `--tls-uprobes`' kernel counters (`None` without it).
+    pub fn tls_uprobe_counters(&self) -> Result<Option<TlsUprobeCounters>, LiveError> {
+        self.tls_uprobes
+            .as_ref()
+            .map(TlsUprobes::counters)
+            .transpose()
+    }
+
+    /// `--tls-uprobes`: each library hooked with the OpenSSL functions found in it (empty
+    /// without it).
+    pub fn tls_uprobe_libraries(&self) -> &[(std::path::PathBuf, Vec<&'static str>)] {
+        self.tls_uprobes.as_ref().map_or(&[], |t| t.hooked())
+    }
+
     /// `--breakdown`'s kernel counters (`None` without it).
     pub fn breakdown_counters(&self) -> Result<Option<BreakdownCounters>, LiveError> {
         self.breakdown.as_ref().map(Breakdown::counters).transpose()
@@ -352,6 +381,9 @@ impl LiveCapture {
                 }
                 RecordKind::Socket => {
                     socket_event_from_record(rec).map(|ev| on_captured(Captured::Socket(&ev)))
+                }
+                RecordKind::TlsCall => {
+                    tls_call_from_record(rec).map(|ev| on_captured(Captured::TlsCall(&ev)))
                 }
             };
             match flow {
@@ -520,6 +552,9 @@ impl LiveCapture {
     pub fn detach(&mut self) -> Result<(), LiveError> {
         if let Some(b) = &mut self.breakdown {
             b.detach();
+        }
+        if let Some(t) = &mut self.tls_uprobes {
+            t.detach();
         }
         match self.attached.take() {
             Some(a) => {

@@ -60,6 +60,11 @@ pub struct LiveConfig {
     /// Also hook the watched connections' socket calls and the scheduler (`--breakdown`);
     /// without it nothing beyond the TC programs is loaded or attached.
     pub breakdown: bool,
+    /// Also hook OpenSSL's SSL_read/SSL_write (`--tls-uprobes`): the plaintext of watched
+    /// TLS connections without keys. Without it nothing of the kind is loaded.
+    pub tls_uprobes: bool,
+    /// The libraries to hook (`--tls-lib`); empty: the system's libssl.
+    pub tls_libs: Vec<std::path::PathBuf>,
 }
 
 impl LiveConfig {
@@ -79,6 +84,8 @@ impl LiveConfig {
             wakeup_threshold_bytes: 16 << 20,
             priority: ConsumerPriority::Yield,
             breakdown: false,
+            tls_uprobes: false,
+            tls_libs: Vec::new(),
         }
     }
 }

@@ -8,6 +8,7 @@ use crate::breakdown::BreakdownCounters;
 use crate::percpu::sum_per_cpu;
 use crate::skeleton::types::fxs_counter as C;
 use crate::skeleton::FixscopeSkel;
+use crate::tls_uprobe::TlsUprobeCounters;
 use crate::LiveError;
 
 /// How many counters the kernel keeps (`FXS_CNT_NR`).
@@ -119,6 +120,9 @@ pub struct LiveCounters {
     /// `--breakdown`'s counters; absent (no names at all) without it.
     #[serde(flatten)]
     pub breakdown: Option<BreakdownCounters>,
+    /// `--tls-uprobes`' counters; absent without it.
+    #[serde(flatten)]
+    pub tls_uprobes: Option<TlsUprobeCounters>,
 }
 
 #[cfg(test)]
@@ -174,6 +178,7 @@ mod tests {
             late_records: 3,
             unread_records_at_exit: 4,
             breakdown: None,
+            tls_uprobes: None,
         };
         let names: Vec<String> = counters_of(&all).into_iter().map(|(n, _)| n).collect();
         assert_eq!(names, SUMMARY_NAMES);

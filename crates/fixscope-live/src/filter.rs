@@ -76,6 +76,21 @@ impl WatchFilter {
     }
 }
 
+/// Writes a [`WatchFilter`] into an object's rodata: each BPF object's generated rodata
+/// type has its own copy of the same `cfg_*` fields (watch_filter.h).
+macro_rules! write_watch_filter {
+    ($ro:expr, $filter:expr) => {{
+        let (ro, f) = ($ro, $filter);
+        ro.cfg_nranges = f.nranges;
+        ro.cfg_port_lo = f.port_lo;
+        ro.cfg_port_hi = f.port_hi;
+        ro.cfg_port_role = f.port_role;
+        ro.cfg_ip_family = f.ip_family;
+        ro.cfg_ip = f.ip;
+    }};
+}
+pub(crate) use write_watch_filter;
+
 #[cfg(test)]
 mod tests {
     use super::*;

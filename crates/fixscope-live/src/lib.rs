@@ -41,6 +41,7 @@ mod ring;
 mod skeleton;
 mod source;
 mod sys;
+mod tls_uprobe;
 
 pub use crate::attach::{
     detach_leftovers, fixscope_links_on, fixscope_tc_filters_on, FixscopeLink, FixscopeTcFilter,
@@ -62,6 +63,9 @@ pub use crate::record::{segment_from_record, REC_HDR as RECORD_HEADER_BYTES};
 pub use crate::source::{LiveSource, HOUSEKEEPING_EVERY};
 pub use crate::sys::{
     check_privileges, enable_bpf_stats, ifindex_of, ifname_of, kernel_version, ProgramStats,
+};
+pub use crate::tls_uprobe::{
+    tls_call_from_record, TlsUprobeCounters, TLS_CALL_HEADER_BYTES, UPROBE_FUNCTIONS,
 };
 
 /// Routes libbpf's own messages: only with `verbose` (otherwise harmless notices such as

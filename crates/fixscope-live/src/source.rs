@@ -12,6 +12,7 @@ use crate::capture::LiveCapture;
 use crate::clock;
 use crate::config::LiveConfig;
 use crate::counters::{KernelCounters, KernelIntervalCounters, LiveCounters};
+use crate::tls_uprobe::TlsUprobeCounters;
 use crate::LiveError;
 
 /// Reading the kernel counters costs a lookup per CPU, and the interface check a syscall:
@@ -27,6 +28,8 @@ pub struct LiveSource {
     kernel: KernelCounters,
     /// `--breakdown`'s counters, read with the kernel's.
     breakdown: Option<BreakdownCounters>,
+    /// `--tls-uprobes`' counters, read with the kernel's.
+    tls_uprobes: Option<TlsUprobeCounters>,
     kernel_read_at: Option<Instant>,
     interface_checked_at: Option<Instant>,
     /// A failure found where it cannot be returned (reading counters), for the next `poll`
@@ -50,6 +53,7 @@ impl LiveSource {
             capture,
             kernel: KernelCounters::default(),
             breakdown: None,
+            tls_uprobes: None,
             kernel_read_at: None,
             interface_checked_at: None,
             deferred: None,
@@ -87,6 +91,12 @@ impl LiveSource {
         }
         match self.capture.breakdown_counters() {
             Ok(b) => self.breakdown = b,
+            Err(e) => {
+                self.deferred.get_or_insert(e);
+            }
+        }
+        match self.capture.tls_uprobe_counters() {
+            Ok(t) => self.tls_uprobes = t,
             Err(e) => {
                 self.deferred.get_or_insert(e);
             }
@@ -166,6 +176,7 @@ impl Source for LiveSource {
             unread_records_at_exit: self.unread_at_exit,
             consumer_raises: self.capture.consumer_raises(),
             breakdown: self.breakdown,
+            tls_uprobes: self.tls_uprobes,
         })
     }
 

@@ -11,6 +11,9 @@ use crate::record::{ALERT, APPLICATION_DATA, CHANGE_CIPHER_SPEC, HANDSHAKE};
 use crate::schedule;
 use crate::store::{HoldPermit, KeySource};
 use crate::suite::{self, Suite, Version};
+use crate::uprobe::{CallCheck, CallJoin};
+
+mod calls;
 
 /// Which end sent the bytes: the TLS client (the FIX initiator) or the server.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -19,15 +22,7 @@ pub enum Side {
     Server,
 }
 
-/// What comes out of one direction.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Plain<'a> {
-    /// Plaintext application data readable at `ts_ns` (its record's completing segment).
-    Data { bytes: &'a [u8], ts_ns: u64 },
-    /// Plaintext is missing here (a record that did not verify, framing lost): what
-    /// follows is not contiguous with what came before.
-    Gap,
-}
+pub use crate::plain::Plain;
 
 /// Why a TLS connection's data is not decrypted (each counted once per connection).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,6 +33,8 @@ pub enum Undecryptable {
     NoHandshake,
     /// A version or cipher suite we do not decrypt, or 0-RTT data.
     Unsupported,
+    /// `--tls-uprobes`: records came, but none of the application's OpenSSL calls did.
+    NoCalls,
 }
 
 impl Undecryptable {
@@ -46,6 +43,7 @@ impl Undecryptable {
             Undecryptable::NoKey => "no_key",
             Undecryptable::NoHandshake => "no_handshake",
             Undecryptable::Unsupported => "unsupported",
+            Undecryptable::NoCalls => "no_ssl_calls",
         }
     }
 }
@@ -61,6 +59,9 @@ enum Mode {
     /// it during the handshake): both directions' bytes are held, with their times, until
     /// it comes or the bound passes ([`KEY_WAIT_NS`], [`MAX_HELD_AWAITING_KEY`]).
     AwaitingKey,
+    /// No key, but the application's OpenSSL calls hand over the plaintext
+    /// (`--tls-uprobes`, [`crate::uprobe`]): records are framed, not decrypted.
+    Uprobe,
     /// TLS we cannot decrypt: bytes are dropped.
     Dead(Undecryptable),
 }
@@ -96,6 +97,12 @@ pub struct TlsConnection {
     version: Option<Version>,
     suite: Option<Suite>,
     awaiting: Option<Awaiting>,
+    /// `--tls-uprobes`: each direction's records framed with their sequence numbers
+    /// (client, server), from the first byte until a key is found.
+    calls: Option<Box<[CallJoin; 2]>>,
+    /// `--tls-uprobes` with its key found: what the calls place is compared with the
+    /// decryption (client, server).
+    checks: Option<Box<[CallCheck; 2]>>,
 }
 
 impl Default for TlsConnection {
@@ -115,12 +122,17 @@ impl TlsConnection {
             version: None,
             suite: None,
             awaiting: None,
+            calls: None,
+            checks: None,
         }
     }
 
     /// True once the connection was seen to carry TLS.
     pub fn is_tls(&self) -> bool {
-        matches!(self.mode, Mode::Tls | Mode::AwaitingKey | Mode::Dead(_))
+        matches!(
+            self.mode,
+            Mode::Tls | Mode::AwaitingKey | Mode::Uprobe | Mode::Dead(_)
+        )
     }
 
     /// Why this connection is not decrypted, if it is not.
@@ -134,6 +146,12 @@ impl TlsConnection {
     /// True while the connection is held for its key.
     pub fn is_awaiting_key(&self) -> bool {
         self.mode == Mode::AwaitingKey
+    }
+
+    /// True when the connection's end must be told ([`TlsConnection::settle`]): it is held
+    /// for its key, or followed by calls that may be held for their records.
+    pub fn needs_settling(&self) -> bool {
+        matches!(self.mode, Mode::AwaitingKey | Mode::Uprobe)
     }
 
     /// The suite negotiated, once the ServerHello was read.
@@ -155,10 +173,31 @@ impl TlsConnection {
         K: KeySource + ?Sized,
         F: FnMut(Side, Plain<'_>),
     {
+        self.push_at(side, bytes, 0, ts_ns, keys, counters, out)
+    }
+
+    /// [`TlsConnection::push`] of bytes whose first has TCP sequence number `seq` (which
+    /// `--tls-uprobes` places the application's calls by).
+    #[allow(clippy::too_many_arguments)]
+    pub fn push_at<K, F>(
+        &mut self,
+        side: Side,
+        bytes: &[u8],
+        seq: u32,
+        ts_ns: u64,
+        keys: &K,
+        counters: &mut TlsCounters,
+        out: &mut F,
+    ) where
+        K: KeySource + ?Sized,
+        F: FnMut(Side, Plain<'_>),
+    {
         match self.mode {
             Mode::Plain => return out(side, Plain::Data { bytes, ts_ns }),
             Mode::Dead(_) => return,
+            Mode::Uprobe => return self.wire(side, bytes, seq, ts_ns, counters, out),
             Mode::AwaitingKey => {
+                self.wire(side, bytes, seq, ts_ns, counters, out);
                 self.direction(side).reader.push(bytes, ts_ns);
                 return self.await_key(ts_ns, keys, counters, out);
             }
@@ -181,22 +220,40 @@ impl TlsConnection {
                 if bytes[0] != HANDSHAKE {
                     return self.give_up(Undecryptable::NoHandshake, counters);
                 }
+                if keys.by_uprobes() {
+                    self.calls = Some(Box::default());
+                }
             }
         }
+        // With calls checked against it, what decryption gives is noted first.
+        let mut checks = self.checks.take();
+        let mut out_noted = |s: Side, p: Plain<'_>| {
+            note_decrypted(&mut checks, s, &p);
+            out(s, p)
+        };
         self.direction(side).reader.push(bytes, ts_ns);
-        self.drain(side, keys, counters, out);
+        self.drain(side, keys, counters, &mut out_noted);
         if side == Side::Server
             && self.mode == Mode::Tls
             && self.version.is_some()
             && !self.client.reader.pending().is_empty()
         {
-            self.drain(Side::Client, keys, counters, out);
+            self.drain(Side::Client, keys, counters, &mut out_noted);
+        }
+        // A key found just now starts the checks.
+        self.checks = checks.or_else(|| self.checks.take());
+        if self.calls.is_some() {
+            // Framed from the first byte, in case no key comes (or to check the calls).
+            self.wire(side, bytes, seq, ts_ns, counters, out);
         }
     }
 
     /// A capture hole of `bytes` bytes in `side`'s stream (the caller resyncs its own
     /// framing).
     pub fn hole(&mut self, side: Side, bytes: u64, counters: &mut TlsCounters) {
+        if let Some(calls) = self.calls.as_mut() {
+            calls[side as usize].wire_hole();
+        }
         match self.mode {
             Mode::Tls if self.version.is_none() => {
                 self.give_up(Undecryptable::NoHandshake, counters)
@@ -208,7 +265,8 @@ impl TlsConnection {
     }
 
     /// The connection ends (closed, forgotten, the run's end): one held for its key gets
-    /// a last look, then is `no_key`.
+    /// a last look, then is `no_key`; one followed by calls, none of which came for a
+    /// direction, is `no_ssl_calls`.
     pub fn settle<K, F>(&mut self, keys: &K, counters: &mut TlsCounters, out: &mut F)
     where
         K: KeySource + ?Sized,
@@ -216,6 +274,14 @@ impl TlsConnection {
     {
         if self.mode == Mode::AwaitingKey {
             self.await_key(u64::MAX, keys, counters, out);
+        }
+        if let (Mode::Uprobe, Some(calls)) = (self.mode, self.calls.as_mut()) {
+            if calls.iter().any(|c| c.is_silent()) {
+                return self.give_up(Undecryptable::NoCalls, counters);
+            }
+            for side in [Side::Client, Side::Server] {
+                calls[side as usize].settle(counters, &mut |p| out(side, p));
+            }
         }
     }
 
@@ -244,12 +310,25 @@ impl TlsConnection {
             let held = self.client.reader.pending().len() + self.server.reader.pending().len();
             if now_ns.saturating_sub(since_ns) > KEY_WAIT_NS || held > MAX_HELD_AWAITING_KEY {
                 self.awaiting = None;
-                self.give_up(Undecryptable::NoKey, counters);
+                // With --tls-uprobes, the calls held meanwhile give the plaintext instead.
+                match hello.version {
+                    Some(version) if self.go_by_calls(&hello, version) => {
+                        self.resume_calls(counters, out)
+                    }
+                    _ => self.give_up(Undecryptable::NoKey, counters),
+                }
             }
             return;
         }
         self.awaiting = None;
         self.mode = Mode::Tls;
+        self.check_calls();
+        let mut checks = self.checks.take();
+        let mut out = |s: Side, p: Plain<'_>| {
+            note_decrypted(&mut checks, s, &p);
+            out(s, p)
+        };
+        let out = &mut out;
         // The rest of the ServerHello's record (TLS 1.2's Certificate, …) first.
         self.handshake_bytes(Side::Server, &[], false, since_ns, keys, counters);
         // Records in the order they completed, as they would have been read unheld: the
@@ -268,6 +347,9 @@ impl TlsConnection {
         }
         self.drain(Side::Client, keys, counters, out);
         self.drain(Side::Server, keys, counters, out);
+        self.checks = checks;
+        // The calls held while the key was awaited, checked against what was decrypted.
+        self.resume_calls(counters, &mut |_, _| {});
     }
 
     fn direction(&mut self, side: Side) -> &mut DirectionState {
@@ -286,9 +368,12 @@ impl TlsConnection {
             Undecryptable::NoKey => counters.tls_no_key += 1,
             Undecryptable::NoHandshake => counters.tls_no_handshake += 1,
             Undecryptable::Unsupported => counters.tls_unsupported += 1,
+            Undecryptable::NoCalls => counters.tls_uprobe_silent += 1,
         }
         self.client = DirectionState::default();
         self.server = DirectionState::default();
+        self.calls = None;
+        self.checks = None;
     }
 
     /// Takes every complete record of `side`.
@@ -469,10 +554,13 @@ impl TlsConnection {
             None => false,
         };
         if keyed {
+            // With --tls-uprobes, the calls are still placed, and checked against this.
+            self.check_calls();
             return;
         }
         match keys.hold() {
-            // Live: the line may not be written yet; held, bounded, until it is.
+            // Live: the line may not be written yet; held, bounded, until it is (and the
+            // calls meanwhile, with --tls-uprobes).
             Some(permit) => {
                 self.mode = Mode::AwaitingKey;
                 self.awaiting = Some(Awaiting {
@@ -480,7 +568,10 @@ impl TlsConnection {
                     since_ns: ts_ns,
                     _permit: permit,
                 });
+                self.pause_calls();
             }
+            // No key: with --tls-uprobes the application's calls give the plaintext.
+            None if self.go_by_calls(hello, version) => {}
             None => self.give_up(Undecryptable::NoKey, counters),
         }
     }
@@ -537,6 +628,13 @@ impl TlsConnection {
             self.suite = Some(suite);
         }
         keyed
+    }
+}
+
+/// Decrypted plaintext noted for the calls' check (`--tls-uprobes` with a key).
+fn note_decrypted(checks: &mut Option<Box<[CallCheck; 2]>>, side: Side, plain: &Plain<'_>) {
+    if let (Some(c), Plain::Data { bytes, ts_ns }) = (checks.as_mut(), plain) {
+        c[side as usize].decrypted(bytes, *ts_ns);
     }
 }
 

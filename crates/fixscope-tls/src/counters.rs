@@ -25,11 +25,24 @@ pub struct TlsCounters {
     /// Times a direction found its record boundary and sequence number again after a
     /// capture hole.
     pub tls_resyncs: u64,
+    /// `live --tls-uprobes`: OpenSSL calls of watched connections whose plaintext could not
+    /// be tied to the TLS records carrying it (docs/tls.md says when): their bytes are a
+    /// gap for the FIX framer, their messages are not timed.
+    pub tls_uprobe_unmapped: u64,
+    /// `live --tls-uprobes`: TLS connections whose records came but none of whose
+    /// application's OpenSSL calls did (it does not use the hooked libssl: `--tls-lib`);
+    /// their orders are not measured (the summary names each).
+    pub tls_uprobe_silent: u64,
+    /// `--tls-uprobes` with `--tls-keylog`: records' worth of plaintext the calls placed on
+    /// a decrypted connection that equal the decryption's bytes at the same time.
+    pub tls_uprobe_verified: u64,
+    /// ... and those that did not (should stay 0: the two paths disagree).
+    pub tls_uprobe_disagreed: u64,
 }
 
 impl TlsCounters {
     /// Every field, for the arithmetic below (a test checks it names them all).
-    fn fields_mut(&mut self) -> [&mut u64; 7] {
+    fn fields_mut(&mut self) -> [&mut u64; 11] {
         [
             &mut self.tls_connections,
             &mut self.tls_records_decrypted,
@@ -38,6 +51,10 @@ impl TlsCounters {
             &mut self.tls_unsupported,
             &mut self.tls_auth_failed,
             &mut self.tls_resyncs,
+            &mut self.tls_uprobe_unmapped,
+            &mut self.tls_uprobe_silent,
+            &mut self.tls_uprobe_verified,
+            &mut self.tls_uprobe_disagreed,
         ]
     }
 

@@ -23,12 +23,15 @@ pub mod direction;
 pub mod follow;
 pub mod handshake;
 pub mod keylog;
+pub mod plain;
 pub mod record;
 pub mod schedule;
 pub mod store;
 pub mod suite;
+pub mod uprobe;
 
 pub use connection::{Plain, Side, TlsConnection, Undecryptable};
 pub use counters::TlsCounters;
 pub use keylog::{KeyLog, KeyLogStats, Secrets};
 pub use store::{HoldPermit, KeySource, KeyStore};
+pub use uprobe::{CallKind, TlsCall};

@@ -33,6 +33,12 @@ pub trait KeySource {
     fn hold(&self) -> Option<HoldPermit> {
         None
     }
+
+    /// Whether a connection without a key is to be followed by the application's OpenSSL
+    /// calls (`--tls-uprobes`, [`crate::uprobe`]) rather than given up.
+    fn by_uprobes(&self) -> bool {
+        false
+    }
 }
 
 impl KeySource for KeyLog {
@@ -64,6 +70,8 @@ pub struct KeyStore {
     /// `None`: every line was read up front.
     following: Option<Mutex<Following>>,
     held: Arc<AtomicUsize>,
+    /// `--tls-uprobes`: connections are followed by their application's OpenSSL calls.
+    uprobes: bool,
 }
 
 impl From<KeyLog> for KeyStore {
@@ -72,6 +80,7 @@ impl From<KeyLog> for KeyStore {
             keys: RwLock::new(keys),
             following: None,
             held: Arc::default(),
+            uprobes: false,
         }
     }
 }
@@ -89,7 +98,15 @@ impl KeyStore {
                 last_read: Instant::now(),
             })),
             held: Arc::default(),
+            uprobes: false,
         })
+    }
+
+    /// A connection whose key is not here when its ServerHello is read is followed by its
+    /// application's OpenSSL calls (`live --tls-uprobes`) instead of held for the key.
+    pub fn and_uprobes(mut self) -> Self {
+        self.uprobes = true;
+        self
     }
 
     pub fn is_following(&self) -> bool {
@@ -165,6 +182,10 @@ impl KeySource for KeyStore {
             })
             .ok()?;
         Some(HoldPermit(self.held.clone()))
+    }
+
+    fn by_uprobes(&self) -> bool {
+        self.uprobes
     }
 }
 

@@ -498,14 +498,8 @@ pub struct LiveArgs {
     /// reading thread's wait for a CPU (`sched_delay`), from eBPF at the socket layer.
     #[arg(long = "breakdown")]
     pub breakdown: bool,
-    /// FIX over TLS (#49): decrypt with the secrets of this NSS key log (`SSLKEYLOGFILE`
-    /// format; repeatable), followed as it grows: a session that connects after fixscope
-    /// started is decrypted from its first record (a connection whose line is not there
-    /// yet is held up to 5 s after its ServerHello). A TLS connection without its key is
-    /// counted (`tls_no_key`) and not measured. With `-Z`, USER must be able to read it.
-    /// docs/tls.md.
-    #[arg(long = "tls-keylog", value_name = "FILE")]
-    pub tls_keylog: Vec<PathBuf>,
+    #[command(flatten)]
+    pub tls: crate::cli_tls::LiveTlsArgs,
     #[command(flatten)]
     pub tap: TapArgs,
 }
@@ -629,6 +623,8 @@ impl LiveArgs {
         // Wake a sleeping consumer when a quarter of the ring is used, never per record.
         cfg.wakeup_threshold_bytes = ring_bytes / 4;
         cfg.breakdown = self.breakdown;
+        cfg.tls_uprobes = self.tls.tls_uprobes || !self.tls.tls_lib.is_empty();
+        cfg.tls_libs = self.tls.tls_lib.clone();
         Ok(cfg)
     }
 }

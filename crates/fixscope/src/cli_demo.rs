@@ -57,7 +57,7 @@ impl LiveArgs {
             tui: false,
             relinquish: None,
             breakdown: false,
-            tls_keylog: Vec::new(),
+            tls: Default::default(),
             tap: TapArgs {
                 tap: false,
                 time_stamp_type: None,

@@ -22,7 +22,8 @@ use crate::tui::{self, Tui};
 pub fn run(args: &LiveArgs) -> Result<ExitCode> {
     let mut config = args.live_config()?;
     let mut pipeline = Pipeline::new(crate::cli_tls::with_followed_keys(
-        &args.tls_keylog,
+        &args.tls.tls_keylog,
+        config.tls_uprobes,
         fixscope_core::PipelineConfig {
             breakdown: args.breakdown,
             breakdown_role: args.analysis.role,
@@ -232,6 +233,13 @@ fn announce(config: &LiveConfig, source: &LiveSource, verbose: bool) {
             say::info(format!("--breakdown: socket calls via {how}"));
         }
     }
+    for (lib, functions) in capture.tls_uprobe_libraries() {
+        say::info(format!(
+            "--tls-uprobes: {} in {}",
+            functions.join(", "),
+            lib.display()
+        ));
+    }
     // What --breakdown could not hook here, and which stages that leaves unmeasured.
     for limit in capture.breakdown_limits() {
         say::warn(limit);
@@ -261,6 +269,7 @@ mod tests {
         // With --breakdown's counters, which are absent without it.
         let all = LiveCounters {
             breakdown: Some(fixscope_live::BreakdownCounters::default()),
+            tls_uprobes: Some(fixscope_live::TlsUprobeCounters::default()),
             ..LiveCounters::default()
         };
         let names: Vec<String> = counters_of(&all)

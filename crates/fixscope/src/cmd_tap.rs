@@ -22,7 +22,8 @@ pub fn run(args: &LiveArgs) -> Result<ExitCode> {
     let config = args.tap_config()?;
     fixscope_core::wire_stamp::choose(args.tap.wire_timestamps);
     let mut pipeline = Pipeline::new(crate::cli_tls::with_followed_keys(
-        &args.tls_keylog,
+        &args.tls.tls_keylog,
+        false,
         args.analysis.pipeline_config()?,
     )?);
     pipeline.set_timestamp_source(config.timestamps.name());

@@ -167,6 +167,11 @@ pub fn drive_with(
                     pipeline.on_socket_event(event);
                     return Flow::Continue;
                 }
+                // An OpenSSL call's plaintext (`--tls-uprobes`): timed by its records.
+                Captured::TlsCall(event) => {
+                    pipeline.on_tls_call(event);
+                    return Flow::Continue;
+                }
             };
             if pipeline.interval_due(segment.ts_ns) {
                 if let Err(e) =

@@ -123,6 +123,7 @@ fn sample(table: &str, key: &Value) -> Option<Vec<&'static str>> {
         (_, "by-candidates") => &["300"],
         (_, "records") => &["/tmp/rec"],
         (_, "tls-keylog") => &["/tmp/keys.log", "/tmp/more-keys.log"],
+        ("live", "tls-lib") => &["/opt/engine/lib/libssl.so.3"],
         (_, "clickhouse") => &["http://fx:pw@127.0.0.1:8123/db"],
         (_, "records-rotate") => &["30s"],
         (_, "leg") => &["up=9878", "down=9001"],

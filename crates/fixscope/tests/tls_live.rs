@@ -14,17 +14,17 @@
 mod support;
 #[allow(unused_imports)]
 mod support_live;
+mod support_tls;
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
 use serde_json::Value;
 use support::{counter, stage};
 use support_live::*;
+use support_tls::*;
 
-const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/interop/tls_fix.py");
 const ORDERS: usize = 20;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,21 +33,6 @@ enum Watch {
     Tc,
     /// `live --tap`: libpcap.
     Tap,
-}
-
-/// The exchange, listening on lo.
-fn start_exchange(dir: &Path, port: u16) -> Proc {
-    let d = dir.to_str().unwrap();
-    let cert = Command::new("python3")
-        .args([SCRIPT, "cert", d])
-        .output()
-        .expect("python3");
-    assert!(cert.status.success(), "cert: {cert:?}");
-    let mut cmd = Command::new("python3");
-    cmd.args([SCRIPT, "serve", d, &port.to_string()]);
-    let mut exchange = Proc::spawn("tls exchange", cmd);
-    exchange.wait_for_stderr("listening", Duration::from_secs(10));
-    exchange
 }
 
 /// fixscope watching lo with the key log (`--json --trace`); waits until it watches.
@@ -73,34 +58,13 @@ fn start_fixscope(watch: Watch, port: u16, keys: &Path, trace: &Path) -> Proc {
     live
 }
 
-/// The client's own times per ClOrdID: (send, receive).
 fn run_client(
     port: u16,
     out: &Path,
     keylog: Option<&Path>,
     extra: &[&str],
 ) -> HashMap<String, (u64, u64)> {
-    let port = port.to_string();
-    let n = ORDERS.to_string();
-    let mut cmd = Command::new("python3");
-    cmd.args([SCRIPT, "client", &port, &n, out.to_str().unwrap()]);
-    if let Some(k) = keylog {
-        cmd.arg(k);
-    }
-    cmd.args(extra);
-    let f = Proc::spawn("tls client", cmd).finish(Duration::from_secs(20));
-    assert!(f.status.success(), "client: {}", f.stderr);
-    std::fs::read_to_string(out)
-        .unwrap()
-        .lines()
-        .map(|l| {
-            let f: Vec<&str> = l.split(' ').collect();
-            (
-                f[0].to_string(),
-                (f[1].parse().unwrap(), f[2].parse().unwrap()),
-            )
-        })
-        .collect()
+    run_tls_client(port, ORDERS, out, keylog, extra)
 }
 
 /// What every scenario starts from: root, the tools, the serial lock, an empty key log
@@ -126,7 +90,7 @@ fn start(test: &str, watch: Watch) -> Started {
     std::fs::write(&keys, "").unwrap();
     let trace = dir.path().join("trace.csv");
     let port = free_port();
-    let exchange = start_exchange(dir.path(), port);
+    let exchange = start_tls_exchange(dir.path(), port);
     let live = start_fixscope(watch, port, &keys, &trace);
     Started {
         serial,
@@ -168,21 +132,7 @@ fn scenario(test: &str, watch: Watch, extra: &[&str]) {
     assert!(named.is_null() || *named == Value::Array(vec![]), "{named}");
 
     // Every order on the wire inside the client's own round trip.
-    let rows = read_trace(&trace);
-    let at = |request: bool, key: &str| {
-        rows.iter()
-            .find(|r| r.request == request && r.key == key)
-            .unwrap_or_else(|| panic!("{key} ({request}) not in the trace"))
-            .ts_ns
-    };
-    for (id, (sent, received)) in &client {
-        let wire = at(false, id) as i64 - at(true, id) as i64;
-        let round_trip = (received - sent) as i64;
-        assert!(
-            wire > 0 && wire <= round_trip,
-            "{watch:?} {id}: wire {wire} ns, the client's round trip {round_trip} ns"
-        );
-    }
+    assert_inside_round_trips(&format!("{watch:?}"), &client, &wire_latencies(&trace));
 }
 
 #[test]

@@ -82,8 +82,9 @@ impl Connection {
                 )
             });
         }
-        if let Some(tls) = tls.as_mut().filter(|t| t.is_awaiting_key()) {
-            // Still held for its key as it ends: a last look, then no_key.
+        if let Some(tls) = tls.as_mut().filter(|t| t.needs_settling()) {
+            // Still held for its key as it ends: a last look, then no_key (or, followed by
+            // calls, its calls still held are unmapped).
             sink.tls_stream_event(
                 TlsInput::End,
                 tls,

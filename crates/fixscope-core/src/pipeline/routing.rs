@@ -33,6 +33,8 @@ pub(crate) struct RejectedRequest<'m> {
 /// it is `no_key`.
 pub(crate) enum TlsInput<'a> {
     Stream(StreamEvent<'a>),
+    /// `--tls-uprobes`: an OpenSSL call's plaintext of this direction.
+    Call(&'a crate::tls::TlsCall<'a>),
     End,
 }
 
@@ -173,9 +175,10 @@ impl MessageSink<'_> {
             }
         };
         match input {
-            TlsInput::Stream(StreamEvent::Data { bytes, ts_ns, .. }) => {
-                tls.push(side, bytes, ts_ns, keys, &mut counters, &mut out)
+            TlsInput::Stream(StreamEvent::Data { bytes, ts_ns, seq }) => {
+                tls.push_at(side, bytes, seq, ts_ns, keys, &mut counters, &mut out)
             }
+            TlsInput::Call(call) => tls.call(side, call, &mut counters, &mut out),
             TlsInput::Stream(StreamEvent::Gap { bytes }) => {
                 tls.hole(side, bytes, &mut counters);
                 out(side, crate::tls::Plain::Gap);

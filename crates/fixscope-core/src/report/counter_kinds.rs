@@ -46,6 +46,11 @@ pub const ALARM_COUNTERS: &[&str] = &[
     "tls_no_handshake",
     "tls_unsupported",
     "tls_auth_failed",
+    // --tls-uprobes: plaintext not placed on its records, a session whose calls never
+    // came, calls that disagree with the decryption of the same packets.
+    "tls_uprobe_unmapped",
+    "tls_uprobe_silent",
+    "tls_uprobe_disagreed",
 ];
 
 /// Counters worth a line when not zero, without being alarms.

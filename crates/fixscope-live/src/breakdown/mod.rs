@@ -312,12 +312,7 @@ fn configure(open: &mut OpenBreakdownSkel<'_>, cfg: &LiveConfig) -> Result<(), L
             std::io::Error::from(std::io::ErrorKind::InvalidData),
         )
     })?;
-    ro.cfg_nranges = filter.nranges;
-    ro.cfg_port_lo = filter.port_lo;
-    ro.cfg_port_hi = filter.port_hi;
-    ro.cfg_port_role = filter.port_role;
-    ro.cfg_ip_family = filter.ip_family;
-    ro.cfg_ip = filter.ip;
+    crate::filter::write_watch_filter!(&mut *ro, &filter);
     // tcp_recvmsg lost `nonblock` in 5.19 and `addr_len` in 6.18; what this kernel has is
     // in its BTF (without it, the fentry/fexit set does not load and the tracepoints are
     // tried).

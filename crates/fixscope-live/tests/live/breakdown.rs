@@ -309,6 +309,7 @@ fn socket_calls_on_the_stream(role: Role, tag: u8) {
             match c {
                 Captured::Segment(s) => caps.push(Cap::of(s)),
                 Captured::Socket(e) => events.push(*e),
+                Captured::TlsCall(_) => panic!("no --tls-uprobes here"),
             }
             Flow::Continue
         })

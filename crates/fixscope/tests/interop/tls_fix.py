@@ -7,7 +7,7 @@ crates/fixscope/tests/tls_live.rs.
                                            ExecutionReport (35=8) of the same ClOrdID (11);
                                            prints "listening" on stderr once it accepts
                                            connections on HOST (default 127.0.0.1)
-  tls_fix.py client PORT N OUT [KEYLOG] [--tls12] [--late] [--host=HOST]
+  tls_fix.py client PORT N OUT [KEYLOG] [--tls12] [--late] [--big] [--no-pause] [--host=HOST]
                                            send N orders, one at a time; OUT gets one line a
                                            order: ClOrdID send_ns receive_ns (time.time_ns());
                                            KEYLOG: the client's SSLContext.keylog_filename
@@ -15,6 +15,11 @@ crates/fixscope/tests/tls_live.rs.
                                            --late: OpenSSL writes them to KEYLOG.private, and
                                            they are appended to KEYLOG only after half the
                                            orders were answered (an engine that logs late);
+                                           --big: every order and its report carry a 40,000-byte
+                                           Text (58): each spans three TLS records, and the
+                                           exchange reads it in several SSL_read calls;
+                                           --no-pause: the next order right after the last
+                                           report, not 10 ms later (benchmarks);
                                            --host: the exchange's address (default 127.0.0.1)
 
 The client's own round trip (its send before the request is on the wire, its receive after
@@ -88,7 +93,11 @@ def serve(directory, port, host):
                 seq = 1
                 for msg in messages(tls):
                     if field(msg, b"35") == b"D":
-                        tls.sendall(fix(b"8", seq, [(11, field(msg, b"11")), (39, b"0"), (150, b"0")]))
+                        report = [(11, field(msg, b"11")), (39, b"0"), (150, b"0")]
+                        text = field(msg, b"58")
+                        if text:
+                            report.append((58, text))
+                        tls.sendall(fix(b"8", seq, report))
                         seq += 1
         except (ssl.SSLError, OSError):
             pass
@@ -98,7 +107,7 @@ def serve(directory, port, host):
         threading.Thread(target=session, args=(conn,), daemon=True).start()
 
 
-def client(port, n, out, keylog, tls12, late, host):
+def client(port, n, out, keylog, tls12, late, big, pause=True, host="127.0.0.1"):
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     ctx.check_hostname = False
     ctx.verify_mode = ssl.CERT_NONE
@@ -113,7 +122,10 @@ def client(port, n, out, keylog, tls12, late, host):
             lines = []
             for i in range(n):
                 cl_ord_id = b"ORD%d" % i
-                order = fix(b"D", i + 1, [(11, cl_ord_id), (55, b"EURUSD"), (54, b"1"), (38, b"100")])
+                fields = [(11, cl_ord_id), (55, b"EURUSD"), (54, b"1"), (38, b"100")]
+                if big:
+                    fields.append((58, b"x" * 40000))
+                order = fix(b"D", i + 1, fields)
                 sent = time.time_ns()
                 tls.sendall(order)
                 reply = next(replies)
@@ -123,7 +135,8 @@ def client(port, n, out, keylog, tls12, late, host):
                 if late and i + 1 == n // 2:
                     with open(keylog + ".private", "rb") as private, open(keylog, "ab") as shared:
                         shared.write(private.read())
-                time.sleep(0.01)
+                if pause:
+                    time.sleep(0.01)
     with open(out, "w") as f:
         f.writelines(lines)
 
@@ -137,7 +150,8 @@ def main(argv):
         rest = [a for a in argv[5:] if not a.startswith("--")]
         hosts = [a.split("=", 1)[1] for a in argv[5:] if a.startswith("--host=")]
         client(int(argv[2]), int(argv[3]), argv[4], rest[0] if rest else None,
-               "--tls12" in argv, "--late" in argv, hosts[0] if hosts else "127.0.0.1")
+               "--tls12" in argv, "--late" in argv, "--big" in argv, "--no-pause" not in argv,
+               hosts[0] if hosts else "127.0.0.1")
     else:
         sys.exit(__doc__)
 

@@ -1,0 +1,319 @@
+//! `live --tls-uprobes`: FIX over TLS without a key log, from uprobes on the OpenSSL the
+//! applications really use (Python's `ssl` → the system's libssl.so.3, through
+//! `tests/interop/tls_fix.py`), on lo.
+//!
+//! Each scenario runs two fixscope instances on the same packets: one with `--tls-uprobes`
+//! and no key, one decrypting with the client's key log. The uprobe instance must match
+//! every order, place every call (`tls_uprobe_unmapped` 0), put every order inside the
+//! client's own round trip, and agree with the keyed instance per order. The two instances'
+//! TC programs stamp each packet one after the other (a few µs apart, more when an
+//! interrupt falls between them), so they agree within [`AGREE_NS`]; the client sends an
+//! order every 10 ms, so a message tied to another order's record would be off by 10 ms.
+//!
+//! Needs root (BPF, uprobes), python3 and openssl: without them the tests fail loudly.
+
+mod support;
+#[allow(unused_imports)]
+mod support_live;
+mod support_tls;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::Value;
+use support::{counter, stage};
+use support_live::*;
+use support_tls::*;
+
+const ORDERS: usize = 20;
+/// The most two instances' latencies of one order may differ (see the module comment).
+const AGREE_NS: i64 = 200_000;
+
+fn start_instance(port: u16, trace: &Path, tls: &[&str]) -> Proc {
+    let port = port.to_string();
+    let mut args = vec![
+        "live",
+        "-i",
+        "lo",
+        "-p",
+        &port,
+        "--json",
+        "--trace",
+        trace.to_str().unwrap(),
+    ];
+    args.extend_from_slice(tls);
+    let mut live = Proc::spawn("fixscope live", fixscope_cmd(None, &args));
+    live.wait_for_stderr("fixscope: watching", Duration::from_secs(20));
+    live
+}
+
+/// The system's libssl.so.3, as the dynamic loader finds it (the one Python's ssl maps).
+fn system_libssl() -> PathBuf {
+    let out = std::process::Command::new("ldconfig")
+        .arg("-p")
+        .output()
+        .expect("ldconfig");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("libssl.so.3 ") && l.contains("x86-64"))
+        .unwrap_or_else(|| panic!("no libssl.so.3 in ldconfig -p:\n{text}"));
+    PathBuf::from(line.rsplit("=> ").next().unwrap().trim())
+}
+
+struct Runs {
+    uprobes: Value,
+    keyed: Value,
+    uprobes_stderr: String,
+}
+
+/// The exchange, both instances, the client (writing its key log for the keyed one):
+/// both summaries, after checking that the uprobe instance's orders lie inside the
+/// client's round trips and agree with the keyed instance's.
+fn run(test: &str, uprobe_flags: &[&str], client_flags: &[&str]) -> Runs {
+    require_root(test);
+    require_tool(test, "python3");
+    require_tool(test, "openssl");
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let keys = dir.path().join("keys.log");
+    std::fs::write(&keys, "").unwrap();
+    let (trace_u, trace_k) = (dir.path().join("u.csv"), dir.path().join("k.csv"));
+    let port = free_port();
+    let _exchange = start_tls_exchange(dir.path(), port);
+    let mut uprobes = start_instance(port, &trace_u, uprobe_flags);
+    let mut keyed = start_instance(port, &trace_k, &["--tls-keylog", keys.to_str().unwrap()]);
+    let client = run_tls_client(
+        port,
+        ORDERS,
+        &dir.path().join("client.txt"),
+        Some(&keys),
+        client_flags,
+    );
+    let done_u = stop_live_proc(&mut uprobes, libc::SIGINT);
+    let done_k = stop_live_proc(&mut keyed, libc::SIGINT);
+    let (_, summary_u) = parse_report(&done_u.stdout);
+    let (_, summary_k) = parse_report(&done_k.stdout);
+    if counter(&summary_u, "matched") == ORDERS as u64 {
+        let (wire_u, wire_k) = (wire_latencies(&trace_u), wire_latencies(&trace_k));
+        assert_inside_round_trips(test, &client, &wire_u);
+        assert_eq!(
+            counter(&summary_k, "matched"),
+            ORDERS as u64,
+            "keyed: {}",
+            done_k.stderr
+        );
+        for (id, u) in &wire_u {
+            let k = wire_k[id];
+            assert!(
+                (u - k).abs() <= AGREE_NS,
+                "{test} {id}: uprobes {u} ns, key log {k} ns"
+            );
+        }
+    }
+    Runs {
+        uprobes: summary_u,
+        keyed: summary_k,
+        uprobes_stderr: done_u.stderr,
+    }
+}
+
+/// Every order matched and timed by calls placed on their records, with no key.
+/// `one_call_each`: each order and each report fits one record, so the exchange made
+/// exactly one read and one write per order — and the client's calls, which the role
+/// filter leaves out in the kernel, were never copied.
+fn assert_every_order_by_calls(r: &Runs, one_call_each: bool) {
+    let s = &r.uprobes;
+    assert_eq!(
+        counter(s, "matched"),
+        ORDERS as u64,
+        "{}\n{}\n{}",
+        r.uprobes_stderr,
+        s["counters"],
+        s["source"]
+    );
+    assert_eq!(stage(s, "first_response")["count"], ORDERS as u64);
+    assert!(counter(s, "tls_connections") >= 1, "{}", s["counters"]);
+    assert_eq!(
+        counter(s, "tls_records_decrypted"),
+        0,
+        "no key: nothing decrypted"
+    );
+    assert_eq!(counter(s, "tls_no_key"), 0);
+    assert_eq!(counter(s, "tls_uprobe_unmapped"), 0, "{}", s["counters"]);
+    assert_eq!(counter(s, "tls_uprobe_silent"), 0);
+    // The exchange's reads of the orders and writes of the reports, at least.
+    assert!(
+        source(s, "tls_uprobe_records") >= 2 * ORDERS as u64,
+        "{}",
+        s["source"]
+    );
+    if one_call_each {
+        assert_eq!(
+            source(s, "tls_uprobe_records"),
+            2 * ORDERS as u64,
+            "{}",
+            s["source"]
+        );
+        // The client's calls were seen (its library is hooked too), not copied.
+        assert!(
+            source(s, "tls_uprobe_calls") >= 4 * ORDERS as u64,
+            "{}",
+            s["source"]
+        );
+    }
+    assert_eq!(source(s, "tls_uprobe_ring_drops"), 0);
+    let named = &s["tls_undecrypted"];
+    assert!(named.is_null() || *named == Value::Array(vec![]), "{named}");
+    assert!(counter(&r.keyed, "tls_records_decrypted") > 0);
+}
+
+/// One instance with both the key log and the uprobes: each connection is decrypted, and
+/// every call of it is placed all the same and compared with the decryption — the same
+/// bytes at the same packet's time. The exact check that the calls give the wire's time.
+fn run_checked(test: &str, client_flags: &[&str]) {
+    require_root(test);
+    require_tool(test, "python3");
+    require_tool(test, "openssl");
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let keys = dir.path().join("keys.log");
+    std::fs::write(&keys, "").unwrap();
+    let trace = dir.path().join("t.csv");
+    let port = free_port();
+    // fixscope first: the exchange maps libssl after the uprobes were set on it.
+    let mut live = start_instance(
+        port,
+        &trace,
+        &["--tls-uprobes", "--tls-keylog", keys.to_str().unwrap()],
+    );
+    let _exchange = start_tls_exchange(dir.path(), port);
+    let client = run_tls_client(
+        port,
+        ORDERS,
+        &dir.path().join("client.txt"),
+        Some(&keys),
+        client_flags,
+    );
+    let done = stop_live_proc(&mut live, libc::SIGINT);
+    let (_, s) = parse_report(&done.stdout);
+    assert_eq!(counter(&s, "matched"), ORDERS as u64, "{}", done.stderr);
+    assert!(
+        counter(&s, "tls_records_decrypted") > 0,
+        "{}",
+        s["counters"]
+    );
+    // Each order: at least the exchange's read of it and its write of the report.
+    assert!(
+        counter(&s, "tls_uprobe_verified") >= 2 * ORDERS as u64,
+        "{}",
+        s["counters"]
+    );
+    assert_eq!(counter(&s, "tls_uprobe_disagreed"), 0, "{}", s["counters"]);
+    assert_eq!(counter(&s, "tls_uprobe_unmapped"), 0, "{}", s["counters"]);
+    assert_inside_round_trips(test, &client, &wire_latencies(&trace));
+}
+
+#[test]
+fn every_call_agrees_with_the_decryption_of_the_same_packets() {
+    run_checked("tls_uprobes checked 1.3", &[]);
+    run_checked("tls_uprobes checked 1.2", &["--tls12"]);
+    run_checked("tls_uprobes checked big", &["--big"]);
+}
+
+/// The key line comes after half the orders: the connection is held for it, its calls
+/// held meanwhile, then all checked against the decryption.
+#[test]
+fn calls_held_while_the_key_is_awaited_are_checked_once_it_comes() {
+    run_checked("tls_uprobes checked late key", &["--late"]);
+}
+
+#[test]
+fn uprobes_time_every_order_by_its_records_without_a_key_log() {
+    let r = run("tls_uprobes 1.3", &["--tls-uprobes"], &[]);
+    assert_every_order_by_calls(&r, true);
+    assert!(
+        r.uprobes_stderr
+            .contains("--tls-uprobes: SSL_read, SSL_read_ex, SSL_write, SSL_write_ex in"),
+        "{}",
+        r.uprobes_stderr
+    );
+}
+
+#[test]
+fn uprobes_over_tls12_on_the_library_named_with_tls_lib() {
+    let lib = system_libssl();
+    let r = run(
+        "tls_uprobes 1.2",
+        &["--tls-lib", lib.to_str().unwrap()],
+        &["--tls12"],
+    );
+    assert_every_order_by_calls(&r, true);
+}
+
+/// 40,000-byte messages both ways: the exchange reads each order in several SSL_read
+/// calls (one record each) and writes each report in one SSL_write of three records.
+#[test]
+fn uprobes_place_messages_over_several_records_and_calls() {
+    let r = run("tls_uprobes big", &["--tls-uprobes"], &["--big"]);
+    assert_every_order_by_calls(&r, false);
+}
+
+/// Hooks on a copy of libssl that no process maps: the session's records come, its
+/// calls never do. Counted `tls_uprobe_silent`, named, and no number.
+#[test]
+fn a_session_whose_library_is_not_hooked_is_silent_and_named() {
+    let copy = tempfile::tempdir().unwrap();
+    let lib = copy.path().join("libssl-copy.so.3");
+    std::fs::copy(system_libssl(), &lib).unwrap();
+    let r = run(
+        "tls_uprobes silent",
+        &["--tls-lib", lib.to_str().unwrap()],
+        &[],
+    );
+    let s = &r.uprobes;
+    assert_eq!(counter(s, "tls_uprobe_silent"), 1, "{}", s["counters"]);
+    assert_eq!(counter(s, "matched"), 0, "no number without the calls");
+    assert_eq!(source(s, "tls_uprobe_records"), 0);
+    let named = s["tls_undecrypted"].as_array().expect("tls_undecrypted");
+    assert_eq!(named.len(), 1, "{named:?}");
+    assert_eq!(named[0]["reason"], "no_ssl_calls");
+    assert_eq!(counter(&r.keyed, "matched"), ORDERS as u64);
+}
+
+#[test]
+fn tls_uprobes_is_refused_with_tap_and_a_library_without_openssl_is_named() {
+    let out = fixscope_cmd(
+        None,
+        &["live", "--tap", "-i", "lo", "-p", "1", "--tls-uprobes"],
+    )
+    .output()
+    .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--tls-uprobes"));
+    require_root("tls_uprobes not a libssl");
+    let _serial = serial();
+    let out = fixscope_cmd(
+        None,
+        &[
+            "live",
+            "-i",
+            "lo",
+            "-p",
+            "1",
+            "--tls-lib",
+            "/bin/true",
+            "--duration",
+            "1",
+        ],
+    )
+    .output()
+    .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("/bin/true") || err.contains("/usr/bin/true"),
+        "{err}"
+    );
+    assert!(err.contains("SSL_read"), "{err}");
+}
