@@ -309,6 +309,7 @@ impl SessionLine {
             first_response: self.distribution(),
             // A log's session lines hold first_response only.
             breakdown: Vec::new(),
+            tls: None,
         }
     }
 }

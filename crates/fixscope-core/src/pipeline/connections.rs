@@ -105,7 +105,7 @@ impl Connection {
         now_ns: u64,
         reassembly: &mut ReassemblyCounters,
         sink: &mut MessageSink<'_>,
-        acked: &mut AckedHoles,
+        acked: &mut Deadlines,
     ) {
         let (key, slot) = (self.key, self.slot);
         let binding = &mut self.binding;
@@ -132,6 +132,23 @@ impl Connection {
         }
     }
 
+    /// The clock reached `now_ns` (`held_for_key` says this connection's wait for its TLS
+    /// key may be over): a look for the key, then `no_key` once the wait passed; nothing
+    /// for a connection no longer held.
+    pub(crate) fn key_wait_due(&mut self, now_ns: u64, sink: &mut MessageSink<'_>) {
+        if let Some(tls) = self.tls.as_mut().filter(|t| t.is_awaiting_key()) {
+            sink.tls_stream_event(
+                TlsInput::Clock(now_ns),
+                tls,
+                [&mut self.request.framer, &mut self.response.framer],
+                Direction::Request,
+                &mut self.binding,
+                self.key,
+                self.slot,
+            );
+        }
+    }
+
     /// The connection is gone: its session learns it (an anonymous one ends).
     pub(crate) fn close(&self, sink: &mut MessageSink<'_>) {
         if let Some(f) = sink.forward.as_deref_mut() {
@@ -148,12 +165,18 @@ impl Connection {
     }
 }
 
-/// Connections with a hole the peer acknowledged, waiting for the reorder window
-/// ([`crate::reassembly::StreamReassembler::give_up_acked`]): the pipeline gives them up as
-/// its clock passes their deadline, before the correlator's own window expires a response
-/// that the request held behind the hole would answer. One comparison per segment while
-/// none is due; an entry whose hole filled meanwhile is dropped when due.
-pub(crate) struct AckedHoles {
+/// Connections waiting for a deadline of the pipeline's clock, checked with one comparison
+/// per segment (and per tick of a live clock) while none is due; an entry whose wait ended
+/// meanwhile is dropped when due. Two lists:
+/// - **acknowledged holes**: a hole the peer acknowledged waits for the reorder window
+///   ([`crate::reassembly::StreamReassembler::give_up_acked`]): the pipeline gives it up as
+///   its clock passes the deadline, before the correlator's own window expires a response
+///   that the request held behind the hole would answer;
+/// - **held for a TLS key** (live `--tls-keylog`): a connection whose key line is not
+///   written yet waits at most [`crate::tls::KEY_WAIT_NS`] after its ServerHello; once the
+///   clock passes that, it gets a last look for its key and is `no_key` — even when its
+///   peers went quiet and no segment of it comes again.
+pub(crate) struct Deadlines {
     waiting: Vec<(u64, ConnectionKey)>,
     /// The earliest deadline waiting ([`u64::MAX`]: none).
     next_ns: u64,
@@ -161,9 +184,9 @@ pub(crate) struct AckedHoles {
     due: Vec<ConnectionKey>,
 }
 
-impl Default for AckedHoles {
+impl Default for Deadlines {
     fn default() -> Self {
-        AckedHoles {
+        Deadlines {
             waiting: Vec::new(),
             next_ns: u64::MAX,
             due: Vec::new(),
@@ -171,7 +194,7 @@ impl Default for AckedHoles {
     }
 }
 
-impl AckedHoles {
+impl Deadlines {
     pub(crate) fn insert(&mut self, deadline_ns: u64, key: ConnectionKey) {
         self.waiting.push((deadline_ns, key));
         self.next_ns = self.next_ns.min(deadline_ns);
@@ -184,7 +207,7 @@ impl AckedHoles {
     }
 
     /// Takes the connections whose deadline passed by `now_ns` (each once); give them back
-    /// with [`AckedHoles::give_back`].
+    /// with [`Deadlines::give_back`].
     pub(crate) fn take_due(&mut self, now_ns: u64) -> Vec<ConnectionKey> {
         let mut due = std::mem::take(&mut self.due);
         due.clear();
