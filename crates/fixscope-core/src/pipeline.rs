@@ -30,6 +30,7 @@ use share::ShardState;
 
 mod config;
 mod connections;
+mod deadlines;
 pub(crate) mod forward;
 pub(crate) mod handover;
 pub(crate) mod interval_clock;
@@ -43,7 +44,8 @@ mod stages;
 
 pub use crate::sink::{LinkRow, MessageEvent, MessageObserver, OrderRow, RecordSink};
 pub use config::PipelineConfig;
-use connections::{ClosedConnections, Connection, Deadlines, CLOSED_CONNECTION_MEMORY_NS};
+use connections::{ClosedConnections, Connection, CLOSED_CONNECTION_MEMORY_NS};
+use deadlines::Deadlines;
 use forward::{Forwarder, Upstream};
 use interval_clock::IntervalClock;
 pub(crate) use reports::{close_and_report_interval, report_end, report_interval, RunEnd};

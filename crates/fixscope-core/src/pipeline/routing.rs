@@ -48,7 +48,7 @@ pub(crate) struct MessageSink<'p> {
     pub(crate) tls_undecrypted: Option<&'p crate::tls::UndecryptedConnections>,
     pub(crate) tls: &'p mut crate::counters::TlsCounters,
     /// Connections held for their TLS key, by the end of their wait (live).
-    pub(crate) held_for_key: &'p mut super::connections::Deadlines,
+    pub(crate) held_for_key: &'p mut super::deadlines::Deadlines,
     /// Stage A of a two-stage run: messages go to stage B through this, not `router`.
     pub(crate) forward: Option<&'p mut Forwarder>,
     pub(crate) router: Router<'p>,
