@@ -18,7 +18,9 @@ crates/fixscope/tests/tls_live.rs.
                                            Text (58): each spans three TLS records, and the
                                            exchange reads it in several SSL_read calls;
                                            --no-pause: the next order right after the last
-                                           report, not 10 ms later (benchmarks)
+                                           report, not 10 ms later (benchmarks);
+                                           --linger=SECS: stay connected, silent, SECS after
+                                           the last report before closing (a quiet peer)
 
 The client's own round trip (its send before the request is on the wire, its receive after
 the response was) bounds the wire latency fixscope measures.
@@ -105,7 +107,7 @@ def serve(directory, port):
         threading.Thread(target=session, args=(conn,), daemon=True).start()
 
 
-def client(port, n, out, keylog, tls12, late, big, pause=True):
+def client(port, n, out, keylog, tls12, late, big, pause=True, linger=0.0):
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     ctx.check_hostname = False
     ctx.verify_mode = ssl.CERT_NONE
@@ -135,6 +137,10 @@ def client(port, n, out, keylog, tls12, late, big, pause=True):
                         shared.write(private.read())
                 if pause:
                     time.sleep(0.01)
+            # The answers are in OUT before the connection goes quiet.
+            with open(out, "w") as f:
+                f.writelines(lines)
+            time.sleep(linger)
     with open(out, "w") as f:
         f.writelines(lines)
 
@@ -147,7 +153,8 @@ def main(argv):
     elif argv[1] == "client":
         rest = [a for a in argv[5:] if not a.startswith("--")]
         client(int(argv[2]), int(argv[3]), argv[4], rest[0] if rest else None,
-               "--tls12" in argv, "--late" in argv, "--big" in argv, "--no-pause" not in argv)
+               "--tls12" in argv, "--late" in argv, "--big" in argv, "--no-pause" not in argv,
+               next((float(a.split("=", 1)[1]) for a in argv if a.startswith("--linger=")), 0.0))
     else:
         sys.exit(__doc__)
 
