@@ -26,6 +26,17 @@ pub struct TlsSession {
 }
 
 impl TlsSession {
+    /// As a log wrote it (`fixscope report`): a suite fixscope decrypts, else `None`.
+    pub fn named(version: &str, cipher_suite: &str) -> Option<Self> {
+        fixscope_tls::suite::SUITES
+            .iter()
+            .find(|s| s.name == cipher_suite && s.version.name() == version)
+            .map(|s| TlsSession {
+                version: s.version.name(),
+                cipher_suite: s.name,
+            })
+    }
+
     /// The connection's, once its keys were derived (so, whenever it gives plaintext).
     #[inline]
     pub fn of(connection: &TlsConnection) -> Option<Self> {

@@ -598,6 +598,31 @@ fn the_session_table_shows_each_session_s_tls_version_and_suite_on_every_plan() 
         let html = std::fs::read_to_string(&html).unwrap();
         assert!(html.contains(&format!("<td class=\"l\">{version} {name}</td>")));
     }
+    // An HdrHistogram log keeps them: `fixscope report` shows the run's table.
+    let c = case(TlsSuite::Tls12Chacha20);
+    let tls = c.tls_path("tls.pcap", &c.tls_packets);
+    let keys = c.keys_file("keys.log", &c.keys);
+    let hlog = c.dir.path().join("run.hlog");
+    let (_, summary) = analyse(
+        &[&tls],
+        &["--tls-keylog", &keys, "--hlog", hlog.to_str().unwrap()],
+    );
+    let out = support::fixscope(&["report", hlog.to_str().unwrap(), "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let reported: serde_json::Value =
+        serde_json::from_str(text.lines().last().expect("a summary")).unwrap();
+    let (version, name) = iana(TlsSuite::Tls12Chacha20);
+    assert_eq!(reported["sessions"][0]["tls_version"], version);
+    assert_eq!(reported["sessions"][0]["tls_cipher_suite"], name);
+    assert_eq!(
+        reported["sessions"][0]["tls_cipher_suite"],
+        summary["sessions"][0]["tls_cipher_suite"]
+    );
     // A run without TLS sessions has no `tls` column.
     let c = case(TlsSuite::Tls13Aes128Gcm);
     let out = support::fixscope(&["pcap", c.plain.to_str().unwrap(), "-p", "9878"]);
