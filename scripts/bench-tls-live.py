@@ -9,9 +9,11 @@ client sending ORDERS orders back to back; per run, alternated RUNS times:
   uprobes  fixscope live --tls-uprobes (no key log: uprobes on the system's libssl)
 
 and per order: the exchange's CPU (a uprobe's trap is charged to the process that makes the
-call), fixscope's CPU (its consumer and, within it, the ring records), the client's round
-trip (median), and that fixscope matched every order. CPU is read from each thread's
-/proc/PID/task/TID/schedstat (nanoseconds on CPU).
+call; each run has an exchange of its own, whose whole CPU — every thread, start-up and all
+— comes from wait4's rusage), fixscope's CPU while the client ran (each thread's
+/proc/PID/task/TID/schedstat), the client's round trip (median), and that fixscope matched
+every order. The round trip also moves with how awake the vCPUs are: a run with fixscope
+polling keeps them from idling, so `none` is not the floor of the other two.
 
   FIXSCOPE=target/release/fixscope ORDERS=20000 RUNS=5 scripts/bench-tls-live.py
 """
@@ -52,7 +54,23 @@ def wait_for(path, text, timeout=20):
     sys.exit(f"{path}: no '{text}' within {timeout} s:\n" + open(path).read())
 
 
-def run(mode, d, exchange):
+def start_exchange(d):
+    err = open(os.path.join(d, "ex.err"), "w")
+    exchange = subprocess.Popen(["python3", SCRIPT, "serve", d, PORT], stderr=err)
+    wait_for(os.path.join(d, "ex.err"), "listening")
+    return exchange
+
+
+def stop_exchange(exchange):
+    """The exchange's CPU over its whole life, in ns (user + system, every thread)."""
+    exchange.send_signal(signal.SIGTERM)
+    _, _, usage = os.wait4(exchange.pid, 0)
+    exchange.returncode = 0
+    return int((usage.ru_utime + usage.ru_stime) * 1e9)
+
+
+def run(mode, d):
+    exchange = start_exchange(d)
     keys = os.path.join(d, "keys.log")
     open(keys, "w").close()
     live = None
@@ -63,12 +81,12 @@ def run(mode, d, exchange):
         live = subprocess.Popen(
             [FIXSCOPE, "live", "-i", "lo", "-p", PORT, "--json", *flags], stdout=out, stderr=err)
         wait_for(os.path.join(d, "fx.err"), "fixscope: watching")
-    ex0, fx0 = cpu_ns(exchange.pid), live and cpu_ns(live.pid)
+    fx0 = live and cpu_ns(live.pid)
     client_out = os.path.join(d, "client.txt")
     subprocess.run(["python3", SCRIPT, "client", PORT, str(ORDERS), client_out,
                     keys if mode == "keylog" else os.path.join(d, "nokeys.log"), "--no-pause"],
                    check=True)
-    ex1, fx1 = cpu_ns(exchange.pid), live and cpu_ns(live.pid)
+    exchange_cpu = stop_exchange(exchange)
     matched = None
     if live:
         time.sleep(1)  # the merge's grace and the last drain
@@ -82,7 +100,7 @@ def run(mode, d, exchange):
         _, sent, received = line.split()
         rtts.append(int(received) - int(sent))
     return {
-        "exchange_ns": (ex1 - ex0) / ORDERS,
+        "exchange_ns": exchange_cpu / ORDERS,
         "fixscope_ns": (fx1 - fx0) / ORDERS if live else 0.0,
         "rtt_ns": statistics.median(rtts),
         "matched": matched,
@@ -92,20 +110,14 @@ def run(mode, d, exchange):
 def main():
     with tempfile.TemporaryDirectory() as d:
         subprocess.run(["python3", SCRIPT, "cert", d], check=True)
-        err = open(os.path.join(d, "ex.err"), "w")
-        exchange = subprocess.Popen(["python3", SCRIPT, "serve", d, PORT], stderr=err)
-        try:
-            wait_for(os.path.join(d, "ex.err"), "listening")
-            results = {m: [] for m in ("none", "keylog", "uprobes")}
-            for i in range(RUNS):
-                for mode in results:
-                    r = run(mode, d, exchange)
-                    if r["matched"] not in (None, ORDERS):
-                        sys.exit(f"{mode}: fixscope matched {r['matched']} of {ORDERS}")
-                    results[mode].append(r)
-                    print(f"round {i + 1} {mode}: {r}", file=sys.stderr)
-        finally:
-            exchange.kill()
+        results = {m: [] for m in ("none", "keylog", "uprobes")}
+        for i in range(RUNS):
+            for mode in results:
+                r = run(mode, d)
+                if r["matched"] not in (None, ORDERS):
+                    sys.exit(f"{mode}: fixscope matched {r['matched']} of {ORDERS}")
+                results[mode].append(r)
+                print(f"round {i + 1} {mode}: {r}", file=sys.stderr)
     print(f"{ORDERS} orders x {RUNS} rounds (medians per order)")
     print(f"{'mode':<9} {'exchange CPU':>13} {'fixscope CPU':>13} {'client RTT p50':>15}")
     for mode, rs in results.items():

@@ -30,6 +30,7 @@ use share::ShardState;
 
 mod config;
 mod connections;
+mod deadlines;
 pub(crate) mod forward;
 pub(crate) mod handover;
 pub(crate) mod interval_clock;
@@ -43,11 +44,19 @@ mod stages;
 
 pub use crate::sink::{LinkRow, MessageEvent, MessageObserver, OrderRow, RecordSink};
 pub use config::PipelineConfig;
-use connections::{AckedHoles, ClosedConnections, Connection, CLOSED_CONNECTION_MEMORY_NS};
+use connections::{ClosedConnections, Connection, CLOSED_CONNECTION_MEMORY_NS};
+use deadlines::Deadlines;
 use forward::{Forwarder, Upstream};
 use interval_clock::IntervalClock;
 pub(crate) use reports::{close_and_report_interval, report_end, report_interval, RunEnd};
 use routing::{MessageSink, Router};
+
+/// Stage B's view of a connection of stage A (`slots`).
+type Slot = (
+    Option<Binding>,
+    ConnectionKey,
+    Option<crate::tls::TlsSession>,
+);
 
 /// The pipeline of one run.
 pub struct Pipeline {
@@ -83,7 +92,9 @@ pub struct Pipeline {
     /// not open a new connection (a phantom session).
     closed: ClosedConnections,
     /// Holes the peer acknowledged, waiting for the reorder window.
-    acked_holes: AckedHoles,
+    acked_holes: Deadlines,
+    /// Live `--tls-keylog`: connections held for their key, by the end of their wait.
+    held_for_key: Deadlines,
     /// Segments that belong to no open connection and open none (see `stray_segments`).
     stray_segments: u64,
     /// The counters at the end of the previous interval, for each interval's own counts.
@@ -107,8 +118,9 @@ pub struct Pipeline {
     /// Stage B of a two-stage run: stage A's counters as of the last event that carried
     /// them (an interval's end, the end), in place of this pipeline's own.
     upstream: Option<Upstream>,
-    /// Stage B: each open connection's session binding and key, by stage A's slot.
-    slots: Vec<Option<(Option<Binding>, ConnectionKey)>>,
+    /// Stage B: each open connection's session binding and key, by stage A's slot, and
+    /// its TLS version and suite until its session has them.
+    slots: Vec<Option<Slot>>,
     /// Stage B: the sessions of `stats` already handed to the reporting side.
     sessions_handed_over: usize,
 }
@@ -144,7 +156,8 @@ impl Pipeline {
             shed_connections: 0,
             connections_opened: 0,
             closed: ClosedConnections::default(),
-            acked_holes: AckedHoles::default(),
+            acked_holes: Deadlines::default(),
+            held_for_key: Deadlines::default(),
             stray_segments: 0,
             interval_start_counters: Counters::default(),
             unix_offset_ns: 0,
@@ -330,6 +343,11 @@ impl Pipeline {
         if self.acked_holes.due(self.now_ns) {
             self.give_up_acked_holes();
         }
+        // Live: a connection held for its TLS key past its wait is `no_key` now, even if
+        // no segment of it comes again.
+        if self.held_for_key.due(self.now_ns) {
+            self.key_waits_due();
+        }
         // Requests older than the time-to-live at this moment cannot be answered by it.
         match self.forward.as_mut() {
             Some(f) => f.clock(self.now_ns),
@@ -404,7 +422,7 @@ impl Pipeline {
         };
         // This segment's ACK tells what the peer received of the other direction: a hole
         // there it covers is a capture drop once the reorder window has passed (the capture
-        // host may write the ACK before the segment: `AckedHoles`).
+        // host may write the ACK before the segment: `Deadlines`).
         if seg.flags.ack() {
             other.reassembler.peer_acked(seg.ack);
             if let Some(deadline) = other.reassembler.take_new_deadline() {
@@ -470,6 +488,25 @@ impl Pipeline {
         acked_holes.give_back(due);
     }
 
+    /// The connections whose wait for their TLS key ended by now: a last look, else
+    /// `no_key` (a connection keyed or gone meanwhile is skipped).
+    #[cold]
+    fn key_waits_due(&mut self) {
+        let now_ns = self.now_ns;
+        let Parts {
+            connections,
+            mut sink,
+            ..
+        } = self.parts();
+        let due = sink.held_for_key.take_due(now_ns);
+        for key in &due {
+            if let Some(conn) = connections.get_mut(key) {
+                conn.key_wait_due(now_ns, &mut sink);
+            }
+        }
+        sink.held_for_key.give_back(due);
+    }
+
     /// Per-segment upkeep: breakdown expiry, idle sweep, connection-table bound.
     fn housekeeping(&mut self) {
         if let Some(b) = self.breakdown.as_mut() {
@@ -511,6 +548,7 @@ impl Pipeline {
             connections_opened,
             closed,
             acked_holes,
+            held_for_key,
             next_session,
             shard,
             session_layer,
@@ -543,6 +581,7 @@ impl Pipeline {
                 tls_keys: config.tls_keys.as_deref(),
                 tls_undecrypted: config.tls_undecrypted.as_deref(),
                 tls,
+                held_for_key,
                 forward: forward.as_mut(),
                 router: Router {
                     key: &config.key,
@@ -596,6 +635,9 @@ impl Pipeline {
         self.now_ns = self.now_ns.max(now_ns);
         if self.acked_holes.due(self.now_ns) {
             self.give_up_acked_holes();
+        }
+        if self.held_for_key.due(self.now_ns) {
+            self.key_waits_due();
         }
         self.correlator.expire(self.now_ns);
         if let Some(b) = self.breakdown.as_mut() {
@@ -854,16 +896,18 @@ struct Parts<'p> {
     connections: &'p mut HashMap<ConnectionKey, Connection>,
     connections_opened: &'p mut u64,
     closed: &'p mut ClosedConnections,
-    acked_holes: &'p mut AckedHoles,
+    acked_holes: &'p mut Deadlines,
     reassembly: &'p mut ReassemblyCounters,
     limits: &'p ReassemblyLimits,
     /// Stage B of a two-stage run: bindings and keys by slot.
-    slots: &'p mut Vec<Option<(Option<Binding>, ConnectionKey)>>,
+    slots: &'p mut Vec<Option<Slot>>,
     sink: MessageSink<'p>,
 }
 
 #[cfg(test)]
 mod breakdown_tests;
+#[cfg(test)]
+mod tls_tests;
 
 #[cfg(test)]
 mod tests {

@@ -4,6 +4,7 @@
 //! decryption itself is the `fixscope-tls` crate; this module is its words in the core's
 //! vocabulary. Without a key log no connection has one: the plaintext path is unchanged.
 
+pub use fixscope_tls::connection::KEY_WAIT_NS;
 pub use fixscope_tls::{
     CallKind, KeyLog, KeyLogStats, KeySource, KeyStore, Plain, Side, TlsCall, TlsConnection,
     Undecryptable,
@@ -12,6 +13,39 @@ pub use fixscope_tls::{
 use std::sync::Mutex;
 
 use crate::segment::{ConnectionKey, Direction};
+
+/// A session's TLS as the session table shows it (`--tls-keylog`): the version and the
+/// cipher suite (its IANA name) of the connection it was bound on. Plaintext sessions
+/// have none.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TlsSession {
+    /// `TLS1.2`, `TLS1.3`.
+    pub version: &'static str,
+    /// E.g. `TLS_AES_128_GCM_SHA256`.
+    pub cipher_suite: &'static str,
+}
+
+impl TlsSession {
+    /// As a log wrote it (`fixscope report`): a suite fixscope decrypts, else `None`.
+    pub fn named(version: &str, cipher_suite: &str) -> Option<Self> {
+        fixscope_tls::suite::SUITES
+            .iter()
+            .find(|s| s.name == cipher_suite && s.version.name() == version)
+            .map(|s| TlsSession {
+                version: s.version.name(),
+                cipher_suite: s.name,
+            })
+    }
+
+    /// The connection's, once its keys were derived (so, whenever it gives plaintext).
+    #[inline]
+    pub fn of(connection: &TlsConnection) -> Option<Self> {
+        connection.suite().map(|s| TlsSession {
+            version: s.version.name(),
+            cipher_suite: s.name,
+        })
+    }
+}
 
 /// The TLS connections a run could not decrypt, and why (named at the end of the run: their
 /// orders are missing from the figures). Shared by every pipeline of a run (shards, stages);

@@ -154,6 +154,14 @@ impl TlsConnection {
         matches!(self.mode, Mode::AwaitingKey | Mode::Uprobe)
     }
 
+    /// When the wait for its key ends, while it is held: its ServerHello's time plus
+    /// [`KEY_WAIT_NS`] (the caller's clock calls [`TlsConnection::tick`] once past it).
+    pub fn key_wait_deadline_ns(&self) -> Option<u64> {
+        self.awaiting
+            .as_ref()
+            .map(|a| a.since_ns.saturating_add(KEY_WAIT_NS))
+    }
+
     /// The suite negotiated, once the ServerHello was read.
     pub fn suite(&self) -> Option<&Suite> {
         self.suite.as_ref()
@@ -261,6 +269,19 @@ impl TlsConnection {
             // Held: the direction resyncs after it once the key came.
             Mode::Tls | Mode::AwaitingKey => self.direction(side).hole(bytes),
             _ => {}
+        }
+    }
+
+    /// The clock reached `now_ns` with no bytes of this connection (live: its peers went
+    /// quiet): one held for its key gets a look — decrypted at its records' own times if
+    /// the key is there — and is `no_key` once its wait is over.
+    pub fn tick<K, F>(&mut self, now_ns: u64, keys: &K, counters: &mut TlsCounters, out: &mut F)
+    where
+        K: KeySource + ?Sized,
+        F: FnMut(Side, Plain<'_>),
+    {
+        if self.mode == Mode::AwaitingKey {
+            self.await_key(now_ns, keys, counters, out);
         }
     }
 

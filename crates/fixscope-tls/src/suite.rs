@@ -40,6 +40,16 @@ pub enum Version {
     Tls13,
 }
 
+impl Version {
+    /// As reports show it (the session table: `TLS1.2`, `TLS1.3`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Version::Tls12 => "TLS1.2",
+            Version::Tls13 => "TLS1.3",
+        }
+    }
+}
+
 /// One cipher suite we can decrypt.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Suite {

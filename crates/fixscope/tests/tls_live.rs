@@ -190,3 +190,50 @@ fn a_session_never_logged_is_no_key_and_named() {
         "{named:?}"
     );
 }
+
+/// Live, a connection held for its key whose peers go quiet: its wait ends on fixscope's
+/// clock (the live clock ticks on a quiet wire), not when it next sends or closes. The
+/// client logs no key and stays connected, silent, `LINGER_S` after its last order.
+#[test]
+fn a_quiet_session_never_logged_is_no_key_on_the_clock_before_it_ends() {
+    const LINGER_S: u64 = 9;
+    let Started {
+        serial: _serial,
+        dir,
+        keys: _keys,
+        trace: _trace,
+        port,
+        exchange: _exchange,
+        mut live,
+    } = start("tls_live quiet no key", Watch::Tc);
+    let linger = format!("--linger={LINGER_S}");
+    let times = run_client(port, &dir.path().join("client.txt"), None, &[&linger]);
+    let first_sent_ns = times.values().map(|&(sent, _)| sent).min().unwrap();
+    let last_answer_ns = times.values().map(|&(_, received)| received).max().unwrap();
+    let done = stop_live_proc(&mut live, libc::SIGINT);
+    let (intervals, summary) = parse_report(&done.stdout);
+    assert_eq!(counter(&summary, "tls_no_key"), 1);
+    assert_eq!(summary["tls_undecrypted"][0]["reason"], "no_key");
+    // The interval that counted it: after the 5 s wait from the ServerHello (just before
+    // the first order), and ended well before the connection did.
+    let counted = intervals
+        .iter()
+        .find(|i| i["counters"]["tls_no_key"].as_u64().unwrap_or(0) > 0)
+        .unwrap_or_else(|| panic!("no interval counted tls_no_key:\n{}", done.stdout));
+    let end = counted["end"].as_str().expect("the interval's end");
+    let end_ns = humantime::parse_rfc3339(end)
+        .unwrap()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
+    let s = 1_000_000_000;
+    assert!(
+        end_ns > first_sent_ns + 4 * s,
+        "counted before the wait was over: {end}"
+    );
+    assert!(
+        end_ns < last_answer_ns + (LINGER_S - 1) * s,
+        "counted only as the connection ended ({end}; the last answer at {last_answer_ns} ns, \
+         closed {LINGER_S} s later)"
+    );
+}

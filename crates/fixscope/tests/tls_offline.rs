@@ -31,13 +31,15 @@ struct FixScript {
     writes: Vec<Write>,
     latencies: Vec<u64>,
     seq: [u64; 2],
+    /// The client's CompID (the venue's is `VENUE`).
+    client: &'static str,
 }
 
-fn message(side: usize, seq: u64, fields: &[(u32, &str)]) -> Vec<u8> {
+fn message(client: &str, side: usize, seq: u64, fields: &[(u32, &str)]) -> Vec<u8> {
     let (sender, target) = if side == 0 {
-        ("CLIENT", "VENUE")
+        (client, "VENUE")
     } else {
-        ("VENUE", "CLIENT")
+        ("VENUE", client)
     };
     let seq = seq.to_string();
     let mut all = vec![fields[0], (34, seq.as_str())];
@@ -48,7 +50,7 @@ fn message(side: usize, seq: u64, fields: &[(u32, &str)]) -> Vec<u8> {
 
 impl FixScript {
     fn next(&mut self, side: usize, fields: &[(u32, &str)]) -> Vec<u8> {
-        let m = message(side, self.seq[side], fields);
+        let m = message(self.client, side, self.seq[side], fields);
         self.seq[side] += 1;
         m
     }
@@ -79,10 +81,16 @@ impl FixScript {
     /// Logons, then `n` orders: single ones, two orders in one record, and an order split
     /// across two records (each record a segment; the message's time is its second's).
     fn build(n: usize, t0: u64) -> FixScript {
+        Self::build_as("CLIENT", n, t0)
+    }
+
+    /// [`FixScript::build`] of a client named `client` (another FIX session).
+    fn build_as(client: &'static str, n: usize, t0: u64) -> FixScript {
         let mut s = FixScript {
             writes: vec![],
             latencies: vec![],
             seq: [1, 1],
+            client,
         };
         let logon = [(35, "A"), (98, "0"), (108, "30")];
         let l = s.next(0, &logon);
@@ -503,6 +511,338 @@ fn pcapng_decryption_secrets_blocks_are_used_by_themselves() {
     assert_stage(&summary, "first_response", &c.script.latencies);
     assert_eq!(counter(&summary, "tls_connections"), 1);
     assert_eq!(counter(&summary, "tls_no_key"), 0);
+}
+
+/// Each suite's version and IANA name (RFC 8446 §B.4, RFC 5289, RFC 7905): what the
+/// session table must show for a session carried over it.
+fn iana(suite: TlsSuite) -> (&'static str, &'static str) {
+    match suite {
+        TlsSuite::Tls13Aes128Gcm => ("TLS1.3", "TLS_AES_128_GCM_SHA256"),
+        TlsSuite::Tls13Aes256Gcm => ("TLS1.3", "TLS_AES_256_GCM_SHA384"),
+        TlsSuite::Tls13Chacha20 => ("TLS1.3", "TLS_CHACHA20_POLY1305_SHA256"),
+        TlsSuite::Tls12Aes128Gcm => ("TLS1.2", "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"),
+        TlsSuite::Tls12Aes256Gcm => ("TLS1.2", "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"),
+        TlsSuite::Tls12Chacha20 => ("TLS1.2", "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256"),
+    }
+}
+
+const PLANS: [&[&str]; 4] = [
+    &["--threads", "1"],
+    &[],
+    &["--threads", "2"],
+    &["--threads", "4"],
+];
+
+#[test]
+fn the_session_table_shows_each_session_s_tls_version_and_suite_on_every_plan() {
+    for suite in TlsSuite::ALL {
+        let c = case(suite);
+        // The TLS session (client port 40001) beside the same script in the clear (40003),
+        // another session (its own CompID).
+        let mut packets = c.tls_packets.clone();
+        packets.extend(FixScript::build_as("PLAIN", ORDERS, T0).plain(40_003));
+        packets.sort_by_key(|p| p.ts_ns);
+        let both = c.tls_path("both.pcap", &packets);
+        let keys = c.keys_file("keys.log", &c.keys);
+        let (version, name) = iana(suite);
+        for plan in PLANS {
+            let mut flags = vec!["--tls-keylog", keys.as_str()];
+            flags.extend_from_slice(plan);
+            let (_, summary) = analyse(&[&both], &flags);
+            let sessions = summary["sessions"].as_array().expect("sessions");
+            assert_eq!(sessions.len(), 2, "{suite:?} {plan:?}");
+            for s in sessions {
+                let client = s["client"].as_str().unwrap();
+                if client.ends_with(":40001") {
+                    assert_eq!(s["tls_version"], version, "{suite:?} {plan:?}");
+                    assert_eq!(s["tls_cipher_suite"], name, "{suite:?} {plan:?}");
+                } else {
+                    assert!(client.ends_with(":40003"), "{client}");
+                    // Plain FIX: the object as it always was.
+                    assert!(s.get("tls_version").is_none(), "{suite:?} {plan:?}: {s}");
+                    assert!(s.get("tls_cipher_suite").is_none());
+                }
+            }
+        }
+        // The text table: a `tls` column, the plain session's `-`; the HTML report's too.
+        let html = c.dir.path().join("report.html");
+        let out = support::fixscope(&[
+            "pcap",
+            both.to_str().unwrap(),
+            "-p",
+            "9878",
+            "--tls-keylog",
+            &keys,
+            "--html",
+            html.to_str().unwrap(),
+        ]);
+        assert!(out.status.success());
+        let text = String::from_utf8_lossy(&out.stdout);
+        let header = text
+            .lines()
+            .find(|l| l.contains("sender->target") && l.contains("client -> server"))
+            .unwrap_or_else(|| panic!("no session table:\n{text}"));
+        assert!(header.trim_end().ends_with(" tls"), "{header}");
+        let row = |port: &str| {
+            text.lines()
+                .find(|l| l.contains(&format!(":{port} -> ")))
+                .unwrap_or_else(|| panic!("no row of {port}:\n{text}"))
+                .trim_end()
+                .to_string()
+        };
+        assert!(
+            row("40001").ends_with(&format!(" {version} {name}")),
+            "{text}"
+        );
+        assert!(row("40003").ends_with(" -"), "{text}");
+        let html = std::fs::read_to_string(&html).unwrap();
+        assert!(html.contains(&format!("<td class=\"l\">{version} {name}</td>")));
+    }
+    // An HdrHistogram log keeps them: `fixscope report` shows the run's table.
+    let c = case(TlsSuite::Tls12Chacha20);
+    let tls = c.tls_path("tls.pcap", &c.tls_packets);
+    let keys = c.keys_file("keys.log", &c.keys);
+    let hlog = c.dir.path().join("run.hlog");
+    let (_, summary) = analyse(
+        &[&tls],
+        &["--tls-keylog", &keys, "--hlog", hlog.to_str().unwrap()],
+    );
+    let out = support::fixscope(&["report", hlog.to_str().unwrap(), "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let reported: serde_json::Value =
+        serde_json::from_str(text.lines().last().expect("a summary")).unwrap();
+    let (version, name) = iana(TlsSuite::Tls12Chacha20);
+    assert_eq!(reported["sessions"][0]["tls_version"], version);
+    assert_eq!(reported["sessions"][0]["tls_cipher_suite"], name);
+    assert_eq!(
+        reported["sessions"][0]["tls_cipher_suite"],
+        summary["sessions"][0]["tls_cipher_suite"]
+    );
+    // A run without TLS sessions has no `tls` column.
+    let c = case(TlsSuite::Tls13Aes128Gcm);
+    let out = support::fixscope(&["pcap", c.plain.to_str().unwrap(), "-p", "9878"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let header = text
+        .lines()
+        .find(|l| l.contains("sender->target") && l.contains("client -> server"))
+        .unwrap_or_else(|| panic!("no session table:\n{text}"));
+    assert!(!header.contains("tls"), "{header}");
+}
+
+/// Client ports of [`broken_three_ways`]'s connections.
+const DECRYPTED: u16 = 40_001;
+const NO_KEY: u16 = 40_002;
+const NO_HANDSHAKE: u16 = 40_004;
+
+/// One capture where every TLS counter but `tls_unsupported` (rustls has no CBC suite to
+/// make one) is not zero: a decrypted connection with a dropped segment (a resync) and a
+/// corrupted record (an auth failure), one whose key line is missing, and one captured
+/// from its fourth order on (no handshake); and its key log.
+fn broken_three_ways() -> (Case, std::path::PathBuf, String) {
+    let c = case(TlsSuite::Tls13Aes128Gcm);
+    let t_drop = T0 + 1_000 * US;
+    let mut packets: Vec<TimedPacket> = c
+        .tls_packets
+        .iter()
+        .filter(|p| p.ts_ns != t_drop)
+        .cloned()
+        .collect();
+    let last = packets
+        .iter()
+        .rposition(|p| !p.spec.payload.is_empty())
+        .unwrap();
+    let n = packets[last].spec.payload.len();
+    packets[last].spec.payload[n - 20] ^= 0x40;
+    let no_key = TlsEndpoints::new(TlsSuite::Tls12Aes256Gcm);
+    let (other, random) = FixScript::build(4, T0 + 100_000 * US).tls(&mut no_key.connect(), NO_KEY);
+    packets.extend(other);
+    let mid = TlsEndpoints::new(TlsSuite::Tls13Chacha20);
+    let from = T0 + 200_000 * US + 1_000 * US + 4 * 2_000 * US;
+    let (late, _) =
+        FixScript::build(ORDERS, T0 + 200_000 * US).tls(&mut mid.connect(), NO_HANDSHAKE);
+    packets.extend(late.into_iter().filter(|p| p.ts_ns >= from));
+    packets.sort_by_key(|p| p.ts_ns);
+    let path = c.tls_path("broken.pcap", &packets);
+    let text = format!(
+        "{}{}{}",
+        c.keys,
+        without(&no_key.key_log.text(), &random),
+        mid.key_log.text()
+    );
+    let keys = c.keys_file("keys.log", &text);
+    (c, path, keys)
+}
+
+/// The key log's counters (`--tls-uprobes` adds its own: `tls_uprobe_*`, zero here).
+const TLS_COUNTERS: [&str; 7] = [
+    "tls_connections",
+    "tls_records_decrypted",
+    "tls_no_key",
+    "tls_no_handshake",
+    "tls_unsupported",
+    "tls_auth_failed",
+    "tls_resyncs",
+];
+
+#[test]
+fn every_output_carries_the_tls_counters() {
+    let (c, tls, keys) = broken_three_ways();
+    let prom = c.dir.path().join("fixscope.prom");
+    let flags = ["--tls-keylog", keys.as_str()];
+    let summary = every_plan_with_flags(&[&tls], &flags);
+    // Every tls_* counter the JSON has (the key log's seven among them).
+    let json: Vec<(String, u64)> = summary["counters"]
+        .as_object()
+        .expect("counters")
+        .iter()
+        .filter(|(name, _)| name.starts_with("tls_"))
+        .map(|(name, v)| (name.clone(), v.as_u64().expect("a count")))
+        .collect();
+    for name in TLS_COUNTERS {
+        assert!(json.iter().any(|(n, _)| n == name), "JSON lacks {name}");
+    }
+    assert_eq!(counter(&summary, "tls_connections"), 3);
+    assert!(counter(&summary, "tls_records_decrypted") >= 2 * ORDERS as u64 - 2);
+    for name in [
+        "tls_no_key",
+        "tls_no_handshake",
+        "tls_auth_failed",
+        "tls_resyncs",
+    ] {
+        assert_eq!(counter(&summary, name), 1, "{name}");
+    }
+    assert_eq!(counter(&summary, "tls_unsupported"), 0);
+    // The text summary with every counter, and Prometheus (the textfile): the same values.
+    let out = support::fixscope(&[
+        "pcap",
+        tls.to_str().unwrap(),
+        "-p",
+        "9878",
+        "--tls-keylog",
+        &keys,
+        "--counters",
+        "all",
+        "--prometheus-textfile",
+        prom.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let prom = std::fs::read_to_string(&prom).unwrap();
+    for (name, value) in json {
+        let line = format!("  {name:<30} {value}");
+        assert!(
+            text.lines().any(|l| l == line),
+            "text lacks {line:?}:\n{text}"
+        );
+        let metric = format!("fixscope_{name}_total");
+        assert!(
+            prom.lines().any(|l| l == format!("{metric} {value}")),
+            "prometheus lacks {metric} {value}:\n{prom}"
+        );
+        assert!(
+            prom.contains(&format!("# TYPE {metric} counter\n")),
+            "{metric}"
+        );
+        if !TLS_COUNTERS.contains(&name.as_str()) {
+            continue;
+        }
+        let help = prom
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("# HELP {metric} ")))
+            .unwrap_or_else(|| panic!("no HELP for {metric}"));
+        assert!(help.starts_with("--tls-keylog only"), "{metric}: {help}");
+    }
+}
+
+#[test]
+fn a_tls_connection_not_decrypted_is_an_alarm_in_every_output() {
+    let (c, tls, keys) = broken_three_ways();
+    let summary = every_plan_with_flags(&[&tls], &["--tls-keylog", &keys]);
+    // JSON: each named with its reason, only those.
+    let named: Vec<(String, String)> = summary["tls_undecrypted"]
+        .as_array()
+        .expect("tls_undecrypted")
+        .iter()
+        .map(|u| {
+            let conn = u["connection"].as_str().unwrap();
+            let port = conn
+                .split(" -> ")
+                .next()
+                .unwrap()
+                .rsplit(':')
+                .next()
+                .unwrap();
+            (port.to_string(), u["reason"].as_str().unwrap().to_string())
+        })
+        .collect();
+    let want = [
+        (NO_KEY.to_string(), "no_key".to_string()),
+        (NO_HANDSHAKE.to_string(), "no_handshake".to_string()),
+    ];
+    assert_eq!(named, want);
+    let html = c.dir.path().join("report.html");
+    let out = support::fixscope(&[
+        "pcap",
+        tls.to_str().unwrap(),
+        "-p",
+        "9878",
+        "--tls-keylog",
+        &keys,
+        "--html",
+        html.to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    // Text: a line per connection before the figures, and the alarms line.
+    for (port, why) in &want {
+        assert_eq!(
+            text.lines()
+                .filter(|l| l.starts_with("TLS NOT DECRYPTED: ")
+                    && l.contains(&format!(":{port} -> "))
+                    && l.contains(&format!("({why})")))
+                .count(),
+            1,
+            "{text}"
+        );
+    }
+    let lines = text
+        .lines()
+        .filter(|l| l.starts_with("TLS NOT DECRYPTED: "));
+    assert_eq!(lines.clone().count(), 2, "{text}");
+    assert!(
+        !lines
+            .clone()
+            .any(|l| l.contains(&format!(":{DECRYPTED} -> "))),
+        "{text}"
+    );
+    let alarms = text
+        .lines()
+        .skip_while(|l| !l.starts_with("alarms:"))
+        .take_while(|l| !l.starts_with("notable:") && !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
+    for alarm in ["tls_no_key 1", "tls_no_handshake 1", "tls_auth_failed 1"] {
+        assert!(alarms.contains(alarm), "alarms lack {alarm}: {alarms}");
+    }
+    // HTML: the alarm rows marked.
+    let html = std::fs::read_to_string(&html).unwrap();
+    for name in ["tls_no_key", "tls_no_handshake", "tls_auth_failed"] {
+        assert!(
+            html.contains(&format!(
+                "<tr class=\"warn\"><td class=\"l\"><code>{name}</code>"
+            )),
+            "{name}"
+        );
+    }
+    assert!(!html.contains("<tr class=\"warn\"><td class=\"l\"><code>tls_resyncs</code>"));
 }
 
 /// The shipped form (#48): `make dist`'s static binary, in an empty root, decrypts every

@@ -279,6 +279,12 @@ pub struct SessionLine {
     pub percentiles_ns: [Option<u64>; 6],
     pub over_range: u64,
     pub range_ns: u64,
+    /// `--tls-keylog`: the session's TLS version and cipher suite; absent for plain FIX
+    /// (and from logs written before sessions had them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls_version: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls_cipher_suite: Option<String>,
 }
 
 impl SessionLine {
@@ -309,6 +315,10 @@ impl SessionLine {
             first_response: self.distribution(),
             // A log's session lines hold first_response only.
             breakdown: Vec::new(),
+            tls: match (&self.tls_version, &self.tls_cipher_suite) {
+                (Some(version), Some(suite)) => crate::tls::TlsSession::named(version, suite),
+                _ => None,
+            },
         }
     }
 }
@@ -332,6 +342,8 @@ impl From<&SessionSummary> for SessionLine {
             percentiles_ns: d.percentiles_ns,
             over_range: d.over_range,
             range_ns: d.range_ns,
+            tls_version: s.tls.map(|t| t.version.to_string()),
+            tls_cipher_suite: s.tls.map(|t| t.cipher_suite.to_string()),
         }
     }
 }

@@ -10,6 +10,8 @@ use crate::segment::{ConnectionKey, Direction};
 use crate::session::Binding;
 use crate::tls::TlsConnection;
 
+use super::deadlines::Deadlines;
+
 #[derive(Default)]
 pub(crate) struct HalfStream {
     pub(crate) reassembler: StreamReassembler,
@@ -105,7 +107,7 @@ impl Connection {
         now_ns: u64,
         reassembly: &mut ReassemblyCounters,
         sink: &mut MessageSink<'_>,
-        acked: &mut AckedHoles,
+        acked: &mut Deadlines,
     ) {
         let (key, slot) = (self.key, self.slot);
         let binding = &mut self.binding;
@@ -132,6 +134,23 @@ impl Connection {
         }
     }
 
+    /// The clock reached `now_ns` (`held_for_key` says this connection's wait for its TLS
+    /// key may be over): a look for the key, then `no_key` once the wait passed; nothing
+    /// for a connection no longer held.
+    pub(crate) fn key_wait_due(&mut self, now_ns: u64, sink: &mut MessageSink<'_>) {
+        if let Some(tls) = self.tls.as_mut().filter(|t| t.is_awaiting_key()) {
+            sink.tls_stream_event(
+                TlsInput::Clock(now_ns),
+                tls,
+                [&mut self.request.framer, &mut self.response.framer],
+                Direction::Request,
+                &mut self.binding,
+                self.key,
+                self.slot,
+            );
+        }
+    }
+
     /// The connection is gone: its session learns it (an anonymous one ends).
     pub(crate) fn close(&self, sink: &mut MessageSink<'_>) {
         if let Some(f) = sink.forward.as_deref_mut() {
@@ -145,67 +164,6 @@ impl Connection {
                 sink.router.stats.session_table_mut(),
             );
         }
-    }
-}
-
-/// Connections with a hole the peer acknowledged, waiting for the reorder window
-/// ([`crate::reassembly::StreamReassembler::give_up_acked`]): the pipeline gives them up as
-/// its clock passes their deadline, before the correlator's own window expires a response
-/// that the request held behind the hole would answer. One comparison per segment while
-/// none is due; an entry whose hole filled meanwhile is dropped when due.
-pub(crate) struct AckedHoles {
-    waiting: Vec<(u64, ConnectionKey)>,
-    /// The earliest deadline waiting ([`u64::MAX`]: none).
-    next_ns: u64,
-    /// The connections due, reused.
-    due: Vec<ConnectionKey>,
-}
-
-impl Default for AckedHoles {
-    fn default() -> Self {
-        AckedHoles {
-            waiting: Vec::new(),
-            next_ns: u64::MAX,
-            due: Vec::new(),
-        }
-    }
-}
-
-impl AckedHoles {
-    pub(crate) fn insert(&mut self, deadline_ns: u64, key: ConnectionKey) {
-        self.waiting.push((deadline_ns, key));
-        self.next_ns = self.next_ns.min(deadline_ns);
-    }
-
-    /// A deadline has passed by `now_ns`.
-    #[inline]
-    pub(crate) fn due(&self, now_ns: u64) -> bool {
-        now_ns > self.next_ns
-    }
-
-    /// Takes the connections whose deadline passed by `now_ns` (each once); give them back
-    /// with [`AckedHoles::give_back`].
-    pub(crate) fn take_due(&mut self, now_ns: u64) -> Vec<ConnectionKey> {
-        let mut due = std::mem::take(&mut self.due);
-        due.clear();
-        let mut next_ns = u64::MAX;
-        self.waiting.retain(|&(deadline, key)| {
-            if now_ns > deadline {
-                if !due.contains(&key) {
-                    due.push(key);
-                }
-                false
-            } else {
-                next_ns = next_ns.min(deadline);
-                true
-            }
-        });
-        self.next_ns = next_ns;
-        due
-    }
-
-    pub(crate) fn give_back(&mut self, due: Vec<ConnectionKey>) {
-        self.due = due;
     }
 }
 

@@ -11,6 +11,7 @@
 //! | `Router::on_message` per framed message      | [`Event::Message`]       |
 //! | `SessionLayer::capture_hole`                 | [`Event::Hole`]          |
 //! | `SessionLayer::connection_closed`            | [`Event::Closed`]        |
+//! | a bound session learns its TLS suite          | [`Event::Tls`], once per connection, when its keys are derived |
 //! | the driver's interval report before a segment | [`Event::IntervalEnd`], with A's counters |
 //! | `finish` after flushing every stream         | [`Event::End`], with A's final counters |
 //!
@@ -96,6 +97,12 @@ pub(crate) enum Event {
     },
     Closed {
         slot: u32,
+    },
+    /// The connection in `slot` is decrypted with this version and suite (`--tls-keylog`):
+    /// its session shows them.
+    Tls {
+        slot: u32,
+        tls: crate::tls::TlsSession,
     },
     /// `intervals[i]` ended (before the segment that ended it).
     IntervalEnd(u32),
@@ -367,6 +374,11 @@ impl Forwarder {
 
     pub(crate) fn hole(&mut self, slot: u32, direction: Direction) {
         self.push(Event::Hole { slot, direction });
+    }
+
+    /// The connection in `slot` has its keys: its version and suite.
+    pub(crate) fn tls(&mut self, slot: u32, tls: crate::tls::TlsSession) {
+        self.push(Event::Tls { slot, tls });
     }
 
     /// The connection in `slot` is gone; the slot is free for the next one.

@@ -35,6 +35,8 @@ pub(crate) enum TlsInput<'a> {
     Stream(StreamEvent<'a>),
     /// `--tls-uprobes`: an OpenSSL call's plaintext of this direction.
     Call(&'a crate::tls::TlsCall<'a>),
+    /// The clock reached this (a connection held for its key: is its wait over?).
+    Clock(u64),
     End,
 }
 
@@ -45,6 +47,8 @@ pub(crate) struct MessageSink<'p> {
     pub(crate) tls_keys: Option<&'p crate::tls::KeyStore>,
     pub(crate) tls_undecrypted: Option<&'p crate::tls::UndecryptedConnections>,
     pub(crate) tls: &'p mut crate::counters::TlsCounters,
+    /// Connections held for their TLS key, by the end of their wait (live).
+    pub(crate) held_for_key: &'p mut super::deadlines::Deadlines,
     /// Stage A of a two-stage run: messages go to stage B through this, not `router`.
     pub(crate) forward: Option<&'p mut Forwarder>,
     pub(crate) router: Router<'p>,
@@ -159,6 +163,8 @@ impl MessageSink<'_> {
         // Copied out and back: the closure below borrows the sink.
         let mut counters = *self.tls;
         let decryptable = tls.undecryptable().is_none();
+        let keyed = tls.suite().is_some();
+        let held = tls.is_awaiting_key();
         let side = crate::tls::side_of(direction);
         let mut out = |out_side, plain: crate::tls::Plain<'_>| {
             let out_direction = crate::tls::direction_of(out_side);
@@ -183,9 +189,25 @@ impl MessageSink<'_> {
                 tls.hole(side, bytes, &mut counters);
                 out(side, crate::tls::Plain::Gap);
             }
+            TlsInput::Clock(now_ns) => tls.tick(now_ns, keys, &mut counters, &mut out),
             TlsInput::End => tls.settle(keys, &mut counters, &mut out),
         }
         *self.tls = counters;
+        if !held {
+            if let Some(deadline_ns) = tls.key_wait_deadline_ns() {
+                // Held from now on: the pipeline's clock ends the wait (`Deadlines`).
+                self.held_for_key.insert(deadline_ns, conn);
+            }
+        }
+        if let Some(info) = crate::tls::TlsSession::of(tls) {
+            // The session table shows the connection's version and suite: its session
+            // learns them once bound (one pipeline), stage B once they come (two stages).
+            match self.forward.as_deref_mut() {
+                Some(f) if !keyed => f.tls(slot, info),
+                Some(_) => {}
+                None => note_tls(self.router.stats, *binding, info),
+            }
+        }
         if let (true, Some(why), Some(log)) =
             (decryptable, tls.undecryptable(), self.tls_undecrypted)
         {
@@ -593,6 +615,17 @@ impl Router<'_> {
             }
             record_with_extras(stats, leg, points, latency, &order)
         });
+    }
+}
+
+/// The TLS version and suite of a bound connection's session (`--tls-keylog`): the
+/// session table shows them. The connection it was bound on last gives them.
+#[inline]
+pub(crate) fn note_tls(stats: &mut Stats, binding: Option<Binding>, info: crate::tls::TlsSession) {
+    if let Some(s) = binding.and_then(|b| stats.session_mut(b.session)) {
+        if s.tls != Some(info) {
+            s.tls = Some(info);
+        }
     }
 }
 

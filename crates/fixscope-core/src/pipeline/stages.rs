@@ -89,7 +89,7 @@ impl Pipeline {
                     if self.slots.len() <= slot {
                         self.slots.resize(slot + 1, None);
                     }
-                    self.slots[slot] = Some((None, batch.keys[key as usize]));
+                    self.slots[slot] = Some((None, batch.keys[key as usize], None));
                 }
                 Event::Message(m) => {
                     if m.expire {
@@ -106,23 +106,37 @@ impl Pipeline {
                     let Parts {
                         mut sink, slots, ..
                     } = self.parts();
-                    if let Some((binding, key)) = slots[m.slot as usize].as_mut() {
+                    if let Some((binding, key, tls)) = slots[m.slot as usize].as_mut() {
                         sink.router.on_message(m.direction, binding, *key, &msg);
+                        if let (Some(info), Some(_)) = (*tls, *binding) {
+                            super::routing::note_tls(sink.router.stats, *binding, info);
+                            *tls = None;
+                        }
                     }
                 }
                 Event::Hole { slot, direction } => {
-                    if let Some((Some(b), _)) = self.slots[slot as usize] {
+                    if let Some((Some(b), _, _)) = self.slots[slot as usize] {
                         self.session_layer
                             .capture_hole(b, direction, &mut self.correlator);
                     }
                 }
                 Event::Closed { slot } => {
-                    if let Some((Some(b), _)) = self.slots[slot as usize].take() {
+                    if let Some((Some(b), _, _)) = self.slots[slot as usize].take() {
                         self.session_layer.connection_closed(
                             b,
                             &mut self.correlator,
                             self.stats.session_table_mut(),
                         );
+                    }
+                }
+                Event::Tls { slot, tls } => {
+                    // Bound already (held records decrypted at the key): now; else at
+                    // the connection's first message.
+                    if let Some((binding, _, pending)) = self.slots[slot as usize].as_mut() {
+                        match *binding {
+                            Some(_) => super::routing::note_tls(&mut self.stats, *binding, tls),
+                            None => *pending = Some(tls),
+                        }
                     }
                 }
                 Event::IntervalEnd(i) => {

@@ -157,6 +157,11 @@ impl<W: Write> Reporter for JsonReporter<W> {
                     "responses": s.responses,
                     "first_response": distribution_json(("stage", "first_response"), &s.first_response),
                 });
+                if let (Some(tls), Value::Object(m)) = (s.tls, &mut v) {
+                    // Over TLS only: a plaintext session's object is as it always was.
+                    m.insert("tls_version".into(), tls.version.into());
+                    m.insert("tls_cipher_suite".into(), tls.cipher_suite.into());
+                }
                 if let (false, Value::Object(m)) = (s.breakdown.is_empty(), &mut v) {
                     m.insert("breakdown".into(), stages_json(&s.breakdown));
                 }

@@ -227,6 +227,8 @@ pub struct SessionSummary {
     pub first_response: Distribution,
     /// The session's breakdown stages (`--breakdown`; empty without it).
     pub breakdown: Vec<StageSummary>,
+    /// `--tls-keylog`: its TLS version and cipher suite (`None`: plain FIX).
+    pub tls: Option<crate::tls::TlsSession>,
 }
 
 /// The cumulative report.
@@ -316,6 +318,7 @@ impl<'a> SummaryReport<'a> {
                         dist: latency.map(|l| l.breakdown(stage)).unwrap_or_default(),
                     })
                     .collect(),
+                tls: s.tls,
             })
             .collect::<Vec<_>>();
         let mut sessions = sessions;

@@ -11,7 +11,9 @@ use hdrhistogram::Histogram;
 pub use super::rows::percentile_text;
 use super::rows::{write_stage_header, write_stage_row};
 use super::text_brief::{self, Paint};
-pub use super::text_parts::{session_columns, SESSION_HEADER};
+pub use super::text_parts::{
+    session_columns, session_tls_column, SESSION_HEADER, SESSION_TLS_HEADER,
+};
 use super::text_parts::{write_accounting, write_run_line, write_session_rows, write_slowest_rows};
 use super::{
     human_ns, Counters, IntervalReport, Reporter, SessionSummary, StageSummary, SummaryReport,

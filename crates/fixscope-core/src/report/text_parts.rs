@@ -153,25 +153,58 @@ pub fn session_columns(s: &SessionSummary) -> [String; 8] {
     ]
 }
 
+/// The per-session table's TLS column (`--tls-keylog`), shown when a session of the table
+/// was carried over TLS: its name, and a session's value.
+pub const SESSION_TLS_HEADER: &str = "tls";
+
+/// A session's TLS column: `TLS1.3 TLS_AES_128_GCM_SHA256`, or `-` for plain FIX.
+pub fn session_tls_column(s: &SessionSummary) -> String {
+    s.tls.map_or("-".to_string(), |t| {
+        format!("{} {}", t.version, t.cipher_suite)
+    })
+}
+
 /// The per-session table's header and one row per session, then how many sessions had no
-/// row of their own.
+/// row of their own. The TLS column only when a session has TLS (plaintext runs read as
+/// they always did).
 pub(super) fn write_session_rows(
     out: &mut impl Write,
     sessions: &[&SessionSummary],
     untracked: u64,
 ) -> io::Result<()> {
     let h = SESSION_HEADER;
+    let tls = sessions.iter().any(|s| s.tls.is_some());
+    let tls_column = |text: &str| match tls {
+        true => format!(" {text}"),
+        false => String::new(),
+    };
     writeln!(
         out,
-        "  {:>4} {:<24} {:<44} {:>9} {:>9} {:>9} {:>9} {:>9}",
-        h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7]
+        "  {:>4} {:<24} {:<44} {:>9} {:>9} {:>9} {:>9} {:>9}{}",
+        h[0],
+        h[1],
+        h[2],
+        h[3],
+        h[4],
+        h[5],
+        h[6],
+        h[7],
+        tls_column(SESSION_TLS_HEADER)
     )?;
     for s in sessions {
         let c = session_columns(s);
         writeln!(
             out,
-            "  {:>4} {:<24} {:<44} {:>9} {:>9} {:>9} {:>9} {:>9}",
-            c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7],
+            "  {:>4} {:<24} {:<44} {:>9} {:>9} {:>9} {:>9} {:>9}{}",
+            c[0],
+            c[1],
+            c[2],
+            c[3],
+            c[4],
+            c[5],
+            c[6],
+            c[7],
+            tls_column(&session_tls_column(s)),
         )?;
     }
     if untracked > 0 {
@@ -271,6 +304,7 @@ mod tests {
                 range_ns: 10_000,
             },
             breakdown: Vec::new(),
+            tls: None,
         };
         let c = session_columns(&s);
         assert_eq!(c[0], "7");

@@ -8,6 +8,7 @@
 use crate::order::{SessionNames, SessionRef};
 use crate::segment::ConnectionKey;
 use crate::session::health::{SessionHealth, SessionLayerStats};
+use crate::tls::TlsSession;
 
 /// What the session layer fills as it judges a message: the per-session table and the
 /// run's session-layer figures.
@@ -33,6 +34,9 @@ pub struct SessionStats {
     pub responses: u64,
     /// The session layer: counters, state, alarms, message rate.
     pub health: SessionHealth,
+    /// `--tls-keylog`: the TLS version and cipher suite it was decrypted with (`None`:
+    /// plain FIX).
+    pub tls: Option<TlsSession>,
 }
 
 /// The sessions of a run, in the order they were first seen (bounded).
@@ -66,6 +70,7 @@ impl SessionTable {
             requests: 0,
             responses: 0,
             health: SessionHealth::default(),
+            tls: None,
         });
     }
 

@@ -217,11 +217,18 @@ fn sessions(h: &mut String, r: &SummaryReport<'_>) {
     if r.sessions.is_empty() {
         return;
     }
+    // `--tls-keylog`: a TLS column when a session was carried over TLS.
+    let tls = r.sessions.iter().any(|s| s.tls.is_some());
     h.push_str(
         "<h2>Sessions (first response)</h2>\n<table><tr><th>#</th><th class=\"l\">sender → target</th>\
          <th class=\"l\">client</th><th class=\"l\">server</th><th>requests</th><th>responses</th>\
-         <th>p50 µs</th><th>p99 µs</th><th>max µs</th></tr>\n",
+         <th>p50 µs</th><th>p99 µs</th><th>max µs</th>",
     );
+    h.push_str(if tls {
+        "<th class=\"l\">TLS</th></tr>\n"
+    } else {
+        "</tr>\n"
+    });
     for (i, s) in r.sessions.iter().enumerate() {
         let d = &s.first_response;
         let key = format!("sessions.{i}");
@@ -230,12 +237,19 @@ fn sessions(h: &mut String, r: &SummaryReport<'_>) {
             (_, Some(v)) => us(v),
             (_, None) => format!("&gt; {}", us(d.range_ns)),
         };
+        let tls_cell = match tls {
+            true => format!(
+                "<td class=\"l\">{}</td>",
+                escape(&fixscope_core::report::text::session_tls_column(s))
+            ),
+            false => String::new(),
+        };
         let _ = writeln!(
             h,
             "<tr><td>{}</td><td class=\"l\">{} → {}</td><td class=\"l\">{}</td><td class=\"l\">{}</td>\
              <td data-k=\"{key}.requests\">{}</td><td data-k=\"{key}.responses\">{}</td>\
              <td data-k=\"{key}.first_response.p50_ns\">{}</td><td data-k=\"{key}.first_response.p99_ns\">{}</td>\
-             <td data-k=\"{key}.first_response.max_ns\">{}</td></tr>",
+             <td data-k=\"{key}.first_response.max_ns\">{}</td>{tls_cell}</tr>",
             s.id,
             escape(&s.sender_comp_id),
             escape(&s.target_comp_id),

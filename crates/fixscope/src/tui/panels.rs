@@ -3,7 +3,9 @@
 //! summary (`human_ns`, `-` without data, `>X` for a percentile above the range `-x`).
 
 use fixscope_core::correlate::Stage;
-use fixscope_core::report::text::{session_columns, SESSION_HEADER};
+use fixscope_core::report::text::{
+    session_columns, session_tls_column, SESSION_HEADER, SESSION_TLS_HEADER,
+};
 use fixscope_core::report::{human_ns, StageSummary};
 use fixscope_core::stats::PERCENTILES;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -255,18 +257,23 @@ pub fn sessions(frame: &mut Frame<'_>, area: Rect, model: &Model) {
         waiting(frame, area, "sessions", "waiting for the first summary");
         return;
     };
-    let rows: Vec<Row<'_>> =
-        s.sessions
-            .iter()
-            .map(|session| {
-                Row::new(session_columns(session).into_iter().enumerate().map(
-                    |(i, text)| match i {
-                        5 | 6 => percentile_text_cell(text),
-                        _ => Cell::from(text),
-                    },
-                ))
-            })
-            .collect();
+    // `--tls-keylog`: a TLS column when a session was carried over TLS.
+    let tls = s.sessions.iter().any(|s| s.tls.is_some());
+    let rows: Vec<Row<'_>> = s
+        .sessions
+        .iter()
+        .map(|session| {
+            let cells = session_columns(session)
+                .into_iter()
+                .enumerate()
+                .map(|(i, text)| match i {
+                    5 | 6 => percentile_text_cell(text),
+                    _ => Cell::from(text),
+                });
+            let tls_cell = tls.then(|| Cell::from(session_tls_column(session)));
+            Row::new(cells.chain(tls_cell))
+        })
+        .collect();
     let mut title = format!(" sessions (first_response): {} ", s.sessions.len());
     if s.untracked_sessions > 0 {
         title.push_str(&format!(
@@ -274,7 +281,7 @@ pub fn sessions(frame: &mut Frame<'_>, area: Rect, model: &Model) {
             s.untracked_sessions
         ));
     }
-    let widths = [
+    let mut widths = vec![
         Constraint::Length(5),
         Constraint::Length(24),
         Constraint::Length(44),
@@ -284,7 +291,12 @@ pub fn sessions(frame: &mut Frame<'_>, area: Rect, model: &Model) {
         Constraint::Length(9),
         Constraint::Length(9),
     ];
-    let header = Row::new(SESSION_HEADER).style(HEADER);
+    let mut header: Vec<&str> = SESSION_HEADER.to_vec();
+    if tls {
+        widths.push(Constraint::Length(36));
+        header.push(SESSION_TLS_HEADER);
+    }
+    let header = Row::new(header).style(HEADER);
     let [top, bottom] =
         Layout::vertical([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(area);
     frame.render_widget(

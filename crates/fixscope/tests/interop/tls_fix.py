@@ -7,7 +7,8 @@ crates/fixscope/tests/tls_live.rs.
                                            ExecutionReport (35=8) of the same ClOrdID (11);
                                            prints "listening" on stderr once it accepts
                                            connections on HOST (default 127.0.0.1)
-  tls_fix.py client PORT N OUT [KEYLOG] [--tls12] [--late] [--big] [--no-pause] [--host=HOST]
+  tls_fix.py client PORT N OUT [KEYLOG] [--tls12] [--late] [--big] [--no-pause] [--linger=SECS]
+                   [--host=HOST]
                                            send N orders, one at a time; OUT gets one line a
                                            order: ClOrdID send_ns receive_ns (time.time_ns());
                                            KEYLOG: the client's SSLContext.keylog_filename
@@ -20,7 +21,9 @@ crates/fixscope/tests/tls_live.rs.
                                            exchange reads it in several SSL_read calls;
                                            --no-pause: the next order right after the last
                                            report, not 10 ms later (benchmarks);
-                                           --host: the exchange's address (default 127.0.0.1)
+                                           --linger=SECS: stay connected, silent, SECS after
+                                           the last report before closing (a quiet peer);
+                                           --host=HOST: the exchange's address (default 127.0.0.1)
 
 The client's own round trip (its send before the request is on the wire, its receive after
 the response was) bounds the wire latency fixscope measures.
@@ -107,7 +110,7 @@ def serve(directory, port, host):
         threading.Thread(target=session, args=(conn,), daemon=True).start()
 
 
-def client(port, n, out, keylog, tls12, late, big, pause=True, host="127.0.0.1"):
+def client(port, n, out, keylog, tls12, late, big, pause=True, linger=0.0, host="127.0.0.1"):
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     ctx.check_hostname = False
     ctx.verify_mode = ssl.CERT_NONE
@@ -137,6 +140,10 @@ def client(port, n, out, keylog, tls12, late, big, pause=True, host="127.0.0.1")
                         shared.write(private.read())
                 if pause:
                     time.sleep(0.01)
+            # The answers are in OUT before the connection goes quiet.
+            with open(out, "w") as f:
+                f.writelines(lines)
+            time.sleep(linger)
     with open(out, "w") as f:
         f.writelines(lines)
 
@@ -151,6 +158,7 @@ def main(argv):
         hosts = [a.split("=", 1)[1] for a in argv[5:] if a.startswith("--host=")]
         client(int(argv[2]), int(argv[3]), argv[4], rest[0] if rest else None,
                "--tls12" in argv, "--late" in argv, "--big" in argv, "--no-pause" not in argv,
+               next((float(a.split("=", 1)[1]) for a in argv if a.startswith("--linger=")), 0.0),
                hosts[0] if hosts else "127.0.0.1")
     else:
         sys.exit(__doc__)
