@@ -96,8 +96,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# shellcheck source=bench-common.sh
-source "$ROOT/scripts/bench-common.sh"
+# shellcheck source=bench-build.sh
+source "$ROOT/scripts/bench-build.sh"
 build_release "-p fixscope" "-p fixscope-live --example bpf_cost"
 REV=$(source_rev)
 FIXSCOPE=$(snapshot "$FIXSCOPE" fixscope-live)

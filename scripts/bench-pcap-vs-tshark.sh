@@ -36,8 +36,8 @@ command -v tshark >/dev/null || { echo "tshark not installed (apt-get install -y
 [[ -x /usr/bin/time ]] || { echo "/usr/bin/time missing (apt-get install -y time)" >&2; exit 2; }
 mkdir -p "$BENCH_DIR"
 
-# shellcheck source=bench-common.sh
-source "$ROOT/scripts/bench-common.sh"
+# shellcheck source=bench-build.sh
+source "$ROOT/scripts/bench-build.sh"
 build_release "-p fixscope" "-p fixscope-core --example gen_capture"
 REV=$(source_rev)
 FIXSCOPE=$(snapshot "$FIXSCOPE" fixscope-pcap)

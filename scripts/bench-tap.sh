@@ -19,8 +19,8 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BENCH_DIR=${BENCH_DIR:-$ROOT/target/bench}
-# shellcheck source=scripts/bench-common.sh
-source "$ROOT/scripts/bench-common.sh"
+# shellcheck source=scripts/bench-build.sh
+source "$ROOT/scripts/bench-build.sh"
 RATES=${RATES:-"10000 50000 100000 150000"}
 RUNS=${RUNS:-3}
 RUN_S=${RUN_S:-5}
