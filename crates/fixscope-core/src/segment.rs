@@ -99,16 +99,7 @@ pub struct Segment<'a> {
 impl Segment<'_> {
     /// The connection this segment belongs to, the same for both directions.
     pub fn connection(&self) -> ConnectionKey {
-        match self.direction {
-            Direction::Request => ConnectionKey {
-                client: self.flow.src,
-                server: self.flow.dst,
-            },
-            Direction::Response => ConnectionKey {
-                client: self.flow.dst,
-                server: self.flow.src,
-            },
-        }
+        ConnectionKey::of(self.flow, self.direction)
     }
 
     /// Length of the segment in sequence space (payload plus SYN/FIN).
@@ -122,6 +113,24 @@ impl Segment<'_> {
 pub struct ConnectionKey {
     pub client: Endpoint,
     pub server: Endpoint,
+}
+
+impl ConnectionKey {
+    /// The connection of bytes on `flow` going in `direction` (a request's flow is client →
+    /// server).
+    #[inline]
+    pub fn of(flow: FlowKey, direction: Direction) -> ConnectionKey {
+        match direction {
+            Direction::Request => ConnectionKey {
+                client: flow.src,
+                server: flow.dst,
+            },
+            Direction::Response => ConnectionKey {
+                client: flow.dst,
+                server: flow.src,
+            },
+        }
+    }
 }
 
 impl fmt::Display for ConnectionKey {

@@ -39,16 +39,7 @@ pub struct TlsCallEvent<'a> {
 
 impl TlsCallEvent<'_> {
     pub fn connection(&self) -> ConnectionKey {
-        match self.direction {
-            Direction::Request => ConnectionKey {
-                client: self.flow.src,
-                server: self.flow.dst,
-            },
-            Direction::Response => ConnectionKey {
-                client: self.flow.dst,
-                server: self.flow.src,
-            },
-        }
+        ConnectionKey::of(self.flow, self.direction)
     }
 }
 

@@ -91,6 +91,29 @@ macro_rules! write_watch_filter {
 }
 pub(crate) use write_watch_filter;
 
+/// Writes the socket hooks' rodata (breakdown.bpf.c, tls_uprobe.bpf.c: each its own
+/// generated type): the watch filter and this kernel's tcp_recvmsg signature. `$rodata` is
+/// the skeleton's `Option<&mut rodata>`; returns early with the error when it is missing.
+macro_rules! write_socket_hooks_config {
+    ($rodata:expr, $cfg:expr, $object:literal) => {{
+        let filter = crate::filter::WatchFilter::new($cfg)?;
+        let ro = $rodata.ok_or_else(|| {
+            crate::LiveError::load(
+                concat!("the ", $object, " BPF object has no .rodata"),
+                std::io::Error::from(std::io::ErrorKind::InvalidData),
+            )
+        })?;
+        crate::filter::write_watch_filter!(&mut *ro, &filter);
+        // tcp_recvmsg lost `nonblock` in 5.19 and `addr_len` in 6.18; what this kernel has
+        // is in its BTF (without it, the fentry/fexit set does not load and the tracepoints
+        // are tried).
+        let (nargs, flags) = crate::probe::tcp_recvmsg_args().unwrap_or((5, 3));
+        ro.cfg_recvmsg_nargs = nargs;
+        ro.cfg_recvmsg_flags_arg = flags;
+    }};
+}
+pub(crate) use write_socket_hooks_config;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -286,16 +286,7 @@ impl Breakdown {
 
 /// The connection a socket call belongs to (as [`crate::Segment::connection`]).
 fn connection_of(ev: &SocketEvent) -> ConnectionKey {
-    match ev.direction {
-        Direction::Request => ConnectionKey {
-            client: ev.flow.src,
-            server: ev.flow.dst,
-        },
-        Direction::Response => ConnectionKey {
-            client: ev.flow.dst,
-            server: ev.flow.src,
-        },
-    }
+    ConnectionKey::of(ev.flow, ev.direction)
 }
 
 /// The order's stages from the calls known now. `latency` is its `first_response`.

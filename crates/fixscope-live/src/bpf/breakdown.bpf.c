@@ -33,7 +33,6 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 #define MSG_PEEK 0x2
 #define MSG_ERRQUEUE 0x2000
 
-#define RCV_SHUTDOWN 1
 
 struct task_struct {
 	int pid; /* the kernel's thread id */
@@ -186,19 +185,8 @@ int fxb_recv_entry(unsigned long long *ctx)
 	return 0;
 }
 
-/*
- * Reads, part 2. tcp_recvmsg(sk, msg, len, [nonblock,] flags[, addr_len]): Linux 5.19
- * dropped `nonblock` and 6.18 `addr_len`, which moves `flags` and the return value in
- * fexit's context (the return value follows the last argument). The loader reads the
- * running kernel's signature from its BTF (a distribution's backport may have any of them)
- * into these, and the verifier keeps only the matching loads (rodata is frozen), so the
- * other offsets are never checked against this kernel's context. No bpf_get_func_arg_cnt:
- * it came in 5.17. The barriers keep clang from merging the loads into one at a computed
- * context offset, which no verifier accepts.
- */
-const volatile __u32 cfg_recvmsg_nargs = 5;
-const volatile __u32 cfg_recvmsg_flags_arg = 3;
-
+/* Reads, part 2: the return value and flags as this kernel's tcp_recvmsg places them
+ * (recvmsg_exit_args, sock_watch.h). */
 SEC("fexit/tcp_recvmsg")
 int fxb_recv_exit(unsigned long long *ctx)
 {
@@ -211,23 +199,7 @@ int fxb_recv_exit(unsigned long long *ctx)
 	if (!watched(sk, 1, &h))
 		return 0;
 	__u64 ret, flags;
-	if (cfg_recvmsg_flags_arg == 4) {
-		flags = ctx[4];
-		barrier_var(flags);
-	} else {
-		flags = ctx[3];
-		barrier_var(flags);
-	}
-	if (cfg_recvmsg_nargs == 6) {
-		ret = ctx[6];
-		barrier_var(ret);
-	} else if (cfg_recvmsg_nargs == 5) {
-		ret = ctx[5];
-		barrier_var(ret);
-	} else {
-		ret = ctx[4];
-		barrier_var(ret);
-	}
+	recvmsg_exit_args(ctx, &ret, &flags);
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct fxb_recv *e = bpf_map_lookup_elem(&fxb_recvs, &tid);
 	if (!e)
@@ -418,16 +390,9 @@ int fxb_tp_recv(unsigned long long *ctx)
 		FXS_ADD(&c->n[FXB_CNT_SKIPPED], 1);
 		return 0;
 	}
-	/* No entry hook here: the first byte is copied_seq - n, unless this read also consumed
-	 * the peer's FIN (copied_seq then counts it too). A consumed FIN leaves copied_seq ==
-	 * rcv_nxt with RCV_SHUTDOWN set (a received but unconsumed one: copied_seq + 1 ==
-	 * rcv_nxt). The same picture after a RST or shutdown(SHUT_RD) with all data read would
-	 * place that connection's last read one byte late — the fentry path has no such case. */
-	struct tcp_sock *tp = (struct tcp_sock *)sk;
-	__u32 copied = BPF_CORE_READ(tp, copied_seq);
-	__u32 fin = (BPF_CORE_READ(sk, sk_shutdown) & RCV_SHUTDOWN) &&
-		    copied == BPF_CORE_READ(tp, rcv_nxt);
-	record_read(copied - (__u32)n - fin, n, &h, c);
+	/* No entry hook here: the first byte is where the read stopped less n (read_end,
+	 * sock_watch.h: a consumed FIN counted out). */
+	record_read(read_end(sk) - (__u32)n, n, &h, c);
 	return 0;
 }
 

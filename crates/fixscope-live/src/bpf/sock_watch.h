@@ -97,4 +97,61 @@ static __always_inline int sock_watched(struct sock *sk, const int read,
 	return 1;
 }
 
+
+/*
+ * fexit/tcp_recvmsg's return value and flags. tcp_recvmsg(sk, msg, len, [nonblock,]
+ * flags[, addr_len]): Linux 5.19 dropped `nonblock` and 6.18 `addr_len`, which moves
+ * `flags` and the return value in fexit's context (the return value follows the last
+ * argument). The loader reads the running kernel's signature from its BTF (a
+ * distribution's backport may have any of them) into these, and the verifier keeps only
+ * the matching loads (rodata is frozen), so the other offsets are never checked against
+ * this kernel's context. No bpf_get_func_arg_cnt: it came in 5.17. The barriers keep clang
+ * from merging the loads into one at a computed context offset, which no verifier accepts.
+ */
+const volatile __u32 cfg_recvmsg_nargs = 5;
+const volatile __u32 cfg_recvmsg_flags_arg = 3;
+
+static __always_inline void recvmsg_exit_args(unsigned long long *ctx, __u64 *ret,
+					      __u64 *flags)
+{
+	__u64 r, f;
+	if (cfg_recvmsg_flags_arg == 4) {
+		f = ctx[4];
+		barrier_var(f);
+	} else {
+		f = ctx[3];
+		barrier_var(f);
+	}
+	if (cfg_recvmsg_nargs == 6) {
+		r = ctx[6];
+		barrier_var(r);
+	} else if (cfg_recvmsg_nargs == 5) {
+		r = ctx[5];
+		barrier_var(r);
+	} else {
+		r = ctx[4];
+		barrier_var(r);
+	}
+	*ret = r;
+	*flags = f;
+}
+
+#define FXS_RCV_SHUTDOWN 1
+
+/*
+ * Where a read that just returned stopped: copied_seq, less one if the read also
+ * consumed the peer's FIN (copied_seq counts it too). A consumed FIN leaves copied_seq ==
+ * rcv_nxt with RCV_SHUTDOWN set (a received but unconsumed one: copied_seq + 1 ==
+ * rcv_nxt). The same picture after a RST or shutdown(SHUT_RD) with all data read would
+ * place that connection's last read one byte late.
+ */
+static __always_inline __u32 read_end(struct sock *sk)
+{
+	struct tcp_sock *tp = (struct tcp_sock *)sk;
+	__u32 copied = BPF_CORE_READ(tp, copied_seq);
+	__u32 fin = (BPF_CORE_READ(sk, sk_shutdown) & FXS_RCV_SHUTDOWN) &&
+		    copied == BPF_CORE_READ(tp, rcv_nxt);
+	return copied - fin;
+}
+
 #endif /* __FIXSCOPE_SOCK_WATCH_H */

@@ -171,43 +171,17 @@ int fxt_send_exit(unsigned long long *ctx)
 	return 0;
 }
 
-/* tcp_recvmsg's signature varies by kernel (breakdown.bpf.c says how): the loader sets
- * these from the running kernel's BTF. */
-const volatile __u32 cfg_recvmsg_nargs = 5;
-const volatile __u32 cfg_recvmsg_flags_arg = 3;
-
-/* A read's last byte is copied_seq - 1 at its exit, unless it also consumed the peer's
- * FIN (copied_seq then counts it: RCV_SHUTDOWN with copied_seq == rcv_nxt). */
+/* A read's TCP bytes end where it stopped (read_end, sock_watch.h). */
 SEC("fexit/tcp_recvmsg")
 int fxt_recv_exit(unsigned long long *ctx)
 {
 	struct sock *sk = (struct sock *)ctx[0];
 	__u64 ret, flags;
-	if (cfg_recvmsg_flags_arg == 4) {
-		flags = ctx[4];
-		barrier_var(flags);
-	} else {
-		flags = ctx[3];
-		barrier_var(flags);
-	}
-	if (cfg_recvmsg_nargs == 6) {
-		ret = ctx[6];
-		barrier_var(ret);
-	} else if (cfg_recvmsg_nargs == 5) {
-		ret = ctx[5];
-		barrier_var(ret);
-	} else {
-		ret = ctx[4];
-		barrier_var(ret);
-	}
+	recvmsg_exit_args(ctx, &ret, &flags);
 	int n = (int)ret;
 	if (n <= 0 || (flags & (MSG_PEEK | MSG_ERRQUEUE)))
 		return 0;
-	struct tcp_sock *tp = (struct tcp_sock *)sk;
-	__u32 copied = BPF_CORE_READ(tp, copied_seq);
-	__u32 fin = (BPF_CORE_READ(sk, sk_shutdown) & 1 /* RCV_SHUTDOWN */) &&
-		    copied == BPF_CORE_READ(tp, rcv_nxt);
-	tcp_io(sk, 1, copied - fin, n);
+	tcp_io(sk, 1, read_end(sk), n);
 	return 0;
 }
 
@@ -224,11 +198,7 @@ int fxt_tp_recv(unsigned long long *ctx)
 	__u64 flags = ctx[2];
 	if (n <= 0 || (flags & (MSG_PEEK | MSG_ERRQUEUE)))
 		return 0;
-	struct tcp_sock *tp = (struct tcp_sock *)sk;
-	__u32 copied = BPF_CORE_READ(tp, copied_seq);
-	__u32 fin = (BPF_CORE_READ(sk, sk_shutdown) & 1 /* RCV_SHUTDOWN */) &&
-		    copied == BPF_CORE_READ(tp, rcv_nxt);
-	tcp_io(sk, 1, copied - fin, n);
+	tcp_io(sk, 1, read_end(sk), n);
 	return 0;
 }
 

@@ -22,7 +22,6 @@ pub use self::counters::BreakdownCounters;
 pub use self::event::{socket_event_from_record, SOCKET_RECORD_BYTES};
 use self::skel::{BreakdownSkel, BreakdownSkelBuilder, OpenBreakdownSkel};
 use crate::config::LiveConfig;
-use crate::filter::WatchFilter;
 use crate::load::VerifiedProgram;
 use crate::ring::Ring;
 use crate::sys::{self, ProgramStats};
@@ -303,22 +302,13 @@ fn attach(skel: &BreakdownSkel<'_>, names: &[&'static str]) -> Result<Attached, 
     Ok((links, progs, ring_map, counters))
 }
 
-/// The same filter as the TC programs' ([`WatchFilter`]), written into this object's rodata.
+/// The same filter as the TC programs' ([`crate::filter::WatchFilter`]), written into this object's rodata.
 fn configure(open: &mut OpenBreakdownSkel<'_>, cfg: &LiveConfig) -> Result<(), LiveError> {
-    let filter = WatchFilter::new(cfg)?;
-    let ro = open.maps.rodata_data.as_deref_mut().ok_or_else(|| {
-        LiveError::load(
-            "the breakdown BPF object has no .rodata",
-            std::io::Error::from(std::io::ErrorKind::InvalidData),
-        )
-    })?;
-    crate::filter::write_watch_filter!(&mut *ro, &filter);
-    // tcp_recvmsg lost `nonblock` in 5.19 and `addr_len` in 6.18; what this kernel has is
-    // in its BTF (without it, the fentry/fexit set does not load and the tracepoints are
-    // tried).
-    let (nargs, flags) = crate::probe::tcp_recvmsg_args().unwrap_or((5, 3));
-    ro.cfg_recvmsg_nargs = nargs;
-    ro.cfg_recvmsg_flags_arg = flags;
+    crate::filter::write_socket_hooks_config!(
+        open.maps.rodata_data.as_deref_mut(),
+        cfg,
+        "breakdown"
+    );
     open.maps
         .fxb_ring
         .set_max_entries(ring_bytes(cfg))

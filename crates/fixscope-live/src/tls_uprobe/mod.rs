@@ -22,7 +22,6 @@ pub use self::counters::TlsUprobeCounters;
 pub use self::event::{tls_call_from_record, TLS_CALL_HEADER_BYTES};
 use self::skel::{OpenTlsUprobeSkel, TlsUprobeSkel, TlsUprobeSkelBuilder};
 use crate::config::LiveConfig;
-use crate::filter::WatchFilter;
 use crate::ring::Ring;
 use crate::LiveError;
 
@@ -247,20 +246,14 @@ fn program<'a>(skel: &'a TlsUprobeSkel<'_>, name: &str) -> Result<ProgramMut<'a>
         })
 }
 
-/// The same filter as the TC programs' ([`WatchFilter`]) and this kernel's tcp_recvmsg
+/// The same filter as the TC programs' ([`crate::filter::WatchFilter`]) and this kernel's tcp_recvmsg
 /// signature, written into the object's rodata; the ring sized.
 fn configure(open: &mut OpenTlsUprobeSkel<'_>, cfg: &LiveConfig) -> Result<(), LiveError> {
-    let filter = WatchFilter::new(cfg)?;
-    let ro = open.maps.rodata_data.as_deref_mut().ok_or_else(|| {
-        LiveError::load(
-            "the TLS uprobe BPF object has no .rodata",
-            std::io::Error::from(std::io::ErrorKind::InvalidData),
-        )
-    })?;
-    crate::filter::write_watch_filter!(&mut *ro, &filter);
-    let (nargs, flags) = crate::probe::tcp_recvmsg_args().unwrap_or((5, 3));
-    ro.cfg_recvmsg_nargs = nargs;
-    ro.cfg_recvmsg_flags_arg = flags;
+    crate::filter::write_socket_hooks_config!(
+        open.maps.rodata_data.as_deref_mut(),
+        cfg,
+        "TLS uprobe"
+    );
     open.maps
         .fxt_ring
         .set_max_entries(ring_bytes(cfg))
