@@ -81,9 +81,7 @@ struct Started {
 }
 
 fn start(test: &str, watch: Watch) -> Started {
-    require_root(test);
-    require_tool(test, "python3");
-    require_tool(test, "openssl");
+    require_tls_peers(test);
     let serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let keys = dir.path().join("keys.log");

@@ -7,9 +7,16 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use crate::support_live::{read_trace, Proc};
+use crate::support_live::{read_trace, require_root, require_tool, Proc};
 
 pub const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/interop/tls_fix.py");
+
+/// What every live TLS test needs: root (BPF), and python3 and openssl for the peers.
+pub fn require_tls_peers(test: &str) {
+    require_root(test);
+    require_tool(test, "python3");
+    require_tool(test, "openssl");
+}
 
 /// The exchange, listening on lo (its certificate written into `dir`).
 pub fn start_tls_exchange(dir: &Path, port: u16) -> Proc {
