@@ -39,7 +39,8 @@ pub fn fixscope_cmd(netns: Option<&str>, args: &[&str]) -> Command {
 }
 
 /// A child process whose stdout/stderr are collected by threads; SIGKILLed (by its pid) and
-/// reaped on drop if still running, so nothing leaks when a test fails.
+/// reaped on drop if still running (a fixscope gets SIGINT and 5 s first), so nothing leaks
+/// when a test fails.
 pub struct Proc {
     pub name: String,
     child: Child,
@@ -189,6 +190,16 @@ impl Proc {
 
 impl Drop for Proc {
     fn drop(&mut self) {
+        // A fixscope left by a failing test is asked to stop first: SIGKILLed, it would
+        // leave its tc filters (before TCX) for the next test to trip over.
+        if self.name.starts_with("fixscope") && self.poll_exit().is_none() {
+            // SAFETY: signalling our own, not yet reaped child by its pid.
+            unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGINT) };
+            let until = std::time::Instant::now() + Duration::from_secs(5);
+            while self.poll_exit().is_none() && std::time::Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
         if self.poll_exit().is_none() {
             let _ = self.child.kill(); // SIGKILL to this child's pid only
             let _ = self.child.wait();

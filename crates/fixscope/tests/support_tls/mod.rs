@@ -29,7 +29,8 @@ pub fn start_tls_exchange(dir: &Path, port: u16) -> Proc {
     let mut cmd = Command::new("python3");
     cmd.args([SCRIPT, "serve", d, &port.to_string()]);
     let mut exchange = Proc::spawn("tls exchange", cmd);
-    exchange.wait_for_stderr("listening", Duration::from_secs(10));
+    // Python's ssl takes seconds to start in a VM without KVM (make test-kernel).
+    exchange.wait_for_stderr("listening", Duration::from_secs(60));
     exchange
 }
 
