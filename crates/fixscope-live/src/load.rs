@@ -106,12 +106,7 @@ pub(crate) fn configure(
             std::io::Error::from(std::io::ErrorKind::InvalidData),
         )
     })?;
-    ro.cfg_nranges = filter.nranges;
-    ro.cfg_port_lo = filter.port_lo;
-    ro.cfg_port_hi = filter.port_hi;
-    ro.cfg_port_role = filter.port_role;
-    ro.cfg_ip_family = filter.ip_family;
-    ro.cfg_ip = filter.ip;
+    crate::filter::write_watch_filter!(&mut *ro, &filter);
     ro.cfg_l2_len = l2_len;
     ro.cfg_wakeup_bytes = (cfg.wakeup_threshold_bytes / cpus.len().max(1)) as u64;
 

@@ -18,7 +18,6 @@ mod support_tls;
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::time::Duration;
 
 use serde_json::Value;
 use support::{counter, stage};
@@ -37,25 +36,8 @@ enum Watch {
 
 /// fixscope watching lo with the key log (`--json --trace`); waits until it watches.
 fn start_fixscope(watch: Watch, port: u16, keys: &Path, trace: &Path) -> Proc {
-    let port = port.to_string();
-    let mut args = vec!["live"];
-    if watch == Watch::Tap {
-        args.push("--tap");
-    }
-    args.extend_from_slice(&[
-        "-i",
-        "lo",
-        "-p",
-        &port,
-        "--json",
-        "--trace",
-        trace.to_str().unwrap(),
-        "--tls-keylog",
-        keys.to_str().unwrap(),
-    ]);
-    let mut live = Proc::spawn("fixscope live", fixscope_cmd(None, &args));
-    live.wait_for_stderr("fixscope: watching", Duration::from_secs(15));
-    live
+    let tap: &[&str] = if watch == Watch::Tap { &["--tap"] } else { &[] };
+    start_tls_live(tap, port, trace, &["--tls-keylog", keys.to_str().unwrap()])
 }
 
 fn run_client(

@@ -13,6 +13,7 @@
 mod support;
 #[allow(unused_imports)]
 mod support_live;
+mod support_tls;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -68,17 +69,7 @@ fn run_harness(dir: &Path, port: u16, extra: &[&str]) -> (HashMap<String, (u64, 
         .and_then(|l| l.strip_prefix("negotiated "))
         .unwrap_or_else(|| panic!("harness said no suite: {}", done.stdout))
         .to_string();
-    let times = std::fs::read_to_string(out)
-        .unwrap()
-        .lines()
-        .map(|l| {
-            let f: Vec<&str> = l.split(' ').collect();
-            (
-                f[0].to_string(),
-                (f[1].parse().unwrap(), f[2].parse().unwrap()),
-            )
-        })
-        .collect();
+    let times = support_tls::read_client_times(&out);
     (times, negotiated)
 }
 

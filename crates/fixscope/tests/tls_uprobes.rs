@@ -18,7 +18,6 @@ mod support_live;
 mod support_tls;
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use serde_json::Value;
 use support::{counter, stage};
@@ -28,21 +27,7 @@ use support_tls::*;
 const ORDERS: usize = 20;
 
 fn start_instance(port: u16, trace: &Path, tls: &[&str]) -> Proc {
-    let port = port.to_string();
-    let mut args = vec![
-        "live",
-        "-i",
-        "lo",
-        "-p",
-        &port,
-        "--json",
-        "--trace",
-        trace.to_str().unwrap(),
-    ];
-    args.extend_from_slice(tls);
-    let mut live = Proc::spawn("fixscope live", fixscope_cmd(None, &args));
-    live.wait_for_stderr("fixscope: watching", Duration::from_secs(20));
-    live
+    start_tls_live(&[], port, trace, tls)
 }
 
 /// The system's libssl.so.3, as the dynamic loader finds it (the one Python's ssl maps).

@@ -2,12 +2,14 @@
 //! client of `tests/interop/tls_fix.py`, and the check that each order's wire latency lies
 //! inside the client's own round trip.
 
+#![allow(dead_code)]
+
 use std::collections::HashMap;
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use crate::support_live::{read_trace, require_root, require_tool, Proc};
+use crate::support_live::{fixscope_cmd, read_trace, require_root, require_tool, Proc};
 
 pub const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/interop/tls_fix.py");
 
@@ -52,7 +54,14 @@ pub fn run_tls_client(
     cmd.args(extra);
     let f = Proc::spawn("tls client", cmd).finish(Duration::from_secs(60));
     assert!(f.status.success(), "client: {}", f.stderr);
-    let times: HashMap<String, (u64, u64)> = std::fs::read_to_string(out)
+    let times = read_client_times(out);
+    assert_eq!(times.len(), orders);
+    times
+}
+
+/// A client's own times per ClOrdID from its OUT file: (send, receive), one line an order.
+pub fn read_client_times(out: &Path) -> HashMap<String, (u64, u64)> {
+    std::fs::read_to_string(out)
         .unwrap()
         .lines()
         .map(|l| {
@@ -62,9 +71,20 @@ pub fn run_tls_client(
                 (f[1].parse().unwrap(), f[2].parse().unwrap()),
             )
         })
-        .collect();
-    assert_eq!(times.len(), orders);
-    times
+        .collect()
+}
+
+/// `fixscope live [first..] -i lo -p PORT --json --trace TRACE [then..]`, once it watches.
+pub fn start_tls_live(first: &[&str], port: u16, trace: &Path, then: &[&str]) -> Proc {
+    let port = port.to_string();
+    let mut args = vec!["live"];
+    args.extend_from_slice(first);
+    args.extend_from_slice(&["-i", "lo", "-p", &port, "--json", "--trace"]);
+    args.push(trace.to_str().unwrap());
+    args.extend_from_slice(then);
+    let mut live = Proc::spawn("fixscope live", fixscope_cmd(None, &args));
+    live.wait_for_stderr("fixscope: watching", Duration::from_secs(20));
+    live
 }
 
 /// Each order's wire latency (response − request) from a `--trace` file, by ClOrdID.
