@@ -72,6 +72,15 @@ pub fn iso8601_utc(unix_ns: u64, precision: Precision) -> impl fmt::Display {
     Iso8601 { t, precision }
 }
 
+/// A source timestamp as ISO-8601 UTC with nanoseconds, as engines log; a time before 1970
+/// or past 2262 (a wrong clock) is written as the raw number with `ns`.
+pub fn utc(ts_ns: u64, unix_offset_ns: i64) -> String {
+    match u64::try_from(i128::from(ts_ns) + i128::from(unix_offset_ns)) {
+        Ok(unix_ns) => iso8601_utc(unix_ns, Precision::Nanos).to_string(),
+        Err(_) => format!("{ts_ns}ns"),
+    }
+}
+
 struct Iso8601 {
     t: SystemTime,
     precision: Precision,

@@ -93,17 +93,51 @@ fn module_path(file: &Path) -> Vec<String> {
     parts
 }
 
-/// The code a file's readers see: comments and the unit tests at its bottom left out
-/// (a test module may use what it tests from above).
+/// The text less every `#[cfg(test)]` item — `mod tests;` declarations and `mod tests { … }`
+/// blocks alike: a declaration near the top must not hide the rest of the file (it once hid a
+/// module circle, as the team's module-cycles tool now reads files too).
+fn without_test_items(text: &str) -> String {
+    const MARK: &str = "#[cfg(test)]";
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(MARK) {
+        out.push_str(&rest[..at]);
+        let item = &rest[at + MARK.len()..];
+        let mut depth = 0usize;
+        let mut end = item.len();
+        for (i, c) in item.char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' if depth == 1 => {
+                    end = i + 1;
+                    break;
+                }
+                '}' => depth = depth.saturating_sub(1),
+                ';' if depth == 0 => {
+                    end = i + 1;
+                    break;
+                }
+                _ => {}
+            }
+        }
+        rest = &item[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The code a file's readers see: comments and the unit tests left out (a test module may
+/// use what it tests from above).
 fn code_of(text: &str) -> String {
-    let text = text.split("#[cfg(test)]").next().unwrap_or("");
-    text.lines()
+    let code = text
+        .lines()
         .map(|l| match l.find("//") {
             Some(i) if !l[..i].contains('"') => &l[..i],
             _ => l,
         })
         .collect::<Vec<_>>()
-        .join("\n")
+        .join("\n");
+    without_test_items(&code)
 }
 
 fn is_ident(c: char) -> bool {
@@ -320,4 +354,14 @@ fn the_checker_sees_an_arrow_up() {
     let nested = vec!["pipeline".to_string(), "routing".to_string()];
     assert!(named_modules("use super::forward::Forwarder;", &nested, &roots).is_empty());
     assert!(named_modules("fixscope_core::crate_x", &here, &roots).is_empty());
+}
+
+#[test]
+fn a_test_module_declared_at_the_top_hides_nothing_below_it() {
+    let text = "#[cfg(test)]\nmod tests;\nuse crate::report::utc;\n#[cfg(test)]\nmod more {\n    use crate::pipeline::x;\n    fn f() { {} }\n}\nuse crate::clock::y;\n";
+    let code = code_of(text);
+    assert!(code.contains("crate::report::utc"), "{code}");
+    assert!(code.contains("crate::clock::y"), "{code}");
+    assert!(!code.contains("crate::pipeline"), "{code}");
+    assert!(!code.contains("mod tests"), "{code}");
 }

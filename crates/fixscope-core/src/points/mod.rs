@@ -283,7 +283,7 @@ fn check_causality(
          {from} to {to} would arrive before it left; the offset must be {bound} there \
          (use --clock estimate)",
         signed_ns(theta),
-        crate::report::utc(s.t_ns.max(0) as u64, 0),
+        crate::clock::utc(s.t_ns.max(0) as u64, 0),
     ))
 }
 

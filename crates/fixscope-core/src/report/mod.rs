@@ -63,16 +63,8 @@ impl TimeSpan {
     }
 }
 
-/// A source timestamp as ISO-8601 UTC with nanoseconds, as engines log; a time before 1970
-/// or past 2262 (a wrong clock) is written as the raw number with `ns`.
-pub fn utc(ts_ns: u64, unix_offset_ns: i64) -> String {
-    match u64::try_from(i128::from(ts_ns) + i128::from(unix_offset_ns)) {
-        Ok(unix_ns) => {
-            crate::clock::iso8601_utc(unix_ns, crate::clock::Precision::Nanos).to_string()
-        }
-        Err(_) => format!("{ts_ns}ns"),
-    }
-}
+/// A source timestamp as ISO-8601 UTC (the clock's; kept here for the reporters' callers).
+pub use crate::clock::utc;
 
 /// One stage over one interval.
 #[derive(Clone, Copy, Debug, PartialEq)]
