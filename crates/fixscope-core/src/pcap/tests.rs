@@ -842,3 +842,19 @@ fn read_u32_at(bytes: &[u8], at: usize, format: CaptureFormat) -> u32 {
         _ => u32::from_le_bytes(b),
     }
 }
+
+#[test]
+fn every_capture_counter_is_in_the_json_docs() {
+    // The capture source's counters, beside the pipeline's (fixscope-model checks those; the
+    // live crate checks the kernel's).
+    let doc = include_str!("../../../../docs/output-json.md");
+    let missing: Vec<_> = crate::source::counters_of(&CaptureStats::default())
+        .into_iter()
+        .map(|(n, _)| n)
+        .filter(|n| !doc.contains(&format!("`{n}`")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "capture counters not documented in docs/output-json.md: {missing:?}"
+    );
+}

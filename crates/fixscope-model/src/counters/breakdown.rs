@@ -1,4 +1,4 @@
-//! The in-host breakdown's counters (`--breakdown`, [`crate::breakdown`]): defined here,
+//! The in-host breakdown's counters (`--breakdown`, `fixscope_core::breakdown`): defined here,
 //! below every layer that counts, reports or reads them back.
 
 use serde::Serialize;

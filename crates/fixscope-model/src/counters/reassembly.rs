@@ -1,4 +1,4 @@
-//! TCP reassembly's counters ([`crate::reassembly`]).
+//! TCP reassembly's counters (`fixscope_core::reassembly`).
 
 /// Reassembly statistics, summed over streams (the serde names are the JSON's).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

@@ -1,4 +1,4 @@
-//! Order events: what the correlation layer hands to every consumer ([`crate::consumer`]).
+//! Order events: what the correlation layer hands to every consumer (`fixscope_core::consumer`).
 //!
 //! One event per latency an order makes (request → first response, ack, fill, ack → fill,
 //! and the `--breakdown` stages): the [`Latency`] with what the response side knows of the
@@ -40,7 +40,7 @@ pub struct Latency {
     /// TCP sequence number of the request's last byte (`--breakdown` places it on the
     /// stream; 0 when the caller gave none).
     pub request_seq: u32,
-    /// The order's `--by` value ids ([`crate::group`]).
+    /// The order's `--by` value ids (`fixscope_core::group`).
     pub groups: Groups,
 }
 

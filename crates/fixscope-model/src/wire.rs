@@ -2,9 +2,9 @@
 //! IP protocol numbers. Below `decode` (frames) and `encap` (tunnel headers), so the two
 //! depend on this and not on each other.
 
-pub(crate) const IPPROTO_TCP: u8 = 6;
-pub(crate) const IPPROTO_UDP: u8 = 17;
-pub(crate) const IPPROTO_GRE: u8 = 47;
+pub const IPPROTO_TCP: u8 = 6;
+pub const IPPROTO_UDP: u8 = 17;
+pub const IPPROTO_GRE: u8 = 47;
 
 /// Why a frame could not be decoded.
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
@@ -30,12 +30,12 @@ pub enum DecodeError {
 }
 
 #[inline]
-pub(crate) fn be16(b: &[u8], at: usize) -> u16 {
+pub fn be16(b: &[u8], at: usize) -> u16 {
     u16::from_be_bytes([b[at], b[at + 1]])
 }
 
 #[inline]
-pub(crate) fn need(layer: &'static str, b: &[u8], len: usize) -> Result<(), DecodeError> {
+pub fn need(layer: &'static str, b: &[u8], len: usize) -> Result<(), DecodeError> {
     if b.len() < len {
         Err(DecodeError::Truncated {
             layer,
@@ -48,13 +48,13 @@ pub(crate) fn need(layer: &'static str, b: &[u8], len: usize) -> Result<(), Deco
 }
 
 /// Arista's registered EtherType, for the timestamp header a 7280 inserts after the source
-/// MAC (skipped by [`crate::decode`], read by [`crate::wire_stamp`]).
+/// MAC (skipped by `fixscope_core::decode`, read by `fixscope_core::wire_stamp`).
 pub const ARISTA_ETHERTYPE: u16 = 0xD28B;
 
 /// Where `part`, a part of `frame` (a header or a frame inside it, as the decoders hand
 /// them on), lies in `frame`; `None` for a slice from elsewhere.
 #[inline]
-pub(crate) fn offsets_in(frame: &[u8], part: &[u8]) -> Option<std::ops::Range<usize>> {
+pub fn offsets_in(frame: &[u8], part: &[u8]) -> Option<std::ops::Range<usize>> {
     let start = (part.as_ptr() as usize).checked_sub(frame.as_ptr() as usize)?;
     let end = start.checked_add(part.len())?;
     (end <= frame.len()).then_some(start..end)

@@ -33,7 +33,7 @@ pub struct SparseHistogram {
 
 impl SparseHistogram {
     /// The buckets of `Histogram::new_with_bounds(1, high, sigfig)`; `high >= 2`, `sigfig`
-    /// in 1..=5 (the caller's [`crate::stats::LatencyRecorder::new`] makes them so).
+    /// in 1..=5 (the caller's `fixscope_core::stats::LatencyRecorder::new` makes them so).
     pub fn new(high: u64, sigfig: u8) -> Self {
         let largest = 2 * 10u32.pow(u32::from(sigfig));
         let sub_bucket_count_magnitude = f64::from(largest).log2().ceil() as u32;

@@ -1,4 +1,4 @@
-//! The FIX framer's counters ([`crate::fix::framing`]).
+//! The FIX framer's counters (`fixscope_core::fix::framing`).
 
 /// Framing counters, kept per pipeline (the names are the JSON's).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

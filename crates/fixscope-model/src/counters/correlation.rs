@@ -1,4 +1,4 @@
-//! The correlator's counters ([`crate::correlate`]): every request in exactly one of them.
+//! The correlator's counters (`fixscope_core::correlate`): every request in exactly one of them.
 
 use serde::Serialize;
 
