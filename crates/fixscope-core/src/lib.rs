@@ -7,28 +7,18 @@
 //!
 //! The crate has no root, BPF or terminal dependencies: every stage is tested alone.
 
-pub mod acceptor;
 pub mod breakdown;
-pub mod capture_stats;
-pub mod classify;
 pub mod consumer;
 pub mod consumers;
 pub mod correlate;
-pub mod decode;
-pub mod encap;
 pub mod figures;
 pub mod fix;
 pub mod group;
 pub mod hlog;
 pub mod hops;
 pub mod microburst;
-pub mod mirror_dup;
-pub mod pcap;
-#[cfg(any(test, feature = "capture-writer"))]
-pub mod pcap_writer;
 pub mod pipeline;
 pub mod points;
-pub mod prefetch;
 pub mod reassembly;
 pub mod recorder;
 pub mod report;
@@ -39,13 +29,18 @@ pub mod slowest;
 pub mod stats;
 pub mod tls;
 pub mod twostage;
-pub mod wire_stamp;
 
 // The vocabulary lives in fixscope-model; its modules keep their paths here while the core
 // is split into its layers' crates.
 pub use fixscope_model::{
     clock, counters, human, order, ports, segment, shutdown, socket_event, source, sparse_hist,
     wire,
+};
+// The capture layer lives in fixscope-capture.
+#[cfg(any(test, feature = "capture-writer"))]
+pub use fixscope_capture::pcap_writer;
+pub use fixscope_capture::{
+    acceptor, capture_stats, classify, decode, encap, mirror_dup, pcap, prefetch, wire_stamp,
 };
 
 pub use pipeline::{Pipeline, PipelineConfig};

@@ -214,17 +214,18 @@ fn root_reexports() -> BTreeMap<String, String> {
 }
 
 /// The modules the crate root re-exports from the layers' own crates below it
-/// (`pub use fixscope_model::{clock, counters, …};`): they keep their `crate::` paths here.
+/// (`pub use fixscope_model::{clock, counters, …};`, `pub use fixscope_capture::pcap_writer;`): they keep their `crate::` paths here.
 fn modules_from_crates_below() -> BTreeSet<String> {
     let lib = std::fs::read_to_string(src().join("lib.rs")).expect("lib.rs");
     let mut out = BTreeSet::new();
     for block in lib.split("pub use fixscope_").skip(1) {
-        let Some(group) = block.split_once("::{").map(|(_, g)| g) else {
+        let path = &block[..block.find(';').unwrap_or(block.len())];
+        let Some((_, names)) = path.split_once("::") else {
             continue;
         };
-        let inner = &group[..group.find('}').unwrap_or(group.len())];
+        let names = names.trim().trim_start_matches('{').trim_end_matches('}');
         out.extend(
-            inner
+            names
                 .split(',')
                 .map(|m| m.trim().to_string())
                 .filter(|m| !m.is_empty()),
