@@ -19,7 +19,6 @@ pub mod hops;
 pub mod microburst;
 pub mod pipeline;
 pub mod points;
-pub mod reassembly;
 pub mod recorder;
 pub mod report;
 pub mod session;
@@ -27,7 +26,6 @@ pub mod shard;
 pub mod sink;
 pub mod slowest;
 pub mod stats;
-pub mod tls;
 pub mod twostage;
 
 // The vocabulary lives in fixscope-model; its modules keep their paths here while the core
@@ -39,9 +37,11 @@ pub use fixscope_model::{
 // The capture layer lives in fixscope-capture.
 #[cfg(any(test, feature = "capture-writer"))]
 pub use fixscope_capture::pcap_writer;
+// The stream layer (reassembly, TLS) lives in fixscope-streams.
 pub use fixscope_capture::{
     acceptor, capture_stats, classify, decode, encap, mirror_dup, pcap, prefetch, wire_stamp,
 };
+pub use fixscope_streams::{reassembly, tls};
 
 pub use pipeline::{Pipeline, PipelineConfig};
 pub use ports::{PortSet, Role};

@@ -26,7 +26,7 @@
 
 use std::collections::BTreeMap;
 
-pub use crate::segment::REORDER_WINDOW_NS;
+pub use fixscope_model::segment::REORDER_WINDOW_NS;
 
 /// `drain_held`'s time for a hole given up: no fill time, each segment keeps its own.
 const GIVEN_UP: u64 = 0;
@@ -55,7 +55,7 @@ impl Default for ReassemblyLimits {
     }
 }
 
-pub use crate::counters::reassembly::ReassemblyCounters;
+pub use fixscope_model::counters::reassembly::ReassemblyCounters;
 
 /// What the reassembler hands on, in stream order.
 #[derive(Debug, PartialEq, Eq)]

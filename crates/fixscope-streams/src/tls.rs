@@ -12,7 +12,7 @@ pub use fixscope_tls::{
 
 use std::sync::Mutex;
 
-use crate::segment::{ConnectionKey, Direction};
+use fixscope_model::segment::{ConnectionKey, Direction};
 
 /// A session's TLS as the session table shows it (`--tls-keylog`): the version and the
 /// cipher suite (its IANA name) of the connection it was bound on. Plaintext sessions
