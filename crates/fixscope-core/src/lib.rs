@@ -12,7 +12,6 @@ pub mod consumer;
 pub mod consumers;
 pub mod correlate;
 pub mod figures;
-pub mod fix;
 pub mod group;
 pub mod hlog;
 pub mod hops;
@@ -42,6 +41,8 @@ pub use fixscope_capture::{
     acceptor, capture_stats, classify, decode, encap, mirror_dup, pcap, prefetch, wire_stamp,
 };
 pub use fixscope_streams::{reassembly, tls};
+// FIX, the first protocol on the seam, is fixscope-fix.
+pub use fixscope_fix as fix;
 
 pub use pipeline::{Pipeline, PipelineConfig};
 pub use ports::{PortSet, Role};

@@ -214,12 +214,17 @@ fn root_reexports() -> BTreeMap<String, String> {
 }
 
 /// The modules the crate root re-exports from the layers' own crates below it
-/// (`pub use fixscope_model::{clock, counters, …};`, `pub use fixscope_capture::pcap_writer;`): they keep their `crate::` paths here.
+/// (`pub use fixscope_model::{clock, counters, …};`, `pub use fixscope_capture::pcap_writer;`, `pub use fixscope_fix as fix;`): they keep their `crate::` paths here.
 fn modules_from_crates_below() -> BTreeSet<String> {
     let lib = std::fs::read_to_string(src().join("lib.rs")).expect("lib.rs");
     let mut out = BTreeSet::new();
     for block in lib.split("pub use fixscope_").skip(1) {
         let path = &block[..block.find(';').unwrap_or(block.len())];
+        // `pub use fixscope_fix as fix;`: a whole crate under a module's name.
+        if let Some((_, name)) = path.split_once(" as ") {
+            out.insert(name.trim().to_string());
+            continue;
+        }
         let Some((_, names)) = path.split_once("::") else {
             continue;
         };

@@ -1,10 +1,33 @@
-//! FIX protocol: framing of a byte stream into messages, reading fields, and building
-//! messages (for the simulator and the tests).
+//! FIX on the protocol seam (fixscope-protocol): framing of a byte stream into messages,
+//! reading fields, and building messages (for the simulator and the tests). The core above
+//! still reads FIX's facts and session layer itself (`correlate::facts`, `session`); they
+//! move here as the seam grows (docs/architecture.md, "Adding a protocol").
 
 pub mod encode;
 pub mod framing;
 pub mod message;
 mod scan;
+
+/// FIX on the seam: a connection whose first bytes are `8=FIX` (FIX.4.x and FIXT.1.1).
+pub struct Fix;
+
+impl fixscope_protocol::Protocol for Fix {
+    const NAME: &'static str = "fix";
+    type Framer = framing::StreamFramer;
+
+    fn recognise(first_bytes: &[u8]) -> fixscope_protocol::Recognition {
+        use fixscope_protocol::Recognition;
+        const BEGIN: &[u8] = b"8=FIX";
+        let n = first_bytes.len().min(BEGIN.len());
+        if first_bytes[..n] != BEGIN[..n] {
+            Recognition::No
+        } else if n < BEGIN.len() {
+            Recognition::NeedMore
+        } else {
+            Recognition::Yes
+        }
+    }
+}
 
 /// The field separator.
 pub const SOH: u8 = 0x01;

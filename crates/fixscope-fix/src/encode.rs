@@ -93,9 +93,9 @@ fn push_uint_long(out: &mut Vec<u8>, mut v: u64) {
     out.extend_from_slice(&digits[i..]);
 }
 
-/// A FIX 4.4 message from `(tag, value)` fields, MsgType first — for tests.
-#[cfg(test)]
-pub(crate) fn test_message(fields: &[(u32, &str)]) -> Vec<u8> {
+/// A FIX 4.4 message from `(tag, value)` fields, MsgType first — for tests (the layers
+/// above build theirs with it too).
+pub fn test_message(fields: &[(u32, &str)]) -> Vec<u8> {
     let mut enc = FixEncoder::new();
     enc.start(fields[0].1.as_bytes());
     for &(t, v) in &fields[1..] {

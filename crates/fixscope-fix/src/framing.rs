@@ -128,20 +128,10 @@ pub fn find_begin(buf: &[u8]) -> Option<usize> {
     (tail_start..buf.len()).find(|&p| b"8=FIX".starts_with(&buf[p..]))
 }
 
-pub use crate::counters::framing::FramingCounters;
+pub use fixscope_model::counters::framing::FramingCounters;
 
-/// A complete message with the capture times of the segments that carried its first and
-/// last bytes.
-#[derive(Clone, Copy, Debug)]
-pub struct FramedMessage<'a> {
-    pub bytes: &'a [u8],
-    pub first_byte_ts_ns: u64,
-    pub last_byte_ts_ns: u64,
-    /// TCP sequence numbers of the first and last byte (`--breakdown`; relative to the seq
-    /// given to [`StreamFramer::push_at`], 0-based with [`StreamFramer::push`]).
-    pub first_byte_seq: u32,
-    pub last_byte_seq: u32,
-}
+/// A complete message with its first and last bytes' times: the seam's, every protocol's.
+pub use fixscope_protocol::FramedMessage;
 
 /// Bytes from `start` on (up to the next run) arrived at `ts_ns`, the first of them with
 /// TCP sequence number `seq` (a run is contiguous in the stream).
@@ -394,10 +384,35 @@ fn count_invalid(counters: &mut FramingCounters, reason: InvalidReason) {
     }
 }
 
+/// FIX on the seam: the framer's contract (fixscope_protocol::contract) is its own.
+impl fixscope_protocol::Framer for StreamFramer {
+    #[inline]
+    fn push_at<F>(
+        &mut self,
+        data: &[u8],
+        ts_ns: u64,
+        seq: u32,
+        counters: &mut FramingCounters,
+        on_message: F,
+    ) where
+        F: FnMut(FramedMessage<'_>),
+    {
+        StreamFramer::push_at(self, data, ts_ns, seq, counters, on_message)
+    }
+
+    fn gap(&mut self, counters: &mut FramingCounters) {
+        StreamFramer::gap(self, counters)
+    }
+
+    fn pending_bytes(&self) -> usize {
+        StreamFramer::pending_bytes(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fix::encode::FixEncoder;
+    use crate::encode::FixEncoder;
 
     fn order(clordid: &str) -> Vec<u8> {
         let mut out = Vec::new();

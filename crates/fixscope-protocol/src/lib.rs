@@ -1,0 +1,23 @@
+//! The protocol seam: where a connection's reassembled (and decrypted) bytes stop being
+//! bytes. Below it, nothing knows a protocol (fixscope-model, -capture, -streams); above it,
+//! the correlator, the session table and the reporters. A protocol crate (fixscope-fix
+//! today) implements [`Protocol`]: it recognises its connections from their first bytes and
+//! gives a [`Framer`], which cuts one direction's byte stream into [`FramedMessage`]s, each
+//! with the capture times of the segments that carried its first and last bytes.
+//!
+//! The framer's rules are the same for every protocol, and [`contract`] checks them:
+//! - the frames do not depend on where the segments split the stream;
+//! - a frame's first-byte time is the time of the segment that carried its first byte, its
+//!   last-byte time that of the segment that completed it (a request is timed by the
+//!   latter, a response by the former);
+//! - a hole in the stream (`StreamEvent::Gap`) cuts the frame it falls in: that frame is
+//!   counted (`gap_cut_messages`) and never delivered, never glued to bytes after the hole.
+//!
+//! docs/architecture.md ("The crates", "Adding a protocol") says what moves here next: the
+//! neutral order message, field access by name and the session rules.
+
+pub mod contract;
+mod framer;
+
+pub use fixscope_model::counters::framing::FramingCounters;
+pub use framer::{FramedMessage, Framer, Protocol, Recognition};
