@@ -1,11 +1,16 @@
-//! FIX on the protocol seam (fixscope-protocol): framing of a byte stream into messages,
-//! reading fields, and building messages (for the simulator and the tests). The core above
-//! still reads FIX's facts and session layer itself (`correlate::facts`, `session`); they
-//! move here as the seam grows (docs/architecture.md, "Adding a protocol").
+//! FIX on the protocol seam (fixscope-protocol): framing of a byte stream into messages
+//! (`framing`), reading fields (`message`), the facts the correlator reads in one pass
+//! (`facts`, `key`, `orders`) and building messages (`encode`, for the simulator and the
+//! tests). The core above still takes `MessageFacts` itself and runs FIX's session layer
+//! (`session`): they go behind the seam's neutral order message as it grows
+//! (docs/architecture.md, "Adding a protocol").
 
 pub mod encode;
+pub mod facts;
 pub mod framing;
+pub mod key;
 pub mod message;
+pub mod orders;
 mod scan;
 
 /// FIX on the seam: a connection whose first bytes are `8=FIX` (FIX.4.x and FIXT.1.1).

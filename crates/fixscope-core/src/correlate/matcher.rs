@@ -2,14 +2,14 @@
 
 use super::early::EarlyResponses;
 pub use super::early::Replay;
-use super::facts::MessageFacts;
-use super::key::KeySpec;
 use super::pending::{PendingTable, SEEN_AFTER_ITS_RESPONSE};
 use super::record::{Answered, Outcome, RecordBook};
 use super::rules::classify_response;
 use super::scope::{epoch_of, scope_of, session_of};
 use crate::order::Latency;
 use crate::order::{RequestType, Stage};
+use fixscope_fix::facts::MessageFacts;
+use fixscope_fix::key::KeySpec;
 
 /// Correlation limits (`-m`, `-t`).
 #[derive(Clone, Copy, Debug)]

@@ -29,10 +29,7 @@
 //! | `matcher.rs` | the correlator: the rules applied to the table, and its counters |
 
 mod early;
-mod facts;
-mod key;
 mod matcher;
-mod orders;
 mod pending;
 mod record;
 mod rules;
@@ -42,10 +39,11 @@ mod scope;
 /// correlator; re-exported here where callers have always found them.
 pub use crate::order::{RequestType, Stage};
 pub use early::REORDER_WINDOW_NS;
-pub use facts::MessageFacts;
-pub use key::KeySpec;
+// FIX's facts, key and groups: fixscope-fix's (the correlator still reads FIX through them).
+pub use fixscope_fix::facts::MessageFacts;
+pub use fixscope_fix::key::KeySpec;
+pub use fixscope_fix::orders::{group_orders, GroupOrder};
 pub use matcher::{CorrelationCounters, Correlator, CorrelatorLimits};
-pub use orders::{group_orders, GroupOrder};
 pub use record::{OrderRecord, Outcome, RecordBook, RequestFields};
 pub use rules::is_response_type;
 pub use scope::{epoch_of, scope_of, session_of};

@@ -9,8 +9,8 @@
 //! [`Outcome`] is the count the order landed in, so a query over the rows gives the run's
 //! accounting exactly.
 
-use super::facts::MessageFacts;
 use crate::order::{RequestType, Stage};
+use fixscope_fix::facts::MessageFacts;
 
 /// Rows kept for reuse at most.
 const SPARE_ROWS: usize = 4096;
@@ -296,5 +296,56 @@ impl RecordBook {
     /// Whether rows are waiting to be taken.
     pub fn has_done(&self) -> bool {
         !self.done.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::correlate::{KeySpec, MessageFacts};
+    use crate::fix::encode::test_message as encode;
+
+    /// The order fields read in the correlation's pass are what a pass of their own reads
+    /// (`RequestFields::read`): in any order, repeated (the first counts), absent, with a
+    /// key on other tags, and on responses.
+    #[test]
+    fn order_fields_read_in_one_pass_equal_their_own_pass() {
+        let fields: [(u32, &str); 8] = [
+            (1, "ACCT-7"),
+            (11, "ORD-1"),
+            (54, "1"),
+            (55, "AAPL"),
+            (11, "ORD-2"),
+            (55, "MSFT"),
+            (38, "100"),
+            (37, "X9"),
+        ];
+        let keys = [KeySpec::default(), KeySpec::parse("37").unwrap()];
+        for mt in ["D", "F", "G", "8"] {
+            for take in 0..=fields.len() {
+                for rotate in 0..fields.len() {
+                    let mut body: Vec<(u32, &str)> =
+                        vec![(35, mt), (49, "S"), (56, "T"), (34, "3")];
+                    let mut picked = fields[..take].to_vec();
+                    picked.rotate_left(rotate.min(take.saturating_sub(1)));
+                    body.extend(picked);
+                    let m = encode(&body);
+                    let mut own = RequestFields::default();
+                    own.read(&m);
+                    for key in &keys {
+                        let f = MessageFacts::extract_with::<true>(&m, key);
+                        let mut fused = RequestFields::default();
+                        fused.set(&f);
+                        if mt != "8" {
+                            assert_eq!(fused, own, "35={mt} {body:?}");
+                        }
+                        // The correlation's own facts do not change.
+                        let plain = MessageFacts::extract(&m, key);
+                        assert_eq!(f.msg_seq_num, plain.msg_seq_num);
+                        assert_eq!(f.key(key, &mut Vec::new()), plain.key(key, &mut Vec::new()));
+                    }
+                }
+            }
+        }
     }
 }

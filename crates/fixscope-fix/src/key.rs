@@ -1,6 +1,6 @@
 //! Which tags form the correlation key (`--key 11`, `--key 41`, `--key 11,1`).
 
-use crate::fix::tag;
+use crate::tag;
 
 /// The most tags a compound key may have.
 pub const MAX_KEY_TAGS: usize = 8;
@@ -21,7 +21,7 @@ impl Default for KeySpec {
 impl KeySpec {
     /// Parses a comma-separated list of tag numbers.
     pub fn parse(s: &str) -> Result<Self, String> {
-        let tags = crate::fix::parse_tag_list(s, MAX_KEY_TAGS).map_err(|e| format!("key: {e}"))?;
+        let tags = crate::parse_tag_list(s, MAX_KEY_TAGS).map_err(|e| format!("key: {e}"))?;
         Ok(KeySpec::of(tags))
     }
 
@@ -49,7 +49,7 @@ impl KeySpec {
 /// Whether `t` is a standard-header tag (FIX 4.4 / FIXT.1.1 StandardHeader): header
 /// fields come before the body, so the first body field ends the search for 115/128.
 #[inline]
-pub(super) fn is_header_tag(t: u32) -> bool {
+pub fn is_header_tag(t: u32) -> bool {
     const LOW: u64 = 1 << 8
         | 1 << 9
         | 1 << 34

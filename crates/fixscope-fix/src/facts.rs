@@ -1,7 +1,7 @@
 //! The fields correlation reads from a message, extracted in one pass.
 
-use super::key::{KeySpec, MAX_KEY_TAGS};
-use crate::fix::{tag, SOH};
+use crate::key::{KeySpec, MAX_KEY_TAGS};
+use crate::{tag, SOH};
 
 /// What correlation needs to know about one FIX message.
 #[derive(Clone, Debug, Default)]
@@ -143,7 +143,7 @@ impl<'a> MessageFacts<'a> {
                 key_high = true;
             }
         }
-        for (t, value) in crate::fix::message::Fields::body(message) {
+        for (t, value) in crate::message::Fields::body(message) {
             let wanted = if t < 64 {
                 wanted_low >> t & 1 != 0
             } else {
@@ -212,7 +212,7 @@ impl<'a> MessageFacts<'a> {
                     found |= ORIG;
                 }
                 tag::MSG_SEQ_NUM => {
-                    facts.msg_seq_num = crate::fix::parse_u32(value).unwrap_or(0);
+                    facts.msg_seq_num = crate::parse_u32(value).unwrap_or(0);
                     found |= SEQ;
                 }
                 tag::POSS_DUP_FLAG => facts.poss_dup = value == b"Y",
@@ -264,13 +264,13 @@ impl<'a> MessageFacts<'a> {
     /// found no order (rare).
     #[cold]
     pub fn multileg_report(&self) -> bool {
-        crate::fix::message::Fields::body(self.message)
+        crate::message::Fields::body(self.message)
             .any(|(t, v)| t == tag::MULTI_LEG_REPORTING_TYPE && matches!(v, b"2" | b"3"))
     }
 
     /// These facts for one order of a list or a cross: its ClOrdID is the key (the key is
     /// ClOrdID alone), its own fields those of the request's record.
-    pub fn for_order(&self, order: &super::orders::GroupOrder<'a>) -> Self {
+    pub fn for_order(&self, order: &crate::orders::GroupOrder<'a>) -> Self {
         let mut facts = self.clone();
         facts.key_parts[0] = order.cl_ord_id;
         facts.key_found = u8::from(!order.cl_ord_id.is_empty());
@@ -361,7 +361,7 @@ mod tests {
     fn message_of(begin: &str) -> Vec<u8> {
         format!("8={begin}\x019=5\x0135=8\x0110=000\x01").into_bytes()
     }
-    use crate::fix::encode::test_message as encode;
+    use crate::encode::test_message as encode;
 
     /// The standard header order puts MsgSeqNum (and PossDupFlag) after the CompIDs: a
     /// session-level message must not stop at the CompIDs (#21: every TestRequest and
@@ -429,50 +429,5 @@ mod tests {
         let m = encode(&[(35, "D"), (115, "B"), (11, "7"), (55, "IBM")]);
         let f = MessageFacts::extract(&m, &two);
         assert_eq!(f.key(&two, &mut buf).unwrap(), b"7\x01IBM\x01B");
-    }
-
-    /// The order fields read in the correlation's pass are what a pass of their own reads
-    /// (`RequestFields::read`): in any order, repeated (the first counts), absent, with a
-    /// key on other tags, and on responses.
-    #[test]
-    fn order_fields_read_in_one_pass_equal_their_own_pass() {
-        use crate::correlate::RequestFields;
-        let fields: [(u32, &str); 8] = [
-            (1, "ACCT-7"),
-            (11, "ORD-1"),
-            (54, "1"),
-            (55, "AAPL"),
-            (11, "ORD-2"),
-            (55, "MSFT"),
-            (38, "100"),
-            (37, "X9"),
-        ];
-        let keys = [KeySpec::default(), KeySpec::parse("37").unwrap()];
-        for mt in ["D", "F", "G", "8"] {
-            for take in 0..=fields.len() {
-                for rotate in 0..fields.len() {
-                    let mut body: Vec<(u32, &str)> =
-                        vec![(35, mt), (49, "S"), (56, "T"), (34, "3")];
-                    let mut picked = fields[..take].to_vec();
-                    picked.rotate_left(rotate.min(take.saturating_sub(1)));
-                    body.extend(picked);
-                    let m = encode(&body);
-                    let mut own = RequestFields::default();
-                    own.read(&m);
-                    for key in &keys {
-                        let f = MessageFacts::extract_with::<true>(&m, key);
-                        let mut fused = RequestFields::default();
-                        fused.set(&f);
-                        if mt != "8" {
-                            assert_eq!(fused, own, "35={mt} {body:?}");
-                        }
-                        // The correlation's own facts do not change.
-                        let plain = MessageFacts::extract(&m, key);
-                        assert_eq!(f.msg_seq_num, plain.msg_seq_num);
-                        assert_eq!(f.key(key, &mut Vec::new()), plain.key(key, &mut Vec::new()));
-                    }
-                }
-            }
-        }
     }
 }

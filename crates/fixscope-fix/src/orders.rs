@@ -3,7 +3,7 @@
 //! whose entries begin with Side 54), each under its own ClOrdID. These messages are rare:
 //! read whole, apart from the one-pass reader of the hot types ([`super::MessageFacts`]).
 
-use crate::fix::{message::Fields, tag};
+use crate::{message::Fields, tag};
 
 /// One order of a list or a cross: the fields of its group entry (empty when absent). The
 /// Symbol is the entry's, else the message's first (a cross's instrument is the message's).
@@ -51,7 +51,7 @@ pub fn group_orders<'a>(message: &'a [u8], first: u32, out: &mut Vec<GroupOrder<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fix::encode::test_message as encode;
+    use crate::encode::test_message as encode;
 
     #[test]
     fn a_list_s_orders_and_a_cross_s_sides_are_read_from_their_group() {
