@@ -7,23 +7,11 @@
 //!
 //! The crate has no root, BPF or terminal dependencies: every stage is tested alone.
 
-pub mod breakdown;
-pub mod consumer;
-pub mod consumers;
-pub mod correlate;
 pub mod figures;
-pub mod group;
 pub mod hlog;
-pub mod hops;
-pub mod microburst;
 pub mod pipeline;
-pub mod points;
-pub mod recorder;
 pub mod report;
-pub mod session;
 pub mod shard;
-pub mod sink;
-pub mod slowest;
 pub mod stats;
 pub mod twostage;
 
@@ -43,6 +31,11 @@ pub use fixscope_capture::{
 pub use fixscope_streams::{reassembly, tls};
 // FIX, the first protocol on the seam, is fixscope-fix.
 pub use fixscope_fix as fix;
+// The order layer (correlation, session layer, consumers, joins, sinks) is fixscope-orders.
+pub use fixscope_orders::{
+    breakdown, consumer, consumers, correlate, group, hops, microburst, points, recorder, session,
+    sink, slowest,
+};
 
 pub use pipeline::{Pipeline, PipelineConfig};
 pub use ports::{PortSet, Role};

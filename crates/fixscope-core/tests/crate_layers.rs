@@ -15,7 +15,9 @@ const CRATE_LAYERS: &[(&str, &[&str])] = &[
     ("streams", &["fixscope-streams"]),
     ("seam", &["fixscope-protocol"]),
     ("protocols", &["fixscope-fix"]),
-    // Correlation to reports and plans: split into its layers' crates next.
+    // Correlation, the session layer, consumers and joins: FIX through fixscope-fix today.
+    ("orders", &["fixscope-orders"]),
+    // Figures, reporters and plans: split into their layers' crates next.
     ("core", &["fixscope-core"]),
     (
         "uses",
