@@ -27,8 +27,9 @@ lint: deps
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
-# #46: no files and no modules that use each other in a loop, in any crate (the team's tool,
-# beside the checkout in ../shared; CI has it). The core's layers are also a test
+# No files and no modules that use each other in a loop, in any crate, so that each layer
+# can be read, tested and changed without the ones above it (the team's tool, beside the
+# checkout in ../shared; CI has it). The core's layers are also a test
 # (crates/fixscope-core/tests/layers.rs, in `make test`).
 .PHONY: cycles
 cycles:
@@ -47,10 +48,10 @@ fuzz-seeds:
 bench: deps
 	$(CARGO) bench -p fixscope-core
 
-# #49: `fixscope pcap --tls-keylog` on §2's 504 MB capture re-sent over TLS against the
-# plaintext run, default plan and --threads 1 (BENCHMARKS.md §9). RUNS (5), SUITE (aes128;
-# aes256 chacha tls12-aes128 tls12-aes256 tls12-chacha), BENCH_DIR (/tmp/fixscope-bench:
-# ~1.1 GB of captures, kept for the next run).
+# FIX over TLS: `fixscope pcap --tls-keylog` on §2's 504 MB capture re-sent over TLS against
+# the plaintext run, default plan and --threads 1 (BENCHMARKS.md §9). RUNS (5), SUITE
+# (aes128; aes256 chacha tls12-aes128 tls12-aes256 tls12-chacha), BENCH_DIR
+# (/tmp/fixscope-bench: ~1.1 GB of captures, kept for the next run).
 .PHONY: bench-tls
 bench-tls: deps
 	scripts/bench-tls.sh
@@ -68,9 +69,10 @@ soak: deps
 # fetched into target/kernels without installing them — in QEMU VMs (virtme-ng, no KVM) and
 # runs the verifier, probe, live and end-to-end tests inside; see docs/kernels.md.
 # `make test-kernel KERNELS="5.10 7.x"` for some.
-# ---- #48: one static binary to copy (no runtime dependency but the kernel) and a release
-# archive: dist/fixscope-VERSION-x86_64-linux, dist/fixscope.debug, the .tar.gz, SHA256SUMS.
-# Static glibc with libelf, zlib and a D-Bus-free libpcap built in (scripts/dist.sh).
+# ---- Shipping: one static binary to copy (no runtime dependency but the kernel) and a
+# release archive: dist/fixscope-VERSION-x86_64-linux, dist/fixscope.debug, the .tar.gz,
+# SHA256SUMS. Static glibc with libelf, zlib and a D-Bus-free libpcap built in
+# (scripts/dist.sh).
 .PHONY: dist
 dist: deps
 	scripts/dist.sh
@@ -91,11 +93,12 @@ test-dist: dist
 test-dist-kernels: dist
 	FIXSCOPE_VM_PHASES=dist scripts/test-kernel.sh $(or $(KERNELS),5.10 6.1 6.12 7.x)
 
-# The .deb under a real systemd (#48): a Debian 12 root (mmdebstrap, Debian's kernel) booted
-# in QEMU installs the package and runs fixscope@test against the simulator on lo: non-root
-# with exactly its three capabilities, /metrics, journal, records read back by DuckDB,
-# nothing left after stop, a drop-in without CAP_BPF failing with one line, purge clean.
-# ~5 min the first time (the root is cached in target/service-vm), then ~2 min.
+# The .deb under a real systemd, as a service runs in production: a Debian 12 root
+# (mmdebstrap, Debian's kernel) booted in QEMU installs the package and runs fixscope@test
+# against the simulator on lo: non-root with exactly its three capabilities, /metrics,
+# journal, records read back by DuckDB, nothing left after stop, a drop-in without CAP_BPF
+# failing with one line, purge clean. ~5 min the first time (the root is cached in
+# target/service-vm), then ~2 min.
 .PHONY: test-service
 test-service: deb
 	scripts/test-service.sh
@@ -104,26 +107,27 @@ test-service: deb
 test-kernel: deps
 	scripts/test-kernel.sh $(KERNELS)
 
-# ---- #20: CI's verifier check (.ci/run): every program in every configuration loaded (not
-# attached) inside VMs of the oldest kernel we support, 5.10, and of 6.1 (~1-2 min each).
+# ---- CI's verifier check (.ci/run), so that no change ships programs an older kernel
+# refuses: every program in every configuration loaded (not attached) inside VMs of the
+# oldest kernel we support, 5.10, and of 6.1 (~1-2 min each).
 .PHONY: test-verifier
 test-verifier: deps
 	FIXSCOPE_VM_PHASES=verifier scripts/test-kernel.sh 5.10 6.1
 
-# ---- #34: the vendors' own trailer captures (../shared/tap-samples, kept out of the
-# repository by their licences; FIXSCOPE_TAP_SAMPLES=DIR points elsewhere). `make test`
-# uses fixtures built from the same layouts instead.
+# ---- Hardware time stamps: the vendors' own trailer captures (../shared/tap-samples, kept
+# out of the repository by their licences; FIXSCOPE_TAP_SAMPLES=DIR points elsewhere).
+# `make test` uses fixtures built from the same layouts instead.
 .PHONY: test-tap-samples
 test-tap-samples: deps
 	$(CARGO) test -p fixscope-core --test tap_samples -- --ignored
 
-# ---- #34: `live --tap` on a veth mirror, 40,000 orders at 4,000/s, beside eBPF and a
-# tcpdump recording: no false alarm (docs/tap.md). About a minute; not in `make test`.
+# ---- Mirror ports: `live --tap` on a veth mirror, 40,000 orders at 4,000/s, beside eBPF
+# and a tcpdump recording: no false alarm (docs/tap.md). About a minute; not in `make test`.
 .PHONY: test-tap-long
 test-tap-long: deps
 	FIXSCOPE_TAP_ORDERS=40000 FIXSCOPE_TAP_RATE=4000 $(CARGO) test -p fixscope --test tap_e2e -- --exact --nocapture tap_agrees_with_ebpf_on_a_plain_mirror
 
-# ---- #48: manual pages, completions and packages. FIXSCOPE_BIN is the binary they carry
+# ---- Shipping: manual pages, completions and packages. FIXSCOPE_BIN is the binary they carry
 # and are generated from: by default `make dist`'s static one (built here when missing), so
 # the packages depend on nothing; FIXSCOPE_BIN=target/release/fixscope for a quick try. `make man` lays them out in packaging/stage (scripts/package-stage.sh);
 # `make deb` and `make rpm` write dist/ (cargo-deb, cargo-generate-rpm: installed by

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# A/B of two fixscope builds on the whole command a user runs (issue #30: "not slower"):
-# `fixscope pcap CAP -p PORT --json` at default flags and with `--threads 1`, alternated
-# round by round (A default, B default, A --threads 1, B --threads 1), the capture read into
-# the page cache before each timed run. Prints per-run times, medians and per-round ratios
-# B/A, and checks that both builds' outputs are identical.
+# A/B of two fixscope builds on the whole command a user runs (a refactoring must not make
+# it slower): `fixscope pcap CAP -p PORT --json` at default flags and with `--threads 1`,
+# alternated round by round (A default, B default, A --threads 1, B --threads 1), the
+# capture read into the page cache before each timed run. Prints per-run times, medians and
+# per-round ratios B/A, and checks that both builds' outputs are identical.
 #
 #   A=/path/to/fixscope-before B=target/release/fixscope CAP=big.pcap RUNS=7 scripts/bench-ab.sh
 #   (NEW_FIELDS="response_before_request" when B adds a JSON field A does not write)

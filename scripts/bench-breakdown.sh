@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The cost of `--breakdown`'s hooks (#13) for BENCHMARKS.md 4e (needs root).
+# The cost of `--breakdown`'s hooks for BENCHMARKS.md 4e (needs root).
 #
 #   sudo scripts/bench-breakdown.sh                       # RATES="10000 100000", RUNS=3
 #   sudo RATES=10000 RUNS=5 RUN_S=8 scripts/bench-breakdown.sh

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# fixscope pcap end to end (issue #22): this tree A/B against earlier builds, a thread sweep
-# and tshark's FIX dissector, on one ~500 MB capture with ~745 one-second intervals.
+# fixscope pcap end to end, to show what every core buys: this tree A/B against earlier
+# builds, a thread sweep and tshark's FIX dissector, on one ~500 MB capture with ~745
+# one-second intervals.
 #
-#   scripts/bench-offline.sh                    # RUNS=7, baselines 235d3ed (#22's "start of the
-#                                               # last round") and fa19c4f (main before round 5),
+#   scripts/bench-offline.sh                    # RUNS=7, baselines 235d3ed (the start of the
+#                                               # last round of the work on every core) and
+#                                               # fa19c4f (main before round 5),
 #                                               # --threads 1-4 and default, tshark once (§2f)
 #   RUNS=3 TSHARK_RUNS=0 scripts/bench-offline.sh
 #   BIG=/path/to/capture.pcap PORT=9878 scripts/bench-offline.sh
@@ -80,7 +82,7 @@ median() { sort -g | awk '{a[NR]=$1} END{ if (NR%2) print a[(NR+1)/2]; else prin
 
 # The variants measured, alternated each round: baselines and this tree at default flags,
 # this tree at every --threads of the sweep, and this tree at default flags pinned to one
-# CPU (`taskset -c 0`: what the default gains from the second core, #22).
+# CPU (`taskset -c 0`: what the default gains from the second core).
 VARIANTS=()
 for rev in $BASELINES; do VARIANTS+=("$rev"); done
 VARIANTS+=("this")
@@ -141,9 +143,9 @@ for v in "${VARIANTS[@]}"; do
     printf 'median of per-round ratios %s / default: %.2fx\n' "$v" "$(ratio_median "$v" this)"
 done
 
-# Per-thread CPU (#22 scaling): `perf record` at 2 kHz on one run per --threads, CPU seconds
-# per thread (samples / 2000): what each worker repeats, what divides, what the merger
-# (the calling thread, "fixscope") costs. PER_THREAD=0 skips it.
+# Per-thread CPU (how the work scales with threads): `perf record` at 2 kHz on one run per
+# --threads, CPU seconds per thread (samples / 2000): what each worker repeats, what
+# divides, what the merger (the calling thread, "fixscope") costs. PER_THREAD=0 skips it.
 if (( ${PER_THREAD:-1} )) && command -v perf >/dev/null; then
     echo
     echo "CPU seconds per thread (perf, 2 kHz; one run each):"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# A/B of two fixscope builds writing records (issue #33): `fixscope pcap CAP -p PORT --json
-# --records DIR`, A then B each round, the capture read into the page cache before each
-# timed run. Prints each round's wall and CPU seconds (user + system, /usr/bin/time) and
-# B/A, then the medians of the per-round ratios.
+# A/B of two fixscope builds writing records (is a change to the writer faster?): `fixscope
+# pcap CAP -p PORT --json --records DIR`, A then B each round, the capture read into the
+# page cache before each timed run. Prints each round's wall and CPU seconds (user + system,
+# /usr/bin/time) and B/A, then the medians of the per-round ratios.
 #
 #   A=/path/to/fixscope-before B=target/release/fixscope CAP=big.pcap RUNS=9 scripts/bench-records-ab.sh
 set -euo pipefail

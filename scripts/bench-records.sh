@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# What `--records` costs (issue #33): one build, the whole command a user runs —
-# `fixscope pcap CAP -p PORT --json` without and with `--records DIR` — alternated round by
-# round, the capture read into the page cache before each timed run. Prints per-run times,
-# medians, the per-round ratio with/without, and the Parquet bytes per order.
+# What `--records` costs (its target: at most 1.25× the run without): one build, the whole
+# command a user runs — `fixscope pcap CAP -p PORT --json` without and with `--records DIR`
+# — alternated round by round, the capture read into the page cache before each timed run.
+# Prints per-run times, medians, the per-round ratio with/without, and the Parquet bytes per
+# order.
 #
 #   BIN=target/release/fixscope CAP=big.pcap RUNS=9 scripts/bench-records.sh
 set -euo pipefail

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The live cost of `--tls-uprobes` against `--tls-keylog` (#49, BENCHMARKS.md §9).
+"""The live cost of `--tls-uprobes` against `--tls-keylog` (BENCHMARKS.md §9).
 
 An OpenSSL FIX exchange and client (Python's ssl, tests/interop/tls_fix.py) on lo, the
 client sending ORDERS orders back to back; per run, alternated RUNS times:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `make bench-tls` (#49, BENCHMARKS.md §9): the whole command a user runs on a TLS capture
+# `make bench-tls` (BENCHMARKS.md §9): the whole command a user runs on a TLS capture
 # against the same traffic in the clear, in FIX messages per second.
 #
 #   scripts/bench-tls.sh                       # RUNS=5 ORDERS=520000 SUITE=aes128

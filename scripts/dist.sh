@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# #48: `make dist` — one static x86_64 Linux binary with no runtime dependency but the
+# `make dist` — one static x86_64 Linux binary with no runtime dependency but the
 # kernel, and a release archive around it:
 #   dist/fixscope-VERSION-x86_64-linux          the binary (stripped; debug link to fixscope.debug)
 #   dist/fixscope.debug                         its debug info (gdb, perf, addr2line find it beside the binary)

@@ -35,23 +35,23 @@ have java || need_apt+=(openjdk-17-jdk-headless)   # the QuickFIX/J engine test 
 have mvn || need_apt+=(maven)
 have setpriv || need_apt+=(util-linux)               # the least-privilege tests
 have cc || need_apt+=(gcc)
-have openssl || need_apt+=(openssl)      # #49: the TLS tests' OpenSSL peers (s_server, s_client, ssl)
+have openssl || need_apt+=(openssl)      # the TLS tests' OpenSSL peers (s_server, s_client, ssl)
 [ -x /usr/bin/time ] || need_apt+=(time)  # make bench-tls: each run's CPU time
 dpkg -s libelf-dev >/dev/null 2>&1 || need_apt+=(libelf-dev)
 dpkg -s zlib1g-dev >/dev/null 2>&1 || need_apt+=(zlib1g-dev)
 dpkg -s linux-libc-dev >/dev/null 2>&1 || need_apt+=(linux-libc-dev)
-# live --tap (#24): libpcap through the `pcap` crate; the tap tests convert a recording to
+# live --tap: libpcap through the `pcap` crate; the tap tests convert a recording to
 # pcapng with editcap (wireshark-common, installed with tshark).
 dpkg -s libpcap-dev >/dev/null 2>&1 || need_apt+=(libpcap-dev)
 have editcap || need_apt+=(wireshark-common)
-# make dist (#48): libpcap is built from Debian's source without D-Bus (scripts/static-deps.sh).
+# make dist: libpcap is built from Debian's source without D-Bus (scripts/static-deps.sh).
 have flex || need_apt+=(flex)
 have bison || need_apt+=(bison)
-# make test-service (#48): a Debian root for the service VM, read back with debugfs.
+# make test-service: a Debian root for the service VM, read back with debugfs.
 have mmdebstrap || need_apt+=(mmdebstrap)
 have debugfs || need_apt+=(e2fsprogs)
 have qemu-system-x86_64 || need_apt+=(qemu-system-x86)
-# #48: the man page test renders every page (man-db, groff); the units test runs
+# The man page test renders every page (man-db, groff); the units test runs
 # systemd-analyze verify and security (the systemd package, without booting it).
 have man || need_apt+=(man-db)
 have groff || need_apt+=(groff-base)
@@ -91,7 +91,7 @@ if [ ! -x "$interop/py/bin/python" ] || ! "$interop/py/bin/python" -c 'import hd
     python3 -m venv "$interop/py"
     "$interop/py/bin/pip" install -q 'hdrhistogram==0.10.*'
 fi
-# The readers of `--records` (#33): DuckDB and pyarrow read the Parquet files the tests
+# The readers of `--records`: DuckDB and pyarrow read the Parquet files the tests
 # write (crates/fixscope/tests/records.rs); the ClickHouse engine (chdb-core, in-process)
 # runs the requests of `--clickhouse` (crates/fixscope/tests/clickhouse.rs).
 if ! "$interop/py/bin/python" -c 'import duckdb, pyarrow, chdb' 2>/dev/null; then
@@ -127,7 +127,7 @@ install_kernel_test_deps() {
     # shellcheck disable=SC2086 # FIXSCOPE_KERNELS is a list of labels
     "$(dirname "$0")/vm/fetch-kernels.sh" ${FIXSCOPE_KERNELS:-} >/dev/null
 }
-# Only for `make deb`, `make rpm` and `make test-packages` (#48): cargo-deb and
+# Only for `make deb`, `make rpm` and `make test-packages`: cargo-deb and
 # cargo-generate-rpm (crates.io), lintian, and rpm (rpmbuild's tools for `rpm -qlp`).
 install_packaging_deps() {
     local need=()

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# #48: lays out what the packages carry beside the units, from the binary itself
+# Lays out what the packages carry beside the units, from the binary itself
 # (`make man`; `make deb` and `make rpm` use it): the binary, its manual pages (gzipped), the
 # bash/zsh/fish completions and the default config, in STAGE (packaging/stage).
 # Usage: scripts/package-stage.sh FIXSCOPE_BIN STAGE

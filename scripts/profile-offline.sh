@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Where the one pipeline's time goes (issue #22, BENCHMARKS.md §2d): `perf record` of
-# `fixscope pcap CAP -p PORT --json` on 2 CPUs (the default there: one pipeline and its
-# reading thread) on bench-offline.sh's capture, the samples summed per thread and, on the
-# pipeline thread, per candidate stage of a two-stage split:
+# Where the one pipeline's time goes, to find where to cut it for more cores
+# (BENCHMARKS.md §2d): `perf record` of `fixscope pcap CAP -p PORT --json` on 2 CPUs (the
+# default there: one pipeline and its reading thread) on bench-offline.sh's capture, the
+# samples summed per thread and, on the pipeline thread, per candidate stage of a two-stage
+# split:
 #
 #   A  = what is per connection and needs no session state: the connection table, TCP
 #        reassembly, FIX framing (checksum, BodyLength) — could run on the reading thread;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# #48: the C libraries the static binary (`make dist`) links, built once into
+# The C libraries the static binary (`make dist`) links, built once into
 # target/static-deps. Only libpcap is built here: Debian's libpcap.a calls D-Bus (and,
 # through libdbus, libsystemd), which no static link can satisfy, so it is built from
 # Debian's own source tarball without D-Bus, RDMA, Bluetooth, USB or netlink — `live --tap`

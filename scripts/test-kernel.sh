@@ -75,14 +75,15 @@ bins=$(cargo test --release --no-run --message-format=json -p fixscope-live --te
     -p fixscope --test live_e2e --test breakdown_e2e |
     python3 "$repo/scripts/vm/test-binaries.py" live live_e2e breakdown_e2e)
 read -r live_bin e2e_bin breakdown_bin <<<"$bins"
-# Phase "tls" (#49): `live --tls-uprobes` on each kernel's TCP hooks (fexit where BPF
-# trampolines work, the socket tracepoints where not), against Python's OpenSSL.
+# Phase "tls" (FIX over TLS without keys): `live --tls-uprobes` on each kernel's TCP hooks
+# (fexit where BPF trampolines work, the socket tracepoints where not), against Python's
+# OpenSSL.
 tls_tests=""
 if [ "$phases" = all ] || [[ ",$phases," == *",tls,"* ]]; then
     tls_tests=$(cargo test --release --no-run --message-format=json -p fixscope --test tls_uprobes |
         python3 "$repo/scripts/vm/test-binaries.py" tls_uprobes)
 fi
-# Phase "dist" (`make test-dist-kernels`, #48): `make dist`'s static binary, not the one
+# Phase "dist" (`make test-dist-kernels`): `make dist`'s static binary, not the one
 # built above, in an empty root inside each VM (crates/fixscope/tests/dist_binary.rs).
 dist_tests="" dist_bin=""
 if [[ ",$phases," == *",dist,"* ]]; then

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# #48: checks the packages `make deb` and `make rpm` wrote into dist/ (`make test-packages`):
+# Checks the packages `make deb` and `make rpm` wrote into dist/ (`make test-packages`):
 # lintian finds no error in the .deb; both carry the right files, the config as a conffile
 # (rpm: %config(noreplace)) and no dependency; the .deb installs, leaves its units disabled,
 # and purges without leaving a file behind. Installs and purges on this machine: run it

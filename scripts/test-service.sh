@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `make test-service` (#48): the .deb under a real systemd. Boots the Debian 12 root of
+# `make test-service`: the .deb under a real systemd. Boots the Debian 12 root of
 # scripts/vm/service-root.sh (its own kernel and initramfs, an ext4 disk) in QEMU (TCG;
 # FIXSCOPE_SERVICE_KVM=1 for KVM) with the package and scripts/vm/inside-service.sh copied
 # in; the VM installs the package, runs fixscope@test against the simulator on lo, checks

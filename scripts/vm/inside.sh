@@ -162,7 +162,7 @@ if want live || want e2e || want breakdown; then
     want breakdown && run "breakdown e2e" "$repo/crates/fixscope" "$breakdown_bin" --test-threads=1 --nocapture
 fi
 
-# 5. FIX over TLS without keys (#49): `live --tls-uprobes` on this kernel's TCP hooks, every
+# 5. FIX over TLS without keys: `live --tls-uprobes` on this kernel's TCP hooks, every
 #    call checked against the decryption of the same packets.
 if want tls; then
     if [ -z "${FIXSCOPE_VM_TLS_TESTS:-}" ]; then
@@ -172,7 +172,7 @@ if want tls; then
     fi
 fi
 
-# 6. `make dist`'s static binary (#48), only when the phase is named (it needs `make dist`):
+# 6. `make dist`'s static binary, only when the phase is named (it needs `make dist`):
 #    `check`, `pcap`, `live -i lo` and `live --tap` in an empty root on this kernel.
 if [[ ",$phases," == *",dist,"* ]]; then
     if [ -z "${FIXSCOPE_VM_DIST_TESTS:-}" ] || [ ! -x "${FIXSCOPE_DIST_BIN:-}" ]; then

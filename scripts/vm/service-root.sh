@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# #48: the Debian 12 root `make test-service` boots with a real systemd as PID 1: built once
+# The Debian 12 root `make test-service` boots with a real systemd as PID 1: built once
 # by mmdebstrap from Debian's packages into target/service-vm/root (kept while this file and
 # its package list are unchanged), with Debian's own kernel and initramfs so QEMU boots it
 # from an ext4 image like any server. Nothing of fixscope is in it: the test installs the
