@@ -27,7 +27,7 @@ pub struct Cli {
     /// command, `-v` is that command's `--verbose`.
     #[arg(short = 'v', short_alias = 'V', long = "version", action = clap::ArgAction::Version)]
     version: (),
-    /// Read settings from FILE (TOML, #48): a table per subcommand (`[live]`, `[pcap]`), keys
+    /// Read settings from FILE (TOML): a table per subcommand (`[live]`, `[pcap]`), keys
     /// the long flag names; the environment and the command line override it. `fixscope
     /// config example` prints every key with its default, `fixscope config check` validates.
     #[arg(long, global = true, value_name = "FILE")]
@@ -70,7 +70,7 @@ pub enum Command {
     /// Run the mode a configuration file names (`command = "live"`) with the file's
     /// settings: `fixscope run --config FILE [ARGS...]`, one command line for any service.
     Run(crate::cli_config::RunArgs),
-    /// Configuration files (#48): `check` one, print the commented `example`, list the `keys`.
+    /// Configuration files: `check` one, print the commented `example`, list the `keys`.
     #[command(subcommand)]
     Config(crate::cli_config::ConfigCommand),
     // ---- #48: what packages install beside the binary.
@@ -325,7 +325,7 @@ pub struct PcapArgs {
     pub analysis: AnalysisArgs,
     #[command(flatten)]
     pub points: crate::cli_points::PointArgs,
-    /// Threads (#22); the output is one thread's, byte for byte, whatever N. `--threads 1`:
+    /// Threads; the output is one thread's, byte for byte, whatever N. `--threads 1`:
     /// everything on one thread (the pipeline reads the captures itself). `--threads 2`:
     /// one pipeline in two stages — a reading thread reads, decodes, reassembles and frames;
     /// the other extracts, correlates and reports (BENCHMARKS.md §2e). `--threads N` (3 or
@@ -339,7 +339,7 @@ pub struct PcapArgs {
     /// the end).
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
-    /// FIX over TLS (#49): decrypt with the secrets of this NSS key log (`SSLKEYLOGFILE`
+    /// FIX over TLS: decrypt with the secrets of this NSS key log (`SSLKEYLOGFILE`
     /// format; repeatable). TLS 1.3 and TLS 1.2 AEAD suites; a TLS connection without its
     /// key is counted (`tls_no_key`) and not measured. docs/tls.md.
     #[arg(long = "tls-keylog", value_name = "FILE")]

@@ -12,10 +12,10 @@ use fixscope_core::PipelineConfig;
 
 use crate::say;
 
-/// `live`'s TLS flags (#49).
+/// `live`'s TLS flags.
 #[derive(Args, Debug, Clone, Default)]
 pub struct LiveTlsArgs {
-    /// FIX over TLS (#49): decrypt with the secrets of this NSS key log (`SSLKEYLOGFILE`
+    /// FIX over TLS: decrypt with the secrets of this NSS key log (`SSLKEYLOGFILE`
     /// format; repeatable), followed as it grows: a session that connects after fixscope
     /// started is decrypted from its first record (a connection whose line is not there
     /// yet is held up to 5 s after its ServerHello). A TLS connection without its key is
@@ -23,7 +23,7 @@ pub struct LiveTlsArgs {
     /// docs/tls.md.
     #[arg(long = "tls-keylog", value_name = "FILE")]
     pub tls_keylog: Vec<PathBuf>,
-    /// FIX over TLS without keys (#49): hook OpenSSL's SSL_read/SSL_write (and their `_ex`
+    /// FIX over TLS without keys: hook OpenSSL's SSL_read/SSL_write (and their `_ex`
     /// forms) in the system's libssl (3.x, 1.1) with uprobes — every process that maps it,
     /// already running or started later — and time each message by the TLS record that
     /// carried it on the wire, never by the call. A call that cannot be tied to its
