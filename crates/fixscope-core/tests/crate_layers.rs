@@ -17,7 +17,9 @@ const CRATE_LAYERS: &[(&str, &[&str])] = &[
     ("protocols", &["fixscope-fix"]),
     // Correlation, the session layer, consumers and joins: FIX through fixscope-fix today.
     ("orders", &["fixscope-orders"]),
-    // Figures, reporters and plans: split into their layers' crates next.
+    ("figures", &["fixscope-figures"]),
+    ("reporters", &["fixscope-report"]),
+    // The plans (one pipeline, two stages, shards) and the facade of the crates below.
     ("core", &["fixscope-core"]),
     (
         "uses",

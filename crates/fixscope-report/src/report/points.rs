@@ -7,9 +7,9 @@ use serde_json::{json, Map, Value};
 
 use super::human_ns;
 use super::rows::write_stage_row;
-use crate::correlate::Stage;
-use crate::points::{signed_ns, ClockFigures, WindowFigures};
-use crate::recorder::{Distribution, PERCENTILES};
+use fixscope_orders::correlate::Stage;
+use fixscope_orders::points::{signed_ns, ClockFigures, WindowFigures};
+use fixscope_orders::recorder::{Distribution, PERCENTILES};
 
 /// A stage's row; a two-point stage's named by its points, a one-way stage's with its
 /// uncertainty, or withheld.

@@ -7,7 +7,7 @@ use std::io::{self, Write};
 use serde_json::{json, Map, Value};
 
 use super::human_ns;
-use crate::recorder::{Distribution, PERCENTILES};
+use fixscope_orders::recorder::{Distribution, PERCENTILES};
 
 /// `null` for figures of an empty distribution, so nobody mistakes "no data" for 0 ns.
 pub(super) fn some_if(count: u64, v: Value) -> Value {

@@ -12,8 +12,8 @@ use super::text_parts::{
     write_accounting, write_run_line, write_session_rows, write_slowest_orders,
 };
 use super::{human_ns, IntervalReport, SessionSummary, StageSummary, SummaryReport};
-use crate::correlate::Stage;
-use crate::source::Counter;
+use fixscope_model::source::Counter;
+use fixscope_orders::correlate::Stage;
 
 /// Slowest orders the brief summary lists (of `first_response`).
 pub const BRIEF_SLOWEST: usize = 5;

@@ -3,12 +3,12 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::breakdown::OrderBreakdown;
-use crate::correlate::{RequestType, Stage};
 use crate::report::{Counters, SessionSummary};
-use crate::segment::{ConnectionKey, Endpoint};
-use crate::slowest::SlowOrder;
-use crate::stats::Distribution;
+use fixscope_figures::stats::Distribution;
+use fixscope_model::segment::{ConnectionKey, Endpoint};
+use fixscope_orders::breakdown::OrderBreakdown;
+use fixscope_orders::correlate::{RequestType, Stage};
+use fixscope_orders::slowest::SlowOrder;
 
 /// Version of fixscope's comment lines; a reader refuses a newer one.
 pub const LOG_VERSION: u32 = 1;
@@ -316,7 +316,9 @@ impl SessionLine {
             // A log's session lines hold first_response only.
             breakdown: Vec::new(),
             tls: match (&self.tls_version, &self.tls_cipher_suite) {
-                (Some(version), Some(suite)) => crate::tls::TlsSession::named(version, suite),
+                (Some(version), Some(suite)) => {
+                    fixscope_streams::tls::TlsSession::named(version, suite)
+                }
                 _ => None,
             },
         }
@@ -404,9 +406,9 @@ pub(crate) fn java_date(unix_s: u64) -> String {
     const MONTHS: [&str; 12] = [
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
     ];
-    let iso = crate::clock::iso8601_utc(
+    let iso = fixscope_model::clock::iso8601_utc(
         unix_s.saturating_mul(1_000_000_000),
-        crate::clock::Precision::Seconds,
+        fixscope_model::clock::Precision::Seconds,
     )
     .to_string();
     // 2023-11-14T22:13:20Z

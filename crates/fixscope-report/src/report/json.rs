@@ -7,9 +7,9 @@ use serde_json::{json, Map, Value};
 
 pub use super::rows::distribution_json;
 use super::{utc, IntervalReport, Reporter, StageSummary, SummaryReport};
-use crate::correlate::Stage;
-use crate::slowest::SlowOrder;
-use crate::source::Counter;
+use fixscope_model::source::Counter;
+use fixscope_orders::correlate::Stage;
+use fixscope_orders::slowest::SlowOrder;
 
 /// Writes JSON lines to any `Write`.
 pub struct JsonReporter<W: Write> {
@@ -227,7 +227,7 @@ impl<W: Write> Reporter for JsonReporter<W> {
 }
 
 /// `--leg`: linked parents per rule, and by their number of children.
-fn links_json(links: &crate::hops::LinkFigures) -> Value {
+fn links_json(links: &fixscope_orders::hops::LinkFigures) -> Value {
     let rules: serde_json::Map<String, Value> = links
         .rules
         .iter()
@@ -261,7 +261,7 @@ fn with_timestamp_source(mut v: Value, span: &super::TimeSpan) -> Value {
 #[cfg(test)]
 pub(crate) fn interval_value(r: &IntervalReport<'_>) -> Value {
     use super::rows::some_if;
-    use crate::recorder::PERCENTILES;
+    use fixscope_orders::recorder::PERCENTILES;
     let stages: Vec<Value> = r
         .all_stages()
         .map(|s| {

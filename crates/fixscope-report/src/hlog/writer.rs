@@ -11,9 +11,9 @@ use super::format::{
     LogHeader, RunSummary, SessionLine, SlowLine, BY_PREFIX, CONTINUED_PREFIX, FORMAT_VERSION,
     HEADER_PREFIX, INTERVAL_PREFIX, LEGEND, LOG_VERSION, MAX_VALUE_UNIT_RATIO, SUMMARY_PREFIX,
 };
-use crate::correlate::{RequestType, Stage};
-use crate::recorder::LatencyRecorder;
 use crate::report::{IntervalReport, Reporter, SummaryReport, TimeSpan};
+use fixscope_orders::correlate::{RequestType, Stage};
+use fixscope_orders::recorder::LatencyRecorder;
 
 /// Writes an HdrHistogram interval log: one line per interval and tag (see [`super`]).
 ///
@@ -139,7 +139,7 @@ impl<W: Write> HlogWriter<W> {
     /// per stage with data.
     fn by_lines(
         &mut self,
-        by: &crate::group::GroupStats,
+        by: &fixscope_orders::group::GroupStats,
         start_s: f64,
         length_s: f64,
     ) -> io::Result<()> {

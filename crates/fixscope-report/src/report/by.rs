@@ -6,9 +6,9 @@ use std::io::{self, Write};
 use serde_json::{json, Value};
 
 use super::rows::distribution_json;
-use crate::correlate::Stage;
-use crate::group::GroupStats;
-use crate::stats::Distribution;
+use fixscope_figures::stats::Distribution;
+use fixscope_orders::correlate::Stage;
+use fixscope_orders::group::GroupStats;
 
 /// The summary's `by` list: one object per (tag, value), busiest first per tag
 /// (`--by-limit`), then `(other)` and `(none)`.
@@ -79,9 +79,9 @@ pub fn write_by(out: &mut impl Write, by: &GroupStats) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::correlate::RequestType;
-    use crate::group::{GroupSpec, NO_GROUPS};
-    use crate::order::Latency;
+    use fixscope_model::order::Latency;
+    use fixscope_orders::correlate::RequestType;
+    use fixscope_orders::group::{GroupSpec, NO_GROUPS};
 
     #[test]
     fn every_field_of_a_by_row_is_documented() {

@@ -4,19 +4,19 @@
 //! time of one report; nothing here records, closes or merges, so no reporter can reach
 //! into a consumer or change what the next report reads.
 
-use crate::consumers::{ConsumerFigures, SessionLatency};
-use crate::correlate::{RequestType, Stage};
-use crate::group::GroupStats;
-use crate::recorder::LatencyRecorder;
-use crate::session::figures::SessionLayerFigures;
-use crate::session::health::SessionLayerStats;
-use crate::session::table::{SessionStats, SessionTable};
-use crate::slowest::SlowOrder;
+use fixscope_orders::consumers::{ConsumerFigures, SessionLatency};
+use fixscope_orders::correlate::{RequestType, Stage};
+use fixscope_orders::group::GroupStats;
+use fixscope_orders::recorder::LatencyRecorder;
+use fixscope_orders::session::figures::SessionLayerFigures;
+use fixscope_orders::session::health::SessionLayerStats;
+use fixscope_orders::session::table::{SessionStats, SessionTable};
+use fixscope_orders::slowest::SlowOrder;
 
 /// A run's figures, borrowed for one report (see the module doc).
 #[derive(Clone, Copy)]
 pub struct Figures<'a> {
-    /// Every registered consumer's figures (`crate::consumers`), by its registry name: a
+    /// Every registered consumer's figures (`fixscope_orders::consumers`), by its registry name: a
     /// consumer added to the registry is here with no other change.
     pub consumers: ConsumerFigures<'a>,
     pub(crate) sessions: &'a SessionTable,
@@ -26,7 +26,7 @@ pub struct Figures<'a> {
     /// Rebuilt from a log: the session layer as the run reported it.
     pub(crate) logged_layer: Option<&'a SessionLayerFigures>,
     /// `--leg`: what linked the parents (summaries only).
-    pub links: Option<&'a crate::hops::LinkFigures>,
+    pub links: Option<&'a fixscope_orders::hops::LinkFigures>,
     /// The breakdown stages are measured (`--breakdown`).
     pub(crate) breakdown: bool,
     /// The hop stages are measured (`--leg`).
@@ -34,7 +34,7 @@ pub struct Figures<'a> {
     /// The two-point stages are measured (`--point`).
     pub(crate) points: bool,
     /// `--point`: the clock between the points, the stages' uncertainty.
-    pub clock: Option<&'a crate::points::ClockFigures>,
+    pub clock: Option<&'a fixscope_orders::points::ClockFigures>,
 }
 
 impl<'a> Figures<'a> {

@@ -8,12 +8,12 @@ use serde_json::Value;
 
 use super::format::{ByLine, IntervalFigures, RunSummary, SessionLine, TagKind};
 use super::reader::{Entry, HlogError, LogReader};
-use crate::correlate::{RequestType, Stage};
-use crate::recorder::LatencyRecorder;
 use crate::report::{Counters, TimeSpan};
-use crate::slowest::{SlowOrder, SlowestOrders};
-use crate::source::Counter;
-use crate::stats::Stats;
+use fixscope_figures::stats::Stats;
+use fixscope_model::source::Counter;
+use fixscope_orders::correlate::{RequestType, Stage};
+use fixscope_orders::recorder::LatencyRecorder;
+use fixscope_orders::slowest::{SlowOrder, SlowestOrders};
 
 /// Counters that say how things stand (not how many happened): a window takes their value
 /// at its end instead of a difference.
@@ -593,8 +593,8 @@ fn by_groups(
     lines: Vec<ByLine>,
     mut recs: Vec<(String, LatencyRecorder)>,
     range_ns: u64,
-) -> Option<crate::group::GroupStats> {
-    use crate::group::{stage_slot, LoggedRow, LoggedTag, RowKind};
+) -> Option<fixscope_orders::group::GroupStats> {
+    use fixscope_orders::group::{stage_slot, LoggedRow, LoggedTag, RowKind};
     let tags = lines
         .into_iter()
         .map(|l| LoggedTag {
@@ -630,7 +630,7 @@ fn by_groups(
                 .collect(),
         })
         .collect();
-    crate::group::GroupStats::from_log(tags, range_ns)
+    fixscope_orders::group::GroupStats::from_log(tags, range_ns)
 }
 
 fn take_array<T, const N: usize>(v: Vec<T>) -> [T; N] {

@@ -22,16 +22,16 @@ use std::io;
 
 use hdrhistogram::Histogram;
 
-use crate::consumers::SessionLatency;
-use crate::correlate::{RequestType, Stage};
-use crate::figures::Figures;
-use crate::slowest::SlowOrder;
-use crate::source::Counter;
-use crate::stats::{Distribution, Stats};
+use fixscope_figures::figures::Figures;
+use fixscope_figures::stats::{Distribution, Stats};
+use fixscope_model::source::Counter;
+use fixscope_orders::consumers::SessionLatency;
+use fixscope_orders::correlate::{RequestType, Stage};
+use fixscope_orders::slowest::SlowOrder;
 
-pub use crate::counters::Counters;
+pub use fixscope_model::counters::Counters;
 /// The session layer's figures (defined with the session layer; reports render them).
-pub use crate::session::figures as session_figures;
+pub use fixscope_orders::session::figures as session_figures;
 
 /// When a report's figures were taken, in the source's clock and as UNIX time.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -39,7 +39,7 @@ pub struct TimeSpan {
     /// In the source's clock (pcap: UNIX ns; live: CLOCK_MONOTONIC ns).
     pub start_ns: u64,
     pub end_ns: u64,
-    /// Add to a source timestamp to get UNIX ns ([`crate::source::Source::unix_offset_ns`]).
+    /// Add to a source timestamp to get UNIX ns ([`fixscope_model::source::Source::unix_offset_ns`]).
     pub unix_offset_ns: i64,
     /// Who stamped the packets, when the source says (`live --tap`: `host`, `adapter`,
     /// `adapter_unsynced`): every output names it, so runs stamped differently are never
@@ -64,7 +64,7 @@ impl TimeSpan {
 }
 
 /// A source timestamp as ISO-8601 UTC (the clock's; kept here for the reporters' callers).
-pub use crate::clock::utc;
+pub use fixscope_model::clock::utc;
 
 /// One stage over one interval.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -75,7 +75,7 @@ pub struct IntervalStage {
     pub min_ns: u64,
     pub mean_ns: f64,
     pub max_ns: u64,
-    /// The interval's percentiles ([`crate::stats::PERCENTILES`]); `None` above `-x`.
+    /// The interval's percentiles ([`fixscope_figures::stats::PERCENTILES`]); `None` above `-x`.
     pub percentiles_ns: [Option<u64>; 6],
     pub over_range: u64,
 }
@@ -220,7 +220,7 @@ pub struct SessionSummary {
     /// The session's breakdown stages (`--breakdown`; empty without it).
     pub breakdown: Vec<StageSummary>,
     /// `--tls-keylog`: its TLS version and cipher suite (`None`: plain FIX).
-    pub tls: Option<crate::tls::TlsSession>,
+    pub tls: Option<fixscope_streams::tls::TlsSession>,
 }
 
 /// The cumulative report.
@@ -405,4 +405,4 @@ impl Reporter for Fanout {
     }
 }
 
-pub use crate::human::human_ns;
+pub use fixscope_model::human::human_ns;

@@ -4,7 +4,7 @@
 //! explains a figure; the rest measure volume (segments, messages, kernel records) and
 //! are shown only when asked (`--counters all`, `--full`, JSON, HTML).
 //!
-//! Counters are named by their output names (the pipeline's in [`crate::counters`], the
+//! Counters are named by their output names (the pipeline's in [`fixscope_model::counters`], the
 //! sources' by their prefix), so a counter added later is volume until it is listed here.
 
 /// What a counter tells a person when it is not zero.
@@ -148,14 +148,14 @@ fn is_source_alarm(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::counters::Counters;
+    use fixscope_model::counters::Counters;
 
     #[test]
     fn every_listed_pipeline_counter_exists() {
         let names: Vec<String> = Counters {
-            hops: Some(crate::hops::HopCounters::default()),
-            points: Some(crate::points::PointCounters::default()),
-            tls: Some(crate::counters::TlsCounters::default()),
+            hops: Some(fixscope_orders::hops::HopCounters::default()),
+            points: Some(fixscope_orders::points::PointCounters::default()),
+            tls: Some(fixscope_model::counters::TlsCounters::default()),
             ..Counters::default()
         }
         .list()

@@ -5,10 +5,10 @@ use std::path::{Path, PathBuf};
 
 use super::format::LEGEND;
 use super::*;
-use crate::correlate::{RequestType, Stage};
-use crate::order::Latency;
 use crate::report::{Counters, IntervalReport, Reporter, SummaryReport, TimeSpan};
-use crate::stats::Stats;
+use fixscope_figures::stats::Stats;
+use fixscope_model::order::Latency;
+use fixscope_orders::correlate::{RequestType, Stage};
 
 const RANGE_NS: u64 = 1_000_000_000;
 const T0_NS: u64 = 1_700_000_000_123_456_789;
@@ -22,7 +22,7 @@ fn latency(stage: Stage, t: RequestType, ns: u64) -> Latency {
         late: false,
         request_ts_ns: T0_NS,
         request_seq: 0,
-        groups: crate::order::NO_GROUPS,
+        groups: fixscope_model::order::NO_GROUPS,
     }
 }
 
@@ -426,7 +426,7 @@ fn hgrm_is_java_s_percentile_distribution() {
 /// the log holds several (a TUI's SPACE, a live run's periodic summaries).
 #[test]
 fn by_rows_read_back_are_the_last_summarys() {
-    let spec = crate::group::GroupSpec::parse("55", 1).unwrap();
+    let spec = fixscope_orders::group::GroupSpec::parse("55", 1).unwrap();
     let mut stats = Stats::new(RANGE_NS).with_groups(Some(spec));
     let mut w = HlogWriter::new(Vec::new());
     let span = |end_s: u64| TimeSpan {
@@ -483,7 +483,7 @@ fn by_rows_read_back_are_the_last_summarys() {
     let dir = tempfile::tempdir().unwrap();
     let path = save(dir.path(), "by.hlog", &w.into_inner());
     let merged = merge(&[path], &Window::default()).unwrap();
-    let rows = |g: &crate::group::GroupStats| -> Vec<(String, u64, crate::stats::Distribution)> {
+    let rows = |g: &fixscope_orders::group::GroupStats| -> Vec<(String, u64, fixscope_figures::stats::Distribution)> {
         g.tags[0]
             .ranked()
             .iter()

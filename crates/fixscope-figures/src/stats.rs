@@ -1,4 +1,4 @@
-//! A run's statistics: the registry of order-event consumers ([`crate::consumers`]), the
+//! A run's statistics: the registry of order-event consumers ([`fixscope_orders::consumers`]), the
 //! per-session table and the session layer's figures, with the calls the pipeline, the
 //! two-stage split and the shard merger make at each step of an interval.
 //!
@@ -6,24 +6,26 @@
 //! per-session latencies, slowest orders, `--by` groups) or the session layer's (the table,
 //! its health and rates). Reporters read them through [`crate::figures::Figures`].
 
-use crate::consumer::{Consumer, ConsumerConfig, OrderSink};
-use crate::consumers::{Consumers, ConsumersInterval, SessionLatency, StageRecorders};
-use crate::correlate::{RequestType, Stage};
 use crate::figures::Figures;
-use crate::group::{GroupSpec, GroupStats};
-use crate::microburst::{MessageRate, RateFigures};
-use crate::order::{Latency, OrderBreakdown, OrderEvent, OrderRef};
-use crate::segment::ConnectionKey;
-use crate::session::figures::SessionLayerFigures;
-use crate::session::health::SessionLayerStats;
-use crate::session::table::{SessionBook, SessionTable};
-use crate::slowest::{SlowOrder, SlowestOrders, DEFAULT_SLOWEST};
+use fixscope_model::order::{Latency, OrderBreakdown, OrderEvent, OrderRef};
+use fixscope_model::segment::ConnectionKey;
+use fixscope_orders::consumer::{Consumer, ConsumerConfig, OrderSink};
+use fixscope_orders::consumers::{Consumers, ConsumersInterval, SessionLatency, StageRecorders};
+use fixscope_orders::correlate::{RequestType, Stage};
+use fixscope_orders::group::{GroupSpec, GroupStats};
+use fixscope_orders::microburst::{MessageRate, RateFigures};
+use fixscope_orders::session::figures::SessionLayerFigures;
+use fixscope_orders::session::health::SessionLayerStats;
+use fixscope_orders::session::table::{SessionBook, SessionTable};
+use fixscope_orders::slowest::{SlowOrder, SlowestOrders, DEFAULT_SLOWEST};
 
 // Kept where callers have always found them.
-pub use crate::consumer::GlobalSession;
-pub use crate::recorder::{quantile_with_over_range, Distribution, LatencyRecorder, PERCENTILES};
-pub use crate::session::table::SessionStats;
-pub use crate::session::table::MAX_TRACKED_SESSIONS;
+pub use fixscope_orders::consumer::GlobalSession;
+pub use fixscope_orders::recorder::{
+    quantile_with_over_range, Distribution, LatencyRecorder, PERCENTILES,
+};
+pub use fixscope_orders::session::table::SessionStats;
+pub use fixscope_orders::session::table::MAX_TRACKED_SESSIONS;
 
 /// All statistics of a run.
 pub struct Stats {
@@ -44,10 +46,10 @@ pub struct Stats {
     /// read whole; `None` otherwise, and reports leave the session layer out).
     pub logged_layer: Option<SessionLayerFigures>,
     /// `--leg`: what linked the parents (set by the pipeline before its summary).
-    pub links: Option<crate::hops::LinkFigures>,
+    pub links: Option<fixscope_orders::hops::LinkFigures>,
     /// `--point`: the clock between the points and what its uncertainty allows (set by the
     /// pipeline before its reports).
-    pub clock: Option<crate::points::ClockFigures>,
+    pub clock: Option<fixscope_orders::points::ClockFigures>,
 }
 
 impl Stats {
@@ -101,8 +103,8 @@ impl Stats {
     }
 
     /// The names of session `id` (empty beyond the per-session table).
-    pub fn session_names(&self, id: u64) -> crate::order::SessionRef<'_> {
-        crate::order::SessionNames::names(&self.sessions, id)
+    pub fn session_names(&self, id: u64) -> fixscope_model::order::SessionRef<'_> {
+        fixscope_model::order::SessionNames::names(&self.sessions, id)
     }
 
     /// Whether the session layer's figures were measured (false for statistics rebuilt
@@ -366,7 +368,7 @@ impl OrderSink for Stats {
     }
 }
 
-/// One worker's share of an interval (sharded `fixscope pcap`, `crate::shard`): every
+/// One worker's share of an interval (sharded `fixscope pcap`, `fixscope_core::shard`): every
 /// consumer's interval (session ids local to the worker). Recycled between worker and
 /// merger, so the steady state allocates nothing.
 pub struct IntervalShare {
@@ -382,7 +384,7 @@ impl IntervalShare {
     }
 }
 
-// Sharded runs (`crate::shard`): workers hand their intervals over, the merger absorbs them.
+// Sharded runs (`fixscope_core::shard`): workers hand their intervals over, the merger absorbs them.
 impl Stats {
     /// Hands the current interval to `share` (which must come back absorbed): a swap, no
     /// copy. The worker keeps no cumulative figures: the merger does.
@@ -406,7 +408,7 @@ impl Stats {
     /// Adds everything `other` recorded (same range): interval for interval, the
     /// cumulative recorders and the slowest orders; two halves of a run merged report as
     /// the whole. Sessions are not merged here: their ids are each pipeline's own (a
-    /// sharded run renumbers them, `crate::shard`, then [`Stats::adopt_session`]).
+    /// sharded run renumbers them, `fixscope_core::shard`, then [`Stats::adopt_session`]).
     pub fn merge_from(&mut self, other: &Stats) {
         self.consumers.merge_from(&other.consumers);
         self.views_fresh = false;
@@ -429,7 +431,7 @@ impl Stats {
 }
 
 /// A two-stage run's interval on its way from stage B to the reporting side
-/// (`crate::twostage`): every consumer's interval and the session layer's message rates.
+/// (`fixscope_core::twostage`): every consumer's interval and the session layer's message rates.
 /// Swapped in and out whole — neither side copies or merges them.
 pub struct IntervalHandOver {
     consumers: ConsumersInterval,
@@ -450,7 +452,7 @@ impl IntervalHandOver {
     }
 }
 
-// Two-stage runs (`crate::twostage`): stage B records, the reporting side closes, folds and
+// Two-stage runs (`fixscope_core::twostage`): stage B records, the reporting side closes, folds and
 // reports. Stage B's statistics never fold an interval; the reporting side's hold what
 // interval reports read and the folded intervals; at the end the two make one pipeline's
 // statistics ([`Stats::adopt_folded`]).
@@ -525,7 +527,7 @@ mod tests {
                     late: false,
                     request_ts_ns: i,
                     request_seq: 0,
-                    groups: crate::group::NO_GROUPS,
+                    groups: fixscope_orders::group::NO_GROUPS,
                 };
                 whole.record(latency);
                 halves[(x >> 20) as usize % 2].record(latency);
@@ -570,7 +572,7 @@ mod tests {
             late: false,
             request_ts_ns: 0,
             request_seq: 0,
-            groups: crate::group::NO_GROUPS,
+            groups: fixscope_orders::group::NO_GROUPS,
         };
         s.record(l(100));
         s.reset_interval();

@@ -11,9 +11,9 @@ use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use super::writer::log_histogram;
-use crate::correlate::Stage;
-use crate::recorder::LatencyRecorder;
 use crate::report::{human_ns, IntervalReport, Reporter, SummaryReport};
+use fixscope_orders::correlate::Stage;
+use fixscope_orders::recorder::LatencyRecorder;
 
 /// Values are written in µs.
 pub const HGRM_UNIT_RATIO: f64 = 1000.0;

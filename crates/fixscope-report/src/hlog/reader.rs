@@ -13,7 +13,7 @@ use super::format::{
     ByLine, Continued, Exact, IntervalFigures, LogHeader, RunSummary, BY_PREFIX, CONTINUED_PREFIX,
     HEADER_PREFIX, INTERVAL_PREFIX, LOG_VERSION, SUMMARY_PREFIX,
 };
-use crate::recorder::LatencyRecorder;
+use fixscope_orders::recorder::LatencyRecorder;
 
 /// Why a log cannot be read. The OS error is part of the text and not a `source` as
 /// well: printed with its causes (`{:#}`) it would be said twice.
@@ -28,7 +28,7 @@ pub enum HlogError {
         what: String,
     },
     /// A compressed log (`.hlog.gz`): said with the way to read it.
-    #[error("{} is {format}-compressed, not an HdrHistogram log: decompress it first, e.g. `{}`", path.display(), crate::pcap::decompress_command(path, cat))]
+    #[error("{} is {format}-compressed, not an HdrHistogram log: decompress it first, e.g. `{}`", path.display(), fixscope_capture::pcap::decompress_command(path, cat))]
     Compressed {
         path: PathBuf,
         format: &'static str,
@@ -155,7 +155,7 @@ impl LogReader<BufReader<File>> {
         let mut input = BufReader::new(File::open(path).map_err(io)?);
         // The first bytes, left in the buffer for the reader.
         let head = input.fill_buf().map_err(io)?;
-        if let Some((format, cat)) = crate::pcap::compression(head) {
+        if let Some((format, cat)) = fixscope_capture::pcap::compression(head) {
             return Err(HlogError::Compressed {
                 path: path.to_path_buf(),
                 format,
@@ -311,9 +311,9 @@ impl<R: BufRead> LogReader<R> {
                     .map(|(_, e)| *e)
             }
             None => self.figures.as_ref().and_then(|f| {
-                let tag = tag
-                    .as_deref()
-                    .unwrap_or(super::stage_tag(crate::correlate::Stage::FirstResponse));
+                let tag = tag.as_deref().unwrap_or(super::stage_tag(
+                    fixscope_orders::correlate::Stage::FirstResponse,
+                ));
                 f.tags.iter().find(|(t, _)| t == tag).map(|(_, e)| *e)
             }),
         };

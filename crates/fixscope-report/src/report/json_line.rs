@@ -12,13 +12,13 @@ use std::io::Write as _;
 use std::net::IpAddr;
 
 use super::{utc, IntervalReport, IntervalStage};
-use crate::breakdown::OrderBreakdown;
-use crate::correlate::Stage;
-use crate::microburst::RateFigures;
-use crate::segment::Endpoint;
-use crate::slowest::SlowOrder;
-use crate::source::Counter;
-use crate::stats::PERCENTILES;
+use fixscope_figures::stats::PERCENTILES;
+use fixscope_model::segment::Endpoint;
+use fixscope_model::source::Counter;
+use fixscope_orders::breakdown::OrderBreakdown;
+use fixscope_orders::correlate::Stage;
+use fixscope_orders::microburst::RateFigures;
+use fixscope_orders::slowest::SlowOrder;
 
 /// Appends the interval line (without its newline) to `out`.
 pub fn interval(out: &mut Vec<u8>, r: &IntervalReport<'_>) {
@@ -192,8 +192,11 @@ fn utc_value(out: &mut Vec<u8>, ts_ns: u64, unix_offset_ns: i64) {
     match u64::try_from(i128::from(ts_ns) + i128::from(unix_offset_ns)) {
         Ok(unix_ns) => {
             out.push(b'"');
-            if crate::clock::write_iso8601_utc_nanos(out, unix_ns).is_none() {
-                let t = crate::clock::iso8601_utc(unix_ns, crate::clock::Precision::Nanos);
+            if fixscope_model::clock::write_iso8601_utc_nanos(out, unix_ns).is_none() {
+                let t = fixscope_model::clock::iso8601_utc(
+                    unix_ns,
+                    fixscope_model::clock::Precision::Nanos,
+                );
                 let _ = write!(out, "{t}");
             }
             out.push(b'"');
@@ -317,13 +320,13 @@ fn breakdown(out: &mut Vec<u8>, b: &OrderBreakdown) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::consumer::OrderSink;
-    use crate::correlate::RequestType;
-    use crate::order::Latency;
     use crate::report::{Counters, TimeSpan};
-    use crate::segment::ConnectionKey;
-    use crate::slowest::OrderRef;
-    use crate::stats::Stats;
+    use fixscope_figures::stats::Stats;
+    use fixscope_model::order::Latency;
+    use fixscope_model::segment::ConnectionKey;
+    use fixscope_orders::consumer::OrderSink;
+    use fixscope_orders::correlate::RequestType;
+    use fixscope_orders::slowest::OrderRef;
 
     fn endpoint(addr: &str, port: u16) -> Endpoint {
         Endpoint {
@@ -370,7 +373,7 @@ mod tests {
                         late: n == 1,
                         request_ts_ns: 1_700_000_000_000_000_000 + n as u64,
                         request_seq: 0,
-                        groups: crate::order::NO_GROUPS,
+                        groups: fixscope_model::order::NO_GROUPS,
                     };
                     let order = OrderRef {
                         key,

@@ -18,10 +18,10 @@ use super::text_parts::{write_accounting, write_run_line, write_session_rows, wr
 use super::{
     human_ns, Counters, IntervalReport, Reporter, SessionSummary, StageSummary, SummaryReport,
 };
-use crate::correlate::Stage;
-use crate::slowest::SlowOrder;
-use crate::source::Counter;
-use crate::stats::Distribution;
+use fixscope_figures::stats::Distribution;
+use fixscope_model::source::Counter;
+use fixscope_orders::correlate::Stage;
+use fixscope_orders::slowest::SlowOrder;
 
 /// How much the text report shows.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

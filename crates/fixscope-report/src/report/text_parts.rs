@@ -6,9 +6,9 @@ use std::io::{self, Write};
 
 use super::rows::{opt_ns, percentile_text};
 use super::{human_ns, Counters, SessionSummary, SummaryReport};
-use crate::correlate::Stage;
-use crate::slowest::SlowOrder;
-use crate::source::Counter;
+use fixscope_model::source::Counter;
+use fixscope_orders::correlate::Stage;
+use fixscope_orders::slowest::SlowOrder;
 
 /// The summary's first lines: the run (when, how much), why it is incomplete, who stamped
 /// the packets.
@@ -45,7 +45,7 @@ pub(super) fn write_run_line(out: &mut impl Write, r: &SummaryReport<'_>) -> io:
     Ok(())
 }
 
-/// Which frames were timed by a tap's hardware stamp ([`crate::wire_stamp`]), by the
+/// Which frames were timed by a tap's hardware stamp ([`fixscope_capture::wire_stamp`]), by the
 /// clock's name when the run knows it: said only when some were (true then), with the
 /// frames that fell back to the capture's own time.
 fn write_trailer_line(
@@ -280,7 +280,7 @@ pub(super) fn write_slowest_rows(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::Distribution;
+    use fixscope_figures::stats::Distribution;
 
     #[test]
     fn session_columns_name_unknown_sessions_and_mark_percentiles_above_the_range() {

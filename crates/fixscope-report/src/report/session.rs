@@ -11,7 +11,7 @@ use serde_json::{json, Map, Value};
 use super::rows::distribution_json;
 use super::session_figures::{SessionLayerFigures, SessionLayerRow};
 use super::{human_ns, IntervalReport};
-use crate::microburst::RateFigures;
+use fixscope_orders::microburst::RateFigures;
 
 /// The name of the session layer's latency stage.
 pub const TEST_REQUEST_RTT: &str = "test_request_rtt";
