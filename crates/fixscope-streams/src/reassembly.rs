@@ -137,8 +137,11 @@ impl StreamReassembler {
         self.held_bytes
     }
 
-    /// Processes one segment of this direction.
+    /// Processes one segment of this direction. Inlined into the pipeline's segment loop
+    /// (another crate since the core's split: without the hint it became a call, +1.7% of
+    /// the instructions per message).
     #[allow(clippy::too_many_arguments)]
+    #[inline]
     pub fn push<F>(
         &mut self,
         seq: u32,
@@ -279,6 +282,7 @@ impl StreamReassembler {
         self.new_deadline = false;
     }
 
+    #[inline]
     fn deliver<F>(
         &mut self,
         data: &[u8],
