@@ -205,6 +205,9 @@ fn root_reexports() -> BTreeMap<String, String> {
             continue;
         };
         let module: String = rest.chars().take_while(|&c| is_ident(c)).collect();
+        if module.starts_with("fixscope_") {
+            continue; // a crate below: its modules keep their own names here
+        }
         let names = rest[module.len()..].trim_start_matches("::");
         for name in names.trim_matches(|c| "{};".contains(c)).split(',') {
             out.insert(name.trim().to_string(), module.clone());
