@@ -37,9 +37,12 @@ pub use fixscope_fix as fix;
 
 /// The order layer: correlation, the session layer, consumers, joins, sinks (fixscope-orders).
 pub use fixscope_orders::{
-    breakdown, consumer, consumers, correlate, group, hops, microburst, points, recorder, session,
-    sink, slowest,
+    breakdown, consumer, consumers, correlate, group, microburst, points, recorder, session, sink,
+    slowest,
 };
+
+/// A router's legs: hops, links, `--link discover` (fixscope-hops).
+pub use fixscope_hops as hops;
 
 /// The figures (fixscope-figures).
 pub use fixscope_figures::{figures, stats};

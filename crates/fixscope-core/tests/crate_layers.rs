@@ -17,6 +17,7 @@ const CRATE_LAYERS: &[(&str, &[&str])] = &[
     ("protocols", &["fixscope-fix"]),
     // Correlation, the session layer, consumers and joins: FIX through fixscope-fix today.
     ("orders", &["fixscope-orders"]),
+    ("hops", &["fixscope-hops"]),
     ("figures", &["fixscope-figures"]),
     ("reporters", &["fixscope-report"]),
     // The plans (one pipeline, two stages, shards) and the facade of the crates below.

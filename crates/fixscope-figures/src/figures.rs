@@ -26,7 +26,7 @@ pub struct Figures<'a> {
     /// Rebuilt from a log: the session layer as the run reported it.
     pub(crate) logged_layer: Option<&'a SessionLayerFigures>,
     /// `--leg`: what linked the parents (summaries only).
-    pub links: Option<&'a fixscope_orders::hops::LinkFigures>,
+    pub links: Option<&'a fixscope_hops::LinkFigures>,
     /// The breakdown stages are measured (`--breakdown`).
     pub(crate) breakdown: bool,
     /// The hop stages are measured (`--leg`).

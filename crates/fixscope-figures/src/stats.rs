@@ -46,7 +46,7 @@ pub struct Stats {
     /// read whole; `None` otherwise, and reports leave the session layer out).
     pub logged_layer: Option<SessionLayerFigures>,
     /// `--leg`: what linked the parents (set by the pipeline before its summary).
-    pub links: Option<fixscope_orders::hops::LinkFigures>,
+    pub links: Option<fixscope_hops::LinkFigures>,
     /// `--point`: the clock between the points and what its uncertainty allows (set by the
     /// pipeline before its reports).
     pub clock: Option<fixscope_orders::points::ClockFigures>,

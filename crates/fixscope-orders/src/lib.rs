@@ -2,8 +2,8 @@
 //! The correlator (`correlate`) pairs responses with the requests they answer; the session
 //! layer (`session`, `microburst`) binds each connection's session and judges replays; the
 //! consumers of order events (`consumer`, `consumers`, `recorder`, `slowest`, `group`) and
-//! the joins that need more than one message (`breakdown`: the host's own split, `hops`: a
-//! router's legs, `points`: two capture points); `sink` is what a run's records and tracer
+//! the joins that need more than one message (`breakdown`: the host's own split, `points`: two
+//! capture points; a router's legs are fixscope-hops, above); `sink` is what a run's records and tracer
 //! are handed. It reads FIX through fixscope-fix today; the seam's neutral order message
 //! replaces that (docs/architecture.md, "Adding a protocol").
 
@@ -12,7 +12,6 @@ pub mod consumer;
 pub mod consumers;
 pub mod correlate;
 pub mod group;
-pub mod hops;
 pub mod microburst;
 pub mod points;
 pub mod recorder;

@@ -24,7 +24,7 @@ pub struct OrderRow<'a> {
 /// source clock's offset to UTC.
 #[derive(Clone, Copy, Debug)]
 pub struct LinkRow<'a> {
-    pub record: &'a crate::hops::LinkRecord,
+    pub record: &'a fixscope_model::order::LinkRecord,
     pub parent_sender_comp_id: &'a str,
     pub parent_target_comp_id: &'a str,
     pub child_sender_comp_id: &'a str,

@@ -10,7 +10,9 @@ use serde::Serialize;
 
 use crate::segment::ConnectionKey;
 
+mod link_record;
 mod vocabulary;
+pub use link_record::LinkRecord;
 pub use vocabulary::{RequestType, Stage};
 
 /// The most tags `--by` takes (their ids fill the spare bytes of a pending request's slot).

@@ -18,7 +18,7 @@
 /// | `write_to_wire` | that write's entry                 | the response's first byte at TC egress |
 /// | `sched_delay`   | the reading thread's wakeup        | its getting a CPU (when it slept waiting for the request) |
 ///
-/// With `--leg` (a router's sessions, crate::hops), the chain of one order across the host:
+/// With `--leg` (a router's sessions, fixscope-hops), the chain of one order across the host:
 ///
 /// | stage           | from                               | to                                     |
 /// |-----------------|------------------------------------|----------------------------------------|

@@ -153,7 +153,7 @@ mod tests {
     #[test]
     fn every_listed_pipeline_counter_exists() {
         let names: Vec<String> = Counters {
-            hops: Some(fixscope_orders::hops::HopCounters::default()),
+            hops: Some(fixscope_hops::HopCounters::default()),
             points: Some(fixscope_orders::points::PointCounters::default()),
             tls: Some(fixscope_model::counters::TlsCounters::default()),
             ..Counters::default()

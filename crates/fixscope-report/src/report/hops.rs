@@ -4,8 +4,8 @@
 use std::io::{self, Write};
 
 use super::human_ns;
+use fixscope_hops::LinkFigures;
 use fixscope_model::counters::Counters;
-use fixscope_orders::hops::LinkFigures;
 
 pub fn write_links(
     out: &mut impl Write,

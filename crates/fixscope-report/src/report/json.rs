@@ -227,7 +227,7 @@ impl<W: Write> Reporter for JsonReporter<W> {
 }
 
 /// `--leg`: linked parents per rule, and by their number of children.
-fn links_json(links: &fixscope_orders::hops::LinkFigures) -> Value {
+fn links_json(links: &fixscope_hops::LinkFigures) -> Value {
     let rules: serde_json::Map<String, Value> = links
         .rules
         .iter()

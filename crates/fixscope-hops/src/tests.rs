@@ -52,8 +52,10 @@ impl H {
 
     fn send(&mut self, leg: LegKind, session: u64, direction: Direction, ts: u64, fields: &str) {
         let bytes = fields.replace('|', "\x01").into_bytes();
-        let facts =
-            crate::correlate::MessageFacts::extract(&bytes, &crate::correlate::KeySpec::default());
+        let facts = fixscope_orders::correlate::MessageFacts::extract(
+            &bytes,
+            &fixscope_orders::correlate::KeySpec::default(),
+        );
         let msg = FramedMessage {
             bytes: &bytes,
             first_byte_ts_ns: ts,

@@ -13,8 +13,8 @@ use hashbrown::{Equivalent, HashMap};
 
 use super::chains::{Chain, ChainSplit};
 use super::{hop_latency, order_ref, HopCounters, Kind, LinkRecord};
-use crate::consumer::OrderSink;
-use crate::correlate::{RequestType, Stage};
+use fixscope_orders::consumer::OrderSink;
+use fixscope_orders::correlate::{RequestType, Stage};
 
 /// A session and ClOrdID borrowed: looks up `(u64, Vec<u8>)` keys without building one
 /// (a tuple of `u64` and `&[u8]` hashes as the tuple of `u64` and `Vec<u8>` does).

@@ -3,7 +3,7 @@
 //! so every figure of it is final). Ambiguous and unlinked parents make no row; the
 //! `orders` table has every order, linked or not.
 
-use crate::correlate::RequestType;
+use super::RequestType;
 
 /// One parent → child link, with the hops measured for it.
 #[derive(Clone, Debug, PartialEq, Eq)]

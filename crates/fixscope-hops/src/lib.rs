@@ -29,7 +29,6 @@
 mod chains;
 mod discover;
 mod legs;
-mod link_records;
 mod market_data;
 mod parents;
 mod rules;
@@ -41,16 +40,17 @@ use std::collections::HashMap;
 pub use chains::{Band, Chain};
 pub use discover::{Discovery, DISCOVER_CHILDREN};
 pub use fixscope_model::counters::hops::{counters_if_present, HopCounters};
+/// A link's row (`--records`' links table): the order vocabulary's (fixscope-model).
+pub use fixscope_model::order::LinkRecord;
 pub use legs::{Leg, LegKind, Legs};
-pub use link_records::LinkRecord;
 pub use rules::{LinkRule, LinkSpec};
 
-use crate::consumer::OrderSink;
-use crate::correlate::{RequestType, Stage};
 use fixscope_fix::message::Fields;
 use fixscope_fix::tag;
 use fixscope_model::order::{Latency, OrderRef, NO_GROUPS};
 use fixscope_model::segment::Direction;
+use fixscope_orders::consumer::OrderSink;
+use fixscope_orders::correlate::{RequestType, Stage};
 use market_data::MarketData;
 use parents::{Answer, ParentTable};
 
@@ -168,7 +168,7 @@ impl HopLinker {
         leg: LegKind,
         session: u64,
         direction: Direction,
-        facts: &crate::correlate::MessageFacts<'_>,
+        facts: &fixscope_orders::correlate::MessageFacts<'_>,
         msg: &fixscope_fix::framing::FramedMessage<'_>,
         sink: &mut dyn OrderSink,
     ) {
