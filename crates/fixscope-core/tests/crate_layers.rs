@@ -160,3 +160,24 @@ fn the_checker_sees_a_neutral_crate_naming_a_protocol_and_an_arrow_up() {
     );
     assert!(found.is_empty(), "{found:?}");
 }
+
+#[test]
+fn the_architecture_doc_maps_every_crate_in_its_layer() {
+    let doc = include_str!("../../../docs/architecture.md");
+    let table = doc
+        .split("<!-- crate-layers -->")
+        .nth(1)
+        .expect("docs/architecture.md has the crate map between <!-- crate-layers --> marks");
+    for (layer, crates) in CRATE_LAYERS {
+        let row = table
+            .lines()
+            .find(|l| l.starts_with(&format!("| {layer} |")))
+            .unwrap_or_else(|| panic!("the crate map has no row for {layer}"));
+        for c in *crates {
+            assert!(
+                row.contains(&format!("`{c}`")),
+                "the {layer} row does not name `{c}`"
+            );
+        }
+    }
+}
