@@ -38,6 +38,7 @@ mod records;
 pub(crate) mod report_side;
 mod reports;
 mod routing;
+mod run_counters;
 mod shard_glue;
 pub mod share;
 mod stages;
@@ -707,23 +708,6 @@ impl Pipeline {
         )
     }
 
-    /// The record sink's counters (rows it lost), when records are on.
-    fn record_counters(&self) -> Vec<Counter> {
-        self.record_sink
-            .as_ref()
-            .map_or_else(Vec::new, |sink| sink.counters())
-    }
-
-    /// The source's counters and, with records, the record sink's (rows it lost).
-    fn with_record_counters<'c>(&self, source: &'c [Counter]) -> std::borrow::Cow<'c, [Counter]> {
-        if self.record_sink.is_none() {
-            return std::borrow::Cow::Borrowed(source);
-        }
-        let mut all = source.to_vec();
-        all.extend(self.record_counters());
-        std::borrow::Cow::Owned(all)
-    }
-
     /// From the first timestamp seen to the latest.
     fn run_span(&self) -> TimeSpan {
         TimeSpan {
@@ -843,50 +827,6 @@ impl Pipeline {
             if let Some(sink) = self.record_sink.as_mut() {
                 sink.end();
             }
-        }
-    }
-
-    /// The counters of what stage A of a two-stage run does: segments, connections,
-    /// reassembly, framing.
-    fn upstream_counters(&self) -> Upstream {
-        Upstream {
-            segments: self.segments,
-            connections: self.connections_opened,
-            stray_segments: self.stray_segments,
-            open_connections: self.connections.len() as u64,
-            shed_connections: self.shed_connections,
-            framing: self.framing,
-            reassembly: self.reassembly,
-            tls: self.config.tls_keys.is_some().then_some(self.tls),
-        }
-    }
-
-    /// A snapshot of every pipeline counter.
-    pub fn counters(&self) -> Counters {
-        let correlation = self.correlator.counters;
-        let unanswered_pending = self.correlator.unanswered_pending() as u64;
-        let upstream = self.upstream.unwrap_or_else(|| self.upstream_counters());
-        Counters {
-            segments: upstream.segments,
-            connections: upstream.connections,
-            stray_segments: upstream.stray_segments,
-            open_connections: upstream.open_connections,
-            shed_connections: upstream.shed_connections,
-            framing: upstream.framing,
-            correlation,
-            unanswered: unanswered_pending
-                + correlation.unanswered_evicted
-                + correlation.unanswered_closed
-                + correlation.untracked_requests,
-            unanswered_pending,
-            pending: self.correlator.pending() as u64,
-            reassembly: upstream.reassembly,
-            over_range: self.stats.over_range(),
-            breakdown: self.breakdown.as_ref().map(|b| b.counters),
-            hops: self.hops.as_ref().map(|h| h.counters),
-            points: self.points.as_ref().map(|p| p.counters),
-            session: self.session_layer.counters,
-            tls: upstream.tls,
         }
     }
 }
