@@ -130,32 +130,33 @@ pub fn find_begin(buf: &[u8]) -> Option<usize> {
 
 pub use fixscope_model::counters::framing::FramingCounters;
 
+use fixscope_protocol::ByteTimes;
 /// A complete message with its first and last bytes' times: the seam's, every protocol's.
 pub use fixscope_protocol::FramedMessage;
 
-/// Bytes from `start` on (up to the next run) arrived at `ts_ns`, the first of them with
+/// Bytes from `start` on (up to the next run) came with `times`, the first of them with
 /// TCP sequence number `seq` (a run is contiguous in the stream).
 #[derive(Clone, Copy, Debug)]
 struct Run {
     start: usize,
-    ts_ns: u64,
+    times: ByteTimes,
     seq: u32,
 }
 
-/// The time of the byte at `offset`, given runs sorted by start with the first at 0.
+/// The times of the byte at `offset`, given runs sorted by start with the first at 0.
 #[inline]
-fn ts_at(runs: &[Run], offset: usize) -> u64 {
+fn times_at(runs: &[Run], offset: usize) -> ByteTimes {
     match runs {
-        [only] => only.ts_ns,
+        [only] => only.times,
         _ => runs
             .iter()
             .rev()
             .find(|r| r.start <= offset)
-            .map_or(0, |r| r.ts_ns),
+            .map_or(ByteTimes::at(0), |r| r.times),
     }
 }
 
-/// The sequence number of the byte at `offset`, given runs as for [`ts_at`].
+/// The sequence number of the byte at `offset`, given runs as for [`times_at`].
 #[inline]
 fn seq_at(runs: &[Run], offset: usize) -> u32 {
     let run = match runs {
@@ -220,10 +221,26 @@ impl StreamFramer {
 
     /// [`StreamFramer::push`] of bytes whose first has TCP sequence number `seq`, so messages
     /// carry their bytes' sequence numbers.
+    #[inline]
     pub fn push_at<F>(
         &mut self,
-        mut data: &[u8],
+        data: &[u8],
         ts_ns: u64,
+        seq: u32,
+        counters: &mut FramingCounters,
+        on_message: F,
+    ) where
+        F: FnMut(FramedMessage<'_>),
+    {
+        self.push_times(data, ByteTimes::at(ts_ns), seq, counters, on_message)
+    }
+
+    /// [`StreamFramer::push_at`] of bytes whose capture and readable times differ (held
+    /// behind a hole): messages start at the first and end at the second.
+    pub fn push_times<F>(
+        &mut self,
+        mut data: &[u8],
+        times: ByteTimes,
         mut seq: u32,
         counters: &mut FramingCounters,
         mut on_message: F,
@@ -244,7 +261,7 @@ impl StreamFramer {
             if take > 0 {
                 self.partial_runs.push(Run {
                     start: self.partial.len(),
-                    ts_ns,
+                    times,
                     seq,
                 });
             }
@@ -258,8 +275,8 @@ impl StreamFramer {
                     if checksum_ok {
                         on_message(FramedMessage {
                             bytes: &self.partial[..len],
-                            first_byte_ts_ns: ts_at(&self.partial_runs, 0),
-                            last_byte_ts_ns: ts_at(&self.partial_runs, len - 1),
+                            first_byte_ts_ns: times_at(&self.partial_runs, 0).captured_ns,
+                            last_byte_ts_ns: times_at(&self.partial_runs, len - 1).readable_ns,
                             first_byte_seq: seq_at(&self.partial_runs, 0),
                             last_byte_seq: seq_at(&self.partial_runs, len - 1),
                         });
@@ -294,7 +311,7 @@ impl StreamFramer {
         if !data.is_empty() {
             let runs = [Run {
                 start: 0,
-                ts_ns,
+                times,
                 seq,
             }];
             self.push_fresh(data, &runs, counters, &mut on_message);
@@ -336,8 +353,8 @@ impl StreamFramer {
                         let at = total - data.len();
                         on_message(FramedMessage {
                             bytes: &data[..len],
-                            first_byte_ts_ns: ts_at(runs, at),
-                            last_byte_ts_ns: ts_at(runs, at + len - 1),
+                            first_byte_ts_ns: times_at(runs, at).captured_ns,
+                            last_byte_ts_ns: times_at(runs, at + len - 1).readable_ns,
                             first_byte_seq: seq_at(runs, at),
                             last_byte_seq: seq_at(runs, at + len - 1),
                         });
@@ -390,14 +407,14 @@ impl fixscope_protocol::Framer for StreamFramer {
     fn push_at<F>(
         &mut self,
         data: &[u8],
-        ts_ns: u64,
+        times: ByteTimes,
         seq: u32,
         counters: &mut FramingCounters,
         on_message: F,
     ) where
         F: FnMut(FramedMessage<'_>),
     {
-        StreamFramer::push_at(self, data, ts_ns, seq, counters, on_message)
+        StreamFramer::push_times(self, data, times, seq, counters, on_message)
     }
 
     fn gap(&mut self, counters: &mut FramingCounters) {

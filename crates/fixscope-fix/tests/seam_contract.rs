@@ -49,3 +49,8 @@ fn a_fix_connection_is_recognised_by_its_first_bytes() {
     assert_eq!(Fix::recognise(b"\x00\x2a\x53"), Recognition::No);
     assert_eq!(Fix::recognise(b"9=FIX"), Recognition::No);
 }
+
+#[test]
+fn a_message_held_behind_a_hole_starts_when_captured_and_ends_when_readable() {
+    contract::held_bytes_keep_their_capture_time::<StreamFramer>(&stream());
+}

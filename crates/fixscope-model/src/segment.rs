@@ -15,6 +15,31 @@ use std::net::IpAddr;
 /// waits this long for the segment before it is a gap (`reassembly.rs`).
 pub const REORDER_WINDOW_NS: u64 = 10_000_000;
 
+/// The two times of in-order stream bytes. They differ only for bytes held behind a hole:
+/// the receiver read them when the hole filled, but they were on the wire when their own
+/// segment was captured. A request is complete when its last byte is readable; a response
+/// was sent when its first byte was on the wire — a later segment that fills a hole before
+/// it is the capture's (or the network's) reordering, not the responder's delay.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ByteTimes {
+    /// The capture time of the segment that carried them.
+    pub captured_ns: u64,
+    /// When the receiver could read them in order: the later of their own time and the
+    /// time of the segment that filled a hole before them.
+    pub readable_ns: u64,
+}
+
+impl ByteTimes {
+    /// Bytes readable when captured (no hole before them).
+    #[inline]
+    pub const fn at(ts_ns: u64) -> Self {
+        ByteTimes {
+            captured_ns: ts_ns,
+            readable_ns: ts_ns,
+        }
+    }
+}
+
 /// One side of a TCP connection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Endpoint {

@@ -2,7 +2,7 @@
 //! stream of its own messages (a test helper in the library so that each protocol's tests
 //! run the same checks; it panics with what broke).
 
-use crate::{FramedMessage, Framer, FramingCounters};
+use crate::{ByteTimes, FramedMessage, Framer, FramingCounters};
 
 /// One delivered frame, owned: its bytes, offset in the stream and times.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -42,7 +42,7 @@ pub fn frame_in_pieces<F: Framer>(
     for (i, &end) in cuts.iter().chain([&stream.len()]).enumerate() {
         framer.push_at(
             &stream[start..end],
-            i as u64 + 1,
+            ByteTimes::at(i as u64 + 1),
             start as u32,
             &mut counters,
             |m| out.push(Delivered::of(m)),
@@ -127,9 +127,13 @@ pub fn gap_cuts_the_frame_it_falls_in<F: Framer>(stream: &[u8]) {
     let mut framer = F::default();
     let mut counters = FramingCounters::default();
     let mut got = Vec::new();
-    framer.push_at(&stream[..hole_at], 1, 0, &mut counters, |m| {
-        got.push(Delivered::of(m))
-    });
+    framer.push_at(
+        &stream[..hole_at],
+        ByteTimes::at(1),
+        0,
+        &mut counters,
+        |m| got.push(Delivered::of(m)),
+    );
     assert_eq!(
         got.len(),
         1,
@@ -151,7 +155,7 @@ pub fn gap_cuts_the_frame_it_falls_in<F: Framer>(stream: &[u8]) {
     );
     framer.push_at(
         &stream[resume_at..],
-        2,
+        ByteTimes::at(2),
         resume_at as u32,
         &mut counters,
         |m| got.push(Delivered::of(m)),
@@ -168,4 +172,35 @@ pub fn gap_cuts_the_frame_it_falls_in<F: Framer>(stream: &[u8]) {
     assert!(got[1..]
         .iter()
         .all(|g| g.first_byte_ts_ns == 2 && g.last_byte_ts_ns == 2));
+}
+
+/// Checks the two times of bytes held behind a hole: `stream` (three frames or more) is fed
+/// in two pieces cut inside the second frame, the second piece captured at 2 but readable
+/// only at 5 (a hole before it filled then). The frame it completes is first-byte 1 and
+/// last-byte 5; the frames wholly in it are first-byte 2 (on the wire then) and last-byte 5.
+pub fn held_bytes_keep_their_capture_time<F: Framer>(stream: &[u8]) {
+    let (whole, _) = frame_in_pieces::<F>(stream, &[]);
+    assert!(whole.len() >= 3, "the check needs three frames or more");
+    let cut = whole[1].offset as usize + whole[1].bytes.len() / 2;
+    let mut framer = F::default();
+    let mut counters = FramingCounters::default();
+    let mut got = Vec::new();
+    framer.push_at(&stream[..cut], ByteTimes::at(1), 0, &mut counters, |m| {
+        got.push(Delivered::of(m))
+    });
+    let held = ByteTimes {
+        captured_ns: 2,
+        readable_ns: 5,
+    };
+    framer.push_at(&stream[cut..], held, cut as u32, &mut counters, |m| {
+        got.push(Delivered::of(m))
+    });
+    assert_eq!(got.len(), whole.len(), "{counters:?}");
+    let times: Vec<(u64, u64)> = got
+        .iter()
+        .map(|g| (g.first_byte_ts_ns, g.last_byte_ts_ns))
+        .collect();
+    let mut expected = vec![(1, 1), (1, 5)];
+    expected.resize(whole.len(), (2, 5));
+    assert_eq!(times, expected, "(first byte, last byte) of each frame");
 }

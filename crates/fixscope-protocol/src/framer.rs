@@ -2,9 +2,11 @@
 //! framer of one direction's stream.
 
 use fixscope_model::counters::framing::FramingCounters;
+use fixscope_model::segment::ByteTimes;
 
-/// A complete message with the capture times of the segments that carried its first and
-/// last bytes.
+/// A complete message with its times: the capture time of the segment that carried its
+/// first byte (a response is timed by it), and when its last byte became readable (a
+/// request by that): the same but for bytes held behind a hole ([`ByteTimes`]).
 #[derive(Clone, Copy, Debug)]
 pub struct FramedMessage<'a> {
     pub bytes: &'a [u8],
@@ -18,14 +20,14 @@ pub struct FramedMessage<'a> {
 
 /// Frames one direction of one connection: in-order bytes in, complete messages out.
 pub trait Framer: Default {
-    /// Feeds in-order stream bytes that arrived at `ts_ns`, the first of them with TCP
-    /// sequence number `seq`; calls `on_message` for every message they complete (in stream
-    /// order). Messages that fail the protocol's own integrity checks are counted in
-    /// `counters`, not delivered.
+    /// Feeds in-order stream bytes with their `times`, the first of them with TCP sequence
+    /// number `seq`; calls `on_message` for every message they complete (in stream order).
+    /// Messages that fail the protocol's own integrity checks are counted in `counters`,
+    /// not delivered.
     fn push_at<F>(
         &mut self,
         data: &[u8],
-        ts_ns: u64,
+        times: ByteTimes,
         seq: u32,
         counters: &mut FramingCounters,
         on_message: F,

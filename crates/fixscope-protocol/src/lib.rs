@@ -7,9 +7,10 @@
 //!
 //! The framer's rules are the same for every protocol, and [`contract`] checks them:
 //! - the frames do not depend on where the segments split the stream;
-//! - a frame's first-byte time is the time of the segment that carried its first byte, its
-//!   last-byte time that of the segment that completed it (a request is timed by the
-//!   latter, a response by the former);
+//! - a frame's first-byte time is the capture time of the segment that carried its first
+//!   byte, its last-byte time when the segment that completed it became readable (later
+//!   only for bytes held behind a hole, [`ByteTimes`]): a request is timed by the latter,
+//!   a response by the former;
 //! - a hole in the stream (`StreamEvent::Gap`) cuts the frame it falls in: that frame is
 //!   counted (`gap_cut_messages`) and never delivered, never glued to bytes after the hole.
 //!
@@ -20,4 +21,5 @@ pub mod contract;
 mod framer;
 
 pub use fixscope_model::counters::framing::FramingCounters;
+pub use fixscope_model::segment::ByteTimes;
 pub use framer::{FramedMessage, Framer, Protocol, Recognition};

@@ -13,7 +13,9 @@
 //! host got them: each held segment keeps its own capture time — never the moment we gave
 //! up, which is only when fixscope stopped waiting (after a ring overflow, ~1 s late).
 //! Either way a held segment is readable no earlier than the held bytes before it (the
-//! host reads in order: one written late delays those behind it).
+//! host reads in order: one written late delays those behind it). Its bytes also keep the
+//! time their own segment was captured ([`StreamEvent::Data`]'s `captured_ns`): a response
+//! is timed by it, as it was on the wire then whatever filled the hole later.
 //!
 //! The peer's ACK beyond a hole says the host received bytes the capture has not shown —
 //! yet. A capture host writes a tap's two ports in its own order, so the ACK may be read
@@ -26,7 +28,7 @@
 
 use std::collections::BTreeMap;
 
-pub use fixscope_model::segment::REORDER_WINDOW_NS;
+pub use fixscope_model::segment::{ByteTimes, REORDER_WINDOW_NS};
 
 /// `drain_held`'s time for a hole given up: no fill time, each segment keeps its own.
 const GIVEN_UP: u64 = 0;
@@ -60,11 +62,13 @@ pub use fixscope_model::counters::reassembly::ReassemblyCounters;
 /// What the reassembler hands on, in stream order.
 #[derive(Debug, PartialEq, Eq)]
 pub enum StreamEvent<'a> {
-    /// Contiguous stream bytes that became readable at `ts_ns`; `seq` is the TCP sequence
-    /// number of the first (`--breakdown` places socket calls by it).
+    /// Contiguous stream bytes that became readable at `ts_ns`, carried by a segment
+    /// captured at `captured_ns` (earlier when it was held behind a hole); `seq` is the TCP
+    /// sequence number of the first (`--breakdown` places socket calls by it).
     Data {
         bytes: &'a [u8],
         ts_ns: u64,
+        captured_ns: u64,
         seq: u32,
     },
     /// `bytes` stream bytes are missing here; what follows is not contiguous with what came
@@ -178,7 +182,7 @@ impl StreamReassembler {
             } else {
                 (&payload[..0], missing_tail - (dup - payload.len()) as u32)
             };
-            self.deliver(data, tail, ts_ns, counters, &mut out);
+            self.deliver(data, tail, ByteTimes::at(ts_ns), counters, &mut out);
             self.drain_held(ts_ns, counters, &mut out);
         } else {
             self.hold(delta as u64, payload, missing_tail, ts_ns, counters);
@@ -287,7 +291,7 @@ impl StreamReassembler {
         &mut self,
         data: &[u8],
         missing_tail: u32,
-        ts_ns: u64,
+        times: ByteTimes,
         counters: &mut ReassemblyCounters,
         out: &mut F,
     ) where
@@ -297,7 +301,8 @@ impl StreamReassembler {
             let seq = self.next_seq.unwrap_or(0);
             out(StreamEvent::Data {
                 bytes: data,
-                ts_ns,
+                ts_ns: times.readable_ns,
+                captured_ns: times.captured_ns,
                 seq,
             });
             self.advance(data.len() as u64);
@@ -377,7 +382,10 @@ impl StreamReassembler {
             }
             counters.retransmitted_bytes += overlap;
             readable_ns = readable_ns.max(seg.ts_ns);
-            let ts = readable_ns;
+            let times = ByteTimes {
+                captured_ns: seg.ts_ns,
+                readable_ns,
+            };
             let (data, tail) = if (overlap as usize) <= seg.data.len() {
                 (&seg.data[overlap as usize..], seg.missing_tail)
             } else {
@@ -386,7 +394,7 @@ impl StreamReassembler {
                     seg.missing_tail - (overlap as usize - seg.data.len()) as u32,
                 )
             };
-            self.deliver(data, tail, ts, counters, out);
+            self.deliver(data, tail, times, counters, out);
         }
         // What is still held now waits behind a new hole, which starts now.
         if !self.held.is_empty() && now_ns > self.hole_since_ns {
@@ -566,6 +574,47 @@ mod tests {
         );
         assert_eq!(h.counters.out_of_order_segments, 2);
         assert_eq!(h.counters.gaps, 0);
+    }
+
+    /// Bytes held behind a hole are readable when it fills, but keep the capture time of
+    /// their own segment: a response among them was on the wire then.
+    #[test]
+    fn held_bytes_keep_the_time_their_own_segment_was_captured() {
+        let mut r = StreamReassembler::new();
+        let limits = ReassemblyLimits::default();
+        let mut counters = ReassemblyCounters::default();
+        let mut got = Vec::new();
+        let segments: [(u32, &[u8], u64); 4] =
+            [(0, b"ab", 1), (4, b"ef", 2), (6, b"gh", 3), (2, b"cd", 4)];
+        for (seq, data, ts) in segments {
+            r.push(
+                seq,
+                false,
+                false,
+                data,
+                0,
+                ts,
+                &limits,
+                &mut counters,
+                |e| {
+                    if let StreamEvent::Data {
+                        bytes,
+                        ts_ns,
+                        captured_ns,
+                        ..
+                    } = e
+                    {
+                        got.push((bytes.to_vec(), captured_ns, ts_ns));
+                    }
+                },
+            );
+        }
+        let expected: Vec<(Vec<u8>, u64, u64)> =
+            [(b"ab", 1, 1), (b"cd", 4, 4), (b"ef", 2, 4), (b"gh", 3, 4)]
+                .into_iter()
+                .map(|(b, c, t)| (b.to_vec(), c, t))
+                .collect();
+        assert_eq!(got, expected, "(bytes, captured, readable)");
     }
 
     #[test]

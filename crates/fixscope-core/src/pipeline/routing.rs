@@ -11,7 +11,7 @@ use crate::hops::{HopLinker, LegKind};
 use crate::order::Latency;
 use crate::points::PointJoiner;
 use crate::reassembly::StreamEvent;
-use crate::segment::{ConnectionKey, Direction};
+use crate::segment::{ByteTimes, ConnectionKey, Direction};
 use crate::session::{Action, Binding, SessionLayer};
 use crate::sink::{MessageEvent, MessageObserver};
 use crate::slowest::OrderRef;
@@ -97,8 +97,17 @@ impl MessageSink<'_> {
         slot: u32,
     ) {
         match event {
-            StreamEvent::Data { bytes, ts_ns, seq } => {
-                self.frame(bytes, ts_ns, seq, framer, direction, binding, conn, slot)
+            StreamEvent::Data {
+                bytes,
+                ts_ns,
+                captured_ns,
+                seq,
+            } => {
+                let times = ByteTimes {
+                    captured_ns,
+                    readable_ns: ts_ns,
+                };
+                self.frame(bytes, times, seq, framer, direction, binding, conn, slot)
             }
             StreamEvent::Gap { .. } => self.hole(framer, direction, binding, slot),
         }
@@ -174,16 +183,24 @@ impl MessageSink<'_> {
                 &mut *other
             };
             match plain {
-                crate::tls::Plain::Data { bytes, ts_ns } => {
-                    self.frame(bytes, ts_ns, 0, framer, out_direction, binding, conn, slot)
-                }
+                // A record is readable, and its first byte timed, when it is complete.
+                crate::tls::Plain::Data { bytes, ts_ns } => self.frame(
+                    bytes,
+                    ByteTimes::at(ts_ns),
+                    0,
+                    framer,
+                    out_direction,
+                    binding,
+                    conn,
+                    slot,
+                ),
                 crate::tls::Plain::Gap => self.hole(framer, out_direction, binding, slot),
             }
         };
         match input {
-            TlsInput::Stream(StreamEvent::Data { bytes, ts_ns, seq }) => {
-                tls.push_at(side, bytes, seq, ts_ns, keys, &mut counters, &mut out)
-            }
+            TlsInput::Stream(StreamEvent::Data {
+                bytes, ts_ns, seq, ..
+            }) => tls.push_at(side, bytes, seq, ts_ns, keys, &mut counters, &mut out),
             TlsInput::Call(call) => tls.call(side, call, &mut counters, &mut out),
             TlsInput::Stream(StreamEvent::Gap { bytes }) => {
                 tls.hole(side, bytes, &mut counters);
@@ -221,7 +238,7 @@ impl MessageSink<'_> {
     fn frame(
         &mut self,
         bytes: &[u8],
-        ts_ns: u64,
+        times: ByteTimes,
         seq: u32,
         framer: &mut StreamFramer,
         direction: Direction,
@@ -230,12 +247,12 @@ impl MessageSink<'_> {
         slot: u32,
     ) {
         match self.forward.as_deref_mut() {
-            Some(f) => framer.push_at(bytes, ts_ns, seq, self.framing, |msg| {
+            Some(f) => framer.push_times(bytes, times, seq, self.framing, |msg| {
                 f.message(slot, direction, &msg)
             }),
             None => {
                 let router = &mut self.router;
-                framer.push_at(bytes, ts_ns, seq, self.framing, |msg| {
+                framer.push_times(bytes, times, seq, self.framing, |msg| {
                     router.on_message(direction, binding, conn, &msg)
                 })
             }

@@ -2,7 +2,7 @@
 
 use super::early::EarlyResponses;
 pub use super::early::Replay;
-use super::pending::{PendingTable, SEEN_AFTER_ITS_RESPONSE};
+use super::pending::{Pending, PendingTable, SEEN_AFTER_ITS_RESPONSE};
 use super::record::{Answered, Outcome, RecordBook};
 use super::rules::classify_response;
 use super::scope::{epoch_of, scope_of, session_of};
@@ -115,6 +115,26 @@ pub struct Correlator {
 /// A hole in a session's responses with no response after it yet: every request tracked
 /// so far may have been answered inside it.
 const OPEN_HOLE: u64 = u64::MAX;
+
+/// A tracked order's first response stamped before its request (`ts_ns` earlier): the
+/// capture put them out of the wire's order (host stamps; a hole in the response stream
+/// that a later segment filled is reordering, not delay — the response is timed by its own
+/// segment). As for a response read before its request (`early.rs`), the order is counted
+/// once in `response_before_request` and records no latency, now or from its later
+/// responses. True when it was.
+#[inline]
+fn stamped_before_its_request(
+    p: &mut Pending,
+    ts_ns: u64,
+    counters: &mut CorrelationCounters,
+) -> bool {
+    if ts_ns >= p.request_ts_ns || p.seen_after_its_response() {
+        return false;
+    }
+    p.request_ts_ns = SEEN_AFTER_ITS_RESPONSE;
+    counters.response_before_request += 1;
+    true
+}
 
 /// Whether a request of `session` stamped `request_ts_ns` may have been answered inside a
 /// hole of the session's responses (so no stage it has not recorded yet is measured).
@@ -530,8 +550,9 @@ impl Correlator {
         let counters = &mut self.counters;
         let p = self.table.get_mut(slot);
         let late = p.timed_out;
-        let reversed = p.seen_after_its_response();
         let after_hole = answered_in_hole(&self.response_holes, session, p.request_ts_ns);
+        let reversed_now = first && stamped_before_its_request(p, ts_ns, counters);
+        let reversed = p.seen_after_its_response();
         let order = OrderFacts::of(p, session);
         let mut book = self.records.as_deref_mut();
         if let Some(book) = book.as_deref_mut() {
@@ -572,7 +593,9 @@ impl Correlator {
                 emit(Stage::AckToFill, p.ack_ts_ns);
             }
         }
-        if first && after_hole {
+        if reversed_now {
+            // Counted in response_before_request.
+        } else if first && after_hole {
             counters.answered_after_capture_hole += 1;
         } else if first {
             counters.matched += 1;
@@ -698,6 +721,8 @@ impl Correlator {
         let first = self.table.answer(slot);
         let p = self.table.get_mut(slot);
         let late = p.timed_out;
+        let after_hole = answered_in_hole(&self.response_holes, session, p.request_ts_ns);
+        let reversed_now = first && stamped_before_its_request(p, ts_ns, &mut self.counters);
         let mut stages = [None, None];
         if first {
             stages[0] = Some(Stage::FirstResponse);
@@ -709,7 +734,6 @@ impl Correlator {
         }
         let order = OrderFacts::of(p, session);
         let key = p.key_bytes().to_vec();
-        let after_hole = answered_in_hole(&self.response_holes, session, p.request_ts_ns);
         let reversed = p.seen_after_its_response();
         if reversed || after_hole {
             stages = [None, None];
@@ -735,7 +759,9 @@ impl Correlator {
                 None => self.counters.time_reversed += 1,
             }
         }
-        if first && after_hole {
+        if reversed_now {
+            // Counted in response_before_request.
+        } else if first && after_hole {
             self.counters.answered_after_capture_hole += 1;
         } else if first {
             self.counters.matched += 1;

@@ -139,17 +139,47 @@ fn working_orders_are_tracked_until_their_fill_however_late() {
 #[test]
 fn time_reversed_latencies_are_counted_never_recorded_as_zero() {
     let mut h = H::new(CorrelatorLimits::default());
-    // The ack's clock is 5 µs behind the request's (merged captures, skewed clocks).
+    // The fill's clock is 5 µs behind the ack's (merged captures, skewed clocks).
+    h.req(1, &order("A"), 100_000);
+    h.resp(1, &report("A", "0", "0"), 120_000);
+    h.resp(1, &report("A", "F", "2"), 115_000);
+    assert_eq!(
+        h.stages(),
+        vec![
+            (Stage::FirstResponse, 20_000),
+            (Stage::Ack, 20_000),
+            (Stage::Fill, 15_000)
+        ]
+    );
+    assert_eq!(h.c.counters.time_reversed, 1); // ack_to_fill
+    assert_eq!(h.c.counters.matched, 1);
+    assert_eq!(h.c.pending(), 0);
+    h.assert_every_request_accounted();
+}
+
+/// A tracked order whose first response is stamped before it (a host-order capture: the
+/// response's segment was captured before the request's, then read after it because a
+/// later-stamped segment filled a hole before it) has no latency to trust: counted once
+/// in `response_before_request`, never matched, none of its stages recorded.
+#[test]
+fn a_first_response_stamped_before_its_tracked_request_is_response_before_request() {
+    let mut h = H::new(CorrelatorLimits::default());
     h.req(1, &order("A"), 100_000);
     h.resp(1, &report("A", "0", "0"), 95_000);
     h.resp(1, &report("A", "F", "2"), 130_000);
-    assert_eq!(
-        h.stages(),
-        vec![(Stage::Fill, 30_000), (Stage::AckToFill, 35_000)]
-    );
-    assert_eq!(h.c.counters.time_reversed, 2); // first response and ack
-    assert_eq!(h.c.counters.matched, 1);
+    assert_eq!(h.stages(), vec![]);
+    assert_eq!(h.c.counters.response_before_request, 1);
+    assert_eq!(h.c.counters.matched, 0);
+    assert_eq!(h.c.counters.time_reversed, 0);
+    assert_eq!(h.c.counters.unmatched_responses, 0);
     assert_eq!(h.c.pending(), 0);
+    h.assert_every_request_accounted();
+    // A reject answering by key the same way.
+    h.req(1, &order("B"), 200_000);
+    h.resp(1, &report("B", "8", "8"), 199_000);
+    assert_eq!(h.c.counters.response_before_request, 2);
+    assert_eq!(h.stages(), vec![]);
+    h.assert_every_request_accounted();
 }
 
 #[test]
