@@ -39,6 +39,10 @@ mod plot;
 mod privilege;
 mod progress;
 mod prometheus;
+#[cfg(feature = "records")]
+mod records;
+#[cfg(not(feature = "records"))]
+#[path = "records_absent.rs"]
 mod records;
 mod reopen;
 mod say;

@@ -173,3 +173,8 @@ impl RecordsFile {
         Ok(())
     }
 }
+
+/// `fixscope check`: the ClickHouse URL parses (no connection is made).
+pub fn check_clickhouse_url(url: &str) -> Result<()> {
+    ClickHouseTarget::parse(url, None).map(|_| ())
+}

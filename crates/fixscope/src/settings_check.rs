@@ -39,7 +39,7 @@ fn analysis(args: &mut AnalysisArgs) -> Result<()> {
     args.prometheus_listen()?;
     args.prometheus_settings()?;
     if let Some(url) = &args.records.clickhouse {
-        fixscope_records::ClickHouseTarget::parse(url, None)?;
+        crate::records::check_clickhouse_url(url)?;
     }
     Ok(())
 }
