@@ -18,6 +18,24 @@ apt_install() {
     # Waits for another apt-get (a second install-deps, unattended-upgrades) to finish.
     apt-get install -y -qq -o DPkg::Lock::Timeout=600 --no-install-recommends "$@" >/dev/null
 }
+# `make demo` (--demo): only what its build and run need, then stop — a newcomer's
+# first command stays within 2 minutes; `make test` installs the rest.
+if [ "${1:-}" = "--demo" ]; then
+    have cc || need_apt+=(gcc)
+    have clang || need_apt+=(clang)
+    have pkg-config || need_apt+=(pkg-config)
+    have make || need_apt+=(make)
+    dpkg -s libelf-dev >/dev/null 2>&1 || need_apt+=(libelf-dev)
+    dpkg -s zlib1g-dev >/dev/null 2>&1 || need_apt+=(zlib1g-dev)
+    dpkg -s linux-libc-dev >/dev/null 2>&1 || need_apt+=(linux-libc-dev)
+    dpkg -s libpcap-dev >/dev/null 2>&1 || need_apt+=(libpcap-dev)  # live --tap links it
+    apt_install "${need_apt[@]}"
+    if ! have cargo; then
+        echo "install-deps: Rust is missing: install it with rustup (https://rustup.rs) or 'apt-get install cargo'" >&2
+        exit 1
+    fi
+    exit 0
+fi
 have clang || need_apt+=(clang)
 have llvm-strip || need_apt+=(llvm)
 have pkg-config || need_apt+=(pkg-config)
