@@ -30,6 +30,8 @@ test: deps
 lint: deps
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	# make demo's build (no default features) stays clean too.
+	$(CARGO) clippy -p fixscope --bin fixscope --no-default-features -- -D warnings
 
 # No files and no modules that use each other in a loop, in any crate, so that each layer
 # can be read, tested and changed without the ones above it (the team's tool, beside the
