@@ -398,6 +398,7 @@ pub fn decode(frame: &[u8]) -> Result<SoupPacket<'_>, SoupError> {
         },
         UNSEQUENCED_DATA => SoupPacket::UnsequencedData { message: payload },
         CLIENT_HEARTBEAT => SoupPacket::ClientHeartbeat,
-        _ => SoupPacket::LogoutRequest,
+        LOGOUT_REQUEST => SoupPacket::LogoutRequest,
+        _ => return Err(SoupError::UnknownType(t)),
     })
 }
