@@ -14,7 +14,7 @@ const CRATE_LAYERS: &[(&str, &[&str])] = &[
     ("capture", &["fixscope-capture"]),
     ("streams", &["fixscope-streams"]),
     ("seam", &["fixscope-protocol"]),
-    ("protocols", &["fixscope-fix"]),
+    ("protocols", &["fixscope-fix", "fixscope-ouch"]),
     // Correlation, the session layer, consumers and joins: FIX through fixscope-fix today.
     ("orders", &["fixscope-orders"]),
     ("hops", &["fixscope-hops"]),
@@ -145,9 +145,20 @@ fn the_checker_sees_a_neutral_crate_naming_a_protocol_and_an_arrow_up() {
     );
     assert!(found[0].contains("not below it"), "{found:?}");
     let mut more = crates.clone();
-    more.push("fixscope-ouch".into());
+    more.push("fixscope-ilink3".into());
     let found = problems(CRATE_LAYERS, &more, &[]);
-    assert_eq!(found, ["fixscope-ouch has no layer in CRATE_LAYERS"]);
+    assert_eq!(found, ["fixscope-ilink3 has no layer in CRATE_LAYERS"]);
+    // Every protocol is one: a neutral crate naming OUCH fails as one naming FIX, and
+    // so does a protocol naming another.
+    for (from, to) in [
+        ("fixscope-streams", "fixscope-ouch"),
+        ("fixscope-protocol", "fixscope-ouch"),
+        ("fixscope-ouch", "fixscope-fix"),
+    ] {
+        let found = problems(CRATE_LAYERS, &crates, &[arrow(from, to, "normal")]);
+        assert_eq!(found.len(), 1, "{from} -> {to}: {found:?}");
+        assert!(found[0].contains(&format!("protocol {to}")), "{found:?}");
+    }
     // Arrows down are fine, and a protocol named from above is what the seam is for.
     let found = problems(
         CRATE_LAYERS,
@@ -156,6 +167,8 @@ fn the_checker_sees_a_neutral_crate_naming_a_protocol_and_an_arrow_up() {
             arrow("fixscope-fix", "fixscope-protocol", "normal"),
             arrow("fixscope-core", "fixscope-fix", "normal"),
             arrow("fixscope", "fixscope-fix", "dev"),
+            // A protocol's tests writing captures with the layer below the seam.
+            arrow("fixscope-ouch", "fixscope-capture", "dev"),
         ],
     );
     assert!(found.is_empty(), "{found:?}");
