@@ -54,6 +54,7 @@ have mvn || need_apt+=(maven)
 have setpriv || need_apt+=(util-linux)               # the least-privilege tests
 have cc || need_apt+=(gcc)
 have openssl || need_apt+=(openssl)      # the TLS tests' OpenSSL peers (s_server, s_client, ssl)
+have node || need_apt+=(nodejs)          # tls_uprobes.rs: an engine on memory BIOs (Node.js's tls)
 [ -x /usr/bin/time ] || need_apt+=(time)  # make bench-tls: each run's CPU time
 dpkg -s libelf-dev >/dev/null 2>&1 || need_apt+=(libelf-dev)
 dpkg -s zlib1g-dev >/dev/null 2>&1 || need_apt+=(zlib1g-dev)

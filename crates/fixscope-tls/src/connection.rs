@@ -149,9 +149,10 @@ impl TlsConnection {
     }
 
     /// True when the connection's end must be told ([`TlsConnection::settle`]): it is held
-    /// for its key, or followed by calls that may be held for their records.
+    /// for its key, followed by calls that may be held for their records, or decrypted with
+    /// its calls checked against the decryption (a check that compared nothing is said).
     pub fn needs_settling(&self) -> bool {
-        matches!(self.mode, Mode::AwaitingKey | Mode::Uprobe)
+        matches!(self.mode, Mode::AwaitingKey | Mode::Uprobe) || self.checks.is_some()
     }
 
     /// When the wait for its key ends, while it is held: its ServerHello's time plus
@@ -295,6 +296,14 @@ impl TlsConnection {
     {
         if self.mode == Mode::AwaitingKey {
             self.await_key(u64::MAX, keys, counters, out);
+        }
+        // Decrypted and to be checked against its calls, but none was compared: said once.
+        if let Some(checks) = &self.checks {
+            if checks.iter().any(|c| c.decrypted_any()) && checks.iter().all(|c| c.compared() == 0)
+            {
+                counters.tls_uprobe_unchecked += 1;
+                self.checks = None;
+            }
         }
         if let (Mode::Uprobe, Some(calls)) = (self.mode, self.calls.as_mut()) {
             if calls.iter().any(|c| c.is_silent()) {

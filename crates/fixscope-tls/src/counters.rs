@@ -38,11 +38,15 @@ pub struct TlsCounters {
     pub tls_uprobe_verified: u64,
     /// ... and those that did not (should stay 0: the two paths disagree).
     pub tls_uprobe_disagreed: u64,
+    /// `--tls-uprobes` with `--tls-keylog`: decrypted connections none of whose calls was
+    /// compared with the decryption (no call came, or none could be placed): the check
+    /// the two flags ask for checked nothing there.
+    pub tls_uprobe_unchecked: u64,
 }
 
 impl TlsCounters {
     /// Every field, for the arithmetic below (a test checks it names them all).
-    fn fields_mut(&mut self) -> [&mut u64; 11] {
+    fn fields_mut(&mut self) -> [&mut u64; 12] {
         [
             &mut self.tls_connections,
             &mut self.tls_records_decrypted,
@@ -55,6 +59,7 @@ impl TlsCounters {
             &mut self.tls_uprobe_silent,
             &mut self.tls_uprobe_verified,
             &mut self.tls_uprobe_disagreed,
+            &mut self.tls_uprobe_unchecked,
         ]
     }
 

@@ -486,12 +486,19 @@ pub struct CallCheck {
     held: usize,
     /// Too much was held: nothing more is compared.
     stopped: bool,
+    /// Decryption gave plaintext / calls' placements were compared with it.
+    decrypted_any: bool,
+    compared: u64,
 }
 
 impl CallCheck {
     /// Plaintext decryption gave, at `ts_ns`.
     pub fn decrypted(&mut self, bytes: &[u8], ts_ns: u64) {
-        if self.stopped || bytes.is_empty() {
+        if bytes.is_empty() {
+            return;
+        }
+        self.decrypted_any = true;
+        if self.stopped {
             return;
         }
         self.held += bytes.len();
@@ -512,11 +519,22 @@ impl CallCheck {
         if self.stopped {
             return;
         }
+        self.compared += 1;
         if self.take(bytes, ts_ns) {
             counters.tls_uprobe_verified += 1;
         } else {
             counters.tls_uprobe_disagreed += 1;
         }
+    }
+
+    /// Decryption gave this direction plaintext.
+    pub fn decrypted_any(&self) -> bool {
+        self.decrypted_any
+    }
+
+    /// Placements compared with the decryption (verified or disagreed).
+    pub fn compared(&self) -> u64 {
+        self.compared
     }
 
     fn take(&mut self, mut bytes: &[u8], ts_ns: u64) -> bool {

@@ -167,7 +167,49 @@ fn run_checked(test: &str, client_flags: &[&str]) {
     );
     assert_eq!(counter(&s, "tls_uprobe_disagreed"), 0, "{}", s["counters"]);
     assert_eq!(counter(&s, "tls_uprobe_unmapped"), 0, "{}", s["counters"]);
+    assert_eq!(counter(&s, "tls_uprobe_unchecked"), 0, "{}", s["counters"]);
     assert_inside_round_trips(test, &client, &wire_latencies(&trace));
+}
+
+/// The key log and the uprobes on a copy of libssl no process maps: the connection is
+/// decrypted and measured by the key log, and the check its calls were to pass compared
+/// nothing — counted `tls_uprobe_unchecked`, never a silent "0 disagreed".
+#[test]
+fn a_check_that_compared_nothing_says_so() {
+    let test = "tls_uprobes unchecked";
+    require_tls_peers(test);
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let lib = dir.path().join("libssl-copy.so.3");
+    std::fs::copy(system_libssl(), &lib).unwrap();
+    let keys = dir.path().join("keys.log");
+    std::fs::write(&keys, "").unwrap();
+    let trace = dir.path().join("t.csv");
+    let port = free_port();
+    let mut live = start_instance(
+        port,
+        &trace,
+        &[
+            "--tls-lib",
+            lib.to_str().unwrap(),
+            "--tls-keylog",
+            keys.to_str().unwrap(),
+        ],
+    );
+    let _exchange = start_tls_exchange(dir.path(), port);
+    run_tls_client(
+        port,
+        ORDERS,
+        &dir.path().join("client.txt"),
+        Some(&keys),
+        &[],
+    );
+    let done = stop_live_proc(&mut live, libc::SIGINT);
+    let (_, s) = parse_report(&done.stdout);
+    assert_eq!(counter(&s, "matched"), ORDERS as u64, "{}", done.stderr);
+    let checked = counter(&s, "tls_uprobe_verified") + counter(&s, "tls_uprobe_disagreed");
+    assert_eq!(checked, 0, "{}", s["counters"]);
+    assert_eq!(counter(&s, "tls_uprobe_unchecked"), 1, "{}", s["counters"]);
 }
 
 #[test]
@@ -231,6 +273,93 @@ fn a_session_whose_library_is_not_hooked_is_silent_and_named() {
     assert_eq!(counter(s, "tls_uprobe_silent"), 1, "{}", s["counters"]);
     assert_eq!(counter(s, "matched"), 0, "no number without the calls");
     assert_eq!(source(s, "tls_uprobe_records"), 0);
+    let named = s["tls_undecrypted"].as_array().expect("tls_undecrypted");
+    assert_eq!(named.len(), 1, "{named:?}");
+    assert_eq!(named[0]["reason"], "no_ssl_calls");
+}
+
+const NODE_EXCHANGE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/interop/tls_fix_node.mjs"
+);
+
+/// The OpenSSL Node.js runs: the system's libssl when `node` links it (Debian's), else the
+/// `node` binary itself (builds that link OpenSSL in, as nodesource's do).
+fn node_openssl() -> PathBuf {
+    let node = String::from_utf8(
+        std::process::Command::new("sh")
+            .args(["-c", "command -v node"])
+            .output()
+            .expect("sh")
+            .stdout,
+    )
+    .unwrap();
+    let node = PathBuf::from(node.trim());
+    let ldd = std::process::Command::new("ldd")
+        .arg(&node)
+        .output()
+        .expect("ldd");
+    if String::from_utf8_lossy(&ldd.stdout).contains("libssl.so.3") {
+        system_libssl()
+    } else {
+        node
+    }
+}
+
+/// A Node.js exchange (its `tls` feeds OpenSSL through memory BIOs, doing the socket I/O
+/// outside SSL_read/SSL_write): the calls are seen but nothing ties them to the
+/// connection. They are counted `tls_uprobe_memory_bio` — every return in exactly one
+/// count — the connection is silent and named, its summary line says why, and no order is
+/// measured (no number is better than a guessed one).
+#[test]
+fn an_engine_on_memory_bios_is_counted_and_said_never_measured_by_a_guess() {
+    let test = "tls_uprobes memory BIO";
+    require_tls_peers(test);
+    require_tool(test, "node");
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let cert = std::process::Command::new("python3")
+        .args([SCRIPT, "cert", d])
+        .output()
+        .expect("python3");
+    assert!(cert.status.success(), "cert: {cert:?}");
+    let lib = node_openssl();
+    let trace = dir.path().join("u.csv");
+    let port = free_port();
+    // fixscope first: the uprobes are set before node maps the library.
+    let mut live = start_instance(port, &trace, &["--tls-lib", lib.to_str().unwrap()]);
+    let mut node = std::process::Command::new("node");
+    node.args([NODE_EXCHANGE, d, &port.to_string()]);
+    let mut exchange = Proc::spawn("node exchange", node);
+    exchange.wait_for_stderr("listening", std::time::Duration::from_secs(30));
+    run_tls_client(port, ORDERS, &dir.path().join("client.txt"), None, &[]);
+    let done = stop_live_proc(&mut live, libc::SIGINT);
+    let (_, s) = parse_report(&done.stdout);
+    let src = |name: &str| source(&s, name);
+    // The exchange read each order and wrote each report on its memory BIOs.
+    assert!(
+        src("tls_uprobe_memory_bio") >= 2 * ORDERS as u64,
+        "{}\n{}",
+        done.stderr,
+        s["source"]
+    );
+    assert_eq!(src("tls_uprobe_records"), 0, "{}", s["source"]);
+    let parts: u64 = [
+        "tls_uprobe_records",
+        "tls_uprobe_ring_drops",
+        "tls_uprobe_no_entry",
+        "tls_uprobe_empty",
+        "tls_uprobe_unwatched",
+        "tls_uprobe_memory_bio",
+        "tls_uprobe_copy_failed",
+    ]
+    .iter()
+    .map(|n| src(n))
+    .sum();
+    assert_eq!(src("tls_uprobe_calls"), parts, "{}", s["source"]);
+    assert_eq!(counter(&s, "matched"), 0, "no number without the calls");
+    assert_eq!(counter(&s, "tls_uprobe_silent"), 1, "{}", s["counters"]);
     let named = s["tls_undecrypted"].as_array().expect("tls_undecrypted");
     assert_eq!(named.len(), 1, "{named:?}");
     assert_eq!(named[0]["reason"], "no_ssl_calls");

@@ -64,7 +64,7 @@ struct fxt_active {
 	__u8 call;
 	__u8 tcp; /* 0: no TCP I/O seen yet, 1: one contiguous range, 2: not one range */
 	__u8 send_pending;
-	__u8 pad;
+	__u8 any_tcp; /* the call read or wrote a TCP socket, watched or not */
 };
 
 struct {
@@ -89,6 +89,22 @@ struct {
 	__type(key, struct fxt_ssl_key);
 	__type(value, struct fxs_sock_flow);
 } fxt_ssl_flows SEC(".maps");
+
+/* SSL objects (with their process) one of whose calls touched a TCP socket, watched or
+ * not. A call with plaintext, no socket and no flow is on a memory BIO only when its SSL*
+ * never touched one: a read served from a record read before did, in an earlier call. */
+struct fxt_ssl_id {
+	__u64 ssl;
+	__u32 tgid;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct fxt_ssl_id);
+	__type(value, __u8);
+} fxt_ssl_socketed SEC(".maps");
 
 static __always_inline struct fxt_counters *counters(void)
 {
@@ -138,7 +154,10 @@ static __always_inline void tcp_io(struct sock *sk, const int read, __u32 end, _
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct fxt_active *a = bpf_map_lookup_elem(&fxt_active, &id);
-	if (!a || a->call != (read ? FXT_CALL_READ : FXT_CALL_WRITE))
+	if (!a)
+		return;
+	a->any_tcp = 1;
+	if (a->call != (read ? FXT_CALL_READ : FXT_CALL_WRITE))
 		return;
 	struct fxs_sock_flow f;
 	if (!sock_watched(sk, read, &f))
@@ -236,6 +255,7 @@ int fxt_tp_send(unsigned long long *ctx)
 	struct tcp_sock *tp = (struct tcp_sock *)sk;
 	__u32 end = BPF_CORE_READ(tp, write_seq);
 	if (end - a->send_start != (__u32)n) {
+		a->any_tcp = 1;
 		struct fxs_sock_flow f;
 		if (sock_watched(sk, 0, &f))
 			a->tcp = 2;
@@ -261,6 +281,7 @@ int fxt_tp_send(unsigned long long *ctx)
 		__builtin_memcpy(&r->h, &h, sizeof(h));                                    \
 		if (bpf_probe_read_user(r->data, copy, (const void *)buf)) {               \
 			bpf_ringbuf_discard(r, 0);                                         \
+			FXS_ADD(&c->n[FXT_CNT_COPY_FAILED], 1);                            \
 			return 0;                                                          \
 		}                                                                          \
 		bpf_ringbuf_submit(r, 0);                                                  \
@@ -284,25 +305,38 @@ int fxt_return(struct pt_regs *ctx)
 	bpf_map_delete_elem(&fxt_active, &id);
 	__u64 n = 0;
 	if (a.count_ptr) {
+		if (ret == 1 && bpf_probe_read_user(&n, sizeof(n), (const void *)a.count_ptr)) {
+			FXS_ADD(&c->n[FXT_CNT_COPY_FAILED], 1);
+			return 0;
+		}
 		if (ret != 1)
-			return 0;
-		if (bpf_probe_read_user(&n, sizeof(n), (const void *)a.count_ptr))
-			return 0;
-	} else {
-		if (ret <= 0)
-			return 0;
+			n = 0;
+	} else if (ret > 0) {
 		n = ret;
 	}
-	if (n == 0)
+	if (n == 0) {
+		FXS_ADD(&c->n[FXT_CNT_EMPTY], 1);
 		return 0;
+	}
 	struct fxt_ssl_key key = {.ssl = a.ssl, .tgid = id >> 32, .call = a.call};
+	struct fxt_ssl_id ssl_id = {.ssl = a.ssl, .tgid = id >> 32};
+	if (a.any_tcp) {
+		__u8 yes = 1;
+		bpf_map_update_elem(&fxt_ssl_socketed, &ssl_id, &yes, BPF_ANY);
+	}
 	struct fxt_rec h = {};
 	if (a.tcp) {
 		bpf_map_update_elem(&fxt_ssl_flows, &key, &a.flow, BPF_ANY);
 	} else {
 		struct fxs_sock_flow *f = bpf_map_lookup_elem(&fxt_ssl_flows, &key);
-		if (!f)
-			return 0; /* no watched connection's call */
+		if (!f) {
+			/* No watched connection's call — or one on no socket at all. */
+			if (!a.any_tcp && !bpf_map_lookup_elem(&fxt_ssl_socketed, &ssl_id))
+				FXS_ADD(&c->n[FXT_CNT_MEMORY_BIO], 1);
+			else
+				FXS_ADD(&c->n[FXT_CNT_UNWATCHED], 1);
+			return 0;
+		}
 		a.flow = *f;
 	}
 	__builtin_memcpy(h.saddr, a.flow.saddr, 16);

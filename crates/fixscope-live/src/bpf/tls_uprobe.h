@@ -48,11 +48,19 @@ struct fxt_rec {
 };
 
 /* Per-CPU counters: the indices of fxt_counters.n (user space sums the CPUs). */
+/* Every return lands in exactly one of the counts after CALLS:
+ * CALLS = RECORDS + RING_DROPS + NO_ENTRY + EMPTY + UNWATCHED + MEMORY_BIO + COPY_FAILED. */
 enum fxt_counter {
-	FXT_CNT_CALLS,      /* SSL_read/SSL_write returns seen (every process, every socket) */
-	FXT_CNT_RECORDS,    /* records written (calls of watched connections with plaintext) */
-	FXT_CNT_RING_DROPS, /* records lost because the ring was full */
-	FXT_CNT_NO_ENTRY,   /* returns whose entry was not seen (attached mid-call) */
+	FXT_CNT_CALLS,       /* SSL_read/SSL_write returns seen (every process, every socket) */
+	FXT_CNT_RECORDS,     /* records written (calls of watched connections with plaintext) */
+	FXT_CNT_RING_DROPS,  /* records lost because the ring was full */
+	FXT_CNT_NO_ENTRY,    /* returns whose entry was not seen (attached mid-call) */
+	FXT_CNT_EMPTY,       /* returns with no plaintext (an error, WANT_READ, 0 bytes) */
+	FXT_CNT_UNWATCHED,   /* plaintext of a connection not watched (another port, a role
+			      * filtered out) */
+	FXT_CNT_MEMORY_BIO,  /* plaintext on an SSL object none of whose calls touched a TCP
+			      * socket: an engine feeding OpenSSL through memory BIOs */
+	FXT_CNT_COPY_FAILED, /* plaintext the kernel could not read from the application */
 	FXT_CNT_NR,
 };
 

@@ -21,6 +21,16 @@ pub struct TlsUprobeCounters {
     pub tls_uprobe_ring_drops: u64,
     /// Returns whose call began before the probes were attached.
     pub tls_uprobe_no_entry: u64,
+    /// Returns with no plaintext (an error, `SSL_ERROR_WANT_READ`, 0 bytes).
+    pub tls_uprobe_empty: u64,
+    /// Plaintext of connections not watched (another port; the role not measured).
+    pub tls_uprobe_unwatched: u64,
+    /// Plaintext on SSL objects none of whose calls touched a TCP socket: an engine that
+    /// feeds OpenSSL through memory BIOs (Node.js, Netty's tcnative). Such calls cannot be
+    /// tied to a connection by their socket calls: not measured (`--tls-keylog` is).
+    pub tls_uprobe_memory_bio: u64,
+    /// Plaintext the kernel could not copy from the application (a paged-out buffer).
+    pub tls_uprobe_copy_failed: u64,
 }
 
 impl TlsUprobeCounters {
@@ -31,7 +41,24 @@ impl TlsUprobeCounters {
             tls_uprobe_records: at(C::FXT_CNT_RECORDS),
             tls_uprobe_ring_drops: at(C::FXT_CNT_RING_DROPS),
             tls_uprobe_no_entry: at(C::FXT_CNT_NO_ENTRY),
+            tls_uprobe_empty: at(C::FXT_CNT_EMPTY),
+            tls_uprobe_unwatched: at(C::FXT_CNT_UNWATCHED),
+            tls_uprobe_memory_bio: at(C::FXT_CNT_MEMORY_BIO),
+            tls_uprobe_copy_failed: at(C::FXT_CNT_COPY_FAILED),
         }
+    }
+
+    /// Calls in none of the counts after `tls_uprobe_calls` (0 once every return has been
+    /// counted: the kernel adds each return to `calls` first, then to exactly one other).
+    pub fn calls_unaccounted(&self) -> u64 {
+        let parts = self.tls_uprobe_records
+            + self.tls_uprobe_ring_drops
+            + self.tls_uprobe_no_entry
+            + self.tls_uprobe_empty
+            + self.tls_uprobe_unwatched
+            + self.tls_uprobe_memory_bio
+            + self.tls_uprobe_copy_failed;
+        self.tls_uprobe_calls.saturating_sub(parts)
     }
 
     pub(crate) fn read(map: &MapHandle) -> Result<TlsUprobeCounters, LiveError> {
@@ -55,5 +82,25 @@ mod tests {
         assert_eq!(named.len(), NR, "{named:?}");
         assert!(named.windows(2).all(|w| w[0].1 < w[1].1), "{named:?}");
         assert_eq!(named.iter().map(|(_, v)| v).sum::<u64>(), (1 << NR) - 1);
+    }
+
+    #[test]
+    fn every_call_lands_in_exactly_one_count() {
+        let c = TlsUprobeCounters {
+            tls_uprobe_calls: 28,
+            tls_uprobe_records: 1,
+            tls_uprobe_ring_drops: 2,
+            tls_uprobe_no_entry: 3,
+            tls_uprobe_empty: 4,
+            tls_uprobe_unwatched: 5,
+            tls_uprobe_memory_bio: 6,
+            tls_uprobe_copy_failed: 7,
+        };
+        assert_eq!(c.calls_unaccounted(), 0);
+        let short = TlsUprobeCounters {
+            tls_uprobe_calls: 29,
+            ..c
+        };
+        assert_eq!(short.calls_unaccounted(), 1);
     }
 }

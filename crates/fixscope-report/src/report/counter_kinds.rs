@@ -55,6 +55,10 @@ pub const ALARM_COUNTERS: &[&str] = &[
 
 /// Counters worth a line when not zero, without being alarms.
 pub const NOTABLE_COUNTERS: &[&str] = &[
+    // --tls-uprobes: calls on memory BIOs (no connection to tie them to; a silent
+    // connection is the alarm), a check against the decryption that compared nothing.
+    "tls_uprobe_memory_bio",
+    "tls_uprobe_unchecked",
     "unanswered_closed",
     "untracked_requests",
     "duplicate_requests",
@@ -131,8 +135,9 @@ pub fn is_alarm(name: &str) -> bool {
 /// Source counters that lose data: the kernel's or the capture's drops, records it could
 /// not read, captures cut short or unreadable.
 fn is_source_alarm(name: &str) -> bool {
-    const LOSS: [&str; 9] = [
+    const LOSS: [&str; 10] = [
         "drop",
+        "copy_failed",
         "clickhouse_failed",
         "malformed",
         "load_errors",

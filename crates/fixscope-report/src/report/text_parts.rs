@@ -26,11 +26,24 @@ pub(super) fn write_run_line(out: &mut impl Write, r: &SummaryReport<'_>) -> io:
     if let Some(why) = &r.incomplete {
         writeln!(out, "INCOMPLETE: {why}")?;
     }
+    let mut silent = false;
     for (conn, why) in r.tls_undecrypted.iter().flatten() {
         // Its orders are missing from every figure below: said before them.
         writeln!(
             out,
             "TLS NOT DECRYPTED: {conn} ({why}): its orders are not measured"
+        )?;
+        silent |= *why == "no_ssl_calls";
+    }
+    let memory_bio = source_count(r.source, "tls_uprobe_memory_bio");
+    if silent && memory_bio > 0 {
+        // What the kernel saw beside the silence: the likely reason, as a fact.
+        writeln!(
+            out,
+            "  and {memory_bio} OpenSSL calls were on memory BIOs (tls_uprobe_memory_bio): an \
+             engine that feeds OpenSSL through memory BIOs (Node.js, Netty's tcnative) makes no \
+             socket call inside SSL_read/SSL_write, so its calls cannot be tied to a \
+             connection; measure it with --tls-keylog"
         )?;
     }
     if write_trailer_line(out, r.source, r.span.timestamp_source)? {
@@ -43,6 +56,14 @@ pub(super) fn write_run_line(out: &mut impl Write, r: &SummaryReport<'_>) -> io:
         )?;
     }
     Ok(())
+}
+
+/// A source counter's value (0 when the source has none of that name).
+fn source_count(source: &[Counter], name: &str) -> u64 {
+    source
+        .iter()
+        .find(|(n, _)| n == name)
+        .map_or(0, |(_, v)| *v)
 }
 
 /// Which frames were timed by a tap's hardware stamp ([`fixscope_capture::wire_stamp`]), by the
@@ -280,7 +301,54 @@ pub(super) fn write_slowest_rows(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fixscope_figures::stats::Distribution;
+    use crate::report::TimeSpan;
+    use fixscope_figures::stats::{Distribution, Stats};
+
+    /// The run line of a summary with `undecrypted` connections and `source` counters.
+    fn run_line(undecrypted: &[(&str, &'static str)], source: &[Counter]) -> String {
+        let mut stats = Stats::new(10_000_000_000);
+        stats.refresh_views();
+        let span = TimeSpan {
+            start_ns: 1,
+            end_ns: 2,
+            unix_offset_ns: 0,
+            timestamp_source: None,
+        };
+        let mut r = SummaryReport::new(&stats, Counters::default(), source, span);
+        r.tls_undecrypted = Some(
+            undecrypted
+                .iter()
+                .map(|&(c, why)| (c.to_string(), why))
+                .collect(),
+        );
+        let mut out = Vec::new();
+        write_run_line(&mut out, &r).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    /// A connection none of whose calls came, beside calls the kernel saw on memory BIOs:
+    /// its line says both, as facts, and what measures such an engine.
+    #[test]
+    fn a_silent_connection_beside_memory_bio_calls_says_both() {
+        let conn = [("10.0.0.1:4000 -> 10.0.0.2:9878", "no_ssl_calls")];
+        let with = run_line(&conn, &[("tls_uprobe_memory_bio".into(), 40)]);
+        assert!(with.contains("TLS NOT DECRYPTED: 10.0.0.1:4000"), "{with}");
+        assert!(
+            with.contains("40 OpenSSL calls were on memory BIOs"),
+            "{with}"
+        );
+        assert!(with.contains("--tls-keylog"), "{with}");
+        let without = run_line(&conn, &[("tls_uprobe_memory_bio".into(), 0)]);
+        assert!(!without.contains("memory BIOs"), "{without}");
+        let no_key = run_line(
+            &[("10.0.0.1:4000 -> 10.0.0.2:9878", "no_key")],
+            &[("tls_uprobe_memory_bio".into(), 40)],
+        );
+        assert!(
+            !no_key.contains("memory BIOs"),
+            "only beside a silent one: {no_key}"
+        );
+    }
 
     #[test]
     fn session_columns_name_unknown_sessions_and_mark_percentiles_above_the_range() {
