@@ -537,7 +537,46 @@ impl CallCheck {
         self.compared
     }
 
-    fn take(&mut self, mut bytes: &[u8], ts_ns: u64) -> bool {
+    /// Whether `bytes` at `ts_ns` are the decryption's, consuming them. Chunks older than
+    /// `ts_ns` were never placed (their calls were unmapped or lost, counted there) and are
+    /// skipped, as are chunks of the same time before the one `bytes` continue or begin
+    /// (several records completed by one segment): one call not placed must not make
+    /// every later one disagree. Bytes matching nothing consume nothing.
+    fn take(&mut self, bytes: &[u8], ts_ns: u64) -> bool {
+        while self.expected.front().is_some_and(|(_, at)| *at < ts_ns) {
+            self.drop_front();
+        }
+        let offset = self.offset;
+        let found = self
+            .expected
+            .iter()
+            .take_while(|(_, at)| *at == ts_ns)
+            .enumerate()
+            .position(|(i, (chunk, _))| {
+                let rest = &chunk[if i == 0 { offset } else { 0 }..];
+                let n = rest.len().min(bytes.len());
+                n > 0 && rest[..n] == bytes[..n]
+            });
+        let Some(skip) = found else {
+            return false;
+        };
+        for _ in 0..skip {
+            self.drop_front();
+        }
+        self.consume(bytes, ts_ns)
+    }
+
+    /// The first chunk, whatever of it is left, is no longer expected.
+    fn drop_front(&mut self) {
+        if let Some((chunk, _)) = self.expected.pop_front() {
+            self.held -= chunk.len() - self.offset;
+            self.offset = 0;
+        }
+    }
+
+    /// Compares `bytes` with the expected ones from the current position, byte for byte
+    /// with their times, consuming them.
+    fn consume(&mut self, mut bytes: &[u8], ts_ns: u64) -> bool {
         let mut same = true;
         while !bytes.is_empty() {
             let Some((chunk, at)) = self.expected.front() else {

@@ -219,6 +219,16 @@ fn every_call_agrees_with_the_decryption_of_the_same_packets() {
     run_checked("tls_uprobes checked big", &["--big"]);
 }
 
+/// Every order sent before any report is read: the orders' records queue behind each
+/// other at the exchange, which reads them one call after another as it catches up. Each
+/// call's bytes still land on the record that carried them: the same bytes at the same
+/// packet's time as the decryption, order by order.
+#[test]
+fn calls_of_records_queued_behind_each_other_agree_with_the_decryption() {
+    run_checked("tls_uprobes checked burst 1.3", &["--burst"]);
+    run_checked("tls_uprobes checked burst 1.2", &["--burst", "--tls12"]);
+}
+
 /// The key line comes after half the orders: the connection is held for it, its calls
 /// held meanwhile, then all checked against the decryption.
 #[test]

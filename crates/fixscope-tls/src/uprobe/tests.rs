@@ -365,3 +365,34 @@ fn the_check_counts_same_bytes_at_the_same_time_as_verified_and_anything_else_no
         (2, 2)
     );
 }
+
+/// A call that could not be placed (unmapped: its bytes a gap) leaves its record's
+/// decryption unmatched: the next calls, placed right, are still verified — one unplaced
+/// call must not turn every later comparison into `disagreed`.
+#[test]
+fn the_check_skips_the_records_of_calls_not_placed() {
+    let mut counters = TlsCounters::default();
+    let mut check = CallCheck::default();
+    check.decrypted(b"A-first", 10);
+    check.decrypted(b"B-second", 20);
+    check.decrypted(b"C-third", 20);
+    check.decrypted(b"D-fourth", 30);
+    let placed = |check: &mut CallCheck, bytes: &[u8], ts_ns, counters: &mut TlsCounters| {
+        check.placed(Plain::Data { bytes, ts_ns }, counters)
+    };
+    // A's and B's calls were unmapped; C (same segment as B) and D are placed right.
+    check.placed(Plain::Gap, &mut counters);
+    placed(&mut check, b"C-third", 20, &mut counters);
+    placed(&mut check, b"D-", 30, &mut counters);
+    placed(&mut check, b"fourth", 30, &mut counters);
+    assert_eq!(
+        (counters.tls_uprobe_verified, counters.tls_uprobe_disagreed),
+        (3, 0)
+    );
+    // Wrong bytes at a time something was decrypted, and bytes at a time nothing was.
+    check.decrypted(b"E-fifth", 40);
+    placed(&mut check, b"X-fifth", 40, &mut counters);
+    placed(&mut check, b"E-fifth", 41, &mut counters);
+    assert_eq!(counters.tls_uprobe_disagreed, 2);
+    assert_eq!(check.compared(), 5);
+}

@@ -24,6 +24,9 @@ crates/fixscope/tests/tls_live.rs.
                                            --linger=SECS: stay connected, silent, SECS after
                                            the last report before closing (a quiet peer);
                                            --host=HOST: the exchange's address (default 127.0.0.1)
+                                           --burst: every order first, back to back, then the
+                                           reports: records queue at the exchange, several
+                                           behind each other when it reads
 
 The client's own round trip (its send before the request is on the wire, its receive after
 the response was) bounds the wire latency fixscope measures.
@@ -110,7 +113,8 @@ def serve(directory, port, host):
         threading.Thread(target=session, args=(conn,), daemon=True).start()
 
 
-def client(port, n, out, keylog, tls12, late, big, pause=True, linger=0.0, host="127.0.0.1"):
+def client(port, n, out, keylog, tls12, late, big, pause=True, linger=0.0, host="127.0.0.1",
+           burst=False):
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     ctx.check_hostname = False
     ctx.verify_mode = ssl.CERT_NONE
@@ -123,6 +127,19 @@ def client(port, n, out, keylog, tls12, late, big, pause=True, linger=0.0, host=
         with ctx.wrap_socket(raw) as tls:
             replies = messages(tls)
             lines = []
+            if burst:
+                sent = {}
+                for i in range(n):
+                    cl_ord_id = b"ORD%d" % i
+                    sent[cl_ord_id] = time.time_ns()
+                    tls.sendall(fix(b"D", i + 1, [(11, cl_ord_id), (55, b"EURUSD"), (54, b"1"),
+                                                  (38, b"100")]))
+                for _ in range(n):
+                    reply = next(replies)
+                    received = time.time_ns()
+                    cl_ord_id = field(reply, b"11")
+                    lines.append("%s %d %d\n" % (cl_ord_id.decode(), sent[cl_ord_id], received))
+                n = 0
             for i in range(n):
                 cl_ord_id = b"ORD%d" % i
                 fields = [(11, cl_ord_id), (55, b"EURUSD"), (54, b"1"), (38, b"100")]
@@ -159,7 +176,7 @@ def main(argv):
         client(int(argv[2]), int(argv[3]), argv[4], rest[0] if rest else None,
                "--tls12" in argv, "--late" in argv, "--big" in argv, "--no-pause" not in argv,
                next((float(a.split("=", 1)[1]) for a in argv if a.startswith("--linger=")), 0.0),
-               hosts[0] if hosts else "127.0.0.1")
+               hosts[0] if hosts else "127.0.0.1", "--burst" in argv)
     else:
         sys.exit(__doc__)
 
