@@ -14,12 +14,17 @@
 //! - a hole in the stream (`StreamEvent::Gap`) cuts the frame it falls in: that frame is
 //!   counted (`gap_cut_messages`) and never delivered, never glued to bytes after the hole.
 //!
-//! docs/architecture.md ("The crates", "Adding a protocol") says what moves here next: the
-//! neutral order message, field access by name and the session rules.
+//! The order half ([`order`]): what a message means to the correlator — a request of a
+//! type under a key, or a response of a [`ResponseKind`] to a key — in no protocol's words.
+//!
+//! docs/architecture.md ("The crates", "Adding a protocol") says what moves here next:
+//! field access by name and the session rules.
 
 pub mod contract;
 mod framer;
+pub mod order;
 
 pub use fixscope_model::counters::framing::FramingCounters;
 pub use fixscope_model::segment::ByteTimes;
 pub use framer::{FramedMessage, Framer, Protocol, Recognition};
+pub use order::{OrderEvent, RequestType, ResponseCode, ResponseKind};

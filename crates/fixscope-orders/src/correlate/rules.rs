@@ -1,34 +1,7 @@
 //! What a response means for the order it answers.
 
-/// How a response relates to the order's life.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct ResponseKind {
-    pub ack: bool,
-    pub fill: bool,
-    /// The request needs no more tracking (terminal OrdStatus, or a cancel reject).
-    pub terminal: bool,
-    /// The order the response names in OrigClOrdID (41) is over: it was cancelled or
-    /// replaced (ExecType 4/5), or reached a terminal status. An OrderCancelReject never
-    /// ends the original order: the cancel failed.
-    pub ends_original: bool,
-    /// A reject: an OrderCancelReject (35=9) or ExecType Rejected (150=8).
-    pub reject: bool,
-    /// A report on the order that answers no request, by FIX's own fields: ExecTransType
-    /// (20) Cancel, Correct or Status in FIX 4.0-4.2 (a bust, a correction, a status: only
-    /// 20=0 is an execution), or ExecType Done for day (3), Calculated (B), Restated (D),
-    /// Trade correct (G), Trade cancel (H) or Order status (I, the answer to a status
-    /// request 35=H or a mass status request 35=AF). Never a first response, an ack or a
-    /// fill; counted `unsolicited_reports`, never `unmatched_responses`.
-    pub unsolicited: bool,
-    /// Expired (ExecType C): the venue ends an order on its own. The answer of an order
-    /// still waiting (an IOC that expired), else an unsolicited report of a finished one.
-    pub venue_initiated: bool,
-    /// A report of a multileg order (MultiLegReportingType 442 `2`, a leg, or `3`, the
-    /// whole), marked only when it found no order: the order another of its reports ended
-    /// (the legs after the whole, or the whole after its legs). Held like any early
-    /// response; unclaimed, an unsolicited report, never unmatched.
-    pub multileg: bool,
-}
+/// How a response relates to the order's life: the seam's, every protocol's.
+pub use fixscope_protocol::ResponseKind;
 
 pub(super) fn classify_response(
     msg_type: &[u8],
