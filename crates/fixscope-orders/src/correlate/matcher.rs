@@ -2,7 +2,7 @@
 
 use super::early::EarlyResponses;
 pub use super::early::Replay;
-use super::pending::{Pending, PendingTable, SEEN_AFTER_ITS_RESPONSE};
+use super::pending::{PendingTable, SEEN_AFTER_ITS_RESPONSE};
 use super::record::{Answered, Outcome, RecordBook};
 use super::rules::classify_response;
 use super::scope::{epoch_of, scope_of, session_of};
@@ -115,26 +115,6 @@ pub struct Correlator {
 /// A hole in a session's responses with no response after it yet: every request tracked
 /// so far may have been answered inside it.
 const OPEN_HOLE: u64 = u64::MAX;
-
-/// A tracked order's first response stamped before its request (`ts_ns` earlier): the
-/// capture put them out of the wire's order (host stamps; a hole in the response stream
-/// that a later segment filled is reordering, not delay — the response is timed by its own
-/// segment). As for a response read before its request (`early.rs`), the order is counted
-/// once in `response_before_request` and records no latency, now or from its later
-/// responses. True when it was.
-#[inline]
-fn stamped_before_its_request(
-    p: &mut Pending,
-    ts_ns: u64,
-    counters: &mut CorrelationCounters,
-) -> bool {
-    if ts_ns >= p.request_ts_ns || p.seen_after_its_response() {
-        return false;
-    }
-    p.request_ts_ns = SEEN_AFTER_ITS_RESPONSE;
-    counters.response_before_request += 1;
-    true
-}
 
 /// Whether a request of `session` stamped `request_ts_ns` may have been answered inside a
 /// hole of the session's responses (so no stage it has not recorded yet is measured).
@@ -252,28 +232,51 @@ impl Correlator {
                 request_type,
                 msg_seq: facts.msg_seq_num,
             };
-            if self.table.find(session, key, request.hash).is_some() {
-                self.counters.duplicate_requests += 1;
-                self.counters.untracked_requests += 1;
-                self.record_untracked(&request, Outcome::Untracked);
-            } else {
-                // A ClOrdID reused in a later epoch is a new order: the older one goes first.
-                if epoch_of(session) > 0 {
-                    self.supersede_older(session, key);
-                }
-                if self.early.is_empty() || !self.answered_before(&request, on_replayed) {
-                    self.track(&request);
-                }
-            }
+            self.request_of_key(&request, on_replayed);
         } else {
-            self.counters.missing_key += 1;
-            self.counters.untracked_requests += 1;
-            if let Some(book) = self.records.as_deref_mut() {
-                let row = book.row(session, &[], request_type, Some(ts_ns), facts.msg_seq_num);
-                book.done_now(row, Outcome::Untracked);
-            }
+            self.request_without_key(session, request_type, ts_ns, facts.msg_seq_num);
         }
         self.key_buf = key_buf;
+    }
+
+    /// A request with its key (counted in `requests` already): tracked, unless its key is
+    /// already pending or responses of its order came first.
+    #[inline(always)]
+    fn request_of_key<F>(&mut self, request: &NewRequest<'_>, on_replayed: F)
+    where
+        F: FnMut(Latency, &[u8], &Replay),
+    {
+        let (session, key) = (request.session, request.key);
+        if self.table.find(session, key, request.hash).is_some() {
+            self.counters.duplicate_requests += 1;
+            self.counters.untracked_requests += 1;
+            self.record_untracked(request, Outcome::Untracked);
+        } else {
+            // A ClOrdID reused in a later epoch is a new order: the older one goes first.
+            if epoch_of(session) > 0 {
+                self.supersede_older(session, key);
+            }
+            if self.early.is_empty() || !self.answered_before(request, on_replayed) {
+                self.track(request);
+            }
+        }
+    }
+
+    /// A request without its key (counted in `requests` already): never tracked.
+    #[cold]
+    fn request_without_key(
+        &mut self,
+        session: u64,
+        request_type: RequestType,
+        ts_ns: u64,
+        msg_seq: u32,
+    ) {
+        self.counters.missing_key += 1;
+        self.counters.untracked_requests += 1;
+        if let Some(book) = self.records.as_deref_mut() {
+            let row = book.row(session, &[], request_type, Some(ts_ns), msg_seq);
+            book.done_now(row, Outcome::Untracked);
+        }
     }
 
     /// A request done at once (`--records`): never tracked, or over before it was seen.
@@ -551,7 +554,8 @@ impl Correlator {
         let p = self.table.get_mut(slot);
         let late = p.timed_out;
         let after_hole = answered_in_hole(&self.response_holes, session, p.request_ts_ns);
-        let reversed_now = first && stamped_before_its_request(p, ts_ns, counters);
+        let reversed_now = first && p.answered_before_it_was_seen(ts_ns);
+        counters.response_before_request += u64::from(reversed_now);
         let reversed = p.seen_after_its_response();
         let order = OrderFacts::of(p, session);
         let mut book = self.records.as_deref_mut();
@@ -722,7 +726,8 @@ impl Correlator {
         let p = self.table.get_mut(slot);
         let late = p.timed_out;
         let after_hole = answered_in_hole(&self.response_holes, session, p.request_ts_ns);
-        let reversed_now = first && stamped_before_its_request(p, ts_ns, &mut self.counters);
+        let reversed_now = first && p.answered_before_it_was_seen(ts_ns);
+        self.counters.response_before_request += u64::from(reversed_now);
         let mut stages = [None, None];
         if first {
             stages[0] = Some(Stage::FirstResponse);
@@ -878,6 +883,8 @@ impl Correlator {
         self.table.footprint()
     }
 }
+
+mod neutral;
 
 #[cfg(test)]
 mod tests;

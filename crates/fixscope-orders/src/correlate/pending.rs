@@ -67,6 +67,21 @@ impl Pending {
         self.request_ts_ns == SEEN_AFTER_ITS_RESPONSE
     }
 
+    /// Its first response, at `ts_ns`, is stamped before the request: the capture put them
+    /// out of the wire's order (host stamps; a hole in the response stream that a later
+    /// segment filled is reordering, not delay — the response is timed by its own
+    /// segment). As for a response read before its request (`early.rs`), the order then
+    /// records no latency, now or from its later responses, and the caller counts it once
+    /// in `response_before_request`. True when it was.
+    #[inline]
+    pub fn answered_before_it_was_seen(&mut self, ts_ns: u64) -> bool {
+        if ts_ns >= self.request_ts_ns || self.seen_after_its_response() {
+            return false;
+        }
+        self.request_ts_ns = SEEN_AFTER_ITS_RESPONSE;
+        true
+    }
+
     /// The hash of (session, key) the index files it under.
     pub fn hash_of(&self) -> u64 {
         self.hash
