@@ -22,9 +22,11 @@
 
 pub mod contract;
 mod framer;
+pub mod name;
 pub mod order;
 
 pub use fixscope_model::counters::framing::FramingCounters;
 pub use fixscope_model::segment::ByteTimes;
 pub use framer::{FramedMessage, Framer, Protocol, Recognition};
+pub use name::{ProtocolAssignment, ProtocolName, ProtocolPorts};
 pub use order::{OrderEvent, RequestType, ResponseCode, ResponseKind};

@@ -11,6 +11,7 @@ pub mod breakdown;
 pub mod correlation;
 pub mod framing;
 pub mod hops;
+pub mod ouch;
 pub mod points;
 pub mod reassembly;
 pub mod session;
@@ -19,6 +20,7 @@ pub use breakdown::BreakdownCounters;
 pub use correlation::CorrelationCounters;
 pub use framing::FramingCounters;
 pub use hops::HopCounters;
+pub use ouch::OuchCounters;
 pub use points::PointCounters;
 pub use reassembly::ReassemblyCounters;
 pub use session::SessionCounters;
@@ -90,6 +92,13 @@ pub struct Counters {
         deserialize_with = "crate::counters::tls::counters_if_present"
     )]
     pub tls: Option<TlsCounters>,
+    /// OUCH over SoupBinTCP (`--protocol PORTS=ouch42|ouch50` only: absent otherwise).
+    #[serde(
+        flatten,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::counters::ouch::counters_if_present"
+    )]
+    pub ouch: Option<OuchCounters>,
 }
 
 impl Counters {
@@ -130,6 +139,14 @@ macro_rules! count_fields {
 }
 
 count_fields! {
+    OuchCounters {
+        soupbin_login_requests, soupbin_logins, soupbin_login_rejects, soupbin_logouts,
+        soupbin_end_of_session, soupbin_heartbeats, soupbin_debug_packets,
+        soupbin_sequenced_packets, soupbin_replayed_packets, soupbin_sequence_gaps,
+        soupbin_sequence_gap_packets, ouch_resent_requests, soupbin_before_login,
+        soupbin_undecodable_packets, ouch_undecodable_messages, ouch_other_messages,
+        soupbin_wrong_side_packets, ouch_unknown_order_responses,
+    }
     FramingCounters { messages, bad_checksum, bad_body_length, skipped_bytes, gap_cut_messages }
     ReassemblyCounters { retransmitted_bytes, out_of_order_segments, gaps, gap_bytes }
     CorrelationCounters {
@@ -199,6 +216,11 @@ impl Counters {
             (mine @ None, Some(theirs)) => *mine = Some(*theirs),
             _ => {}
         }
+        match (&mut self.ouch, &other.ouch) {
+            (Some(mine), Some(theirs)) => mine.merge_from(theirs),
+            (mine @ None, Some(theirs)) => *mine = Some(*theirs),
+            _ => {}
+        }
     }
 
     /// What each counter added since `earlier` (an interval's own counts), without
@@ -240,6 +262,10 @@ impl Counters {
                 (Some(now), Some(then)) => Some(now.minus(then)),
                 (now, _) => *now,
             },
+            ouch: match (&self.ouch, &earlier.ouch) {
+                (Some(now), Some(then)) => Some(now.minus(then)),
+                (now, _) => *now,
+            },
         }
     }
 }
@@ -256,6 +282,7 @@ mod tests {
             hops: Some(HopCounters::default()),
             points: Some(PointCounters::default()),
             tls: Some(TlsCounters::default()),
+            ouch: Some(OuchCounters::default()),
             ..Counters::default()
         }
         .list();
@@ -297,6 +324,7 @@ mod tests {
             hops: Some(HopCounters::default()),
             points: Some(PointCounters::default()),
             tls: Some(TlsCounters::default()),
+            ouch: Some(OuchCounters::default()),
             ..Counters::default()
         }
         .list();
