@@ -4,14 +4,23 @@
 //! message inside a `U` (client → host) or `S` (host → client) packet; `encode` builds
 //! both, for the tests. [`Ouch42`] and [`Ouch50`] are the seam's `Protocol`s.
 //!
-//! The crate frames and decodes; the correlator does not use it yet (it still takes FIX's
-//! facts: docs/architecture.md, "Adding a protocol"; docs/protocols.md says how OUCH's
-//! responses pair with their requests).
+//! `orders` is the order layer: an [`orders::OuchConnection`] per TCP connection, fed the
+//! framed packets of both directions in capture order, says what each means to the
+//! correlator (at most one seam `OrderEvent`) and to the session table (a
+//! [`session::SessionFact`]); what outlives a connection — the logical session's highest
+//! host sequence number, its keys and open orders — is in the run's
+//! [`session::SessionBook`], so a re-login's replay counts nothing twice.
+//!
+//! Nothing consumes the crate yet: the correlator still takes FIX's facts
+//! (docs/architecture.md, "Adding a protocol"; docs/protocols.md, "Session and pairing
+//! rules", says how OUCH's responses pair with their requests).
 
 pub mod encode;
+pub mod orders;
 pub mod ouch42;
 pub mod ouch50;
 mod read;
+pub mod session;
 pub mod soupbin;
 
 use fixscope_protocol::Recognition;

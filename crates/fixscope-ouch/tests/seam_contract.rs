@@ -1,12 +1,15 @@
 //! The SoupBinTCP framer keeps the seam's contract (fixscope_protocol::contract) on
 //! streams of OUCH 4.2 and 5.0 sessions, each direction on its own; the crate's one test
-//! binary also holds the decoders' tests (`decode`), bad input (`faults`) and the
-//! cross-check against Wireshark's dissectors (`tshark`).
+//! binary also holds the decoders' tests (`decode`), bad input (`faults`), the
+//! cross-check against Wireshark's dissectors (`tshark`) and the order layer's sessions
+//! (`orders`).
 
 #[path = "seam_contract/decode.rs"]
 mod decode;
 #[path = "seam_contract/faults.rs"]
 mod faults;
+#[path = "seam_contract/orders.rs"]
+mod orders;
 #[path = "seam_contract/samples.rs"]
 mod samples;
 #[path = "seam_contract/tshark.rs"]
