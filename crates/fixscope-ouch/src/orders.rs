@@ -21,7 +21,9 @@ use std::collections::{HashMap, HashSet};
 
 use fixscope_protocol::{OrderEvent, RequestType, ResponseCode, ResponseKind};
 
-use crate::session::{Key, OuchCounters, SessionBook, SessionFact, SessionName, KEY_CAPACITY};
+use crate::session::{
+    Key, Numbered, OuchCounters, SessionBook, SessionFact, SessionName, KEY_CAPACITY,
+};
 use crate::soupbin::{self, Side, SoupPacket};
 use crate::{ouch42, ouch50};
 
@@ -267,11 +269,25 @@ impl OuchConnection {
         let sequence = self.next_sequence;
         self.next_sequence += 1;
         let s = book.entry(name);
-        let replayed = !s.take_new(sequence);
-        let fact = Some(SessionFact::Sequenced { sequence, replayed });
-        if replayed {
-            self.counters.replayed_packets += 1;
-            return Outcome { event: None, fact };
+        let numbered = s.number(sequence);
+        let fact = Some(SessionFact::Sequenced {
+            sequence,
+            replayed: numbered != Numbered::New,
+            recovered: numbered == Numbered::Recovered,
+        });
+        match numbered {
+            Numbered::New => {}
+            Numbered::Replayed => {
+                self.counters.replayed_packets += 1;
+                return Outcome { event: None, fact };
+            }
+            Numbered::Recovered => {
+                // Its time is the replay's: it would time its request by the reconnect.
+                self.counters.replayed_packets += 1;
+                self.counters.recovered_packets += 1;
+                s.orders.response(self.version, message, &mut self.counters);
+                return Outcome { event: None, fact };
+            }
         }
         self.counters.sequenced_packets += 1;
         Outcome {

@@ -97,19 +97,18 @@ pub(crate) struct LogicalSession {
 }
 
 impl LogicalSession {
-    /// Whether the host packet numbered `sequence` is new to this run (and, if so, takes
-    /// it as seen): above the highest seen, or inside a range a gap skipped.
-    pub(crate) fn take_new(&mut self, sequence: u64) -> bool {
+    /// What the host packet numbered `sequence` is to this run (and takes it as seen).
+    pub(crate) fn number(&mut self, sequence: u64) -> Numbered {
         if sequence > self.highest_sequence {
             self.highest_sequence = sequence;
-            return true;
+            return Numbered::New;
         }
         let Some(i) = self
             .missing
             .iter()
             .position(|&(first, last)| (first..=last).contains(&sequence))
         else {
-            return false;
+            return Numbered::Replayed;
         };
         let (first, last) = self.missing[i];
         match (sequence == first, sequence == last) {
@@ -123,8 +122,20 @@ impl LogicalSession {
                 self.missing.push((sequence + 1, last));
             }
         }
-        true
+        Numbered::Recovered
     }
+}
+
+/// What a host packet's number says of it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Numbered {
+    /// Above the highest seen: sent now.
+    New,
+    /// At or below the highest seen, and seen: a replay.
+    Replayed,
+    /// At or below the highest seen, inside a range a gap skipped: a replay of a packet
+    /// this run never saw sent.
+    Recovered,
 }
 
 /// The logical sessions of a run, by (session id, username): shared by every connection,
@@ -187,6 +198,10 @@ pub struct OuchCounters {
     /// Host `S` packets numbered at or below the highest seen of their logical session: a
     /// replay after a re-login, emitting no order event.
     pub replayed_packets: u64,
+    /// Those of the replayed packets whose numbers a gap had skipped (never seen sent):
+    /// applied to the orders' state (shares, ends), still no event — their capture time
+    /// is the replay's, not their sending's.
+    pub recovered_packets: u64,
     /// Login Accepted packets whose next sequence number skips past the highest seen + 1.
     pub sequence_gaps: u64,
     /// The host packets those gaps skipped (never seen by this run).
@@ -225,6 +240,7 @@ impl OuchCounters {
             debug_packets,
             sequenced_packets,
             replayed_packets,
+            recovered_packets,
             sequence_gaps,
             sequence_gap_packets,
             resent_requests,
@@ -244,6 +260,7 @@ impl OuchCounters {
         self.debug_packets += debug_packets;
         self.sequenced_packets += sequenced_packets;
         self.replayed_packets += replayed_packets;
+        self.recovered_packets += recovered_packets;
         self.sequence_gaps += sequence_gaps;
         self.sequence_gap_packets += sequence_gap_packets;
         self.resent_requests += resent_requests;
@@ -277,8 +294,13 @@ pub enum SessionFact {
     },
     /// `J`.
     LoginRejected { reason: u8 },
-    /// An `S` packet, numbered `sequence`; `replayed` when not above the highest seen.
-    Sequenced { sequence: u64, replayed: bool },
+    /// An `S` packet, numbered `sequence`; `replayed` when not above the highest seen
+    /// (no event); `recovered` when it is a replay of a number a gap skipped.
+    Sequenced {
+        sequence: u64,
+        replayed: bool,
+        recovered: bool,
+    },
     /// `O` from the client.
     LogoutRequested,
     /// `Z` from the host.
@@ -304,13 +326,15 @@ mod tests {
 
     #[test]
     fn a_sequence_number_is_new_once_even_inside_a_gap() {
+        use Numbered::*;
         let mut s = LogicalSession::default();
-        assert!(s.take_new(1) && s.take_new(2) && !s.take_new(2) && !s.take_new(1));
+        let seen: Vec<_> = [1, 2, 2, 1].map(|n| s.number(n)).into();
+        assert_eq!(seen, [New, New, Replayed, Replayed]);
         s.missing.push((3, 7));
-        assert!(s.take_new(8));
+        assert_eq!(s.number(8), New);
         for n in [5, 3, 7, 4, 6] {
-            assert!(s.take_new(n), "{n}");
-            assert!(!s.take_new(n), "{n} again");
+            assert_eq!(s.number(n), Recovered, "{n}");
+            assert_eq!(s.number(n), Replayed, "{n} again");
         }
         assert!(s.missing.is_empty());
     }

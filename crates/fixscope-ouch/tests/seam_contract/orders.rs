@@ -172,7 +172,8 @@ fn ouch42_enter_accepted_and_fills_are_terminal_only_at_the_full_fill() {
         system.fact,
         Some(SessionFact::Sequenced {
             sequence: 1,
-            replayed: false
+            replayed: false,
+            recovered: false
         })
     );
     // The token is 14 bytes on the wire, space padded: the key is without the padding.
@@ -562,7 +563,7 @@ fn a_relogin_replays_nothing_twice_and_a_resent_order_is_a_resend() {
 }
 
 #[test]
-fn a_relogin_past_the_highest_seen_is_a_gap_whose_packets_are_new_if_replayed_later() {
+fn a_relogin_past_the_highest_seen_is_a_gap_whose_packets_count_for_shares_if_replayed_later() {
     let mut book = SessionBook::new();
     let mut first = Conn::new(Version::Ouch42);
     first.login(&mut book, b"USER01", b"S42", 1);
@@ -598,24 +599,46 @@ fn a_relogin_past_the_highest_seen_is_a_gap_whose_packets_are_new_if_replayed_la
         response(b"A1", "fill terminal", b"", b"E"),
         "packet 6",
     );
-    // A third connection asks for 4: 4 and 5 are new to this run, 6 a replay.
+    // A third connection asks for 4: 4 and 5 were never seen sent; they are replays all
+    // the same (their time is the reconnect's), so no event, but their fills count: A2
+    // is filled by packet 4, and A3's second fill (packet 7) is its last.
     let mut third = Conn::new(Version::Ouch42);
     third.login(&mut book, b"USER01", b"S42", 4);
     let four = third.host(&mut book, &executed42(b"A2", 300, 4));
-    assert_event(
-        &four,
-        response(b"A2", "fill terminal", b"", b"E"),
-        "packet 4",
+    assert_event(&four, None, "packet 4");
+    assert_eq!(
+        four.fact,
+        Some(SessionFact::Sequenced {
+            sequence: 4,
+            replayed: true,
+            recovered: true
+        })
     );
-    let five = third.host(&mut book, &executed42(b"A3", 300, 5));
-    assert_event(
-        &five,
-        response(b"A3", "fill terminal", b"", b"E"),
-        "packet 5",
-    );
+    let five = third.host(&mut book, &executed42(b"A3", 100, 5));
+    assert_event(&five, None, "packet 5");
     let six_again = third.host(&mut book, &executed42(b"A1", 300, 6));
     assert_event(&six_again, None, "packet 6 again");
-    assert_eq!(third.0.counters().replayed_packets, 1);
+    assert!(matches!(
+        six_again.fact,
+        Some(SessionFact::Sequenced {
+            replayed: true,
+            recovered: false,
+            ..
+        })
+    ));
+    let seven = third.host(&mut book, &executed42(b"A3", 200, 7));
+    assert_event(
+        &seven,
+        response(b"A3", "fill terminal", b"", b"E"),
+        "packet 7",
+    );
+    let n = third.0.counters();
+    assert_eq!((n.replayed_packets, n.recovered_packets), (3, 2));
+    let name = SessionName {
+        session: Key::new(b"S42"),
+        username: Key::new(b"USER01"),
+    };
+    assert_eq!(book.open_orders(&name), 0, "A2 ended by a recovered packet");
 }
 
 #[test]
