@@ -34,6 +34,7 @@ pub use fixscope_streams::{reassembly, tls};
 
 /// FIX, the first protocol on the seam (fixscope-fix).
 pub use fixscope_fix as fix;
+pub use fixscope_protocol as protocol;
 
 /// The order layer: correlation, the session layer, consumers, joins, sinks (fixscope-orders).
 pub use fixscope_orders::{

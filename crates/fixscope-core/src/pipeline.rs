@@ -28,6 +28,7 @@ use crate::source::Counter;
 use crate::stats::Stats;
 use share::ShardState;
 
+mod binary;
 mod config;
 mod connections;
 mod deadlines;
@@ -75,6 +76,8 @@ pub struct Pipeline {
     next_session: u64,
     /// The FIX session layer: sessions by CompIDs, epochs, sequence numbers, replays.
     session_layer: SessionLayer,
+    /// Binary order protocols' logical sessions (`--protocol`).
+    binary: binary::BinaryRun,
     correlator: Correlator,
     stats: Stats,
     framing: FramingCounters,
@@ -147,6 +150,7 @@ impl Pipeline {
             connections: HashMap::new(),
             next_session: 1,
             session_layer: SessionLayer::new(),
+            binary: binary::BinaryRun::default(),
             framing: FramingCounters::default(),
             reassembly: ReassemblyCounters::default(),
             tls: Default::default(),
@@ -383,7 +387,13 @@ impl Pipeline {
             if let Some(b) = sink.router.breakdown.as_mut() {
                 b.connection_opened(&key);
             }
-            Connection::new(key, seg.ts_ns, sink.opened(key), sink.tls_keys.is_some())
+            Connection::new(
+                key,
+                seg.ts_ns,
+                sink.opened(key),
+                sink.tls_keys.is_some(),
+                sink.protocols.of(key.server.port),
+            )
         });
         // A SYN with a new initial sequence number on a known 4-tuple is a new connection
         // (port reuse): its messages bind their session afresh, so the old connection's
@@ -399,7 +409,13 @@ impl Pipeline {
         if reused {
             *connections_opened += 1;
             conn.close(&mut sink);
-            *conn = Connection::new(key, seg.ts_ns, sink.opened(key), sink.tls_keys.is_some());
+            *conn = Connection::new(
+                key,
+                seg.ts_ns,
+                sink.opened(key),
+                sink.tls_keys.is_some(),
+                sink.protocols.of(key.server.port),
+            );
             if let Some(b) = sink.router.breakdown.as_mut() {
                 // The old connection's calls are not this one's.
                 b.drop_connection(&key);
@@ -417,6 +433,7 @@ impl Pipeline {
         let slot = conn.slot;
         let binding = &mut conn.binding;
         let tls = &mut conn.tls;
+        let binary = &mut conn.binary;
         let (this, other) = match direction {
             Direction::Request => (&mut conn.request, &mut conn.response),
             Direction::Response => (&mut conn.response, &mut conn.request),
@@ -443,6 +460,7 @@ impl Pipeline {
                 sink.half_stream_event(
                     event,
                     tls,
+                    binary,
                     [&mut this.framer, &mut other.framer],
                     direction,
                     binding,
@@ -556,6 +574,7 @@ impl Pipeline {
             correlator,
             stats,
             framing,
+            binary,
             reassembly,
             tls,
             config,
@@ -584,6 +603,7 @@ impl Pipeline {
                 tls,
                 held_for_key,
                 forward: forward.as_mut(),
+                protocols: &config.protocols,
                 router: Router {
                     key: &config.key,
                     correlator,
@@ -597,6 +617,7 @@ impl Pipeline {
                     next_session,
                     unix_offset_ns: *unix_offset_ns,
                     shard,
+                    binary,
                 },
             },
         }

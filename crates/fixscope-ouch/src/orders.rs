@@ -158,11 +158,11 @@ impl OuchConnection {
         ts_ns: u64,
     ) -> Outcome {
         let Ok(packet) = soupbin::decode(frame) else {
-            self.counters.undecodable_packets += 1;
+            self.counters.soupbin_undecodable_packets += 1;
             return Outcome::default();
         };
         if sender(&packet).is_some_and(|s| s != side) {
-            self.counters.wrong_side_packets += 1;
+            self.counters.soupbin_wrong_side_packets += 1;
             return Outcome::default();
         }
         let fact = |f| Outcome {
@@ -172,7 +172,7 @@ impl OuchConnection {
         let c = &mut self.counters;
         match packet {
             SoupPacket::Debug { .. } => {
-                c.debug_packets += 1;
+                c.soupbin_debug_packets += 1;
                 Outcome::default()
             }
             SoupPacket::LoginRequest {
@@ -180,7 +180,7 @@ impl OuchConnection {
                 requested_session,
                 requested_sequence,
             } => {
-                c.login_requests += 1;
+                c.soupbin_login_requests += 1;
                 self.username = Key::new(username);
                 fact(SessionFact::LoginRequested {
                     username: self.username,
@@ -194,30 +194,30 @@ impl OuchConnection {
             } => match next_sequence {
                 Some(n) => fact(self.login_accepted(book, Key::new(session), n, ts_ns)),
                 None => {
-                    c.undecodable_packets += 1;
+                    c.soupbin_undecodable_packets += 1;
                     Outcome::default()
                 }
             },
             SoupPacket::LoginRejected { reason } => {
-                c.login_rejects += 1;
+                c.soupbin_login_rejects += 1;
                 fact(SessionFact::LoginRejected { reason })
             }
             SoupPacket::ServerHeartbeat | SoupPacket::ClientHeartbeat => {
-                c.heartbeats += 1;
+                c.soupbin_heartbeats += 1;
                 fact(SessionFact::Heartbeat)
             }
             SoupPacket::EndOfSession => {
-                c.end_of_session += 1;
+                c.soupbin_end_of_session += 1;
                 fact(SessionFact::EndOfSession)
             }
             SoupPacket::LogoutRequest => {
-                c.logouts += 1;
+                c.soupbin_logouts += 1;
                 fact(SessionFact::LogoutRequested)
             }
             SoupPacket::SequencedData { message } => self.sequenced(book, message),
             SoupPacket::UnsequencedData { message } => {
                 let Some(name) = self.name else {
-                    c.before_login += 1;
+                    c.soupbin_before_login += 1;
                     return Outcome::default();
                 };
                 let orders = &mut book.entry(name).orders;
@@ -236,7 +236,7 @@ impl OuchConnection {
         next_sequence: u64,
         ts_ns: u64,
     ) -> SessionFact {
-        self.counters.logins += 1;
+        self.counters.soupbin_logins += 1;
         let name = SessionName {
             session,
             username: self.username,
@@ -247,8 +247,8 @@ impl OuchConnection {
         if resumed && next_sequence > s.highest_sequence + 1 {
             gap_packets = next_sequence - s.highest_sequence - 1;
             s.missing.push((s.highest_sequence + 1, next_sequence - 1));
-            self.counters.sequence_gaps += 1;
-            self.counters.sequence_gap_packets += gap_packets;
+            self.counters.soupbin_sequence_gaps += 1;
+            self.counters.soupbin_sequence_gap_packets += gap_packets;
         }
         self.name = Some(name);
         self.next_sequence = next_sequence;
@@ -263,7 +263,7 @@ impl OuchConnection {
 
     fn sequenced(&mut self, book: &mut SessionBook, message: &[u8]) -> Outcome {
         let Some(name) = self.name else {
-            self.counters.before_login += 1;
+            self.counters.soupbin_before_login += 1;
             return Outcome::default();
         };
         let sequence = self.next_sequence;
@@ -278,18 +278,18 @@ impl OuchConnection {
         match numbered {
             Numbered::New => {}
             Numbered::Replayed => {
-                self.counters.replayed_packets += 1;
+                self.counters.soupbin_replayed_packets += 1;
                 return Outcome { event: None, fact };
             }
             Numbered::Recovered => {
                 // Its time is the replay's: it would time its request by the reconnect.
-                self.counters.replayed_packets += 1;
-                self.counters.recovered_packets += 1;
+                self.counters.soupbin_replayed_packets += 1;
+                self.counters.soupbin_recovered_packets += 1;
                 s.orders.response(self.version, message, &mut self.counters);
                 return Outcome { event: None, fact };
             }
         }
-        self.counters.sequenced_packets += 1;
+        self.counters.soupbin_sequenced_packets += 1;
         Outcome {
             event: s.orders.response(self.version, message, &mut self.counters),
             fact,
@@ -361,11 +361,11 @@ impl OrderBook {
         let request = match request {
             Ok(Some(r)) => r,
             Ok(None) => {
-                c.other_messages += 1;
+                c.ouch_other_messages += 1;
                 return None;
             }
             Err(_) => {
-                c.undecodable_messages += 1;
+                c.ouch_undecodable_messages += 1;
                 return None;
             }
         };
@@ -397,7 +397,7 @@ impl OrderBook {
             }
         };
         if resend {
-            c.resent_requests += 1;
+            c.ouch_resent_requests += 1;
         }
         Some(OuchEvent::Request {
             request_type,
@@ -436,7 +436,7 @@ impl OrderBook {
     /// The order `key` a response is about; counted when the run never saw it.
     fn order(&mut self, key: Key, c: &mut OuchCounters) -> Order {
         if !self.seen.contains(&key) {
-            c.unknown_order_responses += 1;
+            c.ouch_unknown_order_responses += 1;
             self.seen.insert(key);
         }
         self.orders.get(&key).copied().unwrap_or_default()
@@ -456,11 +456,11 @@ impl OrderBook {
         let (response, letter) = match response {
             Ok(Some(r)) => r,
             Ok(None) => {
-                c.other_messages += 1;
+                c.ouch_other_messages += 1;
                 return None;
             }
             Err(_) => {
-                c.undecodable_messages += 1;
+                c.ouch_undecodable_messages += 1;
                 return None;
             }
         };
@@ -472,7 +472,7 @@ impl OrderBook {
                 shares,
             } => {
                 if !self.seen.contains(&key) {
-                    c.unknown_order_responses += 1;
+                    c.ouch_unknown_order_responses += 1;
                 }
                 self.see(key, number);
                 let o = self.orders.entry(key).or_default();
@@ -486,7 +486,7 @@ impl OrderBook {
                 shares,
             } => {
                 if !self.seen.contains(&key) {
-                    c.unknown_order_responses += 1;
+                    c.ouch_unknown_order_responses += 1;
                 }
                 self.see(key, number);
                 self.orders.remove(&previous);

@@ -170,6 +170,9 @@ pub struct AnalysisArgs {
     /// A router hop by hop (`--leg`, `--link`, `--link-window`).
     #[command(flatten)]
     pub legs: crate::cli_legs::LegArgs,
+    /// The order protocol per port (`--protocol PORTS=NAME`).
+    #[command(flatten)]
+    pub protocol: crate::cli_protocol::ProtocolArgs,
     /// Verbose: say what is being read/attached and the source's counters on stderr.
     #[arg(short = 'v', long)]
     pub verbose: bool,
@@ -301,6 +304,13 @@ impl AnalysisArgs {
             interval_ns: self.effective_interval_ns(),
             slowest: self.slowest,
             hops: self.legs.hop_config((self.timeout_s * 1e9) as u64)?,
+            protocols: self.protocol.ports(&[
+                ("--leg", !self.legs.legs.is_empty()),
+                ("--trace", self.trace.is_some()),
+                ("--by", self.by.is_some()),
+                ("--records", self.records.records.is_some()),
+                ("--clickhouse", self.records.clickhouse.is_some()),
+            ])?,
             ..PipelineConfig::default()
         })
     }

@@ -12,6 +12,7 @@ impl AnalysisArgs {
             port_arg: Some(ports.clone()),
             ports,
             legs: Default::default(),
+            protocol: Default::default(),
             role: Role::Server,
             interval_s: 1.0,
             max_pending: 1 << 20,

@@ -21,14 +21,16 @@ use crate::tui::{self, Tui};
 
 pub fn run(args: &LiveArgs) -> Result<ExitCode> {
     let mut config = args.live_config()?;
-    let mut pipeline = Pipeline::new(crate::cli_tls::with_followed_keys(
-        &args.tls.tls_keylog,
-        config.tls_uprobes,
-        fixscope_core::PipelineConfig {
-            breakdown: args.breakdown,
-            breakdown_role: args.analysis.role,
-            ..args.analysis.pipeline_config()?
-        },
+    let mut pipeline = Pipeline::new(crate::cli_protocol::checked(
+        crate::cli_tls::with_followed_keys(
+            &args.tls.tls_keylog,
+            config.tls_uprobes,
+            fixscope_core::PipelineConfig {
+                breakdown: args.breakdown,
+                breakdown_role: args.analysis.role,
+                ..args.analysis.pipeline_config()?
+            },
+        )?,
     )?);
     let stop = Shutdown::on_signals().context("cannot install signal handlers")?;
     // A service's SIGHUP (logrotate) reopens the log files (reopen.rs) and never ends the

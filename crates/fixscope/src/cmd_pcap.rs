@@ -50,6 +50,7 @@ pub fn run(args: &PcapArgs) -> Result<ExitCode> {
         // The summary names the TLS connections no pipeline of the run could decrypt.
         config.tls_undecrypted = Some(Default::default());
     }
+    let config = crate::cli_protocol::checked(config)?;
     run_plan(args, captures, config)
 }
 
@@ -263,10 +264,12 @@ fn plan(args: &PcapArgs, captures: &[PathBuf]) -> Plan {
         || args.points.given()
         || a.prometheus.is_some()
         || a.prometheus_textfile.is_some()
+        || !a.protocol.protocol.is_empty()
     {
         if asked {
             say::info(
-                "--trace, --leg, --point and Prometheus run on one pipeline: --threads ignored",
+                "--trace, --leg, --point, --protocol and Prometheus run on one pipeline: \
+                 --threads ignored",
             );
         }
         return Plan::ReadingThread;

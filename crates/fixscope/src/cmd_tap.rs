@@ -21,10 +21,12 @@ use crate::tui::{self, Tui};
 pub fn run(args: &LiveArgs) -> Result<ExitCode> {
     let config = args.tap_config()?;
     fixscope_core::wire_stamp::choose(args.tap.wire_timestamps);
-    let mut pipeline = Pipeline::new(crate::cli_tls::with_followed_keys(
-        &args.tls.tls_keylog,
-        false,
-        args.analysis.pipeline_config()?,
+    let mut pipeline = Pipeline::new(crate::cli_protocol::checked(
+        crate::cli_tls::with_followed_keys(
+            &args.tls.tls_keylog,
+            false,
+            args.analysis.pipeline_config()?,
+        )?,
     )?);
     pipeline.set_timestamp_source(config.timestamps.name());
     let stop = Shutdown::on_signals().context("cannot install signal handlers")?;

@@ -9,6 +9,7 @@ mod cli_legs;
 mod cli_packaging;
 mod cli_points;
 mod cli_prometheus;
+mod cli_protocol;
 mod cli_records;
 mod cli_text;
 mod cli_tls;

@@ -44,6 +44,8 @@ pub struct PipelineConfig {
     pub tls_keys: Option<std::sync::Arc<crate::tls::KeyStore>>,
     /// With `tls_keys`: where the TLS connections not decrypted are named.
     pub tls_undecrypted: Option<std::sync::Arc<crate::tls::UndecryptedConnections>>,
+    /// The protocol of each watched port (`--protocol PORTS=NAME`; FIX where none is named).
+    pub protocols: fixscope_protocol::ProtocolPorts,
 }
 
 impl Default for PipelineConfig {
@@ -65,6 +67,7 @@ impl Default for PipelineConfig {
             points: None,
             tls_keys: None,
             tls_undecrypted: None,
+            protocols: fixscope_protocol::ProtocolPorts::default(),
         }
     }
 }

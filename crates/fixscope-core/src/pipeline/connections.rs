@@ -5,6 +5,9 @@ use hashbrown::HashMap;
 
 use super::routing::{MessageSink, TlsInput};
 use crate::fix::framing::StreamFramer;
+use fixscope_protocol::ProtocolName;
+
+use super::binary::BinaryConnection;
 use crate::reassembly::{ReassemblyCounters, StreamReassembler};
 use crate::segment::{ConnectionKey, Direction};
 use crate::session::Binding;
@@ -33,10 +36,18 @@ pub(crate) struct Connection {
     pub(crate) payload_seen: bool,
     /// `--tls-keylog`: the connection's decryption (plain FIX passes through it).
     pub(crate) tls: Option<Box<TlsConnection>>,
+    /// A binary order protocol's framing and order layer (`--protocol`): `None` for FIX.
+    pub(crate) binary: Option<Box<BinaryConnection>>,
 }
 
 impl Connection {
-    pub(crate) fn new(key: ConnectionKey, now_ns: u64, slot: u32, tls: bool) -> Self {
+    pub(crate) fn new(
+        key: ConnectionKey,
+        now_ns: u64,
+        slot: u32,
+        tls: bool,
+        protocol: ProtocolName,
+    ) -> Self {
         let mut c = Connection {
             binding: None,
             key,
@@ -46,6 +57,7 @@ impl Connection {
             last_seen_ns: now_ns,
             payload_seen: false,
             tls: tls.then(|| Box::new(TlsConnection::new())),
+            binary: BinaryConnection::of(protocol),
         };
         // A capture may start in the middle of a message: look for the first `8=FIX`.
         c.request.framer.resync();
@@ -67,6 +79,7 @@ impl Connection {
         let (key, slot) = (self.key, self.slot);
         let binding = &mut self.binding;
         let tls = &mut self.tls;
+        let binary = &mut self.binary;
         for direction in [Direction::Request, Direction::Response] {
             let (half, other) = match direction {
                 Direction::Request => (&mut self.request, &mut self.response),
@@ -76,6 +89,7 @@ impl Connection {
                 sink.half_stream_event(
                     event,
                     tls,
+                    binary,
                     [&mut half.framer, &mut other.framer],
                     direction,
                     binding,
@@ -112,6 +126,7 @@ impl Connection {
         let (key, slot) = (self.key, self.slot);
         let binding = &mut self.binding;
         let tls = &mut self.tls;
+        let binary = &mut self.binary;
         for direction in [Direction::Request, Direction::Response] {
             let (half, other) = match direction {
                 Direction::Request => (&mut self.request, &mut self.response),
@@ -121,6 +136,7 @@ impl Connection {
                 sink.half_stream_event(
                     event,
                     tls,
+                    binary,
                     [&mut half.framer, &mut other.framer],
                     direction,
                     binding,
@@ -153,6 +169,9 @@ impl Connection {
 
     /// The connection is gone: its session learns it (an anonymous one ends).
     pub(crate) fn close(&self, sink: &mut MessageSink<'_>) {
+        if let Some(b) = &self.binary {
+            sink.router.binary.ended.merge_from(&b.counters());
+        }
         if let Some(f) = sink.forward.as_deref_mut() {
             f.closed(self.slot);
             return;

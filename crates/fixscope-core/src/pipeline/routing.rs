@@ -51,6 +51,8 @@ pub(crate) struct MessageSink<'p> {
     pub(crate) held_for_key: &'p mut super::deadlines::Deadlines,
     /// Stage A of a two-stage run: messages go to stage B through this, not `router`.
     pub(crate) forward: Option<&'p mut Forwarder>,
+    /// The protocol of each watched port (`--protocol`).
+    pub(crate) protocols: &'p fixscope_protocol::ProtocolPorts,
     pub(crate) router: Router<'p>,
 }
 
@@ -74,6 +76,8 @@ pub(crate) struct Router<'p> {
     pub(crate) unix_offset_ns: i64,
     /// A worker of a sharded run: where the sessions it opens are noted for the merger.
     pub(crate) shard: &'p mut Option<ShardState>,
+    /// Binary order protocols' logical sessions (`--protocol`).
+    pub(crate) binary: &'p mut super::binary::BinaryRun,
 }
 
 impl MessageSink<'_> {
@@ -122,12 +126,16 @@ impl MessageSink<'_> {
         &mut self,
         event: StreamEvent<'_>,
         tls: &mut Option<Box<crate::tls::TlsConnection>>,
+        binary: &mut Option<Box<super::binary::BinaryConnection>>,
         framers: [&mut StreamFramer; 2],
         direction: Direction,
         binding: &mut Option<Binding>,
         conn: ConnectionKey,
         slot: u32,
     ) {
+        if let Some(b) = binary {
+            return self.binary_stream_event(event, b, direction, conn);
+        }
         match tls {
             None => {
                 let [this, _] = framers;

@@ -41,6 +41,21 @@ impl Pipeline {
         }
     }
 
+    /// The binary order protocols' counters (`--protocol`): the ended connections' and the
+    /// open ones'; `None` when no port is named for one.
+    fn binary_counters(&self) -> Option<crate::counters::OuchCounters> {
+        if !self.config.protocols.any_binary() {
+            return None;
+        }
+        let mut all = self.binary.ended;
+        for c in self.connections.values() {
+            if let Some(b) = &c.binary {
+                all.merge_from(&b.counters());
+            }
+        }
+        Some(all)
+    }
+
     /// A snapshot of every pipeline counter.
     pub fn counters(&self) -> Counters {
         let correlation = self.correlator.counters;
@@ -67,6 +82,7 @@ impl Pipeline {
             points: self.points.as_ref().map(|p| p.counters),
             session: self.session_layer.counters,
             tls: upstream.tls,
+            ouch: self.binary_counters(),
         }
     }
 }

@@ -142,7 +142,8 @@ count_fields! {
     OuchCounters {
         soupbin_login_requests, soupbin_logins, soupbin_login_rejects, soupbin_logouts,
         soupbin_end_of_session, soupbin_heartbeats, soupbin_debug_packets,
-        soupbin_sequenced_packets, soupbin_replayed_packets, soupbin_sequence_gaps,
+        soupbin_sequenced_packets, soupbin_replayed_packets, soupbin_recovered_packets,
+        soupbin_sequence_gaps,
         soupbin_sequence_gap_packets, ouch_resent_requests, soupbin_before_login,
         soupbin_undecodable_packets, ouch_undecodable_messages, ouch_other_messages,
         soupbin_wrong_side_packets, ouch_unknown_order_responses,

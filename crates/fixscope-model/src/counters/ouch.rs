@@ -26,6 +26,10 @@ pub struct OuchCounters {
     /// Host `S` packets numbered at or below the highest seen of their logical session: a
     /// replay after a re-login, emitting no order event (never counted twice).
     pub soupbin_replayed_packets: u64,
+    /// Those of the replayed packets whose numbers a gap had skipped (never seen sent):
+    /// applied to the orders' state (shares, ends), still no event — their capture time
+    /// is the replay's, not their sending's.
+    pub soupbin_recovered_packets: u64,
     /// Login Accepted packets whose next sequence number skips past the highest seen + 1.
     pub soupbin_sequence_gaps: u64,
     /// The host packets those gaps skipped (never seen by this run).

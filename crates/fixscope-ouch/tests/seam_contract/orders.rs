@@ -192,8 +192,15 @@ fn ouch42_enter_accepted_and_fills_are_terminal_only_at_the_full_fill() {
     assert_eq!(book.open_orders(&name), 0);
     assert_eq!(book.highest_sequence(&name), 4);
     let n = c.0.counters();
-    assert_eq!((n.logins, n.sequenced_packets, n.other_messages), (1, 4, 1));
-    assert_eq!((n.replayed_packets, n.resent_requests), (0, 0));
+    assert_eq!(
+        (
+            n.soupbin_logins,
+            n.soupbin_sequenced_packets,
+            n.ouch_other_messages
+        ),
+        (1, 4, 1)
+    );
+    assert_eq!((n.soupbin_replayed_packets, n.ouch_resent_requests), (0, 0));
 }
 
 #[test]
@@ -510,7 +517,7 @@ fn a_relogin_replays_nothing_twice_and_a_resent_order_is_a_resend() {
             Some(SessionFact::Sequenced { replayed: true, .. })
         ));
     }
-    assert_eq!(second.0.counters().replayed_packets, 2);
+    assert_eq!(second.0.counters().soupbin_replayed_packets, 2);
     let new = second.host(&mut book, &executed42(T1, 200, 2));
     assert_event(
         &new,
@@ -523,7 +530,7 @@ fn a_relogin_replays_nothing_twice_and_a_resent_order_is_a_resend() {
         request(RequestType::NewOrder, b"T2", true),
         "resent",
     );
-    assert_eq!(second.0.counters().resent_requests, 1);
+    assert_eq!(second.0.counters().ouch_resent_requests, 1);
     let fresh = second.client(&mut book, &enter42(b"T3"));
     assert_event(
         &fresh,
@@ -592,7 +599,10 @@ fn a_relogin_past_the_highest_seen_is_a_gap_whose_packets_count_for_shares_if_re
         })
     ));
     let n = second.0.counters();
-    assert_eq!((n.sequence_gaps, n.sequence_gap_packets), (1, 2));
+    assert_eq!(
+        (n.soupbin_sequence_gaps, n.soupbin_sequence_gap_packets),
+        (1, 2)
+    );
     let six = second.host(&mut book, &executed42(b"A1", 300, 6));
     assert_event(
         &six,
@@ -633,7 +643,10 @@ fn a_relogin_past_the_highest_seen_is_a_gap_whose_packets_count_for_shares_if_re
         "packet 7",
     );
     let n = third.0.counters();
-    assert_eq!((n.replayed_packets, n.recovered_packets), (3, 2));
+    assert_eq!(
+        (n.soupbin_replayed_packets, n.soupbin_recovered_packets),
+        (3, 2)
+    );
     let name = SessionName {
         session: Key::new(b"S42"),
         username: Key::new(b"USER01"),
@@ -681,12 +694,12 @@ fn bad_input_is_counted_and_numbering_goes_on() {
         Some(SessionFact::Sequenced { sequence: 2, .. })
     ));
     let n = *c.0.counters();
-    assert_eq!(n.before_login, 1);
-    assert_eq!(n.undecodable_messages, 3);
-    assert_eq!(n.undecodable_packets, 2);
-    assert_eq!(n.wrong_side_packets, 1);
+    assert_eq!(n.soupbin_before_login, 1);
+    assert_eq!(n.ouch_undecodable_messages, 3);
+    assert_eq!(n.soupbin_undecodable_packets, 2);
+    assert_eq!(n.soupbin_wrong_side_packets, 1);
     assert_eq!(
-        n.unknown_order_responses, 1,
+        n.ouch_unknown_order_responses, 1,
         "T1's Enter came before the login"
     );
 }

@@ -1,0 +1,63 @@
+//! `--protocol PORTS=NAME`: the order protocol of the connections on a watched port, for
+//! `pcap`, `live` and `live --tap` (docs/protocols.md).
+
+use anyhow::{bail, Result};
+use clap::Args;
+use fixscope_core::protocol::{ProtocolAssignment, ProtocolName, ProtocolPorts};
+
+#[derive(Args, Debug, Clone, Default)]
+pub struct ProtocolArgs {
+    /// The order protocol spoken on PORTS (of the watched ports): `fix` (the default
+    /// everywhere), `ouch42` or `ouch50` (Nasdaq OUCH over SoupBinTCP). Repeatable; a port
+    /// named twice for two protocols is an error.
+    #[arg(long = "protocol", value_name = "PORTS=NAME")]
+    pub protocol: Vec<ProtocolAssignment>,
+}
+
+impl ProtocolArgs {
+    /// The protocols by port; `uses` names the run's flags a binary protocol does not
+    /// serve yet (each refused by name).
+    pub fn ports(&self, unsupported: &[(&str, bool)]) -> Result<ProtocolPorts> {
+        let mut ports = ProtocolPorts::default();
+        for a in &self.protocol {
+            if a.name == ProtocolName::Ilink3 {
+                bail!(
+                    "--protocol {}: iLink 3 is not decoded yet (fix, ouch42, ouch50 are)",
+                    a.name
+                );
+            }
+            ports
+                .add(a.ports.clone(), a.name)
+                .map_err(|e| anyhow::anyhow!("--protocol: {e}"))?;
+        }
+        if ports.any_binary() {
+            if let Some((flag, _)) = unsupported.iter().find(|(_, given)| *given) {
+                bail!(
+                    "{flag} is not available on OUCH sessions yet: run it apart from --protocol \
+                     ouch42/ouch50 (docs/protocols.md)"
+                );
+            }
+        }
+        Ok(ports)
+    }
+}
+
+/// `config`, unless it runs a binary protocol with what its path does not serve yet (the
+/// in-host breakdown, TLS, two points, hops): those are refused by name, never left empty.
+pub fn checked(config: fixscope_core::PipelineConfig) -> Result<fixscope_core::PipelineConfig> {
+    if config.protocols.any_binary() {
+        let given = [
+            ("--breakdown", config.breakdown),
+            ("--tls-keylog/--tls-uprobes", config.tls_keys.is_some()),
+            ("--point", config.points.is_some()),
+            ("--leg", config.hops.is_some()),
+        ];
+        if let Some((flag, _)) = given.iter().find(|(_, on)| *on) {
+            bail!(
+                "{flag} is not available on OUCH sessions yet: run it apart from --protocol \
+                 ouch42/ouch50 (docs/protocols.md)"
+            );
+        }
+    }
+    Ok(config)
+}
