@@ -51,6 +51,9 @@ pub const ALARM_COUNTERS: &[&str] = &[
     "tls_uprobe_unmapped",
     "tls_uprobe_silent",
     "tls_uprobe_disagreed",
+    // OUCH: packets or messages that did not decode (their orders are missing).
+    "soupbin_undecodable_packets",
+    "ouch_undecodable_messages",
 ];
 
 /// Counters worth a line when not zero, without being alarms.
@@ -59,6 +62,16 @@ pub const NOTABLE_COUNTERS: &[&str] = &[
     // connection is the alarm), a check against the decryption that compared nothing.
     "tls_uprobe_memory_bio",
     "tls_uprobe_unchecked",
+    // OUCH's session layer: replays (never counted twice), gaps, resends, strays.
+    "soupbin_login_rejects",
+    "soupbin_replayed_packets",
+    "soupbin_recovered_packets",
+    "soupbin_sequence_gaps",
+    "soupbin_sequence_gap_packets",
+    "ouch_resent_requests",
+    "soupbin_before_login",
+    "soupbin_wrong_side_packets",
+    "ouch_unknown_order_responses",
     "unanswered_closed",
     "untracked_requests",
     "duplicate_requests",
@@ -161,6 +174,7 @@ mod tests {
             hops: Some(fixscope_hops::HopCounters::default()),
             points: Some(fixscope_orders::points::PointCounters::default()),
             tls: Some(fixscope_model::counters::TlsCounters::default()),
+            ouch: Some(fixscope_model::counters::OuchCounters::default()),
             ..Counters::default()
         }
         .list()
@@ -169,9 +183,16 @@ mod tests {
         .collect();
         // Source counters are named by their sources' crates; the pipeline's must exist.
         for name in ALARM_COUNTERS.iter().chain(NOTABLE_COUNTERS) {
-            let source = ["capture_", "late_records", "tap_", "breakdown_", "trailer_"]
-                .iter()
-                .any(|p| name.starts_with(p));
+            let source = [
+                "capture_",
+                "late_records",
+                "tap_",
+                "breakdown_",
+                "trailer_",
+                "tls_uprobe_memory_bio",
+            ]
+            .iter()
+            .any(|p| name.starts_with(p));
             assert!(
                 source || names.iter().any(|n| n == name),
                 "{name} is not a counter"
