@@ -9,7 +9,7 @@
 //! correlator (at most one seam `OrderEvent`) and to the session table (a
 //! [`session::SessionFact`]); what outlives a connection — the logical session's highest
 //! host sequence number, its keys and open orders — is in the run's
-//! [`session::SessionBook`], so a re-login's replay counts nothing twice.
+//! [`orders::SessionBook`], so a re-login's replay counts nothing twice.
 //!
 //! Nothing consumes the crate yet: the correlator still takes FIX's facts
 //! (docs/architecture.md, "Adding a protocol"; docs/protocols.md, "Session and pairing

@@ -21,9 +21,7 @@ use std::collections::{HashMap, HashSet};
 
 use fixscope_protocol::{OrderEvent, RequestType, ResponseCode, ResponseKind};
 
-use crate::session::{
-    Key, Numbered, OuchCounters, SessionBook, SessionFact, SessionName, KEY_CAPACITY,
-};
+use crate::session::{Key, Numbered, OuchCounters, SessionFact, SessionName, KEY_CAPACITY};
 use crate::soupbin::{self, Side, SoupPacket};
 use crate::{ouch42, ouch50};
 
@@ -294,6 +292,86 @@ impl OuchConnection {
             event: s.orders.response(self.version, message, &mut self.counters),
             fact,
         }
+    }
+}
+
+/// What a run knows of one logical session, across its TCP connections.
+#[derive(Debug, Default)]
+pub(crate) struct LogicalSession {
+    /// The highest implicit sequence number of a host `S` packet seen (0: none yet).
+    pub(crate) highest_sequence: u64,
+    /// Ranges (first, last) of host sequence numbers a re-login skipped: not seen, so a
+    /// later replay of them is new.
+    pub(crate) missing: Vec<(u64, u64)>,
+    /// The orders, the keys seen, the pending cancels and modifies.
+    pub(crate) orders: OrderBook,
+}
+
+impl LogicalSession {
+    /// What the host packet numbered `sequence` is to this run (and takes it as seen).
+    pub(crate) fn number(&mut self, sequence: u64) -> Numbered {
+        if sequence > self.highest_sequence {
+            self.highest_sequence = sequence;
+            return Numbered::New;
+        }
+        let Some(i) = self
+            .missing
+            .iter()
+            .position(|&(first, last)| (first..=last).contains(&sequence))
+        else {
+            return Numbered::Replayed;
+        };
+        let (first, last) = self.missing[i];
+        match (sequence == first, sequence == last) {
+            (true, true) => {
+                self.missing.swap_remove(i);
+            }
+            (true, false) => self.missing[i].0 = sequence + 1,
+            (false, true) => self.missing[i].1 = sequence - 1,
+            (false, false) => {
+                self.missing[i].1 = sequence - 1;
+                self.missing.push((sequence + 1, last));
+            }
+        }
+        Numbered::Recovered
+    }
+}
+
+/// The logical sessions of a run, by (session id, username): shared by every connection,
+/// lent to each per packet.
+#[derive(Debug, Default)]
+pub struct SessionBook {
+    sessions: HashMap<SessionName, LogicalSession>,
+}
+
+impl SessionBook {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// How many logical sessions were seen.
+    pub fn len(&self) -> usize {
+        self.sessions.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.sessions.is_empty()
+    }
+
+    /// The highest host sequence number seen on `name` (0: none, or not a session seen).
+    pub fn highest_sequence(&self, name: &SessionName) -> u64 {
+        self.sessions.get(name).map_or(0, |s| s.highest_sequence)
+    }
+
+    /// How many orders of `name` are still open (entered or replaced, not ended).
+    pub fn open_orders(&self, name: &SessionName) -> usize {
+        self.sessions
+            .get(name)
+            .map_or(0, |s| s.orders.open_orders())
+    }
+
+    pub(crate) fn entry(&mut self, name: SessionName) -> &mut LogicalSession {
+        self.sessions.entry(name).or_default()
     }
 }
 
@@ -621,5 +699,25 @@ fn venue(over: bool) -> ResponseKind {
         terminal: over,
         venue_initiated: true,
         ..ResponseKind::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sequence_number_is_new_once_even_inside_a_gap() {
+        use crate::session::Numbered::*;
+        let mut s = LogicalSession::default();
+        let seen: Vec<_> = [1, 2, 2, 1].map(|n| s.number(n)).into();
+        assert_eq!(seen, [New, New, Replayed, Replayed]);
+        s.missing.push((3, 7));
+        assert_eq!(s.number(8), New);
+        for n in [5, 3, 7, 4, 6] {
+            assert_eq!(s.number(n), Recovered, "{n}");
+            assert_eq!(s.number(n), Replayed, "{n} again");
+        }
+        assert!(s.missing.is_empty());
     }
 }

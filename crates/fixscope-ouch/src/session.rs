@@ -4,15 +4,11 @@
 //!
 //! A logical session is named by the Login Accepted's session id and the Login Request's
 //! username ([`SessionName`]). Its state — the highest host sequence number seen, the
-//! order keys seen, the orders still open — lives in a [`SessionBook`] that the caller
+//! order keys seen, the orders still open — lives in a `SessionBook` (`orders`) the caller
 //! owns for a whole run and lends (`&mut`) to each connection's
 //! [`OuchConnection::on_packet`](crate::orders::OuchConnection::on_packet), so a second
 //! TCP connection of the same logical session (a re-login after a failure) sees what the
 //! first one saw: the replayed packets are recognised and emit nothing.
-
-use std::collections::HashMap;
-
-use crate::orders::OrderBook;
 
 /// The longest key: a 4.2 Order Token (14) or a 5.0 UserRefNum in decimal (10), plus a
 /// marker (a cancel's or a modify's key, `orders`).
@@ -84,48 +80,6 @@ pub struct SessionName {
     pub username: Key,
 }
 
-/// What a run knows of one logical session, across its TCP connections.
-#[derive(Debug, Default)]
-pub(crate) struct LogicalSession {
-    /// The highest implicit sequence number of a host `S` packet seen (0: none yet).
-    pub(crate) highest_sequence: u64,
-    /// Ranges (first, last) of host sequence numbers a re-login skipped: not seen, so a
-    /// later replay of them is new.
-    pub(crate) missing: Vec<(u64, u64)>,
-    /// The orders, the keys seen, the pending cancels and modifies.
-    pub(crate) orders: OrderBook,
-}
-
-impl LogicalSession {
-    /// What the host packet numbered `sequence` is to this run (and takes it as seen).
-    pub(crate) fn number(&mut self, sequence: u64) -> Numbered {
-        if sequence > self.highest_sequence {
-            self.highest_sequence = sequence;
-            return Numbered::New;
-        }
-        let Some(i) = self
-            .missing
-            .iter()
-            .position(|&(first, last)| (first..=last).contains(&sequence))
-        else {
-            return Numbered::Replayed;
-        };
-        let (first, last) = self.missing[i];
-        match (sequence == first, sequence == last) {
-            (true, true) => {
-                self.missing.swap_remove(i);
-            }
-            (true, false) => self.missing[i].0 = sequence + 1,
-            (false, true) => self.missing[i].1 = sequence - 1,
-            (false, false) => {
-                self.missing[i].1 = sequence - 1;
-                self.missing.push((sequence + 1, last));
-            }
-        }
-        Numbered::Recovered
-    }
-}
-
 /// What a host packet's number says of it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Numbered {
@@ -136,44 +90,6 @@ pub(crate) enum Numbered {
     /// At or below the highest seen, inside a range a gap skipped: a replay of a packet
     /// this run never saw sent.
     Recovered,
-}
-
-/// The logical sessions of a run, by (session id, username): shared by every connection,
-/// lent to each per packet.
-#[derive(Debug, Default)]
-pub struct SessionBook {
-    sessions: HashMap<SessionName, LogicalSession>,
-}
-
-impl SessionBook {
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// How many logical sessions were seen.
-    pub fn len(&self) -> usize {
-        self.sessions.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.sessions.is_empty()
-    }
-
-    /// The highest host sequence number seen on `name` (0: none, or not a session seen).
-    pub fn highest_sequence(&self, name: &SessionName) -> u64 {
-        self.sessions.get(name).map_or(0, |s| s.highest_sequence)
-    }
-
-    /// How many orders of `name` are still open (entered or replaced, not ended).
-    pub fn open_orders(&self, name: &SessionName) -> usize {
-        self.sessions
-            .get(name)
-            .map_or(0, |s| s.orders.open_orders())
-    }
-
-    pub(crate) fn entry(&mut self, name: SessionName) -> &mut LogicalSession {
-        self.sessions.entry(name).or_default()
-    }
 }
 
 /// What a connection counted (defined with every counter, in `fixscope-model`). Summed
@@ -229,20 +145,5 @@ mod tests {
         assert_eq!(k.as_bytes().len(), KEY_CAPACITY);
         k.push(b"more");
         assert_eq!(k.as_bytes(), &[b'x'; KEY_CAPACITY][..]);
-    }
-
-    #[test]
-    fn a_sequence_number_is_new_once_even_inside_a_gap() {
-        use Numbered::*;
-        let mut s = LogicalSession::default();
-        let seen: Vec<_> = [1, 2, 2, 1].map(|n| s.number(n)).into();
-        assert_eq!(seen, [New, New, Replayed, Replayed]);
-        s.missing.push((3, 7));
-        assert_eq!(s.number(8), New);
-        for n in [5, 3, 7, 4, 6] {
-            assert_eq!(s.number(n), Recovered, "{n}");
-            assert_eq!(s.number(n), Replayed, "{n} again");
-        }
-        assert!(s.missing.is_empty());
     }
 }

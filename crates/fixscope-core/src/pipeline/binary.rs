@@ -11,18 +11,19 @@
 
 use hashbrown::HashMap;
 
-use fixscope_ouch::orders::{OuchConnection, Version};
-use fixscope_ouch::session::{SessionBook, SessionFact, SessionName};
+use fixscope_ouch::orders::{OuchConnection, SessionBook, Version};
+use fixscope_ouch::session::{SessionFact, SessionName};
 use fixscope_ouch::soupbin::{Side, SoupBinFramer};
 use fixscope_protocol::{ByteTimes, FramedMessage, Framer, OrderEvent, ProtocolName};
 
-use super::routing::{MessageSink, Router};
 use crate::consumer::OrderSink;
-use crate::correlate::scope_of;
+use crate::correlate::{scope_of, Correlator};
 use crate::counters::OuchCounters;
 use crate::reassembly::StreamEvent;
 use crate::segment::{ConnectionKey, Direction};
 use crate::slowest::OrderRef;
+use crate::stats::Stats;
+use fixscope_protocol::FramingCounters;
 
 /// One connection of a binary order protocol: a framer per direction and the protocol's
 /// order layer.
@@ -66,47 +67,75 @@ pub(crate) struct BinaryRun {
     pub(crate) ended: OuchCounters,
 }
 
-impl MessageSink<'_> {
-    /// One reassembled event of a binary connection's `direction`.
-    #[cold]
-    pub(crate) fn binary_stream_event(
-        &mut self,
-        event: StreamEvent<'_>,
-        b: &mut BinaryConnection,
-        direction: Direction,
-        conn: ConnectionKey,
-    ) {
-        let BinaryConnection {
-            framers,
-            ouch,
-            session,
-        } = b;
-        let framer = &mut framers[direction_index(direction)];
-        match event {
-            StreamEvent::Data {
-                bytes,
-                ts_ns,
+/// The run's parts a binary connection's packets reach.
+pub(crate) struct BinaryParts<'a> {
+    pub(crate) framing: &'a mut FramingCounters,
+    pub(crate) correlator: &'a mut Correlator,
+    pub(crate) stats: &'a mut Stats,
+    /// The next session id (shared with FIX's session layer: one table).
+    pub(crate) next_session: &'a mut u64,
+    pub(crate) run: &'a mut BinaryRun,
+}
+
+/// One reassembled event of a binary connection's `direction`.
+#[cold]
+pub(crate) fn stream_event(
+    event: StreamEvent<'_>,
+    b: &mut BinaryConnection,
+    direction: Direction,
+    conn: ConnectionKey,
+    parts: BinaryParts<'_>,
+) {
+    let BinaryConnection {
+        framers,
+        ouch,
+        session,
+    } = b;
+    let BinaryParts {
+        framing,
+        correlator,
+        stats,
+        next_session,
+        run,
+    } = parts;
+    let framer = &mut framers[direction_index(direction)];
+    match event {
+        StreamEvent::Data {
+            bytes,
+            ts_ns,
+            captured_ns,
+            seq,
+        } => {
+            let times = ByteTimes {
                 captured_ns,
-                seq,
-            } => {
-                let times = ByteTimes {
-                    captured_ns,
-                    readable_ns: ts_ns,
-                };
-                let router = &mut self.router;
-                framer.push_at(bytes, times, seq, self.framing, |msg| {
-                    router.on_binary_packet(ouch, session, direction, conn, &msg)
-                });
-            }
-            StreamEvent::Gap { .. } => framer.gap(self.framing),
+                readable_ns: ts_ns,
+            };
+            let mut packet = Packet {
+                correlator,
+                stats,
+                next_session,
+                run,
+            };
+            framer.push_at(bytes, times, seq, framing, |msg| {
+                packet.route(ouch, session, direction, conn, &msg)
+            });
         }
+        StreamEvent::Gap { .. } => framer.gap(framing),
     }
 }
 
-impl Router<'_> {
+/// Where one framed packet goes.
+struct Packet<'a> {
+    correlator: &'a mut Correlator,
+    stats: &'a mut Stats,
+    next_session: &'a mut u64,
+    run: &'a mut BinaryRun,
+}
+
+impl Packet<'_> {
     /// One framed packet of a binary connection: its order event, if any, to the
     /// correlator, its latencies to the consumers.
-    fn on_binary_packet(
+    fn route(
         &mut self,
         ouch: &mut OuchConnection,
         session: &mut Option<u64>,
@@ -118,15 +147,15 @@ impl Router<'_> {
             Direction::Request => (Side::Client, msg.last_byte_ts_ns),
             Direction::Response => (Side::Host, msg.first_byte_ts_ns),
         };
-        let out = ouch.on_packet(&mut self.binary.book, side, msg.bytes, ts_ns);
+        let out = ouch.on_packet(&mut self.run.book, side, msg.bytes, ts_ns);
         if let Some(SessionFact::LoggedIn { name, .. }) = out.fact {
-            *session = Some(self.binary_session(name, conn, ouch.version()));
+            *session = Some(self.session_of(name, conn, ouch.version()));
         }
         let (Some(event), Some(id)) = (out.event, *session) else {
             return;
         };
         let scope = scope_of(id, 0);
-        let Router {
+        let Packet {
             correlator, stats, ..
         } = self;
         match event.order_event() {
@@ -195,9 +224,9 @@ impl Router<'_> {
 
     /// The session table's id of logical session `name` (opened when new), now on `conn`.
     #[cold]
-    fn binary_session(&mut self, name: SessionName, conn: ConnectionKey, version: Version) -> u64 {
+    fn session_of(&mut self, name: SessionName, conn: ConnectionKey, version: Version) -> u64 {
         let table = self.stats.session_table_mut();
-        let id = match self.binary.ids.get(&name) {
+        let id = match self.run.ids.get(&name) {
             Some(&id) => id,
             None => {
                 let id = *self.next_session;
@@ -215,7 +244,7 @@ impl Router<'_> {
                     s.sender_comp_id = text(&name.username);
                     s.target_comp_id = text(&name.session);
                 }
-                self.binary.ids.insert(name, id);
+                self.run.ids.insert(name, id);
                 id
             }
         };

@@ -134,7 +134,14 @@ impl MessageSink<'_> {
         slot: u32,
     ) {
         if let Some(b) = binary {
-            return self.binary_stream_event(event, b, direction, conn);
+            let parts = super::binary::BinaryParts {
+                framing: &mut *self.framing,
+                correlator: &mut *self.router.correlator,
+                stats: &mut *self.router.stats,
+                next_session: &mut *self.router.next_session,
+                run: &mut *self.router.binary,
+            };
+            return super::binary::stream_event(event, b, direction, conn, parts);
         }
         match tls {
             None => {

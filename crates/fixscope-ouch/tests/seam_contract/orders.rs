@@ -3,10 +3,11 @@
 //! docs/protocols.md ("Session and pairing rules"), never from the code under test.
 
 use fixscope_ouch::encode::{self, ouch42_packet, ouch50_packet};
+use fixscope_ouch::orders::SessionBook;
 use fixscope_ouch::orders::{OuchConnection, Outcome, Version};
 use fixscope_ouch::ouch42::{self as o42};
 use fixscope_ouch::ouch50::{self as o50, Appendage};
-use fixscope_ouch::session::{Key, SessionBook, SessionFact, SessionName};
+use fixscope_ouch::session::{Key, SessionFact, SessionName};
 use fixscope_ouch::soupbin::Side;
 use fixscope_protocol::{OrderEvent, RequestType, ResponseCode, ResponseKind};
 use proptest::prelude::*;
