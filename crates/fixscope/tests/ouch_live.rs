@@ -9,24 +9,18 @@
 mod support;
 #[allow(unused_imports)]
 mod support_live;
+mod support_ouch;
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
-use fixscope_ouch::encode::{login_accepted, login_request, ouch42_packet};
-use fixscope_ouch::ouch42::{Accepted, EnterOrder, Message};
+use fixscope_ouch::encode::{login_accepted, login_request};
 use support::{counter, stage};
 use support_live::*;
+use support_ouch::{accepted42, enter42, executed42};
 
 const ORDERS: usize = 200;
-
-fn token(i: usize) -> [u8; 14] {
-    let mut t = [b' '; 14];
-    let s = format!("LIVE{i:06}");
-    t[..s.len()].copy_from_slice(s.as_bytes());
-    t
-}
 
 /// One SoupBinTCP packet from `s` (its 2-byte length, then that many bytes).
 fn read_packet(s: &mut TcpStream) -> Option<Vec<u8>> {
@@ -51,32 +45,8 @@ fn exchange(listener: TcpListener) {
             continue;
         }
         let token: [u8; 14] = p[4..18].try_into().unwrap();
-        let accepted = ouch42_packet(&Message::Accepted(Accepted {
-            timestamp_ns: 1,
-            token: &token,
-            side: b'B',
-            shares: 100,
-            stock: b"AAPL",
-            price: 1_895_000,
-            time_in_force: 0,
-            firm: b"FRM1",
-            display: b'Y',
-            order_reference_number: 1,
-            capacity: b'A',
-            iso_eligibility: b'N',
-            min_quantity: 0,
-            cross_type: b'N',
-            order_state: b'L',
-            bbo_weight_indicator: b'2',
-        }));
-        let executed = ouch42_packet(&Message::Executed {
-            timestamp_ns: 2,
-            token: &token,
-            executed_shares: 100,
-            execution_price: 1_895_000,
-            liquidity_flag: b'A',
-            match_number: 1,
-        });
+        let accepted = accepted42(&token, 100, 1);
+        let executed = executed42(&token, 100, 2);
         s.write_all(&accepted).unwrap();
         s.write_all(&executed).unwrap();
     }
@@ -98,22 +68,8 @@ fn live_ouch42_orders_lie_inside_the_clients_round_trips() {
     read_packet(&mut c).expect("login accepted");
     let mut round_trips = Vec::new();
     for i in 0..ORDERS {
-        let t = token(i);
-        let enter = ouch42_packet(&Message::EnterOrder(EnterOrder {
-            token: &t,
-            side: b'B',
-            shares: 100,
-            stock: b"AAPL",
-            price: 1_895_000,
-            time_in_force: 0,
-            firm: b"FRM1",
-            display: b'Y',
-            capacity: b'A',
-            iso_eligibility: b'N',
-            min_quantity: 0,
-            cross_type: b'N',
-            customer_type: b'R',
-        }));
+        let t = support_ouch::token("LIVE", i);
+        let enter = enter42(&t, 100);
         let sent = Instant::now();
         c.write_all(&enter).unwrap();
         read_packet(&mut c).expect("accepted");

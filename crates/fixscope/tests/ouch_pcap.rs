@@ -11,11 +11,13 @@
 //! them — never counted twice — and the session goes on with more orders.
 
 mod support;
+mod support_ouch;
 
 use fixscope_core::pcap_writer::SyntheticConnection;
 use fixscope_ouch::encode::{login_accepted, login_request, ouch42_packet};
-use fixscope_ouch::ouch42::{Accepted, EnterOrder, Message};
+use fixscope_ouch::ouch42::Message;
 use support::*;
+use support_ouch::{accepted42, enter42, executed42};
 
 const PORT: u16 = 15001;
 const ACK_NS: u64 = 37_000;
@@ -25,56 +27,6 @@ const CANCEL_NS: u64 = 52_000;
 const FILLED_ORDERS: usize = 30;
 const MORE_ORDERS: usize = 10;
 
-fn enter(token: &[u8; 14]) -> Vec<u8> {
-    ouch42_packet(&Message::EnterOrder(EnterOrder {
-        token,
-        side: b'B',
-        shares: 300,
-        stock: b"AAPL",
-        price: 1_895_000,
-        time_in_force: 99_999,
-        firm: b"FRM1",
-        display: b'Y',
-        capacity: b'A',
-        iso_eligibility: b'N',
-        min_quantity: 0,
-        cross_type: b'N',
-        customer_type: b'R',
-    }))
-}
-
-fn accepted(token: &[u8; 14], ts: u64) -> Vec<u8> {
-    ouch42_packet(&Message::Accepted(Accepted {
-        timestamp_ns: ts,
-        token,
-        side: b'B',
-        shares: 300,
-        stock: b"AAPL",
-        price: 1_895_000,
-        time_in_force: 99_999,
-        firm: b"FRM1",
-        display: b'Y',
-        order_reference_number: 77_000_001,
-        capacity: b'A',
-        iso_eligibility: b'N',
-        min_quantity: 0,
-        cross_type: b'N',
-        order_state: b'L',
-        bbo_weight_indicator: b'2',
-    }))
-}
-
-fn executed(token: &[u8; 14], shares: u32, ts: u64) -> Vec<u8> {
-    ouch42_packet(&Message::Executed {
-        timestamp_ns: ts,
-        token,
-        executed_shares: shares,
-        execution_price: 1_894_900,
-        liquidity_flag: b'A',
-        match_number: 5_550_001,
-    })
-}
-
 fn canceled(token: &[u8; 14], shares: u32, reason: u8, ts: u64) -> Vec<u8> {
     ouch42_packet(&Message::Canceled {
         timestamp_ns: ts,
@@ -82,13 +34,6 @@ fn canceled(token: &[u8; 14], shares: u32, reason: u8, ts: u64) -> Vec<u8> {
         decrement_shares: shares,
         reason,
     })
-}
-
-fn token(i: usize) -> [u8; 14] {
-    let mut t = [b' '; 14];
-    let s = format!("ORD{i:07}");
-    t[..s.len()].copy_from_slice(s.as_bytes());
-    t
 }
 
 /// The capture, in capture order, and how many host packets the re-login replays.
@@ -112,17 +57,20 @@ fn capture() -> (Vec<TimedPacket>, u64) {
     };
     for i in 0..FILLED_ORDERS {
         let t = t0 + 1_000_000 + i as u64 * 1_000_000;
-        let k = token(i);
-        packets.push(at(t, first.client_sends(&enter(&k))));
-        packets.push(host(&mut first, accepted(&k, t), t + ACK_NS));
-        packets.push(host(&mut first, executed(&k, 100, t), t + FIRST_FILL_NS));
-        packets.push(host(&mut first, executed(&k, 200, t), t + FULL_FILL_NS));
+        let k = support_ouch::token("ORD", i);
+        packets.push(at(t, first.client_sends(&enter42(&k, 300))));
+        packets.push(host(&mut first, accepted42(&k, 300, t), t + ACK_NS));
+        packets.push(host(&mut first, executed42(&k, 100, t), t + FIRST_FILL_NS));
+        packets.push(host(&mut first, executed42(&k, 200, t), t + FULL_FILL_NS));
     }
     // A cancel the client asks for, answered; an IOC the venue cancels on its own.
     let t = t0 + 500_000_000;
-    let (cancelled, ioc) = (token(900), token(901));
-    packets.push(at(t, first.client_sends(&enter(&cancelled))));
-    packets.push(host(&mut first, accepted(&cancelled, t), t + ACK_NS));
+    let (cancelled, ioc) = (
+        support_ouch::token("ORD", 900),
+        support_ouch::token("ORD", 901),
+    );
+    packets.push(at(t, first.client_sends(&enter42(&cancelled, 300))));
+    packets.push(host(&mut first, accepted42(&cancelled, 300, t), t + ACK_NS));
     let cancel = ouch42_packet(&Message::CancelOrder {
         token: &cancelled,
         shares: 0,
@@ -133,8 +81,12 @@ fn capture() -> (Vec<TimedPacket>, u64) {
         canceled(&cancelled, 300, b'U', t),
         t + 1_000_000 + CANCEL_NS,
     ));
-    packets.push(at(t + 2_000_000, first.client_sends(&enter(&ioc))));
-    packets.push(host(&mut first, accepted(&ioc, t), t + 2_000_000 + ACK_NS));
+    packets.push(at(t + 2_000_000, first.client_sends(&enter42(&ioc, 300))));
+    packets.push(host(
+        &mut first,
+        accepted42(&ioc, 300, t),
+        t + 2_000_000 + ACK_NS,
+    ));
     packets.push(host(
         &mut first,
         canceled(&ioc, 300, b'I', t),
@@ -162,16 +114,16 @@ fn capture() -> (Vec<TimedPacket>, u64) {
     }
     for i in 0..MORE_ORDERS {
         let t = t + 100_000_000 + i as u64 * 1_000_000;
-        let k = token(1_000 + i);
-        packets.push(at(t, second.client_sends(&enter(&k))));
-        packets.push(at(t + ACK_NS, second.server_sends(&accepted(&k, t))));
+        let k = support_ouch::token("ORD", 1_000 + i);
+        packets.push(at(t, second.client_sends(&enter42(&k, 300))));
+        packets.push(at(t + ACK_NS, second.server_sends(&accepted42(&k, 300, t))));
         packets.push(at(
             t + FIRST_FILL_NS,
-            second.server_sends(&executed(&k, 100, t)),
+            second.server_sends(&executed42(&k, 100, t)),
         ));
         packets.push(at(
             t + FULL_FILL_NS,
-            second.server_sends(&executed(&k, 200, t)),
+            second.server_sends(&executed42(&k, 200, t)),
         ));
     }
     (packets, host_sent.len() as u64)

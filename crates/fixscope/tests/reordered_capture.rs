@@ -22,6 +22,29 @@ const REORDERED_EVERY: u64 = 10;
 const ACK_NS: u64 = 40_000;
 const FILL_NS: u64 = 300_000;
 
+/// Order `id`'s NewOrderSingle.
+fn order(id: &str) -> Vec<u8> {
+    fix_message(
+        "FIX.4.4",
+        &[(35, "D"), (49, "C"), (56, "X"), (11, id), (55, "IBM")],
+    )
+}
+
+/// An ExecutionReport of order `id`.
+fn report(id: &str, exec: &str, status: &str) -> Vec<u8> {
+    fix_message(
+        "FIX.4.4",
+        &[
+            (35, "8"),
+            (49, "X"),
+            (56, "C"),
+            (11, id),
+            (150, exec),
+            (39, status),
+        ],
+    )
+}
+
 fn reordered_capture() -> Vec<TimedPacket> {
     let mut conn =
         SyntheticConnection::new(endpoint(false, 2, 40_000), endpoint(false, 1, SERVER_PORT));
@@ -30,23 +53,8 @@ fn reordered_capture() -> Vec<TimedPacket> {
     for i in 0..ORDERS {
         let t = t0 + 1_000_000 + i * 2_000_000;
         let id = format!("ORD{i:05}");
-        let order = fix_message(
-            "FIX.4.4",
-            &[(35, "D"), (49, "C"), (56, "X"), (11, &id), (55, "IBM")],
-        );
-        let report = |exec: &str, status: &str| {
-            fix_message(
-                "FIX.4.4",
-                &[
-                    (35, "8"),
-                    (49, "X"),
-                    (56, "C"),
-                    (11, &id),
-                    (150, exec),
-                    (39, status),
-                ],
-            )
-        };
+        let order = order(&id);
+        let report = |exec: &str, status: &str| report(&id, exec, status);
         // Sequence numbers in the order the hosts sent; frames in the order the capture
         // wrote them.
         let request = conn.client_sends(&order);
@@ -116,23 +124,8 @@ fn reordered_around_a_hole() -> Vec<TimedPacket> {
     for i in 0..ORDERS {
         let t = t0 + 1_000_000 + i * 2_000_000;
         let id = format!("ORD{i:05}");
-        let order = fix_message(
-            "FIX.4.4",
-            &[(35, "D"), (49, "C"), (56, "X"), (11, &id), (55, "IBM")],
-        );
-        let report = |exec: &str, status: &str| {
-            fix_message(
-                "FIX.4.4",
-                &[
-                    (35, "8"),
-                    (49, "X"),
-                    (56, "C"),
-                    (11, &id),
-                    (150, exec),
-                    (39, status),
-                ],
-            )
-        };
+        let order = order(&id);
+        let report = |exec: &str, status: &str| report(&id, exec, status);
         let heartbeat = fix_message("FIX.4.4", &[(35, "0"), (49, "X"), (56, "C")]);
         let request = conn.client_sends(&order);
         let before_ack = conn.server_sends(&heartbeat);

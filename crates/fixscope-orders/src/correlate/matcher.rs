@@ -264,17 +264,11 @@ impl Correlator {
 
     /// A request without its key (counted in `requests` already): never tracked.
     #[cold]
-    fn request_without_key(
-        &mut self,
-        session: u64,
-        request_type: RequestType,
-        ts_ns: u64,
-        msg_seq: u32,
-    ) {
+    fn request_without_key(&mut self, session: u64, t: RequestType, ts_ns: u64, msg_seq: u32) {
         self.counters.missing_key += 1;
         self.counters.untracked_requests += 1;
         if let Some(book) = self.records.as_deref_mut() {
-            let row = book.row(session, &[], request_type, Some(ts_ns), msg_seq);
+            let row = book.row(session, &[], t, Some(ts_ns), msg_seq);
             book.done_now(row, Outcome::Untracked);
         }
     }
@@ -403,10 +397,7 @@ impl Correlator {
     ) where
         F: FnMut(Latency, &[u8]),
     {
-        self.counters.responses += 1;
-        if !self.response_holes.is_empty() {
-            self.response_after_hole(session, ts_ns);
-        }
+        self.response_seen(session, ts_ns);
         let mut key_buf = std::mem::take(&mut self.key_buf);
         let Some(key) = facts.key(&self.key, &mut key_buf) else {
             self.counters.missing_key += 1;
@@ -420,10 +411,7 @@ impl Correlator {
             facts.ord_status,
             facts.exec_trans_type,
         );
-        let found = match self.table.find(session, key, hash) {
-            None if epoch_of(session) > 0 => self.find_in_older_epochs(session, key),
-            found => found,
-        };
+        let found = self.find_answered(session, key, hash);
         // A venue that does not echo the firm (128) answers the firm's order all the same:
         // the one order of that ClOrdID under any firm, never one of several (no guess).
         let found = match found {
@@ -446,6 +434,24 @@ impl Correlator {
         self.key_buf = key_buf;
         if kind.ends_original {
             self.end_original(session, facts, slot);
+        }
+    }
+
+    /// A response seen: counted; orders a hole in the session's responses may hide, told.
+    #[inline(always)]
+    fn response_seen(&mut self, session: u64, ts_ns: u64) {
+        self.counters.responses += 1;
+        if !self.response_holes.is_empty() {
+            self.response_after_hole(session, ts_ns);
+        }
+    }
+
+    /// The order a response of `key` answers: in its epoch, else the newest older one's.
+    #[inline(always)]
+    fn find_answered(&self, session: u64, key: &[u8], hash: u64) -> Option<u32> {
+        match self.table.find(session, key, hash) {
+            None if epoch_of(session) > 0 => self.find_in_older_epochs(session, key),
+            found => found,
         }
     }
 

@@ -58,19 +58,13 @@ impl Correlator {
     ) where
         F: FnMut(Latency, &[u8]),
     {
-        self.counters.responses += 1;
-        if !self.response_holes.is_empty() {
-            self.response_after_hole(session, ts_ns);
-        }
+        self.response_seen(session, ts_ns);
         if key.is_empty() {
             self.counters.missing_key += 1;
             return;
         }
         let hash = self.table.hash(session, key);
-        let found = match self.table.find(session, key, hash) {
-            None if epoch_of(session) > 0 => self.find_in_older_epochs(session, key),
-            found => found,
-        };
+        let found = self.find_answered(session, key, hash);
         if kind.unsolicited {
             return self.unsolicited_report(found, kind);
         }
