@@ -304,13 +304,7 @@ impl AnalysisArgs {
             interval_ns: self.effective_interval_ns(),
             slowest: self.slowest,
             hops: self.legs.hop_config((self.timeout_s * 1e9) as u64)?,
-            protocols: self.protocol.ports(&[
-                ("--leg", !self.legs.legs.is_empty()),
-                ("--trace", self.trace.is_some()),
-                ("--by", self.by.is_some()),
-                ("--records", self.records.records.is_some()),
-                ("--clickhouse", self.records.clickhouse.is_some()),
-            ])?,
+            protocols: crate::cli_protocol::ports_of(self)?,
             ..PipelineConfig::default()
         })
     }

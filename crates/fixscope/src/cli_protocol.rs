@@ -42,6 +42,18 @@ impl ProtocolArgs {
     }
 }
 
+/// The protocols by port of a run's analysis flags, refusing those a binary protocol does
+/// not serve yet.
+pub fn ports_of(a: &crate::cli::AnalysisArgs) -> Result<ProtocolPorts> {
+    a.protocol.ports(&[
+        ("--leg", !a.legs.legs.is_empty()),
+        ("--trace", a.trace.is_some()),
+        ("--by", a.by.is_some()),
+        ("--records", a.records.records.is_some()),
+        ("--clickhouse", a.records.clickhouse.is_some()),
+    ])
+}
+
 /// `config`, unless it runs a binary protocol with what its path does not serve yet (the
 /// in-host breakdown, TLS, two points, hops): those are refused by name, never left empty.
 pub fn checked(config: fixscope_core::PipelineConfig) -> Result<fixscope_core::PipelineConfig> {
@@ -60,4 +72,38 @@ pub fn checked(config: fixscope_core::PipelineConfig) -> Result<fixscope_core::P
         }
     }
     Ok(config)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> ProtocolArgs {
+        ProtocolArgs {
+            protocol: list.iter().map(|a| a.parse().unwrap()).collect(),
+        }
+    }
+
+    #[test]
+    fn a_binary_protocol_refuses_by_name_what_it_does_not_serve_yet() {
+        let ouch = args(&["15001=ouch42"]);
+        let err = ouch.ports(&[("--trace", true)]).unwrap_err().to_string();
+        assert!(
+            err.starts_with("--trace is not available on OUCH sessions"),
+            "{err}"
+        );
+        assert!(ouch.ports(&[("--trace", false)]).unwrap().any_binary());
+        // FIX named explicitly refuses nothing.
+        assert!(args(&["9878=fix"]).ports(&[("--trace", true)]).is_ok());
+        let err = args(&["15001=ilink3"]).ports(&[]).unwrap_err().to_string();
+        assert!(err.contains("not decoded yet"), "{err}");
+        let err = args(&["15001=ouch42", "15001=ouch50"])
+            .ports(&[])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("port 15001 is named ouch42 and ouch50"),
+            "{err}"
+        );
+    }
 }
