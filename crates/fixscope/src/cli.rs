@@ -304,7 +304,13 @@ impl AnalysisArgs {
             interval_ns: self.effective_interval_ns(),
             slowest: self.slowest,
             hops: self.legs.hop_config((self.timeout_s * 1e9) as u64)?,
-            protocols: crate::cli_protocol::ports_of(self)?,
+            protocols: self.protocol.ports(&[
+                ("--leg", !self.legs.legs.is_empty()),
+                ("--trace", self.trace.is_some()),
+                ("--by", self.by.is_some()),
+                ("--records", self.records.records.is_some()),
+                ("--clickhouse", self.records.clickhouse.is_some()),
+            ])?,
             ..PipelineConfig::default()
         })
     }
@@ -884,14 +890,5 @@ impl CompareArgs {
     }
 }
 
-// ---- #20: `fixscope check`.
-#[derive(Args, Debug)]
-pub struct CheckArgs {
-    /// Print the findings as one JSON object (field names are a contract, see
-    /// docs/kernels.md) instead of text.
-    #[arg(long)]
-    pub json: bool,
-    /// Also print libbpf's messages (a rejected program's verifier log).
-    #[arg(short = 'v', long)]
-    pub verbose: bool,
-}
+/// `fixscope check`'s flags.
+pub use crate::cli_check::CheckArgs;

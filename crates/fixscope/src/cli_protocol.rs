@@ -42,18 +42,6 @@ impl ProtocolArgs {
     }
 }
 
-/// The protocols by port of a run's analysis flags, refusing those a binary protocol does
-/// not serve yet.
-pub fn ports_of(a: &crate::cli::AnalysisArgs) -> Result<ProtocolPorts> {
-    a.protocol.ports(&[
-        ("--leg", !a.legs.legs.is_empty()),
-        ("--trace", a.trace.is_some()),
-        ("--by", a.by.is_some()),
-        ("--records", a.records.records.is_some()),
-        ("--clickhouse", a.records.clickhouse.is_some()),
-    ])
-}
-
 /// `config`, unless it runs a binary protocol with what its path does not serve yet (the
 /// in-host breakdown, TLS, two points, hops): those are refused by name, never left empty.
 pub fn checked(config: fixscope_core::PipelineConfig) -> Result<fixscope_core::PipelineConfig> {

@@ -3,6 +3,7 @@
 
 mod by_warning;
 mod cli;
+mod cli_check;
 mod cli_config;
 mod cli_demo;
 mod cli_legs;
