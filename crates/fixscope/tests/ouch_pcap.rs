@@ -183,6 +183,9 @@ fn ouch42_orders_are_measured_as_fix_orders_and_a_replay_is_never_counted_twice(
         // every filled order (its second Executed) and the cancelled ones are over.
         let sessions = s["sessions"].as_array().expect("sessions");
         assert_eq!(sessions.len(), 1, "{sessions:?}");
+        let layer = &sessions[0]["session_layer"];
+        assert_eq!(layer["logged_on"], true, "{layer}");
+        assert_eq!(layer["connections"], 2, "{layer}");
         assert_eq!(c("pending"), 0, "{}", s["counters"]);
     }
 }

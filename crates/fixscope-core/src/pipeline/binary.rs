@@ -151,6 +151,19 @@ impl Packet<'_> {
         if let Some(SessionFact::LoggedIn { name, .. }) = out.fact {
             *session = Some(self.session_of(name, conn, ouch.version()));
         }
+        if let Some(s) = session.and_then(|id| self.stats.session_mut(id)) {
+            // The session table's health columns, from SoupBinTCP's own session layer.
+            let (h, side) = (&mut s.health, direction_index(direction));
+            h.last_message_ns[side] = Some(ts_ns);
+            match out.fact {
+                Some(SessionFact::LoggedIn { .. }) => h.logged_on = true,
+                Some(SessionFact::LogoutRequested | SessionFact::EndOfSession) => {
+                    h.logged_on = false
+                }
+                Some(SessionFact::Heartbeat) => h.last_heartbeat_ns[side] = Some(ts_ns),
+                _ => {}
+            }
+        }
         let (Some(event), Some(id)) = (out.event, *session) else {
             return;
         };
