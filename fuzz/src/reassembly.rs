@@ -27,8 +27,10 @@ struct Delivered {
 impl Delivered {
     fn event(&mut self, event: StreamEvent<'_>) {
         match event {
-            StreamEvent::Data { bytes, ts_ns, .. } => {
+            StreamEvent::Data { bytes, times, .. } => {
+                let ts_ns = times.readable_ns;
                 assert!(!bytes.is_empty(), "empty data event");
+                assert!(times.captured_ns <= ts_ns, "captured after readable");
                 assert!(ts_ns <= self.now_ns, "stamped {ts_ns}, now {}", self.now_ns);
                 for (i, &b) in bytes.iter().enumerate() {
                     let at = self.offset as usize + i;

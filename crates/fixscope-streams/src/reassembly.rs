@@ -14,7 +14,7 @@
 //! up, which is only when fixscope stopped waiting (after a ring overflow, ~1 s late).
 //! Either way a held segment is readable no earlier than the held bytes before it (the
 //! host reads in order: one written late delays those behind it). Its bytes also keep the
-//! time their own segment was captured ([`StreamEvent::Data`]'s `captured_ns`): a response
+//! time their own segment was captured ([`StreamEvent::Data`]'s `times`): a response
 //! is timed by it, as it was on the wire then whatever filled the hole later.
 //!
 //! The peer's ACK beyond a hole says the host received bytes the capture has not shown —
@@ -62,13 +62,13 @@ pub use fixscope_model::counters::reassembly::ReassemblyCounters;
 /// What the reassembler hands on, in stream order.
 #[derive(Debug, PartialEq, Eq)]
 pub enum StreamEvent<'a> {
-    /// Contiguous stream bytes that became readable at `ts_ns`, carried by a segment
-    /// captured at `captured_ns` (earlier when it was held behind a hole); `seq` is the TCP
-    /// sequence number of the first (`--breakdown` places socket calls by it).
+    /// Contiguous stream bytes with their times: readable when `times.readable_ns`, carried
+    /// by a segment captured at `times.captured_ns` (earlier when it was held behind a
+    /// hole); `seq` is the TCP sequence number of the first (`--breakdown` places socket
+    /// calls by it).
     Data {
         bytes: &'a [u8],
-        ts_ns: u64,
-        captured_ns: u64,
+        times: ByteTimes,
         seq: u32,
     },
     /// `bytes` stream bytes are missing here; what follows is not contiguous with what came
@@ -301,8 +301,7 @@ impl StreamReassembler {
             let seq = self.next_seq.unwrap_or(0);
             out(StreamEvent::Data {
                 bytes: data,
-                ts_ns: times.readable_ns,
-                captured_ns: times.captured_ns,
+                times,
                 seq,
             });
             self.advance(data.len() as u64);
@@ -504,8 +503,8 @@ mod tests {
                 &self.limits,
                 &mut self.counters,
                 |e| match e {
-                    StreamEvent::Data { bytes, ts_ns, .. } => {
-                        events.push(Ev::Data(bytes.to_vec(), ts_ns))
+                    StreamEvent::Data { bytes, times, .. } => {
+                        events.push(Ev::Data(bytes.to_vec(), times.readable_ns))
                     }
                     StreamEvent::Gap { bytes } => events.push(Ev::Gap(bytes)),
                 },
@@ -515,8 +514,8 @@ mod tests {
             let events = &mut self.events;
             self.r
                 .give_up_acked(now_ns, &mut self.counters, |e| match e {
-                    StreamEvent::Data { bytes, ts_ns, .. } => {
-                        events.push(Ev::Data(bytes.to_vec(), ts_ns))
+                    StreamEvent::Data { bytes, times, .. } => {
+                        events.push(Ev::Data(bytes.to_vec(), times.readable_ns))
                     }
                     StreamEvent::Gap { bytes } => events.push(Ev::Gap(bytes)),
                 });
@@ -597,14 +596,8 @@ mod tests {
                 &limits,
                 &mut counters,
                 |e| {
-                    if let StreamEvent::Data {
-                        bytes,
-                        ts_ns,
-                        captured_ns,
-                        ..
-                    } = e
-                    {
-                        got.push((bytes.to_vec(), captured_ns, ts_ns));
+                    if let StreamEvent::Data { bytes, times, .. } = e {
+                        got.push((bytes.to_vec(), times.captured_ns, times.readable_ns));
                     }
                 },
             );
@@ -791,7 +784,9 @@ mod tests {
         h.push(3, b"d", 1);
         let events = &mut h.events;
         h.r.flush(&mut h.counters, |e| match e {
-            StreamEvent::Data { bytes, ts_ns, .. } => events.push(Ev::Data(bytes.to_vec(), ts_ns)),
+            StreamEvent::Data { bytes, times, .. } => {
+                events.push(Ev::Data(bytes.to_vec(), times.readable_ns))
+            }
             StreamEvent::Gap { bytes } => events.push(Ev::Gap(bytes)),
         });
         assert_eq!(

@@ -14,7 +14,7 @@ use hashbrown::HashMap;
 use fixscope_ouch::orders::{OuchConnection, SessionBook, Version};
 use fixscope_ouch::session::{SessionFact, SessionName};
 use fixscope_ouch::soupbin::{Side, SoupBinFramer};
-use fixscope_protocol::{ByteTimes, FramedMessage, Framer, OrderEvent, ProtocolName};
+use fixscope_protocol::{FramedMessage, Framer, OrderEvent, ProtocolName};
 
 use crate::consumer::OrderSink;
 use crate::correlate::{scope_of, Correlator};
@@ -100,16 +100,7 @@ pub(crate) fn stream_event(
     } = parts;
     let framer = &mut framers[direction_index(direction)];
     match event {
-        StreamEvent::Data {
-            bytes,
-            ts_ns,
-            captured_ns,
-            seq,
-        } => {
-            let times = ByteTimes {
-                captured_ns,
-                readable_ns: ts_ns,
-            };
+        StreamEvent::Data { bytes, times, seq } => {
             let mut packet = Packet {
                 correlator,
                 stats,

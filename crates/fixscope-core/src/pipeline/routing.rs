@@ -101,16 +101,7 @@ impl MessageSink<'_> {
         slot: u32,
     ) {
         match event {
-            StreamEvent::Data {
-                bytes,
-                ts_ns,
-                captured_ns,
-                seq,
-            } => {
-                let times = ByteTimes {
-                    captured_ns,
-                    readable_ns: ts_ns,
-                };
+            StreamEvent::Data { bytes, times, seq } => {
                 self.frame(bytes, times, seq, framer, direction, binding, conn, slot)
             }
             StreamEvent::Gap { .. } => self.hole(framer, direction, binding, slot),
@@ -213,9 +204,16 @@ impl MessageSink<'_> {
             }
         };
         match input {
-            TlsInput::Stream(StreamEvent::Data {
-                bytes, ts_ns, seq, ..
-            }) => tls.push_at(side, bytes, seq, ts_ns, keys, &mut counters, &mut out),
+            // A record is complete when its last segment is readable.
+            TlsInput::Stream(StreamEvent::Data { bytes, times, seq }) => tls.push_at(
+                side,
+                bytes,
+                seq,
+                times.readable_ns,
+                keys,
+                &mut counters,
+                &mut out,
+            ),
             TlsInput::Call(call) => tls.call(side, call, &mut counters, &mut out),
             TlsInput::Stream(StreamEvent::Gap { bytes }) => {
                 tls.hole(side, bytes, &mut counters);
