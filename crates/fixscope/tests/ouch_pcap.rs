@@ -135,22 +135,14 @@ fn ouch42_orders_are_measured_as_fix_orders_and_a_replay_is_never_counted_twice(
     let (packets, replayed) = capture();
     let port = PORT.to_string();
     let protocol = format!("{PORT}=ouch42");
-    for threads in ["1", "4"] {
-        let s = analyse_packets(
-            dir.path(),
-            format!("ouch-{threads}.pcap"),
-            &packets,
-            &[
-                "-p",
-                &port,
-                "--protocol",
-                &protocol,
-                "--threads",
-                threads,
-                "-t",
-                "5",
-            ],
-        );
+    // The default plan, one thread, four: the same figures and counters.
+    for threads in [None, Some("1"), Some("4")] {
+        let mut flags = vec!["-p", &port, "--protocol", &protocol, "-t", "5"];
+        if let Some(n) = threads {
+            flags.extend(["--threads", n]);
+        }
+        let name = format!("ouch-{}.pcap", threads.unwrap_or("default"));
+        let s = analyse_packets(dir.path(), name, &packets, &flags);
         let c = |name: &str| counter(&s, name);
         let orders = (FILLED_ORDERS + 2 + MORE_ORDERS) as u64;
         // Every Enter and the one Cancel; nothing from the replay.
