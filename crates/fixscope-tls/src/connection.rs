@@ -35,6 +35,10 @@ pub enum Undecryptable {
     Unsupported,
     /// `--tls-uprobes`: records came, but none of the application's OpenSSL calls did.
     NoCalls,
+    /// `--tls-uprobes`: records came, no call did, and the process reading or writing
+    /// the connection's socket makes its OpenSSL calls on memory BIOs (an event-loop
+    /// engine): nothing ties them to a connection (`--tls-keylog` measures it).
+    MemoryBio,
 }
 
 impl Undecryptable {
@@ -44,6 +48,7 @@ impl Undecryptable {
             Undecryptable::NoHandshake => "no_handshake",
             Undecryptable::Unsupported => "unsupported",
             Undecryptable::NoCalls => "no_ssl_calls",
+            Undecryptable::MemoryBio => "memory_bio",
         }
     }
 }
@@ -103,6 +108,9 @@ pub struct TlsConnection {
     /// `--tls-uprobes` with its key found: what the calls place is compared with the
     /// decryption (client, server).
     checks: Option<Box<[CallCheck; 2]>>,
+    /// `--tls-uprobes`: the kernel saw this connection's socket used by a process whose
+    /// OpenSSL calls are on memory BIOs ([`Undecryptable::MemoryBio`]).
+    memory_bio: bool,
 }
 
 impl Default for TlsConnection {
@@ -124,6 +132,7 @@ impl TlsConnection {
             awaiting: None,
             calls: None,
             checks: None,
+            memory_bio: false,
         }
     }
 
@@ -307,7 +316,12 @@ impl TlsConnection {
         }
         if let (Mode::Uprobe, Some(calls)) = (self.mode, self.calls.as_mut()) {
             if calls.iter().any(|c| c.is_silent()) {
-                return self.give_up(Undecryptable::NoCalls, counters);
+                let why = if self.memory_bio {
+                    Undecryptable::MemoryBio
+                } else {
+                    Undecryptable::NoCalls
+                };
+                return self.give_up(why, counters);
             }
             for side in [Side::Client, Side::Server] {
                 calls[side as usize].settle(counters, &mut |p| out(side, p));
@@ -398,7 +412,7 @@ impl TlsConnection {
             Undecryptable::NoKey => counters.tls_no_key += 1,
             Undecryptable::NoHandshake => counters.tls_no_handshake += 1,
             Undecryptable::Unsupported => counters.tls_unsupported += 1,
-            Undecryptable::NoCalls => counters.tls_uprobe_silent += 1,
+            Undecryptable::NoCalls | Undecryptable::MemoryBio => counters.tls_uprobe_silent += 1,
         }
         self.client = DirectionState::default();
         self.server = DirectionState::default();

@@ -39,6 +39,10 @@ use crate::suite::{Aead, Suite, Version};
 pub enum CallKind {
     Read,
     Write,
+    /// Not a call: the process that read (`Read` side) or wrote this connection's socket
+    /// makes its OpenSSL calls on memory BIOs (an event-loop engine), so none of them can
+    /// be tied to the connection. No bytes; it names why the connection is silent.
+    MemoryBio,
 }
 
 /// One `SSL_read`/`SSL_write` (or `_ex`) of a watched connection that returned plaintext.
@@ -377,6 +381,8 @@ impl CallJoin {
         match call.kind {
             CallKind::Write => self.place_write(call, out),
             CallKind::Read => self.place_read(call, out),
+            // A note about the connection, never a call to place (TlsConnection takes it).
+            CallKind::MemoryBio => Placed::Unmapped,
         }
     }
 

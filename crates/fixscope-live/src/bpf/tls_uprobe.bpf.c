@@ -16,6 +16,11 @@
  *   the TCP range (if any) and the plaintext. A read served from a record OpenSSL had read
  *   before touches no socket: the flow the SSL* last had for reads is used.
  *
+ * - A process whose calls are on memory BIOs (an event-loop engine: Node.js, Netty's
+ *   tcnative) does its socket I/O outside them: its next TCP read or write of each
+ *   watched connection and direction is noted once (FXT_FLAG_MEMORY_BIO), so user space
+ *   can say exactly why that connection's records get no calls.
+ *
  * User space ties the bytes to the TLS records the TC programs saw, by the TCP range, and
  * times them by those records (fixscope-tls/src/uprobe.rs): the call's own time is only
  * the merge's order.
@@ -106,6 +111,25 @@ struct {
 	__type(value, __u8);
 } fxt_ssl_socketed SEC(".maps");
 
+/* Processes (tgid) with an OpenSSL call on a memory BIO, and whether any was seen at all
+ * (read first: the TCP hooks of every other process pay one load). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u8);
+} fxt_bio_tgids SEC(".maps");
+
+__u32 fxt_any_memory_bio = 0;
+
+/* The watched connections' directions already noted as a memory-BIO process's. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct fxs_sock_flow);
+	__type(value, __u8);
+} fxt_bio_flows SEC(".maps");
+
 static __always_inline struct fxt_counters *counters(void)
 {
 	__u32 zero = 0;
@@ -148,14 +172,48 @@ int fxt_read_ex_entry(struct pt_regs *ctx)
 	return enter(PT_REGS_PARM1(ctx), PT_REGS_PARM2(ctx), PT_REGS_PARM4(ctx), FXT_CALL_READ);
 }
 
+/* A TCP read or write outside any OpenSSL call: when its process's calls are on memory
+ * BIOs and the socket is watched, one record says so for the connection's direction (a
+ * record the ring had no room for is tried again on the next I/O). */
+static __always_inline void note_memory_bio(struct sock *sk, const int read)
+{
+	if (!fxt_any_memory_bio)
+		return;
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	if (!bpf_map_lookup_elem(&fxt_bio_tgids, &tgid))
+		return;
+	struct fxs_sock_flow f = {};
+	if (!sock_watched(sk, read, &f) || bpf_map_lookup_elem(&fxt_bio_flows, &f))
+		return;
+	struct fxt_rec *r = bpf_ringbuf_reserve(&fxt_ring, sizeof(*r), 0);
+	if (!r)
+		return;
+	__u8 yes = 1;
+	bpf_map_update_elem(&fxt_bio_flows, &f, &yes, BPF_ANY);
+	__builtin_memset(r, 0, sizeof(*r));
+	__builtin_memcpy(r->saddr, f.saddr, 16);
+	__builtin_memcpy(r->daddr, f.daddr, 16);
+	r->sport = f.sport;
+	r->dport = f.dport;
+	r->family = f.family;
+	r->dir = f.dir;
+	r->call = read ? FXT_CALL_READ : FXT_CALL_WRITE;
+	r->flags = FXT_FLAG_MEMORY_BIO;
+	r->tid = (__u32)bpf_get_current_pid_tgid();
+	r->ts_ns = bpf_ktime_get_ns();
+	bpf_ringbuf_submit(r, 0);
+}
+
 /* A TCP read or write of N bytes ending at END by this thread: part of its OpenSSL call's
  * range if one is in progress and the socket is watched. */
 static __always_inline void tcp_io(struct sock *sk, const int read, __u32 end, __u32 n)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct fxt_active *a = bpf_map_lookup_elem(&fxt_active, &id);
-	if (!a)
+	if (!a) {
+		note_memory_bio(sk, read);
 		return;
+	}
 	a->any_tcp = 1;
 	if (a->call != (read ? FXT_CALL_READ : FXT_CALL_WRITE))
 		return;
@@ -245,10 +303,14 @@ int fxt_tp_send(unsigned long long *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct fxt_active *a = bpf_map_lookup_elem(&fxt_active, &id);
-	if (!a || a->call != FXT_CALL_WRITE || !a->send_pending)
+	struct sock *sk = (struct sock *)ctx[0];
+	if (!a) {
+		note_memory_bio(sk, 0);
+		return 0;
+	}
+	if (a->call != FXT_CALL_WRITE || !a->send_pending)
 		return 0;
 	a->send_pending = 0;
-	struct sock *sk = (struct sock *)ctx[0];
 	int n = (int)ctx[1];
 	if (n <= 0)
 		return 0;
@@ -331,9 +393,13 @@ int fxt_return(struct pt_regs *ctx)
 		struct fxs_sock_flow *f = bpf_map_lookup_elem(&fxt_ssl_flows, &key);
 		if (!f) {
 			/* No watched connection's call — or one on no socket at all. */
-			if (!a.any_tcp && !bpf_map_lookup_elem(&fxt_ssl_socketed, &ssl_id))
+			if (!a.any_tcp && !bpf_map_lookup_elem(&fxt_ssl_socketed, &ssl_id)) {
 				FXS_ADD(&c->n[FXT_CNT_MEMORY_BIO], 1);
-			else
+				__u32 tgid = id >> 32;
+				__u8 yes = 1;
+				bpf_map_update_elem(&fxt_bio_tgids, &tgid, &yes, BPF_ANY);
+				fxt_any_memory_bio = 1;
+			} else
 				FXS_ADD(&c->n[FXT_CNT_UNWATCHED], 1);
 			return 0;
 		}

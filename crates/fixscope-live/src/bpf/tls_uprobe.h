@@ -20,6 +20,9 @@ enum fxt_flag {
 	FXT_FLAG_TRUNCATED = 2, /* only the first `len` of `total` bytes were copied */
 	FXT_FLAG_TCP_SPLIT = 4, /* its TCP reads/writes were not one contiguous range of one
 				 * socket (another thread wrote between): not placed */
+	FXT_FLAG_MEMORY_BIO = 8, /* not a call: this watched connection's socket was read or
+				  * written (`call`) by a process whose OpenSSL calls are on
+				  * memory BIOs; no plaintext (len 0) */
 };
 
 /* The most plaintext bytes one record carries (a larger call is truncated). */

@@ -25,11 +25,25 @@ pub fn tls_call_from_record(rec: &[u8]) -> Option<TlsCallEvent<'_>> {
         fxt_call::FXT_CALL_WRITE => CallKind::Write,
         _ => return None,
     };
+    let flag = |f: fxt_flag| u32::from(h.flags) & f.0 != 0;
+    if flag(fxt_flag::FXT_FLAG_MEMORY_BIO) {
+        // Not a call: the connection's process drives OpenSSL through memory BIOs.
+        return Some(TlsCallEvent {
+            flow,
+            direction,
+            call: TlsCall {
+                kind: CallKind::MemoryBio,
+                tcp: None,
+                bytes: &[],
+                truncated: false,
+                ts_ns: h.ts_ns,
+            },
+        });
+    }
     let bytes = rec.get(TLS_CALL_HEADER_BYTES..TLS_CALL_HEADER_BYTES + h.len as usize)?;
     if bytes.is_empty() || h.total < h.len {
         return None;
     }
-    let flag = |f: fxt_flag| u32::from(h.flags) & f.0 != 0;
     // A call whose TCP I/O was not one range of one socket cannot be placed: as if it had
     // none and were not a leftover read (the join then counts it).
     let split = flag(fxt_flag::FXT_FLAG_TCP_SPLIT);
@@ -94,6 +108,19 @@ mod tests {
         assert_eq!(ev.call.bytes, data);
         assert!(!ev.call.truncated);
         assert_eq!(ev.call.ts_ns, 5_000);
+    }
+
+    #[test]
+    fn a_memory_bio_note_decodes_as_such_with_its_flow_and_no_bytes() {
+        let mut h = write_v4(&[]);
+        h.flags = fxt_flag::FXT_FLAG_MEMORY_BIO.0 as u8;
+        let rec = record(h, &[]);
+        let ev = tls_call_from_record(&rec).unwrap();
+        assert_eq!(ev.call.kind, CallKind::MemoryBio);
+        assert_eq!(ev.direction, Direction::Response);
+        assert_eq!(ev.flow.src.port, 9878);
+        assert!(ev.call.bytes.is_empty());
+        assert_eq!(ev.call.tcp, None);
     }
 
     #[test]

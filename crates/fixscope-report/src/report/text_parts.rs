@@ -26,7 +26,7 @@ pub(super) fn write_run_line(out: &mut impl Write, r: &SummaryReport<'_>) -> io:
     if let Some(why) = &r.incomplete {
         writeln!(out, "INCOMPLETE: {why}")?;
     }
-    let mut silent = false;
+    let (mut silent, mut on_memory_bio) = (false, false);
     for (conn, why) in r.tls_undecrypted.iter().flatten() {
         // Its orders are missing from every figure below: said before them.
         writeln!(
@@ -34,16 +34,23 @@ pub(super) fn write_run_line(out: &mut impl Write, r: &SummaryReport<'_>) -> io:
             "TLS NOT DECRYPTED: {conn} ({why}): its orders are not measured"
         )?;
         silent |= *why == "no_ssl_calls";
+        on_memory_bio |= *why == "memory_bio";
+    }
+    if on_memory_bio {
+        writeln!(
+            out,
+            "  memory_bio: the process on that connection drives OpenSSL through memory BIOs \
+             (Node.js, Netty's tcnative): its SSL_read/SSL_write make no socket call, so \
+             nothing ties them to the connection; measure it with --tls-keylog"
+        )?;
     }
     let memory_bio = source_count(r.source, "tls_uprobe_memory_bio");
     if silent && memory_bio > 0 {
-        // What the kernel saw beside the silence: the likely reason, as a fact.
+        // What the kernel saw beside the silence, as a fact: not tied to this connection.
         writeln!(
             out,
-            "  and {memory_bio} OpenSSL calls were on memory BIOs (tls_uprobe_memory_bio): an \
-             engine that feeds OpenSSL through memory BIOs (Node.js, Netty's tcnative) makes no \
-             socket call inside SSL_read/SSL_write, so its calls cannot be tied to a \
-             connection; measure it with --tls-keylog"
+            "  and {memory_bio} OpenSSL calls were on memory BIOs (tls_uprobe_memory_bio), \
+             of processes not seen on that connection's socket"
         )?;
     }
     if write_trailer_line(out, r.source, r.span.timestamp_source)? {
@@ -326,10 +333,19 @@ mod tests {
         String::from_utf8(out).unwrap()
     }
 
-    /// A connection none of whose calls came, beside calls the kernel saw on memory BIOs:
-    /// its line says both, as facts, and what measures such an engine.
+    /// A connection none of whose calls came because its process is on memory BIOs says
+    /// so and what measures it; a silent one beside memory-BIO calls of other processes
+    /// says both as facts, not as its reason.
     #[test]
-    fn a_silent_connection_beside_memory_bio_calls_says_both() {
+    fn a_connection_on_memory_bios_is_named_and_a_silent_one_beside_them_is_not() {
+        let bio = [("10.0.0.1:4000 -> 10.0.0.2:9878", "memory_bio")];
+        let named = run_line(&bio, &[("tls_uprobe_memory_bio".into(), 40)]);
+        assert!(named.contains("(memory_bio)"), "{named}");
+        assert!(
+            named.contains("drives OpenSSL through memory BIOs"),
+            "{named}"
+        );
+        assert!(named.contains("--tls-keylog"), "{named}");
         let conn = [("10.0.0.1:4000 -> 10.0.0.2:9878", "no_ssl_calls")];
         let with = run_line(&conn, &[("tls_uprobe_memory_bio".into(), 40)]);
         assert!(with.contains("TLS NOT DECRYPTED: 10.0.0.1:4000"), "{with}");
@@ -337,7 +353,7 @@ mod tests {
             with.contains("40 OpenSSL calls were on memory BIOs"),
             "{with}"
         );
-        assert!(with.contains("--tls-keylog"), "{with}");
+        assert!(!with.contains("drives OpenSSL"), "not its reason: {with}");
         let without = run_line(&conn, &[("tls_uprobe_memory_bio".into(), 0)]);
         assert!(!without.contains("memory BIOs"), "{without}");
         let no_key = run_line(

@@ -6,7 +6,7 @@ use super::{Mode, Plain, Side, TlsConnection};
 use crate::counters::TlsCounters;
 use crate::handshake::ServerHello;
 use crate::suite::{self, Version};
-use crate::uprobe::{CallJoin, TlsCall};
+use crate::uprobe::{CallJoin, CallKind, TlsCall};
 
 impl TlsConnection {
     /// `--tls-uprobes`: one OpenSSL call's plaintext of `side`'s direction, placed on the
@@ -21,6 +21,11 @@ impl TlsConnection {
         F: FnMut(Side, Plain<'_>),
     {
         if self.calls.is_none() {
+            return;
+        }
+        if call.kind == CallKind::MemoryBio {
+            // Why its calls will not come, should it turn out silent.
+            self.memory_bio = true;
             return;
         }
         match self.mode {
