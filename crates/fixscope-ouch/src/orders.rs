@@ -37,7 +37,7 @@ pub const MODIFY_MARK: &[u8] = b"\xffmodify";
 
 /// The OUCH version a connection speaks (its port's configuration: the login does not
 /// say).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Version {
     Ouch42,
     Ouch50,

@@ -11,9 +11,9 @@
 
 use hashbrown::HashMap;
 
-use fixscope_ouch::orders::{OuchConnection, SessionBook, Version};
-use fixscope_ouch::session::{SessionFact, SessionName};
-use fixscope_ouch::soupbin::{Side, SoupBinFramer};
+use fixscope_ouch::orders::{OuchConnection, SessionBook as OuchBook, Version};
+use fixscope_ouch::session::{SessionFact as OuchFact, SessionName as OuchName};
+use fixscope_ouch::soupbin::{Side as OuchSide, SoupBinFramer};
 use fixscope_protocol::{FramedMessage, Framer, OrderEvent, ProtocolName};
 
 use crate::consumer::OrderSink;
@@ -25,46 +25,102 @@ use crate::slowest::OrderRef;
 use crate::stats::Stats;
 use fixscope_protocol::FramingCounters;
 
-/// One connection of a binary order protocol: a framer per direction and the protocol's
-/// order layer.
+/// One connection of a binary order protocol: its session-table id and its protocol's
+/// framers and order layer.
 pub(crate) struct BinaryConnection {
-    /// The request (client → host) and response (host → client) directions' framers.
-    framers: [SoupBinFramer; 2],
-    ouch: OuchConnection,
     /// The session table's id of its logical session, once logged in.
     session: Option<u64>,
+    layer: Layer,
+}
+
+/// A protocol's framers (request = client → host, response = host → client) and order
+/// layer.
+enum Layer {
+    Ouch {
+        framers: [SoupBinFramer; 2],
+        orders: OuchConnection,
+    },
 }
 
 impl BinaryConnection {
     /// The state of a connection of `protocol` (`None`: FIX, framed as FIX).
     pub(crate) fn of(protocol: ProtocolName) -> Option<Box<Self>> {
-        let version = match protocol {
-            ProtocolName::Ouch42 => Version::Ouch42,
-            ProtocolName::Ouch50 => Version::Ouch50,
+        let layer = match protocol {
+            ProtocolName::Ouch42 | ProtocolName::Ouch50 => Layer::Ouch {
+                framers: [SoupBinFramer::new(), SoupBinFramer::new()],
+                orders: OuchConnection::new(if protocol == ProtocolName::Ouch42 {
+                    Version::Ouch42
+                } else {
+                    Version::Ouch50
+                }),
+            },
             ProtocolName::Fix | ProtocolName::Ilink3 => return None,
         };
         Some(Box::new(BinaryConnection {
-            framers: [SoupBinFramer::new(), SoupBinFramer::new()],
-            ouch: OuchConnection::new(version),
             session: None,
+            layer,
         }))
     }
 
-    /// What this connection's order layer counted.
-    pub(crate) fn counters(&self) -> OuchCounters {
-        *self.ouch.counters()
+    /// Adds what this connection's order layer counted to `to`.
+    pub(crate) fn add_counters(&self, to: &mut BinaryCounters) {
+        match &self.layer {
+            Layer::Ouch { orders, .. } => to.ouch.merge_from(orders.counters()),
+        }
     }
+}
+
+/// The binary protocols' counters, summed over connections.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct BinaryCounters {
+    pub(crate) ouch: OuchCounters,
+}
+
+/// A logical session of any binary protocol: what names its row in the session table.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum LogicalName {
+    Ouch(OuchName, Version),
+}
+
+impl LogicalName {
+    /// The session table's identity columns: the protocol, then sender -> target.
+    fn columns(&self) -> (String, String, String) {
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        match self {
+            LogicalName::Ouch(name, version) => (
+                match version {
+                    Version::Ouch42 => "OUCH 4.2".into(),
+                    Version::Ouch50 => "OUCH 5.0".into(),
+                },
+                text(name.username.as_bytes()),
+                text(name.session.as_bytes()),
+            ),
+        }
+    }
+}
+
+/// What one framed message means to the session table, in no protocol's words.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum SessionSignal {
+    /// The connection now carries this logical session.
+    Opened(LogicalName),
+    /// The session was ended by either side.
+    Closed,
+    /// A keep-alive.
+    Heartbeat,
+    Other,
 }
 
 /// What a run keeps of its binary sessions beyond their connections.
 #[derive(Default)]
 pub(crate) struct BinaryRun {
-    /// The logical sessions (replays, resends, open orders), lent to each packet.
-    book: SessionBook,
+    /// The logical sessions (replays, resends, open orders) of each protocol, lent to each
+    /// message.
+    ouch: OuchBook,
     /// The session table's id of each logical session.
-    ids: HashMap<SessionName, u64>,
+    ids: HashMap<LogicalName, u64>,
     /// The counts of the connections that ended.
-    pub(crate) ended: OuchCounters,
+    pub(crate) ended: BinaryCounters,
 }
 
 /// The run's parts a binary connection's packets reach.
@@ -86,11 +142,7 @@ pub(crate) fn stream_event(
     conn: ConnectionKey,
     parts: BinaryParts<'_>,
 ) {
-    let BinaryConnection {
-        framers,
-        ouch,
-        session,
-    } = b;
+    let BinaryConnection { session, layer } = b;
     let BinaryParts {
         framing,
         correlator,
@@ -98,71 +150,98 @@ pub(crate) fn stream_event(
         next_session,
         run,
     } = parts;
-    let framer = &mut framers[direction_index(direction)];
-    match event {
-        StreamEvent::Data { bytes, times, seq } => {
-            let mut packet = Packet {
-                correlator,
-                stats,
-                next_session,
-                run,
+    let BinaryRun {
+        ouch: ouch_book,
+        ids,
+        ..
+    } = run;
+    let mut packet = Packet {
+        correlator,
+        stats,
+        next_session,
+        ids,
+    };
+    let d = direction_index(direction);
+    match (layer, event) {
+        (Layer::Ouch { framers, orders }, StreamEvent::Data { bytes, times, seq }) => {
+            let side = match direction {
+                Direction::Request => OuchSide::Client,
+                Direction::Response => OuchSide::Host,
             };
-            framer.push_at(bytes, times, seq, framing, |msg| {
-                packet.route(ouch, session, direction, conn, &msg)
+            framers[d].push_at(bytes, times, seq, framing, |msg| {
+                let ts_ns = message_time(direction, &msg);
+                let out = orders.on_packet(ouch_book, side, msg.bytes, ts_ns);
+                let signal = match out.fact {
+                    Some(OuchFact::LoggedIn { name, .. }) => {
+                        SessionSignal::Opened(LogicalName::Ouch(name, orders.version()))
+                    }
+                    Some(OuchFact::LogoutRequested | OuchFact::EndOfSession) => {
+                        SessionSignal::Closed
+                    }
+                    Some(OuchFact::Heartbeat) => SessionSignal::Heartbeat,
+                    _ => SessionSignal::Other,
+                };
+                let event = out.event.as_ref().map(|e| e.order_event());
+                packet.route(event, signal, session, direction, conn, ts_ns, &msg)
             });
         }
-        StreamEvent::Gap { .. } => framer.gap(framing),
+        (Layer::Ouch { framers, .. }, StreamEvent::Gap { .. }) => framers[d].gap(framing),
     }
 }
 
-/// Where one framed packet goes.
+/// A request at the segment that completes it, a response at the one carrying its first
+/// byte (the seam's timing rule, as FIX's).
+fn message_time(direction: Direction, msg: &FramedMessage<'_>) -> u64 {
+    match direction {
+        Direction::Request => msg.last_byte_ts_ns,
+        Direction::Response => msg.first_byte_ts_ns,
+    }
+}
+
+/// Where one framed message goes.
 struct Packet<'a> {
     correlator: &'a mut Correlator,
     stats: &'a mut Stats,
     next_session: &'a mut u64,
-    run: &'a mut BinaryRun,
+    ids: &'a mut HashMap<LogicalName, u64>,
 }
 
 impl Packet<'_> {
-    /// One framed packet of a binary connection: its order event, if any, to the
-    /// correlator, its latencies to the consumers.
+    /// One framed message of a binary connection: its session signal to the session
+    /// table, its order event, if any, to the correlator, its latencies to the consumers.
+    #[allow(clippy::too_many_arguments)]
     fn route(
         &mut self,
-        ouch: &mut OuchConnection,
+        event: Option<OrderEvent<'_>>,
+        signal: SessionSignal,
         session: &mut Option<u64>,
         direction: Direction,
         conn: ConnectionKey,
+        ts_ns: u64,
         msg: &FramedMessage<'_>,
     ) {
-        let (side, ts_ns) = match direction {
-            Direction::Request => (Side::Client, msg.last_byte_ts_ns),
-            Direction::Response => (Side::Host, msg.first_byte_ts_ns),
-        };
-        let out = ouch.on_packet(&mut self.run.book, side, msg.bytes, ts_ns);
-        if let Some(SessionFact::LoggedIn { name, .. }) = out.fact {
-            *session = Some(self.session_of(name, conn, ouch.version()));
+        if let SessionSignal::Opened(name) = signal {
+            *session = Some(self.session_of(name, conn));
         }
         if let Some(s) = session.and_then(|id| self.stats.session_mut(id)) {
-            // The session table's health columns, from SoupBinTCP's own session layer.
+            // The session table's health columns, from the protocol's own session layer.
             let (h, side) = (&mut s.health, direction_index(direction));
             h.last_message_ns[side] = Some(ts_ns);
-            match out.fact {
-                Some(SessionFact::LoggedIn { .. }) => h.logged_on = true,
-                Some(SessionFact::LogoutRequested | SessionFact::EndOfSession) => {
-                    h.logged_on = false
-                }
-                Some(SessionFact::Heartbeat) => h.last_heartbeat_ns[side] = Some(ts_ns),
-                _ => {}
+            match signal {
+                SessionSignal::Opened(_) => h.logged_on = true,
+                SessionSignal::Closed => h.logged_on = false,
+                SessionSignal::Heartbeat => h.last_heartbeat_ns[side] = Some(ts_ns),
+                SessionSignal::Other => {}
             }
         }
-        let (Some(event), Some(id)) = (out.event, *session) else {
+        let (Some(event), Some(id)) = (event, *session) else {
             return;
         };
         let scope = scope_of(id, 0);
         let Packet {
             correlator, stats, ..
         } = self;
-        match event.order_event() {
+        match event {
             // A resend is no new order (counted by the order layer).
             OrderEvent::Request { resend: true, .. } => {}
             OrderEvent::Request {
@@ -228,27 +307,18 @@ impl Packet<'_> {
 
     /// The session table's id of logical session `name` (opened when new), now on `conn`.
     #[cold]
-    fn session_of(&mut self, name: SessionName, conn: ConnectionKey, version: Version) -> u64 {
+    fn session_of(&mut self, name: LogicalName, conn: ConnectionKey) -> u64 {
         let table = self.stats.session_table_mut();
-        let id = match self.run.ids.get(&name) {
+        let id = match self.ids.get(&name) {
             Some(&id) => id,
             None => {
                 let id = *self.next_session;
                 *self.next_session += 1;
                 table.open(id, conn);
                 if let Some(s) = table.get_mut(id) {
-                    let text = |k: &fixscope_ouch::session::Key| {
-                        String::from_utf8_lossy(k.as_bytes()).into_owned()
-                    };
-                    // The table's identity columns: the protocol, then username -> session.
-                    s.begin_string = match version {
-                        Version::Ouch42 => "OUCH 4.2".into(),
-                        Version::Ouch50 => "OUCH 5.0".into(),
-                    };
-                    s.sender_comp_id = text(&name.username);
-                    s.target_comp_id = text(&name.session);
+                    (s.begin_string, s.sender_comp_id, s.target_comp_id) = name.columns();
                 }
-                self.run.ids.insert(name, id);
+                self.ids.insert(name, id);
                 id
             }
         };

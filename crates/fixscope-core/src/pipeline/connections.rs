@@ -170,7 +170,7 @@ impl Connection {
     /// The connection is gone: its session learns it (an anonymous one ends).
     pub(crate) fn close(&self, sink: &mut MessageSink<'_>) {
         if let Some(b) = &self.binary {
-            sink.router.binary.ended.merge_from(&b.counters());
+            b.add_counters(&mut sink.router.binary.ended);
         }
         if let Some(f) = sink.forward.as_deref_mut() {
             f.closed(self.slot);

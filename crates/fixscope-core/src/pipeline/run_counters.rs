@@ -1,6 +1,7 @@
 //! The pipeline's counters as a run reports them: its own, stage A's in a two-stage run
 //! (`Upstream`), and the record sink's.
 
+use fixscope_protocol::ProtocolName;
 use std::borrow::Cow;
 
 use super::forward::Upstream;
@@ -42,18 +43,17 @@ impl Pipeline {
     }
 
     /// The binary order protocols' counters (`--protocol`): the ended connections' and the
-    /// open ones'; `None` when no port is named for one.
+    /// open ones'; each protocol's `None` when no port is named for it.
     fn binary_counters(&self) -> Option<crate::counters::OuchCounters> {
-        if !self.config.protocols.any_binary() {
-            return None;
-        }
+        let names = self.config.protocols.names();
         let mut all = self.binary.ended;
         for c in self.connections.values() {
             if let Some(b) = &c.binary {
-                all.merge_from(&b.counters());
+                b.add_counters(&mut all);
             }
         }
-        Some(all)
+        let named = |p: &[ProtocolName]| names.iter().any(|n| p.contains(n));
+        named(&[ProtocolName::Ouch42, ProtocolName::Ouch50]).then_some(all.ouch)
     }
 
     /// A snapshot of every pipeline counter.
