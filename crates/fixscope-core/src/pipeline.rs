@@ -421,6 +421,9 @@ impl Pipeline {
                 b.drop_connection(&key);
             }
         }
+        if !conn.payload_seen && !seg.payload.is_empty() && conn.binary.is_none() {
+            binary::note_unnamed_protocol(seg.payload, sink.framing);
+        }
         conn.payload_seen |= !seg.payload.is_empty();
         conn.last_seen_ns = seg.ts_ns;
         if seg.flags.syn() {

@@ -181,3 +181,34 @@ fn ouch42_orders_are_measured_as_fix_orders_and_a_replay_is_never_counted_twice(
         assert_eq!(c("pending"), 0, "{}", s["counters"]);
     }
 }
+
+/// The same capture on a port not named for OUCH: read as FIX it is garbage, and that is
+/// said — each connection that began with a SoupBinTCP login is counted, an alarm, on
+/// every plan — never a silent run of no orders.
+#[test]
+fn an_ouch_session_on_a_port_read_as_fix_is_an_alarm_never_silence() {
+    let dir = tempfile::tempdir().unwrap();
+    let (packets, _) = capture();
+    let port = PORT.to_string();
+    for threads in [None, Some("1"), Some("4")] {
+        let mut flags = vec!["-p", &port, "-t", "5"];
+        if let Some(n) = threads {
+            flags.extend(["--threads", n]);
+        }
+        let name = format!("unnamed-{}.pcap", threads.unwrap_or("default"));
+        let s = analyse_packets(dir.path(), name, &packets, &flags);
+        assert_eq!(
+            counter(&s, "unnamed_protocol_connections"),
+            2,
+            "{threads:?}: {}",
+            s["counters"]
+        );
+        assert_eq!(counter(&s, "requests"), 0);
+    }
+    // The text summary raises it with the alarms.
+    let path = dir.path().join("unnamed-default.pcap");
+    let out = fixscope(&["pcap", path.to_str().unwrap(), "-p", &port]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let alarms = text.lines().find(|l| l.contains("alarms:")).unwrap_or("");
+    assert!(alarms.contains("unnamed_protocol_connections 2"), "{text}");
+}

@@ -189,6 +189,18 @@ pub(crate) fn stream_event(
     }
 }
 
+/// Whether a connection's first payload, on a port read as FIX, is a binary order
+/// protocol's login (its session would be read as garbage): counted, never guessed into
+/// a protocol (OUCH's login does not say its version). A login split across segments is
+/// not seen (a prefix is no proof).
+#[cold]
+pub(crate) fn note_unnamed_protocol(first_payload: &[u8], framing: &mut FramingCounters) {
+    use fixscope_protocol::{Protocol, Recognition};
+    if fixscope_ouch::Ouch42::recognise(first_payload) == Recognition::Yes {
+        framing.unnamed_protocol_connections += 1;
+    }
+}
+
 /// A request at the segment that completes it, a response at the one carrying its first
 /// byte (the seam's timing rule, as FIX's).
 fn message_time(direction: Direction, msg: &FramedMessage<'_>) -> u64 {

@@ -15,4 +15,9 @@ pub struct FramingCounters {
     /// Messages begun before a TCP gap and never completed: dropped, never timed (their
     /// rest, after the gap, is in `skipped_bytes`).
     pub gap_cut_messages: u64,
+    /// Connections on a port read as FIX whose first payload is a binary order protocol's
+    /// login (a SoupBinTCP Login Request or Accepted; an iLink 3 Negotiate or Establish):
+    /// not FIX, so not measured — the port wants `--protocol PORTS=NAME`. Never guessed
+    /// into a protocol: OUCH's login does not say its version.
+    pub unnamed_protocol_connections: u64,
 }

@@ -148,7 +148,10 @@ count_fields! {
         soupbin_undecodable_packets, ouch_undecodable_messages, ouch_other_messages,
         soupbin_wrong_side_packets, ouch_unknown_order_responses,
     }
-    FramingCounters { messages, bad_checksum, bad_body_length, skipped_bytes, gap_cut_messages }
+    FramingCounters {
+        messages, bad_checksum, bad_body_length, skipped_bytes, gap_cut_messages,
+        unnamed_protocol_connections,
+    }
     ReassemblyCounters { retransmitted_bytes, out_of_order_segments, gaps, gap_bytes }
     CorrelationCounters {
         requests, responses, matched, late, timed_out, unanswered_evicted, unanswered_closed,

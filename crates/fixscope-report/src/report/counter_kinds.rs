@@ -51,6 +51,8 @@ pub const ALARM_COUNTERS: &[&str] = &[
     "tls_uprobe_unmapped",
     "tls_uprobe_silent",
     "tls_uprobe_disagreed",
+    // A binary protocol's session on a port read as FIX: its orders are not measured.
+    "unnamed_protocol_connections",
     // OUCH: packets or messages that did not decode (their orders are missing).
     "soupbin_undecodable_packets",
     "ouch_undecodable_messages",
