@@ -303,11 +303,17 @@ impl Pipeline {
             mut sink,
             ..
         } = self.parts();
+        let note = ev.call.kind == crate::tls::CallKind::MemoryBio;
         let Some(conn) = connections.get_mut(&key) else {
-            sink.tls.tls_uprobe_unmapped += 1;
+            if !note {
+                sink.tls.tls_uprobe_unmapped += 1;
+            }
             return;
         };
         let Some(tls) = conn.tls.as_mut() else {
+            if !note {
+                sink.tls.tls_uprobe_ignored += 1;
+            }
             return;
         };
         let (key, slot, direction) = (conn.key, conn.slot, ev.direction);

@@ -416,6 +416,10 @@ impl TlsConnection {
         }
         self.client = DirectionState::default();
         self.server = DirectionState::default();
+        // Calls still held for their records will never be placed.
+        for join in self.calls.iter().flat_map(|c| c.iter()) {
+            counters.tls_uprobe_unmapped += join.held_calls() as u64;
+        }
         self.calls = None;
         self.checks = None;
     }

@@ -42,11 +42,19 @@ pub struct TlsCounters {
     /// compared with the decryption (no call came, or none could be placed): the check
     /// the two flags ask for checked nothing there.
     pub tls_uprobe_unchecked: u64,
+    /// `live --tls-uprobes`: calls whose plaintext was placed on the records that carried
+    /// it. Every call user space gets lands in exactly one of `tls_uprobe_placed`,
+    /// `tls_uprobe_unmapped` and `tls_uprobe_ignored`.
+    pub tls_uprobe_placed: u64,
+    /// `live --tls-uprobes`: calls of connections that carry no TLS to place them on (plain
+    /// FIX, a connection already given up: no key, silent), or the other end's calls on
+    /// the same host (the kernel's role filter leaves most of them out).
+    pub tls_uprobe_ignored: u64,
 }
 
 impl TlsCounters {
     /// Every field, for the arithmetic below (a test checks it names them all).
-    fn fields_mut(&mut self) -> [&mut u64; 12] {
+    fn fields_mut(&mut self) -> [&mut u64; 14] {
         [
             &mut self.tls_connections,
             &mut self.tls_records_decrypted,
@@ -60,6 +68,8 @@ impl TlsCounters {
             &mut self.tls_uprobe_verified,
             &mut self.tls_uprobe_disagreed,
             &mut self.tls_uprobe_unchecked,
+            &mut self.tls_uprobe_placed,
+            &mut self.tls_uprobe_ignored,
         ]
     }
 

@@ -301,14 +301,19 @@ impl CallJoin {
     ) {
         self.now_ns = self.now_ns.max(call.ts_ns);
         if *self.source.get_or_insert(call.kind) != call.kind {
-            return; // the other end's calls carry the same bytes
+            // The other end's calls carry the same bytes.
+            counters.tls_uprobe_ignored += 1;
+            return;
         }
         if !self.paused {
             self.place_held(counters, out);
         }
         if self.held.is_empty() && !self.paused {
             match self.place(call, out) {
-                Placed::Done => return,
+                Placed::Done => {
+                    counters.tls_uprobe_placed += 1;
+                    return;
+                }
                 Placed::Unmapped => return unmapped(counters, out),
                 Placed::Wait => {}
             }
@@ -337,6 +342,11 @@ impl CallJoin {
         self.place_held(counters, out);
     }
 
+    /// Calls held, not yet placed.
+    pub fn held_calls(&self) -> usize {
+        self.held.len()
+    }
+
     /// The connection ends: calls still held are unmapped.
     pub fn settle(&mut self, counters: &mut TlsCounters, out: &mut impl FnMut(Plain<'_>)) {
         self.paused = false;
@@ -357,7 +367,7 @@ impl CallJoin {
                     self.held.push_front(h);
                     return;
                 }
-                Placed::Done => {}
+                Placed::Done => counters.tls_uprobe_placed += 1,
                 Placed::Wait | Placed::Unmapped => unmapped(counters, out),
             }
             self.held_bytes -= h.bytes.len();

@@ -68,6 +68,7 @@ fn run(test: &str, uprobe_flags: &[&str], client_flags: &[&str]) -> Runs {
     );
     let done = stop_live_proc(&mut uprobes, libc::SIGINT);
     let (_, summary) = parse_report(&done.stdout);
+    assert_every_call_in_one_count(&summary);
     if counter(&summary, "matched") == ORDERS as u64 {
         assert_inside_round_trips(test, &client, &wire_latencies(&trace));
     }
@@ -75,6 +76,26 @@ fn run(test: &str, uprobe_flags: &[&str], client_flags: &[&str]) -> Runs {
         uprobes: summary,
         uprobes_stderr: done.stderr,
     }
+}
+
+/// Every call the kernel handed over lands in exactly one user-space count: placed on its
+/// records, unmapped, or ignored (no TLS to place it on).
+fn assert_every_call_in_one_count(s: &Value) {
+    let parts: u64 = [
+        "tls_uprobe_placed",
+        "tls_uprobe_unmapped",
+        "tls_uprobe_ignored",
+    ]
+    .iter()
+    .map(|n| counter(s, n))
+    .sum();
+    assert_eq!(
+        source(s, "tls_uprobe_records"),
+        parts,
+        "{}\n{}",
+        s["counters"],
+        s["source"]
+    );
 }
 
 /// Every order matched and timed by calls placed on their records, with no key.
@@ -153,6 +174,7 @@ fn run_checked(test: &str, client_flags: &[&str]) {
     );
     let done = stop_live_proc(&mut live, libc::SIGINT);
     let (_, s) = parse_report(&done.stdout);
+    assert_every_call_in_one_count(&s);
     assert_eq!(counter(&s, "matched"), ORDERS as u64, "{}", done.stderr);
     assert!(
         counter(&s, "tls_records_decrypted") > 0,
@@ -206,6 +228,7 @@ fn a_check_that_compared_nothing_says_so() {
     );
     let done = stop_live_proc(&mut live, libc::SIGINT);
     let (_, s) = parse_report(&done.stdout);
+    assert_every_call_in_one_count(&s);
     assert_eq!(counter(&s, "matched"), ORDERS as u64, "{}", done.stderr);
     let checked = counter(&s, "tls_uprobe_verified") + counter(&s, "tls_uprobe_disagreed");
     assert_eq!(checked, 0, "{}", s["counters"]);
@@ -348,6 +371,7 @@ fn an_engine_on_memory_bios_is_counted_and_said_never_measured_by_a_guess() {
     run_tls_client(port, ORDERS, &dir.path().join("client.txt"), None, &[]);
     let done = stop_live_proc(&mut live, libc::SIGINT);
     let (_, s) = parse_report(&done.stdout);
+    assert_every_call_in_one_count(&s);
     let src = |name: &str| source(&s, name);
     // The exchange read each order and wrote each report on its memory BIOs.
     assert!(

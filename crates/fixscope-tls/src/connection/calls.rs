@@ -20,12 +20,13 @@ impl TlsConnection {
     ) where
         F: FnMut(Side, Plain<'_>),
     {
-        if self.calls.is_none() {
+        if call.kind == CallKind::MemoryBio {
+            // Not a call: why its calls will not come, should it turn out silent.
+            self.memory_bio = true;
             return;
         }
-        if call.kind == CallKind::MemoryBio {
-            // Why its calls will not come, should it turn out silent.
-            self.memory_bio = true;
+        if self.calls.is_none() {
+            counters.tls_uprobe_ignored += 1;
             return;
         }
         match self.mode {
@@ -36,7 +37,10 @@ impl TlsConnection {
                 counters.tls_uprobe_unmapped += 1;
                 return out(side, Plain::Gap);
             }
-            Mode::Detecting | Mode::Plain | Mode::Dead(_) => return,
+            Mode::Detecting | Mode::Plain | Mode::Dead(_) => {
+                counters.tls_uprobe_ignored += 1;
+                return;
+            }
         }
         self.with_join(side, counters, out, |join, counters, mut out| {
             join.call(call, counters, &mut out)
