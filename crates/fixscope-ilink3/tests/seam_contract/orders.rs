@@ -369,7 +369,13 @@ fn a_session_pairs_on_order_request_id_and_a_reconnect_counts_nothing_twice() {
         ),
     );
     assert!(response(&jump).1.terminal);
-    let seq = b.host(&mut book, &encode::sequence(UUID, 20));
+    // Marked a retransmission though above the highest: a replay of one never seen.
+    let above = b.host(
+        &mut book,
+        &replayed(execution_report_status_532::ID, 18, Some(5001), 7005, 0),
+    );
+    assert_eq!(above.event, None);
+    let seq = b.host(&mut book, &encode::sequence(UUID, 21));
     assert!(matches!(
         seq.fact,
         Some(SessionFact::Heartbeat {
@@ -379,8 +385,8 @@ fn a_session_pairs_on_order_request_id_and_a_reconnect_counts_nothing_twice() {
     ));
     b.check_counts();
     let c: Ilink3Counters = *b.conn.counters();
-    assert_eq!(c.ilink3_replayed_messages, 6);
-    assert_eq!(c.ilink3_recovered_messages, 2);
+    assert_eq!(c.ilink3_replayed_messages, 7);
+    assert_eq!(c.ilink3_recovered_messages, 3);
     assert_eq!(c.ilink3_business_messages, 2);
     assert_eq!(
         (c.ilink3_sequence_gaps, c.ilink3_sequence_gap_messages),
