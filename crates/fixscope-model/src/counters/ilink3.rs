@@ -1,8 +1,10 @@
 //! CME iLink 3 over FIXP (`--protocol PORTS=ilink3`): its session layer's and order
 //! layer's counters, counted by `fixscope-ilink3` per connection and summed over the
 //! run's connections (docs/protocols.md, "CME iLink 3", has their rules). Every framed
-//! message lands in exactly one of them (`ilink3_recovered_messages` is a part of
-//! `ilink3_replayed_messages`, `ilink3_resent_requests` of `ilink3_requests`).
+//! message lands in exactly one of them, but for the parts of another:
+//! `ilink3_recovered_messages` of `ilink3_replayed_messages`, `ilink3_resent_requests` of
+//! `ilink3_requests`, `ilink3_unknown_order_responses` and
+//! `ilink3_business_rejects_unpaired` of `ilink3_business_messages`.
 
 use serde::{Deserialize, Serialize};
 
@@ -66,8 +68,9 @@ pub struct Ilink3Counters {
     pub ilink3_other_messages: u64,
     /// Messages in the other side's direction than their template's: no event.
     pub ilink3_wrong_side_messages: u64,
-    /// Of the new CME business messages, responses about an order this run never saw
-    /// entered: emitted all the same; a fill of one is never terminal.
+    /// Of the new CME business messages, responses echoing an OrderRequestID (or naming
+    /// an OrderID) this run never saw: emitted all the same (a report naming no order at
+    /// all emits nothing).
     pub ilink3_unknown_order_responses: u64,
     /// Of the new CME business messages, BusinessReject521s whose RefSeqNum names no
     /// order request seen on their UUID (or none at all): no event.
