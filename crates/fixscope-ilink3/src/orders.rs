@@ -17,6 +17,7 @@ use std::collections::HashMap;
 use fixscope_protocol::{OrderEvent, RequestType, ResponseCode, ResponseKind};
 
 use crate::messages::{self, Message, Numbering, SessionFields};
+use crate::schema;
 use crate::session::{Ilink3Counters, Key, Numbered, SessionFact, SessionName};
 use crate::Side;
 
@@ -161,7 +162,7 @@ impl Ilink3Connection {
             }
             Message::NegotiationReject(s) => {
                 c.ilink3_negotiation_rejects += 1;
-                Outcome::fact(rejected(502, &s))
+                Outcome::fact(rejected(schema::negotiation_reject_502::ID, &s))
             }
             Message::Establish(s) => {
                 c.ilink3_establish_requests += 1;
@@ -174,7 +175,7 @@ impl Ilink3Connection {
             Message::EstablishmentAck(s) => Outcome::fact(self.established(book, &s, ts)),
             Message::EstablishmentReject(s) => {
                 c.ilink3_establish_rejects += 1;
-                Outcome::fact(rejected(505, &s))
+                Outcome::fact(rejected(schema::establishment_reject_505::ID, &s))
             }
             Message::Sequence(s) => {
                 c.ilink3_sequences += 1;
@@ -214,7 +215,7 @@ impl Ilink3Connection {
             }
             Message::RetransmitReject(s) => {
                 c.ilink3_retransmit_rejects += 1;
-                Outcome::fact(rejected(510, &s))
+                Outcome::fact(rejected(schema::retransmit_reject_510::ID, &s))
             }
             Message::NotApplied(s) => {
                 c.ilink3_not_applied += 1;
@@ -286,7 +287,8 @@ impl Ilink3Connection {
         self.counters.ilink3_establishments += 1;
         let next_seq = s.next_seq_no.unwrap_or(0);
         let session = book.entry(s.uuid);
-        let resumed = session.established;
+        // Seen before in this run: established, or numbered by CME messages already.
+        let resumed = session.established || session.highest.is_some();
         session.established = true;
         let gap_messages = session.expect_next(next_seq, &mut self.counters);
         let name = self.name_session(book, s.uuid, b"");
