@@ -105,6 +105,15 @@ if [ ! -f "$interop/HdrHistogram-$hdr_java_version.jar" ]; then
     mvn -q dependency:copy -Dartifact="org.hdrhistogram:HdrHistogram:$hdr_java_version" \
         -DoutputDirectory="$interop" >/dev/null
 fi
+# real-logic's SBE tool: the independent decoder of the iLink 3 cross-check
+# (crates/fixscope-ilink3/tests/seam_contract/sbe_tool.rs generates Java decoders from
+# the crate's schema with it).
+sbe_tool_version=1.30.0
+if [ ! -f "$interop/sbe-all-$sbe_tool_version.jar" ]; then
+    echo "install-deps: fetching uk.co.real-logic:sbe-all:$sbe_tool_version"
+    mvn -q dependency:copy -Dartifact="uk.co.real-logic:sbe-all:$sbe_tool_version" \
+        -DoutputDirectory="$interop" >/dev/null
+fi
 if [ ! -x "$interop/py/bin/python" ] || ! "$interop/py/bin/python" -c 'import hdrh' 2>/dev/null; then
     echo "install-deps: creating the Python venv with hdrhistogram"
     python3 -m venv "$interop/py"
