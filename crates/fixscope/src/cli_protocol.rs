@@ -8,8 +8,9 @@ use fixscope_core::protocol::{ProtocolAssignment, ProtocolName, ProtocolPorts};
 #[derive(Args, Debug, Clone, Default)]
 pub struct ProtocolArgs {
     /// The order protocol spoken on PORTS (of the watched ports): `fix` (the default
-    /// everywhere), `ouch42` or `ouch50` (Nasdaq OUCH over SoupBinTCP). Repeatable; a port
-    /// named twice for two protocols is an error.
+    /// everywhere), `ouch42` or `ouch50` (Nasdaq OUCH over SoupBinTCP), `ilink3` (CME
+    /// iLink 3: SBE over FIXP). Repeatable; a port named twice for two protocols is an
+    /// error.
     #[arg(long = "protocol", value_name = "PORTS=NAME")]
     pub protocol: Vec<ProtocolAssignment>,
 }
@@ -20,12 +21,6 @@ impl ProtocolArgs {
     pub fn ports(&self, unsupported: &[(&str, bool)]) -> Result<ProtocolPorts> {
         let mut ports = ProtocolPorts::default();
         for a in &self.protocol {
-            if a.name == ProtocolName::Ilink3 {
-                bail!(
-                    "--protocol {}: iLink 3 is not decoded yet (fix, ouch42, ouch50 are)",
-                    a.name
-                );
-            }
             ports
                 .add(a.ports.clone(), a.name)
                 .map_err(|e| anyhow::anyhow!("--protocol: {e}"))?;
@@ -33,8 +28,9 @@ impl ProtocolArgs {
         if ports.any_binary() {
             if let Some((flag, _)) = unsupported.iter().find(|(_, given)| *given) {
                 bail!(
-                    "{flag} is not available on OUCH sessions yet: run it apart from --protocol \
-                     ouch42/ouch50 (docs/protocols.md)"
+                    "{flag} is not available on binary order sessions yet: run it apart from \
+                     --protocol {} (docs/protocols.md)",
+                    binary_names(&ports)
                 );
             }
         }
@@ -54,12 +50,24 @@ pub fn checked(config: fixscope_core::PipelineConfig) -> Result<fixscope_core::P
         ];
         if let Some((flag, _)) = given.iter().find(|(_, on)| *on) {
             bail!(
-                "{flag} is not available on OUCH sessions yet: run it apart from --protocol \
-                 ouch42/ouch50 (docs/protocols.md)"
+                "{flag} is not available on binary order sessions yet: run it apart from \
+                 --protocol {} (docs/protocols.md)",
+                binary_names(&config.protocols)
             );
         }
     }
     Ok(config)
+}
+
+/// The binary protocols named, as `ouch42/ilink3`.
+fn binary_names(ports: &ProtocolPorts) -> String {
+    let names: Vec<&str> = ports
+        .names()
+        .into_iter()
+        .filter(|n| *n != ProtocolName::Fix)
+        .map(ProtocolName::name)
+        .collect();
+    names.join("/")
 }
 
 #[cfg(test)]
@@ -77,14 +85,14 @@ mod tests {
         let ouch = args(&["15001=ouch42"]);
         let err = ouch.ports(&[("--trace", true)]).unwrap_err().to_string();
         assert!(
-            err.starts_with("--trace is not available on OUCH sessions"),
+            err.starts_with("--trace is not available on binary order sessions"),
             "{err}"
         );
+        assert!(err.contains("--protocol ouch42 "), "{err}");
         assert!(ouch.ports(&[("--trace", false)]).unwrap().any_binary());
         // FIX named explicitly refuses nothing.
         assert!(args(&["9878=fix"]).ports(&[("--trace", true)]).is_ok());
-        let err = args(&["15001=ilink3"]).ports(&[]).unwrap_err().to_string();
-        assert!(err.contains("not decoded yet"), "{err}");
+        assert!(args(&["15001=ilink3"]).ports(&[]).unwrap().any_binary());
         let err = args(&["15001=ouch42", "15001=ouch50"])
             .ports(&[])
             .unwrap_err()

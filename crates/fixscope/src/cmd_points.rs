@@ -55,7 +55,7 @@ pub fn run(args: &PcapArgs) -> Result<ExitCode> {
     let (near, far) = if setup.b_near { (b, a) } else { (a, b) };
     let config = args.analysis.pipeline_config()?;
     if config.protocols.any_binary() {
-        anyhow::bail!("--point is not available on OUCH sessions yet (docs/protocols.md)");
+        anyhow::bail!("--point is not available on binary order sessions yet (docs/protocols.md)");
     }
     let traced = args.analysis.trace.is_some();
     (setup.far, setup.far_messages) = far_orders(&far.files, ports, config.clone(), traced, &stop)?;

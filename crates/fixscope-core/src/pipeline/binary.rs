@@ -1,7 +1,8 @@
-//! Order sessions in a binary protocol (`--protocol PORTS=ouch42|ouch50`): a connection
-//! whose watched port is named for one is framed by its protocol's framer (SoupBinTCP),
-//! its packets read by the protocol's order layer (`fixscope-ouch`: logical sessions,
-//! replays, resends, keyless cancels) into the seam's order events, and those answered
+//! Order sessions in a binary protocol (`--protocol PORTS=ouch42|ouch50|ilink3`): a
+//! connection whose watched port is named for one is framed by its protocol's framer
+//! (SoupBinTCP; CME's SOFH), its messages read by the protocol's order layer
+//! (`fixscope-ouch`, `fixscope-ilink3`: logical sessions, replays, resends, keyless
+//! cancels) into the seam's order events and session signals, and those answered
 //! by the correlator's protocol-neutral entry points — the same tracking, stages and
 //! counters as FIX, on the same timing rules (a request at the segment that completes
 //! it, a response at the one carrying its first byte).
@@ -11,6 +12,10 @@
 
 use hashbrown::HashMap;
 
+use fixscope_ilink3::orders::{Ilink3Connection, SessionBook as Ilink3Book};
+use fixscope_ilink3::session::SessionFact as Ilink3Fact;
+use fixscope_ilink3::sofh::SofhFramer;
+use fixscope_ilink3::Side as Ilink3Side;
 use fixscope_ouch::orders::{OuchConnection, SessionBook as OuchBook, Version};
 use fixscope_ouch::session::{SessionFact as OuchFact, SessionName as OuchName};
 use fixscope_ouch::soupbin::{Side as OuchSide, SoupBinFramer};
@@ -18,7 +23,7 @@ use fixscope_protocol::{FramedMessage, Framer, OrderEvent, ProtocolName};
 
 use crate::consumer::OrderSink;
 use crate::correlate::{scope_of, Correlator};
-use crate::counters::OuchCounters;
+use crate::counters::{Ilink3Counters, OuchCounters};
 use crate::reassembly::StreamEvent;
 use crate::segment::{ConnectionKey, Direction};
 use crate::slowest::OrderRef;
@@ -40,6 +45,10 @@ enum Layer {
         framers: [SoupBinFramer; 2],
         orders: OuchConnection,
     },
+    Ilink3 {
+        framers: [SofhFramer; 2],
+        orders: Ilink3Connection,
+    },
 }
 
 impl BinaryConnection {
@@ -54,7 +63,11 @@ impl BinaryConnection {
                     Version::Ouch50
                 }),
             },
-            ProtocolName::Fix | ProtocolName::Ilink3 => return None,
+            ProtocolName::Ilink3 => Layer::Ilink3 {
+                framers: [SofhFramer::new(), SofhFramer::new()],
+                orders: Ilink3Connection::new(),
+            },
+            ProtocolName::Fix => return None,
         };
         Some(Box::new(BinaryConnection {
             session: None,
@@ -66,6 +79,7 @@ impl BinaryConnection {
     pub(crate) fn add_counters(&self, to: &mut BinaryCounters) {
         match &self.layer {
             Layer::Ouch { orders, .. } => to.ouch.merge_from(orders.counters()),
+            Layer::Ilink3 { orders, .. } => to.ilink3.merge_from(orders.counters()),
         }
     }
 }
@@ -74,19 +88,26 @@ impl BinaryConnection {
 #[derive(Clone, Copy, Default)]
 pub(crate) struct BinaryCounters {
     pub(crate) ouch: OuchCounters,
+    pub(crate) ilink3: Ilink3Counters,
 }
 
 /// A logical session of any binary protocol: what names its row in the session table.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 enum LogicalName {
     Ouch(OuchName, Version),
+    /// An iLink 3 session is its UUID, across connections.
+    Ilink3 {
+        uuid: u64,
+    },
 }
 
 impl LogicalName {
-    /// The session table's identity columns: the protocol, then sender -> target.
-    fn columns(&self) -> (String, String, String) {
+    /// The session table's identity columns: the protocol, then sender -> target (iLink 3:
+    /// its firm -> its UUID).
+    fn columns(&self, firm: &[u8]) -> (String, String, String) {
         let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
         match self {
+            LogicalName::Ilink3 { uuid } => ("iLink 3".into(), text(firm), uuid.to_string()),
             LogicalName::Ouch(name, version) => (
                 match version {
                     Version::Ouch42 => "OUCH 4.2".into(),
@@ -100,10 +121,11 @@ impl LogicalName {
 }
 
 /// What one framed message means to the session table, in no protocol's words.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy)]
 enum SessionSignal {
-    /// The connection now carries this logical session.
-    Opened(LogicalName),
+    /// The connection now carries this logical session (iLink 3: of this firm, when
+    /// known).
+    Opened(LogicalName, Firm),
     /// The session was ended by either side.
     Closed,
     /// A keep-alive.
@@ -111,12 +133,16 @@ enum SessionSignal {
     Other,
 }
 
+/// An iLink 3 firm, for the session table (empty for OUCH).
+type Firm = fixscope_ilink3::session::Key;
+
 /// What a run keeps of its binary sessions beyond their connections.
 #[derive(Default)]
 pub(crate) struct BinaryRun {
     /// The logical sessions (replays, resends, open orders) of each protocol, lent to each
     /// message.
     ouch: OuchBook,
+    ilink3: Ilink3Book,
     /// The session table's id of each logical session.
     ids: HashMap<LogicalName, u64>,
     /// The counts of the connections that ended.
@@ -152,6 +178,7 @@ pub(crate) fn stream_event(
     } = parts;
     let BinaryRun {
         ouch: ouch_book,
+        ilink3: ilink3_book,
         ids,
         ..
     } = run;
@@ -172,9 +199,10 @@ pub(crate) fn stream_event(
                 let ts_ns = message_time(direction, &msg);
                 let out = orders.on_packet(ouch_book, side, msg.bytes, ts_ns);
                 let signal = match out.fact {
-                    Some(OuchFact::LoggedIn { name, .. }) => {
-                        SessionSignal::Opened(LogicalName::Ouch(name, orders.version()))
-                    }
+                    Some(OuchFact::LoggedIn { name, .. }) => SessionSignal::Opened(
+                        LogicalName::Ouch(name, orders.version()),
+                        Firm::default(),
+                    ),
                     Some(OuchFact::LogoutRequested | OuchFact::EndOfSession) => {
                         SessionSignal::Closed
                     }
@@ -185,7 +213,34 @@ pub(crate) fn stream_event(
                 packet.route(event, signal, session, direction, conn, ts_ns, &msg)
             });
         }
+        (Layer::Ilink3 { framers, orders }, StreamEvent::Data { bytes, times, seq }) => {
+            let side = match direction {
+                Direction::Request => Ilink3Side::Client,
+                Direction::Response => Ilink3Side::Host,
+            };
+            framers[d].push_at(bytes, times, seq, framing, |msg| {
+                let ts_ns = message_time(direction, &msg);
+                let out = orders.on_message(ilink3_book, side, msg.bytes, ts_ns);
+                // A UUID is named by Establish(mentAck), or, in a capture that began
+                // after them, by CME's own business messages.
+                let named = orders.session().copied();
+                let signal = match (out.fact, named) {
+                    (Some(Ilink3Fact::Established { name, .. }), _) => {
+                        SessionSignal::Opened(LogicalName::Ilink3 { uuid: name.uuid }, name.firm)
+                    }
+                    (_, Some(name)) if session.is_none() => {
+                        SessionSignal::Opened(LogicalName::Ilink3 { uuid: name.uuid }, name.firm)
+                    }
+                    (Some(Ilink3Fact::Terminated { .. }), _) => SessionSignal::Closed,
+                    (Some(Ilink3Fact::Heartbeat { .. }), _) => SessionSignal::Heartbeat,
+                    _ => SessionSignal::Other,
+                };
+                let event = out.event.as_ref().map(|e| e.order_event());
+                packet.route(event, signal, session, direction, conn, ts_ns, &msg)
+            });
+        }
         (Layer::Ouch { framers, .. }, StreamEvent::Gap { .. }) => framers[d].gap(framing),
+        (Layer::Ilink3 { framers, .. }, StreamEvent::Gap { .. }) => framers[d].gap(framing),
     }
 }
 
@@ -196,7 +251,9 @@ pub(crate) fn stream_event(
 #[cold]
 pub(crate) fn note_unnamed_protocol(first_payload: &[u8], framing: &mut FramingCounters) {
     use fixscope_protocol::{Protocol, Recognition};
-    if fixscope_ouch::Ouch42::recognise(first_payload) == Recognition::Yes {
+    if fixscope_ouch::Ouch42::recognise(first_payload) == Recognition::Yes
+        || fixscope_ilink3::Ilink3::recognise(first_payload) == Recognition::Yes
+    {
         framing.unnamed_protocol_connections += 1;
     }
 }
@@ -232,15 +289,15 @@ impl Packet<'_> {
         ts_ns: u64,
         msg: &FramedMessage<'_>,
     ) {
-        if let SessionSignal::Opened(name) = signal {
-            *session = Some(self.session_of(name, conn));
+        if let SessionSignal::Opened(name, firm) = signal {
+            *session = Some(self.session_of(name, &firm, *session, conn));
         }
         if let Some(s) = session.and_then(|id| self.stats.session_mut(id)) {
             // The session table's health columns, from the protocol's own session layer.
             let (h, side) = (&mut s.health, direction_index(direction));
             h.last_message_ns[side] = Some(ts_ns);
             match signal {
-                SessionSignal::Opened(_) => h.logged_on = true,
+                SessionSignal::Opened(..) => h.logged_on = true,
                 SessionSignal::Closed => h.logged_on = false,
                 SessionSignal::Heartbeat => h.last_heartbeat_ns[side] = Some(ts_ns),
                 SessionSignal::Other => {}
@@ -317,9 +374,16 @@ impl Packet<'_> {
         }
     }
 
-    /// The session table's id of logical session `name` (opened when new), now on `conn`.
+    /// The session table's id of logical session `name` (opened when new), now on `conn`
+    /// (a connection more, unless `conn` carried it already: `current`).
     #[cold]
-    fn session_of(&mut self, name: LogicalName, conn: ConnectionKey) -> u64 {
+    fn session_of(
+        &mut self,
+        name: LogicalName,
+        firm: &Firm,
+        current: Option<u64>,
+        conn: ConnectionKey,
+    ) -> u64 {
         let table = self.stats.session_table_mut();
         let id = match self.ids.get(&name) {
             Some(&id) => id,
@@ -328,15 +392,22 @@ impl Packet<'_> {
                 *self.next_session += 1;
                 table.open(id, conn);
                 if let Some(s) = table.get_mut(id) {
-                    (s.begin_string, s.sender_comp_id, s.target_comp_id) = name.columns();
+                    (s.begin_string, s.sender_comp_id, s.target_comp_id) =
+                        name.columns(firm.as_bytes());
                 }
                 self.ids.insert(name, id);
                 id
             }
         };
         if let Some(s) = table.get_mut(id) {
-            s.connection = conn;
-            s.health.connections += 1;
+            if s.sender_comp_id.is_empty() && !firm.is_empty() {
+                // The firm, learned after the UUID (a capture that began mid-session).
+                s.sender_comp_id = String::from_utf8_lossy(firm.as_bytes()).into_owned();
+            }
+            if current != Some(id) {
+                s.connection = conn;
+                s.health.connections += 1;
+            }
         }
         id
     }

@@ -44,7 +44,12 @@ impl Pipeline {
 
     /// The binary order protocols' counters (`--protocol`): the ended connections' and the
     /// open ones'; each protocol's `None` when no port is named for it.
-    fn binary_counters(&self) -> Option<crate::counters::OuchCounters> {
+    fn binary_counters(
+        &self,
+    ) -> (
+        Option<crate::counters::OuchCounters>,
+        Option<crate::counters::Ilink3Counters>,
+    ) {
         let names = self.config.protocols.names();
         let mut all = self.binary.ended;
         for c in self.connections.values() {
@@ -53,7 +58,10 @@ impl Pipeline {
             }
         }
         let named = |p: &[ProtocolName]| names.iter().any(|n| p.contains(n));
-        named(&[ProtocolName::Ouch42, ProtocolName::Ouch50]).then_some(all.ouch)
+        (
+            named(&[ProtocolName::Ouch42, ProtocolName::Ouch50]).then_some(all.ouch),
+            named(&[ProtocolName::Ilink3]).then_some(all.ilink3),
+        )
     }
 
     /// A snapshot of every pipeline counter.
@@ -61,6 +69,7 @@ impl Pipeline {
         let correlation = self.correlator.counters;
         let unanswered_pending = self.correlator.unanswered_pending() as u64;
         let upstream = self.upstream.unwrap_or_else(|| self.upstream_counters());
+        let (ouch, ilink3) = self.binary_counters();
         Counters {
             segments: upstream.segments,
             connections: upstream.connections,
@@ -82,7 +91,8 @@ impl Pipeline {
             points: self.points.as_ref().map(|p| p.counters),
             session: self.session_layer.counters,
             tls: upstream.tls,
-            ouch: self.binary_counters(),
+            ouch,
+            ilink3,
         }
     }
 }

@@ -101,6 +101,13 @@ pub struct Counters {
         deserialize_with = "crate::counters::ouch::counters_if_present"
     )]
     pub ouch: Option<OuchCounters>,
+    /// CME iLink 3 (`--protocol PORTS=ilink3` only: absent otherwise).
+    #[serde(
+        flatten,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::counters::ilink3::counters_if_present"
+    )]
+    pub ilink3: Option<Ilink3Counters>,
 }
 
 impl Counters {
@@ -149,6 +156,17 @@ count_fields! {
         soupbin_sequence_gap_packets, ouch_resent_requests, soupbin_before_login,
         soupbin_undecodable_packets, ouch_undecodable_messages, ouch_other_messages,
         soupbin_wrong_side_packets, ouch_unknown_order_responses,
+    }
+    Ilink3Counters {
+        ilink3_negotiate_requests, ilink3_negotiations, ilink3_negotiation_rejects,
+        ilink3_establish_requests, ilink3_establishments, ilink3_establish_rejects,
+        ilink3_terminates, ilink3_sequences, ilink3_retransmit_requests,
+        ilink3_retransmissions, ilink3_retransmit_rejects, ilink3_not_applied,
+        ilink3_business_messages, ilink3_replayed_messages, ilink3_recovered_messages,
+        ilink3_sequence_gaps, ilink3_sequence_gap_messages, ilink3_requests,
+        ilink3_resent_requests, ilink3_before_establish, ilink3_undecodable_messages,
+        ilink3_other_messages, ilink3_wrong_side_messages, ilink3_unknown_order_responses,
+        ilink3_business_rejects_unpaired,
     }
     FramingCounters {
         messages, bad_checksum, bad_body_length, skipped_bytes, gap_cut_messages,
@@ -227,6 +245,11 @@ impl Counters {
             (mine @ None, Some(theirs)) => *mine = Some(*theirs),
             _ => {}
         }
+        match (&mut self.ilink3, &other.ilink3) {
+            (Some(mine), Some(theirs)) => mine.merge_from(theirs),
+            (mine @ None, Some(theirs)) => *mine = Some(*theirs),
+            _ => {}
+        }
     }
 
     /// What each counter added since `earlier` (an interval's own counts), without
@@ -272,6 +295,10 @@ impl Counters {
                 (Some(now), Some(then)) => Some(now.minus(then)),
                 (now, _) => *now,
             },
+            ilink3: match (&self.ilink3, &earlier.ilink3) {
+                (Some(now), Some(then)) => Some(now.minus(then)),
+                (now, _) => *now,
+            },
         }
     }
 }
@@ -289,6 +316,7 @@ mod tests {
             points: Some(PointCounters::default()),
             tls: Some(TlsCounters::default()),
             ouch: Some(OuchCounters::default()),
+            ilink3: Some(Ilink3Counters::default()),
             ..Counters::default()
         }
         .list();
@@ -331,6 +359,7 @@ mod tests {
             points: Some(PointCounters::default()),
             tls: Some(TlsCounters::default()),
             ouch: Some(OuchCounters::default()),
+            ilink3: Some(Ilink3Counters::default()),
             ..Counters::default()
         }
         .list();

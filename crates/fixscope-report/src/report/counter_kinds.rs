@@ -56,6 +56,9 @@ pub const ALARM_COUNTERS: &[&str] = &[
     // OUCH: packets or messages that did not decode (their orders are missing).
     "soupbin_undecodable_packets",
     "ouch_undecodable_messages",
+    // iLink 3: messages that did not decode, a BusinessReject naming no request seen.
+    "ilink3_undecodable_messages",
+    "ilink3_business_rejects_unpaired",
 ];
 
 /// Counters worth a line when not zero, without being alarms.
@@ -74,6 +77,19 @@ pub const NOTABLE_COUNTERS: &[&str] = &[
     "soupbin_before_login",
     "soupbin_wrong_side_packets",
     "ouch_unknown_order_responses",
+    // iLink 3's session layer (FIXP): rejects, replays, gaps, resends, strays.
+    "ilink3_negotiation_rejects",
+    "ilink3_establish_rejects",
+    "ilink3_retransmit_rejects",
+    "ilink3_not_applied",
+    "ilink3_replayed_messages",
+    "ilink3_recovered_messages",
+    "ilink3_sequence_gaps",
+    "ilink3_sequence_gap_messages",
+    "ilink3_resent_requests",
+    "ilink3_before_establish",
+    "ilink3_wrong_side_messages",
+    "ilink3_unknown_order_responses",
     "unanswered_closed",
     "untracked_requests",
     "duplicate_requests",
@@ -177,6 +193,7 @@ mod tests {
             points: Some(fixscope_orders::points::PointCounters::default()),
             tls: Some(fixscope_model::counters::TlsCounters::default()),
             ouch: Some(fixscope_model::counters::OuchCounters::default()),
+            ilink3: Some(fixscope_model::counters::Ilink3Counters::default()),
             ..Counters::default()
         }
         .list()
