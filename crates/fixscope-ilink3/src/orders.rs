@@ -31,6 +31,8 @@ pub enum Ilink3Event {
         request_type: RequestType,
         key: Key,
         resend: bool,
+        /// The request's template id in decimal (`514`, `515`, `516`).
+        code: ResponseCode,
     },
     Response {
         key: Key,
@@ -49,10 +51,12 @@ impl Ilink3Event {
                 request_type,
                 key,
                 resend,
+                code,
             } => OrderEvent::Request {
                 request_type: *request_type,
                 key: key.as_bytes(),
                 resend: *resend,
+                code: *code,
             },
             Ilink3Event::Response {
                 key,
@@ -230,12 +234,21 @@ impl Ilink3Connection {
                     return Outcome::default();
                 };
                 c.ilink3_requests += 1;
-                let request_type = match m {
-                    Message::NewOrder(_) => RequestType::NewOrder,
-                    Message::Replace(_) => RequestType::Replace,
-                    _ => RequestType::Cancel,
+                let (request_type, template) = match m {
+                    Message::NewOrder(_) => {
+                        (RequestType::NewOrder, schema::new_order_single_514::ID)
+                    }
+                    Message::Replace(_) => (
+                        RequestType::Replace,
+                        schema::order_cancel_replace_request_515::ID,
+                    ),
+                    _ => (RequestType::Cancel, schema::order_cancel_request_516::ID),
                 };
-                let event = book.entry(name.uuid).orders.request(request_type, &r, c);
+                let code = book::code(template);
+                let event = book
+                    .entry(name.uuid)
+                    .orders
+                    .request(request_type, code, &r, c);
                 Outcome {
                     event: Some(event),
                     ..Outcome::default()

@@ -50,6 +50,8 @@ pub enum OuchEvent {
         request_type: RequestType,
         key: Key,
         resend: bool,
+        /// The OUCH message type letter (`O`, `U`, `X`, `M`).
+        code: ResponseCode,
     },
     Response {
         key: Key,
@@ -68,10 +70,12 @@ impl OuchEvent {
                 request_type,
                 key,
                 resend,
+                code,
             } => OrderEvent::Request {
                 request_type: *request_type,
                 key: key.as_bytes(),
                 resend: *resend,
+                code: *code,
             },
             OuchEvent::Response {
                 key,
@@ -447,6 +451,13 @@ impl OrderBook {
                 return None;
             }
         };
+        // The message type letters (both versions): Enter, Replace, Cancel, Modify.
+        let code = ResponseCode::of(match request {
+            Request::Enter { .. } => b"O",
+            Request::Replace { .. } => b"U",
+            Request::Cancel { .. } => b"X",
+            Request::Modify { .. } => b"M",
+        });
         let (request_type, key, resend) = match request {
             Request::Enter {
                 key,
@@ -481,6 +492,7 @@ impl OrderBook {
             request_type,
             key,
             resend,
+            code,
         })
     }
 

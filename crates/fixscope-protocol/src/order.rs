@@ -29,9 +29,9 @@ pub struct ResponseKind {
     pub multileg: bool,
 }
 
-/// A response's own code, as the protocol prints it (FIX `8/0/0`: MsgType, ExecType,
-/// OrdStatus; OUCH `A`, `E`; iLink 3 a template id): what the slowest orders and the
-/// records show. Up to 8 bytes, zero-padded.
+/// A message's own code, as the protocol prints it (FIX `8/0/0`: MsgType, ExecType,
+/// OrdStatus; OUCH `A`, `E`; iLink 3 a template id): what the slowest orders, the trace
+/// and the records show. Up to 8 bytes, zero-padded.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct ResponseCode(pub [u8; 8]);
 
@@ -61,6 +61,8 @@ pub enum OrderEvent<'a> {
         /// A request seen before, sent again (a resend after a reconnect): never a new
         /// order, never a duplicate.
         resend: bool,
+        /// The request's own code, as the protocol prints it (OUCH `O`, iLink 3 `514`).
+        code: ResponseCode,
     },
     /// A response to the request tracked under `key`.
     Response {

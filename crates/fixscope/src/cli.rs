@@ -306,7 +306,6 @@ impl AnalysisArgs {
             hops: self.legs.hop_config((self.timeout_s * 1e9) as u64)?,
             protocols: self.protocol.ports(&[
                 ("--leg", !self.legs.legs.is_empty()),
-                ("--trace", self.trace.is_some()),
                 ("--by", self.by.is_some()),
                 ("--records", self.records.records.is_some()),
                 ("--clickhouse", self.records.clickhouse.is_some()),

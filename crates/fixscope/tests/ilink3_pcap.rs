@@ -311,3 +311,38 @@ fn an_ilink3_session_on_a_port_read_as_fix_is_an_alarm_never_silence() {
         assert_eq!(counter(&s, "requests"), 0);
     }
 }
+
+/// `--trace`: every request and response event, at the times the stages use, named by the
+/// protocol's own codes (template ids) and keys (OrderRequestIDs): each NewOrderSingle's
+/// first response is its 522, ACK_NS later; nothing of the retransmission is traced.
+#[test]
+fn the_trace_names_ilink3_messages_by_template_id_at_the_stages_times() {
+    let dir = tempfile::tempdir().unwrap();
+    let (packets, _) = capture();
+    let port = PORT.to_string();
+    let protocol = format!("{PORT}=ilink3");
+    let trace = dir.path().join("trace.csv");
+    let trace_arg = trace.to_str().unwrap().to_string();
+    let flags = ["-p", &port, "--protocol", &protocol, "--trace", &trace_arg];
+    analyse_packets(dir.path(), "t.pcap", &packets, &flags);
+    let text = std::fs::read_to_string(&trace).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("ts_ns,session,direction,msg_type,key"));
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    let requests: Vec<_> = rows.iter().filter(|r| r[2] == "request").collect();
+    assert_eq!(requests.len(), FILLED_ORDERS + 4 + MORE_ORDERS + 2);
+    let count = |dir: &str, code: &str| rows.iter().filter(|r| r[2] == dir && r[3] == code).count();
+    assert_eq!(count("request", "516"), 1);
+    assert_eq!(count("request", "515"), 1);
+    assert_eq!(count("response", "522"), FILLED_ORDERS + 3 + MORE_ORDERS);
+    assert_eq!(count("response", "521"), 1);
+    for r in requests.iter().filter(|r| r[3] == "514" && r[4] != "2005") {
+        let first = rows
+            .iter()
+            .find(|x| x[2] == "response" && x[4] == r[4])
+            .unwrap_or_else(|| panic!("no response to {r:?}"));
+        assert_eq!(first[3], "522", "{r:?}");
+        let (rq, rs): (u64, u64) = (r[0].parse().unwrap(), first[0].parse().unwrap());
+        assert_eq!(rs - rq, ACK_NS, "{r:?} {first:?}");
+    }
+}

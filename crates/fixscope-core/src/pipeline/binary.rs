@@ -26,6 +26,7 @@ use crate::correlate::{scope_of, Correlator};
 use crate::counters::{Ilink3Counters, OuchCounters};
 use crate::reassembly::StreamEvent;
 use crate::segment::{ConnectionKey, Direction};
+use crate::sink::{MessageEvent, MessageObserver};
 use crate::slowest::OrderRef;
 use crate::stats::Stats;
 use fixscope_protocol::FramingCounters;
@@ -157,6 +158,9 @@ pub(crate) struct BinaryParts<'a> {
     /// The next session id (shared with FIX's session layer: one table).
     pub(crate) next_session: &'a mut u64,
     pub(crate) run: &'a mut BinaryRun,
+    /// `--trace`: every request and response event.
+    pub(crate) observer: &'a mut Option<MessageObserver>,
+    pub(crate) unix_offset_ns: i64,
 }
 
 /// One reassembled event of a binary connection's `direction`.
@@ -175,6 +179,8 @@ pub(crate) fn stream_event(
         stats,
         next_session,
         run,
+        observer,
+        unix_offset_ns,
     } = parts;
     let BinaryRun {
         ouch: ouch_book,
@@ -187,6 +193,8 @@ pub(crate) fn stream_event(
         stats,
         next_session,
         ids,
+        observer,
+        unix_offset_ns,
     };
     let d = direction_index(direction);
     match (layer, event) {
@@ -273,6 +281,8 @@ struct Packet<'a> {
     stats: &'a mut Stats,
     next_session: &'a mut u64,
     ids: &'a mut HashMap<LogicalName, u64>,
+    observer: &'a mut Option<MessageObserver>,
+    unix_offset_ns: i64,
 }
 
 impl Packet<'_> {
@@ -306,6 +316,24 @@ impl Packet<'_> {
         let (Some(event), Some(id)) = (event, *session) else {
             return;
         };
+        if let Some(observe) = self.observer.as_mut() {
+            let (code, key) = match &event {
+                OrderEvent::Request { code, key, .. } => (code, key),
+                OrderEvent::Response { code, key, .. } => (code, key),
+            };
+            observe(&MessageEvent {
+                ts_ns,
+                session: id,
+                direction,
+                msg_type: code.as_bytes(),
+                key,
+                unix_offset_ns: self.unix_offset_ns,
+                sender_comp_id: b"",
+                target_comp_id: b"",
+                msg_seq_num: 0,
+                poss_dup: false,
+            });
+        }
         let scope = scope_of(id, 0);
         let Packet {
             correlator, stats, ..

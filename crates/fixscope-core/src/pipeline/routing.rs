@@ -131,6 +131,8 @@ impl MessageSink<'_> {
                 stats: &mut *self.router.stats,
                 next_session: &mut *self.router.next_session,
                 run: &mut *self.router.binary,
+                observer: &mut *self.router.observer,
+                unix_offset_ns: self.router.unix_offset_ns,
             };
             return super::binary::stream_event(event, b, direction, conn, parts);
         }

@@ -56,6 +56,7 @@ impl OrderBook {
     pub(crate) fn request(
         &mut self,
         request_type: RequestType,
+        code: ResponseCode,
         r: &Request<'_>,
         c: &mut Ilink3Counters,
     ) -> Ilink3Event {
@@ -82,6 +83,7 @@ impl OrderBook {
             request_type,
             key,
             resend,
+            code,
         }
     }
 
@@ -302,7 +304,7 @@ impl OrderBook {
 }
 
 /// A response's code: its template id in decimal ("522").
-fn code(template_id: u16) -> ResponseCode {
+pub(super) fn code(template_id: u16) -> ResponseCode {
     ResponseCode::of(Key::decimal(u64::from(template_id)).as_bytes())
 }
 

@@ -72,14 +72,23 @@ fn replayed(template_id: u16, seq: u32, ori: Option<u64>, order_id: u64, leaves:
     })
 }
 
-/// The request's (type, key, resend).
+/// The request's (type, key, resend); its code is its template id.
 fn request(o: &Outcome) -> (RequestType, Vec<u8>, bool) {
     match o.event.as_ref().map(Ilink3Event::order_event) {
         Some(OrderEvent::Request {
             request_type,
             key,
             resend,
-        }) => (request_type, key.to_vec(), resend),
+            code,
+        }) => {
+            let template: &[u8] = match request_type {
+                RequestType::NewOrder => b"514",
+                RequestType::Replace => b"515",
+                _ => b"516",
+            };
+            assert_eq!(code.as_bytes(), template, "{request_type:?}");
+            (request_type, key.to_vec(), resend)
+        }
         other => panic!("not a request: {other:?}"),
     }
 }

@@ -56,11 +56,21 @@ fn assert_event(o: &Outcome, expected: Option<OrderEvent<'_>>, what: &str) {
     );
 }
 
+/// A request event, its code the OUCH message's letter (a key marked as a modify's:
+/// Modify `M`, though tracked as a replace).
 fn request(request_type: RequestType, key: &[u8], resend: bool) -> Option<OrderEvent<'_>> {
+    let modify = key.ends_with(b"\xffmodify");
+    let letter: &[u8] = match request_type {
+        RequestType::NewOrder => b"O",
+        RequestType::Replace if modify => b"M",
+        RequestType::Replace => b"U",
+        _ => b"X",
+    };
     Some(OrderEvent::Request {
         request_type,
         key,
         resend,
+        code: ResponseCode::of(letter),
     })
 }
 
