@@ -15,8 +15,16 @@
 //!
 //! docs/protocols.md ("Nasdaq TotalView-ITCH 5.0 over MoldUDP64") has the rules.
 
+pub mod arbitration;
 pub mod encode;
+pub mod feed;
 pub mod itch50;
+pub mod locate;
 pub mod moldudp64;
+pub mod timestamp;
+
+pub use arbitration::{AbArbiter, AbEvent, ArbiterConfig, Feed};
+pub use feed::{FeedConfig, FeedTracker, FreshMessage, Gap, Outcome};
+pub use locate::LocateMap;
 
 pub use fixscope_model::counters::ItchCounters;
