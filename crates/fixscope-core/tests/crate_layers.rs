@@ -14,7 +14,7 @@ const CRATE_LAYERS: &[(&str, &[&str])] = &[
     ("capture", &["fixscope-capture"]),
     ("streams", &["fixscope-streams"]),
     ("seam", &["fixscope-protocol"]),
-    ("protocols", &["fixscope-fix", "fixscope-ouch"]),
+    ("protocols", &["fixscope-fix", "fixscope-ouch", "fixscope-itch"]),
     // Correlation, the session layer, consumers and joins: FIX through fixscope-fix today.
     ("orders", &["fixscope-orders"]),
     ("hops", &["fixscope-hops"]),
