@@ -207,38 +207,36 @@ impl AbArbiter {
                         s.packets
                             .insert(sequence, (count, Seen::Waiting { feed, capture_ns }));
                     }
-                    Some((_, Seen::Waiting { feed: f, .. })) if *f == feed => {
-                        c.ab_same_feed_duplicates += 1
-                    }
-                    Some((_, Seen::Paired)) => c.ab_same_feed_duplicates += 1,
-                    Some((n, seen @ Seen::Waiting { .. })) => {
-                        let Seen::Waiting {
+                    Some((n, seen)) => match *seen {
+                        Seen::Paired => c.ab_same_feed_duplicates += 1,
+                        Seen::Waiting { feed: f, .. } if f == feed => {
+                            c.ab_same_feed_duplicates += 1
+                        }
+                        Seen::Waiting {
                             capture_ns: other_ns,
                             ..
-                        } = *seen
-                        else {
-                            unreachable!("matched as waiting")
-                        };
-                        let (a_ns, b_ns) = match feed {
-                            Feed::A => (capture_ns, other_ns),
-                            Feed::B => (other_ns, capture_ns),
-                        };
-                        let event = AbEvent::Both {
-                            session,
-                            sequence,
-                            count: *n,
-                            a_ns,
-                            b_ns,
-                            b_minus_a_ns: signed_difference(b_ns, a_ns),
-                        };
-                        match event.first() {
-                            Some(Feed::A) => c.ab_first_a += 1,
-                            Some(Feed::B) => c.ab_first_b += 1,
-                            None => c.ab_same_time += 1,
+                        } => {
+                            let (a_ns, b_ns) = match feed {
+                                Feed::A => (capture_ns, other_ns),
+                                Feed::B => (other_ns, capture_ns),
+                            };
+                            let event = AbEvent::Both {
+                                session,
+                                sequence,
+                                count: *n,
+                                a_ns,
+                                b_ns,
+                                b_minus_a_ns: signed_difference(b_ns, a_ns),
+                            };
+                            match event.first() {
+                                Some(Feed::A) => c.ab_first_a += 1,
+                                Some(Feed::B) => c.ab_first_b += 1,
+                                None => c.ab_same_time += 1,
+                            }
+                            *seen = Seen::Paired;
+                            on_event(event);
                         }
-                        *seen = Seen::Paired;
-                        on_event(event);
-                    }
+                    },
                 }
             }
         }

@@ -77,13 +77,15 @@ pub fn new_york_offset_ns(utc_ns: i64) -> Option<i64> {
         return None;
     }
     let (start, end) = transitions(year);
-    let dst_from = start * DAY + 7 * HOUR;
-    let dst_until = end * DAY + 6 * HOUR;
-    Some(if (dst_from..dst_until).contains(&utc_ns) {
-        -4 * HOUR
-    } else {
-        -5 * HOUR
-    })
+    // In i128: November of 2262, the last year an i64 of ns reaches, is past its range.
+    let at = |day: i64, hour: i64| i128::from(day) * i128::from(DAY) + i128::from(hour * HOUR);
+    Some(
+        if (at(start, 7)..at(end, 6)).contains(&i128::from(utc_ns)) {
+            -4 * HOUR
+        } else {
+            -5 * HOUR
+        },
+    )
 }
 
 /// The UTC instant of `since_midnight_ns` on New York's local day `day` (module doc for
@@ -103,7 +105,8 @@ fn local_to_utc(day: i64, since_midnight_ns: i64) -> Option<i64> {
     } else {
         -5 * HOUR
     };
-    Some(day * DAY + since_midnight_ns - offset)
+    day.checked_mul(DAY)?
+        .checked_add(since_midnight_ns - offset)
 }
 
 /// The UTC time (ns since 1970) an ITCH timestamp stands for, given the capture time of
@@ -218,5 +221,18 @@ mod tests {
         let monday = utc(2024, 11, 4, 14, 30, 0) as u64;
         assert_eq!(sender_utc_ns(monday, hms(9, 30, 0)), Some(monday));
         assert_eq!(sender_utc_ns(monday, NS_PER_DAY), None);
+    }
+
+    #[test]
+    fn the_ends_of_the_range_give_none_not_a_panic() {
+        for capture in [0, 1, i64::MAX as u64 - 1, i64::MAX as u64, u64::MAX] {
+            for itch in [0, NS_PER_DAY - 1, u64::MAX] {
+                let _ = sender_utc_ns(capture, itch);
+                let _ = feed_latency_ns(capture, itch);
+            }
+        }
+        // 2262-04-11: daylight time.
+        assert_eq!(new_york_offset_ns(i64::MAX), Some(-4 * HOUR));
+        assert_eq!(new_york_offset_ns(i64::MIN), None);
     }
 }
