@@ -95,3 +95,48 @@ proptest! {
         prop_assert_eq!(t.counters().moldudp64_packets, 3);
     }
 }
+
+proptest! {
+    #[test]
+    fn any_arbiter_input_never_panics_and_every_copy_is_counted_once(
+        packets in prop::collection::vec(
+            (any::<bool>(), prop::sample::select(vec![0u64, 1, 2, 3, u64::MAX - 1, u64::MAX]),
+             0u16..4, any::<u64>()),
+            0..60,
+        ),
+        window in 0u64..5,
+    ) {
+        let mut arb = fixscope_itch::AbArbiter::new(fixscope_itch::ArbiterConfig {
+            window,
+            max_pending: 4,
+            max_sessions: 1,
+        });
+        let session = moldudp64::Session::new(b"FAULTS");
+        let mut events = 0u64;
+        for &(a, seq, count, ts) in &packets {
+            let feed = if a { fixscope_itch::Feed::A } else { fixscope_itch::Feed::B };
+            arb.on_packet(feed, session, seq, count, ts, |_| events += 1);
+        }
+        arb.flush(|_| events += 1);
+        let c = arb.counters();
+        let with_messages = packets.iter().filter(|p| p.2 > 0).count() as u64;
+        let pairs = c.ab_first_a + c.ab_first_b + c.ab_same_time;
+        prop_assert_eq!(events, pairs + c.ab_only_a + c.ab_only_b);
+        prop_assert_eq!(
+            2 * pairs + c.ab_only_a + c.ab_only_b + c.ab_same_feed_duplicates + c.ab_late_packets,
+            with_messages
+        );
+    }
+
+    #[test]
+    fn any_timestamp_gives_an_answer_near_its_capture_or_none(
+        capture in any::<u64>(),
+        itch in any::<u64>(),
+    ) {
+        use fixscope_itch::timestamp;
+        if let Some(sent) = timestamp::sender_utc_ns(capture, itch % (2 * timestamp::NS_PER_DAY)) {
+            prop_assert!(sent.abs_diff(capture) < 6 * 3_600_000_000_000);
+        }
+        let _ = timestamp::sender_utc_ns(capture, itch);
+    }
+}
