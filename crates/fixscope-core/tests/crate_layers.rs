@@ -16,7 +16,12 @@ const CRATE_LAYERS: &[(&str, &[&str])] = &[
     ("seam", &["fixscope-protocol"]),
     (
         "protocols",
-        &["fixscope-fix", "fixscope-ouch", "fixscope-ilink3"],
+        &[
+            "fixscope-fix",
+            "fixscope-ouch",
+            "fixscope-ilink3",
+            "fixscope-itch",
+        ],
     ),
     // Correlation, the session layer, consumers and joins: FIX through fixscope-fix today.
     ("orders", &["fixscope-orders"]),
