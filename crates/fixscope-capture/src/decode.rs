@@ -103,6 +103,16 @@ impl TcpPacket<'_> {
     }
 }
 
+/// A decoded UDP datagram, borrowing its payload from the frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UdpPacket<'a> {
+    pub flow: FlowKey,
+    /// The captured payload bytes (never includes link-layer padding).
+    pub payload: &'a [u8],
+    /// Payload bytes announced by the UDP length but not captured (snaplen).
+    pub missing_tail: u32,
+}
+
 /// The header fields a mirror copies unchanged and a sender changes when it sends the same
 /// bytes again (Linux gives each IPv4 packet of a connection the next identification): with
 /// the flow, sequence numbers, flags and length they tell a second copy of one packet from a
@@ -118,14 +128,18 @@ pub struct CopyId {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Decoded<'a> {
     Tcp(TcpPacket<'a>),
-    /// Not IP, or IP carrying something other than TCP.
+    /// A UDP datagram (not a VXLAN tunnel's: that one is unwrapped): market data. The
+    /// segment classifier takes it as `NotTcp`; the feed reader
+    /// (`crate::pcap::read_datagrams`) reads it.
+    Udp(UdpPacket<'a>),
+    /// Not IP, or IP carrying something other than TCP or UDP.
     NotTcp,
     /// An IP fragment: we do not reassemble IP, so its TCP bytes are lost to us.
     IpFragment,
 }
 
 pub use fixscope_model::wire::DecodeError;
-use fixscope_model::wire::{be16, need, IPPROTO_TCP};
+use fixscope_model::wire::{be16, need, IPPROTO_TCP, IPPROTO_UDP};
 
 const ETHERTYPE_IPV4: u16 = 0x0800;
 const ETHERTYPE_IPV6: u16 = 0x86DD;
@@ -265,14 +279,19 @@ fn ipv4(b: &[u8], depth: u8) -> Result<Decoded<'_>, DecodeError> {
         // MF set or a non-zero offset.
         return Ok(Decoded::IpFragment);
     }
+    let src = IpAddr::V4(Ipv4Addr::new(b[12], b[13], b[14], b[15]));
+    let dst = IpAddr::V4(Ipv4Addr::new(b[16], b[17], b[18], b[19]));
+    if b[9] == IPPROTO_UDP {
+        if let Some(d) = udp(b, header, ip_end, src, dst) {
+            return Ok(d);
+        }
+    }
     if b[9] != IPPROTO_TCP {
         return inside_tunnel(
             crate::encap::unwrap(b[9], &b[header..ip_end.min(b.len())], depth)?,
             depth,
         );
     }
-    let src = IpAddr::V4(Ipv4Addr::new(b[12], b[13], b[14], b[15]));
-    let dst = IpAddr::V4(Ipv4Addr::new(b[16], b[17], b[18], b[19]));
     tcp(b, header, ip_end, src, dst, be16(b, 4))
 }
 
@@ -308,6 +327,14 @@ fn ipv6(b: &[u8], depth: u8) -> Result<Decoded<'_>, DecodeError> {
                 next = b[at];
                 at += len;
             }
+            IPPROTO_UDP => {
+                let (src, dst) = ipv6_addresses(b);
+                if let Some(d) = udp(b, at, ip_end, src, dst) {
+                    return Ok(d);
+                }
+                let inner = crate::encap::unwrap(next, &b[at..ip_end.min(b.len())], depth)?;
+                return inside_tunnel(inner, depth);
+            }
             // A tunnel (GRE, VXLAN over UDP) or something else: no next header (59),
             // ESP, ICMPv6, ...
             _ => {
@@ -316,18 +343,47 @@ fn ipv6(b: &[u8], depth: u8) -> Result<Decoded<'_>, DecodeError> {
             }
         }
     }
+    let (src, dst) = ipv6_addresses(b);
+    tcp(b, at, ip_end, src, dst, 0)
+}
+
+fn ipv6_addresses(b: &[u8]) -> (IpAddr, IpAddr) {
     let mut src = [0u8; 16];
     src.copy_from_slice(&b[8..24]);
     let mut dst = [0u8; 16];
     dst.copy_from_slice(&b[24..40]);
-    tcp(
-        b,
-        at,
-        ip_end,
+    (
         IpAddr::V6(Ipv6Addr::from(src)),
         IpAddr::V6(Ipv6Addr::from(dst)),
-        0,
     )
+}
+
+/// The UDP datagram whose header is at `b[at..]` (the IP datagram ending at `ip_end`,
+/// maybe past the captured bytes), or `None` for one the tunnel code looks into (VXLAN)
+/// or whose header cannot be read or whose length does not fit its IP datagram (nothing
+/// to hand a feed reader; the segment classifier counts it `NotTcp` either way).
+fn udp(b: &[u8], at: usize, ip_end: usize, src: IpAddr, dst: IpAddr) -> Option<Decoded<'_>> {
+    let u = b.get(at..at + 8)?;
+    let (sport, dport, len) = (be16(u, 0), be16(u, 2), usize::from(be16(u, 4)));
+    if dport == crate::encap::VXLAN_PORT || len < 8 || at + len > ip_end {
+        return None;
+    }
+    let end = at + len;
+    let captured = end.min(b.len());
+    Some(Decoded::Udp(UdpPacket {
+        flow: FlowKey {
+            src: Endpoint {
+                addr: src,
+                port: sport,
+            },
+            dst: Endpoint {
+                addr: dst,
+                port: dport,
+            },
+        },
+        payload: b.get(at + 8..captured).unwrap_or_default(),
+        missing_tail: (end - captured.max(at + 8)) as u32,
+    }))
 }
 
 /// Decodes the TCP header at `b[at..]`; the IP datagram ends at `ip_end` (which may lie

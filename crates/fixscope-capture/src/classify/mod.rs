@@ -143,7 +143,8 @@ impl FrameClassifier {
                     missing_tail: t.missing_tail,
                 })
             }
-            Ok(Decoded::NotTcp) => {
+            // Market data is read apart (`crate::pcap::read_datagrams`).
+            Ok(Decoded::NotTcp | Decoded::Udp(_)) => {
                 stats.not_tcp += 1;
                 if link == LinkType::Ethernet && self.stamps.needs_keyframes() {
                     // A tick form's keyframes are no TCP: they set its clock.

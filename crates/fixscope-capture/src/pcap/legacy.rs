@@ -6,9 +6,8 @@ use pcap_parser::traits::PcapReaderIterator;
 use pcap_parser::{LegacyPcapReader, PcapBlockOwned, PcapError};
 
 use super::input::{corrupt, next_after_error, read_u32, recover, Failure};
-use super::{CaptureStats, Flow, Sink, NS_PER_SEC};
+use super::{FrameSink, NS_PER_SEC};
 use crate::decode::LinkType;
-use fixscope_model::segment::Segment;
 
 /// libpcap's largest snaplen; legacy records may be this long whatever the header says.
 const MAX_LEGACY_CAPLEN: u32 = 262_144;
@@ -16,7 +15,7 @@ const MAX_LEGACY_CAPLEN: u32 = 262_144;
 pub(super) fn read_pcap<R: Read>(
     source: R,
     mut capacity: usize,
-    sink: &mut Sink<'_, impl FnMut(&Segment<'_>, &CaptureStats) -> Flow>,
+    sink: &mut impl FrameSink,
 ) -> Result<(), Failure> {
     let mut reader = LegacyPcapReader::new(capacity, source).map_err(|e| match e {
         PcapError::ReadError => Failure::Read,
@@ -29,7 +28,7 @@ pub(super) fn read_pcap<R: Read>(
     let mut record_header = 16;
     let mut max_caplen = 0u32;
     loop {
-        if sink.stopped {
+        if sink.stopped() {
             return Ok(());
         }
         let offset = reader.consumed();
@@ -74,7 +73,7 @@ pub(super) fn read_pcap<R: Read>(
         };
         let declared =
             |d: &[u8]| read_u32(d, 8, big_endian).map(|caplen| record_header + caplen as usize);
-        if !recover(&mut reader, next, declared, &mut capacity, sink.stats)? {
+        if !recover(&mut reader, next, declared, &mut capacity, sink.stats())? {
             return Ok(());
         }
     }

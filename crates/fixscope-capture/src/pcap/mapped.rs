@@ -26,9 +26,8 @@ use pcap_parser::pcap::{
     parse_pcap_frame, parse_pcap_frame_be, parse_pcap_frame_modified, parse_pcap_header,
 };
 
-use super::{CaptureStats, Flow, Sink, BYTES_READ, NS_PER_SEC};
+use super::{FrameSink, BYTES_READ, NS_PER_SEC};
 use crate::decode::LinkType;
-use fixscope_model::segment::Segment;
 
 /// libpcap's largest snaplen; legacy records may be this long whatever the header says
 /// (as [`super::legacy`]).
@@ -113,7 +112,7 @@ impl MappedPcap {
     /// reader goes on from there.
     pub(super) fn read(
         &self,
-        sink: &mut Sink<'_, impl FnMut(&Segment<'_>, &CaptureStats) -> Flow>,
+        sink: &mut impl FrameSink,
         count_progress: bool,
     ) -> Option<usize> {
         let map: &[u8] = &self.map;
@@ -122,7 +121,7 @@ impl MappedPcap {
         let mut prefetched = at;
         let mut counted = 0usize;
         let mut handed_over = None;
-        while at < map.len() && !sink.stopped {
+        while at < map.len() && !sink.stopped() {
             while prefetched < (at + PREFETCH_AHEAD).min(map.len()) {
                 prefetch(map, prefetched);
                 prefetched += 64;

@@ -175,6 +175,25 @@ pub fn read_capture_shared(
     on_map: impl FnOnce(&std::sync::Arc<memmap2::Mmap>),
     on_segment: impl FnMut(&Segment<'_>, &CaptureStats) -> Flow,
 ) -> Result<(), CaptureError> {
+    let mut sink = Sink {
+        classifier: FrameClassifier::new(ports.clone()),
+        stats,
+        on_segment,
+        stopped: false,
+    };
+    let result = read_path_into(path, &mut sink, count_progress, on_map);
+    sink.finish();
+    result
+}
+
+/// Reads the capture file at `path` into `sink`: in place when it is a mapped pcap
+/// (`on_map` gets the mapping first), else by the streaming reader.
+fn read_path_into(
+    path: &Path,
+    sink: &mut impl FrameSink,
+    count_progress: bool,
+    on_map: impl FnOnce(&std::sync::Arc<memmap2::Mmap>),
+) -> Result<(), CaptureError> {
     let file = File::open(path).map_err(|error| CaptureError::Open {
         path: path.to_path_buf(),
         error,
@@ -189,14 +208,7 @@ pub fn read_capture_shared(
     };
     if let Some(mapped) = mapped::MappedPcap::open(&file) {
         on_map(mapped.shared_map());
-        let mut sink = Sink {
-            classifier: FrameClassifier::new(ports.clone()),
-            stats,
-            on_segment,
-            stopped: false,
-        };
-        let Some(at) = mapped.read(&mut sink, count_progress) else {
-            sink.finish();
+        let Some(at) = mapped.read(sink, count_progress) else {
             return Ok(());
         };
         // A record the mapped walk does not take (corrupt, cut off): the streaming reader
@@ -209,32 +221,72 @@ pub fn read_capture_shared(
             })?;
         let header = io::Cursor::new(mapped.file_header().to_vec());
         let base = at as u64 - mapped::FILE_HEADER as u64;
-        let result = if count_progress {
+        return if count_progress {
             read_records(
                 Kind::Pcap,
                 header.chain(Counting(file)),
                 capacity,
                 path,
-                &mut sink,
+                sink,
                 base,
             )
         } else {
-            read_records(
-                Kind::Pcap,
-                header.chain(file),
-                capacity,
-                path,
-                &mut sink,
-                base,
-            )
+            read_records(Kind::Pcap, header.chain(file), capacity, path, sink, base)
         };
-        sink.finish();
-        return result;
     }
     if count_progress {
-        read_stream(Counting(file), capacity, path, ports, stats, on_segment)
+        read_stream_into(Counting(file), capacity, path, sink)
     } else {
-        read_stream(file, capacity, path, ports, stats, on_segment)
+        read_stream_into(file, capacity, path, sink)
+    }
+}
+
+/// Every UDP datagram of the capture file at `path` (market data: its own reading, apart
+/// from the segments'), with its capture time, in file order, until `on_datagram` says
+/// [`Flow::Stop`]. `stats` counts what was read (packets, IP fragments, frames that do
+/// not decode). Hardware trailers are not read for datagrams yet: the capture's stamps
+/// time them.
+pub fn read_datagrams(
+    path: &Path,
+    stats: &mut CaptureStats,
+    on_datagram: impl FnMut(u64, &crate::decode::UdpPacket<'_>) -> Flow,
+) -> Result<(), CaptureError> {
+    let mut sink = DatagramSink {
+        stats,
+        on_datagram,
+        stopped: false,
+    };
+    read_path_into(path, &mut sink, false, |_| {})
+}
+
+/// Hands each frame's UDP datagram on ([`read_datagrams`]).
+struct DatagramSink<'a, F> {
+    stats: &'a mut CaptureStats,
+    on_datagram: F,
+    stopped: bool,
+}
+
+impl<F: FnMut(u64, &crate::decode::UdpPacket<'_>) -> Flow> FrameSink for DatagramSink<'_, F> {
+    fn frame(&mut self, link: LinkType, ts_ns: u64, frame: &[u8]) {
+        self.stats.packets += 1;
+        match crate::decode::decode(link, frame) {
+            Ok(crate::decode::Decoded::Udp(d)) => {
+                if !self.stopped {
+                    self.stopped = (self.on_datagram)(ts_ns, &d) == Flow::Stop;
+                }
+            }
+            Ok(crate::decode::Decoded::IpFragment) => self.stats.ip_fragments += 1,
+            Ok(_) => {}
+            Err(_) => self.stats.decode_errors += 1,
+        }
+    }
+
+    fn stopped(&self) -> bool {
+        self.stopped
+    }
+
+    fn stats(&mut self) -> &mut CaptureStats {
+        self.stats
     }
 }
 
@@ -368,12 +420,30 @@ pub fn read_capture_from(
 }
 
 fn read_stream<R: Read>(
-    mut file: R,
+    file: R,
     capacity: usize,
     path: &Path,
     ports: &PortSet,
     stats: &mut CaptureStats,
     on_segment: impl FnMut(&Segment<'_>, &CaptureStats) -> Flow,
+) -> Result<(), CaptureError> {
+    let mut sink = Sink {
+        classifier: FrameClassifier::new(ports.clone()),
+        stats,
+        on_segment,
+        stopped: false,
+    };
+    let result = read_stream_into(file, capacity, path, &mut sink);
+    sink.finish();
+    result
+}
+
+/// Sniffs a stream's format from its magic and reads its records into `sink`.
+fn read_stream_into<R: Read>(
+    mut file: R,
+    capacity: usize,
+    path: &Path,
+    sink: &mut impl FrameSink,
 ) -> Result<(), CaptureError> {
     // Sniff the magic ourselves (not `create_reader`) for clear errors; a cursor puts the
     // bytes back in front of the file, which also works for pipes.
@@ -396,22 +466,14 @@ fn read_stream<R: Read>(
             })
         }
     };
-    let mut sink = Sink {
-        classifier: FrameClassifier::new(ports.clone()),
-        stats,
-        on_segment,
-        stopped: false,
-    };
-    let result = read_records(
+    read_records(
         kind,
         io::Cursor::new(magic).chain(file),
         capacity,
         path,
-        &mut sink,
+        sink,
         0,
-    );
-    sink.finish();
-    result
+    )
 }
 
 /// Reads the records of a `kind` capture from `input` (from its file header on) into
@@ -423,7 +485,7 @@ fn read_records<R: Read>(
     input: R,
     capacity: usize,
     path: &Path,
-    sink: &mut Sink<'_, impl FnMut(&Segment<'_>, &CaptureStats) -> Flow>,
+    sink: &mut impl FrameSink,
     base: u64,
 ) -> Result<(), CaptureError> {
     let mut source = FillingReader::new(input);
@@ -450,6 +512,16 @@ enum Kind {
     PcapNg,
 }
 
+/// What the record readers (legacy, mapped, pcapng) hand each packet record's frame to:
+/// the segment classifier ([`Sink`]) or the market-data reader ([`DatagramSink`]).
+pub(super) trait FrameSink {
+    /// One packet record's frame.
+    fn frame(&mut self, link: LinkType, ts_ns: u64, frame: &[u8]);
+    /// The consumer said [`Flow::Stop`]: the read loops end at the next record.
+    fn stopped(&self) -> bool;
+    fn stats(&mut self) -> &mut CaptureStats;
+}
+
 /// Where decoded packets go.
 struct Sink<'a, F> {
     classifier: FrameClassifier,
@@ -459,10 +531,27 @@ struct Sink<'a, F> {
     stopped: bool,
 }
 
-impl<F: FnMut(&Segment<'_>, &CaptureStats) -> Flow> Sink<'_, F> {
+impl<F: FnMut(&Segment<'_>, &CaptureStats) -> Flow> FrameSink for Sink<'_, F> {
     /// One packet record's frame (counted in `packets` by the classifier).
     #[inline]
     fn frame(&mut self, link: LinkType, ts_ns: u64, frame: &[u8]) {
+        self.classified(link, ts_ns, frame)
+    }
+
+    #[inline]
+    fn stopped(&self) -> bool {
+        self.stopped
+    }
+
+    #[inline]
+    fn stats(&mut self) -> &mut CaptureStats {
+        self.stats
+    }
+}
+
+impl<F: FnMut(&Segment<'_>, &CaptureStats) -> Flow> Sink<'_, F> {
+    #[inline]
+    fn classified(&mut self, link: LinkType, ts_ns: u64, frame: &[u8]) {
         let segment = self.classifier.classify(link, ts_ns, frame, self.stats);
         if self.classifier.has_released() {
             self.released();

@@ -12,9 +12,8 @@ use pcap_parser::{
 
 use super::input::{corrupt, next_after_error, read_u32, recover, Failure};
 use super::timestamp::TsScale;
-use super::{CaptureStats, Flow, Sink, NS_PER_SEC};
+use super::{FrameSink, NS_PER_SEC};
 use crate::decode::LinkType;
-use fixscope_model::segment::Segment;
 
 pub(super) const SHB_MAGIC: u32 = 0x0A0D_0D0A;
 const EPB_TYPE: u32 = 6;
@@ -42,27 +41,27 @@ impl NgState {
     #[inline]
     fn packet(
         &self,
-        sink: &mut Sink<'_, impl FnMut(&Segment<'_>, &CaptureStats) -> Flow>,
+        sink: &mut impl FrameSink,
         if_id: u32,
         units: Option<u64>,
         data: &[u8],
     ) -> Option<u64> {
         let Some(iface) = self.interfaces.get(if_id as usize) else {
-            sink.stats.packets += 1;
-            sink.stats.unknown_interface_packets += 1;
+            sink.stats().packets += 1;
+            sink.stats().unknown_interface_packets += 1;
             return None;
         };
         let Some(link) = iface.link else {
-            sink.stats.packets += 1;
-            sink.stats.unsupported_link_packets += 1;
+            sink.stats().packets += 1;
+            sink.stats().unsupported_link_packets += 1;
             return None;
         };
         let ts_ns = match units {
             Some(units) => match iface.scale.to_ns(units, iface.offset_ns) {
                 Some(ts) => ts,
                 None => {
-                    sink.stats.packets += 1;
-                    sink.stats.bad_timestamps += 1;
+                    sink.stats().packets += 1;
+                    sink.stats().bad_timestamps += 1;
                     return None;
                 }
             },
@@ -155,7 +154,7 @@ fn peek_block(d: &[u8], big_endian: bool) -> Result<Peek<'_>, String> {
 pub(super) fn read_pcapng<R: Read>(
     source: R,
     mut capacity: usize,
-    sink: &mut Sink<'_, impl FnMut(&Segment<'_>, &CaptureStats) -> Flow>,
+    sink: &mut impl FrameSink,
 ) -> Result<(), Failure> {
     let mut reader = PcapNGReader::new(capacity, source).map_err(|e| match e {
         PcapError::ReadError => Failure::Read,
@@ -168,7 +167,7 @@ pub(super) fn read_pcapng<R: Read>(
         last_ts_ns: 0,
     };
     loop {
-        if sink.stopped {
+        if sink.stopped() {
             return Ok(());
         }
         let offset = reader.consumed();
@@ -236,7 +235,7 @@ pub(super) fn read_pcapng<R: Read>(
             };
             read_u32(d, 4, be).map(|len| len as usize)
         };
-        if !recover(&mut reader, next, declared, &mut capacity, sink.stats)? {
+        if !recover(&mut reader, next, declared, &mut capacity, sink.stats())? {
             return Ok(());
         }
     }

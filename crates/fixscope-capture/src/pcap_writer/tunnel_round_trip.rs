@@ -193,8 +193,8 @@ fn a_tunnel_inside_a_tunnel_is_unwrapped_up_to_the_limit() {
 fn what_is_no_tunnel_of_ours_is_not_tcp() {
     let mut c = conn(false);
     let frame = unpadded(&c.client_sends(b"x"), &FrameOptions::default());
-    // GRE with an unknown protocol, GRE version 1 (PPTP), UDP to another port, VXLAN
-    // without its I flag.
+    // GRE with an unknown protocol, GRE version 1 (PPTP), VXLAN without its I flag; UDP
+    // to another port is a datagram (market data), not a tunnel.
     let mut other = wrap_in_tunnel(&frame, Tunnel::GreTap);
     other[34 + 2..34 + 4].copy_from_slice(&0x880Bu16.to_be_bytes());
     assert_eq!(decode(LinkType::Ethernet, &other), Ok(Decoded::NotTcp));
@@ -203,7 +203,19 @@ fn what_is_no_tunnel_of_ours_is_not_tcp() {
     assert_eq!(decode(LinkType::Ethernet, &pptp), Ok(Decoded::NotTcp));
     let mut udp = wrap_in_tunnel(&frame, Tunnel::Vxlan);
     udp[34 + 2..34 + 4].copy_from_slice(&53u16.to_be_bytes());
-    assert_eq!(decode(LinkType::Ethernet, &udp), Ok(Decoded::NotTcp));
+    match decode(LinkType::Ethernet, &udp) {
+        Ok(Decoded::Udp(d)) => {
+            assert_eq!(d.flow.dst.port, 53);
+            assert_eq!(d.payload, &udp[34 + 8..], "the VXLAN header and its frame");
+            assert_eq!(d.missing_tail, 0);
+        }
+        other => panic!("not a datagram: {other:?}"),
+    }
+    udp.truncate(udp.len() - 3);
+    let Ok(Decoded::Udp(cut)) = decode(LinkType::Ethernet, &udp) else {
+        panic!("a datagram cut by the snaplen is one still");
+    };
+    assert_eq!(cut.missing_tail, 3);
     let mut no_vni = wrap_in_tunnel(&frame, Tunnel::Vxlan);
     no_vni[34 + 8] = 0;
     assert_eq!(decode(LinkType::Ethernet, &no_vni), Ok(Decoded::NotTcp));
