@@ -10,6 +10,7 @@
 //! (docs/architecture.md, "Crates"), re-exported here at the paths its modules always had,
 //! while the split lasts. No root, BPF or terminal dependencies: every stage is tested alone.
 
+pub mod feeds;
 pub mod pipeline;
 pub mod shard;
 pub mod twostage;

@@ -790,6 +790,7 @@ impl Pipeline {
             source,
             incomplete,
             self.config.tls_undecrypted.as_deref(),
+            &self.config.feeds,
             reporter,
         )
     }

@@ -353,6 +353,14 @@ pub struct PcapArgs {
     /// key is counted (`tls_no_key`) and not measured. docs/tls.md.
     #[arg(long = "tls-keylog", value_name = "FILE")]
     pub tls_keylog: Vec<PathBuf>,
+    /// Market data: a feed (`GROUP:PORT`, or a port alone) or an A/B pair
+    /// (`GROUP:PORT,GROUP:PORT`, A first) of PROTO (`itch50`: Nasdaq TotalView-ITCH 5.0
+    /// over MoldUDP64). Repeatable. The summary gives each feed's packets, messages, gaps
+    /// and duplicates by the protocol's sequence numbers, and each pair's arbitration
+    /// (who came first, by how much; what each alone lost). The captures are read once
+    /// more for it (not from stdin). docs/protocols.md.
+    #[arg(long = "md", value_name = "GROUP:PORT[,GROUP:PORT]=PROTO")]
+    pub md: Vec<fixscope_core::feeds::MdSpec>,
     /// Timestamps from the wire: `auto` finds an Arista MetaWatch or Cisco Nexus 3550 HPT
     /// trailer by its FCS check, an Ixia or Gigamon trailer by its signature and checksum,
     /// or an Arista 7280 header by its EtherType, and uses its time; `off` keeps the

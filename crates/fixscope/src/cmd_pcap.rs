@@ -50,6 +50,9 @@ pub fn run(args: &PcapArgs) -> Result<ExitCode> {
         // The summary names the TLS connections no pipeline of the run could decrypt.
         config.tls_undecrypted = Some(Default::default());
     }
+    if !args.md.is_empty() {
+        config.feeds = std::sync::Arc::new(read_feeds(&args.md, &captures)?);
+    }
     let config = crate::cli_protocol::checked(config)?;
     run_plan(args, captures, config)
 }
@@ -77,6 +80,18 @@ fn run_plan(
             }
         }
     }
+}
+
+/// `--md`: the feeds' health, from a reading of the captures' datagrams of its own.
+fn read_feeds(
+    specs: &[fixscope_core::feeds::MdSpec],
+    captures: &[PathBuf],
+) -> Result<Vec<fixscope_core::report::feeds::FeedSummary>> {
+    fixscope_core::feeds::check_distinct(specs).map_err(anyhow::Error::msg)?;
+    if captures.iter().any(|p| p.as_os_str() == "/dev/stdin") {
+        anyhow::bail!("--md reads the captures twice: give files, not stdin");
+    }
+    Ok(fixscope_core::feeds::read_feeds(captures, specs)?)
 }
 
 /// The hardware clock the captures' frames carry, named for every report of the run
@@ -414,7 +429,7 @@ fn end_of_run(
 /// What a run that found no segment of the watched ports says: what the captures held
 /// instead (the busiest TCP ports, where the acceptor's port usually is).
 fn nothing_watched(ports: &PortSet, stats: &fixscope_core::pcap::CaptureStats) -> String {
-    let head = format!("no TCP segment of the watched ports (-p {ports}): nothing was analysed");
+    let head = format!("no TCP segment of the watched ports (-p {ports}): no order was analysed");
     if stats.packets == 0 {
         return format!("{head}; the capture holds no packet");
     }

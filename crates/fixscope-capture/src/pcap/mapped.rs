@@ -110,11 +110,7 @@ impl MappedPcap {
     /// Hands every frame to `sink`, in file order, until it says stop. `Some(offset)`: the
     /// record at `offset` is not one this walk takes (see the module); the streaming
     /// reader goes on from there.
-    pub(super) fn read(
-        &self,
-        sink: &mut impl FrameSink,
-        count_progress: bool,
-    ) -> Option<usize> {
+    pub(super) fn read(&self, sink: &mut impl FrameSink, count_progress: bool) -> Option<usize> {
         let map: &[u8] = &self.map;
         let header = self.record_header();
         let mut at = FILE_HEADER;

@@ -46,6 +46,9 @@ pub struct PipelineConfig {
     pub tls_undecrypted: Option<std::sync::Arc<crate::tls::UndecryptedConnections>>,
     /// The protocol of each watched port (`--protocol PORTS=NAME`; FIX where none is named).
     pub protocols: fixscope_protocol::ProtocolPorts,
+    /// `--md`: the market-data feeds' health, read from the captures before the run; the
+    /// summary carries it.
+    pub feeds: std::sync::Arc<Vec<crate::report::feeds::FeedSummary>>,
 }
 
 impl Default for PipelineConfig {
@@ -68,6 +71,7 @@ impl Default for PipelineConfig {
             tls_keys: None,
             tls_undecrypted: None,
             protocols: fixscope_protocol::ProtocolPorts::default(),
+            feeds: Default::default(),
         }
     }
 }

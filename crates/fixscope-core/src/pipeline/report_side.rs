@@ -106,6 +106,8 @@ pub(crate) struct ReportSide {
     interval_start_counters: Counters,
     /// `--tls-keylog`: the TLS connections stage A could not decrypt.
     tls_undecrypted: Option<std::sync::Arc<crate::tls::UndecryptedConnections>>,
+    /// `--md`: the feeds' health.
+    feeds: std::sync::Arc<Vec<crate::report::feeds::FeedSummary>>,
 }
 
 impl ReportSide {
@@ -116,6 +118,7 @@ impl ReportSide {
             stats: Stats::with_config(config.consumers()),
             interval_start_counters: Counters::default(),
             tls_undecrypted: config.tls_undecrypted.clone(),
+            feeds: config.feeds.clone(),
         }
     }
 
@@ -173,6 +176,7 @@ impl ReportSide {
                 &source,
                 incomplete.as_deref(),
                 self.tls_undecrypted.as_deref(),
+                &self.feeds,
                 reporter,
             )?;
         }

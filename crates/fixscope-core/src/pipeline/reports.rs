@@ -76,6 +76,7 @@ pub(crate) fn report_end(
     source: &[Counter],
     incomplete: Option<&str>,
     tls_undecrypted: Option<&crate::tls::UndecryptedConnections>,
+    feeds: &[crate::report::feeds::FeedSummary],
     reporter: &mut dyn Reporter,
 ) -> io::Result<()> {
     if end.interval_ns > 0 {
@@ -102,5 +103,6 @@ pub(crate) fn report_end(
             .map(|(key, why)| (key.to_string(), why.name()))
             .collect()
     });
+    summary.feeds = feeds.to_vec();
     reporter.summary(&summary)
 }

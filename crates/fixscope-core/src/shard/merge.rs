@@ -25,6 +25,8 @@ pub(crate) struct Merger {
     timestamp_source: Option<&'static str>,
     /// `--tls-keylog`: the TLS connections the workers could not decrypt.
     tls_undecrypted: Option<std::sync::Arc<crate::tls::UndecryptedConnections>>,
+    /// `--md`: the feeds' health.
+    feeds: std::sync::Arc<Vec<crate::report::feeds::FeedSummary>>,
     /// Per worker, the run's id of each of its sessions (index: local id - 1).
     global: Vec<Vec<u64>>,
     next_global: u64,
@@ -44,6 +46,7 @@ impl Merger {
             interval_start_counters: Counters::default(),
             timestamp_source: config.timestamp_source,
             tls_undecrypted: config.tls_undecrypted.clone(),
+            feeds: config.feeds.clone(),
             global: vec![Vec::new(); workers],
             next_global: 1,
             opened: Vec::new(),
@@ -262,6 +265,7 @@ impl Merger {
                 &counters_of(&end.stats),
                 incomplete.as_deref(),
                 self.tls_undecrypted.as_deref(),
+                &self.feeds,
                 reporter,
             )?;
         }

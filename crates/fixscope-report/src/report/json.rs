@@ -211,6 +211,9 @@ impl<W: Write> Reporter for JsonReporter<W> {
             if let Some(links) = r.figures.links {
                 m.insert("links".into(), links_json(links));
             }
+            if !r.feeds.is_empty() {
+                m.insert("feeds".into(), super::feeds::feeds_json(&r.feeds));
+            }
             if let Some(clock) = r.figures.clock {
                 let medians = super::points::one_way_medians(m.get("stages"));
                 if let Some(slowest) = m.get_mut("slowest") {

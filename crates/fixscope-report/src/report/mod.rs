@@ -8,6 +8,7 @@
 
 pub mod by;
 pub mod counter_kinds;
+pub mod feeds;
 mod hops;
 pub mod json;
 mod json_line;
@@ -257,6 +258,8 @@ pub struct SummaryReport<'a> {
     /// `--tls-keylog`: each TLS connection not decrypted (`client -> server`) and why
     /// (`no_key`, `no_handshake`, `unsupported`); `None` without TLS decryption.
     pub tls_undecrypted: Option<Vec<(String, &'static str)>>,
+    /// `--md`: the market-data feeds' health (empty without it).
+    pub feeds: Vec<feeds::FeedSummary>,
 }
 
 impl<'a> SummaryReport<'a> {
@@ -337,6 +340,7 @@ impl<'a> SummaryReport<'a> {
                 .collect(),
             figures,
             tls_undecrypted: None,
+            feeds: Vec::new(),
         }
     }
 

@@ -166,6 +166,7 @@ impl<W: Write> Reporter for TextReporter<W> {
         if let Some(layer) = r.figures.session_layer_figures(r.span.end_ns) {
             super::session::write_summary(out, &layer)?;
         }
+        super::feeds::write_feeds(out, &r.feeds)?;
         write_slowest(out, &r.slowest, r.span.unix_offset_ns)?;
         write_counters(out, &r.counters, r.source)?;
         let stage = self.histogram_stage;

@@ -151,6 +151,7 @@ pub fn write_summary(
     if let Some(by) = r.figures.by() {
         super::by::write_by(out, by)?;
     }
+    super::feeds::write_feeds(out, &r.feeds)?;
     let slowest = r.slowest[Stage::FirstResponse.index()];
     if !slowest.is_empty() {
         let shown = slowest.len().min(BRIEF_SLOWEST);
