@@ -129,6 +129,7 @@ fn sample(table: &str, key: &Value) -> Option<Vec<&'static str>> {
         (_, "leg") => &["up=9878", "down=9001"],
         (_, "link") => &["hops"],
         (_, "protocol") => &["15001=ouch42", "16000=ouch50"],
+        ("pcap", "md") => &["233.54.12.1:26400,233.54.12.2:26400=itch50"],
         (_, "link-window") => &["200ms"],
         (_, "prometheus") => &["0.0.0.0:9874"],
         (_, "prometheus-buckets") => &["0.001,0.01"],
