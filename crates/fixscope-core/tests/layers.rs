@@ -62,7 +62,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     ("figures", &["figures", "stats"]),
     ("reporters", &["report", "hlog"]),
-    ("plans", &["pipeline", "shard", "twostage"]),
+    ("plans", &["pipeline", "shard", "twostage", "feeds"]),
 ];
 
 fn src() -> PathBuf {
