@@ -101,6 +101,9 @@ pub struct Mdp3Counters {
     /// Instruments dropped from the tracker's bound (least recently updated first): their
     /// next update starts their numbering again.
     pub mdp3_rptseq_instruments_forgotten: u64,
+    /// Open RptSeq gaps of one instrument dropped past the tracker's bound (the lowest
+    /// first): a later copy of their updates counts as a duplicate.
+    pub mdp3_rptseq_gaps_forgotten: u64,
     /// The most messages (of every decoded packet) captured in one aligned 1 ms window: the
     /// channel's worst microburst. A maximum: merging keeps the larger.
     pub mdp3_peak_messages_per_ms: u64,
@@ -148,14 +151,14 @@ impl Mdp3Counters {
         d
     }
 
-    fn fields(&self) -> [u64; 44] {
+    fn fields(&self) -> [u64; 45] {
         let mut c = *self;
         c.fields_mut().map(|f| *f)
     }
 
     /// Every field, in declaration order (destructured, so a field added to the struct
     /// and not here does not compile).
-    fn fields_mut(&mut self) -> [&mut u64; 44] {
+    fn fields_mut(&mut self) -> [&mut u64; 45] {
         let Mdp3Counters {
             mdp3_packets,
             mdp3_new_packets,
@@ -192,6 +195,7 @@ impl Mdp3Counters {
             mdp3_rptseq_duplicate_updates,
             mdp3_rptseq_gap_instruments,
             mdp3_rptseq_instruments_forgotten,
+            mdp3_rptseq_gaps_forgotten,
             mdp3_peak_messages_per_ms,
             mdp3_ab_first_a,
             mdp3_ab_first_b,
@@ -238,6 +242,7 @@ impl Mdp3Counters {
             mdp3_rptseq_duplicate_updates,
             mdp3_rptseq_gap_instruments,
             mdp3_rptseq_instruments_forgotten,
+            mdp3_rptseq_gaps_forgotten,
             mdp3_peak_messages_per_ms,
             mdp3_ab_first_a,
             mdp3_ab_first_b,
@@ -307,7 +312,7 @@ mod tests {
         }
         let json = serde_json::to_value(c).expect("serialises");
         let names = json.as_object().expect("an object");
-        assert_eq!(names.len(), 44);
+        assert_eq!(names.len(), 45);
         assert!(names.keys().all(|k| k.starts_with("mdp3_")));
         let mut doubled = c;
         doubled.merge_from(&c);
