@@ -156,10 +156,17 @@ fn the_sbe_tools_decoders_read_our_messages_as_ours_do() {
         "one T line per message: {theirs}"
     );
     for (i, (t, o)) in t.iter().zip(&o).enumerate() {
-        assert_eq!(t, o, "line {i}: the SBE tool's decoders (left) and ours (right)");
+        assert_eq!(
+            t, o,
+            "line {i}: the SBE tool's decoders (left) and ours (right)"
+        );
     }
     assert_eq!(t.len(), o.len(), "as many lines");
-    eprintln!("{} messages, {} lines read alike by both decoders, e.g.", messages.len(), t.len());
+    eprintln!(
+        "{} messages, {} lines read alike by both decoders, e.g.",
+        messages.len(),
+        t.len()
+    );
     for line in t.iter().take(8) {
         eprintln!("  {line}");
     }
