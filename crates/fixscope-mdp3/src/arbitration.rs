@@ -227,8 +227,7 @@ impl AbArbiter {
             .min(self.high[1])
             .saturating_sub(u64::from(self.config.window));
         while let Some((&first, _)) = self.packets.first_key_value() {
-            let decided =
-                u64::from(first) + 1 <= passed || self.packets.len() > self.config.max_pending;
+            let decided = u64::from(first) < passed || self.packets.len() > self.config.max_pending;
             if !decided {
                 break;
             }

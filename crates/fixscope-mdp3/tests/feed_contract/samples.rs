@@ -12,7 +12,11 @@ pub fn book_entry(security_id: i32, rpt_seq: u32, px: Option<i64>) -> BookEntry 
         number_of_orders: Some(3),
         md_price_level: 1,
         md_update_action: (rpt_seq % 3) as u8,
-        md_entry_type: if rpt_seq % 2 == 0 { b'0' } else { b'1' },
+        md_entry_type: if rpt_seq.is_multiple_of(2) {
+            b'0'
+        } else {
+            b'1'
+        },
     }
 }
 
