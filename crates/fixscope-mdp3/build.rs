@@ -469,7 +469,6 @@ fn template_module(
     let name = m.attribute("name").unwrap();
     writeln!(out, "/// `{name}`'s layout (schema/FixBinary.xml).").unwrap();
     writeln!(out, "pub mod {} {{", snake(name, false)).unwrap();
-    writeln!(out, "    #![allow(dead_code)]").unwrap();
     writeln!(out, "    use super::*;").unwrap();
     writeln!(
         out,
