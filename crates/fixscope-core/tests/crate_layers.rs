@@ -21,6 +21,7 @@ const CRATE_LAYERS: &[(&str, &[&str])] = &[
             "fixscope-ouch",
             "fixscope-ilink3",
             "fixscope-itch",
+            "fixscope-mdp3",
         ],
     ),
     // Correlation, the session layer, consumers and joins: FIX through fixscope-fix today.
