@@ -355,7 +355,7 @@ pub struct PcapArgs {
     pub tls_keylog: Vec<PathBuf>,
     /// Market data: a feed (`GROUP:PORT`, or a port alone) or an A/B pair
     /// (`GROUP:PORT,GROUP:PORT`, A first) of PROTO (`itch50`: Nasdaq TotalView-ITCH 5.0
-    /// over MoldUDP64). Repeatable. The summary gives each feed's packets, messages, gaps
+    /// over MoldUDP64; `mdp3`: a CME MDP 3.0 incremental channel). Repeatable. The summary gives each feed's packets, messages, gaps
     /// and duplicates by the protocol's sequence numbers, and each pair's arbitration
     /// (who came first, by how much; what each alone lost). The captures are read once
     /// more for it (not from stdin). docs/protocols.md.

@@ -23,46 +23,6 @@ const PACKETS: u64 = 200;
 const LAG_NS: u64 = 1_500;
 const LEAD_NS: u64 = 700;
 
-/// An Ethernet II / IPv4 / UDP frame to `dst`:PORT (UDP checksum 0: none, allowed over
-/// IPv4; the capture layer's writer builds TCP only).
-fn udp_frame(dst: [u8; 4], payload: &[u8]) -> Vec<u8> {
-    let mut f = vec![
-        0x01,
-        0x00,
-        0x5e,
-        dst[1] & 0x7f,
-        dst[2],
-        dst[3],
-        2,
-        0,
-        0,
-        0,
-        0,
-        1,
-    ];
-    f.extend_from_slice(&0x0800u16.to_be_bytes());
-    let total = (20 + 8 + payload.len()) as u16;
-    let mut ip = vec![0x45, 0];
-    ip.extend_from_slice(&total.to_be_bytes());
-    ip.extend_from_slice(&[0, 0, 0x40, 0, 64, 17, 0, 0, 10, 0, 0, 1]);
-    ip.extend_from_slice(&dst);
-    let mut sum: u32 = ip
-        .chunks(2)
-        .map(|w| u32::from(u16::from_be_bytes([w[0], w[1]])))
-        .sum();
-    while sum > 0xffff {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    ip[10..12].copy_from_slice(&(!(sum as u16)).to_be_bytes());
-    f.extend_from_slice(&ip);
-    f.extend_from_slice(&40_000u16.to_be_bytes());
-    f.extend_from_slice(&PORT.to_be_bytes());
-    f.extend_from_slice(&((8 + payload.len()) as u16).to_be_bytes());
-    f.extend_from_slice(&[0, 0]);
-    f.extend_from_slice(payload);
-    f
-}
-
 /// What the script sent and lost.
 struct Truth {
     /// Per packet (index 0..PACKETS): its first sequence number and message count.
@@ -110,20 +70,20 @@ fn script() -> Truth {
             (t, t + LAG_NS)
         };
         if !lost_a.contains(&i) {
-            frames.push((ta, udp_frame(A, &body)));
+            frames.push((ta, udp_frame(A, PORT, &body)));
         }
         if !lost_b.contains(&i) {
-            frames.push((tb, udp_frame(B, &body)));
+            frames.push((tb, udp_frame(B, PORT, &body)));
         }
         if i == duplicate_a {
-            frames.push((ta + 10_000, udp_frame(A, &body)));
+            frames.push((ta + 10_000, udp_frame(A, PORT, &body)));
         }
         bodies.push(body);
         seq += u64::from(count);
     }
     // A's lost packet comes late (a retransmission): recovered, not new.
     let late = t0 + PACKETS * 100_000;
-    frames.push((late, udp_frame(A, &bodies[recovered_a as usize])));
+    frames.push((late, udp_frame(A, PORT, &bodies[recovered_a as usize])));
     // A new session on both: an epoch, never a gap (its numbering starts anew).
     let next = encode::downstream(
         b"SESSION002",
@@ -133,8 +93,8 @@ fn script() -> Truth {
             event_code: b'O',
         })],
     );
-    frames.push((late + 1_000_000, udp_frame(A, &next)));
-    frames.push((late + 1_001_000, udp_frame(B, &next)));
+    frames.push((late + 1_000_000, udp_frame(A, PORT, &next)));
+    frames.push((late + 1_001_000, udp_frame(B, PORT, &next)));
     frames.sort_by_key(|(ts, _)| *ts);
     Truth {
         packets,
@@ -147,14 +107,7 @@ fn script() -> Truth {
 }
 
 fn write(path: &std::path::Path, truth: &Truth) {
-    use fixscope_core::decode::LinkType;
-    use fixscope_core::pcap_writer::{CaptureFormat, CaptureWriter};
-    let mut w = CaptureWriter::new(Vec::new(), CaptureFormat::pcap_nanos(), LinkType::Ethernet)
-        .expect("a writer");
-    for (ts, frame) in &truth.frames {
-        w.write_packet(*ts, frame).expect("written");
-    }
-    std::fs::write(path, w.finish().expect("finished")).expect("capture written");
+    write_frames(path, &truth.frames);
 }
 
 #[test]
@@ -189,7 +142,7 @@ fn an_ab_pair_s_gaps_duplicates_and_leads_are_the_script_s() {
     assert_eq!(a["recovered_packets"], 1, "{a}");
     // Gaps: 10, 50..=52 and 120 (later filled) — three runs seen.
     assert_eq!(a["gaps"], 3, "{a}");
-    assert_eq!(a["gap_messages"], messages(&truth.lost_a), "{a}");
+    assert_eq!(a["lost"], messages(&truth.lost_a), "{a}");
     let open: Vec<(u64, u64)> = a["open_gaps"]
         .as_array()
         .unwrap()
@@ -213,7 +166,7 @@ fn an_ab_pair_s_gaps_duplicates_and_leads_are_the_script_s() {
     // B: its lost packets 20 and 100..=101, two runs.
     assert_eq!(b["packets"], PACKETS - 3 + 1, "{b}");
     assert_eq!(b["gaps"], 2, "{b}");
-    assert_eq!(b["gap_messages"], messages(&truth.lost_b), "{b}");
+    assert_eq!(b["lost"], messages(&truth.lost_b), "{b}");
     assert_eq!(b["duplicate_packets"], 0);
     // Messages: every copy's (A's duplicate counts).
     let dup = u64::from(truth.packets[truth.duplicate_a as usize].1);
@@ -294,7 +247,7 @@ fn md_is_refused_with_a_reason_on_stdin_and_for_overlapping_feeds() {
         "-p",
         "9878",
         "--md",
-        "26400=mdp3",
+        "26400=pitch",
     ]);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("not read yet"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("itch50, mdp3"));
 }

@@ -1,13 +1,12 @@
 //! An ITCH 5.0 over MoldUDP64 feed or A/B pair (`fixscope-itch` has the rules): each
 //! leg's `FeedTracker`, the pair's `AbArbiter`, and the leads' distributions.
 
-use hdrhistogram::Histogram;
-
 use fixscope_itch::moldudp64::{self, Packet};
 use fixscope_itch::{AbArbiter, AbEvent, Feed, FeedTracker, ItchCounters};
 
+use super::leads::Leads;
 use super::spec::MdSpec;
-use crate::report::feeds::{Arbitration, FeedLeg, FeedSummary, GapSummary, Lead};
+use crate::report::feeds::{Arbitration, FeedLeg, FeedSummary, GapSummary};
 use crate::source::{counters_of, Counter};
 
 /// Open gaps a summary lists per leg, at most (every one is counted).
@@ -21,17 +20,16 @@ pub(super) struct ItchFeed {
 
 struct Pair {
     arbiter: AbArbiter,
-    leads: [Histogram<u64>; 2],
+    leads: Leads,
 }
 
 impl ItchFeed {
     pub(super) fn new(legs: usize) -> Self {
-        let lead = || Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("bounds");
         ItchFeed {
             legs: (0..legs).map(|_| FeedTracker::default()).collect(),
             pair: (legs == 2).then(|| Pair {
                 arbiter: AbArbiter::default(),
-                leads: [lead(), lead()],
+                leads: Leads::new(),
             }),
         }
     }
@@ -44,21 +42,29 @@ impl ItchFeed {
         if let Ok(Packet::Downstream(p)) = moldudp64::decode(datagram) {
             let feed = if leg == 0 { Feed::A } else { Feed::B };
             let Pair { arbiter, leads } = pair;
-            arbiter.on_header(feed, &p.header, ts_ns, |e| record(leads, &e));
+            arbiter.on_header(feed, &p.header, ts_ns, |e| {
+                if let AbEvent::Both { b_minus_a_ns, .. } = e {
+                    leads.record(b_minus_a_ns);
+                }
+            });
         }
     }
 
     pub(super) fn summary(&mut self, spec: &MdSpec) -> FeedSummary {
         let arbitration = self.pair.as_mut().map(|pair| {
             let Pair { arbiter, leads } = pair;
-            arbiter.flush(|e| record(leads, &e));
+            arbiter.flush(|e| {
+                if let AbEvent::Both { b_minus_a_ns, .. } = e {
+                    leads.record(b_minus_a_ns);
+                }
+            });
             let c = arbiter.counters();
             Arbitration {
                 only_a: c.ab_only_a,
                 only_b: c.ab_only_b,
                 counters: only(c, "ab_"),
-                a_first: lead_of(&leads[0]),
-                b_first: lead_of(&leads[1]),
+                a_first: leads.a_first(),
+                b_first: leads.b_first(),
             }
         });
         let legs = self
@@ -70,7 +76,8 @@ impl ItchFeed {
                 packets: t.counters().moldudp64_packets,
                 messages: t.counters().moldudp64_messages,
                 gaps: t.counters().moldudp64_gaps,
-                gap_messages: t.counters().moldudp64_gap_messages,
+                lost: t.counters().moldudp64_gap_messages,
+                lost_unit: "messages".into(),
                 duplicate_packets: t.counters().moldudp64_duplicate_packets,
                 recovered_packets: t.counters().moldudp64_recovered_packets,
                 peak_messages_per_ms: t.counters().moldudp64_peak_messages_per_ms,
@@ -83,7 +90,7 @@ impl ItchFeed {
                     .open_gaps()
                     .take(GAPS_LISTED)
                     .map(|g| GapSummary {
-                        session: String::from_utf8_lossy(&g.session.0).trim_end().into(),
+                        session: Some(String::from_utf8_lossy(&g.session.0).trim_end().into()),
                         first: g.first,
                         last: g.last,
                         detected_ns: g.capture_ns,
@@ -97,30 +104,6 @@ impl ItchFeed {
             legs,
             arbitration,
         }
-    }
-}
-
-/// A packet seen on both feeds: how much earlier the first copy was.
-fn record(leads: &mut [Histogram<u64>; 2], e: &AbEvent) {
-    if let AbEvent::Both { b_minus_a_ns, .. } = *e {
-        let (i, lead) = match b_minus_a_ns {
-            d if d > 0 => (0, d.unsigned_abs()),
-            d if d < 0 => (1, d.unsigned_abs()),
-            _ => return,
-        };
-        leads[i].saturating_record(lead);
-    }
-}
-
-fn lead_of(h: &Histogram<u64>) -> Lead {
-    let n = h.len();
-    let at = |q: f64| (n > 0).then(|| h.value_at_quantile(q));
-    Lead {
-        count: n,
-        min_ns: (n > 0).then(|| h.min()),
-        p50_ns: at(0.5),
-        p99_ns: at(0.99),
-        max_ns: (n > 0).then(|| h.max()),
     }
 }
 

@@ -2,10 +2,12 @@
 //! protocol's own sequence numbers, duplicates, recoveries, session changes, microbursts —
 //! and each A/B pair's arbitration, read from a capture's UDP datagrams apart from its
 //! order traffic (`read_feeds`: the captures are read once more). The protocols' rules are
-//! their crates' (`fixscope-itch`); this module routes datagrams to them and sums up in the
+//! their crates' (`fixscope-itch`, `fixscope-mdp3`); this module routes datagrams to them and sums up in the
 //! report's neutral words (`report::feeds`).
 
 mod itch;
+mod leads;
+mod mdp3;
 pub mod spec;
 
 use std::path::Path;
@@ -15,9 +17,15 @@ use crate::report::feeds::FeedSummary;
 use crate::source::Flow;
 pub use spec::{check_distinct, FeedAddr, MdProtocol, MdSpec};
 
+/// One feed (or A/B pair) of a protocol.
+enum Feed {
+    Itch(itch::ItchFeed),
+    Mdp3(mdp3::Mdp3Feed),
+}
+
 /// The feeds of a run, fed datagrams in capture order.
 pub struct FeedMonitor {
-    feeds: Vec<(MdSpec, itch::ItchFeed)>,
+    feeds: Vec<(MdSpec, Feed)>,
 }
 
 impl FeedMonitor {
@@ -27,7 +35,8 @@ impl FeedMonitor {
                 .iter()
                 .map(|s| {
                     let feed = match s.protocol {
-                        MdProtocol::Itch50 => itch::ItchFeed::new(s.legs.len()),
+                        MdProtocol::Itch50 => Feed::Itch(itch::ItchFeed::new(s.legs.len())),
+                        MdProtocol::Mdp3 => Feed::Mdp3(mdp3::Mdp3Feed::new(s.legs.len())),
                     };
                     (s.clone(), feed)
                 })
@@ -41,7 +50,10 @@ impl FeedMonitor {
         let (addr, port) = (d.flow.dst.addr, d.flow.dst.port);
         for (spec, feed) in &mut self.feeds {
             if let Some(leg) = spec.legs.iter().position(|l| l.matches(addr, port)) {
-                feed.on_datagram(leg, ts_ns, d.payload);
+                match feed {
+                    Feed::Itch(f) => f.on_datagram(leg, ts_ns, d.payload),
+                    Feed::Mdp3(f) => f.on_datagram(leg, ts_ns, d.payload),
+                }
                 return;
             }
         }
@@ -51,7 +63,10 @@ impl FeedMonitor {
     pub fn finish(mut self) -> Vec<FeedSummary> {
         self.feeds
             .iter_mut()
-            .map(|(spec, feed)| feed.summary(spec))
+            .map(|(spec, feed)| match feed {
+                Feed::Itch(f) => f.summary(spec),
+                Feed::Mdp3(f) => f.summary(spec),
+            })
             .collect()
     }
 }

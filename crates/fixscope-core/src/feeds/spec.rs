@@ -11,12 +11,15 @@ use std::str::FromStr;
 pub enum MdProtocol {
     /// Nasdaq TotalView-ITCH 5.0 over MoldUDP64.
     Itch50,
+    /// CME MDP 3.0 (SBE) incremental channels.
+    Mdp3,
 }
 
 impl MdProtocol {
     pub fn name(self) -> &'static str {
         match self {
             MdProtocol::Itch50 => "itch50",
+            MdProtocol::Mdp3 => "mdp3",
         }
     }
 }
@@ -26,8 +29,10 @@ impl FromStr for MdProtocol {
     fn from_str(s: &str) -> Result<Self, String> {
         match s.trim().to_ascii_lowercase().as_str() {
             "itch50" => Ok(MdProtocol::Itch50),
-            "mdp3" => Err("mdp3: CME MDP 3.0 is not read yet (itch50 is)".into()),
-            other => Err(format!("unknown market-data protocol {other:?} (itch50)")),
+            "mdp3" => Ok(MdProtocol::Mdp3),
+            other => Err(format!(
+                "unknown market-data protocol {other:?} (itch50, mdp3)"
+            )),
         }
     }
 }

@@ -28,7 +28,10 @@ pub struct FeedLeg {
     pub packets: u64,
     pub messages: u64,
     pub gaps: u64,
-    pub gap_messages: u64,
+    /// What the gaps lost, in `lost_unit`s: the unit the protocol numbers (ITCH's
+    /// MoldUDP64 numbers messages, MDP 3.0 packets).
+    pub lost: u64,
+    pub lost_unit: String,
     pub duplicate_packets: u64,
     pub recovered_packets: u64,
     pub peak_messages_per_ms: u64,
@@ -44,7 +47,8 @@ pub struct FeedLeg {
 /// Sequence numbers a feed never delivered.
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
 pub struct GapSummary {
-    pub session: String,
+    /// The protocol's session, when it has one (MoldUDP64's).
+    pub session: Option<String>,
     pub first: u64,
     pub last: u64,
     /// When the packet past the gap was captured.
@@ -103,22 +107,27 @@ pub fn write_feeds(out: &mut impl Write, feeds: &[FeedSummary]) -> io::Result<()
         for (leg, name) in f.legs.iter().zip(["A", "B"]) {
             writeln!(
                 out,
-                "    {name} {}: {} packets, {} messages, {} gaps ({} messages lost), {} duplicate \
+                "    {name} {}: {} packets, {} messages, {} gaps ({} {} lost), {} duplicate \
                  packets, {} recovered, peak {} messages/ms",
                 leg.address,
                 leg.packets,
                 leg.messages,
                 leg.gaps,
-                leg.gap_messages,
+                leg.lost,
+                leg.lost_unit,
                 leg.duplicate_packets,
                 leg.recovered_packets,
                 leg.peak_messages_per_ms,
             )?;
             for g in &leg.open_gaps {
+                let session = g
+                    .session
+                    .as_ref()
+                    .map_or(String::new(), |s| format!("session {s} "));
                 writeln!(
                     out,
-                    "      gap: session {} messages {}..={}",
-                    g.session, g.first, g.last
+                    "      gap: {session}{} {}..={}",
+                    leg.lost_unit, g.first, g.last
                 )?;
             }
         }
@@ -152,7 +161,8 @@ mod tests {
             packets: 10,
             messages: 30,
             gaps,
-            gap_messages: 2 * gaps,
+            lost: 2 * gaps,
+            lost_unit: "messages".into(),
             duplicate_packets: 0,
             recovered_packets: 0,
             peak_messages_per_ms: 4,

@@ -577,3 +577,54 @@ pub fn check(summary: &Value, expected: &Expected) {
         }
     }
 }
+
+/// An Ethernet II / IPv4 / UDP frame from 10.0.0.1:40000 to `dst`:`port` (UDP checksum 0:
+/// none, allowed over IPv4; the capture writer builds TCP only): market data.
+pub fn udp_frame(dst: [u8; 4], port: u16, payload: &[u8]) -> Vec<u8> {
+    let mut f = vec![
+        0x01,
+        0x00,
+        0x5e,
+        dst[1] & 0x7f,
+        dst[2],
+        dst[3],
+        2,
+        0,
+        0,
+        0,
+        0,
+        1,
+    ];
+    f.extend_from_slice(&0x0800u16.to_be_bytes());
+    let total = (20 + 8 + payload.len()) as u16;
+    let mut ip = vec![0x45, 0];
+    ip.extend_from_slice(&total.to_be_bytes());
+    ip.extend_from_slice(&[0, 0, 0x40, 0, 64, 17, 0, 0, 10, 0, 0, 1]);
+    ip.extend_from_slice(&dst);
+    let mut sum: u32 = ip
+        .chunks(2)
+        .map(|w| u32::from(u16::from_be_bytes([w[0], w[1]])))
+        .sum();
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    ip[10..12].copy_from_slice(&(!(sum as u16)).to_be_bytes());
+    f.extend_from_slice(&ip);
+    f.extend_from_slice(&40_000u16.to_be_bytes());
+    f.extend_from_slice(&port.to_be_bytes());
+    f.extend_from_slice(&((8 + payload.len()) as u16).to_be_bytes());
+    f.extend_from_slice(&[0, 0]);
+    f.extend_from_slice(payload);
+    f
+}
+
+/// A pcap (ns) of Ethernet `frames` at their times.
+pub fn write_frames(path: &Path, frames: &[(u64, Vec<u8>)]) {
+    use fixscope_core::pcap_writer::CaptureWriter;
+    let mut w = CaptureWriter::new(Vec::new(), CaptureFormat::pcap_nanos(), LinkType::Ethernet)
+        .expect("a writer");
+    for (ts, frame) in frames {
+        w.write_packet(*ts, frame).expect("written");
+    }
+    std::fs::write(path, w.finish().expect("finished")).expect("capture written");
+}

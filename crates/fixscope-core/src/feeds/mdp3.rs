@@ -1,0 +1,102 @@
+//! A CME MDP 3.0 incremental channel's feed or A/B pair (`fixscope-mdp3` has the rules):
+//! each leg's `ChannelTracker`, the pair's `AbArbiter` (by MsgSeqNum), the leads.
+
+use fixscope_mdp3::packet;
+use fixscope_mdp3::{AbArbiter, AbEvent, ChannelTracker, Feed, Mdp3Counters};
+
+use super::leads::Leads;
+use super::spec::MdSpec;
+use crate::report::feeds::{Arbitration, FeedLeg, FeedSummary, GapSummary};
+use crate::source::{counters_of, Counter};
+
+/// Open gaps a summary lists per leg, at most (every one is counted).
+const GAPS_LISTED: usize = 20;
+
+pub(super) struct Mdp3Feed {
+    legs: Vec<ChannelTracker>,
+    pair: Option<(AbArbiter, Leads)>,
+}
+
+impl Mdp3Feed {
+    pub(super) fn new(legs: usize) -> Self {
+        Mdp3Feed {
+            legs: (0..legs).map(|_| ChannelTracker::default()).collect(),
+            pair: (legs == 2).then(|| (AbArbiter::default(), Leads::new())),
+        }
+    }
+
+    pub(super) fn on_datagram(&mut self, leg: usize, ts_ns: u64, datagram: &[u8]) {
+        self.legs[leg].on_datagram(datagram, ts_ns, |_| {});
+        let Some((arbiter, leads)) = self.pair.as_mut() else {
+            return;
+        };
+        if let Ok(p) = packet::parse(datagram) {
+            let feed = if leg == 0 { Feed::A } else { Feed::B };
+            arbiter.on_header(feed, &p.header, ts_ns, |e| record(leads, e));
+        }
+    }
+
+    pub(super) fn summary(&mut self, spec: &MdSpec) -> FeedSummary {
+        let arbitration = self.pair.as_mut().map(|(arbiter, leads)| {
+            arbiter.flush(|e| record(leads, e));
+            let c = arbiter.counters();
+            Arbitration {
+                only_a: c.mdp3_ab_only_a,
+                only_b: c.mdp3_ab_only_b,
+                counters: named(c, |n| n.starts_with("mdp3_ab_")),
+                a_first: leads.a_first(),
+                b_first: leads.b_first(),
+            }
+        });
+        let legs = self
+            .legs
+            .iter()
+            .zip(&spec.legs)
+            .map(|(t, addr)| {
+                let c = t.counters();
+                FeedLeg {
+                    address: addr.to_string(),
+                    packets: c.mdp3_packets,
+                    messages: c.mdp3_messages,
+                    gaps: c.mdp3_gaps,
+                    lost: c.mdp3_gap_packets,
+                    lost_unit: "packets".into(),
+                    duplicate_packets: c.mdp3_duplicate_packets,
+                    recovered_packets: c.mdp3_recovered_packets,
+                    peak_messages_per_ms: c.mdp3_peak_messages_per_ms,
+                    counters: named(c, |n| !n.starts_with("mdp3_ab_")),
+                    message_rate_per_s: None,
+                    open_gaps: t
+                        .open_gaps()
+                        .take(GAPS_LISTED)
+                        .map(|g| GapSummary {
+                            session: None,
+                            first: u64::from(g.first),
+                            last: u64::from(g.last),
+                            detected_ns: g.capture_ns,
+                        })
+                        .collect(),
+                }
+            })
+            .collect();
+        FeedSummary {
+            name: spec.name.clone(),
+            protocol: spec.protocol.name().into(),
+            legs,
+            arbitration,
+        }
+    }
+}
+
+fn record(leads: &mut Leads, e: AbEvent) {
+    if let AbEvent::Both { b_minus_a_ns, .. } = e {
+        leads.record(b_minus_a_ns);
+    }
+}
+
+fn named(c: &Mdp3Counters, keep: impl Fn(&str) -> bool) -> Vec<Counter> {
+    counters_of(c)
+        .into_iter()
+        .filter(|(n, _)| keep(n))
+        .collect()
+}
