@@ -145,10 +145,12 @@ mod tests {
         let port: MdSpec = "26477=ITCH50".parse().unwrap();
         assert!(port.legs[0].matches("10.0.0.1".parse().unwrap(), 26477));
         assert_eq!(port.legs[0].to_string(), "*:26477");
-        assert!("1.2.3.4:1=mdp3"
+        let mdp3: MdSpec = "1.2.3.4:1=MDP3".parse().unwrap();
+        assert_eq!(mdp3.protocol, MdProtocol::Mdp3);
+        assert!("1.2.3.4:1=pitch"
             .parse::<MdSpec>()
             .unwrap_err()
-            .contains("not read yet"));
+            .contains("itch50, mdp3"));
         assert!("1.2.3.4:1".parse::<MdSpec>().unwrap_err().contains("PROTO"));
         assert!("1:1=itch50".parse::<MdSpec>().is_err());
         assert!("1,2,3=itch50"
