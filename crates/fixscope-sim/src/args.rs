@@ -132,8 +132,8 @@ pub struct ClientArgs {
     /// Exchange to connect to.
     #[arg(long, default_value = "127.0.0.1:9878")]
     pub connect: SocketAddr,
-    /// Protocol of the sessions: fix, or ouch42 / ouch50 (OUCH over SoupBinTCP, username
-    /// SIMUSR<n>) or ilink3 (CME iLink 3, a UUID per session, firm SIMFIRM). A binary
+    /// Protocol of the sessions: fix, or ouch42 / ouch50 (OUCH over SoupBinTCP, usernames
+    /// SIM001..) or ilink3 (CME iLink 3, a UUID per session, firm SIMFM). A binary
     /// client takes --connect, --sessions, --rate, --window 1, --count, --duration,
     /// --no-fill, --drain-timeout, --truth and --spin (window 1: each order waits for its
     /// ack and fill), and refuses the FIX-only flags by name.

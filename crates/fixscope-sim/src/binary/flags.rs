@@ -5,6 +5,7 @@
 
 use anyhow::bail;
 
+use super::messages::MAX_SOUP_SESSIONS;
 use super::BinaryProtocol;
 use crate::args::{ClientArgs, ExchangeArgs};
 
@@ -88,6 +89,9 @@ pub fn check_exchange(protocol: BinaryProtocol, a: &ExchangeArgs) -> anyhow::Res
 pub fn check_client(protocol: BinaryProtocol, a: &ClientArgs) -> anyhow::Result<()> {
     if a.sessions == 0 {
         bail!("--sessions must be at least 1");
+    }
+    if protocol != BinaryProtocol::Ilink3 && a.sessions > MAX_SOUP_SESSIONS {
+        bail!("--protocol {protocol}: at most {MAX_SOUP_SESSIONS} --sessions (usernames SIM001..SIM999)");
     }
     if let Some(r) = a.rate {
         if !(r.is_finite() && r > 0.0) {

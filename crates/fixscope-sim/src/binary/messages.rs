@@ -17,8 +17,10 @@ use super::BinaryProtocol;
 pub const ORDER_QTY: u32 = 100;
 /// The SoupBinTCP session the exchange logs clients into.
 pub const SOUP_SESSION: &[u8] = b"SIMSESS001";
-/// The iLink 3 firm of the client's sessions.
-pub const FIRM: &[u8] = b"SIMFIRM";
+/// The iLink 3 firm of the client's sessions (Firm is 5 characters).
+pub const FIRM: &[u8] = b"SIMFM";
+/// Client sessions a SoupBinTCP run can name apart (usernames are 6 characters: SIM001..).
+pub const MAX_SOUP_SESSIONS: usize = 999;
 const SYMBOL: &[u8] = b"FXSC";
 const OUCH42_PRICE: u32 = 1_895_000;
 const OUCH50_PRICE: u64 = 1_895_000;
@@ -339,12 +341,12 @@ pub struct ClientSession {
 }
 
 impl ClientSession {
-    /// Session `index` (from 0): OUCH username SIMUSR<index+1>, iLink 3 a UUID of its own
+    /// Session `index` (from 0): OUCH username SIM001, SIM002, ..., iLink 3 a UUID of its own
     /// (µs since 1970 at `base_us`, plus the index).
     pub fn new(protocol: BinaryProtocol, index: usize, base_us: u64) -> Self {
         ClientSession {
             protocol,
-            username: format!("SIMUSR{}", index + 1).into_bytes(),
+            username: format!("SIM{:03}", index + 1).into_bytes(),
             uuid: base_us + index as u64,
             next_seq: 1,
         }
