@@ -154,6 +154,15 @@ fn run(protocol: &str) {
         expected_names(protocol, &s),
         "[{protocol}] {table:?}"
     );
+    let shown = match protocol {
+        "ouch42" => "OUCH 4.2",
+        "ouch50" => "OUCH 5.0",
+        _ => "iLink 3",
+    };
+    for x in table {
+        assert_eq!(x["begin_string"], shown, "[{protocol}] {x}");
+        assert_eq!(x["requests"], ORDERS_PER_SESSION as u64, "[{protocol}] {x}");
+    }
 
     check_orders(protocol, &s, Path::new(&trace), &ex_truth, &cl_truth);
 }

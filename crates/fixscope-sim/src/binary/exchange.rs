@@ -181,8 +181,8 @@ fn serve(
         let (read_call_ns, request_ns) = (frame.read_call_ns, frame.read_ns);
         answer.clear();
         match host.read(frame.bytes, &mut answer) {
-            FromClient::Login => {
-                s.logons += 1;
+            step @ (FromClient::Negotiate | FromClient::Login) => {
+                s.logons += u64::from(matches!(step, FromClient::Login));
                 stream.write_all(&answer).context("answering a login")?;
                 s.messages_out += 1;
             }

@@ -77,7 +77,9 @@ fn ns_since_midnight() -> u64 {
 /// What a client sent, as the exchange reads it.
 #[derive(Debug)]
 pub enum FromClient {
-    /// SoupBinTCP Login Request (with its username), iLink 3 Negotiate or Establish.
+    /// iLink 3 Negotiate: answered, the login's first step.
+    Negotiate,
+    /// SoupBinTCP Login Request, iLink 3 Establish: answered, the session is logged in.
     Login,
     Order(OrderIn),
     /// SoupBinTCP Logout Request, iLink 3 Terminate: the session ends.
@@ -177,7 +179,7 @@ impl HostSession {
                 self.uuid = s.uuid;
                 let ts = s.request_timestamp_ns.unwrap_or(0);
                 answer.extend_from_slice(&ilink_encode::negotiation_response(s.uuid, ts));
-                FromClient::Login
+                FromClient::Negotiate
             }
             Ok(ilink::Message::Establish(s)) => {
                 self.uuid = s.uuid;
@@ -540,7 +542,10 @@ mod tests {
             let mut answer = Vec::new();
             for step in client.login_steps() {
                 answer.clear();
-                assert!(matches!(host.read(&step, &mut answer), FromClient::Login));
+                assert!(matches!(
+                    host.read(&step, &mut answer),
+                    FromClient::Login | FromClient::Negotiate
+                ));
                 assert_eq!(client.read(&answer), FromHost::LoggedIn, "{p}");
             }
             let key = OrderKey::of(p, 1, 6);
