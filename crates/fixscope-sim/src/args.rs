@@ -7,6 +7,7 @@ use std::str::FromStr;
 
 use clap::Parser;
 
+use crate::binary::SimProtocol;
 use crate::delay::{parse_duration_ns, DelaySpec};
 use crate::stall::StallSpec;
 
@@ -41,6 +42,12 @@ pub struct ExchangeArgs {
     /// Address to accept FIX sessions on (port 0 = ephemeral; IPv6 allowed).
     #[arg(long, default_value = "127.0.0.1:9878")]
     pub listen: SocketAddr,
+    /// Protocol of the sessions: fix, or ouch42 / ouch50 (OUCH over SoupBinTCP) or ilink3
+    /// (CME iLink 3). A binary exchange takes --listen, --ack-delay, --fill-delay,
+    /// --partial-fills, --no-fill, --seed, --truth, --duration and --spin, and refuses the
+    /// FIX-only flags by name.
+    #[arg(long, default_value = "fix", value_name = "fix|ouch42|ouch50|ilink3")]
+    pub protocol: SimProtocol,
     /// Delay between a request's arrival and its ack (0, fixed:50us, uniform:20us-80us,
     /// normal:50us,10us, lognormal:MEDIAN,SIGMA, bimodal:BASE,TAIL,P).
     #[arg(long, default_value = "0", value_parser = parse_delay)]
@@ -125,6 +132,13 @@ pub struct ClientArgs {
     /// Exchange to connect to.
     #[arg(long, default_value = "127.0.0.1:9878")]
     pub connect: SocketAddr,
+    /// Protocol of the sessions: fix, or ouch42 / ouch50 (OUCH over SoupBinTCP, usernames
+    /// SIM001..) or ilink3 (CME iLink 3, a UUID per session, firm SIMFM). A binary
+    /// client takes --connect, --sessions, --rate, --window 1, --count, --duration,
+    /// --no-fill, --drain-timeout, --truth and --spin (window 1: each order waits for its
+    /// ack and fill), and refuses the FIX-only flags by name.
+    #[arg(long, default_value = "fix", value_name = "fix|ouch42|ouch50|ilink3")]
+    pub protocol: SimProtocol,
     /// Sessions (TCP connections), SenderCompID CLIENT1..CLIENTn.
     #[arg(long, default_value_t = 1)]
     pub sessions: usize,

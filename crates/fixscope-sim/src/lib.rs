@@ -9,6 +9,10 @@
 //! epoll (woken by a timerfd) until `--spin` (default 50us) before the next due event, then
 //! spin, so an idle exchange does not burn a core but delays stay precise.
 //!
+//! With `--protocol ouch42|ouch50|ilink3` the exchange and the client speak Nasdaq OUCH
+//! over SoupBinTCP or CME iLink 3 instead, blocking and a thread per connection, with the
+//! same truth files; see [`binary`].
+//!
 //! [`run_router`] (`fixscope sim router`) sits between the client and the exchange: it
 //! accepts client sessions, routes each parent order to the venue as child order(s) after
 //! `--route-delay` (split by `--slice`, ids linked to the parent by `--id-map` same, 526,
@@ -19,6 +23,7 @@
 
 pub mod args;
 pub mod args_router;
+pub mod binary;
 pub mod client;
 pub mod delay;
 pub mod exchange;
@@ -37,6 +42,7 @@ pub mod wire_truth;
 
 pub use args::{ClientArgs, ExchangeArgs, Mix};
 pub use args_router::{IdMap, RouterArgs};
+pub use binary::{BinaryProtocol, SimProtocol};
 pub use client::{run_client, ClientReport, StageStats};
 pub use delay::DelaySpec;
 pub use exchange::{run_exchange, ExchangeSummary};

@@ -14,7 +14,7 @@ mod conn;
 mod event_loop;
 mod flow;
 mod orders;
-mod report;
+pub(crate) mod report;
 mod responses;
 mod schedule;
 
@@ -25,6 +25,7 @@ use fixscope_core::shutdown::Shutdown;
 pub use report::{ClientReport, StageStats};
 
 use crate::args::ClientArgs;
+use crate::binary::SimProtocol;
 use crate::inbuf::FramingStats;
 use crate::rng::Rng;
 use crate::sending_time::UtcClock;
@@ -35,9 +36,9 @@ use event_loop::{Client, TIMER};
 use report::Latencies;
 use schedule::{Load, Plan};
 
-const STAGE_FIRST: usize = 0;
-const STAGE_ACK: usize = 1;
-const STAGE_FILL: usize = 2;
+pub(crate) const STAGE_FIRST: usize = 0;
+pub(crate) const STAGE_ACK: usize = 1;
+pub(crate) const STAGE_FILL: usize = 2;
 
 #[derive(Default)]
 struct Counters {
@@ -86,6 +87,9 @@ struct OrderFields {
 /// Runs the load client to completion (count/duration reached and responses drained, or
 /// `shutdown` triggered) and returns its report.
 pub fn run_client(args: &ClientArgs, shutdown: &Shutdown) -> anyhow::Result<ClientReport> {
+    if let SimProtocol::Binary(p) = args.protocol {
+        return crate::binary::run_binary_client(p, args, shutdown);
+    }
     let load = Load::from_args(args)?;
     let truth = match &args.truth {
         Some(p) => Some(TruthWriter::create(p, CLIENT_HEADER)?),
