@@ -128,6 +128,7 @@ fn sample(table: &str, key: &Value) -> Option<Vec<&'static str>> {
         (_, "records-rotate") => &["30s"],
         (_, "leg") => &["up=9878", "down=9001"],
         (_, "link") => &["hops"],
+        ("sim.exchange" | "sim.client", "protocol") => &["ouch42"],
         (_, "protocol") => &["15001=ouch42", "16000=ouch50"],
         ("pcap", "md") => &["233.54.12.1:26400,233.54.12.2:26400=itch50"],
         (_, "link-window") => &["200ms"],
