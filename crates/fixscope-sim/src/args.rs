@@ -7,8 +7,8 @@ use std::str::FromStr;
 
 use clap::Parser;
 
-use crate::binary::SimProtocol;
 use crate::delay::{parse_duration_ns, DelaySpec};
+use crate::sim_protocol::SimProtocol;
 use crate::stall::StallSpec;
 
 fn parse_delay(s: &str) -> Result<DelaySpec, String> {

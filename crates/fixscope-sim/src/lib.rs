@@ -34,6 +34,7 @@ pub mod rng;
 pub mod router;
 pub mod sending_time;
 pub mod session;
+pub mod sim_protocol;
 pub mod stall;
 mod sys;
 pub mod truth;
@@ -43,9 +44,9 @@ pub mod wire_truth;
 pub use args::{ClientArgs, ExchangeArgs, Mix};
 pub use args_router::{IdMap, RouterArgs};
 pub use binary::{BinaryProtocol, SimProtocol};
-pub use client::{run_client, ClientReport, StageStats};
+pub use client::{ClientReport, StageStats};
 pub use delay::DelaySpec;
-pub use exchange::{run_exchange, ExchangeSummary};
+pub use exchange::ExchangeSummary;
 pub use router::{run_router, RouterSummary};
 pub use stall::StallSpec;
 
@@ -54,3 +55,23 @@ pub use stall::StallSpec;
 // truth files are stamped with.
 /// The stop flag `run_exchange`/`run_client` take (the core's, re-exported for callers).
 pub use fixscope_core::shutdown::Shutdown;
+
+/// `fixscope sim exchange`: FIX, or the binary protocol `--protocol` names.
+pub fn run_exchange(
+    args: &ExchangeArgs,
+    shutdown: &Shutdown,
+    on_ready: impl FnOnce(std::net::SocketAddr),
+) -> anyhow::Result<ExchangeSummary> {
+    match args.protocol {
+        SimProtocol::Binary(p) => binary::run_binary_exchange(p, args, shutdown, on_ready),
+        _ => exchange::run_exchange(args, shutdown, on_ready),
+    }
+}
+
+/// `fixscope sim client`: FIX, or the binary protocol `--protocol` names.
+pub fn run_client(args: &ClientArgs, shutdown: &Shutdown) -> anyhow::Result<ClientReport> {
+    match args.protocol {
+        SimProtocol::Binary(p) => binary::run_binary_client(p, args, shutdown),
+        _ => client::run_client(args, shutdown),
+    }
+}

@@ -239,7 +239,7 @@ impl Conn {
         let mut c = Conn {
             index,
             stream,
-            reader: FrameReader::new(protocol.framing()),
+            reader: FrameReader::new(super::framing(protocol)),
             session: ClientSession::new(protocol, index, base_us),
             local,
         };

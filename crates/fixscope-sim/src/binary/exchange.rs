@@ -165,7 +165,7 @@ fn serve(
     stream.set_read_timeout(Some(POLL))?;
     let session = peer.to_string();
     let mut host = HostSession::new(shared.protocol, n * IDS_PER_CONNECTION);
-    let mut reader = FrameReader::new(shared.protocol.framing());
+    let mut reader = FrameReader::new(super::framing(shared.protocol));
     let mut rng = Rng::new(shared.seed ^ n.wrapping_mul(0x9e37_79b9_7f4a_7c15));
     let mut s = ExchangeSummary::default();
     let mut answer = Vec::with_capacity(256);

@@ -25,7 +25,6 @@ use fixscope_core::shutdown::Shutdown;
 pub use report::{ClientReport, StageStats};
 
 use crate::args::ClientArgs;
-use crate::binary::SimProtocol;
 use crate::inbuf::FramingStats;
 use crate::rng::Rng;
 use crate::sending_time::UtcClock;
@@ -87,9 +86,6 @@ struct OrderFields {
 /// Runs the load client to completion (count/duration reached and responses drained, or
 /// `shutdown` triggered) and returns its report.
 pub fn run_client(args: &ClientArgs, shutdown: &Shutdown) -> anyhow::Result<ClientReport> {
-    if let SimProtocol::Binary(p) = args.protocol {
-        return crate::binary::run_binary_client(p, args, shutdown);
-    }
     let load = Load::from_args(args)?;
     let truth = match &args.truth {
         Some(p) => Some(TruthWriter::create(p, CLIENT_HEADER)?),

@@ -20,7 +20,6 @@ use fixscope_core::clock::monotonic_ns;
 use fixscope_core::shutdown::Shutdown;
 
 use crate::args::ExchangeArgs;
-use crate::binary::SimProtocol;
 use crate::inbuf::{FramingStats, InBuf, ReadOutcome};
 use crate::outbuf::Flushed;
 use crate::session::{SessionStats, State, Tick, Tx};
@@ -183,9 +182,6 @@ pub fn run_exchange(
     shutdown: &Shutdown,
     on_ready: impl FnOnce(SocketAddr),
 ) -> anyhow::Result<ExchangeSummary> {
-    if let SimProtocol::Binary(p) = args.protocol {
-        return crate::binary::run_binary_exchange(p, args, shutdown, on_ready);
-    }
     let listener =
         TcpListener::bind(args.listen).with_context(|| format!("binding {}", args.listen))?;
     listener.set_nonblocking(true)?;
