@@ -34,6 +34,7 @@ mod connections;
 mod deadlines;
 pub(crate) mod forward;
 pub(crate) mod handover;
+mod held_frames;
 pub(crate) mod interval_clock;
 mod records;
 pub(crate) mod report_side;
@@ -428,7 +429,7 @@ impl Pipeline {
             }
         }
         if !conn.payload_seen && !seg.payload.is_empty() && conn.binary.is_none() {
-            binary::note_unnamed_protocol(seg.payload, sink.framing);
+            conn.binary = sink.recognise_protocol(key.server.port, seg.payload);
         }
         conn.payload_seen |= !seg.payload.is_empty();
         conn.last_seen_ns = seg.ts_ns;

@@ -95,6 +95,9 @@ pub fn run(
         spares: spares_tx,
         reporter,
         on_file_done,
+        rereadable: captures
+            .iter()
+            .all(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file())),
     };
     let mut stage_a = Pipeline::new(config).into_stage_a(Forwarder::new(full_tx, back_rx));
     let result = run_stage_a(&mut stage_a, &captures, &ports, stop, &mut reports);
@@ -120,6 +123,8 @@ struct Reports<'r> {
     spares: mpsc::SyncSender<Box<IntervalToReport>>,
     reporter: &'r mut dyn Reporter,
     on_file_done: &'r mut dyn FnMut(usize, &CaptureStats),
+    /// Every capture is a file that can be read again (not a pipe or stdin).
+    rereadable: bool,
 }
 
 impl Reports<'_> {
@@ -276,5 +281,24 @@ fn stage_a_segment(
     *segments += 1;
     pipeline.stage_a_due_intervals(segment.ts_ns);
     pipeline.on_segment(segment);
+    if let Some(why) = pipeline.binary_needs_one_pipeline() {
+        return needs_one_pipeline(why, reports, report_error);
+    }
     Flow::Continue
+}
+
+/// Stage A met a binary order session, which the two stages cannot read: files are read
+/// again on one pipeline (the caller, on [`crate::shard::NeedsOnePipeline`]); what can be
+/// read only once goes on, the session counted `unnamed_protocol_connections`.
+#[cold]
+fn needs_one_pipeline(
+    why: &str,
+    reports: &Reports<'_>,
+    report_error: &mut Option<io::Error>,
+) -> Flow {
+    if !reports.rereadable {
+        return Flow::Continue;
+    }
+    *report_error = Some(crate::shard::NeedsOnePipeline::one_stage(why.to_string()));
+    Flow::Stop
 }

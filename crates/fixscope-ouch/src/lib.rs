@@ -15,6 +15,7 @@
 //! (docs/architecture.md, "Adding a protocol"; docs/protocols.md, "Session and pairing
 //! rules", says how OUCH's responses pair with their requests).
 
+pub mod detect;
 pub mod encode;
 pub mod orders;
 pub mod ouch42;

@@ -6,6 +6,8 @@
 
 #[path = "seam_contract/decode.rs"]
 mod decode;
+#[path = "seam_contract/detect.rs"]
+mod detect;
 #[path = "seam_contract/faults.rs"]
 mod faults;
 #[path = "seam_contract/orders.rs"]

@@ -90,6 +90,16 @@ impl ProtocolPorts {
             .map_or(ProtocolName::Fix, |&(_, name)| name)
     }
 
+    /// The protocol `--protocol` names for `port`, if any: a connection on a port named
+    /// for none is FIX unless its first bytes are another protocol's login.
+    #[inline]
+    pub fn named(&self, port: u16) -> Option<ProtocolName> {
+        self.named
+            .iter()
+            .find(|(ports, _)| ports.contains(port))
+            .map(|&(_, name)| name)
+    }
+
     /// Whether any port is named for a protocol other than FIX.
     pub fn any_binary(&self) -> bool {
         self.named.iter().any(|&(_, n)| n != ProtocolName::Fix)

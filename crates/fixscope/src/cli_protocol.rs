@@ -7,10 +7,11 @@ use fixscope_core::protocol::{ProtocolAssignment, ProtocolName, ProtocolPorts};
 
 #[derive(Args, Debug, Clone, Default)]
 pub struct ProtocolArgs {
-    /// The order protocol spoken on PORTS (of the watched ports): `fix` (the default
-    /// everywhere), `ouch42` or `ouch50` (Nasdaq OUCH over SoupBinTCP), `ilink3` (CME
-    /// iLink 3: SBE over FIXP). Repeatable; a port named twice for two protocols is an
-    /// error.
+    /// The order protocol spoken on PORTS (of the watched ports): `fix`, `ouch42` or
+    /// `ouch50` (Nasdaq OUCH over SoupBinTCP), `ilink3` (CME iLink 3: SBE over FIXP).
+    /// Unnamed, each connection's protocol is recognised by its login (OUCH's version by
+    /// its first order), FIX otherwise. Repeatable; a port named twice for two protocols
+    /// is an error.
     #[arg(long = "protocol", value_name = "PORTS=NAME")]
     pub protocol: Vec<ProtocolAssignment>,
 }

@@ -66,20 +66,49 @@ fn run_plan(
     let stop = Shutdown::on_signals().context("cannot install signal handlers")?;
     match plan(args, &captures) {
         Plan::OneThread | Plan::ReadingThread => run_one(args, captures, config, &stop),
-        Plan::TwoStage => run_two_stage(args, captures, config, &stop),
+        Plan::TwoStage => two_stages_or_one(args, captures, config, &stop),
         Plan::Sharded(threads) => {
             match run_sharded(args, captures.clone(), config.clone(), threads, &stop)? {
-                Sharded::Done(code) => Ok(code),
-                Sharded::NeedsOnePipeline(why) => {
+                PlanEnd::Done(code) => Ok(code),
+                PlanEnd::NeedsOnePipeline(why) if why.one_stage => {
+                    one_stage_again(&why.why);
+                    run_one(args, captures, config, &stop)
+                }
+                PlanEnd::NeedsOnePipeline(why) => {
                     say::info(format!(
-                        "{why}: a FIX session cannot be split across threads; analysing the \
-                         capture again on one pipeline (in two stages)"
+                        "{}: a FIX session cannot be split across threads; analysing the \
+                         capture again on one pipeline (in two stages)",
+                        why.why
                     ));
-                    run_two_stage(args, captures, config, &stop)
+                    two_stages_or_one(args, captures, config, &stop)
                 }
             }
         }
     }
+}
+
+/// The two-stage plan; again on one pipeline in one stage when it met a binary order
+/// session (recognised by its login), which two stages cannot read.
+fn two_stages_or_one(
+    args: &PcapArgs,
+    captures: Vec<PathBuf>,
+    config: fixscope_core::PipelineConfig,
+    stop: &Shutdown,
+) -> Result<ExitCode> {
+    match run_two_stage(args, captures.clone(), config.clone(), stop)? {
+        PlanEnd::Done(code) => Ok(code),
+        PlanEnd::NeedsOnePipeline(why) => {
+            one_stage_again(&why.why);
+            run_one(args, captures, config, stop)
+        }
+    }
+}
+
+fn one_stage_again(why: &str) {
+    say::info(format!(
+        "{why}: a binary order session's logical session spans its connections; analysing \
+         the capture again on one pipeline (name its port with --protocol to start there)"
+    ));
 }
 
 /// `--md`: the feeds' health, from a reading of the captures' datagrams of its own.
@@ -341,13 +370,23 @@ fn default_threads() -> usize {
 
 /// `fixscope pcap` as one pipeline in two stages (`fixscope_core::twostage`): the same
 /// output and the same end as the driver's (summary, then a file's error).
+/// `fixscope pcap` in two stages (`fixscope_core::twostage`). Files' stdout is held back
+/// until the end, as the sharded plan's: a run that meets a binary order session is
+/// analysed again on one pipeline and must not have printed anything.
 fn run_two_stage(
     args: &PcapArgs,
     captures: Vec<PathBuf>,
     config: fixscope_core::PipelineConfig,
     stop: &Shutdown,
-) -> Result<ExitCode> {
-    let mut reporters = output::reporters(&args.analysis)?;
+) -> Result<PlanEnd> {
+    let rereadable = captures
+        .iter()
+        .all(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file()));
+    let spool = rereadable.then(Spool::default);
+    let mut reporters = match &spool {
+        Some(spool) => output::reporters_into(&args.analysis, Box::new(spool.clone()), |r| r)?,
+        None => output::reporters(&args.analysis)?,
+    };
     // `--records`: the writer starts here (a directory it cannot use is said before
     // anything is read) and its sink goes to stage B, which has the orders.
     let (records, stage_b_setup) = match RecordsFile::start(&args.analysis.records, false)? {
@@ -373,12 +412,31 @@ fn run_two_stage(
     // The bar goes before anything more is said on stderr.
     drop(on_file_done);
     drop(progress);
-    let outcome = outcome?;
+    let outcome = match outcome {
+        Err(e) => match fixscope_core::shard::NeedsOnePipeline::is(&e) {
+            Some(why) => return Ok(PlanEnd::NeedsOnePipeline(why.clone())),
+            None => {
+                drop(reporters);
+                if let Some(spool) = &spool {
+                    spool.copy_to_stdout()?;
+                }
+                return Err(e.into());
+            }
+        },
+        Ok(outcome) => outcome,
+    };
     drop(reporters);
+    if let Some(spool) = &spool {
+        spool.copy_to_stdout()?;
+    }
     if let Some(records) = records {
         records.finish()?;
     }
-    end_of_run(&captures, &args.analysis.ports, outcome)
+    Ok(PlanEnd::Done(end_of_run(
+        &captures,
+        &args.analysis.ports,
+        outcome,
+    )?))
 }
 
 /// What a run with threads says as each file is read to its end: the progress bar's
@@ -453,10 +511,10 @@ fn nothing_watched(ports: &PortSet, stats: &fixscope_core::pcap::CaptureStats) -
     )
 }
 
-enum Sharded {
+enum PlanEnd {
     Done(ExitCode),
     /// The input needs one pipeline (why); nothing was written to stdout.
-    NeedsOnePipeline(String),
+    NeedsOnePipeline(fixscope_core::shard::NeedsOnePipeline),
 }
 
 /// `fixscope pcap` on `threads` worker pipelines (`fixscope_core::shard`): the same output
@@ -471,7 +529,7 @@ fn run_sharded(
     config: fixscope_core::PipelineConfig,
     threads: usize,
     stop: &Shutdown,
-) -> Result<Sharded> {
+) -> Result<PlanEnd> {
     let spool = Spool::default();
     let mut reporters = output::reporters_into(&args.analysis, Box::new(spool.clone()), |r| r)?;
     let files = captures.clone();
@@ -490,7 +548,7 @@ fn run_sharded(
     drop(progress);
     let outcome = match outcome {
         Err(e) => match fixscope_core::shard::NeedsOnePipeline::is(&e) {
-            Some(why) => return Ok(Sharded::NeedsOnePipeline(why.to_string())),
+            Some(why) => return Ok(PlanEnd::NeedsOnePipeline(why.clone())),
             None => {
                 drop(reporters);
                 spool.copy_to_stdout()?;
@@ -501,7 +559,7 @@ fn run_sharded(
     };
     drop(reporters);
     spool.copy_to_stdout()?;
-    Ok(Sharded::Done(end_of_run(
+    Ok(PlanEnd::Done(end_of_run(
         &files,
         &args.analysis.ports,
         outcome,

@@ -288,28 +288,19 @@ fn ilink3_orders_are_measured_as_fix_orders_and_a_retransmission_is_never_counte
     }
 }
 
-/// The same capture on a port not named for iLink 3: an alarm on every plan, never a
-/// silent run of no orders.
+/// The same capture with no `--protocol`: each connection recognised by its FIXP
+/// Negotiate in CME's SOFH and measured as if named, on every plan; on a port named `fix`
+/// an alarm, never a silent run of no orders.
 #[test]
-fn an_ilink3_session_on_a_port_read_as_fix_is_an_alarm_never_silence() {
+fn an_ilink3_session_is_recognised_by_its_login() {
     let dir = tempfile::tempdir().unwrap();
     let (packets, _) = capture();
-    let port = PORT.to_string();
-    for threads in [None, Some("1"), Some("4")] {
-        let mut flags = vec!["-p", &port, "-t", "5"];
-        if let Some(n) = threads {
-            flags.extend(["--threads", n]);
-        }
-        let name = format!("unnamed-{}.pcap", threads.unwrap_or("default"));
-        let s = analyse_packets(dir.path(), name, &packets, &flags);
-        assert_eq!(
-            counter(&s, "unnamed_protocol_connections"),
-            2,
-            "{threads:?}: {}",
-            s["counters"]
-        );
-        assert_eq!(counter(&s, "requests"), 0);
-    }
+    let s = assert_recognised_as_named(dir.path(), &packets, PORT, "ilink3", 2);
+    assert_eq!(
+        s["sessions"][0]["begin_string"], "iLink 3",
+        "{}",
+        s["sessions"]
+    );
 }
 
 /// `--trace`: every request and response event, at the times the stages use, named by the

@@ -190,3 +190,16 @@ fn ouch50_replaces_appendages_and_cancels_are_measured_exactly() {
     assert_stage(&s, "fill", &vec![FILL_NS; ORDERS as usize]);
     assert_eq!(c("pending"), 0, "{}", s["counters"]);
 }
+
+/// With no `--protocol`, recognised by its login and read as 5.0 from its first order
+/// (variable-length, appendages): every figure the same as named, on every plan.
+#[test]
+fn an_ouch50_session_is_recognised_and_its_version_read_from_its_orders() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = assert_recognised_as_named(dir.path(), &capture(), PORT, "ouch50", 1);
+    assert_eq!(
+        s["sessions"][0]["begin_string"], "OUCH 5.0",
+        "{}",
+        s["sessions"]
+    );
+}

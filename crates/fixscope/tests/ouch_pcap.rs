@@ -182,33 +182,70 @@ fn ouch42_orders_are_measured_as_fix_orders_and_a_replay_is_never_counted_twice(
     }
 }
 
-/// The same capture on a port not named for OUCH: read as FIX it is garbage, and that is
-/// said — each connection that began with a SoupBinTCP login is counted, an alarm, on
-/// every plan — never a silent run of no orders.
+/// The same capture with no `--protocol`: each connection recognised by its SoupBinTCP
+/// login, its version (4.2) read from its first order, and measured as if named — every
+/// figure and counter the same on every plan. On a port named `fix` it is said: each
+/// connection that began with a login is counted, an alarm, never a silent run of no
+/// orders.
 #[test]
-fn an_ouch_session_on_a_port_read_as_fix_is_an_alarm_never_silence() {
+fn an_ouch_session_is_recognised_by_its_login_and_its_version_by_its_orders() {
     let dir = tempfile::tempdir().unwrap();
     let (packets, _) = capture();
+    let s = assert_recognised_as_named(dir.path(), &packets, PORT, "ouch42", 2);
+    assert_eq!(
+        s["sessions"][0]["begin_string"], "OUCH 4.2",
+        "{}",
+        s["sessions"]
+    );
+    // The text summary raises the alarm of a port named `fix`.
+    let path = dir.path().join("as-fix.pcap");
     let port = PORT.to_string();
-    for threads in [None, Some("1"), Some("4")] {
-        let mut flags = vec!["-p", &port, "-t", "5"];
-        if let Some(n) = threads {
-            flags.extend(["--threads", n]);
-        }
-        let name = format!("unnamed-{}.pcap", threads.unwrap_or("default"));
-        let s = analyse_packets(dir.path(), name, &packets, &flags);
-        assert_eq!(
-            counter(&s, "unnamed_protocol_connections"),
-            2,
-            "{threads:?}: {}",
-            s["counters"]
-        );
-        assert_eq!(counter(&s, "requests"), 0);
-    }
-    // The text summary raises it with the alarms.
-    let path = dir.path().join("unnamed-default.pcap");
-    let out = fixscope(&["pcap", path.to_str().unwrap(), "-p", &port]);
+    let fix = format!("{PORT}=fix");
+    let out = fixscope(&[
+        "pcap",
+        path.to_str().unwrap(),
+        "-p",
+        &port,
+        "--protocol",
+        &fix,
+    ]);
     let text = String::from_utf8_lossy(&out.stdout);
     let alarms = text.lines().find(|l| l.contains("alarms:")).unwrap_or("");
     assert!(alarms.contains("unnamed_protocol_connections 2"), "{text}");
+}
+
+/// A SoupBinTCP session recognised by its login whose data packets never show the OUCH
+/// version (System Events read alike in 4.2 and 5.0) is counted `ouch_version_unread`,
+/// an alarm, on every plan; one that sends no data at all is not (nothing unmeasured).
+#[test]
+fn an_ouch_session_that_never_shows_its_version_is_an_alarm() {
+    let dir = tempfile::tempdir().unwrap();
+    let t0 = 1_700_000_000_000_000_000u64;
+    let mut packets = Vec::new();
+    for (i, with_data) in [(0u16, true), (1, false)] {
+        let mut c =
+            SyntheticConnection::new(endpoint(false, 2, 40_000 + i), endpoint(false, 1, PORT));
+        let t = t0 + u64::from(i) * 1_000_000_000;
+        packets.extend(c.handshake().into_iter().map(|p| at(t, p)));
+        packets.push(at(
+            t + 1_000,
+            c.client_sends(&login_request(b"USER01", b"pw", b"", Some(1))),
+        ));
+        packets.push(at(t + 2_000, c.server_sends(&login_accepted(b"SESS", 1))));
+        if with_data {
+            let event = ouch42_packet(&Message::SystemEvent {
+                timestamp_ns: 1,
+                event_code: b'S',
+            });
+            packets.push(at(t + 3_000, c.server_sends(&event)));
+        }
+    }
+    let port = PORT.to_string();
+    for threads in ["1", "2", "4"] {
+        let name = format!("unread-{threads}.pcap");
+        let flags = ["-p", &port, "--threads", threads];
+        let s = analyse_packets(dir.path(), name, &packets, &flags);
+        assert_eq!(counter(&s, "ouch_version_unread"), 1, "{}", s["counters"]);
+        assert_eq!(counter(&s, "unnamed_protocol_connections"), 0);
+    }
 }

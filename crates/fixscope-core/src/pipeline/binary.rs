@@ -31,6 +31,8 @@ use crate::slowest::OrderRef;
 use crate::stats::Stats;
 use fixscope_protocol::FramingCounters;
 
+use super::held_frames::HeldFrames;
+
 /// One connection of a binary order protocol: its session-table id and its protocol's
 /// framers and order layer.
 pub(crate) struct BinaryConnection {
@@ -50,6 +52,20 @@ enum Layer {
         framers: [SofhFramer; 2],
         orders: Ilink3Connection,
     },
+    /// OUCH recognised by its SoupBinTCP login on a port `--protocol` names for none: its
+    /// messages held until one shows the version (`fixscope_ouch::detect`), then read.
+    OuchUnread(Box<OuchUnread>),
+}
+
+/// An OUCH connection whose version is not yet read.
+#[derive(Default)]
+struct OuchUnread {
+    framers: [SoupBinFramer; 2],
+    held: HeldFrames,
+    /// A data packet (`U`, `S`) is held: orders wait on the version.
+    holds_data: bool,
+    /// The bounds were reached first: nothing more is read.
+    given_up: bool,
 }
 
 impl BinaryConnection {
@@ -76,11 +92,60 @@ impl BinaryConnection {
         }))
     }
 
+    /// The state of a connection whose first payload, on a port `--protocol` names for no
+    /// protocol, is a binary order protocol's login: iLink 3 (a Negotiate or Establish
+    /// in CME's SOFH), or OUCH (a SoupBinTCP login: its version read from its messages).
+    /// `None`: FIX, as every port is by default. A login split across segments is not
+    /// seen (a prefix is no proof).
+    #[cold]
+    pub(crate) fn recognised(first_payload: &[u8]) -> Option<(Box<Self>, Recognised)> {
+        use fixscope_protocol::{Protocol, Recognition};
+        let (layer, what) = if fixscope_ilink3::Ilink3::recognise(first_payload) == Recognition::Yes
+        {
+            (
+                Layer::Ilink3 {
+                    framers: [SofhFramer::new(), SofhFramer::new()],
+                    orders: Ilink3Connection::new(),
+                },
+                Recognised::Ilink3,
+            )
+        } else if fixscope_ouch::Ouch42::recognise(first_payload) == Recognition::Yes {
+            (Layer::OuchUnread(Box::default()), Recognised::Ouch)
+        } else {
+            return None;
+        };
+        let b = Box::new(BinaryConnection {
+            session: None,
+            layer,
+        });
+        Some((b, what))
+    }
+
     /// Adds what this connection's order layer counted to `to`.
     pub(crate) fn add_counters(&self, to: &mut BinaryCounters) {
         match &self.layer {
             Layer::Ouch { orders, .. } => to.ouch.merge_from(orders.counters()),
             Layer::Ilink3 { orders, .. } => to.ilink3.merge_from(orders.counters()),
+            Layer::OuchUnread(u) => {
+                to.ouch.ouch_version_unread += u64::from(u.holds_data || u.given_up);
+            }
+        }
+    }
+}
+
+/// A binary order protocol recognised by its login (no `--protocol` for its port).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Recognised {
+    Ouch,
+    Ilink3,
+}
+
+impl Recognised {
+    /// What a run that cannot read it on its plan says (it is read on one pipeline).
+    pub(crate) fn describe(self) -> &'static str {
+        match self {
+            Recognised::Ouch => "an OUCH session (a SoupBinTCP login) on a port read as FIX",
+            Recognised::Ilink3 => "an iLink 3 session (a FIXP login) on a port read as FIX",
         }
     }
 }
@@ -148,6 +213,22 @@ pub(crate) struct BinaryRun {
     ids: HashMap<LogicalName, u64>,
     /// The counts of the connections that ended.
     pub(crate) ended: BinaryCounters,
+    /// Protocols recognised by their logins (their counters are shown as if named).
+    pub(crate) recognised_ouch: bool,
+    pub(crate) recognised_ilink3: bool,
+    /// A worker of a multi-threaded plan recognised a binary session it cannot read
+    /// (its logical session spans connections): the run is read again on one pipeline.
+    pub(crate) needs_one_pipeline: Option<&'static str>,
+}
+
+impl BinaryRun {
+    /// Notes that `what` was recognised and is read on this pipeline.
+    pub(crate) fn note_recognised(&mut self, what: Recognised) {
+        match what {
+            Recognised::Ouch => self.recognised_ouch = true,
+            Recognised::Ilink3 => self.recognised_ilink3 = true,
+        }
+    }
 }
 
 /// The run's parts a binary connection's packets reach.
@@ -199,27 +280,36 @@ pub(crate) fn stream_event(
     let d = direction_index(direction);
     match (layer, event) {
         (Layer::Ouch { framers, orders }, StreamEvent::Data { bytes, times, seq }) => {
-            let side = match direction {
-                Direction::Request => OuchSide::Client,
-                Direction::Response => OuchSide::Host,
-            };
             framers[d].push_at(bytes, times, seq, framing, |msg| {
-                let ts_ns = message_time(direction, &msg);
-                let out = orders.on_packet(ouch_book, side, msg.bytes, ts_ns);
-                let signal = match out.fact {
-                    Some(OuchFact::LoggedIn { name, .. }) => SessionSignal::Opened(
-                        LogicalName::Ouch(name, orders.version()),
-                        Firm::default(),
-                    ),
-                    Some(OuchFact::LogoutRequested | OuchFact::EndOfSession) => {
-                        SessionSignal::Closed
-                    }
-                    Some(OuchFact::Heartbeat) => SessionSignal::Heartbeat,
-                    _ => SessionSignal::Other,
-                };
-                let event = out.event.as_ref().map(|e| e.order_event());
-                packet.route(event, signal, session, direction, conn, ts_ns, &msg)
+                ouch_message(
+                    orders,
+                    ouch_book,
+                    &mut packet,
+                    session,
+                    direction,
+                    conn,
+                    &msg,
+                )
             });
+        }
+        (layer @ Layer::OuchUnread(_), event) => {
+            let read = unread_event(event, layer, direction, framing);
+            if let Some(held) = read {
+                let Layer::Ouch { orders, .. } = layer else {
+                    unreachable!("unread_event made the layer OUCH's")
+                };
+                held.each(|direction, msg| {
+                    ouch_message(
+                        orders,
+                        ouch_book,
+                        &mut packet,
+                        session,
+                        direction,
+                        conn,
+                        msg,
+                    )
+                });
+            }
         }
         (Layer::Ilink3 { framers, orders }, StreamEvent::Data { bytes, times, seq }) => {
             let side = match direction {
@@ -252,17 +342,87 @@ pub(crate) fn stream_event(
     }
 }
 
-/// Whether a connection's first payload, on a port read as FIX, is a binary order
-/// protocol's login (its session would be read as garbage): counted, never guessed into
-/// a protocol (OUCH's login does not say its version). A login split across segments is
-/// not seen (a prefix is no proof).
+/// One SoupBinTCP packet of an OUCH connection: through its order layer to the session
+/// table and the correlator.
+fn ouch_message(
+    orders: &mut OuchConnection,
+    book: &mut OuchBook,
+    packet: &mut Packet<'_>,
+    session: &mut Option<u64>,
+    direction: Direction,
+    conn: ConnectionKey,
+    msg: &FramedMessage<'_>,
+) {
+    let side = match direction {
+        Direction::Request => OuchSide::Client,
+        Direction::Response => OuchSide::Host,
+    };
+    let ts_ns = message_time(direction, msg);
+    let out = orders.on_packet(book, side, msg.bytes, ts_ns);
+    let signal = match out.fact {
+        Some(OuchFact::LoggedIn { name, .. }) => {
+            SessionSignal::Opened(LogicalName::Ouch(name, orders.version()), Firm::default())
+        }
+        Some(OuchFact::LogoutRequested | OuchFact::EndOfSession) => SessionSignal::Closed,
+        Some(OuchFact::Heartbeat) => SessionSignal::Heartbeat,
+        _ => SessionSignal::Other,
+    };
+    let event = out.event.as_ref().map(|e| e.order_event());
+    packet.route(event, signal, session, direction, conn, ts_ns, msg)
+}
+
+/// One stream event of an OUCH connection whose version is not yet read: its packets
+/// held; once one shows the version the layer becomes OUCH's of that version and the
+/// held packets are returned, to be read in their order. Past the bounds, given up.
 #[cold]
-pub(crate) fn note_unnamed_protocol(first_payload: &[u8], framing: &mut FramingCounters) {
-    use fixscope_protocol::{Protocol, Recognition};
-    if fixscope_ouch::Ouch42::recognise(first_payload) == Recognition::Yes
-        || fixscope_ilink3::Ilink3::recognise(first_payload) == Recognition::Yes
-    {
-        framing.unnamed_protocol_connections += 1;
+fn unread_event(
+    event: StreamEvent<'_>,
+    layer: &mut Layer,
+    direction: Direction,
+    framing: &mut FramingCounters,
+) -> Option<HeldFrames> {
+    let Layer::OuchUnread(u) = layer else {
+        return None;
+    };
+    if u.given_up {
+        return None;
+    }
+    let d = direction_index(direction);
+    let mut version = None;
+    match event {
+        StreamEvent::Data { bytes, times, seq } => {
+            let OuchUnread {
+                framers,
+                held,
+                holds_data,
+                given_up,
+            } = &mut **u;
+            framers[d].push_at(bytes, times, seq, framing, |msg| {
+                if version.is_none() {
+                    version = fixscope_ouch::detect::version_of(msg.bytes);
+                }
+                *holds_data |= matches!(msg.bytes.get(2), Some(b'U' | b'S'));
+                *given_up |= !held.hold(direction, &msg);
+            });
+        }
+        StreamEvent::Gap { .. } => u.framers[d].gap(framing),
+    }
+    match version {
+        Some(version) => {
+            let u = std::mem::take(&mut **u);
+            *layer = Layer::Ouch {
+                framers: u.framers,
+                orders: OuchConnection::new(version),
+            };
+            Some(u.held)
+        }
+        None => {
+            if u.given_up {
+                // Counted `ouch_version_unread` (add_counters); the memory goes now.
+                u.held = HeldFrames::default();
+            }
+            None
+        }
     }
 }
 

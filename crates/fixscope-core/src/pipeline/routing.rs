@@ -89,6 +89,43 @@ impl MessageSink<'_> {
         }
     }
 
+    /// A connection's first payload, on watched port `port`: the state of a binary order
+    /// protocol whose login it is, when `--protocol` names no protocol for the port and
+    /// this pipeline reads it (`None`: FIX; a port named `fix` counts such a connection
+    /// `unnamed_protocol_connections`). A run whose plan cannot (a worker of several,
+    /// whose logical sessions would be split) notes it, to be read again on one pipeline;
+    /// one measuring what binary sessions do not have (`--breakdown`, `--leg`, `--point`)
+    /// counts it `unnamed_protocol_connections`, an alarm, as does that worker meanwhile.
+    #[cold]
+    pub(crate) fn recognise_protocol(
+        &mut self,
+        port: u16,
+        first_payload: &[u8],
+    ) -> Option<Box<super::binary::BinaryConnection>> {
+        let named = self.protocols.named(port);
+        if named.is_some_and(|p| p != fixscope_protocol::ProtocolName::Fix) {
+            return None;
+        }
+        let (state, what) = super::binary::BinaryConnection::recognised(first_payload)?;
+        if named.is_some() {
+            // `--protocol PORTS=fix` on a binary session: said, not overruled.
+            self.framing.unnamed_protocol_connections += 1;
+            return None;
+        }
+        let r = &mut self.router;
+        let served = r.breakdown.is_none() && r.hops.is_none() && r.points.is_none();
+        let one_pipeline = self.forward.is_none() && r.shard.is_none();
+        if served && one_pipeline {
+            r.binary.note_recognised(what);
+            return Some(state);
+        }
+        self.framing.unnamed_protocol_connections += 1;
+        if served {
+            r.binary.needs_one_pipeline.get_or_insert(what.describe());
+        }
+        None
+    }
+
     /// Frames one reassembled stream event of one direction and routes its messages.
     #[inline]
     pub(crate) fn stream_event(

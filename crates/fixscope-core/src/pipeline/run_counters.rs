@@ -43,7 +43,8 @@ impl Pipeline {
     }
 
     /// The binary order protocols' counters (`--protocol`): the ended connections' and the
-    /// open ones'; each protocol's `None` when no port is named for it.
+    /// open ones'; each protocol's `None` when no port is named for it and no connection
+    /// was recognised as its by its login.
     fn binary_counters(
         &self,
     ) -> (
@@ -58,10 +59,10 @@ impl Pipeline {
             }
         }
         let named = |p: &[ProtocolName]| names.iter().any(|n| p.contains(n));
-        (
-            named(&[ProtocolName::Ouch42, ProtocolName::Ouch50]).then_some(all.ouch),
-            named(&[ProtocolName::Ilink3]).then_some(all.ilink3),
-        )
+        let ouch =
+            named(&[ProtocolName::Ouch42, ProtocolName::Ouch50]) || self.binary.recognised_ouch;
+        let ilink3 = named(&[ProtocolName::Ilink3]) || self.binary.recognised_ilink3;
+        (ouch.then_some(all.ouch), ilink3.then_some(all.ilink3))
     }
 
     /// A snapshot of every pipeline counter.

@@ -9,6 +9,13 @@ impl Pipeline {
     /// Makes this pipeline a worker of a sharded run (`crate::shard`): it sees only some
     /// connections, takes the run's clock from the reader (`shard_segment`, `shard_tick`,
     /// `shard_sweep`) and hands its figures to the merger (`shard_take_interval`).
+    /// Why this input needs one pipeline, when this pipeline (stage A of two, or a worker
+    /// of several) met a binary order session it cannot read: its logical session spans
+    /// connections a second stage or other workers would not see.
+    pub(crate) fn binary_needs_one_pipeline(&self) -> Option<&'static str> {
+        self.binary.needs_one_pipeline
+    }
+
     pub(crate) fn into_shard_worker(mut self) -> Self {
         self.shard = Some(ShardState::default());
         self
@@ -73,6 +80,7 @@ impl Pipeline {
         self.stats.take_interval(&mut share.stats);
         share.opened.clear();
         share.messages.clear();
+        share.needs_one_pipeline = self.binary.needs_one_pipeline;
         if let Some(shard) = self.shard.as_mut() {
             share.opened.append(&mut shard.opened);
             std::mem::swap(&mut share.messages, &mut shard.messages);

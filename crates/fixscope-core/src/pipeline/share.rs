@@ -35,6 +35,8 @@ pub struct WorkerShare {
     pub(crate) stats: IntervalShare,
     pub(crate) opened: Vec<OpenedSession>,
     pub(crate) messages: Vec<RoutedMessage>,
+    /// A binary order session this worker cannot read (it is read on one pipeline).
+    pub(crate) needs_one_pipeline: Option<&'static str>,
 }
 
 /// What a worker hands over at the end: its per-session table (local ids), its session
@@ -54,6 +56,7 @@ impl WorkerShare {
             stats: IntervalShare::new(like),
             opened: Vec::new(),
             messages: Vec::new(),
+            needs_one_pipeline: None,
         }
     }
 }

@@ -126,6 +126,9 @@ impl Merger {
         mut shares: Vec<Box<WorkerShare>>,
         workers: &WorkerOutputs,
     ) -> io::Result<()> {
+        if let Some(why) = shares.iter().find_map(|s| s.needs_one_pipeline) {
+            return Err(super::NeedsOnePipeline::one_stage(why.to_string()));
+        }
         for (w, share) in shares.iter_mut().enumerate() {
             self.opened.extend(share.opened.drain(..).map(|o| (o, w)));
             self.messages.extend(share.messages.iter().map(|m| (*m, w)));

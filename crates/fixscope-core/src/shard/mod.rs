@@ -126,15 +126,21 @@ pub fn run(
     outcome
 }
 
-/// Why a sharded run stopped: this input needs one pipeline (a FIX session whose
-/// connections come from more than one shard key — a failover to another client address —
-/// or more named sessions than the session layer tracks over all connections).
-#[derive(Debug)]
-pub struct NeedsOnePipeline(pub String);
+/// Why a sharded or two-stage run stopped: this input needs one pipeline (a FIX session
+/// whose connections come from more than one shard key — a failover to another client
+/// address — or more named sessions than the session layer tracks over all connections;
+/// a binary order session recognised by its login, which only one pipeline in one stage
+/// reads: `one_stage`).
+#[derive(Clone, Debug)]
+pub struct NeedsOnePipeline {
+    pub why: String,
+    /// Two stages cannot read it either.
+    pub one_stage: bool,
+}
 
 impl std::fmt::Display for NeedsOnePipeline {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.why)
     }
 }
 
@@ -142,14 +148,24 @@ impl std::error::Error for NeedsOnePipeline {}
 
 impl NeedsOnePipeline {
     pub(crate) fn error(why: String) -> std::io::Error {
-        std::io::Error::other(NeedsOnePipeline(why))
+        std::io::Error::other(NeedsOnePipeline {
+            why,
+            one_stage: false,
+        })
+    }
+
+    /// A binary order session met: one pipeline in one stage reads it.
+    pub(crate) fn one_stage(why: String) -> std::io::Error {
+        std::io::Error::other(NeedsOnePipeline {
+            why,
+            one_stage: true,
+        })
     }
 
     /// The reason, when `e` says the input needs one pipeline.
-    pub fn is(e: &std::io::Error) -> Option<&str> {
+    pub fn is(e: &std::io::Error) -> Option<&NeedsOnePipeline> {
         e.get_ref()
             .and_then(|inner| inner.downcast_ref::<NeedsOnePipeline>())
-            .map(|n| n.0.as_str())
     }
 }
 

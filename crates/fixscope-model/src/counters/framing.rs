@@ -15,9 +15,10 @@ pub struct FramingCounters {
     /// Messages begun before a TCP gap and never completed: dropped, never timed (their
     /// rest, after the gap, is in `skipped_bytes`).
     pub gap_cut_messages: u64,
-    /// Connections on a port read as FIX whose first payload is a binary order protocol's
-    /// login (a SoupBinTCP Login Request or Accepted; an iLink 3 Negotiate or Establish):
-    /// not FIX, so not measured — the port wants `--protocol PORTS=NAME`. Never guessed
-    /// into a protocol: OUCH's login does not say its version.
+    /// Connections whose first payload is a binary order protocol's login (a SoupBinTCP
+    /// Login Request or Accepted; an iLink 3 Negotiate or Establish) this run does not
+    /// measure: on a port named `fix`, in a run measuring what binary sessions lack
+    /// (`--breakdown`, `--leg`, `--point`), or met by a worker of a plan that cannot read
+    /// them on input it cannot read again — the port wants `--protocol PORTS=NAME`.
     pub unnamed_protocol_connections: u64,
 }

@@ -159,7 +159,7 @@ count_fields! {
         soupbin_sequence_gaps,
         soupbin_sequence_gap_packets, ouch_resent_requests, soupbin_before_login,
         soupbin_undecodable_packets, ouch_undecodable_messages, ouch_other_messages,
-        soupbin_wrong_side_packets, ouch_unknown_order_responses,
+        soupbin_wrong_side_packets, ouch_unknown_order_responses, ouch_version_unread,
     }
     Ilink3Counters {
         ilink3_negotiate_requests, ilink3_negotiations, ilink3_negotiation_rejects,

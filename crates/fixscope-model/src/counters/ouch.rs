@@ -49,6 +49,12 @@ pub struct OuchCounters {
     pub ouch_other_messages: u64,
     /// Packets in the other side's direction than their type's: no event.
     pub soupbin_wrong_side_packets: u64,
+    /// OUCH connections recognised by their SoupBinTCP login on a port `--protocol` names
+    /// for no protocol, holding data packets none of which showed the OUCH version (read
+    /// by exactly one of 4.2 and 5.0), or holding more than the bound: their orders not
+    /// measured (yet, while such a connection is open). The port wants
+    /// `--protocol PORTS=ouch42|ouch50`.
+    pub ouch_version_unread: u64,
     /// Responses about an order this run never saw entered: emitted all the same; a fill
     /// of one is never terminal.
     pub ouch_unknown_order_responses: u64,

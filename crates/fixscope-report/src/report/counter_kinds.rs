@@ -56,6 +56,8 @@ pub const ALARM_COUNTERS: &[&str] = &[
     // OUCH: packets or messages that did not decode (their orders are missing).
     "soupbin_undecodable_packets",
     "ouch_undecodable_messages",
+    // OUCH recognised by its login, its version never shown: its orders not measured.
+    "ouch_version_unread",
     // iLink 3: messages that did not decode, a BusinessReject naming no request seen.
     "ilink3_undecodable_messages",
     "ilink3_business_rejects_unpaired",

@@ -628,3 +628,51 @@ pub fn write_frames(path: &Path, frames: &[(u64, Vec<u8>)]) {
     }
     std::fs::write(path, w.finish().expect("finished")).expect("capture written");
 }
+
+/// A binary order protocol's capture on `port`, read with `--protocol port=name` and with
+/// nothing named (recognised by its login): every summary figure and counter the same, on
+/// the default plan, one thread and four; and with the port named `fix`, the sessions
+/// counted `unnamed_protocol_connections` (`connections` of them), never measured as FIX.
+/// Returns the recognised default-plan summary.
+pub fn assert_recognised_as_named(
+    dir: &Path,
+    packets: &[TimedPacket],
+    port: u16,
+    name: &str,
+    connections: u64,
+) -> Value {
+    let p = port.to_string();
+    let named = format!("{port}={name}");
+    let mut default_plan = Value::Null;
+    for threads in [None, Some("1"), Some("4")] {
+        let mut flags = vec!["-p", &p, "-t", "5"];
+        if let Some(n) = threads {
+            flags.extend(["--threads", n]);
+        }
+        let plan = threads.unwrap_or("default");
+        let auto = analyse_packets(dir, format!("auto-{plan}.pcap"), packets, &flags);
+        flags.extend(["--protocol", &named]);
+        let given = analyse_packets(dir, format!("named-{plan}.pcap"), packets, &flags);
+        assert!(counter(&given, "requests") > 0, "{}", given["counters"]);
+        assert_eq!(counter(&auto, "unnamed_protocol_connections"), 0);
+        assert_eq!(auto, given, "{plan}: recognised vs named");
+        if threads.is_none() {
+            default_plan = auto;
+        }
+    }
+    let as_fix = format!("{port}=fix");
+    let s = analyse_packets(
+        dir,
+        "as-fix.pcap",
+        packets,
+        &["-p", &p, "--protocol", &as_fix],
+    );
+    assert_eq!(
+        counter(&s, "unnamed_protocol_connections"),
+        connections,
+        "{}",
+        s["counters"]
+    );
+    assert_eq!(counter(&s, "requests"), 0);
+    default_plan
+}
