@@ -40,7 +40,7 @@ pub use fixscope_protocol as protocol;
 /// The order layer: correlation, the session layer, consumers, joins, sinks (fixscope-orders).
 pub use fixscope_orders::{
     breakdown, consumer, consumers, correlate, group, microburst, points, recorder, session, sink,
-    slowest,
+    slowest, ticks,
 };
 
 /// A router's legs: hops, links, `--link discover` (fixscope-hops).

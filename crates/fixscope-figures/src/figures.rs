@@ -33,6 +33,8 @@ pub struct Figures<'a> {
     pub(crate) hops: bool,
     /// The two-point stages are measured (`--point`).
     pub(crate) points: bool,
+    /// The tick-to-trade stages are measured (`--tick-link`).
+    pub(crate) ticks: bool,
     /// `--point`: the clock between the points, the stages' uncertainty.
     pub clock: Option<&'a fixscope_orders::points::ClockFigures>,
 }
@@ -74,9 +76,9 @@ impl<'a> Figures<'a> {
     }
 
     /// The stages reports show: [`Stage::ALL`], [`Stage::BREAKDOWN`] with `--breakdown`,
-    /// [`Stage::HOPS`] with `--leg`.
+    /// [`Stage::HOPS`] with `--leg`, [`Stage::TICKS`] with `--tick-link`.
     pub fn shown_stages(&self) -> &'static [Stage] {
-        Stage::shown(self.breakdown, self.hops, self.points)
+        Stage::shown_with(self.breakdown, self.hops, self.points, self.ticks)
     }
 
     /// The run's slowest orders at `stage`, slowest first.

@@ -7,6 +7,7 @@
 //! its health and rates). Reporters read them through [`crate::figures::Figures`].
 
 use crate::figures::Figures;
+use fixscope_model::counters::TickCounters;
 use fixscope_model::order::{Latency, OrderBreakdown, OrderEvent, OrderRef};
 use fixscope_model::segment::ConnectionKey;
 use fixscope_orders::consumer::{Consumer, ConsumerConfig, OrderSink};
@@ -50,6 +51,10 @@ pub struct Stats {
     /// `--point`: the clock between the points and what its uncertainty allows (set by the
     /// pipeline before its reports).
     pub clock: Option<fixscope_orders::points::ClockFigures>,
+    /// `--tick-link`: what the rule found for each answered order.
+    tick_counters: TickCounters,
+    /// Rebuilt from a log holding tick-to-trade stages: reports show them.
+    logged_ticks: bool,
 }
 
 impl Stats {
@@ -62,6 +67,7 @@ impl Stats {
             hops: false,
             points: false,
             by: None,
+            ticks: None,
         })
     }
 
@@ -77,6 +83,8 @@ impl Stats {
             logged_layer: None,
             links: None,
             clock: None,
+            tick_counters: TickCounters::default(),
+            logged_ticks: false,
         }
     }
 
@@ -127,6 +135,7 @@ impl Stats {
             breakdown: self.config.breakdown,
             hops: self.config.hops,
             points: self.config.points,
+            ticks: self.ticks_shown(),
             clock: self.clock.as_ref(),
         }
     }
@@ -147,9 +156,24 @@ impl Stats {
     }
 
     /// The stages reports show: [`Stage::ALL`], [`Stage::BREAKDOWN`] with `--breakdown`,
-    /// [`Stage::HOPS`] with `--leg`.
+    /// [`Stage::HOPS`] with `--leg`, [`Stage::TICKS`] with `--tick-link`.
     pub fn shown_stages(&self) -> &'static [Stage] {
-        Stage::shown(self.config.breakdown, self.config.hops, self.config.points)
+        Stage::shown_with(
+            self.config.breakdown,
+            self.config.hops,
+            self.config.points,
+            self.ticks_shown(),
+        )
+    }
+
+    /// Whether the tick-to-trade stages are measured, or were by the run a log holds.
+    fn ticks_shown(&self) -> bool {
+        self.config.ticks.is_some() || self.logged_ticks
+    }
+
+    /// `--tick-link`'s counters (`None` without it).
+    pub fn tick_counters(&self) -> Option<TickCounters> {
+        self.config.ticks.as_ref().map(|_| self.tick_counters)
     }
 
     /// `--by`'s figures (`None` without `--by`).
@@ -329,6 +353,8 @@ impl Stats {
         let hops = Stage::HOPS.iter().any(|s| stages[s.index()].count() > 0);
         // And one with two-point stages with `--point`.
         let points = Stage::POINTS.iter().any(|s| stages[s.index()].count() > 0);
+        // And one with tick-to-trade's own stage with `--tick-link`.
+        let ticks = stages[Stage::TickToAck.index()].count() > 0;
         let mut stats = Stats::with_config(ConsumerConfig {
             highest_ns,
             slowest: slowest.capacity(),
@@ -336,9 +362,14 @@ impl Stats {
             hops,
             points,
             by: None,
+            ticks: None,
         });
-        stats.consumers.stages =
-            StageRecorders::from_recorders(stages, by_type, Stage::shown(breakdown, hops, points));
+        stats.logged_ticks = ticks;
+        stats.consumers.stages = StageRecorders::from_recorders(
+            stages,
+            by_type,
+            Stage::shown_with(breakdown, hops, points, ticks),
+        );
         slowest.refresh();
         stats.consumers.slowest = slowest;
         stats.layer_known = false;
@@ -359,12 +390,49 @@ impl OrderSink for Stats {
         };
         self.consumers.on_order(&event);
         self.views_fresh = false;
+        if latency.stage == Stage::FirstResponse && self.config.ticks.is_some() {
+            self.record_ticks(latency, order);
+        }
     }
 
     fn attach_breakdown(&mut self, session: u64, request_ts_ns: u64, b: &OrderBreakdown) {
         self.consumers
             .slowest
             .attach_breakdown(session, request_ts_ns, b);
+    }
+}
+
+impl Stats {
+    /// `--tick-link`: an answered order's tick-to-trade stages, from the market-data
+    /// packet its key names to its request and to its first response (`latency`).
+    #[cold]
+    fn record_ticks(&mut self, latency: Latency, order: &OrderRef<'_>) {
+        let Some(linker) = self.config.ticks.clone() else {
+            return;
+        };
+        let request_ns = latency.request_ts_ns;
+        let link = linker.link(order.key, request_ns, &mut self.tick_counters);
+        let fixscope_orders::ticks::TickLink::Linked { tick_ns } = link else {
+            return;
+        };
+        for (stage, to_ns) in [
+            (Stage::TickToOrder, request_ns),
+            (Stage::TickToAck, request_ns + latency.ns),
+        ] {
+            let tick = Latency {
+                stage,
+                ns: to_ns - tick_ns,
+                late: false,
+                ..latency
+            };
+            let event = OrderEvent {
+                latency: tick,
+                order,
+                sessions: &self.sessions,
+                session_tracked: self.sessions.tracks(latency.session),
+            };
+            self.consumers.on_order(&event);
+        }
     }
 }
 

@@ -34,6 +34,8 @@ pub struct ConsumerConfig {
     pub points: bool,
     /// `--by` tags.
     pub by: Option<GroupSpec>,
+    /// `--tick-link`: the tick-to-trade stages, by the rule and the feed's ticks.
+    pub ticks: Option<std::sync::Arc<crate::ticks::TickLinker>>,
 }
 
 /// A session id as a merged (sharded) run knows it: its global id and whether that id is

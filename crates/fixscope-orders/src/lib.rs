@@ -18,3 +18,4 @@ pub mod recorder;
 pub mod session;
 pub mod sink;
 pub mod slowest;
+pub mod ticks;

@@ -51,7 +51,9 @@ pub fn run(args: &PcapArgs) -> Result<ExitCode> {
         config.tls_undecrypted = Some(Default::default());
     }
     if !args.md.is_empty() {
-        config.feeds = std::sync::Arc::new(read_feeds(&args.md, &captures)?);
+        let (feeds, ticks) = read_feeds(&args.md, args.tick_link.as_deref(), &captures)?;
+        config.feeds = std::sync::Arc::new(feeds);
+        config.ticks = ticks.map(std::sync::Arc::new);
     }
     let config = crate::cli_protocol::checked(config)?;
     run_plan(args, captures, config)
@@ -111,16 +113,68 @@ fn one_stage_again(why: &str) {
     ));
 }
 
-/// `--md`: the feeds' health, from a reading of the captures' datagrams of its own.
+/// `--md`: the feeds' health, from a reading of the captures' datagrams of its own; with
+/// `--tick-link`, the linked feed's ticks and the rule.
 fn read_feeds(
     specs: &[fixscope_core::feeds::MdSpec],
+    tick_link: Option<&str>,
     captures: &[PathBuf],
-) -> Result<Vec<fixscope_core::report::feeds::FeedSummary>> {
+) -> Result<(
+    Vec<fixscope_core::report::feeds::FeedSummary>,
+    Option<fixscope_core::ticks::TickLinker>,
+)> {
     fixscope_core::feeds::check_distinct(specs).map_err(anyhow::Error::msg)?;
     if captures.iter().any(|p| p.as_os_str() == "/dev/stdin") {
         anyhow::bail!("--md reads the captures twice: give files, not stdin");
     }
-    Ok(fixscope_core::feeds::read_feeds(captures, specs)?)
+    let link = tick_link.map(|l| tick_rule(l, specs)).transpose()?;
+    let (feeds, table) =
+        fixscope_core::feeds::read_feeds_and_ticks(captures, specs, link.map(|(_, i)| i))?;
+    let linker = link
+        .zip(table)
+        .map(|((rule, i), table)| fixscope_core::ticks::TickLinker {
+            rule,
+            feed: specs[i].name.clone(),
+            table,
+        });
+    Ok((feeds, linker))
+}
+
+/// `--tick-link RULE[@FEED]`: the rule, and the index of the `--md` feed it reads (the
+/// only one, or the one named as given to `--md`).
+fn tick_rule(
+    link: &str,
+    specs: &[fixscope_core::feeds::MdSpec],
+) -> Result<(fixscope_core::ticks::TickRule, usize)> {
+    let (rule, feed) = match link.split_once('@') {
+        Some((rule, feed)) => (rule, Some(feed)),
+        None => (link, None),
+    };
+    let rule = rule
+        .parse()
+        .map_err(|e| anyhow::anyhow!("--tick-link: {e}"))?;
+    let names = || {
+        specs
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let index = match feed {
+        Some(f) => specs.iter().position(|s| s.name == f).ok_or_else(|| {
+            anyhow::anyhow!(
+                "--tick-link: no --md feed is named {f:?} (the feeds: {})",
+                names()
+            )
+        })?,
+        None if specs.len() == 1 => 0,
+        None => anyhow::bail!(
+            "--tick-link: several --md feeds ({}): name the one the orders' sequence numbers \
+             are of, after @",
+            names()
+        ),
+    };
+    Ok((rule, index))
 }
 
 /// The hardware clock the captures' frames carry, named for every report of the run

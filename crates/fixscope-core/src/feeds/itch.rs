@@ -6,6 +6,7 @@ use fixscope_itch::{AbArbiter, AbEvent, Feed, FeedTracker, ItchCounters};
 
 use super::leads::Leads;
 use super::spec::MdSpec;
+use super::Tick;
 use crate::report::feeds::{Arbitration, FeedLeg, FeedSummary, GapSummary};
 use crate::source::{counters_of, Counter};
 
@@ -14,6 +15,8 @@ const GAPS_LISTED: usize = 20;
 
 pub(super) struct ItchFeed {
     legs: Vec<FeedTracker>,
+    /// The MoldUDP64 sessions seen, in order: a packet's epoch is its session's index.
+    sessions: Vec<moldudp64::Session>,
     /// An A/B pair's arbiter and how much earlier A's (B's) copies were.
     pair: Option<Pair>,
 }
@@ -27,6 +30,7 @@ impl ItchFeed {
     pub(super) fn new(legs: usize) -> Self {
         ItchFeed {
             legs: (0..legs).map(|_| FeedTracker::default()).collect(),
+            sessions: Vec::new(),
             pair: (legs == 2).then(|| Pair {
                 arbiter: AbArbiter::default(),
                 leads: Leads::new(),
@@ -34,12 +38,14 @@ impl ItchFeed {
         }
     }
 
-    pub(super) fn on_datagram(&mut self, leg: usize, ts_ns: u64, datagram: &[u8]) {
-        self.legs[leg].on_datagram(datagram, ts_ns, |_| {});
-        let Some(pair) = self.pair.as_mut() else {
-            return;
+    /// One datagram of leg `leg`; a packet new on that leg (none of its messages seen
+    /// there before, none recovered late) is returned as a tick.
+    pub(super) fn on_datagram(&mut self, leg: usize, ts_ns: u64, datagram: &[u8]) -> Option<Tick> {
+        let outcome = self.legs[leg].on_datagram(datagram, ts_ns, |_| {});
+        let Ok(Packet::Downstream(p)) = moldudp64::decode(datagram) else {
+            return None;
         };
-        if let Ok(Packet::Downstream(p)) = moldudp64::decode(datagram) {
+        if let Some(pair) = self.pair.as_mut() {
             let feed = if leg == 0 { Feed::A } else { Feed::B };
             let Pair { arbiter, leads } = pair;
             arbiter.on_header(feed, &p.header, ts_ns, |e| {
@@ -48,6 +54,26 @@ impl ItchFeed {
                 }
             });
         }
+        let fresh = outcome.new_messages > 0
+            && outcome.duplicate_messages == 0
+            && outcome.recovered_messages == 0;
+        if !fresh {
+            return None;
+        }
+        let h = p.header;
+        let epoch = match self.sessions.iter().position(|s| *s == h.session) {
+            Some(i) => i,
+            None => {
+                self.sessions.push(h.session);
+                self.sessions.len() - 1
+            }
+        };
+        Some(Tick {
+            epoch: epoch as u64,
+            first: h.sequence,
+            count: u64::from(h.count),
+            ts_ns,
+        })
     }
 
     pub(super) fn summary(&mut self, spec: &MdSpec) -> FeedSummary {

@@ -6,6 +6,7 @@ use fixscope_mdp3::{AbArbiter, AbEvent, ChannelTracker, Feed, Mdp3Counters};
 
 use super::leads::Leads;
 use super::spec::MdSpec;
+use super::Tick;
 use crate::report::feeds::{Arbitration, FeedLeg, FeedSummary, GapSummary};
 use crate::source::{counters_of, Counter};
 
@@ -14,6 +15,8 @@ const GAPS_LISTED: usize = 20;
 
 pub(super) struct Mdp3Feed {
     legs: Vec<ChannelTracker>,
+    /// Each leg's epochs begun (a channel reset): a packet's epoch.
+    epochs: Vec<u64>,
     pair: Option<(AbArbiter, Leads)>,
 }
 
@@ -21,19 +24,34 @@ impl Mdp3Feed {
     pub(super) fn new(legs: usize) -> Self {
         Mdp3Feed {
             legs: (0..legs).map(|_| ChannelTracker::default()).collect(),
+            epochs: vec![0; legs],
             pair: (legs == 2).then(|| (AbArbiter::default(), Leads::new())),
         }
     }
 
-    pub(super) fn on_datagram(&mut self, leg: usize, ts_ns: u64, datagram: &[u8]) {
-        self.legs[leg].on_datagram(datagram, ts_ns, |_| {});
-        let Some((arbiter, leads)) = self.pair.as_mut() else {
-            return;
-        };
-        if let Ok(p) = packet::parse(datagram) {
-            let feed = if leg == 0 { Feed::A } else { Feed::B };
-            arbiter.on_header(feed, &p.header, ts_ns, |e| record(leads, e));
+    /// One datagram of leg `leg`; a packet new on that leg (not a copy, not recovered
+    /// late, not of an earlier epoch) is returned as a tick, its epoch the leg's count of
+    /// channel resets.
+    pub(super) fn on_datagram(&mut self, leg: usize, ts_ns: u64, datagram: &[u8]) -> Option<Tick> {
+        let outcome = self.legs[leg].on_datagram(datagram, ts_ns, |_| {});
+        if outcome.new_epoch {
+            self.epochs[leg] += 1;
         }
+        if let Some((arbiter, leads)) = self.pair.as_mut() {
+            if let Ok(p) = packet::parse(datagram) {
+                let feed = if leg == 0 { Feed::A } else { Feed::B };
+                arbiter.on_header(feed, &p.header, ts_ns, |e| record(leads, e));
+            }
+        }
+        let header = outcome
+            .header
+            .filter(|_| outcome.class == fixscope_mdp3::feed::Class::New)?;
+        Some(Tick {
+            epoch: self.epochs[leg],
+            first: u64::from(header.msg_seq_num),
+            count: 1,
+            ts_ns,
+        })
     }
 
     pub(super) fn summary(&mut self, spec: &MdSpec) -> FeedSummary {

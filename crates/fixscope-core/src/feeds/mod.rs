@@ -15,6 +15,7 @@ use std::path::Path;
 use crate::pcap::{read_datagrams, CaptureError, CaptureStats};
 use crate::report::feeds::FeedSummary;
 use crate::source::Flow;
+use fixscope_orders::ticks::TickTable;
 pub use spec::{check_distinct, FeedAddr, MdProtocol, MdSpec};
 
 /// One feed (or A/B pair) of a protocol.
@@ -23,14 +24,33 @@ enum Feed {
     Mdp3(mdp3::Mdp3Feed),
 }
 
+/// A market-data packet new on its leg: the sequence numbers it carries, its epoch, and
+/// when it was captured (the tick table keeps the earliest copy).
+pub(crate) struct Tick {
+    epoch: u64,
+    first: u64,
+    count: u64,
+    ts_ns: u64,
+}
+
 /// The feeds of a run, fed datagrams in capture order.
 pub struct FeedMonitor {
     feeds: Vec<(MdSpec, Feed)>,
+    /// `--tick-link`: the feed whose packets orders name (an index of `feeds`), its ticks.
+    ticks: Option<(usize, TickTable)>,
 }
 
 impl FeedMonitor {
+    /// Also keeps the ticks of feed `specs[linked]` when given (`--tick-link`).
+    pub fn with_ticks(specs: &[MdSpec], linked: Option<usize>) -> Self {
+        let mut m = FeedMonitor::new(specs);
+        m.ticks = linked.map(|i| (i, TickTable::default()));
+        m
+    }
+
     pub fn new(specs: &[MdSpec]) -> Self {
         FeedMonitor {
+            ticks: None,
             feeds: specs
                 .iter()
                 .map(|s| {
@@ -48,15 +68,28 @@ impl FeedMonitor {
     #[inline]
     pub fn on_datagram(&mut self, ts_ns: u64, d: &crate::decode::UdpPacket<'_>) {
         let (addr, port) = (d.flow.dst.addr, d.flow.dst.port);
-        for (spec, feed) in &mut self.feeds {
+        for (i, (spec, feed)) in self.feeds.iter_mut().enumerate() {
             if let Some(leg) = spec.legs.iter().position(|l| l.matches(addr, port)) {
-                match feed {
+                let tick = match feed {
                     Feed::Itch(f) => f.on_datagram(leg, ts_ns, d.payload),
                     Feed::Mdp3(f) => f.on_datagram(leg, ts_ns, d.payload),
+                };
+                if let (Some(t), Some((linked, table))) = (tick, self.ticks.as_mut()) {
+                    if *linked == i {
+                        table.add(t.epoch, t.first, t.count, t.ts_ns);
+                    }
                 }
                 return;
             }
         }
+    }
+
+    /// The linked feed's ticks, sealed (`None` without `--tick-link`).
+    pub fn take_ticks(&mut self) -> Option<TickTable> {
+        self.ticks.take().map(|(_, mut table)| {
+            table.seal();
+            table
+        })
     }
 
     /// The feeds' summaries, at the end of the captures.
@@ -76,7 +109,16 @@ pub fn read_feeds(
     paths: &[impl AsRef<Path>],
     specs: &[MdSpec],
 ) -> Result<Vec<FeedSummary>, CaptureError> {
-    let mut monitor = FeedMonitor::new(specs);
+    Ok(read_feeds_and_ticks(paths, specs, None)?.0)
+}
+
+/// [`read_feeds`], keeping the ticks of feed `specs[linked]` too (`--tick-link`).
+pub fn read_feeds_and_ticks(
+    paths: &[impl AsRef<Path>],
+    specs: &[MdSpec],
+    linked: Option<usize>,
+) -> Result<(Vec<FeedSummary>, Option<TickTable>), CaptureError> {
+    let mut monitor = FeedMonitor::with_ticks(specs, linked);
     let mut stats = CaptureStats::default();
     for p in paths {
         read_datagrams(p.as_ref(), &mut stats, |ts, d| {
@@ -84,5 +126,6 @@ pub fn read_feeds(
             Flow::Continue
         })?;
     }
-    Ok(monitor.finish())
+    let ticks = monitor.take_ticks();
+    Ok((monitor.finish(), ticks))
 }

@@ -49,6 +49,9 @@ pub struct PipelineConfig {
     /// `--md`: the market-data feeds' health, read from the captures before the run; the
     /// summary carries it.
     pub feeds: std::sync::Arc<Vec<crate::report::feeds::FeedSummary>>,
+    /// `--tick-link`: tick-to-trade by the rule, over the linked feed's ticks (read with
+    /// `feeds`).
+    pub ticks: Option<std::sync::Arc<fixscope_orders::ticks::TickLinker>>,
 }
 
 impl Default for PipelineConfig {
@@ -72,6 +75,7 @@ impl Default for PipelineConfig {
             tls_undecrypted: None,
             protocols: fixscope_protocol::ProtocolPorts::default(),
             feeds: Default::default(),
+            ticks: None,
         }
     }
 }
@@ -86,6 +90,7 @@ impl PipelineConfig {
             hops: self.hops.is_some(),
             points: self.points.is_some(),
             by: self.by.clone(),
+            ticks: self.ticks.clone(),
         }
     }
 }

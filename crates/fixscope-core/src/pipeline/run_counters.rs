@@ -94,6 +94,7 @@ impl Pipeline {
             tls: upstream.tls,
             ouch,
             ilink3,
+            ticks: self.stats.tick_counters(),
         }
     }
 }

@@ -18,6 +18,7 @@ pub mod ouch;
 pub mod points;
 pub mod reassembly;
 pub mod session;
+pub mod ticks;
 pub mod tls;
 pub use breakdown::BreakdownCounters;
 pub use correlation::CorrelationCounters;
@@ -30,6 +31,7 @@ pub use ouch::OuchCounters;
 pub use points::PointCounters;
 pub use reassembly::ReassemblyCounters;
 pub use session::SessionCounters;
+pub use ticks::TickCounters;
 pub use tls::TlsCounters;
 
 use crate::source::{counters_of, Counter};
@@ -112,6 +114,13 @@ pub struct Counters {
         deserialize_with = "crate::counters::ilink3::counters_if_present"
     )]
     pub ilink3: Option<Ilink3Counters>,
+    /// Tick-to-trade (`--tick-link` only: absent otherwise).
+    #[serde(
+        flatten,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::counters::ticks::counters_if_present"
+    )]
+    pub ticks: Option<TickCounters>,
 }
 
 impl Counters {
@@ -177,6 +186,10 @@ count_fields! {
         unnamed_protocol_connections,
     }
     ReassemblyCounters { retransmitted_bytes, out_of_order_segments, gaps, gap_bytes }
+    TickCounters {
+        ticks_orders, ticks_linked, ticks_no_sequence, ticks_not_in_feed, ticks_ambiguous,
+        ticks_after_order,
+    }
     CorrelationCounters {
         requests, responses, matched, late, timed_out, unanswered_evicted, unanswered_closed,
         untracked_requests, unmatched_responses, duplicate_requests, expired_after_response,
@@ -254,6 +267,11 @@ impl Counters {
             (mine @ None, Some(theirs)) => *mine = Some(*theirs),
             _ => {}
         }
+        match (&mut self.ticks, &other.ticks) {
+            (Some(mine), Some(theirs)) => mine.merge_from(theirs),
+            (mine @ None, Some(theirs)) => *mine = Some(*theirs),
+            _ => {}
+        }
     }
 
     /// What each counter added since `earlier` (an interval's own counts), without
@@ -303,6 +321,10 @@ impl Counters {
                 (Some(now), Some(then)) => Some(now.minus(then)),
                 (now, _) => *now,
             },
+            ticks: match (&self.ticks, &earlier.ticks) {
+                (Some(now), Some(then)) => Some(now.minus(then)),
+                (now, _) => *now,
+            },
         }
     }
 }
@@ -321,6 +343,7 @@ mod tests {
             tls: Some(TlsCounters::default()),
             ouch: Some(OuchCounters::default()),
             ilink3: Some(Ilink3Counters::default()),
+            ticks: Some(TickCounters::default()),
             ..Counters::default()
         }
         .list();

@@ -28,6 +28,13 @@
 /// | `client_rtt`    | the parent request in              | the parent's first response out        |
 /// | `tick_to_order` | the last market-data update (md leg) for the child's symbol | a child the host originated |
 ///
+/// With `--tick-link` (binary market data, `--md`), tick-to-trade for any order protocol:
+///
+/// | stage           | from                                         | to                          |
+/// |-----------------|----------------------------------------------|-----------------------------|
+/// | `tick_to_order` | the market-data packet the order's id names (its first copy, A or B) | the order's request |
+/// | `tick_to_ack`   | that packet                                  | the order's first response  |
+///
 /// With `--point` (one session captured at two points, crate::points), the time of one
 /// order split between the host nearer the acceptor and the wire:
 ///
@@ -52,6 +59,7 @@ pub enum Stage {
     HopBack,
     ClientRtt,
     TickToOrder,
+    TickToAck,
     Residence,
     WireRtt,
     OneWayFwd,
@@ -84,6 +92,10 @@ impl Stage {
         Stage::TickToOrder,
     ];
 
+    /// The tick-to-trade stages (`--tick-link`), shown only when a link is given
+    /// (`tick_to_order` also with `--leg`, among the hop stages).
+    pub const TICKS: [Stage; 2] = [Stage::TickToOrder, Stage::TickToAck];
+
     /// The two-point stages (`--point`), shown only when points are given.
     pub const POINTS: [Stage; 4] = [
         Stage::Residence,
@@ -113,6 +125,7 @@ impl Stage {
         Stage::HopBack,
         Stage::ClientRtt,
         Stage::TickToOrder,
+        Stage::TickToAck,
         Stage::Residence,
         Stage::WireRtt,
         Stage::OneWayFwd,
@@ -120,13 +133,22 @@ impl Stage {
     ];
 
     /// How many stages there are (the size of per-stage arrays).
-    pub const COUNT: usize = 17;
+    pub const COUNT: usize = 18;
 
     /// The stages a run shows: [`Stage::ALL`], then [`Stage::BREAKDOWN`] with
-    /// `--breakdown`, [`Stage::HOPS`] with `--leg`, [`Stage::POINTS`] with `--point`.
+    /// `--breakdown`, [`Stage::HOPS`] with `--leg`, [`Stage::TICKS`] with `--tick-link`,
+    /// [`Stage::POINTS`] with `--point`.
     pub fn shown(breakdown: bool, hops: bool, points: bool) -> &'static [Stage] {
-        let (stages, len) =
-            &SHOWN[usize::from(breakdown) | usize::from(hops) << 1 | usize::from(points) << 2];
+        Stage::shown_with(breakdown, hops, points, false)
+    }
+
+    /// [`Stage::shown`], with the tick-to-trade stages when `ticks`.
+    pub fn shown_with(breakdown: bool, hops: bool, points: bool, ticks: bool) -> &'static [Stage] {
+        let mask = usize::from(breakdown)
+            | usize::from(hops) << 1
+            | usize::from(points) << 2
+            | usize::from(ticks) << 3;
+        let (stages, len) = &SHOWN[mask];
         &stages[..*len]
     }
 
@@ -152,6 +174,7 @@ impl Stage {
             Stage::HopBack => "hop_back",
             Stage::ClientRtt => "client_rtt",
             Stage::TickToOrder => "tick_to_order",
+            Stage::TickToAck => "tick_to_ack",
             Stage::Residence => "residence",
             Stage::WireRtt => "wire_rtt",
             Stage::OneWayFwd => "one_way_fwd",
@@ -166,18 +189,22 @@ impl Stage {
 }
 
 /// The stages shown per combination of the optional families (bit 0 `--breakdown`, bit 1
-/// `--leg`, bit 2 `--point`), in [`Stage::EVERY`]'s order: built once at compile time.
-static SHOWN: [([Stage; Stage::COUNT], usize); 8] = {
-    let mut table = [([Stage::FirstResponse; Stage::COUNT], 0); 8];
+/// `--leg`, bit 2 `--point`, bit 3 `--tick-link`), in [`Stage::EVERY`]'s order: built
+/// once at compile time.
+static SHOWN: [([Stage; Stage::COUNT], usize); 16] = {
+    let mut table = [([Stage::FirstResponse; Stage::COUNT], 0); 16];
     let mut mask = 0;
-    while mask < 8 {
+    while mask < 16 {
         let mut len = 0;
         let mut i = 0;
         while i < Stage::COUNT {
             let family = match i {
                 0..=3 => true,
                 4..=7 => mask & 1 != 0,
-                8..=12 => mask & 2 != 0,
+                8..=11 => mask & 2 != 0,
+                // tick_to_order: a hop stage and a tick stage.
+                12 => mask & (2 | 8) != 0,
+                13 => mask & 8 != 0,
                 _ => mask & 4 != 0,
             };
             if family {

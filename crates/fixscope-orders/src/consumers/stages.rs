@@ -203,7 +203,12 @@ impl Consumer for StageRecorders {
         let stage = || LatencyRecorder::new(highest_ns, SIGNIFICANT_DIGITS);
         StageRecorders {
             highest_ns,
-            shown: Stage::shown(config.breakdown, config.hops, config.points),
+            shown: Stage::shown_with(
+                config.breakdown,
+                config.hops,
+                config.points,
+                config.ticks.is_some(),
+            ),
             current: *per_type(highest_ns),
             earlier: *per_type(highest_ns),
             earlier_stage: std::array::from_fn(|_| stage()),

@@ -58,6 +58,8 @@ pub const ALARM_COUNTERS: &[&str] = &[
     "ouch_undecodable_messages",
     // OUCH recognised by its login, its version never shown: its orders not measured.
     "ouch_version_unread",
+    // --tick-link: an order before the packet it names.
+    "ticks_after_order",
     // iLink 3: messages that did not decode, a BusinessReject naming no request seen.
     "ilink3_undecodable_messages",
     "ilink3_business_rejects_unpaired",
@@ -69,6 +71,10 @@ pub const NOTABLE_COUNTERS: &[&str] = &[
     // connection is the alarm), a check against the decryption that compared nothing.
     "tls_uprobe_memory_bio",
     "tls_uprobe_unchecked",
+    // --tick-link: orders the rule could not link.
+    "ticks_no_sequence",
+    "ticks_not_in_feed",
+    "ticks_ambiguous",
     // OUCH's session layer: replays (never counted twice), gaps, resends, strays.
     "soupbin_login_rejects",
     "soupbin_replayed_packets",
@@ -196,6 +202,7 @@ mod tests {
             tls: Some(fixscope_model::counters::TlsCounters::default()),
             ouch: Some(fixscope_model::counters::OuchCounters::default()),
             ilink3: Some(fixscope_model::counters::Ilink3Counters::default()),
+            ticks: Some(fixscope_model::counters::TickCounters::default()),
             ..Counters::default()
         }
         .list()
