@@ -3,7 +3,8 @@
 # sessions at RATE/s, per order a request, an ack 15-80 us later and a fill 20-400 us
 # after it) as FIX (gen_capture), OUCH 4.2 and iLink 3 (gen_binary_capture), each timed
 # as a user runs it, default flags (`fixscope pcap CAP -p PORT --json`, plus
-# `--protocol PORT=NAME` for the binary ones), alternated RUNS times, the capture in the
+# `--protocol PORT=NAME` for the binary ones, and once more with nothing named:
+# recognised by their logins), alternated RUNS times, the capture in the
 # page cache before each run. Prints a markdown table: messages framed per second of
 # wall time, median and range, peak RSS (BENCHMARKS.md §11).
 #
@@ -45,6 +46,13 @@ for kind in fix ouch42 ilink3; do
     FLAGS[$kind]=""
     [[ $kind == fix ]] || FLAGS[$kind]="--protocol $PORT=$kind"
 done
+# The binary captures again with nothing named: each connection recognised by its login
+# (the default plan meets the first one and reads the capture again on one pipeline).
+for kind in ouch42 ilink3; do
+    CAP[$kind-auto]=${CAP[$kind]}
+    FLAGS[$kind-auto]=""
+done
+KINDS=(fix ouch42 ilink3 ouch42-auto ilink3-auto)
 
 # run KIND: prints "wall_s messages rss_kb matched"
 run() {
@@ -64,7 +72,7 @@ run() {
 }
 
 for ((i = 1; i <= RUNS; i++)); do
-    for kind in fix ouch42 ilink3; do
+    for kind in "${KINDS[@]}"; do
         echo "$kind $(run "$kind")" >>"$WORK/runs.txt.$$"
     done
 done
@@ -72,7 +80,7 @@ done
 median() { sort -g | awk '{a[NR]=$1} END{ if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2 }'; }
 echo "| protocol | runs | orders matched | messages | wall s median (range) | msgs/s median (range) | peak RSS |"
 echo "|---|---|---|---|---|---|---|"
-for kind in fix ouch42 ilink3; do
+for kind in "${KINDS[@]}"; do
     rows=$(grep "^$kind " "$WORK/runs.txt.$$")
     msgs=$(awk 'NR==1{print $3}' <<<"$rows")
     matched=$(awk 'NR==1{print $5}' <<<"$rows")

@@ -241,3 +241,46 @@ fn a_link_to_no_feed_or_one_of_several_unnamed_is_refused() {
         "{err}"
     );
 }
+
+/// The README's tick-to-trade example, on the capture of this script committed beside the
+/// simulator's: the capture is this script's (`FIXSCOPE_GOLDEN_BLESS=1` writes it again),
+/// and the stage lines the README shows are what the command prints.
+#[test]
+fn the_readme_tick_to_trade_example_runs_as_written() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let committed = root.join("testdata/captures/ticks/ticks.pcap");
+    let dir = tempfile::tempdir().unwrap();
+    let fresh = dir.path().join("ticks.pcap");
+    write_frames(&fresh, &script().0);
+    let bytes = std::fs::read(&fresh).unwrap();
+    if std::env::var("FIXSCOPE_GOLDEN_BLESS").is_ok_and(|v| v == "1") {
+        std::fs::create_dir_all(committed.parent().unwrap()).unwrap();
+        std::fs::write(&committed, &bytes).unwrap();
+    }
+    assert!(
+        std::fs::read(&committed).is_ok_and(|c| c == bytes),
+        "{} is not this script's capture (bless: FIXSCOPE_GOLDEN_BLESS=1)",
+        committed.display()
+    );
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let command = readme
+        .lines()
+        .find(|l| l.starts_with("fixscope pcap testdata/captures/ticks/ticks.pcap"))
+        .expect("README runs fixscope pcap on testdata/captures/ticks/ticks.pcap");
+    let args: Vec<&str> = command.split_whitespace().skip(1).collect();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_fixscope"))
+        .args(&args)
+        .current_dir(&root)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let shown: Vec<&str> = readme
+        .lines()
+        .filter(|l| l.starts_with("tick_to_order ") || l.starts_with("tick_to_ack "))
+        .collect();
+    assert_eq!(shown.len(), 2, "README shows both tick stages' lines");
+    for line in shown {
+        assert!(text.lines().any(|l| l == line), "README's {line:?} not in:\n{text}");
+    }
+}
