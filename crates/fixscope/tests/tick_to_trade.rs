@@ -273,7 +273,11 @@ fn the_readme_tick_to_trade_example_runs_as_written() {
         .current_dir(&root)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8_lossy(&out.stdout);
     let shown: Vec<&str> = readme
         .lines()
@@ -281,6 +285,9 @@ fn the_readme_tick_to_trade_example_runs_as_written() {
         .collect();
     assert_eq!(shown.len(), 2, "README shows both tick stages' lines");
     for line in shown {
-        assert!(text.lines().any(|l| l == line), "README's {line:?} not in:\n{text}");
+        assert!(
+            text.lines().any(|l| l == line),
+            "README's {line:?} not in:\n{text}"
+        );
     }
 }
