@@ -203,6 +203,27 @@ fn an_ab_pair_s_gaps_duplicates_and_leads_are_the_script_s() {
     );
     assert_eq!(arb["only_a"], truth.lost_b.len() as u64, "{arb}");
     assert_eq!(arb["only_b"], lost_a_for_good.len() as u64, "{arb}");
+    // A's delay against its first message's timestamp, above its fastest packet: each
+    // new packet of the first session (not the duplicate, not the late recovery) was
+    // captured i * 100 us after the first and stamped i * 10 ns later (B-first packets
+    // LEAD_NS later still); the next session's packet is a day's offset away: apart.
+    let mut above: Vec<u64> = (0..PACKETS)
+        .filter(|i| !truth.lost_a.contains(i))
+        .map(|i| i * 100_000 - i * 10 + if i % 10 == 9 { LEAD_NS } else { 0 })
+        .collect();
+    above.sort_unstable();
+    let d = &a["delay"];
+    assert_eq!(d["sender_clock"], "timestamp", "{d}");
+    assert_eq!(d["packets"], above.len() as u64, "{d}");
+    assert_eq!(d["out_of_range"], 1, "{d}");
+    let rank = |q: f64| above[((q * above.len() as f64).ceil() as usize).max(1) - 1];
+    assert_eq!(d["above_min_p50_ns"], rank(0.5), "{d}");
+    assert_eq!(d["above_min_p99_ns"], rank(0.99), "{d}");
+    assert_eq!(d["above_min_max_ns"], *above.last().unwrap(), "{d}");
+    assert!(
+        d["raw_min_ns"].is_null(),
+        "ITCH's timestamps are the venue's local time: {d}"
+    );
     // The text summary says the same.
     let out = fixscope(&["pcap", path.to_str().unwrap(), "-p", "9878", "--md", &md]);
     let text = String::from_utf8_lossy(&out.stdout);

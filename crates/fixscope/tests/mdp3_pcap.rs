@@ -99,4 +99,22 @@ fn an_mdp3_pair_s_gaps_duplicates_and_leads_are_the_script_s() {
     assert_eq!(arb["a_first"]["max_ns"], LAG_NS, "{arb}");
     assert_eq!(arb["only_a"], lost_b.len() as u64, "{arb}");
     assert_eq!(arb["only_b"], lost_a.len() as u64, "{arb}");
+    // Delay against SendingTime (each packet stamped 20 us before its time): A's copies
+    // 20 us after it, or 20.4 us when B led; B's 20.9 us, or 20 us when it led. B's
+    // second copy is no new packet.
+    for (leg, packets, max) in [
+        (a, u64::from(PACKETS) - 4, 20_000 + LEAD_NS),
+        (b, u64::from(PACKETS) - 1, 20_000 + LAG_NS),
+    ] {
+        let d = &leg["delay"];
+        assert_eq!(d["sender_clock"], "SendingTime", "{d}");
+        assert_eq!(d["packets"], packets, "{d}");
+        assert_eq!(
+            (&d["raw_min_ns"], &d["raw_max_ns"]),
+            (&20_000.into(), &max.into()),
+            "{d}"
+        );
+        assert_eq!(d["above_min_max_ns"], max - 20_000, "{d}");
+        assert_eq!(d["out_of_range"], 0, "{d}");
+    }
 }

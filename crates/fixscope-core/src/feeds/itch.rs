@@ -4,6 +4,7 @@
 use fixscope_itch::moldudp64::{self, Packet};
 use fixscope_itch::{AbArbiter, AbEvent, Feed, FeedTracker, ItchCounters};
 
+use super::delay::DelayCollector;
 use super::leads::Leads;
 use super::spec::MdSpec;
 use super::Tick;
@@ -17,6 +18,8 @@ pub(super) struct ItchFeed {
     legs: Vec<FeedTracker>,
     /// The MoldUDP64 sessions seen, in order: a packet's epoch is its session's index.
     sessions: Vec<moldudp64::Session>,
+    /// Each leg's delay against its first message's timestamp.
+    delays: Vec<DelayCollector>,
     /// An A/B pair's arbiter and how much earlier A's (B's) copies were.
     pair: Option<Pair>,
 }
@@ -31,6 +34,7 @@ impl ItchFeed {
         ItchFeed {
             legs: (0..legs).map(|_| FeedTracker::default()).collect(),
             sessions: Vec::new(),
+            delays: (0..legs).map(|_| DelayCollector::default()).collect(),
             pair: (legs == 2).then(|| Pair {
                 arbiter: AbArbiter::default(),
                 leads: Leads::new(),
@@ -41,7 +45,12 @@ impl ItchFeed {
     /// One datagram of leg `leg`; a packet new on that leg (none of its messages seen
     /// there before, none recovered late) is returned as a tick.
     pub(super) fn on_datagram(&mut self, leg: usize, ts_ns: u64, datagram: &[u8]) -> Option<Tick> {
-        let outcome = self.legs[leg].on_datagram(datagram, ts_ns, |_| {});
+        let mut sent_ns = None;
+        let outcome = self.legs[leg].on_datagram(datagram, ts_ns, |m| {
+            if sent_ns.is_none() && !m.recovered {
+                sent_ns = m.message.as_ref().ok().map(|msg| msg.header().timestamp_ns);
+            }
+        });
         let Ok(Packet::Downstream(p)) = moldudp64::decode(datagram) else {
             return None;
         };
@@ -59,6 +68,9 @@ impl ItchFeed {
             && outcome.recovered_messages == 0;
         if !fresh {
             return None;
+        }
+        if let Some(sent) = sent_ns {
+            self.delays[leg].record(ts_ns, sent);
         }
         let h = p.header;
         let epoch = match self.sessions.iter().position(|s| *s == h.session) {
@@ -97,7 +109,8 @@ impl ItchFeed {
             .legs
             .iter()
             .zip(&spec.legs)
-            .map(|(t, addr)| FeedLeg {
+            .zip(self.delays.iter_mut())
+            .map(|((t, addr), delay)| FeedLeg {
                 address: addr.to_string(),
                 packets: t.counters().moldudp64_packets,
                 messages: t.counters().moldudp64_messages,
@@ -122,6 +135,9 @@ impl ItchFeed {
                         detected_ns: g.capture_ns,
                     })
                     .collect(),
+                // ns since the venue's midnight: only the figure above the minimum means
+                // anything without the venue's time zone.
+                delay: delay.summary("timestamp", false),
             })
             .collect();
         FeedSummary {

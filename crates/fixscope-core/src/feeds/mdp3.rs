@@ -4,6 +4,7 @@
 use fixscope_mdp3::packet;
 use fixscope_mdp3::{AbArbiter, AbEvent, ChannelTracker, Feed, Mdp3Counters};
 
+use super::delay::DelayCollector;
 use super::leads::Leads;
 use super::spec::MdSpec;
 use super::Tick;
@@ -17,6 +18,8 @@ pub(super) struct Mdp3Feed {
     legs: Vec<ChannelTracker>,
     /// Each leg's epochs begun (a channel reset): a packet's epoch.
     epochs: Vec<u64>,
+    /// Each leg's delay against SendingTime.
+    delays: Vec<DelayCollector>,
     pair: Option<(AbArbiter, Leads)>,
 }
 
@@ -25,6 +28,7 @@ impl Mdp3Feed {
         Mdp3Feed {
             legs: (0..legs).map(|_| ChannelTracker::default()).collect(),
             epochs: vec![0; legs],
+            delays: (0..legs).map(|_| DelayCollector::default()).collect(),
             pair: (legs == 2).then(|| (AbArbiter::default(), Leads::new())),
         }
     }
@@ -46,6 +50,9 @@ impl Mdp3Feed {
         let header = outcome
             .header
             .filter(|_| outcome.class == fixscope_mdp3::feed::Class::New)?;
+        if let Some(sent) = header.sending_time() {
+            self.delays[leg].record(ts_ns, sent);
+        }
         Some(Tick {
             epoch: self.epochs[leg],
             first: u64::from(header.msg_seq_num),
@@ -70,7 +77,8 @@ impl Mdp3Feed {
             .legs
             .iter()
             .zip(&spec.legs)
-            .map(|(t, addr)| {
+            .zip(self.delays.iter_mut())
+            .map(|((t, addr), delay)| {
                 let c = t.counters();
                 FeedLeg {
                     address: addr.to_string(),
@@ -94,6 +102,7 @@ impl Mdp3Feed {
                             detected_ns: g.capture_ns,
                         })
                         .collect(),
+                    delay: delay.summary("SendingTime", true),
                 }
             })
             .collect();

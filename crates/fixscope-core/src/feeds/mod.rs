@@ -5,6 +5,7 @@
 //! their crates' (`fixscope-itch`, `fixscope-mdp3`); this module routes datagrams to them and sums up in the
 //! report's neutral words (`report::feeds`).
 
+mod delay;
 mod itch;
 mod leads;
 mod mdp3;

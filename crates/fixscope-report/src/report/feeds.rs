@@ -42,6 +42,31 @@ pub struct FeedLeg {
     pub message_rate_per_s: Option<f64>,
     /// The gaps still open at the end (never filled by a later copy): the first ones.
     pub open_gaps: Vec<GapSummary>,
+    /// How late its packets came against the sender's clock (`None`: no sender time).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delay: Option<FeedDelay>,
+}
+
+/// How late a feed's new packets came against the sender's own clock, given above the
+/// minimum (`capture − sent − min`): the two clocks are not known to agree, and their
+/// offset (constant over the capture) cancels there. The raw `capture − sent` only where the
+/// sender's clock is absolute (MDP 3.0's UTC SendingTime), and it includes that offset.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct FeedDelay {
+    /// New packets with the sender's time (copies, recoveries and duplicates are not).
+    pub packets: u64,
+    /// Packets more than ~2.1 s from the first's value (a clock step): not in the figures.
+    pub out_of_range: u64,
+    /// What the sender stamped: `SendingTime` (MDP 3.0), `timestamp` (ITCH, its first
+    /// message's, ns since the venue's midnight).
+    pub sender_clock: String,
+    pub above_min_p50_ns: u64,
+    pub above_min_p99_ns: u64,
+    pub above_min_max_ns: u64,
+    /// `capture − sent`, raw: includes the clocks' offset, which is not known here.
+    pub raw_min_ns: Option<i64>,
+    pub raw_p50_ns: Option<i64>,
+    pub raw_max_ns: Option<i64>,
 }
 
 /// Sequence numbers a feed never delivered.
@@ -119,6 +144,9 @@ pub fn write_feeds(out: &mut impl Write, feeds: &[FeedSummary]) -> io::Result<()
                 leg.recovered_packets,
                 leg.peak_messages_per_ms,
             )?;
+            if let Some(d) = &leg.delay {
+                write_delay(out, d)?;
+            }
             for g in &leg.open_gaps {
                 let session = g
                     .session
@@ -145,6 +173,33 @@ pub fn write_feeds(out: &mut impl Write, feeds: &[FeedSummary]) -> io::Result<()
         }
     }
     Ok(())
+}
+
+/// A leg's delay line: above its minimum, then raw with what it includes.
+fn write_delay(out: &mut impl Write, d: &FeedDelay) -> io::Result<()> {
+    let us = |ns: i64| format!("{:.1}us", ns as f64 / 1e3);
+    write!(
+        out,
+        "      delay vs its {} above the fastest packet: p50 {} p99 {} max {} ({} packets)",
+        d.sender_clock,
+        us(d.above_min_p50_ns as i64),
+        us(d.above_min_p99_ns as i64),
+        us(d.above_min_max_ns as i64),
+        d.packets,
+    )?;
+    if let (Some(min), Some(p50)) = (d.raw_min_ns, d.raw_p50_ns) {
+        write!(
+            out,
+            "; capture - {} min {} p50 {} (includes the clocks' offset, not known)",
+            d.sender_clock,
+            us(min),
+            us(p50)
+        )?;
+    }
+    if d.out_of_range > 0 {
+        write!(out, "; {} packets out of range", d.out_of_range)?;
+    }
+    writeln!(out)
 }
 
 fn lead(ns: Option<u64>) -> String {
@@ -174,6 +229,7 @@ mod tests {
             ],
             message_rate_per_s: Some(3.0),
             open_gaps: vec![],
+            delay: None,
         };
         FeedSummary {
             name: "233.54.12.1:26400,233.54.12.2:26400".into(),
