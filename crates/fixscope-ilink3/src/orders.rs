@@ -12,7 +12,7 @@
 //!   its own; responses answer the OrderRequestID they echo, fills the order's current
 //!   entry (`book`).
 
-use std::collections::HashMap;
+use hashbrown::HashMap;
 
 use fixscope_protocol::{OrderEvent, RequestType, ResponseCode, ResponseKind};
 

@@ -17,7 +17,7 @@
 //! - the responses' [`ResponseKind`]s by the spec, with the shares counted from the
 //!   Enter / Replace (Executed has no leaves quantity).
 
-use std::collections::{HashMap, HashSet};
+use hashbrown::{HashMap, HashSet};
 
 use fixscope_protocol::{OrderEvent, RequestType, ResponseCode, ResponseKind};
 

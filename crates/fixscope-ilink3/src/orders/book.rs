@@ -9,7 +9,9 @@
 //! OrderRequestID they echo: which one a fill after a modify echoes is not stated in a CME
 //! text, and this way either answer pairs.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::VecDeque;
+
+use hashbrown::{HashMap, HashSet};
 
 use fixscope_protocol::{RequestType, ResponseCode, ResponseKind};
 
