@@ -50,8 +50,12 @@ pub fn run(args: &PcapArgs) -> Result<ExitCode> {
         // The summary names the TLS connections no pipeline of the run could decrypt.
         config.tls_undecrypted = Some(Default::default());
     }
-    if !args.md.is_empty() {
-        let (feeds, ticks) = read_feeds(&args.md, args.tick_link.as_deref(), &captures)?;
+    let md = &args.market_data;
+    if md.tick_link.is_some() && md.md.is_empty() {
+        anyhow::bail!("--tick-link names a market-data feed's packets: give the feed with --md");
+    }
+    if !md.md.is_empty() {
+        let (feeds, ticks) = read_feeds(&md.md, md.tick_link.as_deref(), &captures)?;
         config.feeds = std::sync::Arc::new(feeds);
         config.ticks = ticks.map(std::sync::Arc::new);
     }

@@ -7,6 +7,7 @@ mod cli_check;
 mod cli_config;
 mod cli_demo;
 mod cli_legs;
+mod cli_md;
 mod cli_packaging;
 mod cli_points;
 mod cli_prometheus;

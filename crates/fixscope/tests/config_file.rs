@@ -131,6 +131,7 @@ fn sample(table: &str, key: &Value) -> Option<Vec<&'static str>> {
         ("sim.exchange" | "sim.client", "protocol") => &["ouch42"],
         (_, "protocol") => &["15001=ouch42", "16000=ouch50"],
         ("pcap", "md") => &["233.54.12.1:26400,233.54.12.2:26400=itch50"],
+        ("pcap", "tick-link") => &["key:1:8"],
         (_, "link-window") => &["200ms"],
         (_, "prometheus") => &["0.0.0.0:9874"],
         (_, "prometheus-buckets") => &["0.001,0.01"],
