@@ -366,12 +366,15 @@ fn plan(args: &PcapArgs, captures: &[PathBuf]) -> Plan {
         || args.points.given()
         || a.prometheus.is_some()
         || a.prometheus_textfile.is_some()
-        || !a.protocol.protocol.is_empty()
+        || a.protocol
+            .protocol
+            .iter()
+            .any(|p| p.name != fixscope_core::protocol::ProtocolName::Fix)
     {
         if asked {
             say::info(
-                "--trace, --leg, --point, --protocol and Prometheus run on one pipeline: \
-                 --threads ignored",
+                "--trace, --leg, --point, a binary --protocol and Prometheus run on one \
+                 pipeline: --threads ignored",
             );
         }
         return Plan::ReadingThread;
