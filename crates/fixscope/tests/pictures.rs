@@ -894,3 +894,40 @@ fn report_html_from_an_hlog_matches_the_report_json() {
         );
     }
 }
+
+/// `--md` and `--tick-link` in the page: the feeds' section and the tick-to-trade stages,
+/// every figure equal to the JSON summary of the same run, loaded offline in Chromium.
+#[test]
+fn html_report_shows_the_feeds_and_tick_to_trade_as_the_json_says() {
+    const TEST: &str = "html_report_shows_the_feeds_and_tick_to_trade_as_the_json_says";
+    fixscope_testkit::require_tool(TEST, "chromium");
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("report.html");
+    let cap =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/captures/ticks/ticks.pcap");
+    let stdout = run_ok(&[
+        "pcap",
+        cap.to_str().unwrap(),
+        "-p",
+        "9878",
+        "--md",
+        "233.54.12.1:26400,233.54.12.2:26400=itch50",
+        "--tick-link",
+        "key:1:8",
+        "--json",
+        "--html",
+        page.to_str().unwrap(),
+    ]);
+    let summary: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    let profile = tempfile::tempdir().unwrap();
+    let dom = loaded_dom(profile.path(), &page);
+    assert!(dom.contains("Market data feeds"), "the feeds' section");
+    let (cells, compared) = page_matches_json(&dom, &summary);
+    let count = |prefix: &str| cells.iter().filter(|(k, _)| k.starts_with(prefix)).count();
+    // Two legs of ten figures, two leads of five and their only-on counts.
+    assert_eq!(count("feeds.0.legs."), 2 * 10, "{cells:?}");
+    assert_eq!(count("feeds.0.arbitration."), 2 * 6, "{cells:?}");
+    assert_eq!(count("stages.tick_to_order."), 11, "{cells:?}");
+    assert_eq!(count("stages.tick_to_ack."), 11, "{cells:?}");
+    assert!(compared > 60, "{compared}");
+}

@@ -8,7 +8,9 @@
 //! | `mod.rs` | the reporter and what it knows of the run |
 //! | `page.rs` | the document |
 //! | `meanings.rs` | counter meanings, read from docs/output-json.md |
+//! | `feeds.rs`, `hops.rs`, `points.rs`, `session_layer.rs` | the sections of `--md`, `--leg`, `--point` and the session layer |
 
+mod feeds;
 mod hops;
 pub(crate) mod markup;
 mod meanings;

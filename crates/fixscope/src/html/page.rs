@@ -106,6 +106,7 @@ pub fn render(
     h.push_str("</table>\n");
     super::hops::hops(&mut h, r);
     super::points::clock(&mut h, r);
+    super::feeds::feeds(&mut h, r);
     let _ = write!(
         h,
         "<h2>Charts</h2>\n<div class=\"chart\" id=\"percentiles\">{}</div>\n\
