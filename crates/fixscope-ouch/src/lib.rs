@@ -16,6 +16,7 @@
 //! rules", says how OUCH's responses pair with their requests).
 
 pub mod encode;
+pub mod fields;
 pub mod orders;
 pub mod ouch42;
 pub mod ouch50;

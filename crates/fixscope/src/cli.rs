@@ -282,9 +282,15 @@ impl AnalysisArgs {
                 self.slowest
             );
         }
+        let protocols = self
+            .protocol
+            .ports(&[("--leg", !self.legs.legs.is_empty())])?;
         let by = match &self.by {
-            Some(tags) => Some(
-                fixscope_core::group::GroupSpec::parse(tags, self.by_limit)
+            Some(list) => Some(
+                crate::cli_protocol::by_fields(list, &protocols)
+                    .and_then(|fields| {
+                        fixscope_core::group::GroupSpec::of_fields(fields, self.by_limit)
+                    })
                     .and_then(|spec| match self.by_candidates {
                         Some(m) => spec.with_candidates(m),
                         None => Ok(spec),
@@ -304,12 +310,7 @@ impl AnalysisArgs {
             interval_ns: self.effective_interval_ns(),
             slowest: self.slowest,
             hops: self.legs.hop_config((self.timeout_s * 1e9) as u64)?,
-            protocols: self.protocol.ports(&[
-                ("--leg", !self.legs.legs.is_empty()),
-                ("--by", self.by.is_some()),
-                ("--records", self.records.records.is_some()),
-                ("--clickhouse", self.records.clickhouse.is_some()),
-            ])?,
+            protocols,
             ..PipelineConfig::default()
         })
     }

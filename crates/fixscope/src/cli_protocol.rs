@@ -3,6 +3,9 @@
 
 use anyhow::{bail, Result};
 use clap::Args;
+use fixscope_core::group::ByField;
+use fixscope_core::pipeline::order_fields;
+use fixscope_core::protocol::fields;
 use fixscope_core::protocol::{ProtocolAssignment, ProtocolName, ProtocolPorts};
 
 #[derive(Args, Debug, Clone, Default)]
@@ -59,6 +62,43 @@ pub fn checked(config: fixscope_core::PipelineConfig) -> Result<fixscope_core::P
     Ok(config)
 }
 
+/// `--by`'s list of a run on `ports`: a number is a FIX tag, as on every run; a name is a
+/// field of the run's binary protocols (docs/protocols.md lists them), matched without
+/// regard to case and reported by its spec's name (the first protocol's that has it: the
+/// others' orders, without it, are in `(none)`). A name none of them has is an error that
+/// names the fields they have.
+pub fn by_fields(list: &str, ports: &ProtocolPorts) -> Result<Vec<ByField>, String> {
+    let binary: Vec<ProtocolName> = ports
+        .names()
+        .into_iter()
+        .filter(|n| *n != ProtocolName::Fix)
+        .collect();
+    let mut out = Vec::new();
+    for part in list.split(',').map(str::trim) {
+        match ByField::parse(part) {
+            Some(tag @ ByField::Tag(_)) => out.push(tag),
+            Some(ByField::Named(name)) if !binary.is_empty() => {
+                let found = binary
+                    .iter()
+                    .find_map(|&p| fields::find(order_fields(p), &name));
+                let Some(field) = found else {
+                    let have: Vec<String> = binary
+                        .iter()
+                        .map(|&p| format!("{p}: {}", fields::names(order_fields(p))))
+                        .collect();
+                    return Err(format!(
+                        "no field {name:?} in the run's binary protocols ({}); or a FIX tag number",
+                        have.join("; ")
+                    ));
+                };
+                out.push(ByField::Named(field.name.to_string()));
+            }
+            _ => return Err(format!("'{part}' is not a FIX tag number")),
+        }
+    }
+    Ok(out)
+}
+
 /// The binary protocols named, as `ouch42/ilink3`.
 fn binary_names(ports: &ProtocolPorts) -> String {
     let names: Vec<&str> = ports
@@ -101,5 +141,41 @@ mod tests {
             err.contains("port 15001 is named ouch42 and ouch50"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn by_takes_tags_everywhere_and_a_binary_protocols_fields_by_name() {
+        let fix = ProtocolPorts::default();
+        assert_eq!(
+            by_fields("55, 1", &fix),
+            Ok(vec![ByField::Tag(55), ByField::Tag(1)])
+        );
+        // A FIX run says what it always said of a name.
+        assert_eq!(
+            by_fields("Symbol", &fix).unwrap_err(),
+            "'Symbol' is not a FIX tag number"
+        );
+        let ouch = args(&["15001=ouch42"]).ports(&[]).unwrap();
+        assert_eq!(
+            by_fields("stock,SIDE,55", &ouch),
+            Ok(vec![
+                ByField::Named("Stock".into()),
+                ByField::Named("Side".into()),
+                ByField::Tag(55)
+            ])
+        );
+        let err = by_fields("SecurityID", &ouch).unwrap_err();
+        assert!(err.contains("no field \"SecurityID\""), "{err}");
+        assert!(err.contains("ouch42: Stock, Side, Firm"), "{err}");
+        let both = args(&["15001=ouch50", "16001=ilink3"]).ports(&[]).unwrap();
+        assert_eq!(
+            by_fields("stock,securityid", &both),
+            Ok(vec![
+                ByField::Named("Symbol".into()),
+                ByField::Named("SecurityID".into())
+            ])
+        );
+        assert!(by_fields("0", &ouch).is_err());
+        assert!(by_fields("", &ouch).is_err());
     }
 }

@@ -19,11 +19,13 @@ use fixscope_ilink3::Side as Ilink3Side;
 use fixscope_ouch::orders::{OuchConnection, SessionBook as OuchBook, Version};
 use fixscope_ouch::session::{SessionFact as OuchFact, SessionName as OuchName};
 use fixscope_ouch::soupbin::{Side as OuchSide, SoupBinFramer};
+use fixscope_protocol::fields::{FieldName, FieldSelection, FieldValues, OrderFields};
 use fixscope_protocol::{FramedMessage, Framer, OrderEvent, ProtocolName};
 
 use crate::consumer::OrderSink;
 use crate::correlate::{scope_of, Correlator};
 use crate::counters::{Ilink3Counters, OuchCounters};
+use crate::group::{GroupSpec, GroupStats};
 use crate::reassembly::StreamEvent;
 use crate::segment::{ConnectionKey, Direction};
 use crate::sink::{MessageEvent, MessageObserver};
@@ -137,8 +139,56 @@ enum SessionSignal {
 /// An iLink 3 firm, for the session table (empty for OUCH).
 type Firm = fixscope_ilink3::session::Key;
 
+/// How one protocol's fields are read, and which: `--by`'s (by position) and the
+/// records' (by role), picked once for the run.
+#[derive(Clone, Copy)]
+struct ProtocolFields {
+    read: fn(&[u8], &FieldSelection, &mut FieldValues),
+    by: FieldSelection,
+    records: FieldSelection,
+}
+
+impl ProtocolFields {
+    fn of<P: OrderFields>(by: Option<&GroupSpec>) -> Self {
+        ProtocolFields {
+            read: P::read,
+            by: by.map_or_else(FieldSelection::default, |spec| {
+                FieldSelection::pick(P::FIELDS, spec.names().map(|n| n.unwrap_or("")))
+            }),
+            records: FieldSelection::roles(P::FIELDS),
+        }
+    }
+}
+
+/// Each binary protocol's [`ProtocolFields`].
+struct RunFields {
+    ouch42: ProtocolFields,
+    ouch50: ProtocolFields,
+    ilink3: ProtocolFields,
+}
+
+impl RunFields {
+    fn of(by: Option<&GroupSpec>) -> Self {
+        RunFields {
+            ouch42: ProtocolFields::of::<fixscope_ouch::Ouch42>(by),
+            ouch50: ProtocolFields::of::<fixscope_ouch::Ouch50>(by),
+            ilink3: ProtocolFields::of::<fixscope_ilink3::Ilink3>(by),
+        }
+    }
+}
+
+/// The fields by name of a binary protocol's order messages (`--by NAME`, the records'
+/// columns); none for FIX, whose `--by` takes tag numbers.
+pub fn order_fields(protocol: ProtocolName) -> &'static [FieldName] {
+    match protocol {
+        ProtocolName::Fix => &[],
+        ProtocolName::Ouch42 => <fixscope_ouch::Ouch42 as OrderFields>::FIELDS,
+        ProtocolName::Ouch50 => <fixscope_ouch::Ouch50 as OrderFields>::FIELDS,
+        ProtocolName::Ilink3 => <fixscope_ilink3::Ilink3 as OrderFields>::FIELDS,
+    }
+}
+
 /// What a run keeps of its binary sessions beyond their connections.
-#[derive(Default)]
 pub(crate) struct BinaryRun {
     /// The logical sessions (replays, resends, open orders) of each protocol, lent to each
     /// message.
@@ -148,6 +198,21 @@ pub(crate) struct BinaryRun {
     ids: HashMap<LogicalName, u64>,
     /// The counts of the connections that ended.
     pub(crate) ended: BinaryCounters,
+    /// The fields read by name, per protocol.
+    fields: RunFields,
+}
+
+impl BinaryRun {
+    /// A run grouping by `by` (`--by`'s protocol fields are picked per protocol now).
+    pub(crate) fn new(by: Option<&GroupSpec>) -> Self {
+        BinaryRun {
+            ouch: OuchBook::default(),
+            ilink3: Ilink3Book::default(),
+            ids: HashMap::new(),
+            ended: BinaryCounters::default(),
+            fields: RunFields::of(by),
+        }
+    }
 }
 
 /// The run's parts a binary connection's packets reach.
@@ -186,8 +251,14 @@ pub(crate) fn stream_event(
         ouch: ouch_book,
         ilink3: ilink3_book,
         ids,
+        fields,
         ..
     } = run;
+    let fields = match layer {
+        Layer::Ouch { orders, .. } if orders.version() == Version::Ouch42 => fields.ouch42,
+        Layer::Ouch { .. } => fields.ouch50,
+        Layer::Ilink3 { .. } => fields.ilink3,
+    };
     let mut packet = Packet {
         correlator,
         stats,
@@ -195,6 +266,7 @@ pub(crate) fn stream_event(
         ids,
         observer,
         unix_offset_ns,
+        fields,
     };
     let d = direction_index(direction);
     match (layer, event) {
@@ -283,6 +355,7 @@ struct Packet<'a> {
     ids: &'a mut HashMap<LogicalName, u64>,
     observer: &'a mut Option<MessageObserver>,
     unix_offset_ns: i64,
+    fields: ProtocolFields,
 }
 
 impl Packet<'_> {
@@ -326,7 +399,7 @@ impl Packet<'_> {
                 session: id,
                 direction,
                 msg_type: code.as_bytes(),
-                key,
+                key: shown_key(key),
                 unix_offset_ns: self.unix_offset_ns,
                 sender_comp_id: b"",
                 target_comp_id: b"",
@@ -342,18 +415,31 @@ impl Packet<'_> {
             // A resend is no new order (counted by the order layer).
             OrderEvent::Request { resend: true, .. } => {}
             OrderEvent::Request {
-                request_type, key, ..
+                request_type,
+                key,
+                code,
+                ..
             } => {
                 if let Some(s) = stats.session_mut(id) {
                     s.requests += 1;
                 }
-                correlator.on_order_request(
+                let fields = self.fields;
+                let groups = request_groups(stats.by_mut(), &fields, msg.bytes);
+                if let Some(book) = correlator.records_mut() {
+                    let mut roles = FieldValues::default();
+                    (fields.read)(msg.bytes, &fields.records, &mut roles);
+                    let roles = [roles.get(0), roles.get(1), roles.get(2)];
+                    book.fields
+                        .set_parts(code.as_bytes(), shown_key(key), roles);
+                }
+                correlator.on_order_request_grouped(
                     scope,
                     request_type,
                     key,
                     0,
                     ts_ns,
                     msg.last_byte_seq,
+                    groups,
                     |mut latency, key, replay| {
                         latency.session = id;
                         let code = [replay.msg_type];
@@ -378,6 +464,9 @@ impl Packet<'_> {
                 if let Some(s) = stats.session_mut(id) {
                     s.responses += 1;
                 }
+                let fields = self.fields;
+                // `--by` values the request lacked come from the response (read once).
+                let mut response_values: Option<FieldValues> = None;
                 correlator.on_order_response(
                     scope,
                     key,
@@ -387,6 +476,19 @@ impl Packet<'_> {
                     ts_ns,
                     |mut latency, key| {
                         latency.session = id;
+                        if let Some(by) = stats.by_mut() {
+                            let n = by.spec.fields.len();
+                            if !fields.by.is_empty()
+                                && GroupStats::needs_response_values(&latency.groups, n)
+                            {
+                                let values = response_values.get_or_insert_with(|| {
+                                    let mut v = FieldValues::default();
+                                    (fields.read)(msg.bytes, &fields.by, &mut v);
+                                    v
+                                });
+                                by.complete(&mut latency.groups, &values.by_values());
+                            }
+                        }
                         let order = OrderRef {
                             key,
                             response_msg_type: code.as_bytes(),
@@ -439,6 +541,35 @@ impl Packet<'_> {
         }
         id
     }
+}
+
+/// A request's `--by` ids: its values of the protocol's fields asked for (read only
+/// with `--by`, and only when the protocol has one of them; else every position is
+/// `(none)`, as a FIX order without the tag).
+fn request_groups(
+    by: Option<&mut GroupStats>,
+    fields: &ProtocolFields,
+    frame: &[u8],
+) -> fixscope_model::order::Groups {
+    let Some(by) = by else {
+        return fixscope_model::order::NO_GROUPS;
+    };
+    let mut values = FieldValues::default();
+    if !fields.by.is_empty() {
+        (fields.read)(frame, &fields.by, &mut values);
+    }
+    by.request(&values.by_values())
+}
+
+/// A tracking key as the records and the trace show it: the order's own key. OUCH tracks a cancel
+/// or a modify under its order's key and a mark that begins with a byte no real key has
+/// (`CANCEL_MARK`, `MODIFY_MARK`): shown without the mark (the message type says which).
+fn shown_key(key: &[u8]) -> &[u8] {
+    let mark = fixscope_ouch::orders::CANCEL_MARK[0];
+    debug_assert_eq!(mark, fixscope_ouch::orders::MODIFY_MARK[0]);
+    key.iter()
+        .position(|&b| b == mark)
+        .map_or(key, |i| &key[..i])
 }
 
 fn direction_index(direction: Direction) -> usize {
