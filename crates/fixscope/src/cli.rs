@@ -138,7 +138,8 @@ pub struct AnalysisArgs {
     pub key: String,
     /// Also break every stage's latency down by the value of these FIX tags of the orders
     /// (e.g. `55` symbol, `1` account, `100` ExDestination, `49`; at most 3 tags), read from
-    /// the request (the response when the request lacks it).
+    /// the request (the response when the request lacks it). With a binary `--protocol`,
+    /// its fields by name too (`Stock`, `SecurityID`, `Side`: docs/protocols.md).
     #[arg(long, value_name = "TAG[,TAG...]")]
     pub by: Option<String>,
     /// With `--by`: the N busiest values of each tag (most requests) get their own figures;
