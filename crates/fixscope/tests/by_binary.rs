@@ -12,7 +12,7 @@ mod support_ouch;
 use fixscope_core::human::human_ns;
 use serde_json::Value;
 use support::*;
-use support_by::Script;
+use support_by::{ByRows, Script};
 
 /// The summary's `by` rows of field `tag`.
 fn rows<'a>(summary: &'a Value, tag: &str) -> Vec<&'a Value> {
@@ -35,7 +35,7 @@ fn ack(row: &Value) -> &Value {
 
 /// Every value of the script under `tag` has its requests and its acks' count, min and
 /// max, and no other value is reported.
-fn assert_by_json(summary: &Value, tag: &str, expected: &[(String, u64, Vec<u64>)]) {
+fn assert_by_json(summary: &Value, tag: &str, expected: &ByRows) {
     let rows = rows(summary, tag);
     for (value, requests, acks) in expected {
         let row = rows
@@ -60,7 +60,7 @@ fn assert_by_json(summary: &Value, tag: &str, expected: &[(String, u64, Vec<u64>
 
 /// The text report's table of `heading`: each value's ack row has the script's count, min
 /// and max.
-fn assert_by_text(text: &str, heading: &str, expected: &[(String, u64, Vec<u64>)]) {
+fn assert_by_text(text: &str, heading: &str, expected: &ByRows) {
     let table: Vec<&str> = text
         .lines()
         .skip_while(|l| *l != heading)
@@ -86,12 +86,7 @@ fn assert_by_text(text: &str, heading: &str, expected: &[(String, u64, Vec<u64>)
 }
 
 /// The script's capture, analysed with `--by by` on each plan, in JSON and in text.
-fn check(
-    script: &Script,
-    by: &str,
-    tags: &[(&str, &str, Vec<(String, u64, Vec<u64>)>)],
-    name: &str,
-) {
+fn check(script: &Script, by: &str, tags: &[(&str, &str, ByRows)], name: &str) {
     let dir = tempfile::tempdir().unwrap();
     let port = script.port.to_string();
     let protocol = script.protocol_flag();
@@ -158,7 +153,7 @@ fn ilink3_orders_are_grouped_by_security_id_and_side_by_name() {
     let script = support_by::ilink3();
     let by_security = script.by_value();
     assert_eq!(by_security.len(), 3, "{by_security:?}");
-    let mut by_side: Vec<(String, u64, Vec<u64>)> = ["1", "2"]
+    let mut by_side: ByRows = ["1", "2"]
         .iter()
         .map(|side| {
             let mut acks: Vec<u64> = script

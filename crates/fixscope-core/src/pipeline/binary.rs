@@ -20,7 +20,9 @@ use fixscope_ouch::orders::{OuchConnection, SessionBook as OuchBook, Version};
 use fixscope_ouch::session::{SessionFact as OuchFact, SessionName as OuchName};
 use fixscope_ouch::soupbin::{Side as OuchSide, SoupBinFramer};
 use fixscope_protocol::fields::{FieldName, FieldSelection, FieldValues, OrderFields};
-use fixscope_protocol::{FramedMessage, Framer, OrderEvent, ProtocolName};
+use fixscope_protocol::{
+    FramedMessage, Framer, OrderEvent, ProtocolName, RequestType, ResponseCode, ResponseKind,
+};
 
 use crate::consumer::OrderSink;
 use crate::correlate::{scope_of, Correlator};
@@ -407,10 +409,6 @@ impl Packet<'_> {
                 poss_dup: false,
             });
         }
-        let scope = scope_of(id, 0);
-        let Packet {
-            correlator, stats, ..
-        } = self;
         match event {
             // A resend is no new order (counted by the order layer).
             OrderEvent::Request { resend: true, .. } => {}
@@ -419,89 +417,122 @@ impl Packet<'_> {
                 key,
                 code,
                 ..
-            } => {
-                if let Some(s) = stats.session_mut(id) {
-                    s.requests += 1;
-                }
-                let fields = self.fields;
-                let groups = request_groups(stats.by_mut(), &fields, msg.bytes);
-                if let Some(book) = correlator.records_mut() {
-                    let mut roles = FieldValues::default();
-                    (fields.read)(msg.bytes, &fields.records, &mut roles);
-                    let roles = [roles.get(0), roles.get(1), roles.get(2)];
-                    book.fields
-                        .set_parts(code.as_bytes(), shown_key(key), roles);
-                }
-                correlator.on_order_request_grouped(
-                    scope,
-                    request_type,
-                    key,
-                    0,
-                    ts_ns,
-                    msg.last_byte_seq,
-                    groups,
-                    |mut latency, key, replay| {
-                        latency.session = id;
-                        let code = [replay.msg_type];
-                        let order = OrderRef {
-                            key,
-                            response_msg_type: &code,
-                            exec_type: None,
-                            ord_status: None,
-                            response_ts_ns: replay.ts_ns,
-                            breakdown: None,
-                        };
-                        stats.record_order(latency, &order);
-                    },
-                );
-            }
+            } => self.request(id, request_type, key, code, ts_ns, msg),
             OrderEvent::Response {
                 key,
                 kind,
                 ends,
                 code,
-            } => {
-                if let Some(s) = stats.session_mut(id) {
-                    s.responses += 1;
-                }
-                let fields = self.fields;
-                // `--by` values the request lacked come from the response (read once).
-                let mut response_values: Option<FieldValues> = None;
-                correlator.on_order_response(
-                    scope,
-                    key,
-                    kind,
-                    ends,
-                    code,
-                    ts_ns,
-                    |mut latency, key| {
-                        latency.session = id;
-                        if let Some(by) = stats.by_mut() {
-                            let n = by.spec.fields.len();
-                            if !fields.by.is_empty()
-                                && GroupStats::needs_response_values(&latency.groups, n)
-                            {
-                                let values = response_values.get_or_insert_with(|| {
-                                    let mut v = FieldValues::default();
-                                    (fields.read)(msg.bytes, &fields.by, &mut v);
-                                    v
-                                });
-                                by.complete(&mut latency.groups, &values.by_values());
-                            }
-                        }
-                        let order = OrderRef {
-                            key,
-                            response_msg_type: code.as_bytes(),
-                            exec_type: None,
-                            ord_status: None,
-                            response_ts_ns: ts_ns,
-                            breakdown: None,
-                        };
-                        stats.record_order(latency, &order);
-                    },
-                );
-            }
+            } => self.response(id, (key, ends), kind, code, ts_ns, msg),
         }
+    }
+
+    /// A request of session `id` to the correlator, with its `--by` ids and (with
+    /// records) its fields.
+    fn request(
+        &mut self,
+        id: u64,
+        request_type: RequestType,
+        key: &[u8],
+        code: ResponseCode,
+        ts_ns: u64,
+        msg: &FramedMessage<'_>,
+    ) {
+        let Packet {
+            correlator,
+            stats,
+            fields,
+            ..
+        } = self;
+        if let Some(s) = stats.session_mut(id) {
+            s.requests += 1;
+        }
+        let groups = request_groups(stats.by_mut(), fields, msg.bytes);
+        if let Some(book) = correlator.records_mut() {
+            let mut roles = FieldValues::default();
+            (fields.read)(msg.bytes, &fields.records, &mut roles);
+            let roles = [roles.get(0), roles.get(1), roles.get(2)];
+            book.fields
+                .set_parts(code.as_bytes(), shown_key(key), roles);
+        }
+        correlator.on_order_request_grouped(
+            scope_of(id, 0),
+            request_type,
+            key,
+            0,
+            ts_ns,
+            msg.last_byte_seq,
+            groups,
+            |mut latency, key, replay| {
+                latency.session = id;
+                let code = [replay.msg_type];
+                let order = OrderRef {
+                    key,
+                    response_msg_type: &code,
+                    exec_type: None,
+                    ord_status: None,
+                    response_ts_ns: replay.ts_ns,
+                    breakdown: None,
+                };
+                stats.record_order(latency, &order);
+            },
+        );
+    }
+
+    /// A response of session `id` (to the order under `keys.0`, ending `keys.1`'s too) to
+    /// the correlator; `--by` values its order's request lacked come from it (read once).
+    fn response(
+        &mut self,
+        id: u64,
+        (key, ends): (&[u8], &[u8]),
+        kind: ResponseKind,
+        code: ResponseCode,
+        ts_ns: u64,
+        msg: &FramedMessage<'_>,
+    ) {
+        let Packet {
+            correlator,
+            stats,
+            fields,
+            ..
+        } = self;
+        if let Some(s) = stats.session_mut(id) {
+            s.responses += 1;
+        }
+        let mut response_values: Option<FieldValues> = None;
+        correlator.on_order_response(
+            scope_of(id, 0),
+            key,
+            kind,
+            ends,
+            code,
+            ts_ns,
+            |mut latency, key| {
+                latency.session = id;
+                if let Some(by) = stats.by_mut() {
+                    let n = by.spec.fields.len();
+                    if !fields.by.is_empty()
+                        && GroupStats::needs_response_values(&latency.groups, n)
+                    {
+                        let values = response_values.get_or_insert_with(|| {
+                            let mut v = FieldValues::default();
+                            (fields.read)(msg.bytes, &fields.by, &mut v);
+                            v
+                        });
+                        by.complete(&mut latency.groups, &values.by_values());
+                    }
+                }
+                let order = OrderRef {
+                    key,
+                    response_msg_type: code.as_bytes(),
+                    exec_type: None,
+                    ord_status: None,
+                    response_ts_ns: ts_ns,
+                    breakdown: None,
+                };
+                stats.record_order(latency, &order);
+            },
+        );
     }
 
     /// The session table's id of logical session `name` (opened when new), now on `conn`

@@ -37,6 +37,9 @@ pub struct Order {
     pub ack_ns: u64,
 }
 
+/// Per `--by` value: the value, the requests that carried it, its acks (sorted).
+pub type ByRows = Vec<(String, u64, Vec<u64>)>;
+
 /// A capture and its truth.
 pub struct Script {
     pub packets: Vec<TimedPacket>,
@@ -56,8 +59,8 @@ impl Script {
     }
 
     /// Per `--by` value (`(none)` for none): requests that carried it, and the acks.
-    pub fn by_value(&self) -> Vec<(String, u64, Vec<u64>)> {
-        let mut out: Vec<(String, u64, Vec<u64>)> = Vec::new();
+    pub fn by_value(&self) -> ByRows {
+        let mut out: ByRows = Vec::new();
         for o in &self.orders {
             let name = o.value.clone().unwrap_or_else(|| "(none)".into());
             let at = match out.iter().position(|(v, ..)| *v == name) {
