@@ -65,8 +65,9 @@ pub fn checked(config: fixscope_core::PipelineConfig) -> Result<fixscope_core::P
 /// `--by`'s list of a run on `ports`: a number is a FIX tag, as on every run; a name is a
 /// field of the run's binary protocols (docs/protocols.md lists them), matched without
 /// regard to case and reported by its spec's name (the first protocol's that has it: the
-/// others' orders, without it, are in `(none)`). A name none of them has is an error that
-/// names the fields they have.
+/// others' orders, without it, are in `(none)`); on a run of FIX only, a FIX field's
+/// name (`Symbol`: tag 55, reported as `--by 55` is). Any other name is an error that
+/// names the fields there are.
 pub fn by_fields(list: &str, ports: &ProtocolPorts) -> Result<Vec<ByField>, String> {
     let binary: Vec<ProtocolName> = ports
         .names()
@@ -77,26 +78,46 @@ pub fn by_fields(list: &str, ports: &ProtocolPorts) -> Result<Vec<ByField>, Stri
     for part in list.split(',').map(str::trim) {
         match ByField::parse(part) {
             Some(tag @ ByField::Tag(_)) => out.push(tag),
-            Some(ByField::Named(name)) if !binary.is_empty() => {
+            Some(ByField::Named(name)) => {
                 let found = binary
                     .iter()
                     .find_map(|&p| fields::find(order_fields(p), &name));
-                let Some(field) = found else {
-                    let have: Vec<String> = binary
-                        .iter()
-                        .map(|&p| format!("{p}: {}", fields::names(order_fields(p))))
-                        .collect();
-                    return Err(format!(
-                        "no field {name:?} in the run's binary protocols ({}); or a FIX tag number",
-                        have.join("; ")
-                    ));
-                };
-                out.push(ByField::Named(field.name.to_string()));
+                // FIX's names on a FIX run only: a binary run's names are its protocols'.
+                let fix = binary
+                    .is_empty()
+                    .then(|| fixscope_core::fix::tag_of_name(&name));
+                match (found, fix.flatten()) {
+                    (Some(field), _) => out.push(ByField::Named(field.name.to_string())),
+                    (None, Some(tag)) => out.push(ByField::Tag(tag)),
+                    (None, None) => return Err(unknown_name(&name, &binary)),
+                }
             }
-            _ => return Err(format!("'{part}' is not a FIX tag number")),
+            None => return Err(format!("'{part}' is not a FIX tag number")),
         }
     }
     Ok(out)
+}
+
+/// What `--by NAME` says of a name no protocol of the run has: the fields there are.
+fn unknown_name(name: &str, binary: &[ProtocolName]) -> String {
+    if binary.is_empty() {
+        let fix: Vec<&str> = fixscope_core::fix::FIELD_NAMES
+            .iter()
+            .map(|(n, _)| *n)
+            .collect();
+        return format!(
+            "no field {name:?} (FIX: a tag number, or {})",
+            fix.join(", ")
+        );
+    }
+    let have: Vec<String> = binary
+        .iter()
+        .map(|&p| format!("{p}: {}", fields::names(order_fields(p))))
+        .collect();
+    format!(
+        "no field {name:?} in the run's binary protocols ({}); or a FIX tag number",
+        have.join("; ")
+    )
 }
 
 /// The binary protocols named, as `ouch42/ilink3`.
@@ -150,10 +171,15 @@ mod tests {
             by_fields("55, 1", &fix),
             Ok(vec![ByField::Tag(55), ByField::Tag(1)])
         );
-        // A FIX run says what it always said of a name.
+        // A FIX field by its name is its tag.
         assert_eq!(
-            by_fields("Symbol", &fix).unwrap_err(),
-            "'Symbol' is not a FIX tag number"
+            by_fields("symbol,Account", &fix),
+            Ok(vec![ByField::Tag(55), ByField::Tag(1)])
+        );
+        let err = by_fields("Stock", &fix).unwrap_err();
+        assert!(
+            err.starts_with("no field \"Stock\" (FIX: a tag number, or Account,"),
+            "{err}"
         );
         let ouch = args(&["15001=ouch42"]).ports(&[]).unwrap();
         assert_eq!(
@@ -175,6 +201,8 @@ mod tests {
                 ByField::Named("SecurityID".into())
             ])
         );
+        // On a binary run, FIX's names are not its fields (its tags still are).
+        assert!(by_fields("Account", &ouch).is_err());
         assert!(by_fields("0", &ouch).is_err());
         assert!(by_fields("", &ouch).is_err());
     }

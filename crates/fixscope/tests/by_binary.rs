@@ -216,9 +216,83 @@ fn a_name_the_runs_protocols_do_not_have_is_refused_with_theirs() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    // Without --protocol, a name is what it always was: not a FIX tag number.
+    // Without --protocol, a name is a FIX field's or an error naming FIX's.
     let out = fixscope(&["pcap", path.to_str().unwrap(), "-p", &port, "--by", "Stock"]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("'Stock' is not a FIX tag number"), "{err}");
+    assert!(
+        err.contains("no field \"Stock\" (FIX: a tag number, or Account"),
+        "{err}"
+    );
+}
+
+/// The HdrHistogram log names the field (`ack.Stock=AAPL`, the `#fixscope-by` line's
+/// `field`), and `fixscope report` gives the run's `by` back, name and figures.
+#[test]
+fn the_log_keeps_the_fields_name_and_report_reads_it_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = support_by::ouch42();
+    let cap = dir.path().join("ouch.pcap");
+    write_pcap(&cap, &script.packets);
+    let log = dir.path().join("ouch.hlog");
+    let (port, protocol) = (script.port.to_string(), script.protocol_flag());
+    let out = fixscope(&[
+        "pcap",
+        cap.to_str().unwrap(),
+        "-p",
+        &port,
+        "--protocol",
+        &protocol,
+        "--by",
+        "STOCK",
+        "--json",
+        "--hlog",
+        log.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.contains("Tag=ack.Stock=AAPL,"), "{text}");
+    assert!(text.contains(r#""field":"Stock""#), "{text}");
+    let run: Value = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|v| v["type"] == "summary")
+        .expect("a summary");
+    let out = fixscope(&["report", log.to_str().unwrap(), "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let back: Value = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|v| v["type"] == "summary")
+        .expect("a summary read back");
+    assert_eq!(back["by"], run["by"]);
+    assert_by_json(&back, "Stock", &script.by_value());
+}
+
+/// A FIX run takes FIX's field names too: `--by Symbol,account` is `--by 55,1`, byte for
+/// byte.
+#[test]
+fn a_fix_fields_name_is_its_tag_byte_for_byte() {
+    let cap = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata/captures/sim/sim_orders.pcap");
+    let run = |by: &str| {
+        let out = fixscope(&["pcap", cap.to_str().unwrap(), "-p", "19478", "--by", by]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        out.stdout
+    };
+    let by_number = run("55,1");
+    assert!(
+        String::from_utf8_lossy(&by_number).contains("by tag 55 (--by):"),
+        "{}",
+        String::from_utf8_lossy(&by_number)
+    );
+    assert_eq!(run("Symbol,account"), by_number);
 }
