@@ -227,7 +227,8 @@ fn a_name_the_runs_protocols_do_not_have_is_refused_with_theirs() {
 }
 
 /// The HdrHistogram log names the field (`ack.Stock=AAPL`, the `#fixscope-by` line's
-/// `field`), and `fixscope report` gives the run's `by` back, name and figures.
+/// `field`), and `fixscope report` gives the run's `by` back, name and figures; so does
+/// Prometheus's label (`tag="Stock"`).
 #[test]
 fn the_log_keeps_the_fields_name_and_report_reads_it_back() {
     let dir = tempfile::tempdir().unwrap();
@@ -235,6 +236,7 @@ fn the_log_keeps_the_fields_name_and_report_reads_it_back() {
     let cap = dir.path().join("ouch.pcap");
     write_pcap(&cap, &script.packets);
     let log = dir.path().join("ouch.hlog");
+    let prom = dir.path().join("ouch.prom");
     let (port, protocol) = (script.port.to_string(), script.protocol_flag());
     let out = fixscope(&[
         "pcap",
@@ -248,6 +250,9 @@ fn the_log_keeps_the_fields_name_and_report_reads_it_back() {
         "--json",
         "--hlog",
         log.to_str().unwrap(),
+        "--prometheus-textfile",
+        prom.to_str().unwrap(),
+        "--prometheus-by",
     ]);
     assert!(
         out.status.success(),
@@ -257,6 +262,12 @@ fn the_log_keeps_the_fields_name_and_report_reads_it_back() {
     let text = std::fs::read_to_string(&log).unwrap();
     assert!(text.contains("Tag=ack.Stock=AAPL,"), "{text}");
     assert!(text.contains(r#""field":"Stock""#), "{text}");
+    let metrics = std::fs::read_to_string(&prom).unwrap();
+    let aapl = metrics
+        .lines()
+        .find(|l| l.contains(r#"tag="Stock""#) && l.contains(r#"value="AAPL""#))
+        .unwrap_or_else(|| panic!("no Stock=AAPL series in:\n{metrics}"));
+    assert!(!aapl.starts_with('#'), "{aapl}");
     let run: Value = String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
@@ -285,7 +296,11 @@ fn a_fix_fields_name_is_its_tag_byte_for_byte() {
         .join("../../testdata/captures/sim/sim_orders.pcap");
     let run = |by: &str| {
         let out = fixscope(&["pcap", cap.to_str().unwrap(), "-p", "19478", "--by", by]);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         out.stdout
     };
     let by_number = run("55,1");
