@@ -148,6 +148,21 @@ fn ouch_orders_are_grouped_by_stock_by_name() {
     );
 }
 
+/// OUCH 5.0 names it `Symbol`: `--by stock` (4.2's name) finds it, the reports say
+/// `Symbol`.
+#[test]
+fn ouch50_orders_are_grouped_by_symbol_by_either_versions_name() {
+    let script = support_by::ouch50();
+    let expected = script.by_value();
+    assert_eq!(expected.len(), 2, "{expected:?}");
+    check(
+        &script,
+        "stock",
+        &[("Symbol", "by field Symbol (--by):", expected)],
+        "ouch50-symbol",
+    );
+}
+
 #[test]
 fn ilink3_orders_are_grouped_by_security_id_and_side_by_name() {
     let script = support_by::ilink3();

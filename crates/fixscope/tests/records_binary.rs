@@ -1,5 +1,5 @@
-//! `--records` and `--clickhouse` on binary order sessions: every order of an OUCH 4.2 and
-//! an iLink 3 session (support_by's scripts) kept with its protocol's names — its
+//! `--records` and `--clickhouse` on binary order sessions: every order of an OUCH 4.2, an
+//! OUCH 5.0 and an iLink 3 session (support_by's scripts) kept with its protocol's names — its
 //! request's message type as the protocol names it (`O`, `U`, `X`; `514`, `516`), its
 //! key (token, OrderRequestID), its session's row names, the instrument and side its
 //! request carried — and its latency the script's own. The Parquet files are read back by
@@ -129,6 +129,14 @@ fn every_ouch_order_is_in_the_records_with_ouchs_names() {
     check_parquet(
         "every_ouch_order_is_in_the_records_with_ouchs_names",
         &support_by::ouch42(),
+    );
+}
+
+#[test]
+fn every_ouch50_order_is_in_the_records_with_ouchs_names() {
+    check_parquet(
+        "every_ouch50_order_is_in_the_records_with_ouchs_names",
+        &support_by::ouch50(),
     );
 }
 

@@ -6,7 +6,8 @@
 //! OUCH 4.2: eighteen orders on AAPL, MSFT and QQQ (acks per stock from its base, a
 //! microsecond more for each next order of it); a Replace of the first AAPL order (a
 //! Replace carries no stock: its value is its Replaced's); a Cancel of the first MSFT order
-//! (neither it nor its Canceled carries one: `(none)`). iLink 3: eighteen orders on three
+//! (neither it nor its Canceled carries one: `(none)`). OUCH 5.0: twelve orders on two
+//! symbols, keyed by UserRefNum, sold and bought in turn. iLink 3: eighteen orders on three
 //! SecurityIDs, buys and sells in turn, and a cancel of the first (an OrderCancelRequest516
 //! carries its SecurityID).
 
@@ -15,8 +16,9 @@
 use fixscope_core::pcap_writer::SyntheticConnection;
 use fixscope_ilink3::encode;
 use fixscope_ilink3::messages::Request;
-use fixscope_ouch::encode::{login_accepted, login_request, ouch42_packet};
+use fixscope_ouch::encode::{login_accepted, login_request, ouch42_packet, ouch50_packet};
 use fixscope_ouch::ouch42::{Message, ReplaceOrder, Replaced};
+use fixscope_ouch::ouch50;
 
 use crate::support::{at, endpoint, TimedPacket};
 use crate::support_ilink3::{report, CANCELED, FIRM, NEW, UUID};
@@ -183,6 +185,78 @@ pub fn ouch42() -> Script {
         protocol: "ouch42",
         sender: "USER01".into(),
         target: "SESSION042".into(),
+    }
+}
+
+pub const OUCH50_SYMBOLS: [(&str, u64); 2] = [("SPY", 14_000), ("TSLA", 29_000)];
+
+/// An OUCH 5.0 session (TRDR5 on SESS5) on port 15050.
+pub fn ouch50() -> Script {
+    const PORT: u16 = 15050;
+    let t0 = 1_700_000_000_000_000_000u64;
+    let mut c = SyntheticConnection::new(endpoint(false, 2, 41_000), endpoint(false, 1, PORT));
+    let mut packets: Vec<TimedPacket> = c.handshake().into_iter().map(|p| at(t0, p)).collect();
+    let login = login_request(b"TRDR5", b"x", b"", Some(1));
+    packets.push(at(t0 + 1_000, c.client_sends(&login)));
+    packets.push(at(t0 + 2_000, c.server_sends(&login_accepted(b"SESS5", 1))));
+    let symbols: Vec<[u8; 8]> = OUCH50_SYMBOLS.iter().map(|(s, _)| fixed(s)).collect();
+    let mut orders = Vec::new();
+    for i in 0..12u32 {
+        let (symbol, base) = OUCH50_SYMBOLS[(i % 2) as usize];
+        let bytes = &symbols[(i % 2) as usize];
+        let side = if i % 4 < 2 { b'S' } else { b'B' };
+        let ack = base + u64::from(i / 2) * 1_000;
+        let t = t0 + 1_000_000 + u64::from(i) * 1_000_000;
+        let urn = 100 + i;
+        let enter = ouch50_packet(&ouch50::Message::EnterOrder(ouch50::EnterOrder {
+            user_ref_num: urn,
+            side,
+            quantity: 500,
+            symbol: bytes,
+            price: 4_100_000,
+            time_in_force: b'0',
+            display: b'Y',
+            capacity: b'A',
+            iso_eligibility: b'N',
+            cross_type: b'N',
+            cl_ord_id: b"CL0000000000001",
+            appendage: ouch50::Appendage { bytes: &[] },
+        }));
+        packets.push(at(t, c.client_sends(&enter)));
+        let accepted = ouch50_packet(&ouch50::Message::Accepted(ouch50::Accepted {
+            timestamp_ns: t,
+            user_ref_num: urn,
+            side,
+            quantity: 500,
+            symbol: bytes,
+            price: 4_100_000,
+            time_in_force: b'0',
+            display: b'Y',
+            order_reference_number: 9_000 + u64::from(urn),
+            capacity: b'A',
+            iso_eligibility: b'N',
+            cross_type: b'N',
+            order_state: b'L',
+            cl_ord_id: b"CL0000000000001",
+            appendage: ouch50::Appendage { bytes: &[] },
+        }));
+        packets.push(at(t + ack, c.server_sends(&accepted)));
+        orders.push(Order {
+            value: Some(symbol.into()),
+            symbol: symbol.into(),
+            side: (side as char).to_string(),
+            key: urn.to_string(),
+            msg_type: "O",
+            ack_ns: ack,
+        });
+    }
+    Script {
+        packets,
+        orders,
+        port: PORT,
+        protocol: "ouch50",
+        sender: "TRDR5".into(),
+        target: "SESS5".into(),
     }
 }
 
