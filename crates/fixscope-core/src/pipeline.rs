@@ -46,6 +46,7 @@ pub mod share;
 mod stages;
 
 pub use crate::sink::{LinkRow, MessageEvent, MessageObserver, OrderRow, RecordSink};
+pub use binary::order_fields;
 pub use config::PipelineConfig;
 use connections::{ClosedConnections, Connection, CLOSED_CONNECTION_MEMORY_NS};
 use deadlines::Deadlines;
@@ -147,11 +148,11 @@ impl Pipeline {
             hops: config.hops.clone().map(HopLinker::new),
             points: config.points.clone().map(PointJoiner::new),
             interval_clock: IntervalClock::new(config.interval_ns),
+            binary: binary::BinaryRun::new(config.by.as_ref()),
             config,
             connections: HashMap::new(),
             next_session: 1,
             session_layer: SessionLayer::new(),
-            binary: binary::BinaryRun::default(),
             framing: FramingCounters::default(),
             reassembly: ReassemblyCounters::default(),
             tls: Default::default(),

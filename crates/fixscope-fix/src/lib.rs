@@ -81,6 +81,39 @@ pub fn begin_string(message: &[u8]) -> &[u8] {
     &value[..end]
 }
 
+/// FIX fields `--by` takes by name as well as by number (FIX 4.4's names), for the
+/// orders' fields one groups by.
+pub const FIELD_NAMES: &[(&str, u32)] = &[
+    ("Account", 1),
+    ("Currency", 15),
+    ("HandlInst", 21),
+    ("OrdType", 40),
+    ("SecurityID", 48),
+    ("SenderCompID", 49),
+    ("SenderSubID", 50),
+    ("Side", 54),
+    ("Symbol", 55),
+    ("TargetCompID", 56),
+    ("TargetSubID", 57),
+    ("TimeInForce", 59),
+    ("ExDestination", 100),
+    ("ClientID", 109),
+    ("OnBehalfOfCompID", 115),
+    ("DeliverToCompID", 128),
+    ("SecurityType", 167),
+    ("SecurityExchange", 207),
+    ("TradingSessionID", 336),
+    ("OrderCapacity", 528),
+];
+
+/// The tag of a FIX field named `name` in [`FIELD_NAMES`] (case-insensitive).
+pub fn tag_of_name(name: &str) -> Option<u32> {
+    FIELD_NAMES
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name.trim()))
+        .map(|&(_, t)| t)
+}
+
 /// A comma-separated list of distinct tag numbers, 1 to `max` of them (`--key`, `--by`).
 pub fn parse_tag_list(s: &str, max: usize) -> Result<Vec<u32>, String> {
     let mut tags = Vec::new();

@@ -13,6 +13,7 @@
 //! counts nothing twice. docs/protocols.md ("CME iLink 3") states every rule.
 
 pub mod encode;
+pub mod fields;
 pub mod messages;
 pub mod orders;
 pub mod sbe;

@@ -17,6 +17,7 @@
 
 pub mod detect;
 pub mod encode;
+pub mod fields;
 pub mod orders;
 pub mod ouch42;
 pub mod ouch50;

@@ -17,14 +17,19 @@
 //! The order half ([`order`]): what a message means to the correlator — a request of a
 //! type under a key, or a response of a [`ResponseKind`] to a key — in no protocol's words.
 //!
+//! Field access by name ([`fields`]): the fields of a protocol's order messages that
+//! `--by` groups by and the records keep, by its spec's names, read only when asked.
+//!
 //! docs/architecture.md ("The crates", "Adding a protocol") says what moves here next:
-//! field access by name and the session rules.
+//! the session rules.
 
 pub mod contract;
+pub mod fields;
 mod framer;
 pub mod name;
 pub mod order;
 
+pub use fields::{FieldName, FieldSelection, FieldValues, OrderFields, Role};
 pub use fixscope_model::counters::framing::FramingCounters;
 pub use fixscope_model::segment::ByteTimes;
 pub use framer::{FramedMessage, Framer, Protocol, Recognition};

@@ -123,6 +123,60 @@ impl MessageTypes {
     }
 }
 
+/// An order's request type: FIX's as its MsgType ([`RequestType`]'s codes), a binary
+/// protocol's as the protocol names its message (OUCH `O`, iLink 3 `514`), kept as a
+/// string beside the codes (as [`MessageTypes`]' others).
+#[derive(Default)]
+pub(crate) struct RequestTypes {
+    codes: Codes<RequestType>,
+    others: Strings,
+}
+
+impl RequestTypes {
+    /// A row of type `t`, named `name` by its protocol (empty: FIX's name of `t`).
+    #[inline]
+    pub(crate) fn push(&mut self, t: RequestType, name: &[u8]) {
+        if name.is_empty() {
+            self.codes.push(t);
+        } else {
+            self.others.push(name);
+            self.codes.codes.push(RequestType::NAMES.len() as u8);
+        }
+    }
+
+    pub(crate) fn clear(&mut self) {
+        self.codes.clear();
+        self.others.clear();
+    }
+
+    pub(crate) fn codes(&self) -> &[u8] {
+        self.codes.codes()
+    }
+
+    pub(crate) fn others(&self) -> &Strings {
+        &self.others
+    }
+
+    /// The column as an Arrow string array (ClickHouse); the column is left empty.
+    pub(crate) fn array(&mut self) -> ArrayRef {
+        let codes = std::mem::take(&mut self.codes.codes);
+        let others = std::mem::take(&mut self.others);
+        let mut next_other = 0;
+        let values: Vec<Cow<'_, str>> = codes
+            .iter()
+            .map(|&c| match RequestType::NAMES.get(usize::from(c)) {
+                Some(name) => Cow::Borrowed(*name),
+                None => {
+                    let v = others.value(next_other).unwrap_or_default();
+                    next_other += 1;
+                    String::from_utf8_lossy(v)
+                }
+            })
+            .collect();
+        Arc::new(StringArray::from_iter_values(values.iter()))
+    }
+}
+
 impl Vocabulary for Outcome {
     const NAMES: &'static [&'static str] = &[
         "matched",
@@ -218,6 +272,24 @@ mod tests {
             [Some("late"), Some("matched")]
         );
         assert!(c.codes().is_empty());
+    }
+
+    /// A binary protocol's request type keeps its own name, in its row, beside FIX's.
+    #[test]
+    fn request_types_keep_a_protocols_names() {
+        let mut t = RequestTypes::default();
+        t.push(RequestType::NewOrder, b"");
+        t.push(RequestType::NewOrder, b"O");
+        t.push(RequestType::Cancel, b"516");
+        t.push(RequestType::Cancel, b"");
+        assert_eq!(t.codes(), [0, 6, 6, 1]);
+        let a = t.array();
+        let a = a.as_any().downcast_ref::<StringArray>().unwrap();
+        assert_eq!(
+            a.iter().collect::<Vec<_>>(),
+            [Some("D"), Some("O"), Some("516"), Some("F")]
+        );
+        assert!(t.codes().is_empty());
     }
 
     /// A message type outside the codes keeps its value, in its row.

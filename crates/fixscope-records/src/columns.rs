@@ -13,7 +13,7 @@ use fixscope_core::pipeline::{MessageEvent, OrderRow};
 use fixscope_core::Direction;
 
 use crate::chunks::{Column, Numbers};
-use crate::codes::{Codes, MessageTypes, Vocabulary};
+use crate::codes::{Codes, MessageTypes, RequestTypes, Vocabulary};
 use crate::strings::{Strings, STRING_BYTES};
 
 /// UTC times in nanoseconds, written without Parquet's "adjusted to UTC" flag: DuckDB
@@ -47,7 +47,7 @@ pub struct OrderColumns {
     sender_comp_id: Strings,
     target_comp_id: Strings,
     clordid: Strings,
-    msg_type: Codes<RequestType>,
+    msg_type: RequestTypes,
     symbol: Strings,
     side: Strings,
     account: Strings,
@@ -113,7 +113,8 @@ impl OrderColumns {
         } else {
             self.clordid.push(&r.fields.cl_ord_id);
         }
-        self.msg_type.push(r.request_type);
+        // FIX's request type by its MsgType; a binary protocol's by its message's name.
+        self.msg_type.push(r.request_type, &r.fields.msg_type);
         self.symbol.push(&r.fields.symbol);
         self.side.push(&r.fields.side);
         self.account.push(&r.fields.account);
@@ -159,7 +160,11 @@ impl OrderColumns {
             Column::Words(&self.sender_comp_id),
             Column::Words(&self.target_comp_id),
             Column::Ids(&self.clordid),
-            codes(&self.msg_type),
+            Column::Codes {
+                codes: self.msg_type.codes(),
+                names: RequestType::NAMES,
+                others: Some(self.msg_type.others()),
+            },
             Column::Words(&self.symbol),
             Column::Words(&self.side),
             Column::Words(&self.account),

@@ -4,6 +4,7 @@
 
 use std::io;
 
+use fixscope_core::group::ByField;
 use fixscope_core::report::{IntervalReport, Reporter, SummaryReport};
 
 use crate::say;
@@ -15,7 +16,16 @@ pub struct ByTagsNeverCarried {
 }
 
 /// What the warning says of `tag`, `answered` orders having been measured without it.
-pub fn never_carried_message(tag: u32, answered: u64) -> String {
+pub fn never_carried_message(field: &ByField, answered: u64) -> String {
+    let tag = match field {
+        ByField::Tag(t) => *t,
+        ByField::Named(name) => {
+            return format!(
+                "--by {name}: no request or response of the run carried field {name}; all \
+                 {answered} answered orders are in (none)"
+            )
+        }
+    };
     format!(
         "--by {tag}: no request or response carried tag {tag}; all {answered} answered orders are in \
          (none) — is the tag right? (--by takes FIX tag numbers, e.g. 55 Symbol, 1 Account)"
@@ -35,7 +45,7 @@ impl Reporter for ByTagsNeverCarried {
             return Ok(());
         };
         for tag in by.tags.iter().filter(|t| t.never_carried()) {
-            say::warn(never_carried_message(tag.tag, tag.none.count()));
+            say::warn(never_carried_message(&tag.field, tag.none.count()));
             self.warned = true;
         }
         Ok(())

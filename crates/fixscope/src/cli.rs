@@ -138,7 +138,8 @@ pub struct AnalysisArgs {
     pub key: String,
     /// Also break every stage's latency down by the value of these FIX tags of the orders
     /// (e.g. `55` symbol, `1` account, `100` ExDestination, `49`; at most 3 tags), read from
-    /// the request (the response when the request lacks it).
+    /// the request (the response when the request lacks it). With a binary `--protocol`,
+    /// its fields by name too (`Stock`, `SecurityID`, `Side`: docs/protocols.md).
     #[arg(long, value_name = "TAG[,TAG...]")]
     pub by: Option<String>,
     /// With `--by`: the N busiest values of each tag (most requests) get their own figures;
@@ -282,9 +283,15 @@ impl AnalysisArgs {
                 self.slowest
             );
         }
+        let protocols = self
+            .protocol
+            .ports(&[("--leg", !self.legs.legs.is_empty())])?;
         let by = match &self.by {
-            Some(tags) => Some(
-                fixscope_core::group::GroupSpec::parse(tags, self.by_limit)
+            Some(list) => Some(
+                crate::cli_protocol::by_fields(list, &protocols)
+                    .and_then(|fields| {
+                        fixscope_core::group::GroupSpec::of_fields(fields, self.by_limit)
+                    })
                     .and_then(|spec| match self.by_candidates {
                         Some(m) => spec.with_candidates(m),
                         None => Ok(spec),
@@ -304,12 +311,7 @@ impl AnalysisArgs {
             interval_ns: self.effective_interval_ns(),
             slowest: self.slowest,
             hops: self.legs.hop_config((self.timeout_s * 1e9) as u64)?,
-            protocols: self.protocol.ports(&[
-                ("--leg", !self.legs.legs.is_empty()),
-                ("--by", self.by.is_some()),
-                ("--records", self.records.records.is_some()),
-                ("--clickhouse", self.records.clickhouse.is_some()),
-            ])?,
+            protocols,
             ..PipelineConfig::default()
         })
     }

@@ -903,8 +903,7 @@ fn html_report_shows_the_feeds_and_tick_to_trade_as_the_json_says() {
     fixscope_testkit::require_tool(TEST, "chromium");
     let dir = tempfile::tempdir().unwrap();
     let page = dir.path().join("report.html");
-    let cap =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/captures/ticks/ticks.pcap");
+    let cap = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/md/ticks.pcap");
     let stdout = run_ok(&[
         "pcap",
         cap.to_str().unwrap(),

@@ -498,6 +498,7 @@ fn duckdb_reads_every_hard_case_of_the_encoder() {
                     b"2".to_vec()
                 },
                 account: account.clone(),
+                msg_type: Vec::new(),
             },
             first_response_ns: latency(0),
             ack_ns: latency(1),

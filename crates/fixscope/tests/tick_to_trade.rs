@@ -248,7 +248,7 @@ fn a_link_to_no_feed_or_one_of_several_unnamed_is_refused() {
 #[test]
 fn the_readme_tick_to_trade_example_runs_as_written() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let committed = root.join("testdata/captures/ticks/ticks.pcap");
+    let committed = root.join("testdata/md/ticks.pcap");
     let dir = tempfile::tempdir().unwrap();
     let fresh = dir.path().join("ticks.pcap");
     write_frames(&fresh, &script().0);
@@ -265,8 +265,8 @@ fn the_readme_tick_to_trade_example_runs_as_written() {
     let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
     let command = readme
         .lines()
-        .find(|l| l.starts_with("fixscope pcap testdata/captures/ticks/ticks.pcap"))
-        .expect("README runs fixscope pcap on testdata/captures/ticks/ticks.pcap");
+        .find(|l| l.starts_with("fixscope pcap testdata/md/ticks.pcap"))
+        .expect("README runs fixscope pcap on testdata/md/ticks.pcap");
     let args: Vec<&str> = command.split_whitespace().skip(1).collect();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_fixscope"))
         .args(&args)

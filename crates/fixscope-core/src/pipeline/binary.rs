@@ -19,11 +19,15 @@ use fixscope_ilink3::Side as Ilink3Side;
 use fixscope_ouch::orders::{OuchConnection, SessionBook as OuchBook, Version};
 use fixscope_ouch::session::{SessionFact as OuchFact, SessionName as OuchName};
 use fixscope_ouch::soupbin::{Side as OuchSide, SoupBinFramer};
-use fixscope_protocol::{FramedMessage, Framer, OrderEvent, ProtocolName};
+use fixscope_protocol::fields::{FieldName, FieldSelection, FieldValues, OrderFields};
+use fixscope_protocol::{
+    FramedMessage, Framer, OrderEvent, ProtocolName, RequestType, ResponseCode, ResponseKind,
+};
 
 use crate::consumer::OrderSink;
 use crate::correlate::{scope_of, Correlator};
 use crate::counters::{Ilink3Counters, OuchCounters};
+use crate::group::{GroupSpec, GroupStats};
 use crate::reassembly::StreamEvent;
 use crate::segment::{ConnectionKey, Direction};
 use crate::sink::{MessageEvent, MessageObserver};
@@ -202,8 +206,56 @@ enum SessionSignal {
 /// An iLink 3 firm, for the session table (empty for OUCH).
 type Firm = fixscope_ilink3::session::Key;
 
+/// How one protocol's fields are read, and which: `--by`'s (by position) and the
+/// records' (by role), picked once for the run.
+#[derive(Clone, Copy)]
+struct ProtocolFields {
+    read: fn(&[u8], &FieldSelection, &mut FieldValues),
+    by: FieldSelection,
+    records: FieldSelection,
+}
+
+impl ProtocolFields {
+    fn of<P: OrderFields>(by: Option<&GroupSpec>) -> Self {
+        ProtocolFields {
+            read: P::read,
+            by: by.map_or_else(FieldSelection::default, |spec| {
+                FieldSelection::pick(P::FIELDS, spec.names().map(|n| n.unwrap_or("")))
+            }),
+            records: FieldSelection::roles(P::FIELDS),
+        }
+    }
+}
+
+/// Each binary protocol's [`ProtocolFields`].
+struct RunFields {
+    ouch42: ProtocolFields,
+    ouch50: ProtocolFields,
+    ilink3: ProtocolFields,
+}
+
+impl RunFields {
+    fn of(by: Option<&GroupSpec>) -> Self {
+        RunFields {
+            ouch42: ProtocolFields::of::<fixscope_ouch::Ouch42>(by),
+            ouch50: ProtocolFields::of::<fixscope_ouch::Ouch50>(by),
+            ilink3: ProtocolFields::of::<fixscope_ilink3::Ilink3>(by),
+        }
+    }
+}
+
+/// The fields by name of a binary protocol's order messages (`--by NAME`, the records'
+/// columns); none for FIX, whose `--by` takes tag numbers.
+pub fn order_fields(protocol: ProtocolName) -> &'static [FieldName] {
+    match protocol {
+        ProtocolName::Fix => &[],
+        ProtocolName::Ouch42 => <fixscope_ouch::Ouch42 as OrderFields>::FIELDS,
+        ProtocolName::Ouch50 => <fixscope_ouch::Ouch50 as OrderFields>::FIELDS,
+        ProtocolName::Ilink3 => <fixscope_ilink3::Ilink3 as OrderFields>::FIELDS,
+    }
+}
+
 /// What a run keeps of its binary sessions beyond their connections.
-#[derive(Default)]
 pub(crate) struct BinaryRun {
     /// The logical sessions (replays, resends, open orders) of each protocol, lent to each
     /// message.
@@ -219,9 +271,25 @@ pub(crate) struct BinaryRun {
     /// A worker of a multi-threaded plan recognised a binary session it cannot read
     /// (its logical session spans connections): the run is read again on one pipeline.
     pub(crate) needs_one_pipeline: Option<&'static str>,
+    /// The fields read by name, per protocol.
+    fields: RunFields,
 }
 
 impl BinaryRun {
+    /// A run grouping by `by` (`--by`'s protocol fields are picked per protocol now).
+    pub(crate) fn new(by: Option<&GroupSpec>) -> Self {
+        BinaryRun {
+            ouch: OuchBook::default(),
+            ilink3: Ilink3Book::default(),
+            ids: HashMap::new(),
+            ended: BinaryCounters::default(),
+            recognised_ouch: false,
+            recognised_ilink3: false,
+            needs_one_pipeline: None,
+            fields: RunFields::of(by),
+        }
+    }
+
     /// Notes that `what` was recognised and is read on this pipeline.
     pub(crate) fn note_recognised(&mut self, what: Recognised) {
         match what {
@@ -267,8 +335,16 @@ pub(crate) fn stream_event(
         ouch: ouch_book,
         ilink3: ilink3_book,
         ids,
+        fields,
         ..
     } = run;
+    let run_fields = &*fields;
+    let fields = match layer {
+        Layer::Ouch { orders, .. } if orders.version() == Version::Ouch42 => fields.ouch42,
+        // Nothing is routed before the version is read; then its fields (below).
+        Layer::Ouch { .. } | Layer::OuchUnread(_) => fields.ouch50,
+        Layer::Ilink3 { .. } => fields.ilink3,
+    };
     let mut packet = Packet {
         correlator,
         stats,
@@ -276,6 +352,7 @@ pub(crate) fn stream_event(
         ids,
         observer,
         unix_offset_ns,
+        fields,
     };
     let d = direction_index(direction);
     match (layer, event) {
@@ -297,6 +374,10 @@ pub(crate) fn stream_event(
             if let Some(held) = read {
                 let Layer::Ouch { orders, .. } = layer else {
                     unreachable!("unread_event made the layer OUCH's")
+                };
+                packet.fields = match orders.version() {
+                    Version::Ouch42 => run_fields.ouch42,
+                    Version::Ouch50 => run_fields.ouch50,
                 };
                 held.each(|direction, msg| {
                     ouch_message(
@@ -443,6 +524,7 @@ struct Packet<'a> {
     ids: &'a mut HashMap<LogicalName, u64>,
     observer: &'a mut Option<MessageObserver>,
     unix_offset_ns: i64,
+    fields: ProtocolFields,
 }
 
 impl Packet<'_> {
@@ -486,7 +568,7 @@ impl Packet<'_> {
                 session: id,
                 direction,
                 msg_type: code.as_bytes(),
-                key,
+                key: shown_key(key),
                 unix_offset_ns: self.unix_offset_ns,
                 sender_comp_id: b"",
                 target_comp_id: b"",
@@ -494,72 +576,130 @@ impl Packet<'_> {
                 poss_dup: false,
             });
         }
-        let scope = scope_of(id, 0);
-        let Packet {
-            correlator, stats, ..
-        } = self;
         match event {
             // A resend is no new order (counted by the order layer).
             OrderEvent::Request { resend: true, .. } => {}
             OrderEvent::Request {
-                request_type, key, ..
-            } => {
-                if let Some(s) = stats.session_mut(id) {
-                    s.requests += 1;
-                }
-                correlator.on_order_request(
-                    scope,
-                    request_type,
-                    key,
-                    0,
-                    ts_ns,
-                    msg.last_byte_seq,
-                    |mut latency, key, replay| {
-                        latency.session = id;
-                        let code = [replay.msg_type];
-                        let order = OrderRef {
-                            key,
-                            response_msg_type: &code,
-                            exec_type: None,
-                            ord_status: None,
-                            response_ts_ns: replay.ts_ns,
-                            breakdown: None,
-                        };
-                        stats.record_order(latency, &order);
-                    },
-                );
-            }
+                request_type,
+                key,
+                code,
+                ..
+            } => self.request(id, request_type, key, code, ts_ns, msg),
             OrderEvent::Response {
                 key,
                 kind,
                 ends,
                 code,
-            } => {
-                if let Some(s) = stats.session_mut(id) {
-                    s.responses += 1;
-                }
-                correlator.on_order_response(
-                    scope,
-                    key,
-                    kind,
-                    ends,
-                    code,
-                    ts_ns,
-                    |mut latency, key| {
-                        latency.session = id;
-                        let order = OrderRef {
-                            key,
-                            response_msg_type: code.as_bytes(),
-                            exec_type: None,
-                            ord_status: None,
-                            response_ts_ns: ts_ns,
-                            breakdown: None,
-                        };
-                        stats.record_order(latency, &order);
-                    },
-                );
-            }
+            } => self.response(id, (key, ends), kind, code, ts_ns, msg),
         }
+    }
+
+    /// A request of session `id` to the correlator, with its `--by` ids and (with
+    /// records) its fields.
+    fn request(
+        &mut self,
+        id: u64,
+        request_type: RequestType,
+        key: &[u8],
+        code: ResponseCode,
+        ts_ns: u64,
+        msg: &FramedMessage<'_>,
+    ) {
+        let Packet {
+            correlator,
+            stats,
+            fields,
+            ..
+        } = self;
+        if let Some(s) = stats.session_mut(id) {
+            s.requests += 1;
+        }
+        let groups = request_groups(stats.by_mut(), fields, msg.bytes);
+        if let Some(book) = correlator.records_mut() {
+            let mut roles = FieldValues::default();
+            (fields.read)(msg.bytes, &fields.records, &mut roles);
+            let roles = [roles.get(0), roles.get(1), roles.get(2)];
+            book.fields
+                .set_parts(code.as_bytes(), shown_key(key), roles);
+        }
+        correlator.on_order_request_grouped(
+            scope_of(id, 0),
+            request_type,
+            key,
+            0,
+            ts_ns,
+            msg.last_byte_seq,
+            groups,
+            |mut latency, key, replay| {
+                latency.session = id;
+                let code = [replay.msg_type];
+                let order = OrderRef {
+                    key,
+                    response_msg_type: &code,
+                    exec_type: None,
+                    ord_status: None,
+                    response_ts_ns: replay.ts_ns,
+                    breakdown: None,
+                };
+                stats.record_order(latency, &order);
+            },
+        );
+    }
+
+    /// A response of session `id` (to the order under `keys.0`, ending `keys.1`'s too) to
+    /// the correlator; `--by` values its order's request lacked come from it (read once).
+    fn response(
+        &mut self,
+        id: u64,
+        (key, ends): (&[u8], &[u8]),
+        kind: ResponseKind,
+        code: ResponseCode,
+        ts_ns: u64,
+        msg: &FramedMessage<'_>,
+    ) {
+        let Packet {
+            correlator,
+            stats,
+            fields,
+            ..
+        } = self;
+        if let Some(s) = stats.session_mut(id) {
+            s.responses += 1;
+        }
+        let mut response_values: Option<FieldValues> = None;
+        correlator.on_order_response(
+            scope_of(id, 0),
+            key,
+            kind,
+            ends,
+            code,
+            ts_ns,
+            |mut latency, key| {
+                latency.session = id;
+                if let Some(by) = stats.by_mut() {
+                    let n = by.spec.fields.len();
+                    if !fields.by.is_empty()
+                        && GroupStats::needs_response_values(&latency.groups, n)
+                    {
+                        let values = response_values.get_or_insert_with(|| {
+                            let mut v = FieldValues::default();
+                            (fields.read)(msg.bytes, &fields.by, &mut v);
+                            v
+                        });
+                        by.complete(&mut latency.groups, &values.by_values());
+                    }
+                }
+                let order = OrderRef {
+                    key,
+                    response_msg_type: code.as_bytes(),
+                    exec_type: None,
+                    ord_status: None,
+                    response_ts_ns: ts_ns,
+                    breakdown: None,
+                };
+                stats.record_order(latency, &order);
+            },
+        );
     }
 
     /// The session table's id of logical session `name` (opened when new), now on `conn`
@@ -599,6 +739,35 @@ impl Packet<'_> {
         }
         id
     }
+}
+
+/// A request's `--by` ids: its values of the protocol's fields asked for (read only
+/// with `--by`, and only when the protocol has one of them; else every position is
+/// `(none)`, as a FIX order without the tag).
+fn request_groups(
+    by: Option<&mut GroupStats>,
+    fields: &ProtocolFields,
+    frame: &[u8],
+) -> fixscope_model::order::Groups {
+    let Some(by) = by else {
+        return fixscope_model::order::NO_GROUPS;
+    };
+    let mut values = FieldValues::default();
+    if !fields.by.is_empty() {
+        (fields.read)(frame, &fields.by, &mut values);
+    }
+    by.request(&values.by_values())
+}
+
+/// A tracking key as the records and the trace show it: the order's own key. OUCH tracks a cancel
+/// or a modify under its order's key and a mark that begins with a byte no real key has
+/// (`CANCEL_MARK`, `MODIFY_MARK`): shown without the mark (the message type says which).
+fn shown_key(key: &[u8]) -> &[u8] {
+    let mark = fixscope_ouch::orders::CANCEL_MARK[0];
+    debug_assert_eq!(mark, fixscope_ouch::orders::MODIFY_MARK[0]);
+    key.iter()
+        .position(|&b| b == mark)
+        .map_or(key, |i| &key[..i])
 }
 
 fn direction_index(direction: Direction) -> usize {

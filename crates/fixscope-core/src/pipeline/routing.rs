@@ -653,7 +653,7 @@ impl Router<'_> {
         correlator.on_response(scope, facts, ts_ns, |mut latency, key| {
             latency.session = session;
             if let Some(by) = stats.by_mut() {
-                let n = by.spec.tags.len();
+                let n = by.spec.fields.len();
                 if crate::group::GroupStats::needs_response_values(&latency.groups, n) {
                     let values = *response_values.get_or_insert_with(|| by.spec.values(msg.bytes));
                     by.complete(&mut latency.groups, &values);

@@ -18,7 +18,7 @@ impl Consumer for GroupStats {
 
     fn build(config: &ConsumerConfig) -> Self {
         let spec = config.by.clone().unwrap_or(GroupSpec {
-            tags: Vec::new(),
+            fields: Vec::new(),
             limit: DEFAULT_BY_LIMIT,
             candidates: default_candidates(DEFAULT_BY_LIMIT),
         });

@@ -64,6 +64,9 @@ pub struct RequestFields {
     pub symbol: Vec<u8>,
     pub side: Vec<u8>,
     pub account: Vec<u8>,
+    /// A binary protocol's request: its message type as the protocol names it (OUCH
+    /// `O`, iLink 3 `514`); empty for FIX, whose request type names it.
+    pub msg_type: Vec<u8>,
 }
 
 impl RequestFields {
@@ -96,11 +99,24 @@ impl RequestFields {
 
     /// The fields [`MessageFacts::extract_with`] read (buffers reused).
     pub fn set(&mut self, facts: &MessageFacts<'_>) {
+        self.set_parts(
+            b"",
+            facts.cl_ord_id,
+            [facts.symbol, facts.side, facts.account],
+        );
+    }
+
+    /// A binary protocol's request: its message type (`msg_type`), its order's id as
+    /// shown, and its instrument, side and account (the seam's `Role::ALL`, empty where
+    /// the protocol has none) — buffers reused.
+    pub fn set_parts(&mut self, msg_type: &[u8], id: &[u8], roles: [&[u8]; 3]) {
+        let [symbol, side, account] = roles;
         for (out, value) in [
-            (&mut self.cl_ord_id, facts.cl_ord_id),
-            (&mut self.symbol, facts.symbol),
-            (&mut self.side, facts.side),
-            (&mut self.account, facts.account),
+            (&mut self.msg_type, msg_type),
+            (&mut self.cl_ord_id, id),
+            (&mut self.symbol, symbol),
+            (&mut self.side, side),
+            (&mut self.account, account),
         ] {
             out.clear();
             out.extend_from_slice(value);
@@ -114,6 +130,7 @@ impl RequestFields {
             &mut self.symbol,
             &mut self.side,
             &mut self.account,
+            &mut self.msg_type,
         ] {
             field.clear();
         }

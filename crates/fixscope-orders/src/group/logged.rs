@@ -28,7 +28,7 @@ pub struct LoggedRow {
 /// One tag read back.
 #[derive(Debug)]
 pub struct LoggedTag {
-    pub tag: u32,
+    pub field: super::ByField,
     pub limit: usize,
     pub candidates: usize,
     pub other_values: u64,
@@ -63,13 +63,13 @@ impl GroupStats {
     pub fn from_log(tags: Vec<LoggedTag>, highest_ns: u64) -> Option<GroupStats> {
         let first = tags.first()?;
         let spec = GroupSpec {
-            tags: tags.iter().map(|t| t.tag).collect(),
+            fields: tags.iter().map(|t| t.field.clone()).collect(),
             limit: first.limit,
             candidates: first.candidates,
         };
         let mut stats = GroupStats::new(spec, highest_ns);
         for (mine, logged) in stats.tags.iter_mut().zip(tags) {
-            *mine = TagGroups::new(logged.tag, &stats.spec);
+            *mine = TagGroups::new(logged.field.clone(), &stats.spec);
             mine.logged = Some(LoggedOther {
                 other_values: logged.other_values,
                 values_overflowed: logged.values_overflowed,

@@ -23,8 +23,10 @@ use crate::correlate::Stage;
 use crate::recorder::LatencyRecorder;
 use fixscope_model::order::Latency;
 
+mod field;
 mod logged;
 mod ranking;
+pub use field::ByField;
 pub use logged::{stage_slot, LoggedRow, LoggedTag, RowKind};
 pub use ranking::Ranking;
 
@@ -49,10 +51,11 @@ pub fn default_candidates(limit: usize) -> usize {
     (4 * limit).max(limit + 64).min(MAX_BY_CANDIDATES)
 }
 
-/// `--by TAG[,TAG…]`, `--by-limit N` and `--by-candidates M`.
+/// `--by TAG[,TAG…]` (or a binary protocol's `--by NAME[,NAME…]`), `--by-limit N` and
+/// `--by-candidates M`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GroupSpec {
-    pub tags: Vec<u32>,
+    pub fields: Vec<ByField>,
     /// Values reported with rows of their own (the busiest).
     pub limit: usize,
     /// Values tracked with histograms of their own (the first seen), `>= limit`.
@@ -60,17 +63,37 @@ pub struct GroupSpec {
 }
 
 impl GroupSpec {
-    /// Parses `--by`'s comma-separated tags, with the default candidates.
+    /// Parses `--by`'s comma-separated FIX tags, with the default candidates.
     pub fn parse(tags: &str, limit: usize) -> Result<Self, String> {
         let out = fixscope_fix::parse_tag_list(tags, MAX_BY_TAGS)?;
+        Self::of_fields(out.into_iter().map(ByField::Tag).collect(), limit)
+    }
+
+    /// `--by`'s fields (tags and names, read by the caller), with the default candidates.
+    pub fn of_fields(fields: Vec<ByField>, limit: usize) -> Result<Self, String> {
+        if fields.is_empty() || fields.len() > MAX_BY_TAGS {
+            return Err(format!("1 to {MAX_BY_TAGS} tags"));
+        }
+        if let Some(twice) = fields
+            .iter()
+            .enumerate()
+            .find_map(|(i, f)| fields[..i].contains(f).then_some(f))
+        {
+            return Err(format!("{} appears twice", twice.heading()));
+        }
         if limit == 0 || limit > MAX_BY_LIMIT {
             return Err(format!("--by-limit must be between 1 and {MAX_BY_LIMIT}"));
         }
         Ok(GroupSpec {
-            tags: out,
+            fields,
             limit,
             candidates: default_candidates(limit),
         })
+    }
+
+    /// The protocol fields' names, by position (`None` at a FIX tag's).
+    pub fn names(&self) -> impl Iterator<Item = Option<&str>> + '_ {
+        self.fields.iter().map(ByField::name)
     }
 
     /// `--by-candidates M`: between the limit and [`MAX_BY_CANDIDATES`].
@@ -85,16 +108,21 @@ impl GroupSpec {
         Ok(self)
     }
 
-    /// Reads the `--by` tags' values from a message (a full walk: only with `--by`).
+    /// Reads the `--by` tags' values from a FIX message (a full walk: only with `--by`);
+    /// a protocol field's position stays empty.
     pub fn values<'m>(&self, message: &'m [u8]) -> [&'m [u8]; MAX_BY_TAGS] {
         let mut values: [&[u8]; MAX_BY_TAGS] = [&[]; MAX_BY_TAGS];
+        let wanted = self.fields.iter().filter(|f| f.tag().is_some()).count();
+        if wanted == 0 {
+            return values;
+        }
         let mut found = 0;
         for (t, value) in fixscope_fix::message::Fields::body(message) {
-            if let Some(i) = self.tags.iter().position(|&k| k == t) {
+            if let Some(i) = self.fields.iter().position(|k| k.tag() == Some(t)) {
                 if values[i].is_empty() && !value.is_empty() {
                     values[i] = value;
                     found += 1;
-                    if found == self.tags.len() {
+                    if found == wanted {
                         break;
                     }
                 }
@@ -171,10 +199,10 @@ impl GroupEntry {
     }
 }
 
-/// One `--by` tag's values.
+/// One `--by` tag's (or field's) values.
 #[derive(Clone, Debug)]
 pub struct TagGroups {
-    pub tag: u32,
+    pub field: ByField,
     /// `--by-limit`: rows of their own in reports.
     limit: usize,
     /// `--by-candidates`: values tracked with histograms.
@@ -197,9 +225,9 @@ pub struct TagGroups {
 }
 
 impl TagGroups {
-    fn new(tag: u32, spec: &GroupSpec) -> Self {
+    fn new(field: ByField, spec: &GroupSpec) -> Self {
         TagGroups {
-            tag,
+            field,
             limit: spec.limit,
             capacity: spec.candidates.clamp(spec.limit, MAX_BY_CANDIDATES),
             ids: HashMap::new(),
@@ -301,9 +329,9 @@ impl GroupStats {
     pub fn new(spec: GroupSpec, highest_ns: u64) -> Self {
         GroupStats {
             tags: spec
-                .tags
+                .fields
                 .iter()
-                .map(|&t| TagGroups::new(t, &spec))
+                .map(|f| TagGroups::new(f.clone(), &spec))
                 .collect(),
             spec,
             highest_ns,

@@ -8,6 +8,7 @@ use fixscope_figures::stats::Distribution;
 use fixscope_model::segment::{ConnectionKey, Endpoint};
 use fixscope_orders::breakdown::OrderBreakdown;
 use fixscope_orders::correlate::{RequestType, Stage};
+use fixscope_orders::group::ByField;
 use fixscope_orders::slowest::SlowOrder;
 
 /// Version of fixscope's comment lines; a reader refuses a newer one.
@@ -47,11 +48,12 @@ pub fn type_tag(stage: Stage, t: RequestType) -> String {
     format!("{}.{}", stage.name(), t.msg_type())
 }
 
-/// The tag of a stage for one value of a `--by` tag: `first_response.55=AAPL`. The value is
-/// written as on the wire except `%`, `,`, `=`, and bytes outside printable ASCII, which
-/// are `%XX` (HdrHistogram's readers end a tag at the first `,`).
-pub fn value_tag(stage: Stage, tag: u32, value: &str) -> String {
-    let mut out = format!("{}.{tag}=", stage.name());
+/// The tag of a stage for one value of a `--by` tag: `first_response.55=AAPL` (a binary
+/// protocol's field by its name: `first_response.Stock=AAPL`). The value is written as on
+/// the wire except `%`, `,`, `=`, and bytes outside printable ASCII, which are `%XX`
+/// (HdrHistogram's readers end a tag at the first `,`).
+pub fn value_tag(stage: Stage, field: &ByField, value: &str) -> String {
+    let mut out = format!("{}.{field}=", stage.name());
     for b in value.bytes() {
         if b.is_ascii_graphic() && !matches!(b, b'%' | b',' | b'=') {
             out.push(b as char);
@@ -63,13 +65,11 @@ pub fn value_tag(stage: Stage, tag: u32, value: &str) -> String {
 }
 
 /// A `--by` value tag's parts (see [`value_tag`]).
-pub fn parse_value_tag(tag: &str) -> Option<(Stage, u32, String)> {
+pub fn parse_value_tag(tag: &str) -> Option<(Stage, ByField, String)> {
     let (stage, rest) = tag.split_once('.')?;
     let stage = Stage::from_name(stage)?;
-    let (number, escaped) = rest.split_once('=')?;
-    if number.is_empty() || !number.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
+    let (field, escaped) = rest.split_once('=')?;
+    let field = ByField::parse(field).filter(|_| field.trim() == field)?;
     let mut bytes = Vec::with_capacity(escaped.len());
     let mut it = escaped.bytes();
     while let Some(b) = it.next() {
@@ -80,7 +80,7 @@ pub fn parse_value_tag(tag: &str) -> Option<(Stage, u32, String)> {
             bytes.push(b);
         }
     }
-    Some((stage, number.parse().ok()?, String::from_utf8(bytes).ok()?))
+    Some((stage, field, String::from_utf8(bytes).ok()?))
 }
 
 /// What a tag stands for.
@@ -90,8 +90,9 @@ pub enum TagKind {
     Untagged,
     Stage(Stage),
     ByType(Stage, RequestType),
-    /// A `--by` value's whole-run line ([`value_tag`]; [`parse_value_tag`] gives the value).
-    ByValue(Stage, u32),
+    /// A `--by` value's whole-run line ([`value_tag`]; [`parse_value_tag`] gives the value):
+    /// its FIX tag, `None` for a binary protocol's field (by name).
+    ByValue(Stage, Option<u32>),
 }
 
 impl TagKind {
@@ -104,8 +105,8 @@ impl TagKind {
             Some((s, t)) => (s, Some(t)),
             None => (tag, None),
         };
-        if let Some((stage, number, _)) = parse_value_tag(tag) {
-            return Some(TagKind::ByValue(stage, number));
+        if let Some((stage, field, _)) = parse_value_tag(tag) {
+            return Some(TagKind::ByValue(stage, field.tag()));
         }
         let stage = Stage::from_name(stage)?;
         match t {
@@ -378,7 +379,11 @@ pub struct RunSummary {
 /// gives the run's `by` back and HdrHistogram's readers see each value's latencies.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ByLine {
+    /// The FIX tag (0 for a binary protocol's field, named in `field`).
     pub tag: u32,
+    /// A binary protocol's field, by name (absent for a FIX tag).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
     /// `--by-limit` and `--by-candidates`.
     pub limit: usize,
     pub candidates: usize,
@@ -448,18 +453,31 @@ mod tests {
         }
         assert_eq!(TagKind::parse(None), Some(TagKind::Untagged));
         for value in ["AAPL", "BRK.B", "a,b=c %d", "(other)", "é"] {
-            let tag = value_tag(Stage::Ack, 55, value);
+            let tag = value_tag(Stage::Ack, &ByField::Tag(55), value);
             assert!(!tag.contains(',') && !tag.contains(' '), "{tag}");
             assert_eq!(
                 TagKind::parse(Some(&tag)),
-                Some(TagKind::ByValue(Stage::Ack, 55))
+                Some(TagKind::ByValue(Stage::Ack, Some(55)))
             );
             assert_eq!(
                 parse_value_tag(&tag),
-                Some((Stage::Ack, 55, value.to_string()))
+                Some((Stage::Ack, ByField::Tag(55), value.to_string()))
             );
         }
-        assert_eq!(value_tag(Stage::Fill, 1, "A,B"), "fill.1=A%2CB");
+        assert_eq!(
+            value_tag(Stage::Fill, &ByField::Tag(1), "A,B"),
+            "fill.1=A%2CB"
+        );
+        let stock = ByField::Named("Stock".into());
+        assert_eq!(value_tag(Stage::Ack, &stock, "AAPL"), "ack.Stock=AAPL");
+        assert_eq!(
+            parse_value_tag("ack.Stock=AAPL"),
+            Some((Stage::Ack, stock, "AAPL".into()))
+        );
+        assert_eq!(
+            TagKind::parse(Some("ack.Stock=AAPL")),
+            Some(TagKind::ByValue(Stage::Ack, None))
+        );
         for bad in [
             "",
             "foo",

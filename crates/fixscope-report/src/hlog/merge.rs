@@ -598,7 +598,11 @@ fn by_groups(
     let tags = lines
         .into_iter()
         .map(|l| LoggedTag {
-            tag: l.tag,
+            field: l
+                .field
+                .map_or(fixscope_orders::group::ByField::Tag(l.tag), |n| {
+                    fixscope_orders::group::ByField::Named(n)
+                }),
             limit: l.limit,
             candidates: l.candidates,
             other_values: l.other_values,

@@ -146,7 +146,8 @@ impl<W: Write> HlogWriter<W> {
         for t in &by.tags {
             let ranking = t.ranked();
             let mut line = ByLine {
-                tag: t.tag,
+                tag: t.field.tag().unwrap_or(0),
+                field: t.field.name().map(str::to_string),
                 limit: by.spec.limit,
                 candidates: by.spec.candidates,
                 other_values: ranking.other_values,
@@ -171,7 +172,7 @@ impl<W: Write> HlogWriter<W> {
                 };
                 for stage in Stage::ALL {
                     if let Some(rec) = e.stage(stage).filter(|r| r.count() > 0) {
-                        let tag = value_tag(stage, t.tag, &e.value);
+                        let tag = value_tag(stage, &t.field, &e.value);
                         row.stages.push((tag.clone(), exact_of(rec)));
                         hists.push((tag, rec));
                     }

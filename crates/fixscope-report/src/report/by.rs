@@ -27,7 +27,7 @@ pub fn by_json(by: &GroupStats) -> Value {
                 })
                 .collect();
             let mut v = json!({
-                "tag": t.tag.to_string(),
+                "tag": t.field.to_string(),
                 "value": e.value,
                 "requests": e.requests,
                 "stages": stages,
@@ -46,7 +46,7 @@ pub fn by_json(by: &GroupStats) -> Value {
 /// The text tables: per tag, per value, each stage with data.
 pub fn write_by(out: &mut impl Write, by: &GroupStats) -> io::Result<()> {
     for t in &by.tags {
-        writeln!(out, "\nby tag {} (--by):", t.tag)?;
+        writeln!(out, "\nby {} (--by):", t.field.heading())?;
         super::rows::write_stage_header(out, "value/stage")?;
         let ranked = t.ranked();
         for e in ranked.iter() {

@@ -130,7 +130,11 @@ impl Reporter for BlockCollector {
 
 /// The pipeline's groups of `--by TAG`.
 fn tag_groups<'a>(figures: fixscope_core::figures::Figures<'a>, tag: u32) -> Option<&'a TagGroups> {
-    figures.by()?.tags.iter().find(|t| t.tag == tag)
+    figures
+        .by()?
+        .tags
+        .iter()
+        .find(|t| t.field.tag() == Some(tag))
 }
 
 impl BlockCollector {

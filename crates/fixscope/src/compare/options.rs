@@ -27,7 +27,7 @@ impl GroupBy {
                 // The pipeline's own check of a `--by` tag (one tag here).
                 let spec = fixscope_core::group::GroupSpec::parse(t, 1)
                     .map_err(|e| anyhow::anyhow!("--by {t}: {e}"))?;
-                Ok(GroupBy::Tag(spec.tags[0]))
+                Ok(GroupBy::Tag(spec.fields[0].tag().unwrap_or_default()))
             }
             other => bail!("--by {other}: one of type, session, or a FIX tag number (55)"),
         }

@@ -101,7 +101,7 @@ fn by_section(h: &mut String, r: &SummaryReport<'_>) {
     if let Some(by) = stats.by() {
         let mut i = 0;
         for t in &by.tags {
-            let _ = writeln!(h, "<h2>By tag {} (--by)</h2>", t.tag);
+            let _ = writeln!(h, "<h2>By {} (--by)</h2>", t.field.heading());
             stage_table_head(h, "value / stage");
             for e in t.ranked().iter() {
                 for (j, &stage) in Stage::ALL.iter().enumerate() {

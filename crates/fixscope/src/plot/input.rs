@@ -124,7 +124,8 @@ pub fn from_json(path: &Path) -> Result<PlotData> {
         );
     };
     for stage in Stage::EVERY {
-        // The breakdown and hop stages are there only for `--breakdown` and `--leg` runs;
+        // The breakdown, hop and tick stages are there only for `--breakdown`, `--leg` and
+        // `--tick-link` runs;
         // a one-way stage is drawn nowhere (its figures come with an uncertainty a curve
         // cannot show).
         if (optional(stage) && stage_object(&summary, stage).is_err()) || stage.is_one_way() {
@@ -170,6 +171,7 @@ fn unix_s(v: &Value) -> Result<f64> {
 fn optional(stage: Stage) -> bool {
     Stage::BREAKDOWN.contains(&stage)
         || Stage::HOPS.contains(&stage)
+        || Stage::TICKS.contains(&stage)
         || Stage::POINTS.contains(&stage)
 }
 

@@ -168,7 +168,7 @@ pub fn by(stats: Figures<'_>, bounds: &ClassicBounds) -> Vec<Family> {
                 if let Some(rec) = e.stage(stage).filter(|r| r.count() > 0) {
                     samples.push(sample(
                         vec![
-                            ("tag", t.tag.to_string()),
+                            ("tag", t.field.to_string()),
                             ("value", e.value.clone()),
                             ("stage", stage.name().into()),
                         ],

@@ -28,7 +28,7 @@ pub fn rows(r: &SummaryReport<'_>) -> (Vec<ByRow>, Vec<String>) {
             for stage in Stage::ALL {
                 if let Some(rec) = e.stage(stage).filter(|r| r.count() > 0) {
                     out.push((
-                        format!("{}={} {}", t.tag, e.value, stage.name()),
+                        format!("{}={} {}", t.field, e.value, stage.name()),
                         rec.distribution(),
                     ));
                 }
@@ -37,7 +37,7 @@ pub fn rows(r: &SummaryReport<'_>) -> (Vec<ByRow>, Vec<String>) {
         if ranking.other_values > 0 {
             notes.push(format!(
                 "{}: (other) holds {} values beyond the {} busiest{}",
-                t.tag,
+                t.field,
                 ranking.other_values,
                 by.spec.limit,
                 if ranking.busiest_exact {

@@ -102,7 +102,7 @@ pub fn by_rows(r: &SummaryReport<'_>) -> Vec<[String; 6]> {
                 .map(|r| r.distribution())
                 .unwrap_or_default();
             out.push([
-                t.tag.to_string(),
+                t.field.to_string(),
                 e.value.clone(),
                 d.count.to_string(),
                 percentile_text(&d, 0),

@@ -8,11 +8,16 @@ use fixscope_ouch::ouch42::{Accepted, EnterOrder, Message};
 
 /// An Enter Order of `shares` AAPL under `token`.
 pub fn enter42(token: &[u8; 14], shares: u32) -> Vec<u8> {
+    enter42_of(token, shares, b"AAPL")
+}
+
+/// An Enter Order of `shares` of `stock` under `token`.
+pub fn enter42_of(token: &[u8; 14], shares: u32, stock: &[u8]) -> Vec<u8> {
     ouch42_packet(&Message::EnterOrder(EnterOrder {
         token,
         side: b'B',
         shares,
-        stock: b"AAPL",
+        stock,
         price: 1_895_000,
         time_in_force: 99_999,
         firm: b"FRM1",
@@ -27,12 +32,24 @@ pub fn enter42(token: &[u8; 14], shares: u32) -> Vec<u8> {
 
 /// Its Accepted, stamped `ts` by the host.
 pub fn accepted42(token: &[u8; 14], shares: u32, ts: u64) -> Vec<u8> {
-    ouch42_packet(&Message::Accepted(Accepted {
+    ouch42_packet(&Message::Accepted(accepted42_of(
+        token, shares, b"AAPL", ts,
+    )))
+}
+
+/// The Accepted of an order of `stock`, stamped `ts` by the host (a Replaced's too).
+pub fn accepted42_of<'a>(
+    token: &'a [u8; 14],
+    shares: u32,
+    stock: &'a [u8],
+    ts: u64,
+) -> Accepted<'a> {
+    Accepted {
         timestamp_ns: ts,
         token,
         side: b'B',
         shares,
-        stock: b"AAPL",
+        stock,
         price: 1_895_000,
         time_in_force: 99_999,
         firm: b"FRM1",
@@ -44,7 +61,7 @@ pub fn accepted42(token: &[u8; 14], shares: u32, ts: u64) -> Vec<u8> {
         cross_type: b'N',
         order_state: b'L',
         bbo_weight_indicator: b'2',
-    }))
+    }
 }
 
 /// An execution of `shares` of it.

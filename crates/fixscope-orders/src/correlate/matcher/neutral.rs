@@ -41,6 +41,35 @@ impl Correlator {
         self.request_of_key(&request, on_replayed);
     }
 
+    /// [`Correlator::on_order_request`] with the order's `--by` value ids (every latency
+    /// of the order carries them).
+    #[allow(clippy::too_many_arguments)]
+    pub fn on_order_request_grouped<F>(
+        &mut self,
+        session: u64,
+        request_type: RequestType,
+        key: &[u8],
+        msg_seq: u32,
+        ts_ns: u64,
+        last_byte_seq: u32,
+        groups: fixscope_model::order::Groups,
+        on_replayed: F,
+    ) where
+        F: FnMut(Latency, &[u8], &Replay),
+    {
+        self.groups = groups;
+        self.on_order_request(
+            session,
+            request_type,
+            key,
+            msg_seq,
+            ts_ns,
+            last_byte_seq,
+            on_replayed,
+        );
+        self.groups = fixscope_model::order::NO_GROUPS;
+    }
+
     /// A response of `kind` to the request under `key` on `session`, seen at `ts_ns` (the
     /// segment carrying its first byte); `ends` names another order it ends (the one a
     /// replace replaced; empty: none), `code` is the protocol's own for it. The latencies
