@@ -8,8 +8,8 @@
 //! exactly one packet class, every message in one message class, every fresh message in
 //! one template count (the partitions `fixscope_model::counters::mdp3` documents); the
 //! fresh messages handed out are those of new and recovered packets, each inside its
-//! datagram; every RptSeq entry of a fresh message is counted once; the arbiter accounts
-//! for every copy once.
+//! datagram; every RptSeq entry of a fresh message is counted once; a repeat of a feed's
+//! last datagram is never new; the arbiter accounts for every copy once.
 
 use fixscope_mdp3::feed::Class;
 use fixscope_mdp3::{
@@ -127,6 +127,7 @@ fn run(data: &[u8]) -> ([Mdp3Counters; 2], Mdp3Counters) {
     let mut events = 0u64;
     let mut arbitrated = 0u64;
     let mut rpt_updates = [0u64; 2];
+    let mut last: [&[u8]; 2] = [&[], &[]];
     for g in datagrams(data) {
         let f = g.feed;
         let count = read_packet(g.bytes);
@@ -153,6 +154,13 @@ fn run(data: &[u8]) -> ([Mdp3Counters; 2], Mdp3Counters) {
             }
         });
         rpt_updates[f] += updates;
+        if std::mem::replace(&mut last[f], g.bytes) == g.bytes {
+            assert_ne!(
+                out.class,
+                Class::New,
+                "a repeat of the feed's last packet is new"
+            );
+        }
         assert_eq!(out.messages, count.unwrap_or(0));
         match out.class {
             Class::New | Class::Recovered => assert_eq!(fresh, out.messages),

@@ -8,7 +8,8 @@
 //! datagram lands in exactly one packet class and every message in exactly one message
 //! class (the partitions `fixscope_model::counters::itch` documents); the fresh messages
 //! handed out are exactly the new and recovered ones, each a block of its datagram
-//! numbered inside its packet; the arbiter accounts for every copy once.
+//! numbered inside its packet; a repeat of a feed's last datagram has nothing fresh; the
+//! arbiter accounts for every copy once.
 
 use fixscope_itch::itch50::{self, Message};
 use fixscope_itch::moldudp64::{self, Packet, HEADER_LEN};
@@ -84,6 +85,7 @@ fn run(data: &[u8]) -> ([ItchCounters; 2], ItchCounters) {
     let mut events = 0u64;
     let mut arbitrated = 0u64;
     let mut fresh_seen = [0u64; 2];
+    let mut last: [&[u8]; 2] = [&[], &[]];
     for g in datagrams(data) {
         let f = g.feed;
         let messages = check_decoded(g.bytes);
@@ -116,6 +118,12 @@ fn run(data: &[u8]) -> ([ItchCounters; 2], ItchCounters) {
         let all = u64::from(out.new_messages + out.recovered_messages + out.duplicate_messages);
         assert_eq!(all, messages.unwrap_or(0), "{out:?}");
         fresh_seen[f] += fresh;
+        if std::mem::replace(&mut last[f], g.bytes) == g.bytes {
+            assert_eq!(
+                fresh, 0,
+                "a repeat of the feed's last datagram has fresh messages"
+            );
+        }
         if let Some(gap) = out.gap {
             assert!(gap.first <= gap.last);
         }
