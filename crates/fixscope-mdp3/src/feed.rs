@@ -14,7 +14,8 @@
 //! - A packet below the expected number is **recovered** if it fills a gap (arrived late),
 //!   else a **duplicate**: "Discard a packet if the sequence number has already been
 //!   processed" (CME "MDP 3.0 - Incremental Feed Arbitration"). MsgSeqNum decides, never
-//!   the bytes.
+//!   the bytes. u32::MAX is the last number: once seen, its copies are duplicates (so is
+//!   an RptSeq's), and only a new epoch numbers on.
 //! - **Epochs.** A packet carrying a ChannelReset4, or numbered 1 while the channel is
 //!   past 1 (MsgSeqNum is "reset weekly"), starts a **new epoch**, never a gap: the
 //!   numbering starts again at its MsgSeqNum, the old epoch's open gaps are abandoned
