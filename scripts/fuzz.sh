@@ -16,7 +16,8 @@ cd "$(dirname "$0")/.."
 FUZZ_SECONDS=${FUZZ_SECONDS:-45}
 TRIPLE=$(rustc -vV | sed -n 's/^host: //p')
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(pcap decode reassembly fix record socket_record tls)
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(pcap decode reassembly fix record socket_record tls soupbin_ouch sofh_ilink3
+    moldudp64_itch mdp3)
 
 SANCOV=(
     -Cpasses=sancov-module

@@ -1,6 +1,7 @@
 //! The seed inputs of every target: small captures of a FIX conversation in every format
 //! and link type the reader knows, the start of each vendored capture (`testdata/`), FIX
-//! streams, reassembly scripts and ring records. `fuzz-seeds` writes them to `seeds/`;
+//! streams, reassembly scripts and ring records; the binary protocols' sessions and feeds
+//! (`order_seeds`, `feed_seeds`). `fuzz-seeds` writes them to `seeds/`;
 //! the replay test also runs them straight from here, so a stale `seeds/` misses nothing.
 
 use std::io;
@@ -153,6 +154,16 @@ pub fn seeds() -> io::Result<Vec<(&'static str, String, Vec<u8>)>> {
     out.push(("record", "conversation".into(), records));
     out.push(("socket_record", "reads-and-writes".into(), socket_records()));
     out.push(("tls", "tls12-hellos".into(), crate::tls::seed()));
+    // The binary protocols' sessions and feeds, from each crate's encoder.
+    let binary = [
+        ("soupbin_ouch", crate::order_seeds::soupbin_ouch()),
+        ("sofh_ilink3", crate::order_seeds::sofh_ilink3()),
+        ("moldudp64_itch", crate::feed_seeds::moldudp64_itch()),
+        ("mdp3", crate::feed_seeds::mdp3()),
+    ];
+    for (target, seeds) in binary {
+        out.extend(seeds.into_iter().map(|(name, bytes)| (target, name, bytes)));
+    }
     Ok(out)
 }
 

@@ -76,3 +76,34 @@ fn trivial_inputs_pass_every_target() {
         }
     }
 }
+
+/// Every target has its libFuzzer binary and is in `scripts/fuzz.sh`'s default list, so
+/// `make fuzz` runs what `make test` replays.
+#[test]
+fn every_target_is_built_and_run_by_make_fuzz() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).expect("the manifest");
+    let script = std::fs::read_to_string(root.join("../scripts/fuzz.sh")).expect("the script");
+    let defaults = script
+        .split("TARGETS=(")
+        .nth(2)
+        .and_then(|rest| rest.split(')').next())
+        .expect("fuzz.sh's default list");
+    let defaults: Vec<&str> = defaults.split_whitespace().collect();
+    for (name, _) in TARGETS {
+        assert!(
+            manifest.contains(&format!("fuzz_targets/fuzz_{name}.rs")),
+            "no libFuzzer binary for {name}"
+        );
+        assert!(root.join(format!("fuzz_targets/fuzz_{name}.rs")).exists());
+        assert!(
+            defaults.contains(&name),
+            "{name} missing from fuzz.sh's defaults"
+        );
+    }
+    assert_eq!(
+        defaults.len(),
+        TARGETS.len(),
+        "fuzz.sh runs a target that is not one"
+    );
+}

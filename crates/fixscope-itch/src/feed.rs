@@ -12,7 +12,8 @@
 //!   message's) numbered **past the next expected** sequence number opens a **gap**: the
 //!   numbers in between are missing. The gap is kept (first, last, capture time of the
 //!   packet that revealed it) while open, up to a bound; past it the oldest is forgotten
-//!   and counted.
+//!   and counted. The count of messages gaps skipped saturates at `u64::MAX` (a header
+//!   numbered near 2^64 skips nearly that many).
 //! - Each message is **new** (at or past the next expected number), **recovered** (below
 //!   it, inside an open gap: the gap shrinks) or a **duplicate** (below it, not missing:
 //!   seen before). A retransmission is byte-identical to the original, so the (session,
@@ -199,8 +200,10 @@ impl FeedTracker {
     }
 
     /// Messages inside the open gaps: never seen (yet).
+    /// Saturates at `u64::MAX` (gaps of headers numbered near 2^64).
     pub fn missing_messages(&self) -> u64 {
-        self.open_gaps().map(|g| g.messages()).sum()
+        self.open_gaps()
+            .fold(0u64, |n, g| n.saturating_add(g.messages()))
     }
 
     /// The next sequence number expected of `session`, if it was seen.
@@ -338,6 +341,11 @@ impl FeedTracker {
             }
             _ => c.moldudp64_duplicate_packets += 1,
         }
+        // A header numbered near 2^64 skips nearly 2^64 messages: the sum saturates rather
+        // than overflow (the other counts grow by at most a packet's 65,535 messages).
+        c.moldudp64_gap_messages = c
+            .moldudp64_gap_messages
+            .min(u64::MAX - self.counters.moldudp64_gap_messages);
         let messages = u64::from(h.message_count());
         c.moldudp64_messages = messages;
         c.moldudp64_new_messages = u64::from(out.new_messages);
@@ -524,5 +532,27 @@ mod tests {
         // One session kept: another forgets the first.
         feed(&mut t, &packet(b"OTHER", 1, 1), 10);
         assert_eq!(t.next_sequence(&Session::new(S)), None);
+    }
+
+    #[test]
+    fn sequence_numbers_jumping_near_2_pow_64_are_gaps_whose_counts_saturate() {
+        // Two sessions, each jumping from its start to the top of the numbering: the
+        // messages those gaps skip add up past u64::MAX (a fuzzer's find: a panic in the
+        // counters' sum).
+        let mut t = FeedTracker::default();
+        let top = u64::MAX - 2;
+        for (i, s) in [&b"SESSION001"[..], b"SESSION002"].into_iter().enumerate() {
+            feed(&mut t, &packet(s, 1, 1), 4 * i as u64);
+            let (o, fresh) = feed(&mut t, &packet(s, top, 2), 4 * i as u64 + 1);
+            assert_eq!((o.class, fresh), (Class::New, vec![top, top + 1]));
+            assert_eq!(o.gap.map(|g| g.messages()), Some(top - 2));
+        }
+        let c = t.counters();
+        assert_eq!((c.moldudp64_gaps, c.moldudp64_gap_messages), (2, u64::MAX));
+        assert_eq!(t.missing_messages(), u64::MAX);
+        // Numbered past 2^64: no packet, counted (the sequence numbers would overflow).
+        let (o, _) = feed(&mut t, &packet(S, u64::MAX, 1), 9);
+        assert!(matches!(o.class, Class::Undecodable(_)));
+        assert_eq!(t.counters().moldudp64_undecodable_packets, 1);
     }
 }

@@ -2,8 +2,10 @@
 //! decoder (`decode`), bad input never panicking (`faults`), a feed cut into packets any
 //! way and delivered with losses, duplicates and reordering against the truth the
 //! generator knows (`model`), and the cross-check against Wireshark's MoldUDP64 dissector
-//! (`tshark`).
+//! (`tshark`), and datagrams broken on purpose (`broken`).
 
+#[path = "feed_contract/broken.rs"]
+mod broken;
 #[path = "feed_contract/decode.rs"]
 mod decode;
 #[path = "feed_contract/faults.rs"]

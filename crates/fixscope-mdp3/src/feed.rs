@@ -14,7 +14,8 @@
 //! - A packet below the expected number is **recovered** if it fills a gap (arrived late),
 //!   else a **duplicate**: "Discard a packet if the sequence number has already been
 //!   processed" (CME "MDP 3.0 - Incremental Feed Arbitration"). MsgSeqNum decides, never
-//!   the bytes.
+//!   the bytes. u32::MAX is the last number: once seen, its copies are duplicates (so is
+//!   an RptSeq's), and only a new epoch numbers on.
 //! - **Epochs.** A packet carrying a ChannelReset4, or numbered 1 while the channel is
 //!   past 1 (MsgSeqNum is "reset weekly"), starts a **new epoch**, never a gap: the
 //!   numbering starts again at its MsgSeqNum, the old epoch's open gaps are abandoned
@@ -188,7 +189,8 @@ impl Holes {
 #[derive(Clone, Debug)]
 struct Instrument {
     lowest: u32,
-    next: u32,
+    /// The RptSeq expected next: past u32::MAX once that was seen.
+    next: u64,
     holes: Holes,
     had_gap: bool,
     /// When it was last updated (the tracker's update count), its key in the LRU index.
@@ -200,8 +202,9 @@ struct Instrument {
 pub struct ChannelTracker {
     config: ChannelConfig,
     counters: Mdp3Counters,
-    /// MsgSeqNum expected next (`None` before the first packet).
-    next: Option<u32>,
+    /// MsgSeqNum expected next (`None` before the first packet): past u32::MAX once
+    /// packet u32::MAX was seen, so a copy of it is a duplicate.
+    next: Option<u64>,
     holes: Holes,
     epoch_start_sending_ns: Option<u64>,
     epoch_max_sending_ns: u64,
@@ -262,9 +265,10 @@ impl ChannelTracker {
         self.holes.missing()
     }
 
-    /// The MsgSeqNum expected next, once a packet was seen.
+    /// The MsgSeqNum expected next, once a packet was seen (u32::MAX once packet u32::MAX
+    /// was: no MsgSeqNum follows it).
     pub fn next_msg_seq_num(&self) -> Option<u32> {
-        self.next
+        self.next.map(|n| u32::try_from(n).unwrap_or(u32::MAX))
     }
 
     /// Each instrument with updates missing (RptSeq gaps still open): (SecurityID,
@@ -385,15 +389,16 @@ impl ChannelTracker {
             return (Class::PreviousEpoch, None, false);
         }
         let later_than_epoch = sending.is_some_and(|s| s > self.epoch_max_sending_ns);
-        if seq >= next {
+        if u64::from(seq) >= next {
             if carries_reset {
                 self.start_epoch(h, true);
                 return (Class::New, None, true);
             }
             let mut gap = None;
-            if seq > next {
+            if u64::from(seq) > next {
                 let g = Gap {
-                    first: next,
+                    // Below `seq` here, so within u32.
+                    first: next as u32,
                     last: seq - 1,
                     capture_ns,
                 };
@@ -407,7 +412,7 @@ impl ChannelTracker {
                 self.counters.mdp3_gap_packets += g.packets();
                 gap = Some(g);
             }
-            self.next = Some(seq.saturating_add(1));
+            self.next = Some(u64::from(seq) + 1);
             return (Class::New, gap, false);
         }
         if self.holes.fill(seq) {
@@ -427,7 +432,7 @@ impl ChannelTracker {
             self.counters.mdp3_gap_packets_abandoned += self.holes.missing();
         }
         self.holes = Holes::default();
-        self.next = Some(h.msg_seq_num.saturating_add(1));
+        self.next = Some(u64::from(h.msg_seq_num) + 1);
         self.epoch_start_sending_ns = h.sending_time();
         self.epoch_max_sending_ns = h.sending_time().unwrap_or(0);
         self.instruments.clear();
@@ -480,7 +485,7 @@ impl ChannelTracker {
             }
             let i = Instrument {
                 lowest: rpt,
-                next: rpt.saturating_add(1),
+                next: u64::from(rpt) + 1,
                 holes: Holes::default(),
                 had_gap: false,
                 touched,
@@ -492,9 +497,10 @@ impl ChannelTracker {
         self.lru.remove(&i.touched);
         i.touched = touched;
         self.lru.insert(touched, sid);
-        let opened = if rpt >= i.next {
-            let run = (rpt > i.next).then(|| (i.next, rpt - 1));
-            i.next = rpt.saturating_add(1);
+        let opened = if u64::from(rpt) >= i.next {
+            // `i.next` is at most `rpt` here, so within u32.
+            let run = (u64::from(rpt) > i.next).then(|| (i.next as u32, rpt - 1));
+            i.next = u64::from(rpt) + 1;
             run
         } else if rpt < i.lowest {
             let run = (rpt + 1 < i.lowest).then(|| (rpt + 1, i.lowest - 1));

@@ -246,11 +246,13 @@ impl OuchConnection {
         let s = book.entry(name);
         let resumed = s.highest_sequence > 0;
         let mut gap_packets = 0;
-        if resumed && next_sequence > s.highest_sequence + 1 {
+        if resumed && next_sequence > s.highest_sequence.saturating_add(1) {
             gap_packets = next_sequence - s.highest_sequence - 1;
             s.missing.push((s.highest_sequence + 1, next_sequence - 1));
             self.counters.soupbin_sequence_gaps += 1;
-            self.counters.soupbin_sequence_gap_packets += gap_packets;
+            // Saturates: a login's 20 digits can skip nearly 2^64 packets.
+            let c = &mut self.counters.soupbin_sequence_gap_packets;
+            *c = c.saturating_add(gap_packets);
         }
         self.name = Some(name);
         self.next_sequence = next_sequence;
@@ -269,7 +271,8 @@ impl OuchConnection {
             return Outcome::default();
         };
         let sequence = self.next_sequence;
-        self.next_sequence += 1;
+        // No number follows 2^64 - 1: the packets after it read as its replays.
+        self.next_sequence = sequence.saturating_add(1);
         let s = book.entry(name);
         let numbered = s.number(sequence);
         let fact = Some(SessionFact::Sequenced {

@@ -226,3 +226,117 @@ proptest! {
         }
     }
 }
+
+/// A Login Accepted whose sequence number is the largest SoupBinTCP's 20 digits hold:
+/// the host's packets after it, and a re-login's gap up to it, cannot be numbered past
+/// 2^64 - 1. They are counted (replays of the last number; a gap saturating), never an
+/// overflow.
+#[test]
+fn a_login_numbered_at_the_top_of_the_sequence_counts_what_follows_as_replays() {
+    use fixscope_ouch::orders::{OuchConnection, SessionBook, Version};
+    use fixscope_ouch::soupbin::Side;
+    let mut book = SessionBook::new();
+    let mut conn = OuchConnection::new(Version::Ouch42);
+    let exec = encode::ouch42_packet(&ouch42::Message::SystemEvent {
+        timestamp_ns: 1,
+        event_code: b'S',
+    });
+    let mut host =
+        |conn: &mut OuchConnection, p: &[u8]| conn.on_packet(&mut book, Side::Host, p, 1);
+    host(&mut conn, &encode::login_accepted(b"SESSIONA", 1));
+    host(&mut conn, &exec);
+    // A re-login skipping to the top: a gap of u64::MAX - 2 packets.
+    host(&mut conn, &encode::login_accepted(b"SESSIONA", u64::MAX));
+    host(&mut conn, &exec);
+    assert_eq!(conn.next_sequence(), Some(u64::MAX));
+    host(&mut conn, &exec);
+    host(&mut conn, &exec);
+    // Another logical session skipping as far: the gap count saturates.
+    host(&mut conn, &encode::login_accepted(b"SESSIONB", 1));
+    host(&mut conn, &exec);
+    host(&mut conn, &encode::login_accepted(b"SESSIONB", u64::MAX));
+    host(&mut conn, &encode::login_accepted(b"SESSIONA", u64::MAX));
+    let c = conn.counters();
+    assert_eq!(c.soupbin_logins, 5);
+    assert_eq!(
+        (c.soupbin_sequenced_packets, c.soupbin_replayed_packets),
+        (3, 2)
+    );
+    assert_eq!(c.soupbin_sequence_gaps, 2);
+    assert_eq!(c.soupbin_sequence_gap_packets, u64::MAX);
+}
+
+/// A length prefix split across segments at each of its bytes, and lengths of 0, 1
+/// (a type byte only) and one past [`soupbin::MAX_PACKET_LEN`].
+#[test]
+fn a_length_prefix_split_anywhere_and_lengths_of_0_1_and_over_the_max() {
+    let packet = encode::packet(b'S', &[b'x'; 40]);
+    for cut in 1..4 {
+        let (frames, c, framer) = feed(&[Some(&packet[..cut]), Some(&packet[cut..])]);
+        assert_eq!(frames, std::slice::from_ref(&packet), "cut at {cut}");
+        assert_eq!((c.messages, c.skipped_bytes, c.bad_body_length), (1, 0, 0));
+        assert_eq!(framer.pending_bytes(), 0);
+    }
+    // 1: a heartbeat is the type byte alone; an `S` of no message frames, and its empty
+    // message is an error value.
+    let (frames, c, _) = feed(&[Some(b"\x00\x01H\x00\x01S")]);
+    assert_eq!((frames.len(), c.bad_body_length), (2, 0));
+    assert_eq!(ouch42::decode_response(b""), Err(DecodeError::Empty));
+    let over = (soupbin::MAX_PACKET_LEN as u16 + 1).to_be_bytes();
+    let max = (soupbin::MAX_PACKET_LEN as u16).to_be_bytes();
+    for (len, framed) in [([0u8, 0], 0), (over, 0), (max, 1)] {
+        let mut p = len.to_vec();
+        p.push(b'+');
+        p.resize(2 + usize::from(u16::from_be_bytes(len)).max(1), b'.');
+        // The length split from the rest: the held start is judged when complete.
+        let (frames, c, framer) = feed(&[Some(&p[..1]), Some(&p[1..])]);
+        assert_eq!(frames.len(), framed, "{len:?}");
+        assert_eq!(c.bad_body_length as usize, 1 - framed, "{len:?}");
+        assert_eq!(framer.is_resyncing(), framed == 0);
+    }
+}
+
+/// Every OUCH message type of both versions cut short, inside its packet: the order layer
+/// counts it undecodable, never reads it at a guessed offset.
+#[test]
+fn truncated_ouch_messages_of_every_type_are_counted_undecodable() {
+    use fixscope_ouch::orders::{OuchConnection, SessionBook, Version};
+    use fixscope_ouch::soupbin::Side;
+    let all = [
+        (Version::Ouch42, samples::client42(), samples::host42()),
+        (Version::Ouch50, samples::client50(), samples::host50()),
+    ];
+    for (version, client, host) in all {
+        let mut book = SessionBook::new();
+        let mut conn = OuchConnection::new(version);
+        conn.on_packet(&mut book, Side::Client, &client[0], 0);
+        conn.on_packet(&mut book, Side::Host, &host[0], 0);
+        let mut cut = 0u64;
+        for (side, packets) in [(Side::Client, &client), (Side::Host, &host)] {
+            for p in packets.iter() {
+                let Ok(
+                    soupbin::SoupPacket::UnsequencedData { message }
+                    | soupbin::SoupPacket::SequencedData { message },
+                ) = soupbin::decode(p)
+                else {
+                    continue;
+                };
+                // Its first byte, and one byte short of whole.
+                for keep in [1, message.len() - 1] {
+                    let short = encode::packet(p[2], &message[..keep]);
+                    let before = conn.counters().ouch_undecodable_messages;
+                    let out = conn.on_packet(&mut book, side, &short, 1);
+                    assert_eq!(out.event, None, "{version:?} {:?}", char::from(message[0]));
+                    assert_eq!(
+                        conn.counters().ouch_undecodable_messages,
+                        before + 1,
+                        "{version:?} {} cut to {keep}",
+                        char::from(message[0])
+                    );
+                    cut += 1;
+                }
+            }
+        }
+        assert!(cut >= 16, "{version:?}: {cut}");
+    }
+}
