@@ -207,12 +207,7 @@ mod tests {
     use super::run;
 
     fn seed(name: &str) -> Vec<u8> {
-        let seeds = crate::feed_seeds::mdp3();
-        seeds
-            .into_iter()
-            .find(|(n, _)| n == name)
-            .expect("a seed")
-            .1
+        crate::seeds::named(crate::feed_seeds::mdp3(), name)
     }
 
     /// The seeds are real channels: every message decodes, RptSeq gaps open and fill,

@@ -163,12 +163,7 @@ mod tests {
     use super::run;
 
     fn seed(name: &str) -> Vec<u8> {
-        let seeds = crate::feed_seeds::moldudp64_itch();
-        seeds
-            .into_iter()
-            .find(|(n, _)| n == name)
-            .expect("a seed")
-            .1
+        crate::seeds::named(crate::feed_seeds::moldudp64_itch(), name)
     }
 
     /// The seeds are real feeds: every message decodes, each feed covers a loss of the

@@ -261,3 +261,13 @@ fn socket_records() -> Vec<u8> {
     }
     out
 }
+
+/// The seed called `name` of a target's `seeds` (its unit tests read their own seeds).
+#[cfg(test)]
+pub(crate) fn named(seeds: Vec<(String, Vec<u8>)>, name: &str) -> Vec<u8> {
+    seeds
+        .into_iter()
+        .find(|(n, _)| n == name)
+        .unwrap_or_else(|| panic!("no seed {name}"))
+        .1
+}

@@ -130,12 +130,7 @@ mod tests {
     use super::run;
 
     fn seed(name: &str) -> Vec<u8> {
-        let seeds = crate::order_seeds::sofh_ilink3();
-        seeds
-            .into_iter()
-            .find(|(n, _)| n == name)
-            .expect("a seed")
-            .1
+        crate::seeds::named(crate::order_seeds::sofh_ilink3(), name)
     }
 
     /// The seeds are real sessions, cut or not; the corrupt frames are counted as such.

@@ -144,12 +144,7 @@ mod tests {
     use super::run;
 
     fn seed(name: &str) -> Vec<u8> {
-        let seeds = crate::order_seeds::soupbin_ouch();
-        seeds
-            .into_iter()
-            .find(|(n, _)| n == name)
-            .expect("a seed")
-            .1
+        crate::seeds::named(crate::order_seeds::soupbin_ouch(), name)
     }
 
     /// The seeds are real sessions: each version's reads its own without an error, and
