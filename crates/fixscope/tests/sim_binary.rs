@@ -56,6 +56,12 @@ fn expected_names(protocol: &str, s: &Value) -> Vec<(String, String)> {
 }
 
 fn run(protocol: &str) {
+    run_named(protocol, true)
+}
+
+/// `named`: `live --protocol PORT=NAME`; else nothing named, the protocol (and OUCH's
+/// version) recognised from the sessions' own first bytes.
+fn run_named(protocol: &str, named: bool) {
     require_root("sim --protocol live");
     let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
@@ -83,12 +89,11 @@ fn run(protocol: &str) {
     };
     let addr = rx.recv().expect("the exchange listens");
     let ports = format!("{}={protocol}", addr.port());
-    let mut live = start_live(
-        None,
-        "lo",
-        addr.port(),
-        &["--json", "--protocol", &ports, "--trace", &trace],
-    );
+    let mut flags = vec!["--json", "--trace", &trace];
+    if named {
+        flags.extend(["--protocol", &ports]);
+    }
+    let mut live = start_live(None, "lo", addr.port(), &flags);
 
     let count = ORDERS.to_string();
     let sessions = SESSIONS.to_string();
@@ -251,4 +256,16 @@ fn sim_ouch50_orders_lie_inside_the_truth() {
 #[test]
 fn sim_ilink3_orders_lie_inside_the_truth() {
     run("ilink3");
+}
+
+/// Live with nothing named: OUCH 5.0 recognised by its SoupBinTCP login and its version read
+/// from the first order, every order inside the truth as when named.
+#[test]
+fn sim_ouch50_recognised_by_its_login_lies_inside_the_truth() {
+    run_named("ouch50", false);
+}
+
+#[test]
+fn sim_ilink3_recognised_by_its_login_lies_inside_the_truth() {
+    run_named("ilink3", false);
 }
