@@ -95,9 +95,7 @@ pub fn run(
         spares: spares_tx,
         reporter,
         on_file_done,
-        rereadable: captures
-            .iter()
-            .all(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file())),
+        rereadable: rereadable(&captures),
     };
     let mut stage_a = Pipeline::new(config).into_stage_a(Forwarder::new(full_tx, back_rx));
     let result = run_stage_a(&mut stage_a, &captures, &ports, stop, &mut reports);
@@ -112,6 +110,14 @@ pub fn run(
         segments: end.segments,
         error: end.error,
     })
+}
+
+/// Whether every capture is a regular file, which can be read again (a pipe or stdin is
+/// read once): the plans that may stop and begin again on one pipeline ask.
+pub fn rereadable(captures: &[PathBuf]) -> bool {
+    captures
+        .iter()
+        .all(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file()))
 }
 
 /// The reporting side, on stage A's thread (the calling thread, which owns the

@@ -171,16 +171,19 @@ impl TickLinker {
         let link = match self.rule.sequence_of(key) {
             None => TickLink::NoSequence,
             Some(sequence) => {
-                let mut before = self
-                    .table
-                    .carrying(sequence)
-                    .filter(|&t| t <= request_ts_ns);
-                let any = self.table.carrying(sequence).next().is_some();
-                match (before.next(), before.next()) {
-                    (Some(tick_ns), None) => TickLink::Linked { tick_ns },
-                    (Some(_), Some(_)) => TickLink::Ambiguous,
-                    (None, _) if any => TickLink::AfterOrder,
-                    (None, _) => TickLink::NotInFeed,
+                // Whether any copy carries it, and the copies that came before the order.
+                let (mut any, mut tick, mut before) = (false, 0, 0);
+                for t in self.table.carrying(sequence) {
+                    any = true;
+                    if t <= request_ts_ns {
+                        (tick, before) = (t, before + 1);
+                    }
+                }
+                match before {
+                    1 => TickLink::Linked { tick_ns: tick },
+                    0 if any => TickLink::AfterOrder,
+                    0 => TickLink::NotInFeed,
+                    _ => TickLink::Ambiguous,
                 }
             }
         };

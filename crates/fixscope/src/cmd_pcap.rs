@@ -395,9 +395,7 @@ fn plan(args: &PcapArgs, captures: &[PathBuf]) -> Plan {
         1 => Plan::OneThread,
         0 | 2 => Plan::TwoStage,
         n => {
-            let rereadable = captures
-                .iter()
-                .all(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file()));
+            let rereadable = fixscope_core::twostage::rereadable(captures);
             if rereadable {
                 Plan::Sharded(n)
             } else {
@@ -440,10 +438,7 @@ fn run_two_stage(
     config: fixscope_core::PipelineConfig,
     stop: &Shutdown,
 ) -> Result<PlanEnd> {
-    let rereadable = captures
-        .iter()
-        .all(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file()));
-    let spool = rereadable.then(Spool::default);
+    let spool = fixscope_core::twostage::rereadable(&captures).then(Spool::default);
     let mut reporters = match &spool {
         Some(spool) => output::reporters_into(&args.analysis, Box::new(spool.clone()), |r| r)?,
         None => output::reporters(&args.analysis)?,
