@@ -622,14 +622,15 @@ fn run_sharded(
     )?))
 }
 
-/// Stdout held back: in memory up to 8 MiB, then in a temporary file.
+/// Stdout held back: in memory up to 64 MiB (a day of JSON interval lines), then in a
+/// temporary file.
 #[derive(Clone)]
 struct Spool(Rc<RefCell<BufWriter<SpooledTempFile>>>);
 
 impl Default for Spool {
     fn default() -> Self {
         Spool(Rc::new(RefCell::new(BufWriter::new(SpooledTempFile::new(
-            8 << 20,
+            64 << 20,
         )))))
     }
 }
