@@ -81,3 +81,14 @@ fn a_50_order_as_long_as_a_42_one_is_read_by_its_binary_fields() {
     assert_eq!(p.len() - 3, ouch42::size::ENTER_ORDER);
     assert_eq!(version_of(&p), Some(Version::Ouch50));
 }
+
+proptest::proptest! {
+    /// Any bytes, framed as a SoupBinTCP data packet of either direction or not: an
+    /// answer, never a panic.
+    #[test]
+    fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..120)) {
+        let _ = version_of(&bytes);
+        let _ = version_of(&encode::packet(b'U', &bytes));
+        let _ = version_of(&encode::packet(b'S', &bytes));
+    }
+}
